@@ -1,0 +1,45 @@
+//! `git-agent` as a process: version, help, usage errors and generated completions.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_git-agent"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn version_help_usage_and_completions() {
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, concat!("git-agent ", env!("CARGO_PKG_VERSION")))
+    );
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Usage: git-agent"), "{out}");
+    assert!(
+        !out.contains("--generate"),
+        "the completions flag stays hidden: {out}"
+    );
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, 2, "no arguments prints usage and fails");
+    assert!(err.contains("Usage: git-agent"), "{err}");
+    let (code, _, err) = run(&["--no-such-flag"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--no-such-flag"), "{err}");
+    let (code, out, _) = run(&["--generate", "complete-fish"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("complete -c git-agent"), "{out}");
+    assert!(!out.contains("-l generate"), "{out}");
+    let (code, _, err) = run(&["--generate", "man"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("complete-fish"), "{err}");
+}

@@ -1,0 +1,325 @@
+//! Hardened `git` processes.
+//!
+//! **Invariant:** every git process the toolkit starts is built here, and runs
+//! - with a fixed locale (`LC_ALL=C`, `LANG=C`), so output and exit behaviour do not
+//!   depend on the user's language;
+//! - with `GIT_OPTIONAL_LOCKS=0`, so read-only commands never take the index lock;
+//! - with `core.fsmonitor=false` set through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
+//!   `GIT_CONFIG_VALUE_n` (never on the command line, so argv a spec fixes stays
+//!   exactly as written);
+//! - without inherited `GIT_*` variables that would redirect or reshape it
+//!   (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`,
+//!   `GIT_CONFIG_PARAMETERS`, `GIT_TRACE*`, …). Only identity, config-location and
+//!   credential-helper variables pass through (see [`PASSED_THROUGH`]);
+//! - with `GIT_TERMINAL_PROMPT=0`, so git never waits for a password;
+//! - with `GIT_LITERAL_PATHSPECS=1`, so a path is always a path, never a glob.
+//!
+//! Callers put paths after `--`. Failures are classified by exit status and by checks
+//! made before the command runs, never by parsing stderr.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::error::{Error, Result};
+
+/// Inherited `GIT_*` variables that still reach git: who the user is, where their
+/// config lives, and how they authenticate. Everything else named `GIT_*` is removed.
+pub const PASSED_THROUGH: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+];
+
+/// Config every git process gets, in addition to what the caller adds.
+const BASE_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false")];
+
+/// The names among `vars` that [`GitCommand`] removes from a child's environment.
+pub fn scrubbed_vars<I, K>(vars: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = K>,
+    K: AsRef<OsStr>,
+{
+    vars.into_iter()
+        .filter(|name| {
+            let name = name.as_ref();
+            let Some(text) = name.to_str() else {
+                return false;
+            };
+            text.starts_with("GIT_") && !PASSED_THROUGH.contains(&text)
+        })
+        .map(|name| name.as_ref().to_owned())
+        .collect()
+}
+
+/// A git invocation under construction. Build with [`GitCommand::new`], add
+/// arguments, then [`run`](GitCommand::run) it or turn it into a
+/// [`std::process::Command`].
+#[derive(Debug)]
+pub struct GitCommand {
+    dir: PathBuf,
+    args: Vec<OsString>,
+    config: Vec<(String, String)>,
+    env: Vec<(OsString, OsString)>,
+    stdin: Option<Vec<u8>>,
+}
+
+impl GitCommand {
+    /// A git command that runs in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        GitCommand {
+            dir: dir.into(),
+            args: Vec::new(),
+            config: Vec::new(),
+            env: Vec::new(),
+            stdin: None,
+        }
+    }
+
+    /// Appends one argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Appends several arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Adds a config value for this process only (through the environment, not argv).
+    pub fn config(mut self, key: &str, value: &str) -> Self {
+        self.config.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Sets an environment variable for this process. Applied after scrubbing, so a
+    /// caller may deliberately set e.g. `GIT_AUTHOR_DATE`.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Bytes written to the process's stdin.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// The arguments, joined for messages.
+    pub fn display_args(&self) -> String {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The hardened [`std::process::Command`] (stdin/stdout/stderr not configured).
+    pub fn to_command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir);
+        cmd.args(&self.args);
+        for name in scrubbed_vars(std::env::vars_os().map(|(k, _)| k)) {
+            cmd.env_remove(name);
+        }
+        cmd.env("LC_ALL", "C")
+            .env("LANG", "C")
+            .env("LANGUAGE", "C")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_LITERAL_PATHSPECS", "1");
+        let config: Vec<(&str, &str)> = BASE_CONFIG
+            .iter()
+            .copied()
+            .chain(self.config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .collect();
+        cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
+        for (i, (key, value)) in config.iter().enumerate() {
+            cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
+            cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        cmd
+    }
+
+    /// Runs the command to completion, capturing stdout and stderr. A non-zero exit
+    /// is [`Error::Command`].
+    pub fn run(&self) -> Result<Output> {
+        let output = self.run_unchecked()?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(self.failure(&output))
+        }
+    }
+
+    /// Runs the command to completion and returns its output whatever the exit
+    /// status. For commands whose exit status is an answer (e.g. `merge-base
+    /// --is-ancestor`).
+    pub fn run_unchecked(&self) -> Result<Output> {
+        let mut cmd = self.to_command();
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let mut child = cmd.spawn().map_err(|source| Error::Spawn { source })?;
+        if let Some(bytes) = &self.stdin {
+            // Feed stdin from a thread so a large input cannot deadlock against a
+            // child that fills its stdout pipe first.
+            let mut pipe = child.stdin.take().expect("stdin was configured as piped");
+            let bytes = bytes.clone();
+            let writer = std::thread::spawn(move || pipe.write_all(&bytes));
+            let output = child
+                .wait_with_output()
+                .map_err(|source| Error::Spawn { source })?;
+            // A child that exits without reading all of stdin is reported through its
+            // exit status, not as a broken pipe here.
+            let _ = writer.join();
+            return Ok(output);
+        }
+        child
+            .wait_with_output()
+            .map_err(|source| Error::Spawn { source })
+    }
+
+    /// Runs the command and returns stdout as text (lossy UTF-8).
+    pub fn run_text(&self) -> Result<String> {
+        let output = self.run()?;
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// The error for a failed run.
+    pub fn failure(&self, output: &Output) -> Error {
+        let status = match output.status.code() {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal".to_owned(),
+        };
+        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        const MAX_STDERR: usize = 4000;
+        if stderr.len() > MAX_STDERR {
+            let mut cut = MAX_STDERR;
+            while !stderr.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            stderr.truncate(cut);
+            stderr.push('…');
+        }
+        Error::Command {
+            args: self.display_args(),
+            status,
+            stderr,
+        }
+    }
+
+    /// The directory the command runs in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrubs_location_and_trace_variables_but_keeps_identity() {
+        let vars = [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_CONFIG_KEY_0",
+            "GIT_TRACE",
+            "GIT_NAMESPACE",
+            "GIT_AUTHOR_NAME",
+            "GIT_COMMITTER_DATE",
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_NOSYSTEM",
+            "HOME",
+            "PATH",
+            "LC_ALL",
+        ];
+        let removed: Vec<String> = scrubbed_vars(vars)
+            .into_iter()
+            .map(|v| v.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            removed,
+            [
+                "GIT_DIR",
+                "GIT_WORK_TREE",
+                "GIT_INDEX_FILE",
+                "GIT_OBJECT_DIRECTORY",
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                "GIT_CONFIG_PARAMETERS",
+                "GIT_CONFIG_COUNT",
+                "GIT_CONFIG_KEY_0",
+                "GIT_TRACE",
+                "GIT_NAMESPACE",
+            ]
+        );
+    }
+
+    #[test]
+    fn hardened_environment_is_set_and_config_goes_through_env() {
+        let cmd = GitCommand::new("/")
+            .args(["status", "--porcelain=v1", "--branch"])
+            .config("core.quotepath", "false")
+            .env("GIT_AUTHOR_DATE", "@0 +0000")
+            .to_command();
+        let args: Vec<_> = cmd.get_args().collect();
+        assert_eq!(args, ["status", "--porcelain=v1", "--branch"]);
+        let envs: std::collections::HashMap<_, _> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
+            .collect();
+        assert_eq!(envs["LC_ALL"], "C");
+        assert_eq!(envs["GIT_OPTIONAL_LOCKS"], "0");
+        assert_eq!(envs["GIT_CONFIG_COUNT"], "2");
+        assert_eq!(envs["GIT_CONFIG_KEY_0"], "core.fsmonitor");
+        assert_eq!(envs["GIT_CONFIG_VALUE_0"], "false");
+        assert_eq!(envs["GIT_CONFIG_KEY_1"], "core.quotepath");
+        assert_eq!(envs["GIT_AUTHOR_DATE"], "@0 +0000");
+        assert_eq!(envs["GIT_LITERAL_PATHSPECS"], "1");
+    }
+
+    #[test]
+    fn failure_keeps_stderr_and_status() {
+        let dir = std::env::temp_dir();
+        let cmd = GitCommand::new(&dir).args(["definitely-not-a-git-command"]);
+        let err = cmd.run().unwrap_err();
+        match err {
+            Error::Command { args, status, .. } => {
+                assert_eq!(args, "definitely-not-a-git-command");
+                assert!(status.starts_with("exit status"), "{status}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! `gitctx`: every git access of the toolkit.
+//!
+//! Repository discovery, commits, typed diffs, file contents at a revision or in the
+//! index, blame, notes, tags, config and submodule gitlinks — with plain types out.
+//!
+//! - **Dependencies:** none of our crates. `git2` (libgit2, built without network
+//!   features) for object, diff, index, notes, ref and config access; the `git`
+//!   executable for blame (faster on long histories, see [`blame`]) and for anything a
+//!   caller must run exactly as git would (commits, spec-fixed status commands).
+//! - **API boundary:** no `git2` type appears in the public API. Ids are
+//!   [`ObjectId`], times [`GitTime`], errors [`Error`].
+//! - **Invariant:** every `git` process is hardened ([`command`]): fixed locale, no
+//!   optional locks, `core.fsmonitor` off, inherited `GIT_*` location variables
+//!   removed, paths after `--`.
+//! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
+//!   checks made before a command runs — never by reading git's English stderr.
+//! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
+//!   ([`notes`]); no concurrent writer's note is ever lost.
+//! - The library never prints and never reads configuration from the environment; the
+//!   only environment access is listing inherited `GIT_*` names so child processes can
+//!   drop them.
+
+pub mod blame;
+pub mod command;
+pub mod diff;
+mod error;
+pub mod notes;
+mod oid;
+pub mod refs;
+mod repo;
+
+pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
+pub use command::GitCommand;
+pub use diff::{
+    Diff, DiffLine, DiffOptions, DiffTarget, FileDiff, FileMode, FileStatus, Hunk, LineKind,
+    NumStat,
+};
+pub use error::{Error, Result, Source};
+pub use notes::{NoteEntry, Notes, WriteOutcome};
+pub use oid::{ObjectId, ParseObjectIdError};
+pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
+pub use repo::{CommitInfo, GitTime, Head, Person, Repo};

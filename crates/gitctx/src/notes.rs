@@ -1,0 +1,395 @@
+//! Git notes under any ref, read in-process and written compare-and-swap.
+//!
+//! **Invariant:** a write never loses another writer's note. Each write reads the
+//! notes ref, builds a new notes commit on top of it, and moves the ref only if it
+//! still points where it was read (libgit2's `create_matching`, which takes the ref
+//! lock and compares). On a lost race it re-reads and tries again, with backoff and
+//! jitter, a bounded number of times. Plain `git notes` takes the same lock and
+//! compares the same way, so our writers and git's interleave safely.
+//!
+//! Notes trees may be flat (`<40 hex>`) or fanned out (`ab/<38 hex>`, as git does
+//! once there are many notes); both are read, and a write goes where the tree
+//! already puts that commit's fan-out directory.
+//!
+//! Reading many notes never starts a process: one tree lookup per commit.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result, git, is_not_found};
+use crate::oid::ObjectId;
+use crate::repo::Repo;
+
+/// How many times a write retries after losing a race before giving up.
+pub const MAX_WRITE_ATTEMPTS: u32 = 200;
+
+const NOTE_MODE: i32 = 0o100644;
+const TREE_MODE: i32 = 0o040000;
+
+/// One note: the annotated object and the blob that holds the note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoteEntry {
+    pub target: ObjectId,
+    pub blob: ObjectId,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The notes commit the ref now points at.
+    pub notes_commit: ObjectId,
+    /// Attempts used (1 when nobody else was writing).
+    pub attempts: u32,
+}
+
+/// The notes stored under one ref, e.g. `refs/notes/ultragit`.
+#[derive(Debug)]
+pub struct Notes<'r> {
+    repo: &'r Repo,
+    refname: String,
+}
+
+impl Repo {
+    /// The notes under `notes_ref`: a full ref (`refs/notes/ultragit`) or a short
+    /// name (`ultragit`, which means `refs/notes/ultragit`).
+    pub fn notes(&self, notes_ref: &str) -> Result<Notes<'_>> {
+        let refname = if notes_ref.starts_with("refs/") {
+            notes_ref.to_owned()
+        } else {
+            format!("refs/notes/{notes_ref}")
+        };
+        if !git2::Reference::is_valid_name(&refname) {
+            return Err(Error::InvalidInput {
+                what: format!("notes ref '{notes_ref}'"),
+                reason: "not a valid ref name".to_owned(),
+            });
+        }
+        Ok(Notes {
+            repo: self,
+            refname,
+        })
+    }
+}
+
+impl Notes<'_> {
+    /// The full ref name.
+    pub fn refname(&self) -> &str {
+        &self.refname
+    }
+
+    /// The notes commit the ref points at, `None` when the ref does not exist.
+    pub fn tip(&self) -> Result<Option<ObjectId>> {
+        Ok(self.tip_git()?.map(ObjectId::from_git))
+    }
+
+    fn tip_git(&self) -> Result<Option<git2::Oid>> {
+        match self.repo.inner.refname_to_id(&self.refname) {
+            Ok(id) => Ok(Some(id)),
+            Err(err) if is_not_found(&err) => Ok(None),
+            Err(err) => Err(git("reading the notes ref")(err)),
+        }
+    }
+
+    fn tree(&self) -> Result<Option<git2::Tree<'_>>> {
+        let Some(tip) = self.tip_git()? else {
+            return Ok(None);
+        };
+        let commit = self
+            .repo
+            .inner
+            .find_commit(tip)
+            .map_err(git("reading the notes commit"))?;
+        Ok(Some(commit.tree().map_err(git("reading the notes tree"))?))
+    }
+
+    /// The note attached to `target`, if any (lossy UTF-8).
+    pub fn read(&self, target: ObjectId) -> Result<Option<String>> {
+        let Some(tree) = self.tree()? else {
+            return Ok(None);
+        };
+        self.read_in(&tree, target)
+    }
+
+    /// The notes of every target that has one, in the order asked. One notes tree
+    /// is read; each target costs one tree lookup.
+    pub fn read_many(&self, targets: &[ObjectId]) -> Result<Vec<(ObjectId, String)>> {
+        let Some(tree) = self.tree()? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for &target in targets {
+            if let Some(text) = self.read_in(&tree, target)? {
+                out.push((target, text));
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_in(&self, tree: &git2::Tree<'_>, target: ObjectId) -> Result<Option<String>> {
+        let hex = target.to_hex();
+        let Some(blob) = lookup(&self.repo.inner, tree, &hex)? else {
+            return Ok(None);
+        };
+        let blob = self
+            .repo
+            .inner
+            .find_blob(blob)
+            .map_err(git("reading a note"))?;
+        Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
+    }
+
+    /// Every note under the ref, sorted by target id.
+    pub fn list(&self) -> Result<Vec<NoteEntry>> {
+        let Some(tree) = self.tree()? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        collect(&self.repo.inner, &tree, String::new(), &mut out)?;
+        out.sort_by_key(|e| e.target);
+        Ok(out)
+    }
+
+    /// Attaches `text` to `target`, replacing any note it had. Compare-and-swap on
+    /// the ref, retried on conflict (see the module docs).
+    pub fn write(&self, target: ObjectId, text: &str) -> Result<WriteOutcome> {
+        let repo = &self.repo.inner;
+        let blob = repo.blob(text.as_bytes()).map_err(git("storing a note"))?;
+        let message = format!("Notes added for {}\n", target.short());
+        self.update(target, Some(blob), &message)
+            .map(|outcome| outcome.expect("a write always changes the tree"))
+    }
+
+    /// Removes the note of `target`. Returns `false` when there was none.
+    pub fn remove(&self, target: ObjectId) -> Result<bool> {
+        let message = format!("Notes removed for {}\n", target.short());
+        Ok(self.update(target, None, &message)?.is_some())
+    }
+
+    /// The compare-and-swap loop shared by write and remove. `Ok(None)` means there
+    /// was nothing to remove.
+    fn update(
+        &self,
+        target: ObjectId,
+        blob: Option<git2::Oid>,
+        message: &str,
+    ) -> Result<Option<WriteOutcome>> {
+        let repo = &self.repo.inner;
+        let hex = target.to_hex();
+        let signature = signature(repo)?;
+        let mut backoff = Backoff::new(target);
+        for attempt in 1..=MAX_WRITE_ATTEMPTS {
+            let tip = self.tip_git()?;
+            let parent = match tip {
+                Some(id) => Some(
+                    repo.find_commit(id)
+                        .map_err(git("reading the notes commit"))?,
+                ),
+                None => None,
+            };
+            let old_tree = match &parent {
+                Some(commit) => Some(commit.tree().map_err(git("reading the notes tree"))?),
+                None => None,
+            };
+            let Some(new_tree) = upsert(repo, old_tree.as_ref(), &hex, blob)? else {
+                return Ok(None);
+            };
+            let new_tree = repo
+                .find_tree(new_tree)
+                .map_err(git("reading the notes tree"))?;
+            let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+            let commit = repo
+                .commit(None, &signature, &signature, message, &new_tree, &parents)
+                .map_err(git("writing a notes commit"))?;
+            let moved = match tip {
+                Some(old) => {
+                    repo.reference_matching(&self.refname, commit, true, old, message.trim_end())
+                }
+                None => repo.reference(&self.refname, commit, false, message.trim_end()),
+            };
+            match moved {
+                Ok(_) => {
+                    return Ok(Some(WriteOutcome {
+                        notes_commit: ObjectId::from_git(commit),
+                        attempts: attempt,
+                    }));
+                }
+                Err(err) if is_race(&err) => backoff.wait(),
+                Err(err) => return Err(git("updating the notes ref")(err)),
+            }
+        }
+        let lock = self
+            .repo
+            .common_dir()
+            .join(format!("{}.lock", self.refname));
+        if lock.exists() {
+            return Err(Error::Locked { path: lock });
+        }
+        Err(Error::Contended {
+            refname: self.refname.clone(),
+            attempts: MAX_WRITE_ATTEMPTS,
+        })
+    }
+}
+
+/// Lost races show up as: the ref moved (Modified), it was created meanwhile
+/// (Exists), or its lock file is held right now (Locked).
+fn is_race(err: &git2::Error) -> bool {
+    matches!(
+        err.code(),
+        git2::ErrorCode::Modified | git2::ErrorCode::Exists | git2::ErrorCode::Locked
+    )
+}
+
+/// The identity recorded on notes commits: the repository's configured user, or a
+/// fixed one when none is configured.
+fn signature(repo: &git2::Repository) -> Result<git2::Signature<'static>> {
+    match repo.signature() {
+        Ok(sig) => Ok(sig.to_owned()),
+        Err(_) => git2::Signature::now("ultragit", "ultragit@localhost")
+            .map_err(git("making a notes signature")),
+    }
+}
+
+/// Finds the note blob for `hex` in a notes tree, flat or fanned out.
+fn lookup(repo: &git2::Repository, tree: &git2::Tree<'_>, hex: &str) -> Result<Option<git2::Oid>> {
+    if let Some(entry) = tree.get_name(hex)
+        && entry.kind() == Some(git2::ObjectType::Blob)
+    {
+        return Ok(Some(entry.id()));
+    }
+    if hex.len() > 2
+        && let Some(entry) = tree.get_name(&hex[..2])
+        && entry.kind() == Some(git2::ObjectType::Tree)
+    {
+        let sub = repo
+            .find_tree(entry.id())
+            .map_err(git("reading the notes tree"))?;
+        return lookup(repo, &sub, &hex[2..]);
+    }
+    Ok(None)
+}
+
+/// Returns the id of `tree` with the note for `hex` set to `blob` (or removed when
+/// `blob` is `None`). `Ok(None)`: removal of a note that is not there.
+fn upsert(
+    repo: &git2::Repository,
+    tree: Option<&git2::Tree<'_>>,
+    hex: &str,
+    blob: Option<git2::Oid>,
+) -> Result<Option<git2::Oid>> {
+    let mut builder = repo
+        .treebuilder(tree)
+        .map_err(git("building a notes tree"))?;
+    let flat = tree.and_then(|t| t.get_name(hex)).is_some();
+    let fanout = (hex.len() > 2)
+        .then(|| tree.and_then(|t| t.get_name(&hex[..2])))
+        .flatten()
+        .filter(|e| e.kind() == Some(git2::ObjectType::Tree));
+    let changed = if let (false, Some(dir)) = (flat, fanout) {
+        // This commit's fan-out directory exists: the note lives (or goes) there.
+        let sub = repo
+            .find_tree(dir.id())
+            .map_err(git("reading the notes tree"))?;
+        let Some(new_sub) = upsert(repo, Some(&sub), &hex[2..], blob)? else {
+            return Ok(None);
+        };
+        let new_sub_tree = repo
+            .find_tree(new_sub)
+            .map_err(git("reading the notes tree"))?;
+        if new_sub_tree.is_empty() {
+            builder
+                .remove(&hex[..2])
+                .map_err(git("building a notes tree"))?;
+        } else {
+            builder
+                .insert(&hex[..2], new_sub, TREE_MODE)
+                .map_err(git("building a notes tree"))?;
+        }
+        true
+    } else {
+        match blob {
+            Some(blob) => {
+                builder
+                    .insert(hex, blob, NOTE_MODE)
+                    .map_err(git("building a notes tree"))?;
+                true
+            }
+            None if flat => {
+                builder.remove(hex).map_err(git("building a notes tree"))?;
+                true
+            }
+            None => false,
+        }
+    };
+    if !changed {
+        return Ok(None);
+    }
+    Ok(Some(builder.write().map_err(git("writing a notes tree"))?))
+}
+
+/// Walks a notes tree, joining fan-out directory names into full hex ids.
+fn collect(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    prefix: String,
+    out: &mut Vec<NoteEntry>,
+) -> Result<()> {
+    for entry in tree.iter() {
+        let Ok(name) = entry.name() else { continue };
+        let hex = format!("{prefix}{name}");
+        match entry.kind() {
+            Some(git2::ObjectType::Blob) if hex.len() == 40 => {
+                if let Ok(target) = hex.parse::<ObjectId>() {
+                    out.push(NoteEntry {
+                        target,
+                        blob: ObjectId::from_git(entry.id()),
+                    });
+                }
+            }
+            Some(git2::ObjectType::Tree)
+                if hex.len() < 40 && name.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                let sub = repo
+                    .find_tree(entry.id())
+                    .map_err(git("reading the notes tree"))?;
+                collect(repo, &sub, hex, out)?;
+            }
+            // Anything else is not a note (git ignores it too).
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Exponential backoff with jitter, without a random-number dependency: the jitter
+/// comes from the clock and the target, which differ between racing writers.
+struct Backoff {
+    delay_micros: u64,
+    seed: u64,
+}
+
+impl Backoff {
+    fn new(target: ObjectId) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mut seed = u64::from(nanos) ^ u64::from(std::process::id()).rotate_left(32);
+        for b in &target.as_bytes()[..8] {
+            seed = seed.rotate_left(8) ^ u64::from(*b);
+        }
+        Backoff {
+            delay_micros: 200,
+            seed: seed | 1,
+        }
+    }
+
+    fn wait(&mut self) {
+        // xorshift64
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let jitter = self.seed % self.delay_micros.max(1);
+        std::thread::sleep(Duration::from_micros(self.delay_micros / 2 + jitter));
+        self.delay_micros = (self.delay_micros * 2).min(20_000);
+    }
+}

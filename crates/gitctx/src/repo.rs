@@ -1,0 +1,442 @@
+//! Opening a repository, resolving revisions, commits and file contents.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+
+use crate::command::GitCommand;
+use crate::error::{Error, Result, git, is_not_found};
+use crate::oid::ObjectId;
+
+/// An open repository with a working tree.
+///
+/// Not `Sync` (libgit2 handles are not); open one per thread.
+pub struct Repo {
+    pub(crate) inner: git2::Repository,
+    root: PathBuf,
+    git_dir: PathBuf,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("root", &self.root)
+            .field("git_dir", &self.git_dir)
+            .finish()
+    }
+}
+
+/// Where HEAD points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// On a branch with at least one commit.
+    Branch { name: String, commit: ObjectId },
+    /// Detached at a commit.
+    Detached { commit: ObjectId },
+    /// On a branch that has no commits yet.
+    Unborn { name: String },
+}
+
+impl Head {
+    /// The commit HEAD points at, if any.
+    pub fn commit(&self) -> Option<ObjectId> {
+        match self {
+            Head::Branch { commit, .. } | Head::Detached { commit } => Some(*commit),
+            Head::Unborn { .. } => None,
+        }
+    }
+
+    /// The branch name (short form), `None` when detached.
+    pub fn branch(&self) -> Option<&str> {
+        match self {
+            Head::Branch { name, .. } | Head::Unborn { name } => Some(name),
+            Head::Detached { .. } => None,
+        }
+    }
+}
+
+/// A point in time as git records it: seconds since the epoch and the writer's
+/// UTC offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GitTime {
+    pub seconds: i64,
+    pub offset_minutes: i32,
+}
+
+impl GitTime {
+    /// The instant in UTC.
+    pub fn to_utc(&self) -> DateTime<Utc> {
+        Utc.timestamp_opt(self.seconds, 0)
+            .single()
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    }
+
+    /// The instant in the writer's own offset.
+    pub fn to_fixed(&self) -> DateTime<FixedOffset> {
+        let offset = FixedOffset::east_opt(self.offset_minutes * 60)
+            .unwrap_or_else(|| FixedOffset::east_opt(0).expect("zero offset is valid"));
+        self.to_utc().with_timezone(&offset)
+    }
+
+    /// RFC 3339 / ISO 8601 text in the writer's offset, e.g. `2024-01-01T12:00:00+02:00`.
+    pub fn to_rfc3339(&self) -> String {
+        self.to_fixed().to_rfc3339()
+    }
+
+    fn from_git(time: git2::Time) -> Self {
+        GitTime {
+            seconds: time.seconds(),
+            offset_minutes: time.offset_minutes(),
+        }
+    }
+}
+
+/// An author or committer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    pub name: String,
+    pub email: String,
+    pub time: GitTime,
+}
+
+/// A commit's metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    /// The full message, exactly as stored (lossy UTF-8).
+    pub message: String,
+    /// The first paragraph's first line.
+    pub summary: String,
+    pub author: Person,
+    pub committer: Person,
+    pub parents: Vec<ObjectId>,
+}
+
+impl CommitInfo {
+    /// True for a commit with more than one parent.
+    pub fn is_merge(&self) -> bool {
+        self.parents.len() > 1
+    }
+}
+
+impl Repo {
+    /// Finds the repository containing `path` (any subdirectory, linked worktrees
+    /// included). Environment variables such as `GIT_DIR` are ignored.
+    pub fn discover(path: impl AsRef<Path>) -> Result<Repo> {
+        let path = path.as_ref();
+        let inner = git2::Repository::discover(path).map_err(|e| open_error(path, e))?;
+        Repo::from_git(inner)
+    }
+
+    /// Opens the repository whose working tree (or `.git` directory) is exactly
+    /// `path`, without searching parent directories.
+    pub fn open(path: impl AsRef<Path>) -> Result<Repo> {
+        let path = path.as_ref();
+        let inner = git2::Repository::open_ext(
+            path,
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .map_err(|e| open_error(path, e))?;
+        Repo::from_git(inner)
+    }
+
+    fn from_git(inner: git2::Repository) -> Result<Repo> {
+        let Some(workdir) = inner.workdir() else {
+            return Err(Error::BareRepository {
+                path: inner.path().to_path_buf(),
+            });
+        };
+        let root = strip_trailing_separator(workdir);
+        let git_dir = strip_trailing_separator(inner.path());
+        Ok(Repo {
+            inner,
+            root,
+            git_dir,
+        })
+    }
+
+    /// The working tree's top directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The repository's git directory (for a linked worktree, its private one).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The directory shared by all worktrees (objects, refs, config).
+    pub fn common_dir(&self) -> PathBuf {
+        strip_trailing_separator(self.inner.commondir())
+    }
+
+    /// A hardened git command that runs at the top of the working tree.
+    pub fn git(&self) -> GitCommand {
+        GitCommand::new(&self.root)
+    }
+
+    /// Where HEAD points.
+    pub fn head(&self) -> Result<Head> {
+        match self.inner.head() {
+            Ok(reference) => {
+                let commit = reference
+                    .peel_to_commit()
+                    .map_err(git("reading HEAD"))?
+                    .id();
+                let commit = ObjectId::from_git(commit);
+                if self.inner.head_detached().map_err(git("reading HEAD"))? {
+                    Ok(Head::Detached { commit })
+                } else {
+                    let name = reference.shorthand().unwrap_or("HEAD").to_owned();
+                    Ok(Head::Branch { name, commit })
+                }
+            }
+            Err(err) if err.code() == git2::ErrorCode::UnbornBranch || is_not_found(&err) => {
+                let head = self
+                    .inner
+                    .find_reference("HEAD")
+                    .map_err(git("reading HEAD"))?;
+                let target =
+                    String::from_utf8_lossy(head.symbolic_target_bytes().unwrap_or(b"HEAD"))
+                        .into_owned();
+                let name = target.strip_prefix("refs/heads/").unwrap_or(&target);
+                Ok(Head::Unborn {
+                    name: name.to_owned(),
+                })
+            }
+            Err(err) => Err(git("reading HEAD")(err)),
+        }
+    }
+
+    /// Resolves any revision (`HEAD~2`, a branch, a tag, a short hash) to the
+    /// object it names, without peeling.
+    pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
+        Ok(ObjectId::from_git(self.revparse(rev)?.id()))
+    }
+
+    /// Resolves a revision to a commit (peeling tags).
+    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
+        Ok(ObjectId::from_git(self.find_commit(rev)?.id()))
+    }
+
+    pub(crate) fn revparse(&self, rev: &str) -> Result<git2::Object<'_>> {
+        if rev.is_empty() || rev.starts_with('-') {
+            return Err(Error::RevNotFound {
+                rev: rev.to_owned(),
+            });
+        }
+        self.inner.revparse_single(rev).map_err(|err| {
+            match err.code() {
+                git2::ErrorCode::Ambiguous => Error::AmbiguousRev {
+                    rev: rev.to_owned(),
+                },
+                git2::ErrorCode::UnbornBranch => self.unborn_error(rev),
+                git2::ErrorCode::NotFound | git2::ErrorCode::InvalidSpec => {
+                    // "HEAD" on an unborn branch reports NotFound.
+                    if rev == "HEAD" && matches!(self.head(), Ok(Head::Unborn { .. })) {
+                        self.unborn_error(rev)
+                    } else {
+                        Error::RevNotFound {
+                            rev: rev.to_owned(),
+                        }
+                    }
+                }
+                _ => git("resolving a revision")(err),
+            }
+        })
+    }
+
+    fn unborn_error(&self, rev: &str) -> Error {
+        match self.head() {
+            Ok(Head::Unborn { name }) => Error::UnbornHead { branch: name },
+            _ => Error::RevNotFound {
+                rev: rev.to_owned(),
+            },
+        }
+    }
+
+    pub(crate) fn find_commit(&self, rev: &str) -> Result<git2::Commit<'_>> {
+        let object = self.revparse(rev)?;
+        object.peel_to_commit().map_err(|err| {
+            if err.code() == git2::ErrorCode::InvalidSpec || is_peel_error(&err) {
+                Error::WrongObjectKind {
+                    rev: rev.to_owned(),
+                    expected: "commit",
+                }
+            } else {
+                git("reading a commit")(err)
+            }
+        })
+    }
+
+    pub(crate) fn find_commit_id(&self, id: ObjectId) -> Result<git2::Commit<'_>> {
+        self.inner.find_commit(id.to_git()).map_err(|err| {
+            if is_not_found(&err) {
+                Error::RevNotFound { rev: id.to_hex() }
+            } else {
+                git("reading a commit")(err)
+            }
+        })
+    }
+
+    /// A commit's metadata.
+    pub fn commit_info(&self, rev: &str) -> Result<CommitInfo> {
+        let commit = self.find_commit(rev)?;
+        Ok(commit_info(&commit))
+    }
+
+    /// A commit's metadata, by id.
+    pub fn commit_info_by_id(&self, id: ObjectId) -> Result<CommitInfo> {
+        let commit = self.find_commit_id(id)?;
+        Ok(commit_info(&commit))
+    }
+
+    /// True when `ancestor` is reachable from `descendant` (or equal to it).
+    pub fn is_ancestor(&self, ancestor: ObjectId, descendant: ObjectId) -> Result<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        self.inner
+            .graph_descendant_of(descendant.to_git(), ancestor.to_git())
+            .map_err(git("walking history"))
+    }
+
+    /// The commits reachable from `rev`, newest first (topological then date
+    /// order), at most `limit` of them.
+    pub fn log(&self, rev: &str, limit: usize) -> Result<Vec<ObjectId>> {
+        let start = self.find_commit(rev)?.id();
+        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+            .map_err(git("walking history"))?;
+        walk.push(start).map_err(git("walking history"))?;
+        let mut out = Vec::new();
+        for id in walk.take(limit) {
+            out.push(ObjectId::from_git(id.map_err(git("walking history"))?));
+        }
+        Ok(out)
+    }
+
+    /// The content of `path` in the tree of `rev`.
+    pub fn file_at(&self, rev: &str, path: &str) -> Result<Vec<u8>> {
+        let tree = self
+            .find_commit(rev)?
+            .tree()
+            .map_err(git("reading a tree"))?;
+        let at = || rev.to_owned();
+        let entry = tree
+            .get_path(Path::new(path))
+            .map_err(|err| not_found_or(err, path, at()))?;
+        self.entry_blob(&entry, path, at())
+    }
+
+    /// The content of `path` in the tree of `rev`, or `None` when it does not exist.
+    pub fn file_at_opt(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.file_at(rev, path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Error::PathNotFound { .. }) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The staged content of `path` (stage 0 of the index), or `None` when the path
+    /// is not in the index.
+    pub fn file_in_index(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let index = self.index()?;
+        let Some(entry) = index.get_path(Path::new(path), 0) else {
+            return Ok(None);
+        };
+        if entry.mode == GITLINK_MODE {
+            return Err(Error::NotAFile {
+                path: path.to_owned(),
+                at: "the index".to_owned(),
+            });
+        }
+        let blob = self
+            .inner
+            .find_blob(entry.id)
+            .map_err(git("reading a staged file"))?;
+        Ok(Some(blob.content().to_vec()))
+    }
+
+    /// The index, re-read from disk if another process changed it since we last
+    /// looked (libgit2 caches it per repository handle).
+    pub(crate) fn index(&self) -> Result<git2::Index> {
+        let mut index = self.inner.index().map_err(git("reading the index"))?;
+        index.read(false).map_err(git("reading the index"))?;
+        Ok(index)
+    }
+
+    fn entry_blob(&self, entry: &git2::TreeEntry<'_>, path: &str, at: String) -> Result<Vec<u8>> {
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return Err(Error::NotAFile {
+                path: path.to_owned(),
+                at,
+            });
+        }
+        let blob = self
+            .inner
+            .find_blob(entry.id())
+            .map_err(git("reading a file"))?;
+        Ok(blob.content().to_vec())
+    }
+}
+
+pub(crate) const GITLINK_MODE: u32 = 0o160000;
+
+pub(crate) fn commit_info(commit: &git2::Commit<'_>) -> CommitInfo {
+    let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+    let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
+    CommitInfo {
+        id: ObjectId::from_git(commit.id()),
+        message,
+        summary,
+        author: person(&commit.author()),
+        committer: person(&commit.committer()),
+        parents: commit.parent_ids().map(ObjectId::from_git).collect(),
+    }
+}
+
+fn person(sig: &git2::Signature<'_>) -> Person {
+    Person {
+        name: String::from_utf8_lossy(sig.name_bytes()).into_owned(),
+        email: String::from_utf8_lossy(sig.email_bytes()).into_owned(),
+        time: GitTime::from_git(sig.when()),
+    }
+}
+
+fn open_error(path: &Path, err: git2::Error) -> Error {
+    match err.code() {
+        git2::ErrorCode::NotFound => Error::NotARepository {
+            path: path.to_path_buf(),
+        },
+        git2::ErrorCode::Owner => Error::UnsafeRepository {
+            path: path.to_path_buf(),
+        },
+        _ => git("opening the repository")(err),
+    }
+}
+
+fn not_found_or(err: git2::Error, path: &str, at: String) -> Error {
+    if is_not_found(&err) {
+        Error::PathNotFound {
+            path: path.to_owned(),
+            at,
+        }
+    } else {
+        git("reading a tree")(err)
+    }
+}
+
+fn is_peel_error(err: &git2::Error) -> bool {
+    matches!(
+        err.code(),
+        git2::ErrorCode::Peel | git2::ErrorCode::NotFound | git2::ErrorCode::Invalid
+    ) || err.class() == git2::ErrorClass::Object
+}
+
+/// libgit2 reports directories with a trailing separator; `components()` drops it
+/// without touching non-UTF-8 bytes.
+fn strip_trailing_separator(path: &Path) -> PathBuf {
+    path.components().collect()
+}

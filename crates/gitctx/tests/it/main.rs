@@ -1,0 +1,16 @@
+//! Integration tests of `gitctx` against real temporary repositories.
+
+mod blame;
+mod child;
+mod diff;
+mod notes;
+mod refs;
+mod repo;
+
+use gitctx::Repo;
+use testkit::TestRepo;
+
+/// Opens the repository of a test repo.
+pub fn open(repo: &TestRepo) -> Repo {
+    Repo::discover(repo.path()).expect("open the test repository")
+}

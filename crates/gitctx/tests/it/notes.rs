@@ -1,0 +1,259 @@
+//! Notes: reading, writing, fan-out trees, interoperability with `git notes`, and
+//! concurrent compare-and-swap writers.
+
+use std::fmt::Write as _;
+
+use gitctx::{ObjectId, Repo};
+use testkit::TestRepo;
+
+use crate::{child, open};
+
+const REF: &str = "refs/notes/ultragit";
+
+fn id(hex: &str) -> ObjectId {
+    hex.parse().unwrap()
+}
+
+#[test]
+fn write_read_overwrite_remove_and_list() {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("a.txt", "a\n", "a");
+    let b = repo.commit_file("a.txt", "b\n", "b");
+    let r = open(&repo);
+    let notes = r.notes("ultragit").unwrap();
+    assert_eq!(notes.refname(), REF);
+    assert_eq!(notes.tip().unwrap(), None);
+    assert_eq!(notes.read(id(&a)).unwrap(), None);
+    assert!(notes.list().unwrap().is_empty());
+    assert!(!notes.remove(id(&a)).unwrap());
+
+    let outcome = notes.write(id(&a), "{\"note\":\"é\"}").unwrap();
+    assert_eq!(outcome.attempts, 1);
+    assert_eq!(notes.tip().unwrap(), Some(outcome.notes_commit));
+    assert_eq!(
+        notes.read(id(&a)).unwrap().as_deref(),
+        Some("{\"note\":\"é\"}")
+    );
+    notes.write(id(&b), "second").unwrap();
+    notes.write(id(&a), "replaced").unwrap();
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("replaced"));
+
+    let listed: Vec<String> = notes
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| e.target.to_hex())
+        .collect();
+    let mut expected = vec![a.clone(), b.clone()];
+    expected.sort();
+    assert_eq!(listed, expected);
+
+    let many = notes.read_many(&[id(&b), id(&a), ObjectId::ZERO]).unwrap();
+    assert_eq!(
+        many,
+        vec![
+            (id(&b), "second".to_owned()),
+            (id(&a), "replaced".to_owned())
+        ]
+    );
+
+    assert!(notes.remove(id(&a)).unwrap());
+    assert_eq!(notes.read(id(&a)).unwrap(), None);
+    assert_eq!(notes.list().unwrap().len(), 1);
+    // History of the notes ref is kept: each write is a commit on top of the last.
+    let count = repo
+        .command()
+        .args(["rev-list", "--count", REF])
+        .run_text()
+        .unwrap();
+    assert_eq!(count.trim(), "4");
+}
+
+#[test]
+fn git_reads_our_notes_and_we_read_gits() {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("a.txt", "a\n", "a");
+    let b = repo.commit_file("a.txt", "b\n", "b");
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    notes.write(id(&a), "ours\n").unwrap();
+    let shown = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "show", &a])
+        .run_text()
+        .unwrap();
+    assert_eq!(shown, "ours\n");
+    repo.git(&["notes", "--ref=ultragit", "add", "-m", "theirs", &b]);
+    assert_eq!(notes.read(id(&b)).unwrap().as_deref(), Some("theirs\n"));
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("ours\n"));
+}
+
+#[test]
+fn fanned_out_notes_trees_are_read_and_written_in_place() {
+    let repo = TestRepo::new();
+    let shas = repo.commit_many(400, "counter.txt");
+    // fast-import fans the notes tree out once it holds many notes, as git does.
+    let mut stream = String::new();
+    let _ = writeln!(stream, "commit {REF}");
+    let _ = writeln!(stream, "committer T <t@e> 1700000000 +0000");
+    let _ = writeln!(stream, "data 5\nnotes");
+    for sha in &shas[..300] {
+        let text = format!("note of {sha}\n");
+        let _ = writeln!(stream, "N inline {sha}");
+        let _ = writeln!(stream, "data {}\n{text}", text.len());
+    }
+    repo.command()
+        .args(["fast-import", "--quiet"])
+        .stdin(stream)
+        .run()
+        .unwrap();
+    let top = repo.command().args(["ls-tree", REF]).run_text().unwrap();
+    assert!(
+        top.lines().all(|l| l.contains(" tree ")),
+        "fan-out expected:\n{top}"
+    );
+
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    assert_eq!(notes.list().unwrap().len(), 300);
+    let ids: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
+    let many = notes.read_many(&ids).unwrap();
+    assert_eq!(many.len(), 300);
+    assert_eq!(many[17].1, format!("note of {}\n", shas[17]));
+
+    // Overwrite one that exists (inside the fan-out) and add a new one.
+    notes.write(ids[5], "rewritten\n").unwrap();
+    notes.write(ids[350], "brand new\n").unwrap();
+    assert!(notes.remove(ids[6]).unwrap());
+    assert_eq!(notes.list().unwrap().len(), 300);
+    let top = repo.command().args(["ls-tree", REF]).run_text().unwrap();
+    assert!(
+        top.lines().all(|l| l.contains(" tree ")),
+        "still fanned out:\n{top}"
+    );
+    for (sha, expected) in [(&shas[5], "rewritten\n"), (&shas[350], "brand new\n")] {
+        let shown = repo
+            .command()
+            .args(["notes", "--ref=ultragit", "show", sha])
+            .run_text()
+            .unwrap();
+        assert_eq!(shown, expected);
+    }
+    let missing = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "show", &shas[6]])
+        .run_unchecked()
+        .unwrap();
+    assert!(!missing.status.success());
+}
+
+#[test]
+fn invalid_notes_ref_names_are_rejected() {
+    let repo = TestRepo::new();
+    let r = open(&repo);
+    assert!(r.notes("bad..name").is_err());
+    assert!(r.notes("refs/notes/ok").is_ok());
+}
+
+const WRITERS_THREADS: usize = 4;
+const WRITERS_PROCESSES: usize = 4;
+const NOTES_PER_WRITER: usize = 50;
+
+fn note_text(sha: &str, writer: usize) -> String {
+    format!("{{\"commit\":\"{sha}\",\"writer\":{writer}}}")
+}
+
+fn write_batch(path: &std::path::Path, writer: usize, shas: &[String]) {
+    let repo = Repo::discover(path).unwrap();
+    let notes = repo.notes(REF).unwrap();
+    for sha in shas {
+        notes.write(id(sha), &note_text(sha, writer)).unwrap();
+    }
+}
+
+/// Eight writers at once — four threads of this process and four separate
+/// processes — each annotate their own 50 commits. Compare-and-swap with retry must
+/// leave all 400 notes in place.
+#[test]
+fn concurrent_writers_in_threads_and_processes_lose_nothing() {
+    let repo = TestRepo::new();
+    let writers = WRITERS_THREADS + WRITERS_PROCESSES;
+    let shas = repo.commit_many(writers * NOTES_PER_WRITER, "counter.txt");
+    let batches: Vec<Vec<String>> = shas
+        .chunks(NOTES_PER_WRITER)
+        .map(<[String]>::to_vec)
+        .collect();
+
+    let children: Vec<_> = (0..WRITERS_PROCESSES)
+        .map(|p| {
+            let writer = WRITERS_THREADS + p;
+            let instructions = format!(
+                "{}\n{writer}\n{}",
+                repo.path().display(),
+                batches[writer].join(" ")
+            );
+            child::spawn("notes::child_writer", &instructions, &[])
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (writer, batch) in batches.iter().enumerate().take(WRITERS_THREADS) {
+            let path = repo.path();
+            scope.spawn(move || write_batch(path, writer, batch));
+        }
+    });
+    for child in children {
+        child::expect_success(child);
+    }
+
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    assert_eq!(notes.list().unwrap().len(), writers * NOTES_PER_WRITER);
+    for (writer, batch) in batches.iter().enumerate() {
+        for sha in batch {
+            assert_eq!(
+                notes.read(id(sha)).unwrap(),
+                Some(note_text(sha, writer)),
+                "note of {sha} by writer {writer}"
+            );
+        }
+    }
+    let commits = repo
+        .command()
+        .args(["rev-list", "--count", REF])
+        .run_text()
+        .unwrap();
+    assert_eq!(commits.trim(), (writers * NOTES_PER_WRITER).to_string());
+}
+
+#[test]
+fn child_writer() {
+    let Some(instructions) = child::instructions() else {
+        return;
+    };
+    let mut lines = instructions.lines();
+    let path = lines.next().unwrap();
+    let writer: usize = lines.next().unwrap().parse().unwrap();
+    let shas: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(str::to_owned)
+        .collect();
+    write_batch(std::path::Path::new(path), writer, &shas);
+}
+
+#[test]
+fn a_stale_lock_is_reported_with_its_path() {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("a.txt", "a\n", "a");
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    notes.write(id(&a), "one").unwrap();
+    let lock = repo.join(".git/refs/notes/ultragit.lock");
+    std::fs::write(&lock, "").unwrap();
+    match notes.write(id(&a), "two") {
+        Err(gitctx::Error::Locked { path }) => assert_eq!(path, lock),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("one"));
+}

@@ -1,0 +1,227 @@
+//! Discovery, HEAD, revisions, commits and file contents.
+
+use gitctx::{Error, Head, ObjectId, Repo};
+use testkit::TestRepo;
+
+use crate::child;
+use crate::open;
+
+#[test]
+fn discovers_from_a_subdirectory() {
+    let repo = TestRepo::new();
+    repo.commit_file("src/deep/nested/file.rs", "fn main() {}\n", "init");
+    let found = Repo::discover(repo.join("src/deep/nested")).unwrap();
+    assert_eq!(found.root(), repo.path());
+    assert_eq!(found.git_dir(), repo.join(".git"));
+}
+
+#[test]
+fn discovers_a_linked_worktree() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "init");
+    let wt = repo.add_worktree("wt", "side");
+    std::fs::create_dir_all(wt.join("sub")).unwrap();
+    let found = Repo::discover(wt.join("sub")).unwrap();
+    assert_eq!(found.root(), wt);
+    assert_eq!(found.common_dir(), repo.join(".git"));
+    assert_eq!(found.head().unwrap().branch(), Some("side"));
+}
+
+#[test]
+fn outside_any_repository_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    match Repo::discover(dir.path()) {
+        Err(Error::NotARepository { path }) => assert_eq!(path, dir.path()),
+        other => panic!("unexpected {other:?}"),
+    }
+    let err = Repo::discover(dir.path()).unwrap_err().to_string();
+    assert!(err.starts_with("not a git repository"), "{err}");
+}
+
+#[test]
+fn a_bare_repository_is_a_typed_error() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "init");
+    let bare = repo.path().parent().unwrap().join("bare.git");
+    repo.command()
+        .args(["clone", "--quiet", "--bare", "."])
+        .arg(&bare)
+        .run()
+        .unwrap();
+    assert!(matches!(
+        Repo::discover(&bare),
+        Err(Error::BareRepository { .. })
+    ));
+    assert!(matches!(
+        Repo::open(&bare),
+        Err(Error::BareRepository { .. })
+    ));
+}
+
+#[test]
+fn head_states() {
+    let repo = TestRepo::new();
+    let r = open(&repo);
+    assert_eq!(
+        r.head().unwrap(),
+        Head::Unborn {
+            name: "main".into()
+        }
+    );
+    assert!(matches!(
+        r.resolve_commit("HEAD"),
+        Err(Error::UnbornHead { branch }) if branch == "main"
+    ));
+    let first = repo.commit_file("a.txt", "a\n", "init");
+    let first_id: ObjectId = first.parse().unwrap();
+    assert_eq!(
+        r.head().unwrap(),
+        Head::Branch {
+            name: "main".into(),
+            commit: first_id
+        }
+    );
+    repo.commit_file("a.txt", "b\n", "second");
+    repo.checkout_detached(&first);
+    assert_eq!(r.head().unwrap(), Head::Detached { commit: first_id });
+    assert_eq!(r.head().unwrap().branch(), None);
+}
+
+#[test]
+fn resolves_revisions() {
+    let repo = TestRepo::new();
+    let first = repo.commit_file("a.txt", "a\n", "init");
+    let second = repo.commit_file("a.txt", "b\n", "second");
+    repo.tag_annotated("v1.0.0", &first, "release");
+    let r = open(&repo);
+    assert_eq!(r.resolve_commit("HEAD").unwrap().to_hex(), second);
+    assert_eq!(r.resolve_commit("HEAD~1").unwrap().to_hex(), first);
+    assert_eq!(r.resolve_commit(&second[..10]).unwrap().to_hex(), second);
+    assert_eq!(r.resolve_commit("v1.0.0").unwrap().to_hex(), first);
+    // Unpeeled, the annotated tag is its own object.
+    assert_ne!(r.resolve("v1.0.0").unwrap().to_hex(), first);
+    for bad in ["nope", "HEAD~5", "", "--output=x"] {
+        assert!(
+            matches!(r.resolve_commit(bad), Err(Error::RevNotFound { .. })),
+            "{bad}"
+        );
+    }
+    let tree = r.resolve("HEAD^{tree}").unwrap().to_hex();
+    assert!(matches!(
+        r.resolve_commit(&tree),
+        Err(Error::WrongObjectKind {
+            expected: "commit",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn commit_info_of_root_and_merge_commits() {
+    let repo = TestRepo::new();
+    let root = repo.commit_file(
+        "a.txt",
+        "a\n",
+        "Fix the café bug\n\nLonger body — with ünïcode.\n",
+    );
+    let r = open(&repo);
+    let info = r.commit_info("HEAD").unwrap();
+    assert_eq!(info.id.to_hex(), root);
+    assert!(info.parents.is_empty());
+    assert_eq!(info.summary, "Fix the café bug");
+    assert_eq!(
+        info.message,
+        "Fix the café bug\n\nLonger body — with ünïcode.\n"
+    );
+    assert_eq!(info.author.name, testkit::AUTHOR_NAME);
+    assert_eq!(info.author.email, testkit::AUTHOR_EMAIL);
+    assert_eq!(info.author.time.seconds, testkit::EPOCH);
+    assert_eq!(info.author.time.to_rfc3339(), "2024-01-01T00:00:00+00:00");
+    assert!(!info.is_merge());
+
+    repo.checkout_new("side");
+    let side = repo.commit_file("b.txt", "b\n", "side");
+    repo.checkout("main");
+    let main = repo.commit_file("c.txt", "c\n", "main");
+    repo.git(&["merge", "--quiet", "--no-ff", "-m", "merge side", "side"]);
+    let merge = r.commit_info("HEAD").unwrap();
+    assert!(merge.is_merge());
+    let parents: Vec<String> = merge.parents.iter().map(|p| p.to_hex()).collect();
+    assert_eq!(parents, [main, side]);
+    assert_eq!(r.log("HEAD", 10).unwrap().len(), 4);
+    assert!(r.is_ancestor(root.parse().unwrap(), merge.id).unwrap());
+    assert!(!r.is_ancestor(merge.id, root.parse().unwrap()).unwrap());
+}
+
+#[test]
+fn file_contents_at_a_revision_and_in_the_index() {
+    let repo = TestRepo::new();
+    repo.commit_file("dir/naïve.txt", "v1\n", "init");
+    repo.write("dir/naïve.txt", "v2\n")
+        .stage(&["dir/naïve.txt"]);
+    repo.write("dir/naïve.txt", "v3 (unstaged)\n");
+    let r = open(&repo);
+    assert_eq!(r.file_at("HEAD", "dir/naïve.txt").unwrap(), b"v1\n");
+    assert_eq!(r.file_in_index("dir/naïve.txt").unwrap().unwrap(), b"v2\n");
+    assert_eq!(r.file_in_index("missing.txt").unwrap(), None);
+    assert_eq!(r.file_at_opt("HEAD", "missing.txt").unwrap(), None);
+    assert!(matches!(
+        r.file_at("HEAD", "missing.txt"),
+        Err(Error::PathNotFound { path, at }) if path == "missing.txt" && at == "HEAD"
+    ));
+    assert!(matches!(
+        r.file_at("HEAD", "dir"),
+        Err(Error::NotAFile { .. })
+    ));
+    let binary = [0u8, 159, 146, 150, 0, 1, 2];
+    repo.commit_file("img.bin", binary, "binary");
+    assert_eq!(r.file_at("HEAD", "img.bin").unwrap(), binary);
+}
+
+/// Inherited `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` must not redirect our git
+/// processes or libgit2: run in a child process whose environment points elsewhere.
+#[test]
+fn inherited_git_variables_do_not_redirect_us() {
+    let repo = TestRepo::new();
+    let sha = repo.commit_file("a.txt", "a\n", "init");
+    let decoy = TestRepo::new();
+    decoy.commit_file("decoy.txt", "decoy\n", "decoy");
+    let instructions = format!("{}\n{sha}", repo.path().display());
+    let decoy_git = decoy.join(".git").to_string_lossy().into_owned();
+    let decoy_tree = decoy.path().to_string_lossy().into_owned();
+    let child = child::spawn(
+        "repo::child_sees_its_own_repository",
+        &instructions,
+        &[
+            ("GIT_DIR", decoy_git.as_str()),
+            ("GIT_WORK_TREE", decoy_tree.as_str()),
+            ("GIT_INDEX_FILE", "/nonexistent/index"),
+            ("GIT_OBJECT_DIRECTORY", "/nonexistent/objects"),
+            ("GIT_CONFIG_PARAMETERS", "'core.bare'='true'"),
+        ],
+    );
+    child::expect_success(child);
+}
+
+#[test]
+fn child_sees_its_own_repository() {
+    let Some(instructions) = child::instructions() else {
+        return;
+    };
+    let (path, sha) = instructions.split_once('\n').unwrap();
+    let r = Repo::discover(path).unwrap();
+    assert_eq!(r.resolve_commit("HEAD").unwrap().to_hex(), sha);
+    let top = r
+        .git()
+        .args(["rev-parse", "--show-toplevel"])
+        .run_text()
+        .unwrap();
+    assert_eq!(top.trim(), path);
+    let head = r.git().args(["rev-parse", "HEAD"]).run_text().unwrap();
+    assert_eq!(head.trim(), sha);
+    // The index is read from the repository, not the decoy path.
+    let status = r.git().args(["status", "--porcelain"]).run_text().unwrap();
+    assert_eq!(status, "");
+    let blame = r.blame("a.txt", &Default::default()).unwrap();
+    assert_eq!(blame[0].commit.to_hex(), sha);
+}

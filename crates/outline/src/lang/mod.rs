@@ -1,0 +1,216 @@
+//! The language table: one [`LanguageSpec`] per supported language.
+//!
+//! Everything the generic walker in [`crate::extract`] needs to know about a
+//! grammar lives in its spec: which node kinds are units, which are containers
+//! whose members get qualified names, where bodies are, and a few small hooks
+//! for what a table cannot say. Adding a language means one file here with
+//! its `SPEC`, one [`Language`] variant, and one arm in [`Language::spec`].
+
+mod python;
+mod rust;
+
+use std::fmt;
+use std::path::Path;
+
+use tree_sitter::Node;
+
+use crate::UnitKind;
+
+/// A language the crate has a tree-sitter grammar for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    /// Rust (`.rs`).
+    Rust,
+    /// Python (`.py`, `.pyi`).
+    Python,
+}
+
+impl Language {
+    /// Every supported language.
+    pub const ALL: &'static [Language] = &[Language::Rust, Language::Python];
+
+    /// The language of a path, chosen by its extension (ASCII
+    /// case-insensitive). `None` when no grammar handles it.
+    pub fn from_path(path: impl AsRef<Path>) -> Option<Language> {
+        let extension = path.as_ref().extension()?.to_str()?;
+        Language::from_extension(extension)
+    }
+
+    /// The language for a file extension given without its dot (`"rs"`).
+    pub fn from_extension(extension: &str) -> Option<Language> {
+        Language::ALL.iter().copied().find(|language| {
+            language
+                .extensions()
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(extension))
+        })
+    }
+
+    /// The lowercase name: `"rust"`, `"python"`.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The file extensions (without dot) this language is picked for.
+    pub fn extensions(self) -> &'static [&'static str] {
+        self.spec().extensions
+    }
+
+    pub(crate) fn spec(self) -> &'static LanguageSpec {
+        match self {
+            Language::Rust => &rust::SPEC,
+            Language::Python => &python::SPEC,
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a container does to the functions inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ContainerRole {
+    /// A type-like container (Rust `impl`/`trait`, Python `class`): its
+    /// functions are methods.
+    Type,
+    /// A namespace (Rust `mod`): its functions stay functions.
+    Namespace,
+}
+
+/// Where the walker currently is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope {
+    /// The innermost enclosing container, `None` at the top level of the file.
+    pub(crate) container: Option<ContainerRole>,
+}
+
+impl Scope {
+    pub(crate) fn is_top_level(self) -> bool {
+        self.container.is_none()
+    }
+}
+
+/// Finds a unit the table cannot describe by node kind alone: returns its
+/// kind and the node that carries its name and signature.
+pub(crate) type ExtraUnitFn = for<'t> fn(Node<'t>, &str, Scope) -> Option<(UnitKind, Node<'t>)>;
+
+/// Finds the first node of a unit's line range (e.g. its leading attributes).
+pub(crate) type LeadingFn = for<'t> fn(Node<'t>) -> Node<'t>;
+
+/// The table entry for one language.
+#[derive(Debug)]
+pub(crate) struct LanguageSpec {
+    /// Lowercase language name.
+    pub(crate) name: &'static str,
+    /// File extensions without dot.
+    pub(crate) extensions: &'static [&'static str],
+    /// The tree-sitter grammar.
+    pub(crate) grammar: fn() -> tree_sitter::Language,
+    /// Node kinds that are units, and their kind. `Function` becomes `Method`
+    /// inside a [`ContainerRole::Type`] container.
+    pub(crate) units: &'static [(&'static str, UnitKind)],
+    /// Unit node kinds whose body holds member units qualified by the
+    /// container's name.
+    pub(crate) containers: &'static [(&'static str, ContainerRole)],
+    /// The field holding a container's body.
+    pub(crate) body_field: &'static str,
+    /// Node kinds that are bodies: a signature stops before the first of
+    /// them among a unit's children.
+    pub(crate) body_kinds: &'static [&'static str],
+    /// Wrapper node kinds (e.g. Python's `decorated_definition`) and the field
+    /// holding the wrapped definition; the wrapper's lines count for the unit.
+    pub(crate) wrappers: &'static [(&'static str, &'static str)],
+    /// Comment node kinds, never part of a signature.
+    pub(crate) comment_kinds: &'static [&'static str],
+    /// Anonymous tokens a bodiless declaration's signature stops before.
+    pub(crate) signature_stops: &'static [&'static str],
+    /// Anonymous tokens dropped from the end of a signature (Python's `:`).
+    pub(crate) signature_trailing: &'static [&'static str],
+    /// Hooks for what the table cannot say.
+    pub(crate) hooks: Hooks,
+}
+
+/// Per-language hooks; each has a neutral default function in this module
+/// ([`container_name`], [`no_extra_unit`], [`own_lines`]).
+#[derive(Debug)]
+pub(crate) struct Hooks {
+    /// The unit's name when it is not the text of its `name` field (`None`:
+    /// use that field).
+    pub(crate) unit_name: fn(Node<'_>, &str) -> Option<String>,
+    /// The segment a container adds to its members' qualified names when it
+    /// is not the container's name.
+    pub(crate) qualifier: fn(Node<'_>, &str) -> Option<String>,
+    /// Units that are not recognisable by node kind alone.
+    pub(crate) extra_unit: ExtraUnitFn,
+    /// The first node of a unit's line range.
+    pub(crate) leading: LeadingFn,
+}
+
+/// Default [`Hooks::qualifier`]: a container qualifies with its name.
+pub(crate) fn container_name(_node: Node<'_>, _source: &str) -> Option<String> {
+    None
+}
+
+/// Default [`Hooks::extra_unit`]: every unit is recognised by its node kind.
+pub(crate) fn no_extra_unit<'t>(
+    _node: Node<'t>,
+    _source: &str,
+    _scope: Scope,
+) -> Option<(UnitKind, Node<'t>)> {
+    None
+}
+
+/// Default [`Hooks::leading`]: a unit's lines are its node's own.
+pub(crate) fn own_lines(node: Node<'_>) -> Node<'_> {
+    node
+}
+
+impl LanguageSpec {
+    pub(crate) fn unit_kind(&self, node_kind: &str) -> Option<UnitKind> {
+        self.units
+            .iter()
+            .find(|(kind, _)| *kind == node_kind)
+            .map(|(_, unit)| *unit)
+    }
+
+    pub(crate) fn container_role(&self, node_kind: &str) -> Option<ContainerRole> {
+        self.containers
+            .iter()
+            .find(|(kind, _)| *kind == node_kind)
+            .map(|(_, role)| *role)
+    }
+
+    pub(crate) fn wrapped_field(&self, node_kind: &str) -> Option<&'static str> {
+        self.wrappers
+            .iter()
+            .find(|(kind, _)| *kind == node_kind)
+            .map(|(_, field)| *field)
+    }
+}
+
+/// The text of a node, or `""` if its byte range does not fall on character
+/// boundaries of `source` (it always should; this keeps bad input from
+/// panicking).
+pub(crate) fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
+    source.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+/// `text` with whitespace runs collapsed to one space and trimmed.
+pub(crate) fn collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The 0-based row of a node's last character: a node ending at column 0 of a
+/// later row (e.g. a line comment that includes its newline) ends on the row
+/// before.
+pub(crate) fn last_row(node: Node<'_>) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}

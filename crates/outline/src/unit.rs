@@ -1,0 +1,154 @@
+//! The plain types an outline is made of.
+
+use std::fmt;
+
+/// What kind of semantic unit an outline entry is.
+///
+/// [`UnitKind::as_str`] gives the lowercase name used in outlines and in
+/// anchors; [`UnitKind::anchor_type`] maps it onto the smaller `ast_anchor.type`
+/// enum of the annotation schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnitKind {
+    /// A free function (module level, or inside a Rust `mod`).
+    Function,
+    /// A function inside a Rust `impl`/`trait` or a Python class.
+    Method,
+    /// A Rust `struct`.
+    Struct,
+    /// A Rust `enum`.
+    Enum,
+    /// A Rust `trait`.
+    Trait,
+    /// A Rust `impl` block.
+    Impl,
+    /// A Python `class`.
+    Class,
+    /// A Rust `mod` (inline, or the one-line `mod name;` declaration).
+    Module,
+    /// A Rust `const`, or a Python module-level `UPPER_CASE = …` assignment.
+    Const,
+    /// A Rust `static`.
+    Static,
+    /// A type alias: Rust `type X = …;` (and associated types), Python
+    /// `X: TypeAlias = …` and `type X = …`.
+    TypeAlias,
+    /// A Rust `union`.
+    Union,
+    /// A Rust `macro_rules!` definition.
+    Macro,
+}
+
+impl UnitKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [UnitKind] = &[
+        UnitKind::Function,
+        UnitKind::Method,
+        UnitKind::Struct,
+        UnitKind::Enum,
+        UnitKind::Trait,
+        UnitKind::Impl,
+        UnitKind::Class,
+        UnitKind::Module,
+        UnitKind::Const,
+        UnitKind::Static,
+        UnitKind::TypeAlias,
+        UnitKind::Union,
+        UnitKind::Macro,
+    ];
+
+    /// The lowercase name: `"function"`, `"method"`, …, `"type"` for
+    /// [`UnitKind::TypeAlias`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitKind::Function => "function",
+            UnitKind::Method => "method",
+            UnitKind::Struct => "struct",
+            UnitKind::Enum => "enum",
+            UnitKind::Trait => "trait",
+            UnitKind::Impl => "impl",
+            UnitKind::Class => "class",
+            UnitKind::Module => "module",
+            UnitKind::Const => "const",
+            UnitKind::Static => "static",
+            UnitKind::TypeAlias => "type",
+            UnitKind::Union => "union",
+            UnitKind::Macro => "macro",
+        }
+    }
+
+    /// The closest value of the annotation schema's `ast_anchor.type` enum
+    /// (`function`, `method`, `struct`, `class`, `impl`, `module`, `const`,
+    /// `type`): enums and traits are `type`, unions `struct`, statics `const`,
+    /// macros `function`.
+    pub fn anchor_type(self) -> &'static str {
+        match self {
+            UnitKind::Function | UnitKind::Macro => "function",
+            UnitKind::Method => "method",
+            UnitKind::Struct | UnitKind::Union => "struct",
+            UnitKind::Enum | UnitKind::Trait | UnitKind::TypeAlias => "type",
+            UnitKind::Impl => "impl",
+            UnitKind::Class => "class",
+            UnitKind::Module => "module",
+            UnitKind::Const | UnitKind::Static => "const",
+        }
+    }
+}
+
+impl fmt::Display for UnitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A range of lines: 1-based, both ends inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineSpan {
+    /// First line (1-based).
+    pub start: u32,
+    /// Last line (1-based, inclusive).
+    pub end: u32,
+}
+
+impl LineSpan {
+    /// Number of lines covered (at least 1 for a well-formed span).
+    pub fn line_count(self) -> u32 {
+        self.end.saturating_sub(self.start).saturating_add(1)
+    }
+
+    /// Whether `line` (1-based) lies inside the span.
+    pub fn contains(self, line: u32) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
+/// One entry of an outline: a named semantic unit of a source file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Unit {
+    /// What the unit is.
+    pub kind: UnitKind,
+    /// The unit's own name: `connect`, `Client`, `Display for Foo` (a Rust
+    /// trait impl), `Stack` (an inherent impl, generics stripped).
+    pub name: String,
+    /// The name qualified by its enclosing containers, always `::`-separated:
+    /// `net::Client::connect`, `Outer::Inner::method`.
+    pub qualified_name: String,
+    /// The declaration up to (not including) its body, whitespace runs
+    /// collapsed to one space; bodiless items stop before `=`/`;`. At most
+    /// [`MAX_SIGNATURE_CHARS`](crate::MAX_SIGNATURE_CHARS) characters, ending
+    /// in `…` when cut.
+    pub signature: String,
+    /// The unit's lines, including Rust outer attributes and doc comments
+    /// directly above it and Python decorators.
+    pub lines: LineSpan,
+}
+
+/// Renders one outline line: `L{start}-{end} {kind} {qualified_name} | {signature}`.
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "L{}-{} {} {} | {}",
+            self.lines.start, self.lines.end, self.kind, self.qualified_name, self.signature
+        )
+    }
+}

@@ -1,0 +1,128 @@
+//! Integration tests of the temporary-repository builder.
+
+use testkit::TestRepo;
+
+fn git(repo: &TestRepo, args: &[&str]) -> String {
+    repo.command().args(args).run_text().unwrap()
+}
+
+#[test]
+fn hashes_are_deterministic_across_repositories() {
+    let build = || {
+        let repo = TestRepo::new();
+        repo.commit_file("a.txt", "one\n", "first");
+        repo.commit_file("a.txt", "two\n", "second")
+    };
+    assert_eq!(build(), build());
+}
+
+#[test]
+fn dates_and_identity_are_pinned() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "x\n", "first");
+    repo.commit_file("a.txt", "y\n", "second");
+    let log = git(&repo, &["log", "--format=%an <%ae> %at %ct"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with("Test Author <author@example.com> "));
+    let times: Vec<i64> = lines
+        .iter()
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        times[0] > times[1],
+        "newer commit has a later date: {times:?}"
+    );
+    assert!(times[1] >= testkit::EPOCH);
+}
+
+#[test]
+fn amend_keeps_author_date_and_message_when_asked() {
+    let repo = TestRepo::new();
+    let first = repo.commit_file("a.txt", "x\n", "subject");
+    let before = git(&repo, &["log", "-1", "--format=%at"]);
+    repo.write("a.txt", "changed\n").stage(&["a.txt"]);
+    let amended = repo.amend(None);
+    assert_ne!(first, amended);
+    assert_eq!(git(&repo, &["log", "-1", "--format=%at"]), before);
+    assert_eq!(git(&repo, &["log", "-1", "--format=%s"]).trim(), "subject");
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    repo.amend(Some("new subject"));
+    assert_eq!(
+        git(&repo, &["log", "-1", "--format=%s"]).trim(),
+        "new subject"
+    );
+}
+
+#[test]
+fn branches_tags_detached_and_origin_head() {
+    let repo = TestRepo::new();
+    let base = repo.commit_file("a.txt", "1\n", "base");
+    repo.tag("v1.0.0")
+        .tag_annotated("v1.1.0", "HEAD", "release");
+    repo.checkout_new("feature");
+    let feature = repo.commit_file("b.txt", "2\n", "feature work");
+    repo.set_origin_head("main", &base);
+    assert_eq!(repo.rev_parse("origin/HEAD"), base);
+    assert_eq!(repo.rev_parse("v1.1.0^{commit}"), base);
+    repo.checkout_detached(&base);
+    assert_eq!(
+        git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "HEAD"
+    );
+    repo.checkout("feature");
+    assert_eq!(repo.rev_parse("HEAD"), feature);
+}
+
+#[test]
+fn commit_many_builds_a_linear_history() {
+    let repo = TestRepo::new();
+    let first = repo.commit_file("seed.txt", "seed\n", "seed");
+    let shas = repo.commit_many(30, "counter.txt");
+    assert_eq!(shas.len(), 30);
+    assert_eq!(repo.rev_parse("HEAD"), shas[29]);
+    assert_eq!(repo.rev_parse(&format!("{}^", shas[0])), first);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("counter.txt")).unwrap(),
+        "29\n"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn submodules_and_worktrees() {
+    let sub = TestRepo::named("sub");
+    sub.commit_file("lib.txt", "lib\n", "sub init");
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "init");
+    repo.add_submodule("vendor/sub", &sub);
+    repo.commit("add submodule");
+    let tree = git(&repo, &["ls-tree", "HEAD", "vendor/sub"]);
+    assert!(tree.starts_with("160000 commit "), "{tree}");
+    assert!(repo.join(".gitmodules").exists());
+
+    let wt = repo.add_worktree("wt", "side");
+    assert!(wt.join("a.txt").exists());
+    let branch = repo
+        .command()
+        .args(["-C", &wt.to_string_lossy(), "branch", "--show-current"])
+        .run_text()
+        .unwrap();
+    assert_eq!(branch.trim(), "side");
+}
+
+#[test]
+fn removal_rename_and_executables() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n")
+        .write_executable("run.sh", "#!/bin/sh\n");
+    repo.commit_all("init");
+    repo.rename("a.txt", "b.txt");
+    repo.remove("run.sh").stage_all();
+    repo.commit("rename and delete");
+    let names = git(&repo, &["show", "--name-status", "--format=", "-M", "HEAD"]);
+    assert!(names.contains("R100\ta.txt\tb.txt"), "{names}");
+    assert!(names.contains("D\trun.sh"), "{names}");
+    let mode = git(&repo, &["ls-tree", "HEAD~1", "run.sh"]);
+    assert!(mode.starts_with("100755"), "{mode}");
+}

@@ -1,0 +1,8 @@
+//! Integration tests of `ultragit-schema` (one test binary, one module per
+//! topic).
+
+mod annotation;
+mod fixtures;
+mod golden;
+mod read;
+mod validate;
