@@ -1,1 +1,66 @@
-fn main() {}
+//! `cargo xtask`: project automation in Rust (matklad's cargo-xtask pattern).
+//!
+//! - `cargo xtask golden [--accept]`: runs the workspace's tests with insta in
+//!   check mode and fails on snapshot drift, on pending `.snap.new` files and on
+//!   snapshot files no test uses any more. `--accept` rewrites drifted snapshots and
+//!   deletes unreferenced ones — read them with `git diff` before committing.
+//! - `cargo xtask bench [NAME]`: builds itself in release mode, generates any
+//!   missing fixture repositories under `target/bench-fixtures/`, runs the named
+//!   benchmark (or all) and prints medians and ratios against the reference.
+//!
+//! Depends on `gitctx` (hardened git processes, the blame engines under test).
+
+// xtask is a developer tool: printing is its interface.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench;
+mod fixtures;
+mod golden;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
+  bench [NAME]        run benchmarks (names: blame) and print medians and ratios
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("golden") => golden::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("unknown or missing task\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// `cargo`, as the one that runs us.
+fn cargo() -> std::process::Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.current_dir(workspace_root());
+    cmd
+}
