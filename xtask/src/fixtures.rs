@@ -158,18 +158,10 @@ impl<W: std::io::Write> History<'_, W> {
                 // files meanwhile; then main merges the side branch.
                 let mut side = main;
                 for _ in 0..SIDE_BRANCH_CHANGES.min(COMMITS - done) {
-                    self.mutate(&mut big, done);
-                    side = self.commit(
-                        &format!("side change {done}"),
-                        Some(side),
-                        None,
-                        &[Change::Big(&big)],
-                    )?;
+                    side = self.change_big(&mut big, done, "side change", side)?;
                     done += 1;
                 }
-                for _ in 0..OTHER_COMMITS_PER_CHANGE {
-                    main = self.touch_others(&mut others, main)?;
-                }
+                main = self.touch_others(&mut others, main)?;
                 main = self.commit(
                     "merge side branch",
                     Some(main),
@@ -177,17 +169,9 @@ impl<W: std::io::Write> History<'_, W> {
                     &[Change::Big(&big)],
                 )?;
             } else {
-                self.mutate(&mut big, done);
-                main = self.commit(
-                    &format!("change {done}"),
-                    Some(main),
-                    None,
-                    &[Change::Big(&big)],
-                )?;
+                main = self.change_big(&mut big, done, "change", main)?;
                 done += 1;
-                for _ in 0..OTHER_COMMITS_PER_CHANGE {
-                    main = self.touch_others(&mut others, main)?;
-                }
+                main = self.touch_others(&mut others, main)?;
             }
         }
         Ok(())
@@ -211,7 +195,38 @@ impl<W: std::io::Write> History<'_, W> {
         }
     }
 
+    /// Changes the big file in one commit on top of `parent`.
+    fn change_big(
+        &mut self,
+        big: &mut Vec<String>,
+        n: usize,
+        label: &str,
+        parent: usize,
+    ) -> Result<usize, String> {
+        self.mutate(big, n);
+        self.commit(
+            &format!("{label} {n}"),
+            Some(parent),
+            None,
+            &[Change::Big(big)],
+        )
+    }
+
+    /// [`OTHER_COMMITS_PER_CHANGE`] commits on top of `parent` that touch only other
+    /// files; returns the last.
     fn touch_others(&mut self, others: &mut [Vec<String>], parent: usize) -> Result<usize, String> {
+        let mut tip = parent;
+        for _ in 0..OTHER_COMMITS_PER_CHANGE {
+            tip = self.touch_others_once(others, tip)?;
+        }
+        Ok(tip)
+    }
+
+    fn touch_others_once(
+        &mut self,
+        others: &mut [Vec<String>],
+        parent: usize,
+    ) -> Result<usize, String> {
         let count = 1 + self.rng.below(3);
         let mut changes = Vec::new();
         for _ in 0..count {
