@@ -18,9 +18,10 @@
 //! made before the command runs, never by parsing stderr.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -73,6 +74,7 @@ pub struct GitCommand {
     config: Vec<(String, String)>,
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
+    timeout: Option<Duration>,
 }
 
 impl GitCommand {
@@ -84,7 +86,15 @@ impl GitCommand {
             config: Vec::new(),
             env: Vec::new(),
             stdin: None,
+            timeout: None,
         }
+    }
+
+    /// Kills the process if it has not finished after `timeout`; the run then
+    /// fails with [`Error::Timeout`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 
     /// Appends one argument.
@@ -185,24 +195,35 @@ impl GitCommand {
         } else {
             Stdio::null()
         });
+        #[cfg(unix)]
+        if self.timeout.is_some() {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
         let mut child = cmd.spawn().map_err(|source| Error::Spawn { source })?;
-        if let Some(bytes) = &self.stdin {
-            // Feed stdin from a thread so a large input cannot deadlock against a
-            // child that fills its stdout pipe first.
+        // Feed stdin from a thread so a large input cannot deadlock against a child
+        // that fills its stdout pipe first. A child that exits without reading all
+        // of stdin is reported through its exit status, not as a broken pipe here.
+        let writer = self.stdin.as_ref().map(|bytes| {
             let mut pipe = child.stdin.take().expect("stdin was configured as piped");
             let bytes = bytes.clone();
-            let writer = std::thread::spawn(move || pipe.write_all(&bytes));
-            let output = child
-                .wait_with_output()
-                .map_err(|source| Error::Spawn { source })?;
-            // A child that exits without reading all of stdin is reported through its
-            // exit status, not as a broken pipe here.
+            std::thread::spawn(move || pipe.write_all(&bytes))
+        });
+        let output = match self.timeout {
+            None => child.wait_with_output().map(Some),
+            Some(limit) => wait_with_timeout(child, limit),
+        };
+        if let Some(writer) = writer {
             let _ = writer.join();
-            return Ok(output);
         }
-        child
-            .wait_with_output()
-            .map_err(|source| Error::Spawn { source })
+        match output {
+            Ok(Some(output)) => Ok(output),
+            Ok(None) => Err(Error::Timeout {
+                args: self.display_args(),
+                after: self.timeout.unwrap_or_default(),
+            }),
+            Err(source) => Err(Error::Spawn { source }),
+        }
     }
 
     /// Runs the command and returns stdout as text (lossy UTF-8).
@@ -238,6 +259,54 @@ impl GitCommand {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+}
+
+/// Waits for `child`, reading its output on helper threads; kills it and returns
+/// `None` once `limit` has passed.
+fn wait_with_timeout(mut child: Child, limit: Duration) -> std::io::Result<Option<Output>> {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(Output {
+                status,
+                stdout: stdout.join().unwrap_or_default(),
+                stderr: stderr.join().unwrap_or_default(),
+            }));
+        }
+        if Instant::now() >= deadline {
+            kill_group(&mut child);
+            // The readers finish on their own once every holder of the pipes is
+            // gone; their output is not needed.
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Kills a timed-out child and, on Unix, its process group (the child was started
+/// as a group leader), so helpers it spawned die with it.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[cfg(test)]
@@ -307,6 +376,29 @@ mod tests {
         assert_eq!(envs["GIT_CONFIG_KEY_1"], "core.quotepath");
         assert_eq!(envs["GIT_AUTHOR_DATE"], "@0 +0000");
         assert_eq!(envs["GIT_LITERAL_PATHSPECS"], "1");
+    }
+
+    #[test]
+    fn a_command_that_outlives_its_timeout_is_killed() {
+        let dir = std::env::temp_dir();
+        // A shell alias that sleeps: the kill must reach the alias's own children too,
+        // or they would keep the output pipes open.
+        let cmd = GitCommand::new(&dir)
+            .args(["-c", "alias.wait=!sleep 5", "wait"])
+            .timeout(Duration::from_millis(200));
+        match cmd.run() {
+            Err(Error::Timeout { args, after }) => {
+                assert_eq!(args, "-c alias.wait=!sleep 5 wait");
+                assert_eq!(after, Duration::from_millis(200));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let quick = GitCommand::new(&dir)
+            .arg("--version")
+            .timeout(Duration::from_secs(30))
+            .run_text()
+            .unwrap();
+        assert!(quick.starts_with("git version"));
     }
 
     #[test]

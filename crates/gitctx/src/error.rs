@@ -89,6 +89,13 @@ pub enum Error {
         stderr: String,
     },
 
+    /// A git process did not finish in time and was killed.
+    #[error("`git {args}` did not finish within {} ms and was stopped", after.as_millis())]
+    Timeout {
+        args: String,
+        after: std::time::Duration,
+    },
+
     /// A git process produced output we could not understand.
     #[error("could not parse the output of `git {args}`: {reason}")]
     Parse { args: String, reason: String },

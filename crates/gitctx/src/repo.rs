@@ -359,6 +359,20 @@ impl Repo {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// Every file path in the index (stage 0, submodule gitlinks excluded), sorted:
+    /// what `git ls-files` lists.
+    pub fn tracked_files(&self) -> Result<Vec<String>> {
+        let index = self.index()?;
+        let mut paths: Vec<String> = index
+            .iter()
+            .filter(|entry| entry.mode != GITLINK_MODE && (entry.flags >> 12) & 0x3 == 0)
+            .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
     /// The index, re-read from disk if another process changed it since we last
     /// looked (libgit2 caches it per repository handle).
     pub(crate) fn index(&self) -> Result<git2::Index> {

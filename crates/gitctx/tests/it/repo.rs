@@ -225,3 +225,29 @@ fn child_sees_its_own_repository() {
     let blame = r.blame("a.txt", &Default::default()).unwrap();
     assert_eq!(blame[0].commit.to_hex(), sha);
 }
+
+#[test]
+fn tracked_files_are_what_the_index_lists() {
+    let sub = TestRepo::named("sub");
+    sub.commit_file("lib.txt", "lib\n", "sub");
+    let repo = TestRepo::new();
+    repo.write("b.txt", "b\n")
+        .write("a/ünï.txt", "a\n")
+        .write("untracked.txt", "u\n");
+    repo.stage(&["b.txt", "a/ünï.txt"]);
+    repo.add_submodule("vendor/sub", &sub);
+    let r = open(&repo);
+    assert_eq!(
+        r.tracked_files().unwrap(),
+        [".gitmodules", "a/ünï.txt", "b.txt"]
+    );
+    let listed = repo
+        .command()
+        .args(["ls-files"])
+        .config("core.quotePath", "false")
+        .run_text()
+        .unwrap();
+    let mut git: Vec<&str> = listed.lines().filter(|l| *l != "vendor/sub").collect();
+    git.sort();
+    assert_eq!(r.tracked_files().unwrap(), git);
+}
