@@ -6,11 +6,30 @@
 //! write, stage, commit, amend, tag, branch, add worktrees and submodules, and to make
 //! long histories quickly with `git fast-import`.
 //!
-//! - **Dependencies:** `gitctx` only — every git process is a hardened
-//!   [`gitctx::GitCommand`] with the pinned environment added.
-//! - **Invariant:** nothing here reaches the network or the user's git config.
+//! [`FakeLlm`] is a fake LLM HTTP server for end-to-end tests of LLM flows over real
+//! HTTP. It speaks one [`Flavor`]: OpenAI Responses (`POST {base}/responses`), OpenAI
+//! Chat Completions (`POST {base}/chat/completions`) or Anthropic Messages
+//! (`POST {base}/messages`), with `base_url()` = `http://127.0.0.1:PORT/v1`. It
+//! answers from a script of [`Reply`]s, one per request in arrival order whatever
+//! the path: model turns (text, [`ToolCall`]s, max-tokens) rendered in the flavor's
+//! JSON with deterministic ids, provider-shaped errors, exact or malformed bodies,
+//! and transport faults (truncated bodies, hang-ups, delays). It records every
+//! request ([`RecordedRequest`]: method, target, path, headers, body) for the test
+//! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
+//! connection; dropping the server stops it.
+//!
+//! - **Dependencies:** `gitctx` — every git process is a hardened
+//!   [`gitctx::GitCommand`] with the pinned environment added — and `serde_json`
+//!   for the fake servers' bodies.
+//! - **Invariant:** nothing here reaches the network or the user's git config. The
+//!   fake servers bind `127.0.0.1` only and never connect anywhere.
 //! - Helpers panic with git's stderr on failure: they are for tests, where a failed
-//!   setup step should stop the test with a clear message.
+//!   setup step should stop the test with a clear message. The fake servers never
+//!   panic on what a client sends.
+
+mod fake_llm;
+
+pub use fake_llm::{FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};
 
 use std::cell::Cell;
 use std::fmt::Write as _;

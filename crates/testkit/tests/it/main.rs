@@ -1,4 +1,7 @@
-//! Integration tests of the temporary-repository builder.
+//! Integration tests of testkit: the temporary-repository builder (here) and the
+//! fake LLM servers (`fake_llm`).
+
+mod fake_llm;
 
 use testkit::TestRepo;
 

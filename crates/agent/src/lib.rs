@@ -1,0 +1,35 @@
+//! `agent`: the bounded tool loop every LLM task runs through.
+//!
+//! - [`tool`]: the [`Tool`] trait, the [`ToolRegistry`] that dispatches calls, and
+//!   the result envelope `{"ok", "tool", "data", "truncated"}` /
+//!   `{"ok": false, "tool", "error": {"code", "message"}}` with explicit truncation
+//!   metadata.
+//! - [`schema`]: local checking of the JSON Schema subset tools and structured
+//!   answers use, and the strictness lint every registered tool passes.
+//! - [`runner`]: the loop — budgets (model steps, tool calls, result caps, overall
+//!   timeout), one final tool-free request when a budget runs out, the task's
+//!   validator with exactly one repair pass, and the structured-output mode.
+//! - [`trace`]: sinks for what happened — a session directory (`events.ndjson`,
+//!   `session.json`, `artifacts/`), a console stream, or nothing.
+//!
+//! - **Dependencies:** `llm` (providers and message types).
+//! - **Invariant:** nothing the model sends stops the loop abnormally: unknown tools,
+//!   invalid arguments and failing tools return error envelopes the model can read.
+//! - **Invariant:** every budget is enforced here, locally; nothing relies on a
+//!   provider honouring a limit.
+//! - **Invariant:** traces redact known secrets before writing anything.
+//! - No printing, no environment: console traces go to a writer the binary passes.
+
+pub mod runner;
+pub mod schema;
+pub mod tool;
+pub mod trace;
+
+pub use runner::{
+    AgentError, Budgets, Outcome, Runner, StructuredTask, Task, Validator, extract_json,
+};
+pub use tool::{
+    Envelope, RegistryError, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
+    TruncationLimit,
+};
+pub use trace::{ConsoleSink, Event, Level, NullSink, SessionSink, TraceSink};

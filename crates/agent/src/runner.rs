@@ -1,0 +1,541 @@
+//! The one loop every task runs: ask the model, run the tools it asks for, stop
+//! within the budgets, validate, repair once.
+//!
+//! ```text
+//! request ─▶ model ─▶ tool calls? ── yes ─▶ run read-only tools ─▶ (budget left?) ─▶ request
+//!                        │ no                                        │ no
+//!                        ▼                                           ▼
+//!                   final text ◀──────────── one final request with tools off
+//!                        │
+//!                   validate ── invalid ─▶ one repair request ─▶ validate ─▶ error if still invalid
+//! ```
+//!
+//! Turns are counted as spec 000 says: one `complete` call is one step, whatever
+//! it contains. The step budget bounds the tool loop; the finalization and repair
+//! requests come on top of it (one each at most).
+
+use std::time::{Duration, Instant};
+
+use llm::{
+    CompletionRequest, CompletionResponse, ContentBlock, JsonFormat, LlmError, LlmProvider,
+    Message, Role, StopReason, ToolChoice, Usage,
+};
+use serde_json::{Value, json};
+
+use crate::schema;
+use crate::tool::{ToolLimits, ToolRegistry};
+use crate::trace::{Event, TraceSink};
+
+/// Limits of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    /// Model calls in the tool loop (one call = one step).
+    pub max_steps: u32,
+    /// Tool calls in all.
+    pub max_tool_calls: u32,
+    /// Caps of each tool result.
+    pub tool_limits: ToolLimits,
+    /// The whole run, every model call and tool included.
+    pub overall_timeout: Duration,
+    /// Output tokens per model call.
+    pub max_tokens: Option<u32>,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            max_steps: 12,
+            max_tool_calls: 24,
+            tool_limits: ToolLimits::default(),
+            overall_timeout: Duration::from_secs(900),
+            max_tokens: Some(4096),
+        }
+    }
+}
+
+/// Checks (and may reshape) a task's final text: `Ok(shaped)` or the problems.
+pub trait Validator: Send + Sync {
+    fn validate(&self, output: &str) -> Result<String, Vec<String>>;
+}
+
+impl<F> Validator for F
+where
+    F: Fn(&str) -> Result<String, Vec<String>> + Send + Sync,
+{
+    fn validate(&self, output: &str) -> Result<String, Vec<String>> {
+        self(output)
+    }
+}
+
+/// One task: its prompt layers, its tools and what its answer must look like.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// A short name for traces (`commit-msg`, `annotate`).
+    pub name: String,
+    /// Top-level instructions.
+    pub system: String,
+    /// Developer layers (tool policy, environment, guidance) and the user prompt.
+    pub messages: Vec<Message>,
+    /// The tools offered; empty means the model may not call any.
+    pub tools: ToolRegistry,
+    /// One sentence restating the required output format, used when the budget
+    /// runs out and in the repair request (e.g. "Reply with the commit message
+    /// only.").
+    pub format_reminder: String,
+    /// Ask the provider for JSON matching a schema.
+    pub json_format: Option<JsonFormat>,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The validated (and possibly reshaped) answer.
+    pub output: String,
+    /// Model calls made, finalization and repair included.
+    pub steps: u32,
+    /// Tool calls executed.
+    pub tool_calls: u32,
+    /// The budget ran out and a final request without tools was made.
+    pub finalized: bool,
+    /// The first answer failed validation and the repair pass fixed it.
+    pub repaired: bool,
+    /// Why the model stopped on the answer that was used.
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    /// The whole conversation, for callers that continue it.
+    pub transcript: Vec<Message>,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Provider(#[from] LlmError),
+    #[error("the model called the tool '{tool}', but this task offers no tools")]
+    ToolsNotAllowed { tool: String },
+    #[error("the model kept calling tools after being told to answer without them")]
+    KeptCallingTools,
+    #[error("the answer is still invalid after one repair pass: {}", problems.join("; "))]
+    Invalid {
+        problems: Vec<String>,
+        /// The last answer, for the user to fix by hand.
+        output: String,
+    },
+    #[error("the run did not finish within {} s", after.as_secs())]
+    Timeout { after: Duration },
+}
+
+/// Runs tasks against one provider with one set of budgets, tracing to a sink.
+pub struct Runner<'a> {
+    provider: &'a dyn LlmProvider,
+    budgets: Budgets,
+    trace: &'a mut dyn TraceSink,
+}
+
+impl std::fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("provider", &self.provider.name())
+            .field("budgets", &self.budgets)
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    messages: Vec<Message>,
+    steps: u32,
+    tool_calls: u32,
+    usage: Usage,
+    deadline: Instant,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner for `provider`.
+    pub fn new(
+        provider: &'a dyn LlmProvider,
+        budgets: Budgets,
+        trace: &'a mut dyn TraceSink,
+    ) -> Self {
+        Runner {
+            provider,
+            budgets,
+            trace,
+        }
+    }
+
+    /// Records an event on the run's trace (for callers adding their own).
+    pub fn trace(&mut self, event: Event) {
+        self.trace.record(&event);
+    }
+
+    /// Runs `task` to a validated answer.
+    pub async fn run(
+        &mut self,
+        task: &Task,
+        validator: Option<&dyn Validator>,
+    ) -> Result<Outcome, AgentError> {
+        let mut state = State {
+            messages: task.messages.clone(),
+            steps: 0,
+            tool_calls: 0,
+            usage: Usage::default(),
+            deadline: Instant::now() + self.budgets.overall_timeout,
+        };
+        self.trace(
+            Event::info("run.started")
+                .with("task", task.name.as_str())
+                .with("provider", self.provider.name())
+                .with("model", self.provider.model())
+                .with("tools", json!(task.tools.names()))
+                .with("max_steps", self.budgets.max_steps)
+                .with("max_tool_calls", self.budgets.max_tool_calls),
+        );
+        let result = self.run_inner(task, validator, &mut state).await;
+        match &result {
+            Ok(outcome) => self.trace(
+                Event::info("final")
+                    .with("output", outcome.output.as_str())
+                    .with("steps", outcome.steps)
+                    .with("tool_calls", outcome.tool_calls)
+                    .with("finalized", outcome.finalized)
+                    .with("repaired", outcome.repaired),
+            ),
+            Err(err) => self.trace(Event::error("error").with("message", err.to_string())),
+        }
+        result
+    }
+
+    async fn run_inner(
+        &mut self,
+        task: &Task,
+        validator: Option<&dyn Validator>,
+        state: &mut State,
+    ) -> Result<Outcome, AgentError> {
+        let mut finalized = false;
+        let answer = loop {
+            if state.steps >= self.budgets.max_steps {
+                finalized = true;
+                break self.finalize(task, state, "step").await?;
+            }
+            let response = self.call(task, state, ToolChoice::Auto).await?;
+            let uses: Vec<(String, String, Value)> = response
+                .tool_uses()
+                .into_iter()
+                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+                .collect();
+            if uses.is_empty() {
+                break response;
+            }
+            if task.tools.is_empty() {
+                return Err(AgentError::ToolsNotAllowed {
+                    tool: uses[0].1.clone(),
+                });
+            }
+            state.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content.clone(),
+            });
+            let mut results = Vec::with_capacity(uses.len());
+            let mut exhausted = false;
+            for (id, name, input) in uses {
+                self.trace(
+                    Event::info("tool.call")
+                        .with("id", id.as_str())
+                        .with("tool", name.as_str())
+                        .with("arguments", input.clone()),
+                );
+                let envelope = if state.tool_calls >= self.budgets.max_tool_calls {
+                    exhausted = true;
+                    json!({"ok": false, "tool": name, "error": {
+                        "code": "BUDGET_EXHAUSTED",
+                        "message": "the tool-call budget is used up; answer with what you have",
+                    }})
+                } else {
+                    state.tool_calls += 1;
+                    task.tools.dispatch_async(&name, &input).await.to_value()
+                };
+                let ok = envelope.get("ok") == Some(&Value::Bool(true));
+                self.trace(
+                    Event::info("tool.output")
+                        .with("id", id.as_str())
+                        .with("tool", name.as_str())
+                        .with("ok", ok)
+                        .with("output", envelope.to_string()),
+                );
+                results.push(ContentBlock::ToolResult {
+                    tool_use_id: id,
+                    content: envelope.to_string(),
+                    is_error: !ok,
+                });
+            }
+            state.messages.push(Message {
+                role: Role::User,
+                content: results,
+            });
+            if exhausted {
+                finalized = true;
+                break self.finalize(task, state, "tool-call").await?;
+            }
+        };
+        let text = answer.text();
+        let first = check(validator, &text);
+        let (output, stop_reason, repaired) = match first {
+            Ok(output) => (output, answer.stop_reason, false),
+            Err(problems) => {
+                self.trace(
+                    Event::warn("validation.failed")
+                        .with("problems", json!(problems))
+                        .with("output", text.as_str()),
+                );
+                let repaired = self.repair(task, state, &text, &problems).await?;
+                let again = repaired.text();
+                match check(validator, &again) {
+                    Ok(output) => (output, repaired.stop_reason, true),
+                    Err(problems) => {
+                        return Err(AgentError::Invalid {
+                            problems,
+                            output: again,
+                        });
+                    }
+                }
+            }
+        };
+        Ok(Outcome {
+            output,
+            steps: state.steps,
+            tool_calls: state.tool_calls,
+            finalized,
+            repaired,
+            stop_reason,
+            usage: state.usage,
+            transcript: state.messages.clone(),
+        })
+    }
+
+    /// One model call with the current conversation.
+    async fn call(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+        choice: ToolChoice,
+    ) -> Result<CompletionResponse, AgentError> {
+        let request = CompletionRequest {
+            system: Some(task.system.clone()),
+            messages: state.messages.clone(),
+            tools: task.tools.specs(),
+            tool_choice: choice,
+            max_tokens: self.budgets.max_tokens,
+            json_format: task.json_format.clone(),
+        };
+        state.steps += 1;
+        self.trace(
+            Event::info("request")
+                .with("step", state.steps)
+                .with("tool_choice", json!(choice))
+                .with(
+                    "request",
+                    serde_json::to_value(&request).unwrap_or(Value::Null),
+                ),
+        );
+        let remaining = state.deadline.saturating_duration_since(Instant::now());
+        let response = match tokio::time::timeout(remaining, self.provider.complete(&request)).await
+        {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return Err(AgentError::Provider(err)),
+            Err(_) => {
+                return Err(AgentError::Timeout {
+                    after: self.budgets.overall_timeout,
+                });
+            }
+        };
+        state.usage.add(response.usage);
+        self.trace(
+            Event::info("response")
+                .with("step", state.steps)
+                .with("stop_reason", json!(response.stop_reason))
+                .with("input_tokens", json!(response.usage.input_tokens))
+                .with("output_tokens", json!(response.usage.output_tokens))
+                .with("text", response.text())
+                .with(
+                    "tool_calls",
+                    json!(
+                        response
+                            .tool_uses()
+                            .iter()
+                            .map(|(_, name, _)| *name)
+                            .collect::<Vec<_>>()
+                    ),
+                )
+                .with("raw", response.raw.clone()),
+        );
+        Ok(response)
+    }
+
+    /// The one request without tools after a budget ran out.
+    async fn finalize(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+        which: &str,
+    ) -> Result<CompletionResponse, AgentError> {
+        self.trace(
+            Event::warn("budget.exhausted")
+                .with("budget", which)
+                .with("steps", state.steps)
+                .with("tool_calls", state.tool_calls),
+        );
+        state.messages.push(Message::user(format!(
+            "The {which} budget is used up: you cannot call tools any more. Answer now from \
+             the evidence you have. {}",
+            task.format_reminder
+        )));
+        self.call_without_tools(task, state).await
+    }
+
+    /// The one repair request after a failed validation.
+    async fn repair(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+        answer: &str,
+        problems: &[String],
+    ) -> Result<CompletionResponse, AgentError> {
+        self.trace(Event::info("repair").with("problems", json!(problems)));
+        state.messages.push(Message::assistant(answer));
+        let list: String = problems.iter().map(|p| format!("- {p}\n")).collect();
+        state.messages.push(Message::user(format!(
+            "Your answer did not pass validation:\n{list}Reply again with a corrected answer \
+             that fixes every problem listed. Do not call tools. {}",
+            task.format_reminder
+        )));
+        self.call_without_tools(task, state).await
+    }
+
+    async fn call_without_tools(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+    ) -> Result<CompletionResponse, AgentError> {
+        let response = self.call(task, state, ToolChoice::None).await?;
+        if let Some((_, name, _)) = response.tool_uses().first() {
+            if task.tools.is_empty() {
+                return Err(AgentError::ToolsNotAllowed {
+                    tool: (*name).to_owned(),
+                });
+            }
+            return Err(AgentError::KeptCallingTools);
+        }
+        Ok(response)
+    }
+}
+
+/// Empty answers never pass; then the task's own validator.
+fn check(validator: Option<&dyn Validator>, text: &str) -> Result<String, Vec<String>> {
+    if text.trim().is_empty() {
+        return Err(vec!["the answer is empty".to_owned()]);
+    }
+    match validator {
+        Some(v) => v.validate(text),
+        None => Ok(text.to_owned()),
+    }
+}
+
+/// A task whose answer is one JSON value matching a schema: the structured-output
+/// mode for providers without tool use.
+#[derive(Debug, Clone)]
+pub struct StructuredTask {
+    pub name: String,
+    pub system: String,
+    /// Developer layers and the user prompt; the schema is appended to the last
+    /// message.
+    pub messages: Vec<Message>,
+    /// A short name for the schema (`[a-zA-Z0-9_-]`).
+    pub schema_name: String,
+    pub schema: Value,
+}
+
+impl Runner<'_> {
+    /// Asks for one JSON value matching `task.schema`, validates it (one repair
+    /// pass), and returns it.
+    pub async fn run_structured(
+        &mut self,
+        task: &StructuredTask,
+    ) -> Result<(Value, Outcome), AgentError> {
+        let schema_text = serde_json::to_string_pretty(&task.schema).unwrap_or_default();
+        let mut messages = task.messages.clone();
+        messages.push(Message::user(format!(
+            "Reply with one JSON value that matches this JSON Schema, and nothing else (no \
+             prose, no code fences):\n{schema_text}"
+        )));
+        let plain = Task {
+            name: task.name.clone(),
+            system: task.system.clone(),
+            messages,
+            tools: ToolRegistry::default(),
+            format_reminder: "Reply with the JSON value only.".to_owned(),
+            json_format: Some(JsonFormat {
+                name: task.schema_name.clone(),
+                schema: task.schema.clone(),
+            }),
+        };
+        let schema = task.schema.clone();
+        let validator = move |text: &str| -> Result<String, Vec<String>> {
+            let value = extract_json(text).map_err(|e| vec![e])?;
+            schema::validate(&value, &schema).map_err(|e| vec![e])?;
+            Ok(value.to_string())
+        };
+        let outcome = self.run(&plain, Some(&validator)).await?;
+        let value = serde_json::from_str(&outcome.output).map_err(|e| AgentError::Invalid {
+            problems: vec![e.to_string()],
+            output: outcome.output.clone(),
+        })?;
+        Ok((value, outcome))
+    }
+}
+
+/// The JSON value in a model's answer: the whole text, or the text inside a code
+/// fence, or the span from the first `{`/`[` to the last `}`/`]`.
+pub fn extract_json(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim();
+    if let Ok(value) = serde_json::from_str(trimmed) {
+        return Ok(value);
+    }
+    let fenced = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.trim_end().strip_suffix("```"));
+    if let Some(inner) = fenced
+        && let Ok(value) = serde_json::from_str(inner.trim())
+    {
+        return Ok(value);
+    }
+    let start = trimmed.find(['{', '[']);
+    let end = trimmed.rfind(['}', ']']);
+    if let (Some(start), Some(end)) = (start, end)
+        && start < end
+        && let Ok(value) = serde_json::from_str(&trimmed[start..=end])
+    {
+        return Ok(value);
+    }
+    Err("the answer is not valid JSON".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_found_in_fences_and_prose() {
+        assert_eq!(extract_json(" {\"a\":1} ").unwrap(), json!({"a": 1}));
+        assert_eq!(
+            extract_json("```json\n{\"a\":2}\n```").unwrap(),
+            json!({"a": 2})
+        );
+        assert_eq!(
+            extract_json("Here you go: [1,2] thanks").unwrap(),
+            json!([1, 2])
+        );
+        assert!(extract_json("no json here").is_err());
+        assert!(extract_json("{broken").is_err());
+    }
+}

@@ -1,0 +1,341 @@
+//! The JSON Schema subset our tools and structured outputs use, checked locally:
+//! `type` (one or several), `properties`, `required`, `additionalProperties: false`,
+//! `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `items`,
+//! `minItems`/`maxItems`. Other keywords (`description`, `default`, …) are
+//! annotations and ignored.
+//!
+//! Models are not trusted to honour a schema, even in strict mode, so every tool
+//! call and every structured answer is validated here before it is used.
+
+use serde_json::{Map, Value};
+
+/// Checks `value` against `schema`. The error names the first offending path,
+/// e.g. `$.lines.start: expected integer, got string`.
+pub fn validate(value: &Value, schema: &Value) -> Result<(), String> {
+    check(value, schema, "$")
+}
+
+fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    let Some(schema) = schema.as_object() else {
+        return Ok(()); // `true`/absent schemas accept anything
+    };
+    if let Some(types) = schema.get("type") {
+        let allowed: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if !allowed.is_empty() && !allowed.iter().any(|t| has_type(value, t)) {
+            return Err(format!(
+                "{path}: expected {}, got {}",
+                allowed.join(" or "),
+                type_name(value)
+            ));
+        }
+    }
+    if let Some(Value::Array(options)) = schema.get("enum")
+        && !options.contains(value)
+    {
+        let list: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Err(format!("{path}: must be one of {}", list.join(", ")));
+    }
+    match value {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                return Err(format!("{path}: {n} is below the minimum {min}"));
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                return Err(format!("{path}: {n} is above the maximum {max}"));
+            }
+        }
+        Value::String(s) => {
+            let len = s.chars().count() as u64;
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                return Err(format!("{path}: shorter than {min} characters"));
+            }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                return Err(format!("{path}: longer than {max} characters"));
+            }
+        }
+        Value::Array(items) => {
+            let len = items.len() as u64;
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && len < min
+            {
+                return Err(format!("{path}: fewer than {min} items"));
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && len > max
+            {
+                return Err(format!("{path}: more than {max} items"));
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(item, item_schema, &format!("{path}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(map) => check_object(map, schema, path)?,
+        Value::Bool(_) | Value::Null => {}
+    }
+    Ok(())
+}
+
+fn check_object(
+    map: &Map<String, Value>,
+    schema: &Map<String, Value>,
+    path: &str,
+) -> Result<(), String> {
+    let empty = Map::new();
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !map.contains_key(name) {
+                return Err(format!("{path}: missing required field '{name}'"));
+            }
+        }
+    }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        for key in map.keys() {
+            if !properties.contains_key(key) {
+                let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "{path}: unknown field '{key}' (allowed: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    for (key, item) in map {
+        if let Some(prop) = properties.get(key) {
+            check(item, prop, &format!("{path}.{key}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn has_type(value: &Value, name: &str) -> bool {
+    match name {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "number" => value.is_number(),
+        "integer" => {
+            value.as_i64().is_some()
+                || value.as_u64().is_some()
+                || value
+                    .as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && f.is_finite())
+        }
+        _ => true,
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Removes `null` values of properties the schema does not require, at every
+/// level: OpenAI's strict mode makes models send `null` for an optional argument
+/// they leave out.
+pub fn drop_null_optionals(value: &Value, schema: &Value) -> Value {
+    match (value, schema.as_object()) {
+        (Value::Object(map), Some(schema)) => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let mut out = Map::new();
+            for (key, item) in map {
+                if item.is_null() && !required.contains(&key.as_str()) {
+                    continue;
+                }
+                let sub = properties.and_then(|p| p.get(key)).unwrap_or(&Value::Null);
+                out.insert(key.clone(), drop_null_optionals(item, sub));
+            }
+            Value::Object(out)
+        }
+        (Value::Array(items), Some(schema)) => {
+            let sub = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(items.iter().map(|i| drop_null_optionals(i, sub)).collect())
+        }
+        _ => value.clone(),
+    }
+}
+
+/// What keeps `schema` from being a strict tool schema: the top level must be an
+/// object; every object must say `additionalProperties: false` and list only known
+/// properties as required; every integer or number must have `minimum` and
+/// `maximum` (caps are bounded). Empty when strict.
+pub fn strictness_problems(schema: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        problems.push("$: the top level must be an object schema".to_owned());
+    }
+    lint(schema, "$", &mut problems);
+    problems
+}
+
+fn lint(schema: &Value, path: &str, problems: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    let types: Vec<&str> = match map.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types.contains(&"object") {
+        if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+            problems.push(format!("{path}: needs additionalProperties: false"));
+        }
+        let props = map.get("properties").and_then(Value::as_object);
+        if let Some(Value::Array(required)) = map.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !props.is_some_and(|p| p.contains_key(name)) {
+                    problems.push(format!("{path}: requires unknown property '{name}'"));
+                }
+            }
+        }
+        if let Some(props) = props {
+            for (key, sub) in props {
+                lint(sub, &format!("{path}.{key}"), problems);
+            }
+        }
+    }
+    if (types.contains(&"integer") || types.contains(&"number"))
+        && (!map.contains_key("minimum") || !map.contains_key("maximum"))
+    {
+        problems.push(format!("{path}: numbers need minimum and maximum bounds"));
+    }
+    if types.contains(&"array")
+        && let Some(items) = map.get("items")
+    {
+        lint(items, &format!("{path}[]"), problems);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "lines": {
+                    "type": "object",
+                    "properties": {
+                        "start": {"type": "integer", "minimum": 1, "maximum": 1000000},
+                        "end": {"type": ["integer", "null"], "minimum": 1, "maximum": 1000000}
+                    },
+                    "required": ["start"],
+                    "additionalProperties": false
+                },
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn check(value: Value, expected: Result<(), &str>) {
+        let got = validate(&value, &schema());
+        match expected {
+            Ok(()) => assert_eq!(got, Ok(()), "{value}"),
+            Err(fragment) => {
+                let err = got.expect_err(&value.to_string());
+                assert!(err.contains(fragment), "{err} should mention {fragment}");
+            }
+        }
+    }
+
+    #[test]
+    fn validates_the_subset() {
+        check(json!({"path": "a"}), Ok(()));
+        check(
+            json!({"path": "a", "lines": {"start": 1, "end": null}, "mode": "b", "tags": ["x"]}),
+            Ok(()),
+        );
+        check(
+            json!({"path": 1}),
+            Err("$.path: expected string, got integer"),
+        );
+        check(json!({}), Err("missing required field 'path'"));
+        check(json!({"path": ""}), Err("shorter than 1"));
+        check(json!({"path": "a", "x": 1}), Err("unknown field 'x'"));
+        check(
+            json!({"path": "a", "lines": {"start": 0}}),
+            Err("$.lines.start: 0 is below the minimum"),
+        );
+        check(
+            json!({"path": "a", "lines": {"start": 1.5}}),
+            Err("expected integer, got number"),
+        );
+        check(
+            json!({"path": "a", "mode": "c"}),
+            Err("must be one of \"a\", \"b\""),
+        );
+        check(
+            json!({"path": "a", "tags": ["x", "y", "z"]}),
+            Err("more than 2 items"),
+        );
+        check(
+            json!({"path": "a", "tags": [1]}),
+            Err("$.tags[0]: expected string"),
+        );
+        check(json!([1]), Err("$: expected object, got array"));
+    }
+
+    #[test]
+    fn nulls_of_optional_fields_are_dropped_recursively() {
+        let value = json!({"path": "a", "mode": null, "lines": {"start": 2, "end": null}});
+        assert_eq!(
+            drop_null_optionals(&value, &schema()),
+            json!({"path": "a", "lines": {"start": 2}})
+        );
+        // A required field sent as null stays, and fails validation.
+        let value = json!({"path": null});
+        assert_eq!(drop_null_optionals(&value, &schema()), value);
+    }
+
+    #[test]
+    fn strictness_lint() {
+        assert!(strictness_problems(&schema()).is_empty());
+        let lax = json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "o": {"type": "object", "properties": {}}},
+            "required": ["m"]
+        });
+        let problems = strictness_problems(&lax);
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(strictness_problems(&json!({"type": "string"}))[0].contains("top level"));
+    }
+}

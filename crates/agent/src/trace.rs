@@ -1,0 +1,478 @@
+//! Where a run's events go: a session directory, a human console stream, or
+//! nowhere.
+//!
+//! **Invariant:** every sink redacts known secrets from every string before it
+//! writes anything (its [`llm::Redactor`]), so a key never reaches a trace file or
+//! a terminal — only its masked form (`****Yz`).
+//!
+//! Session directory (`events.ndjson`, `session.json`, `artifacts/`):
+//! - `events.ndjson`: one JSON object per event, appended as it happens:
+//!   `{"seq":1,"time":"…","level":"info","event":"request",…fields}`;
+//! - `session.json`: a compact snapshot rewritten after every event (metadata,
+//!   counts per event kind, the last event, the final artifact or error);
+//! - `artifacts/<sha256>.txt`: strings longer than [`ARTIFACT_THRESHOLD`] bytes,
+//!   replaced in both files by `{"artifact":"artifacts/<sha256>.txt","bytes":…,
+//!   "lines":…,"preview":"…"}`.
+//!
+//! Console lines look like `15:04:05 INF tool.output tool=read_file ok=true`; long
+//! or multi-line values follow as indented preview blocks that say how much was
+//! left out. Colour (keys and levels) only when the caller says the output is a
+//! terminal.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use llm::Redactor;
+
+/// Strings longer than this many bytes go to `artifacts/` in session traces.
+pub const ARTIFACT_THRESHOLD: usize = 2048;
+
+/// Console values longer than this (or multi-line) print as preview blocks.
+const INLINE_MAX: usize = 100;
+/// Lines of a preview block.
+const PREVIEW_LINES: usize = 8;
+/// Characters of one preview line.
+const PREVIEW_WIDTH: usize = 160;
+
+/// How important an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    fn tag(self) -> &'static str {
+        match self {
+            Level::Info => "INF",
+            Level::Warn => "WRN",
+            Level::Error => "ERR",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        }
+    }
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Dotted kind, e.g. `request`, `tool.output`, `final`.
+    pub kind: String,
+    pub level: Level,
+    /// Ordered fields.
+    pub fields: Vec<(String, Value)>,
+}
+
+impl Event {
+    /// An info event.
+    pub fn info(kind: &str) -> Self {
+        Event {
+            kind: kind.to_owned(),
+            level: Level::Info,
+            fields: Vec::new(),
+        }
+    }
+
+    /// A warning.
+    pub fn warn(kind: &str) -> Self {
+        Event {
+            level: Level::Warn,
+            ..Event::info(kind)
+        }
+    }
+
+    /// An error.
+    pub fn error(kind: &str) -> Self {
+        Event {
+            level: Level::Error,
+            ..Event::info(kind)
+        }
+    }
+
+    /// Adds a field.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.fields.push((key.to_owned(), value.into()));
+        self
+    }
+}
+
+/// A destination for events. Writing a trace never fails a run: sinks report I/O
+/// problems through [`TraceSink::problems`] instead.
+pub trait TraceSink: Send {
+    /// Records one event.
+    fn record(&mut self, event: &Event);
+    /// I/O problems met so far (a full disk, a deleted directory).
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Discards everything.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl TraceSink for NullSink {
+    fn record(&mut self, _event: &Event) {}
+}
+
+/// Replaces secrets in every string of a value.
+fn redact_value(value: &Value, redactor: &Redactor) -> Value {
+    match value {
+        Value::String(s) => Value::String(redactor.redact(s)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| redact_value(v, redactor)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (redactor.redact(k), redact_value(v, redactor)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A session directory: `events.ndjson`, `session.json`, `artifacts/`.
+#[derive(Debug)]
+pub struct SessionSink {
+    dir: PathBuf,
+    redactor: Redactor,
+    metadata: Value,
+    started_at: String,
+    seq: u64,
+    counts: BTreeMap<String, u64>,
+    last: Option<String>,
+    outcome: Option<Value>,
+    problems: Vec<String>,
+}
+
+impl SessionSink {
+    /// Creates `dir` (and `artifacts/`) and writes the first `session.json`.
+    /// `metadata` describes the session (command, mode, repository, paths).
+    pub fn create(dir: &Path, metadata: Value, redactor: Redactor) -> io::Result<SessionSink> {
+        fs::create_dir_all(dir.join("artifacts"))?;
+        let sink = SessionSink {
+            dir: dir.to_path_buf(),
+            metadata: redact_value(&metadata, &redactor),
+            redactor,
+            started_at: now_rfc3339(),
+            seq: 0,
+            counts: BTreeMap::new(),
+            last: None,
+            outcome: None,
+            problems: Vec::new(),
+        };
+        fs::File::create(sink.dir.join("events.ndjson"))?;
+        sink.write_snapshot()?;
+        Ok(sink)
+    }
+
+    /// The session directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Large strings become artifact references.
+    fn externalize(&mut self, value: &Value) -> Value {
+        match value {
+            Value::String(s) if s.len() > ARTIFACT_THRESHOLD => match self.write_artifact(s) {
+                Ok(reference) => reference,
+                Err(err) => {
+                    self.problems.push(format!("artifact: {err}"));
+                    Value::String(s.clone())
+                }
+            },
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.externalize(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.externalize(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn write_artifact(&self, text: &str) -> io::Result<Value> {
+        let digest = Sha256::digest(text.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let relative = format!("artifacts/{hex}.txt");
+        let path = self.dir.join(&relative);
+        if !path.exists() {
+            fs::write(&path, text)?;
+        }
+        Ok(json!({
+            "artifact": relative,
+            "bytes": text.len(),
+            "lines": text.lines().count(),
+            "preview": preview_head(text, 200),
+        }))
+    }
+
+    fn write_snapshot(&self) -> io::Result<()> {
+        let snapshot = json!({
+            "session": self.metadata,
+            "started_at": self.started_at,
+            "updated_at": now_rfc3339(),
+            "events": self.seq,
+            "event_counts": self.counts,
+            "last_event": self.last,
+            "outcome": self.outcome,
+        });
+        let text = serde_json::to_string_pretty(&snapshot).unwrap_or_default();
+        let tmp = self.dir.join("session.json.tmp");
+        fs::write(&tmp, text)?;
+        fs::rename(tmp, self.dir.join("session.json"))
+    }
+
+    fn append(&mut self, line: &str) -> io::Result<()> {
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(self.dir.join("events.ndjson"))?;
+        file.write_all(line.as_bytes())?;
+        file.write_all(b"\n")
+    }
+}
+
+impl TraceSink for SessionSink {
+    fn record(&mut self, event: &Event) {
+        self.seq += 1;
+        let mut object = Map::new();
+        object.insert("seq".into(), json!(self.seq));
+        object.insert("time".into(), json!(now_rfc3339()));
+        object.insert("level".into(), json!(event.level.name()));
+        object.insert("event".into(), json!(event.kind));
+        for (key, value) in &event.fields {
+            let value = redact_value(value, &self.redactor);
+            let value = self.externalize(&value);
+            object.insert(key.clone(), value);
+        }
+        *self.counts.entry(event.kind.clone()).or_default() += 1;
+        self.last = Some(event.kind.clone());
+        if matches!(event.kind.as_str(), "final" | "error") {
+            let mut outcome = object.clone();
+            outcome.remove("seq");
+            self.outcome = Some(Value::Object(outcome));
+        }
+        let line = Value::Object(object).to_string();
+        if let Err(err) = self.append(&line) {
+            self.problems.push(format!("events.ndjson: {err}"));
+        }
+        if let Err(err) = self.write_snapshot() {
+            self.problems.push(format!("session.json: {err}"));
+        }
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.clone()
+    }
+}
+
+/// Human-readable lines on a writer (the binary passes stdout or stderr).
+pub struct ConsoleSink<W: Write + Send> {
+    out: W,
+    color: bool,
+    redactor: Redactor,
+    clock: fn() -> String,
+    problems: Vec<String>,
+}
+
+impl<W: Write + Send> std::fmt::Debug for ConsoleSink<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsoleSink")
+            .field("color", &self.color)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write + Send> ConsoleSink<W> {
+    /// Lines on `out`; `color` only when `out` is a terminal.
+    pub fn new(out: W, color: bool, redactor: Redactor) -> Self {
+        ConsoleSink {
+            out,
+            color,
+            redactor,
+            clock: local_clock,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Uses `clock` for the time column (tests pin it).
+    pub fn with_clock(mut self, clock: fn() -> String) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn render(&self, event: &Event) -> String {
+        let (key_on, level_on, off) = if self.color {
+            let level = match event.level {
+                Level::Info => "\x1b[32m",
+                Level::Warn => "\x1b[33m",
+                Level::Error => "\x1b[31m",
+            };
+            ("\x1b[36m", level, "\x1b[0m")
+        } else {
+            ("", "", "")
+        };
+        let mut line = format!(
+            "{} {level_on}{}{off} {}",
+            (self.clock)(),
+            event.level.tag(),
+            event.kind
+        );
+        let mut blocks = String::new();
+        for (key, value) in &event.fields {
+            let value = redact_value(value, &self.redactor);
+            let text = match &value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if text.len() > INLINE_MAX || text.contains('\n') {
+                line.push_str(&format!(" {key_on}{key}{off}=<{}>", size_note(&text)));
+                blocks.push_str(&preview_block(key, &text));
+            } else {
+                line.push_str(&format!(" {key_on}{key}{off}={}", inline(&text, &value)));
+            }
+        }
+        line.push('\n');
+        line.push_str(&blocks);
+        line
+    }
+}
+
+impl<W: Write + Send> TraceSink for ConsoleSink<W> {
+    fn record(&mut self, event: &Event) {
+        let text = self.render(event);
+        if let Err(err) = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush())
+        {
+            self.problems.push(format!("console: {err}"));
+        }
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.clone()
+    }
+}
+
+fn inline(text: &str, value: &Value) -> String {
+    let plain = value.is_string()
+        && !text.is_empty()
+        && !text
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c == '=');
+    if plain || !value.is_string() {
+        text.to_owned()
+    } else {
+        format!("{text:?}")
+    }
+}
+
+fn size_note(text: &str) -> String {
+    let lines = text.lines().count();
+    format!("{lines} lines, {} bytes", text.len())
+}
+
+/// `    key: 312 lines, 12034 bytes (first 8 lines shown)` then `      | …` lines.
+fn preview_block(key: &str, text: &str) -> String {
+    let total = text.lines().count();
+    let shown = total.min(PREVIEW_LINES);
+    let mut out = format!("    {key}: {}", size_note(text));
+    if shown < total {
+        out.push_str(&format!(
+            " (first {shown} lines shown, {} more)",
+            total - shown
+        ));
+    }
+    out.push('\n');
+    for line in text.lines().take(shown) {
+        out.push_str("      | ");
+        out.push_str(&preview_head(line, PREVIEW_WIDTH));
+        out.push('\n');
+    }
+    out
+}
+
+/// The first `max` characters, with `…` when cut.
+fn preview_head(text: &str, max: usize) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+fn local_clock() -> String {
+    chrono::Local::now().format("%H:%M:%S").to_string()
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock() -> String {
+        "15:04:05".to_owned()
+    }
+
+    #[test]
+    fn console_lines_and_preview_blocks() {
+        let mut sink = ConsoleSink::new(Vec::new(), false, Redactor::default()).with_clock(clock);
+        sink.record(
+            &Event::info("session.started")
+                .with("command", "commit")
+                .with("steps", 3),
+        );
+        let diff: String = (1..=12).map(|i| format!("+line {i}\n")).collect();
+        sink.record(
+            &Event::warn("tool.output")
+                .with("tool", "git_staged_diff")
+                .with("output", diff)
+                .with("note", "two words"),
+        );
+        let text = String::from_utf8(sink.into_inner()).unwrap();
+        assert_eq!(
+            text,
+            "15:04:05 INF session.started command=commit steps=3\n\
+             15:04:05 WRN tool.output tool=git_staged_diff output=<12 lines, 99 bytes> note=\"two words\"\n    \
+             output: 12 lines, 99 bytes (first 8 lines shown, 4 more)\n      | +line 1\n      | +line 2\n      | +line 3\n      \
+             | +line 4\n      | +line 5\n      | +line 6\n      | +line 7\n      | +line 8\n"
+        );
+    }
+
+    #[test]
+    fn console_colour_only_when_asked() {
+        let mut sink = ConsoleSink::new(Vec::new(), true, Redactor::default()).with_clock(clock);
+        sink.record(&Event::error("error").with("message", "x"));
+        let text = String::from_utf8(sink.into_inner()).unwrap();
+        assert_eq!(
+            text,
+            "15:04:05 \x1b[31mERR\x1b[0m error \x1b[36mmessage\x1b[0m=x\n"
+        );
+    }
+}

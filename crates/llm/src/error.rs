@@ -1,0 +1,102 @@
+//! Errors of provider calls.
+//!
+//! **Invariant:** no variant ever holds a key: messages taken from a provider's
+//! reply pass through the provider's [`crate::Redactor`] before they are stored.
+
+use std::time::Duration;
+
+/// What went wrong talking to a provider.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// The provider could not be set up (bad base URL, unusable header value, …).
+    #[error("{provider}: invalid configuration: {message}")]
+    Config {
+        provider: &'static str,
+        message: String,
+    },
+
+    /// The provider refused the request (a 4xx other than 429, or a 5xx that is
+    /// not retried). `message` is the provider's own, redacted.
+    #[error("{provider}: HTTP {status}: {message}")]
+    Api {
+        provider: &'static str,
+        status: u16,
+        message: String,
+    },
+
+    /// Retryable failures (429, 5xx, timeouts, dropped connections) went on until
+    /// the attempts ran out.
+    #[error("{provider}: gave up after {attempts} attempts; last error: {last}")]
+    RetriesExhausted {
+        provider: &'static str,
+        attempts: u32,
+        last: Box<LlmError>,
+    },
+
+    /// No (complete) answer in time: one attempt (`overall == false`) or the whole
+    /// call including retries.
+    #[error("{provider}: no response within {} s{}", after.as_secs_f64(), if *overall { " (overall limit)" } else { "" })]
+    Timeout {
+        provider: &'static str,
+        after: Duration,
+        overall: bool,
+    },
+
+    /// The connection failed or broke (refused, reset, closed mid-body).
+    #[error("{provider}: connection failed: {message}")]
+    Transport {
+        provider: &'static str,
+        message: String,
+    },
+
+    /// The reply could not be understood: not JSON, or a required field missing or
+    /// of the wrong type. `reason` names the field.
+    #[error("{provider}: malformed response: {reason}")]
+    Malformed {
+        provider: &'static str,
+        reason: String,
+    },
+
+    /// The reply's stop reason is not one this backend knows.
+    #[error("{provider}: unknown stop reason '{value}'")]
+    UnknownStopReason {
+        provider: &'static str,
+        value: String,
+    },
+
+    /// The model called a tool with arguments that are not JSON.
+    #[error(
+        "{provider}: the model called '{tool}' with arguments that are not valid JSON: {reason}"
+    )]
+    InvalidToolArguments {
+        provider: &'static str,
+        tool: String,
+        reason: String,
+    },
+}
+
+impl LlmError {
+    /// The HTTP status behind the error, if any.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            LlmError::Api { status, .. } => Some(*status),
+            LlmError::RetriesExhausted { last, .. } => last.status(),
+            _ => None,
+        }
+    }
+
+    /// The provider's short name.
+    pub fn provider(&self) -> &'static str {
+        match self {
+            LlmError::Config { provider, .. }
+            | LlmError::Api { provider, .. }
+            | LlmError::RetriesExhausted { provider, .. }
+            | LlmError::Timeout { provider, .. }
+            | LlmError::Transport { provider, .. }
+            | LlmError::Malformed { provider, .. }
+            | LlmError::UnknownStopReason { provider, .. }
+            | LlmError::InvalidToolArguments { provider, .. } => provider,
+        }
+    }
+}

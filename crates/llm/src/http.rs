@@ -1,0 +1,441 @@
+//! The HTTP layer every backend shares: one `reqwest` client per provider, retries
+//! with backoff and jitter, `Retry-After`, per-attempt and overall timeouts, proxies.
+//!
+//! **Invariant:** only `2xx` answers leave this module as responses. Everything else
+//! becomes an [`LlmError`] here, with the provider's message redacted — so no layer
+//! above (async-openai included) ever formats a raw error body.
+//!
+//! Retried: HTTP 429, 500, 502, 503, 504 and 529 (Anthropic's "overloaded"),
+//! attempts that time out, and transport failures (refused or reset connections,
+//! bodies cut short). Not retried: other statuses, and answers that arrive whole but
+//! cannot be parsed (a server that sends garbage once will send it again).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::error::LlmError;
+use crate::secret::Redactor;
+
+/// Timeouts, retries and proxies for one provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// One attempt: connect, send, and read the whole answer.
+    pub request_timeout: Duration,
+    /// The whole call, retries and waits included.
+    pub overall_timeout: Duration,
+    /// Establishing a connection.
+    pub connect_timeout: Duration,
+    pub retry: RetryPolicy,
+    pub proxy: ProxyConfig,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            request_timeout: Duration::from_secs(180),
+            overall_timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(15),
+            retry: RetryPolicy::default(),
+            proxy: ProxyConfig::default(),
+        }
+    }
+}
+
+/// How retryable failures are retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// Wait before the second attempt; doubles each time, with jitter.
+    pub initial_backoff: Duration,
+    /// Longest computed wait.
+    pub max_backoff: Duration,
+    /// Longest wait a server's `Retry-After` may ask for; a longer one is cut to this.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 5,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `next` (2 for the first retry), with "equal jitter":
+    /// between half and all of the exponential delay.
+    fn backoff(&self, next: u32) -> Duration {
+        let exponent = next.saturating_sub(2).min(20);
+        let full = self
+            .initial_backoff
+            .saturating_mul(1u32 << exponent)
+            .min(self.max_backoff);
+        let half = full / 2;
+        let jitter = random_below(half.as_micros() as u64 + 1);
+        half + Duration::from_micros(jitter)
+    }
+}
+
+/// Proxies, given explicitly (the binary reads `HTTPS_PROXY`, `HTTP_PROXY`,
+/// `NO_PROXY`; this library reads no environment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxyConfig {
+    /// Proxy for `http://` URLs.
+    pub http: Option<String>,
+    /// Proxy for `https://` URLs.
+    pub https: Option<String>,
+    /// Hosts that bypass the proxies, in `NO_PROXY` syntax (`a.com,.b.org,10.0.0.0/8`).
+    pub no_proxy: Option<String>,
+}
+
+/// A whole `2xx` answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Buffered {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+/// One provider's HTTP client and policy.
+#[derive(Clone, Debug)]
+pub(crate) struct Transport {
+    pub client: reqwest::Client,
+    pub options: HttpOptions,
+    pub redactor: Redactor,
+    pub provider: &'static str,
+}
+
+impl Transport {
+    pub fn new(
+        provider: &'static str,
+        options: HttpOptions,
+        redactor: Redactor,
+    ) -> Result<Transport, LlmError> {
+        // rustls needs a process-wide crypto provider; ring is ours. Installing
+        // twice is harmless (the second call reports the first and is ignored).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config_error = |message: String| LlmError::Config { provider, message };
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
+        let no_proxy = options
+            .proxy
+            .no_proxy
+            .as_deref()
+            .and_then(reqwest::NoProxy::from_string);
+        if let Some(url) = &options.proxy.http {
+            let proxy = reqwest::Proxy::http(url)
+                .map_err(|e| config_error(format!("HTTP proxy '{}': {e}", redactor.redact(url))))?
+                .no_proxy(no_proxy.clone());
+            builder = builder.proxy(proxy);
+        }
+        if let Some(url) = &options.proxy.https {
+            let proxy = reqwest::Proxy::https(url)
+                .map_err(|e| config_error(format!("HTTPS proxy '{}': {e}", redactor.redact(url))))?
+                .no_proxy(no_proxy);
+            builder = builder.proxy(proxy);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| config_error(format!("could not build the HTTP client: {e}")))?;
+        Ok(Transport {
+            client,
+            options,
+            redactor,
+            provider,
+        })
+    }
+
+    /// Sends the request `build` makes (once per attempt) until it succeeds, fails
+    /// for good, or the attempts or the overall time run out.
+    pub async fn send<F, Fut, E>(&self, build: F) -> Result<Buffered, LlmError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<reqwest::Request, E>>,
+        E: std::fmt::Display,
+    {
+        let provider = self.provider;
+        let policy = self.options.retry;
+        let started = Instant::now();
+        let deadline = started + self.options.overall_timeout;
+        let attempts = policy.max_attempts.max(1);
+        let mut last: Option<LlmError> = None;
+        let mut made = 0;
+        for attempt in 1..=attempts {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            made = attempt;
+            let request = build().await.map_err(|e| LlmError::Config {
+                provider,
+                message: self
+                    .redactor
+                    .redact(&format!("could not build the request: {e}")),
+            })?;
+            let window = self.options.request_timeout.min(deadline - now);
+            let per_attempt = window == self.options.request_timeout;
+            let outcome = tokio::time::timeout(window, self.attempt(request)).await;
+            let (error, retry_after) = match outcome {
+                Err(_) => (
+                    LlmError::Timeout {
+                        provider,
+                        after: window,
+                        overall: !per_attempt,
+                    },
+                    None,
+                ),
+                Ok(Err(err)) if is_transient(&err) => (
+                    LlmError::Transport {
+                        provider,
+                        message: self.describe(&err),
+                    },
+                    None,
+                ),
+                Ok(Err(err)) => {
+                    return Err(LlmError::Transport {
+                        provider,
+                        message: self.describe(&err),
+                    });
+                }
+                Ok(Ok(answer)) if (200..300).contains(&answer.status) => return Ok(answer),
+                Ok(Ok(answer)) => {
+                    let error = LlmError::Api {
+                        provider,
+                        status: answer.status,
+                        message: self.error_message(&answer.body),
+                    };
+                    if !is_retryable_status(answer.status) {
+                        return Err(error);
+                    }
+                    (error, retry_after(&answer.headers))
+                }
+            };
+            last = Some(error);
+            if attempt == attempts {
+                break;
+            }
+            let wait = match retry_after {
+                Some(asked) => asked.min(policy.max_retry_after),
+                None => policy.backoff(attempt + 1),
+            };
+            if Instant::now() + wait >= deadline {
+                // The next attempt could not finish in time: stop now.
+                break;
+            }
+            tokio::time::sleep(wait).await;
+        }
+        match last {
+            None => Err(LlmError::Timeout {
+                provider,
+                after: self.options.overall_timeout,
+                overall: true,
+            }),
+            Some(last) if made <= 1 => Err(last),
+            Some(last) => Err(LlmError::RetriesExhausted {
+                provider,
+                attempts: made,
+                last: Box::new(last),
+            }),
+        }
+    }
+
+    async fn attempt(&self, request: reqwest::Request) -> Result<Buffered, reqwest::Error> {
+        let response = self.client.execute(request).await?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.bytes().await?.to_vec();
+        Ok(Buffered {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    fn describe(&self, err: &reqwest::Error) -> String {
+        let mut text = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        self.redactor.redact(&text)
+    }
+
+    /// The provider's error message from an error body, tolerant of shapes
+    /// (`{"error":{"message"}}`, `{"error":"…"}`, `{"message"}`, `{"detail"}`, plain
+    /// text), cut to a readable length and redacted.
+    pub fn error_message(&self, body: &[u8]) -> String {
+        let text = String::from_utf8_lossy(body);
+        let from_json = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
+            let candidates = [
+                v.pointer("/error/message"),
+                v.get("error").filter(|e| e.is_string()),
+                v.get("message"),
+                v.get("detail"),
+            ];
+            candidates
+                .into_iter()
+                .flatten()
+                .find_map(|m| m.as_str().map(str::to_owned))
+        });
+        let message = from_json.unwrap_or_else(|| text.trim().to_owned());
+        let message = if message.is_empty() {
+            "(no message)".to_owned()
+        } else {
+            message
+        };
+        self.redactor.redact(&clip(&message, 600))
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
+}
+
+fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504 | 529)
+}
+
+/// Failures of the connection rather than of the request's content. reqwest
+/// reports a body cut short while reading it as a "decode" error; we decode
+/// nothing through reqwest (no compression, our own JSON parsing), so decode errors
+/// are transport failures too.
+fn is_transient(err: &reqwest::Error) -> bool {
+    !err.is_builder()
+        && !err.is_redirect()
+        && (err.is_timeout()
+            || err.is_connect()
+            || err.is_request()
+            || err.is_body()
+            || err.is_decode())
+}
+
+/// `Retry-After` (seconds or an HTTP date) or `retry-after-ms`.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// A small, lock-free pseudo-random source for jitter (xorshift seeded from the
+/// clock); statistical quality does not matter here.
+fn random_below(n: u64) -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let mut x = STATE.load(Ordering::Relaxed);
+    if x == 0 {
+        x = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9_7f4a_7c15)
+            | 1;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Ordering::Relaxed);
+    if n == 0 { 0 } else { x % n }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn retry_after_seconds_dates_and_milliseconds() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
+        h.insert("retry-after", HeaderValue::from_static("0.25"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(
+            retry_after(&h),
+            Some(Duration::ZERO),
+            "a past date means now"
+        );
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after-ms", HeaderValue::from_static("1500"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_caps() {
+        let policy = RetryPolicy {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_retry_after: Duration::from_secs(5),
+        };
+        for (next, full) in [(2, 100), (3, 200), (4, 400), (5, 800), (6, 1000), (9, 1000)] {
+            for _ in 0..20 {
+                let wait = policy.backoff(next).as_millis() as u64;
+                assert!(
+                    wait >= full / 2 && wait <= full,
+                    "attempt {next}: {wait} ms"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn error_messages_are_extracted_and_redacted() {
+        let secret = crate::Secret::new("sk-live-0123456789abcdefQQ");
+        let transport =
+            Transport::new("test", HttpOptions::default(), Redactor::new([&secret])).unwrap();
+        let body = format!(
+            r#"{{"error":{{"message":"Incorrect API key provided: {}","type":"x"}}}}"#,
+            secret.expose()
+        );
+        assert_eq!(
+            transport.error_message(body.as_bytes()),
+            "Incorrect API key provided: ****QQ"
+        );
+        assert_eq!(transport.error_message(br#"{"error":"plain"}"#), "plain");
+        assert_eq!(transport.error_message(br#"{"detail":"nope"}"#), "nope");
+        assert_eq!(
+            transport.error_message(b"  upstream exploded \n"),
+            "upstream exploded"
+        );
+        assert_eq!(transport.error_message(b""), "(no message)");
+        assert!(transport.error_message(&vec![b'x'; 5000]).len() < 700);
+    }
+}

@@ -1,0 +1,159 @@
+//! `llm`: language models behind one trait, [`LlmProvider`].
+//!
+//! Normalized requests and responses ([`CompletionRequest`], [`Message`],
+//! [`ContentBlock`] with text, tool use and tool results, [`ToolSpec`] with strict
+//! JSON Schema, [`StopReason`], [`Usage`]) and three real HTTP backends:
+//! - [`OpenAiResponses`]: OpenAI's Responses API through `async-openai`;
+//! - [`OpenAiChat`]: Chat Completions through `async-openai` (Ollama, vLLM,
+//!   llama.cpp's server, LM Studio, OpenRouter, OpenAI);
+//! - [`Anthropic`]: the Messages API over `reqwest`.
+//!
+//! All three share [`http`]: retries with backoff and jitter on 429/5xx, timeouts
+//! and dropped connections, honouring `Retry-After`; per-attempt and overall
+//! timeouts; explicit proxies.
+//!
+//! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
+//! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.
+//! - **Invariant:** credentials are [`Secret`]s. They travel only in HTTP headers
+//!   (marked sensitive), show as at most their last two characters, and every error
+//!   built from a provider's reply is passed through the provider's [`Redactor`].
+//! - **Invariant:** malformed replies (not JSON, missing fields, tool arguments that
+//!   are not JSON, unknown stop reasons) are typed [`LlmError`]s, never panics.
+//!   Optional fields real servers leave out (usage details, ids, timestamps) are
+//!   simply optional.
+//! - The library reads no files and no environment: auth, base URLs and proxies
+//!   are passed in by the binary.
+
+mod anthropic;
+mod error;
+pub mod http;
+mod openai;
+mod parse;
+mod secret;
+mod types;
+
+use std::sync::Arc;
+
+pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
+pub use error::LlmError;
+pub use http::{HttpOptions, ProxyConfig, RetryPolicy};
+pub use openai::{CHATGPT_BASE_URL, OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
+pub use secret::{Redactor, Secret};
+pub use types::*;
+
+/// How requests are authenticated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Auth {
+    /// No credentials (local servers).
+    #[default]
+    None,
+    /// An API key: `Authorization: Bearer …` for OpenAI, `x-api-key` for Anthropic.
+    ApiKey(Secret),
+    /// ChatGPT (Codex) sign-in: `Authorization: Bearer <access token>` plus
+    /// `ChatGPT-Account-ID`. The base URL defaults to [`CHATGPT_BASE_URL`].
+    ChatGpt {
+        access_token: Secret,
+        account_id: String,
+    },
+}
+
+impl Auth {
+    /// The secrets this auth carries.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        match self {
+            Auth::None => Vec::new(),
+            Auth::ApiKey(secret) => vec![secret],
+            Auth::ChatGpt { access_token, .. } => vec![access_token],
+        }
+    }
+}
+
+/// Which API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAiResponses,
+    OpenAiChat,
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The names [`ProviderKind::parse`] accepts, canonical first.
+    pub const NAMES: &'static [&'static str] = &["openai-responses", "openai-chat", "anthropic"];
+
+    /// Parses `openai-responses` (or `responses`, `openai`), `openai-chat` (or
+    /// `chat`), `anthropic`.
+    pub fn parse(text: &str) -> Option<ProviderKind> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "openai-responses" | "responses" | "openai" => Some(ProviderKind::OpenAiResponses),
+            "openai-chat" | "chat" | "chat-completions" => Some(ProviderKind::OpenAiChat),
+            "anthropic" | "claude" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAiResponses => "openai-responses",
+            ProviderKind::OpenAiChat => "openai-chat",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Everything needed to build a provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub model: String,
+    /// `None`: the API's default (or [`CHATGPT_BASE_URL`] with ChatGPT sign-in).
+    pub base_url: Option<String>,
+    pub auth: Auth,
+    pub http: HttpOptions,
+    /// OpenAI: send `service_tier: "priority"`.
+    pub priority: bool,
+    /// OpenAI: send a reasoning effort.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Whether the backend may be given tools (some local servers cannot).
+    pub tool_use: bool,
+    /// Chat Completions: send the token cap as `max_completion_tokens` rather than
+    /// `max_tokens` (newer OpenAI models want the former, most servers the latter).
+    pub max_completion_tokens: bool,
+}
+
+impl ProviderConfig {
+    /// A config with defaults for everything but the API and the model.
+    pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
+        ProviderConfig {
+            kind,
+            model: model.into(),
+            base_url: None,
+            auth: Auth::None,
+            http: HttpOptions::default(),
+            priority: false,
+            reasoning_effort: None,
+            tool_use: true,
+            max_completion_tokens: false,
+        }
+    }
+
+    /// The redactor for this config's secrets.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(self.auth.secrets())
+    }
+}
+
+/// Builds the provider `config` describes.
+pub fn build_provider(config: ProviderConfig) -> Result<Arc<dyn LlmProvider>, LlmError> {
+    if config.model.trim().is_empty() {
+        return Err(LlmError::Config {
+            provider: config.kind.as_str(),
+            message: "no model given".to_owned(),
+        });
+    }
+    Ok(match config.kind {
+        ProviderKind::OpenAiResponses => Arc::new(OpenAiResponses::new(config)?),
+        ProviderKind::OpenAiChat => Arc::new(OpenAiChat::new(config)?),
+        ProviderKind::Anthropic => Arc::new(Anthropic::new(config)?),
+    })
+}

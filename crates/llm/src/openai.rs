@@ -1,0 +1,919 @@
+//! OpenAI's two APIs through `async-openai`: the Responses API
+//! ([`OpenAiResponses`]) and Chat Completions ([`OpenAiChat`], which also serves
+//! Ollama, vLLM, llama.cpp's server, LM Studio and OpenRouter).
+//!
+//! async-openai carries the requests ("bring your own types": our request JSON,
+//! our tolerant reply parsing — its typed Responses structs reject the leaner
+//! replies of real OpenAI-compatible servers) through our own retrying HTTP service
+//! ([`crate::http`]), with our own config (so it never reads `OPENAI_*` variables).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use crate::error::LlmError;
+use crate::http::{Transport, clip};
+use crate::parse::{Reader, count};
+use crate::types::{
+    BoxFuture, CompletionRequest, CompletionResponse, ContentBlock, LlmProvider, Role, StopReason,
+    ToolChoice, ToolSpec, Usage,
+};
+use crate::{Auth, ProviderConfig, ReasoningEffort};
+
+/// The default base URL with an API key.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The default base URL with ChatGPT (Codex) sign-in.
+pub const CHATGPT_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
+
+/// What async-openai needs to address requests: base URL and headers. Built from
+/// our [`Auth`], never from the environment.
+struct WireConfig {
+    base: String,
+    headers: HeaderMap,
+    key: secrecy::SecretString,
+}
+
+impl async_openai::config::Config for WireConfig {
+    fn headers(&self) -> HeaderMap {
+        self.headers.clone()
+    }
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+    fn query(&self) -> Vec<(&str, &str)> {
+        Vec::new()
+    }
+    fn api_base(&self) -> &str {
+        &self.base
+    }
+    fn api_key(&self) -> &secrecy::SecretString {
+        &self.key
+    }
+}
+
+/// Our retrying transport as the tower service async-openai sends through.
+#[derive(Clone)]
+struct RetryingService {
+    transport: Arc<Transport>,
+}
+
+type ServiceFuture = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
+
+impl tower_service::Service<HttpRequestFactory> for RetryingService {
+    type Response = reqwest::Response;
+    type Error = OpenAIError;
+    type Future = ServiceFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
+        let transport = self.transport.clone();
+        Box::pin(async move {
+            let answer = transport
+                .send(|| factory.build())
+                .await
+                .map_err(|err| OpenAIError::Boxed(Box::new(err)))?;
+            let mut builder = http::Response::builder().status(answer.status);
+            for (name, value) in &answer.headers {
+                builder = builder.header(name, value);
+            }
+            let response = builder
+                .body(answer.body)
+                .map_err(|err| OpenAIError::Boxed(Box::new(err)))?;
+            Ok(reqwest::Response::from(response))
+        })
+    }
+}
+
+/// The async-openai client and what both OpenAI backends share.
+struct OpenAiCore {
+    client: async_openai::Client<WireConfig>,
+    transport: Arc<Transport>,
+    config: ProviderConfig,
+    provider: &'static str,
+}
+
+impl OpenAiCore {
+    fn new(provider: &'static str, config: ProviderConfig) -> Result<OpenAiCore, LlmError> {
+        let invalid = |message: String| LlmError::Config { provider, message };
+        let base = match (&config.base_url, &config.auth) {
+            (Some(url), _) => url.trim_end_matches('/').to_owned(),
+            (None, Auth::ChatGpt { .. }) => CHATGPT_BASE_URL.to_owned(),
+            (None, _) => OPENAI_BASE_URL.to_owned(),
+        };
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(invalid(format!(
+                "base URL '{base}' must start with http:// or https://"
+            )));
+        }
+        let redactor = config.redactor();
+        let mut headers = HeaderMap::new();
+        let mut key = String::new();
+        match &config.auth {
+            Auth::None => {}
+            Auth::ApiKey(secret) => {
+                headers.insert(AUTHORIZATION, bearer(provider, secret.expose())?);
+                key = secret.expose().to_owned();
+            }
+            Auth::ChatGpt {
+                access_token,
+                account_id,
+            } => {
+                headers.insert(AUTHORIZATION, bearer(provider, access_token.expose())?);
+                let id = HeaderValue::from_str(account_id).map_err(|_| {
+                    invalid("the ChatGPT account id is not a valid header value".into())
+                })?;
+                headers.insert("ChatGPT-Account-ID", id);
+                key = access_token.expose().to_owned();
+            }
+        }
+        let transport = Arc::new(Transport::new(provider, config.http.clone(), redactor)?);
+        let wire = WireConfig {
+            base,
+            headers,
+            key: secrecy::SecretString::from(key),
+        };
+        let client = async_openai::Client::build(transport.client.clone(), wire).with_http_service(
+            RetryingService {
+                transport: transport.clone(),
+            },
+        );
+        Ok(OpenAiCore {
+            client,
+            transport,
+            config,
+            provider,
+        })
+    }
+
+    fn map_error(&self, err: OpenAIError) -> LlmError {
+        let provider = self.provider;
+        let redact = |text: String| self.transport.redactor.redact(&text);
+        match err {
+            OpenAIError::Boxed(boxed) => match boxed.downcast::<LlmError>() {
+                Ok(ours) => *ours,
+                Err(other) => LlmError::Transport {
+                    provider,
+                    message: redact(other.to_string()),
+                },
+            },
+            OpenAIError::JSONDeserialize(err, content) => LlmError::Malformed {
+                provider,
+                reason: redact(format!(
+                    "the reply is not JSON ({err}): {}",
+                    clip(content.trim(), 200)
+                )),
+            },
+            OpenAIError::ApiError(api) => LlmError::Api {
+                provider,
+                status: api.status_code.as_u16(),
+                message: redact(api.api_error.message),
+            },
+            OpenAIError::InvalidArgument(message) => LlmError::Config {
+                provider,
+                message: redact(message),
+            },
+            other => LlmError::Transport {
+                provider,
+                message: redact(other.to_string()),
+            },
+        }
+    }
+}
+
+fn bearer(provider: &'static str, token: &str) -> Result<HeaderValue, LlmError> {
+    let mut value =
+        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| LlmError::Config {
+            provider,
+            message: "the key contains characters a header cannot carry".to_owned(),
+        })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The Responses API (`POST {base}/responses`).
+///
+/// Requests carry `instructions`, input message items, `function_call` and
+/// `function_call_output` items, strict function tools, `store: false`,
+/// `parallel_tool_calls: false` whenever tools are present, and never
+/// `max_tool_calls` (some providers reject it; tool ceilings are the agent's job).
+/// Developer messages are sent as `developer` input messages.
+pub struct OpenAiResponses {
+    core: OpenAiCore,
+}
+
+impl std::fmt::Debug for OpenAiResponses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponses")
+            .field("model", &self.core.config.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiResponses {
+    /// The provider for `config`.
+    pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
+        Ok(OpenAiResponses {
+            core: OpenAiCore::new("openai-responses", config)?,
+        })
+    }
+
+    /// The JSON body sent for `request` (also what traces record).
+    pub fn request_body(&self, request: &CompletionRequest) -> Value {
+        let config = &self.core.config;
+        let mut body = Map::new();
+        body.insert("model".into(), json!(config.model));
+        if let Some(system) = &request.system {
+            body.insert("instructions".into(), json!(system));
+        }
+        body.insert("input".into(), Value::Array(responses_input(request)));
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    let (parameters, strict) = wire_schema(tool);
+                    json!({
+                        "type": "function",
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": parameters,
+                        "strict": strict,
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert(
+                "tool_choice".into(),
+                json!(tool_choice(request.tool_choice)),
+            );
+            body.insert("parallel_tool_calls".into(), json!(false));
+        }
+        body.insert("store".into(), json!(false));
+        if let Some(max) = request.max_tokens {
+            body.insert("max_output_tokens".into(), json!(max));
+        }
+        if config.priority {
+            body.insert("service_tier".into(), json!("priority"));
+        }
+        if let Some(effort) = config.reasoning_effort {
+            body.insert("reasoning".into(), json!({"effort": effort.as_str()}));
+        }
+        if let Some(format) = &request.json_format {
+            body.insert(
+                "text".into(),
+                json!({"format": {
+                    "type": "json_schema",
+                    "name": format.name,
+                    "schema": strict_schema(&format.schema),
+                    "strict": true,
+                }}),
+            );
+        }
+        Value::Object(body)
+    }
+}
+
+fn tool_choice(choice: ToolChoice) -> &'static str {
+    match choice {
+        ToolChoice::Auto => "auto",
+        ToolChoice::None => "none",
+        ToolChoice::Required => "required",
+    }
+}
+
+/// The schema sent for a tool and whether it is sent strict.
+fn wire_schema(tool: &ToolSpec) -> (Value, bool) {
+    if tool.strict {
+        (strict_schema(&tool.parameters), true)
+    } else {
+        (tool.parameters.clone(), false)
+    }
+}
+
+fn responses_input(request: &CompletionRequest) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in &request.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Developer => "developer",
+        };
+        let mut text = String::new();
+        let flush = |text: &mut String, items: &mut Vec<Value>| {
+            if !text.is_empty() {
+                items.push(
+                    json!({"type": "message", "role": role, "content": std::mem::take(text)}),
+                );
+            }
+        };
+        for block in &message.content {
+            match block {
+                ContentBlock::Text { text: t } => text.push_str(t),
+                ContentBlock::ToolUse { id, name, input } => {
+                    flush(&mut text, &mut items);
+                    items.push(json!({
+                        "type": "function_call",
+                        "call_id": id,
+                        "name": name,
+                        "arguments": input.to_string(),
+                    }));
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => {
+                    flush(&mut text, &mut items);
+                    items.push(json!({
+                        "type": "function_call_output",
+                        "call_id": tool_use_id,
+                        "output": content,
+                    }));
+                }
+            }
+        }
+        flush(&mut text, &mut items);
+    }
+    items
+}
+
+impl LlmProvider for OpenAiResponses {
+    fn complete<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
+        Box::pin(async move {
+            let body = self.request_body(request);
+            let raw: Value = self
+                .core
+                .client
+                .responses()
+                .create_byot(body)
+                .await
+                .map_err(|e| self.core.map_error(e))?;
+            parse_responses(raw, self.core.provider)
+        })
+    }
+
+    fn supports_tool_use(&self) -> bool {
+        self.core.config.tool_use
+    }
+
+    fn name(&self) -> &'static str {
+        self.core.provider
+    }
+
+    fn model(&self) -> &str {
+        &self.core.config.model
+    }
+}
+
+/// Reads a Responses API reply.
+pub(crate) fn parse_responses(
+    raw: Value,
+    provider: &'static str,
+) -> Result<CompletionResponse, LlmError> {
+    let r = Reader { provider };
+    if !raw.is_object() {
+        return Err(r.malformed("the reply is not a JSON object"));
+    }
+    let status = raw.get("status").and_then(Value::as_str);
+    if status == Some("failed") {
+        let message = raw
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        return Err(LlmError::Api {
+            provider,
+            status: 200,
+            message: format!("the response failed: {message}"),
+        });
+    }
+    let output = r.array(&raw, "output", "response")?;
+    let mut content = Vec::new();
+    let mut refused = false;
+    for (i, item) in output.iter().enumerate() {
+        let path = format!("response.output[{i}]");
+        match item.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                let parts = r.array(item, "content", &path)?;
+                for part in parts {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("output_text") | Some("text") => {
+                            let text = r.str(part, "text", &format!("{path}.content[]"))?;
+                            content.push(ContentBlock::text(text));
+                        }
+                        Some("refusal") => {
+                            refused = true;
+                            if let Some(text) = part.get("refusal").and_then(Value::as_str) {
+                                content.push(ContentBlock::text(text));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("function_call") => {
+                let name = r.str(item, "name", &path)?.to_owned();
+                let id = match item.get("call_id").or_else(|| item.get("id")) {
+                    Some(Value::String(id)) => id.clone(),
+                    _ => return Err(r.malformed(format!("{path}.call_id is missing"))),
+                };
+                let input = r.arguments(&name, item.get("arguments"))?;
+                content.push(ContentBlock::ToolUse { id, name, input });
+            }
+            // Reasoning summaries, web search calls, … are not ours to handle.
+            _ => {}
+        }
+    }
+    let has_tools = content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
+    let stop_reason = if has_tools {
+        StopReason::ToolUse
+    } else {
+        match status {
+            None | Some("completed") if refused => StopReason::Other("refusal".into()),
+            None | Some("completed") => StopReason::EndTurn,
+            Some("incomplete") => {
+                match raw
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                {
+                    Some("max_output_tokens") => StopReason::MaxTokens,
+                    Some(other) => StopReason::Other(other.to_owned()),
+                    None => StopReason::Other("incomplete".into()),
+                }
+            }
+            Some("cancelled") => StopReason::Other("cancelled".into()),
+            Some(other) => {
+                return Err(LlmError::UnknownStopReason {
+                    provider,
+                    value: other.to_owned(),
+                });
+            }
+        }
+    };
+    Ok(CompletionResponse {
+        content,
+        stop_reason,
+        usage: Usage {
+            input_tokens: count(&raw, "/usage/input_tokens"),
+            output_tokens: count(&raw, "/usage/output_tokens"),
+        },
+        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
+        raw,
+    })
+}
+
+/// Chat Completions (`POST {base}/chat/completions`): the API most
+/// OpenAI-compatible servers speak.
+///
+/// Developer messages are sent with the `system` role (many local servers do not
+/// know `developer`); tool results become `tool` messages; `max_tokens` is sent as
+/// `max_tokens` (the field every compatible server accepts) unless
+/// [`ProviderConfig::max_completion_tokens`] asks for the newer name.
+pub struct OpenAiChat {
+    core: OpenAiCore,
+}
+
+impl std::fmt::Debug for OpenAiChat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiChat")
+            .field("model", &self.core.config.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiChat {
+    /// The provider for `config`.
+    pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
+        Ok(OpenAiChat {
+            core: OpenAiCore::new("openai-chat", config)?,
+        })
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &CompletionRequest) -> Value {
+        let config = &self.core.config;
+        let mut messages = Vec::new();
+        if let Some(system) = &request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for message in &request.messages {
+            chat_messages(message, &mut messages);
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), json!(config.model));
+        body.insert("messages".into(), Value::Array(messages));
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    let (parameters, strict) = wire_schema(tool);
+                    json!({"type": "function", "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": parameters,
+                        "strict": strict,
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert(
+                "tool_choice".into(),
+                json!(tool_choice(request.tool_choice)),
+            );
+            body.insert("parallel_tool_calls".into(), json!(false));
+        }
+        if let Some(max) = request.max_tokens {
+            let field = if config.max_completion_tokens {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(field.into(), json!(max));
+        }
+        if config.priority {
+            body.insert("service_tier".into(), json!("priority"));
+        }
+        if let Some(effort) = config.reasoning_effort {
+            body.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
+        if let Some(format) = &request.json_format {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": format.name,
+                    "schema": strict_schema(&format.schema),
+                    "strict": true,
+                }}),
+            );
+        }
+        Value::Object(body)
+    }
+}
+
+fn chat_messages(message: &crate::Message, out: &mut Vec<Value>) {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text: t } => text.push_str(t),
+            ContentBlock::ToolUse { id, name, input } => calls.push(json!({
+                "id": id,
+                "type": "function",
+                "function": {"name": name, "arguments": input.to_string()},
+            })),
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+        }
+    }
+    match message.role {
+        Role::Assistant => {
+            let mut m = Map::new();
+            m.insert("role".into(), json!("assistant"));
+            m.insert(
+                "content".into(),
+                if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                },
+            );
+            if !calls.is_empty() {
+                m.insert("tool_calls".into(), Value::Array(calls));
+            }
+            out.push(Value::Object(m));
+        }
+        Role::User if !text.is_empty() => out.push(json!({"role": "user", "content": text})),
+        Role::Developer if !text.is_empty() => out.push(json!({"role": "system", "content": text})),
+        _ => {}
+    }
+}
+
+impl LlmProvider for OpenAiChat {
+    fn complete<'a>(
+        &'a self,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
+        Box::pin(async move {
+            let body = self.request_body(request);
+            let raw: Value = self
+                .core
+                .client
+                .chat()
+                .create_byot(body)
+                .await
+                .map_err(|e| self.core.map_error(e))?;
+            parse_chat(raw, self.core.provider)
+        })
+    }
+
+    fn supports_tool_use(&self) -> bool {
+        self.core.config.tool_use
+    }
+
+    fn name(&self) -> &'static str {
+        self.core.provider
+    }
+
+    fn model(&self) -> &str {
+        &self.core.config.model
+    }
+}
+
+/// Reads a Chat Completions reply.
+pub(crate) fn parse_chat(
+    raw: Value,
+    provider: &'static str,
+) -> Result<CompletionResponse, LlmError> {
+    let r = Reader { provider };
+    if !raw.is_object() {
+        return Err(r.malformed("the reply is not a JSON object"));
+    }
+    let choices = r.array(&raw, "choices", "response")?;
+    let choice = choices
+        .first()
+        .ok_or_else(|| r.malformed("response.choices is empty"))?;
+    let message = choice
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| r.malformed("response.choices[0].message is missing"))?;
+    let mut content = Vec::new();
+    match message.get("content") {
+        Some(Value::String(text)) if !text.is_empty() => content.push(ContentBlock::text(text)),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    content.push(ContentBlock::text(text));
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(calls)) = message.get("tool_calls") {
+        for (i, call) in calls.iter().enumerate() {
+            let path = format!("response.choices[0].message.tool_calls[{i}]");
+            let function = call
+                .get("function")
+                .ok_or_else(|| r.malformed(format!("{path}.function is missing")))?;
+            let name = r
+                .str(function, "name", &format!("{path}.function"))?
+                .to_owned();
+            // Some servers omit call ids; the id only has to pair call and result.
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("call_{i}"));
+            let input = r.arguments(&name, function.get("arguments"))?;
+            content.push(ContentBlock::ToolUse { id, name, input });
+        }
+    }
+    let has_tools = content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
+    let finish = choice.get("finish_reason").and_then(Value::as_str);
+    let stop_reason = if has_tools {
+        StopReason::ToolUse
+    } else {
+        match finish {
+            None | Some("stop" | "eos" | "end_turn" | "stop_sequence") => StopReason::EndTurn,
+            Some("length" | "max_tokens") => StopReason::MaxTokens,
+            Some("tool_calls" | "function_call" | "tool_use") => StopReason::ToolUse,
+            Some("content_filter") => StopReason::Other("content_filter".into()),
+            Some(other) => {
+                return Err(LlmError::UnknownStopReason {
+                    provider,
+                    value: other.to_owned(),
+                });
+            }
+        }
+    };
+    Ok(CompletionResponse {
+        content,
+        stop_reason,
+        usage: Usage {
+            input_tokens: count(&raw, "/usage/prompt_tokens"),
+            output_tokens: count(&raw, "/usage/completion_tokens"),
+        },
+        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
+        raw,
+    })
+}
+
+/// A schema as OpenAI's strict mode accepts it: every object lists all its
+/// properties as required and forbids others; a property that was optional becomes
+/// nullable instead (the agent drops such `null`s before validating); keywords
+/// strict mode rejects (`default`, `minLength`, `maxLength`) are left out — the
+/// agent still enforces them locally.
+pub fn strict_schema(schema: &Value) -> Value {
+    let Some(map) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        match key.as_str() {
+            "default" | "minLength" | "maxLength" => {}
+            "properties" => {
+                let props = value.as_object().cloned().unwrap_or_default();
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let mut new_props = Map::new();
+                for (name, sub) in &props {
+                    let mut sub = strict_schema(sub);
+                    if !required.contains(&name.as_str()) {
+                        make_nullable(&mut sub);
+                    }
+                    new_props.insert(name.clone(), sub);
+                }
+                out.insert("properties".into(), Value::Object(new_props));
+                out.insert(
+                    "required".into(),
+                    Value::Array(props.keys().map(|k| json!(k)).collect()),
+                );
+            }
+            "required" => {}
+            "items" => {
+                out.insert(key.clone(), strict_schema(value));
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if out.get("type").and_then(Value::as_str) == Some("object") {
+        out.insert("additionalProperties".into(), json!(false));
+        out.entry("properties").or_insert_with(|| json!({}));
+        out.entry("required").or_insert_with(|| json!([]));
+    }
+    Value::Object(out)
+}
+
+fn make_nullable(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    match map.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = t.clone();
+            map.insert("type".into(), json!([t, "null"]));
+        }
+        Some(Value::Array(types)) if !types.contains(&json!("null")) => types.push(json!("null")),
+        _ => {}
+    }
+    if let Some(Value::Array(options)) = map.get_mut("enum")
+        && !options.contains(&Value::Null)
+    {
+        options.push(Value::Null);
+    }
+}
+
+impl ReasoningEffort {
+    /// Parses `low`, `medium`, `high`, `xhigh`.
+    pub fn parse(text: &str) -> Option<ReasoningEffort> {
+        match text {
+            "low" => Some(ReasoningEffort::Low),
+            "medium" => Some(ReasoningEffort::Medium),
+            "high" => Some(ReasoningEffort::High),
+            "xhigh" => Some(ReasoningEffort::Xhigh),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_schemas_make_optional_fields_nullable_and_required() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "cwd": {"type": "string", "default": ".", "description": "d"},
+                "n": {"type": "integer", "minimum": 1, "maximum": 5},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "inner": {"type": "object", "properties": {"x": {"type": "string", "minLength": 1}}, "required": ["x"], "additionalProperties": false}
+            },
+            "required": ["n"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            strict_schema(&schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "cwd": {"type": ["string", "null"], "description": "d"},
+                    "n": {"type": "integer", "minimum": 1, "maximum": 5},
+                    "mode": {"type": ["string", "null"], "enum": ["a", "b", null]},
+                    "inner": {"type": ["object", "null"], "properties": {"x": {"type": "string"}}, "required": ["x"], "additionalProperties": false}
+                },
+                "required": ["cwd", "inner", "mode", "n"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn responses_replies_are_read_tolerantly() {
+        let lean = json!({"status": "completed", "output": [
+            {"type": "reasoning", "summary": []},
+            {"type": "message", "content": [{"type": "output_text", "text": "Hello"}]}
+        ]});
+        let r = parse_responses(lean, "t").unwrap();
+        assert_eq!(r.text(), "Hello");
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        assert_eq!(r.usage, Usage::default());
+
+        let calls = json!({"output": [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\":1}"}],
+                           "usage": {"input_tokens": 3, "output_tokens": 4}});
+        let r = parse_responses(calls, "t").unwrap();
+        assert_eq!(r.stop_reason, StopReason::ToolUse);
+        assert_eq!(r.tool_uses(), vec![("c1", "f", &json!({"a": 1}))]);
+        assert_eq!(r.usage.output_tokens, Some(4));
+
+        let cut = json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []});
+        assert_eq!(
+            parse_responses(cut, "t").unwrap().stop_reason,
+            StopReason::MaxTokens
+        );
+
+        for (bad, fragment) in [
+            (json!([]), "not a JSON object"),
+            (json!({"status": "completed"}), "response.output is missing"),
+            (
+                json!({"output": [{"type": "function_call", "name": "f"}]}),
+                "call_id is missing",
+            ),
+            (
+                json!({"output": [{"type": "function_call", "call_id": "c"}]}),
+                "name is missing",
+            ),
+            (
+                json!({"output": [{"type": "message", "content": [{"type": "output_text"}]}]}),
+                "text is missing",
+            ),
+        ] {
+            let err = parse_responses(bad.clone(), "t").unwrap_err().to_string();
+            assert!(err.contains(fragment), "{bad}: {err}");
+        }
+        let args = json!({"output": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{oops"}]});
+        assert!(matches!(
+            parse_responses(args, "t"),
+            Err(LlmError::InvalidToolArguments { .. })
+        ));
+        let odd = json!({"status": "pondering", "output": []});
+        assert!(
+            matches!(parse_responses(odd, "t"), Err(LlmError::UnknownStopReason { value, .. }) if value == "pondering")
+        );
+    }
+
+    #[test]
+    fn chat_replies_are_read_tolerantly() {
+        let ollama = json!({"choices": [{"message": {"role": "assistant", "content": "",
+            "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}, "finish_reason": "stop"}]});
+        let r = parse_chat(ollama, "t").unwrap();
+        assert_eq!(
+            r.stop_reason,
+            StopReason::ToolUse,
+            "tool calls win over a 'stop' finish"
+        );
+        assert_eq!(r.tool_uses(), vec![("call_0", "f", &json!({"a": 1}))]);
+        let text = json!({"choices": [{"message": {"content": "hi"}, "finish_reason": "length"}], "usage": {"prompt_tokens": 5}});
+        let r = parse_chat(text, "t").unwrap();
+        assert_eq!(
+            (r.text(), r.stop_reason, r.usage.input_tokens),
+            ("hi".into(), StopReason::MaxTokens, Some(5))
+        );
+        assert!(matches!(
+            parse_chat(json!({"choices": []}), "t"),
+            Err(LlmError::Malformed { .. })
+        ));
+        assert!(matches!(
+            parse_chat(
+                json!({"choices": [{"message": {"content": "x"}, "finish_reason": "weird"}]}),
+                "t"
+            ),
+            Err(LlmError::UnknownStopReason { .. })
+        ));
+    }
+}

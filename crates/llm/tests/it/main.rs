@@ -1,0 +1,66 @@
+//! The three backends over real HTTP against `testkit`'s fake servers.
+
+mod backends;
+mod failures;
+mod transport;
+
+use std::time::Duration;
+
+use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, RetryPolicy, Secret};
+use testkit::{FakeLlm, Flavor};
+
+/// A key the tests look for everywhere it must not appear.
+pub const KEY: &str = "sk-test-SECRET-0123456789-abcdefghij-Zq";
+
+pub fn flavor(kind: ProviderKind) -> Flavor {
+    match kind {
+        ProviderKind::OpenAiResponses => Flavor::OpenAiResponses,
+        ProviderKind::OpenAiChat => Flavor::OpenAiChat,
+        ProviderKind::Anthropic => Flavor::Anthropic,
+    }
+}
+
+pub const KINDS: [ProviderKind; 3] = [
+    ProviderKind::OpenAiResponses,
+    ProviderKind::OpenAiChat,
+    ProviderKind::Anthropic,
+];
+
+/// A provider config pointed at `server`, with the test key and fast retries.
+pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
+    let mut config = ProviderConfig::new(kind, "test-model");
+    config.base_url = Some(server.base_url());
+    config.auth = Auth::ApiKey(Secret::new(KEY));
+    config.http = HttpOptions {
+        request_timeout: Duration::from_secs(10),
+        overall_timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(5),
+        retry: RetryPolicy {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(5),
+            max_retry_after: Duration::from_millis(50),
+        },
+        proxy: Default::default(),
+    };
+    config
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Asserts no recorded request and no text contains the key in clear.
+pub fn assert_no_key(server: &FakeLlm, texts: &[&str]) {
+    for text in texts {
+        assert!(!text.contains(KEY), "the key leaked into: {text}");
+    }
+    for request in server.requests() {
+        let body = String::from_utf8_lossy(&request.body);
+        assert!(!body.contains(KEY), "the key is in a request body");
+        assert!(!request.target.contains(KEY), "the key is in a URL");
+    }
+}

@@ -1,0 +1,224 @@
+//! Retries, Retry-After, timeouts, dropped connections and proxies.
+
+use std::time::Duration;
+
+use llm::{CompletionRequest, LlmError, Message, ProviderKind, ProxyConfig, build_provider};
+use testkit::{FakeLlm, Flavor, Reply};
+
+use crate::{KINDS, config, flavor, runtime};
+
+fn request() -> CompletionRequest {
+    CompletionRequest {
+        messages: vec![Message::user("hi")],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn retryable_statuses_are_retried_until_success() {
+    for kind in KINDS {
+        let server = FakeLlm::start(
+            flavor(kind),
+            vec![
+                Reply::error(429, "slow down").retry_after("0"),
+                Reply::error(500, "oops"),
+                Reply::error(503, "busy"),
+                Reply::text("finally"),
+            ],
+        );
+        let provider = build_provider(config(kind, &server)).unwrap();
+        let response = runtime().block_on(provider.complete(&request())).unwrap();
+        assert_eq!(response.text(), "finally", "{kind:?}");
+        assert_eq!(server.requests().len(), 4);
+    }
+}
+
+#[test]
+fn attempts_are_bounded_and_the_last_error_is_kept() {
+    for kind in KINDS {
+        let server = FakeLlm::start(
+            flavor(kind),
+            vec![
+                Reply::error(502, "bad gateway"),
+                Reply::error(504, "gateway timeout"),
+                Reply::error(529, "overloaded"),
+                Reply::error(429, "rate limited"),
+                Reply::text("never reached"),
+            ],
+        );
+        let provider = build_provider(config(kind, &server)).unwrap();
+        let err = runtime()
+            .block_on(provider.complete(&request()))
+            .unwrap_err();
+        match &err {
+            LlmError::RetriesExhausted { attempts, last, .. } => {
+                assert_eq!(*attempts, 4);
+                assert_eq!(last.status(), Some(429));
+                assert!(last.to_string().contains("rate limited"));
+            }
+            other => panic!("{kind:?}: {other}"),
+        }
+        assert_eq!(server.requests().len(), 4);
+        assert_eq!(server.remaining(), 1);
+    }
+}
+
+#[test]
+fn retry_after_is_honoured_within_its_cap() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::error(429, "wait").retry_after("0.02"),
+            Reply::text("ok"),
+        ],
+    );
+    let provider = build_provider(config(ProviderKind::OpenAiChat, &server)).unwrap();
+    assert_eq!(
+        runtime()
+            .block_on(provider.complete(&request()))
+            .unwrap()
+            .text(),
+        "ok"
+    );
+    // A Retry-After far beyond the cap is cut to the cap, not obeyed literally.
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::error(503, "later").retry_after("3600"),
+            Reply::text("ok"),
+        ],
+    );
+    let provider = build_provider(config(ProviderKind::OpenAiChat, &server)).unwrap();
+    assert_eq!(
+        runtime()
+            .block_on(provider.complete(&request()))
+            .unwrap()
+            .text(),
+        "ok"
+    );
+}
+
+#[test]
+fn dropped_connections_and_cut_bodies_are_retried() {
+    for kind in KINDS {
+        let server = FakeLlm::start(
+            flavor(kind),
+            vec![
+                Reply::hangup(),
+                Reply::truncated(200, b"{\"id\":", 400),
+                Reply::text("recovered"),
+            ],
+        );
+        let provider = build_provider(config(kind, &server)).unwrap();
+        let response = runtime().block_on(provider.complete(&request())).unwrap();
+        assert_eq!(response.text(), "recovered", "{kind:?}");
+        assert_eq!(server.requests().len(), 3);
+    }
+}
+
+#[test]
+fn slow_attempts_time_out_and_are_retried() {
+    for kind in KINDS {
+        let server = FakeLlm::start(
+            flavor(kind),
+            vec![
+                Reply::text("too late").delayed(Duration::from_secs(30)),
+                Reply::text("in time"),
+            ],
+        );
+        let mut cfg = config(kind, &server);
+        cfg.http.request_timeout = Duration::from_millis(300);
+        let provider = build_provider(cfg).unwrap();
+        let response = runtime().block_on(provider.complete(&request())).unwrap();
+        assert_eq!(response.text(), "in time", "{kind:?}");
+    }
+}
+
+#[test]
+fn the_overall_timeout_stops_retrying() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![
+            Reply::text("late").delayed(Duration::from_secs(30)),
+            Reply::text("late").delayed(Duration::from_secs(30)),
+            Reply::text("late").delayed(Duration::from_secs(30)),
+        ],
+    );
+    let mut cfg = config(ProviderKind::OpenAiResponses, &server);
+    cfg.http.request_timeout = Duration::from_secs(20);
+    cfg.http.overall_timeout = Duration::from_millis(400);
+    let provider = build_provider(cfg).unwrap();
+    let err = runtime()
+        .block_on(provider.complete(&request()))
+        .unwrap_err();
+    assert!(
+        matches!(err, LlmError::Timeout { overall: true, .. }),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_refused_connection_is_a_transport_error_after_retries() {
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
+    let cfg = config(ProviderKind::OpenAiChat, &server);
+    drop(server);
+    let provider = build_provider(cfg).unwrap();
+    let err = runtime()
+        .block_on(provider.complete(&request()))
+        .unwrap_err();
+    match err {
+        LlmError::RetriesExhausted {
+            attempts: 4, last, ..
+        } => {
+            assert!(matches!(*last, LlmError::Transport { .. }), "{last}")
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn requests_go_through_the_configured_proxy_unless_no_proxy_matches() {
+    // The fake server plays the proxy for a host that does not exist: the request
+    // reaches it in absolute form.
+    let proxy = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("via proxy")]);
+    let mut cfg = config(ProviderKind::OpenAiChat, &proxy);
+    cfg.base_url = Some("http://llm.invalid/v1".into());
+    cfg.http.proxy = ProxyConfig {
+        http: Some(format!("http://{}", proxy.addr())),
+        https: None,
+        no_proxy: None,
+    };
+    let provider = build_provider(cfg).unwrap();
+    assert_eq!(
+        runtime()
+            .block_on(provider.complete(&request()))
+            .unwrap()
+            .text(),
+        "via proxy"
+    );
+    let seen = &proxy.requests()[0];
+    assert_eq!(seen.target, "http://llm.invalid/v1/chat/completions");
+    assert_eq!(seen.path, "/v1/chat/completions");
+
+    // NO_PROXY sends loopback traffic direct, past a proxy that does not exist.
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("direct")]);
+    let dead = FakeLlm::start(Flavor::OpenAiChat, vec![]);
+    let dead_addr = dead.addr();
+    drop(dead);
+    let mut cfg = config(ProviderKind::OpenAiChat, &server);
+    cfg.http.proxy = ProxyConfig {
+        http: Some(format!("http://{dead_addr}")),
+        https: None,
+        no_proxy: Some("127.0.0.1,localhost".into()),
+    };
+    let provider = build_provider(cfg).unwrap();
+    assert_eq!(
+        runtime()
+            .block_on(provider.complete(&request()))
+            .unwrap()
+            .text(),
+        "direct"
+    );
+    assert_eq!(server.requests()[0].target, "/v1/chat/completions");
+}
