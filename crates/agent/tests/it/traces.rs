@@ -1,0 +1,139 @@
+//! Traces: session directories and console streams, with the key redacted.
+
+use std::fs;
+
+use agent::{Budgets, ConsoleSink, Runner, SessionSink, Task, ToolLimits, TraceSink};
+use llm::{Message, ProviderKind, Redactor, Secret};
+use serde_json::{Value, json};
+use testkit::{FakeLlm, Reply, call};
+
+use crate::{KEY, flavor, provider, runtime, tools};
+
+/// A run in which the key shows up in a tool's output and in the model's text.
+fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
+    let kind = ProviderKind::OpenAiResponses;
+    let server = FakeLlm::start(
+        flavor(kind),
+        vec![
+            Reply::tool_calls(vec![call("a", "lines", json!({"count": 300, "echo": KEY}))]),
+            Reply::text(&format!(
+                "The key is {KEY}, and here is a long answer.\n{}",
+                "more text\n".repeat(400)
+            )),
+        ],
+    );
+    let provider = provider(kind, &server);
+    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), sink);
+    let task = Task {
+        name: "leak".into(),
+        system: "sys".into(),
+        messages: vec![Message::user(format!("please do not print {KEY}"))],
+        tools: tools(ToolLimits::default()),
+        format_reminder: String::new(),
+        json_format: None,
+    };
+    let outcome = runtime().block_on(runner.run(&task, None)).unwrap();
+    assert!(
+        outcome.output.contains(KEY),
+        "the answer itself is the caller's business"
+    );
+    server
+}
+
+fn redactor() -> Redactor {
+    Redactor::new([&Secret::new(KEY)])
+}
+
+#[test]
+fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("sessions").join("20240101-000000-test");
+    let mut sink = SessionSink::create(
+        &session,
+        json!({"command": "test", "note": format!("key {KEY}")}),
+        redactor(),
+    )
+    .unwrap();
+    let server = leaky_run(&mut sink);
+    assert!(sink.problems().is_empty(), "{:?}", sink.problems());
+    drop(server);
+
+    let events = fs::read_to_string(session.join("events.ndjson")).unwrap();
+    let parsed: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = parsed
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "run.started",
+            "request",
+            "response",
+            "tool.call",
+            "tool.output",
+            "request",
+            "response",
+            "final"
+        ]
+    );
+    assert_eq!(parsed[0]["seq"], 1);
+    assert_eq!(parsed[7]["seq"], 8);
+    // Large strings moved to artifacts, referenced with their size.
+    let final_output = &parsed[7]["output"];
+    let artifact = final_output["artifact"].as_str().unwrap();
+    assert!(artifact.starts_with("artifacts/") && artifact.ends_with(".txt"));
+    let stored = fs::read_to_string(session.join(artifact)).unwrap();
+    assert_eq!(final_output["bytes"], stored.len());
+    assert!(stored.contains("****R7"), "artifacts are redacted too");
+
+    let snapshot: Value =
+        serde_json::from_str(&fs::read_to_string(session.join("session.json")).unwrap()).unwrap();
+    assert_eq!(snapshot["events"], 8);
+    assert_eq!(snapshot["event_counts"]["request"], 2);
+    assert_eq!(snapshot["last_event"], "final");
+    assert_eq!(snapshot["session"]["note"], "key ****R7");
+    assert_eq!(snapshot["outcome"]["event"], "final");
+
+    // No file anywhere in the session holds the key.
+    let mut files = 0;
+    for entry in walk(&session) {
+        files += 1;
+        let text = String::from_utf8_lossy(&fs::read(&entry).unwrap()).into_owned();
+        assert!(!text.contains(KEY), "{} contains the key", entry.display());
+    }
+    assert!(files >= 3);
+}
+
+#[test]
+fn console_traces_redact_and_preview() {
+    let mut sink =
+        ConsoleSink::new(Vec::new(), false, redactor()).with_clock(|| "12:00:00".to_owned());
+    let server = leaky_run(&mut sink);
+    drop(server);
+    let text = String::from_utf8(sink.into_inner()).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("****R7"));
+    assert!(
+        text.starts_with("12:00:00 INF run.started task=leak provider=openai-responses"),
+        "{text}"
+    );
+    assert!(text.contains("\n12:00:00 INF final output=<"), "{text}");
+    assert!(text.contains("(first 8 lines shown,"), "{text}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
