@@ -1,12 +1,16 @@
 //! `frontend`: the wiring the three binaries (`ultragit`, `git-agent`,
 //! `code-commit`) share, so none of them carries a copy.
 //!
-//! Today: the hidden `--generate` flag (shell completions for `make install`) and the
-//! mapping of output errors to exit codes (a closed pipe is not a failure).
+//! Today: the hidden `--generate` flag (shell completions for `make install`), the
+//! mapping of output errors to exit codes (a closed pipe is not a failure), and
+//! [`env`]: the environment variables the binaries read and how they become library
+//! settings (proxies so far).
 //!
-//! - **Dependencies:** none of our crates; `clap` and `clap_complete`.
+//! - **Dependencies:** `llm` (its settings types); `clap` and `clap_complete`.
 //! - **Invariant:** this crate never prints, exits or reads the environment itself;
 //!   it returns bytes and exit codes, and the binary's `main` does the I/O.
+
+pub mod env;
 
 use std::io;
 use std::process::ExitCode;

@@ -137,3 +137,57 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// The same run in a separate process, tracing to its real stdout and reporting a
+/// provider error that echoes the key on its real stderr: neither stream may
+/// contain the key.
+#[test]
+fn a_traced_process_never_prints_the_key() {
+    let exe = std::env::current_exe().unwrap();
+    let output = std::process::Command::new(exe)
+        .args(["traces::child_traced_run", "--exact", "--nocapture", "--test-threads=1"])
+        .env("AGENT_TEST_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success() && stdout.contains("1 passed"), "child failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("INF final output=<"), "the console trace went to stdout:\n{stdout}");
+    assert!(stderr.contains("HTTP 401: Incorrect API key provided: ****R7"), "{stderr}");
+    assert!(!stdout.contains(KEY), "stdout leaked the key");
+    assert!(!stderr.contains(KEY), "stderr leaked the key");
+}
+
+/// Entry point for [`a_traced_process_never_prints_the_key`]; does nothing unless
+/// started by it.
+#[test]
+fn child_traced_run() {
+    use std::io::Write;
+    if std::env::var_os("AGENT_TEST_CHILD").is_none() {
+        return;
+    }
+    let mut sink = ConsoleSink::new(std::io::stdout(), false, redactor());
+    drop(leaky_run(&mut sink));
+    let server = FakeLlm::start(
+        flavor(ProviderKind::OpenAiChat),
+        vec![Reply::error(401, &format!("Incorrect API key provided: {KEY}"))],
+    );
+    let provider = provider(ProviderKind::OpenAiChat, &server);
+    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
+    let task = Task {
+        name: "fails".into(),
+        system: "sys".into(),
+        messages: vec![Message::user("hi")],
+        tools: agent::ToolRegistry::default(),
+        format_reminder: String::new(),
+        json_format: None,
+    };
+    let err = runtime().block_on(runner.run(&task, None)).unwrap_err();
+    let mut chain = format!("error: {err}\n");
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        chain.push_str(&format!("caused by: {cause}\n"));
+        source = cause.source();
+    }
+    std::io::stderr().write_all(chain.as_bytes()).unwrap();
+}

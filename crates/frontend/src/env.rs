@@ -1,0 +1,66 @@
+//! The environment variables the binaries read, in one place, and the pure
+//! functions that turn them into library settings. Binaries pass a lookup
+//! (`|name| std::env::var(name).ok()`); this crate never reads the environment.
+
+use llm::ProxyConfig;
+
+/// Proxy for `https://` URLs (also read in lower case).
+pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+/// Proxy for `http://` URLs (also read in lower case).
+pub const HTTP_PROXY: &str = "HTTP_PROXY";
+/// Fallback proxy for both schemes (also read in lower case).
+pub const ALL_PROXY: &str = "ALL_PROXY";
+/// Hosts that bypass the proxies (also read in lower case).
+pub const NO_PROXY: &str = "NO_PROXY";
+
+/// The proxy settings the usual variables describe. Upper case wins over lower
+/// case; `ALL_PROXY` fills in for a scheme without its own; empty values count as
+/// unset.
+pub fn proxy_config(lookup: impl Fn(&str) -> Option<String>) -> ProxyConfig {
+    let get = |name: &str| {
+        lookup(name)
+            .or_else(|| lookup(&name.to_ascii_lowercase()))
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let all = get(ALL_PROXY);
+    ProxyConfig {
+        https: get(HTTPS_PROXY).or_else(|| all.clone()),
+        http: get(HTTP_PROXY).or(all),
+        no_proxy: get(NO_PROXY),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(vars: &[(&str, &str)]) -> ProxyConfig {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        proxy_config(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn reads_the_usual_variables() {
+        assert_eq!(from(&[]), ProxyConfig::default());
+        let config = from(&[
+            ("HTTPS_PROXY", "http://proxy:3128"),
+            ("no_proxy", "localhost,.corp"),
+        ]);
+        assert_eq!(config.https.as_deref(), Some("http://proxy:3128"));
+        assert_eq!(config.http, None);
+        assert_eq!(config.no_proxy.as_deref(), Some("localhost,.corp"));
+        let config = from(&[
+            ("https_proxy", "http://lower"),
+            ("HTTPS_PROXY", "http://upper"),
+            ("all_proxy", "socks://all"),
+            ("HTTP_PROXY", " "),
+        ]);
+        assert_eq!(config.https.as_deref(), Some("http://upper"));
+        assert_eq!(config.http.as_deref(), Some("socks://all"));
+    }
+}
