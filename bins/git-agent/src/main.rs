@@ -1,21 +1,65 @@
 //! `git-agent`: writes commit messages, squash messages and release notes from git evidence.
 //!
-//! A thin front end: it parses arguments and hands them to the libraries. Its
-//! subcommands arrive with the issues that build them.
+//! A thin front end: it parses arguments, calls one library entry point, prints,
+//! and maps the outcome to an exit code. Today it offers:
+//!
+//! - `git-agent tools list`: the definitions of the read-only repository tools the
+//!   model may call (`repo_tools::definitions()`), as pretty JSON. Exit 0.
+//! - `git-agent tools call NAME ['JSON-ARGS'] [--workspace DIR]`: runs one tool over
+//!   the workspace `DIR` (default: the current directory) through the registry's
+//!   dispatch, exactly as the agent loop would, and prints the result envelope
+//!   `{"ok", "tool", "data" | "error", "truncated", …}` as pretty JSON. Exit 0 when
+//!   `ok`, 1 when not (an unknown tool, arguments that do not fit the schema, a
+//!   failing tool); JSON-ARGS (default `{}`) that is not JSON at all is a usage
+//!   error: one line on stderr, exit 2.
+//!
+//! Usage errors exit 2 (clap). Output to a closed pipe (`git-agent tools list |
+//! head`) is not a failure: exit 0. The hidden `--generate KIND` flag (shell
+//! completions for `make install`) is handled before clap so it stays out of
+//! `--help`. The task subcommands arrive with the issues that build them.
 
 // Binaries are where output happens.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, Parser, Subcommand};
+use serde_json::Value;
 
 #[derive(Debug, Parser)]
 #[command(name = "git-agent", version, about, long_about = LONG_ABOUT, arg_required_else_help = true)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
 const LONG_ABOUT: &str = "git-agent generates commit messages (commit-msg, commit, both with --amend), squash-merge messages (pr-message) and release notes (release-note), grounded in evidence precomputed from the repository and a bounded, read-only tool loop.";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect and run the read-only repository tools the model may call
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolsCommand {
+    /// Print the tool definitions (name, description, JSON Schema) as JSON
+    List,
+    /// Run one tool and print its result envelope as JSON (exit 1 when not ok)
+    Call {
+        /// The tool to run, e.g. git_status_summary
+        name: String,
+        /// The arguments, a JSON object, e.g. '{"cwd": "src"}'
+        #[arg(value_name = "JSON-ARGS", default_value = "{}")]
+        args: String,
+        /// The workspace the tool works in (a directory inside a git working tree)
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        workspace: PathBuf,
+    },
+}
 
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
@@ -30,15 +74,81 @@ fn main() -> ExitCode {
         }
         None => {}
     }
-    let _cli = Cli::parse_from(args);
-    ExitCode::SUCCESS
+    let cli = Cli::parse_from(args);
+    match cli.command {
+        Command::Tools(command) => tools(command),
+    }
+}
+
+/// `git-agent tools …`.
+fn tools(command: ToolsCommand) -> ExitCode {
+    match command {
+        ToolsCommand::List => print_json(&repo_tools::definitions(), ExitCode::SUCCESS),
+        ToolsCommand::Call {
+            name,
+            args,
+            workspace,
+        } => {
+            let args: Value = match serde_json::from_str(&args) {
+                Ok(args) => args,
+                Err(err) => {
+                    eprintln!(
+                        "error: JSON-ARGS is not valid JSON ({err}); pass an object such as '{{}}' or '{{\"cwd\": \"src\"}}'"
+                    );
+                    return ExitCode::from(2);
+                }
+            };
+            let envelope = repo_tools::catalog(&workspace).dispatch(&name, &args);
+            let status = if envelope.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
+            print_json(&envelope.to_value(), status)
+        }
+    }
+}
+
+/// Prints `value` as pretty JSON; `status` unless the write fails (a closed pipe
+/// is still success).
+fn print_json(value: &Value, status: ExitCode) -> ExitCode {
+    let mut text = serde_json::to_string_pretty(value).expect("a JSON value always serializes");
+    text.push('\n');
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => status,
+        Err(err) => frontend::output_status(Err(err)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
+    use super::*;
+
     #[test]
     fn cli_definition_is_valid() {
-        use clap::CommandFactory;
-        super::Cli::command().debug_assert();
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn tools_call_defaults() {
+        let cli = Cli::try_parse_from(["git-agent", "tools", "call", "repo_summary"]).unwrap();
+        match cli.command {
+            Command::Tools(ToolsCommand::Call {
+                name,
+                args,
+                workspace,
+            }) => {
+                assert_eq!(name, "repo_summary");
+                assert_eq!(args, "{}");
+                assert_eq!(workspace, PathBuf::from("."));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

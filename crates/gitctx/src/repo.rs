@@ -373,6 +373,18 @@ impl Repo {
         Ok(paths)
     }
 
+    /// True when `path` (relative to the working tree top) is ignored by the
+    /// repository's ignore rules (`.gitignore` files, `info/exclude`,
+    /// `core.excludesFile`) and not tracked.
+    pub fn is_ignored(&self, path: &str) -> Result<bool> {
+        if self.index()?.get_path(Path::new(path), 0).is_some() {
+            return Ok(false);
+        }
+        self.inner
+            .is_path_ignored(Path::new(path))
+            .map_err(git("checking ignore rules"))
+    }
+
     /// The index, re-read from disk if another process changed it since we last
     /// looked (libgit2 caches it per repository handle).
     pub(crate) fn index(&self) -> Result<git2::Index> {

@@ -145,15 +145,29 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 fn a_traced_process_never_prints_the_key() {
     let exe = std::env::current_exe().unwrap();
     let output = std::process::Command::new(exe)
-        .args(["traces::child_traced_run", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "traces::child_traced_run",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("AGENT_TEST_CHILD", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success() && stdout.contains("1 passed"), "child failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("INF final output=<"), "the console trace went to stdout:\n{stdout}");
-    assert!(stderr.contains("HTTP 401: Incorrect API key provided: ****R7"), "{stderr}");
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "child failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("INF final output=<"),
+        "the console trace went to stdout:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("HTTP 401: Incorrect API key provided: ****R7"),
+        "{stderr}"
+    );
     assert!(!stdout.contains(KEY), "stdout leaked the key");
     assert!(!stderr.contains(KEY), "stderr leaked the key");
 }
@@ -170,7 +184,10 @@ fn child_traced_run() {
     drop(leaky_run(&mut sink));
     let server = FakeLlm::start(
         flavor(ProviderKind::OpenAiChat),
-        vec![Reply::error(401, &format!("Incorrect API key provided: {KEY}"))],
+        vec![Reply::error(
+            401,
+            &format!("Incorrect API key provided: {KEY}"),
+        )],
     );
     let provider = provider(ProviderKind::OpenAiChat, &server);
     let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);

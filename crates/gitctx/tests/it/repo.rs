@@ -251,3 +251,24 @@ fn tracked_files_are_what_the_index_lists() {
     git.sort();
     assert_eq!(r.tracked_files().unwrap(), git);
 }
+
+#[test]
+fn ignored_paths_are_those_git_ignores_and_does_not_track() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "*.env\nbuild/\n")
+        .write("app.env", "KEY=1\n")
+        .write("forced.env", "x\n");
+    repo.write("build/out.txt", "o\n")
+        .write("src/main.rs", "fn main() {}\n");
+    repo.stage(&[".gitignore", "src/main.rs"]);
+    repo.git(&["add", "-f", "forced.env"]);
+    let r = open(&repo);
+    assert!(r.is_ignored("app.env").unwrap());
+    assert!(r.is_ignored("build/out.txt").unwrap());
+    assert!(
+        !r.is_ignored("forced.env").unwrap(),
+        "tracked files are not ignored"
+    );
+    assert!(!r.is_ignored("src/main.rs").unwrap());
+    assert!(!r.is_ignored("new.txt").unwrap());
+}

@@ -1,0 +1,111 @@
+//! `repo-tools`: the curated, read-only repository tools an agent may call —
+//! `git_status_summary` (spec 002, exact), and the shared tools of spec 004 §5:
+//! `repo_summary`, `list_files`, `read_file`, `search_files` — and their catalog.
+//!
+//! ```text
+//! catalog(workspace_root) ──► agent::ToolRegistry (dispatch, envelopes, schema checks)
+//! definitions()           ──► [{"name", "description", "parameters"}, …]
+//! ```
+//!
+//! - **Dependencies:** `agent` (the [`agent::Tool`] trait, results, limits, the
+//!   registry) and `gitctx` (every git access: libgit2 reads, hardened git
+//!   processes). Nothing else of ours.
+//! - **Invariant:** every tool is read-only: nothing here writes to the working
+//!   tree, the index, refs or config, or takes a lock (`GIT_OPTIONAL_LOCKS=0`).
+//! - **Invariant:** every result is bounded by the registry's [`ToolLimits`] (bytes,
+//!   lines, entries); a capped result carries a [`agent::Truncation`] that says what
+//!   was left out and how to ask for it. Numeric cap arguments default to the limits
+//!   and are never allowed above them.
+//! - **Invariant:** workspace-confined: every path argument is workspace-relative,
+//!   and neither its spelling (absolute, drive letter, UNC, `..`) nor a symlink may
+//!   lead outside the workspace or into `.git` ([`paths`]). Every path a tool reports
+//!   is workspace-relative too, so it can be passed back unchanged.
+//! - **Invariant:** `git_status_summary` is spec 002 exactly: name, description and
+//!   parameter text byte for byte, the two fixed git commands, the output fields
+//!   and the error codes ([`git_status_summary`] lists the two places where it
+//!   cannot be literal).
+//! - **Invariant:** bad input never panics; every failure is an
+//!   [`agent::ToolFailure`] with a stable code from [`codes`].
+//! - The library never prints and never reads the environment.
+
+mod args;
+mod cap;
+pub mod git_status_summary;
+pub mod list_files;
+pub mod paths;
+pub mod read_file;
+pub mod repo_summary;
+pub mod search_files;
+mod workspace;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent::{Tool, ToolLimits, ToolRegistry};
+use serde_json::Value;
+
+pub use git_status_summary::{GitStatusSummary, StatusSummary};
+pub use list_files::ListFiles;
+pub use read_file::ReadFile;
+pub use repo_summary::RepoSummary;
+pub use search_files::SearchFiles;
+
+/// The stable error codes the tools report (the `code` of a failure envelope).
+pub mod codes {
+    /// A malformed or forbidden argument (wrong type, empty, a path outside the
+    /// workspace, an invalid regular expression, a line range that does not fit).
+    pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
+    /// `git_status_summary`: `cwd` (or the workspace root) is missing or not a
+    /// directory.
+    pub const NOT_DIRECTORY: &str = "NOT_DIRECTORY";
+    /// The directory is not inside a git working tree.
+    pub const NOT_GIT_REPOSITORY: &str = "NOT_GIT_REPOSITORY";
+    /// `read_file`: nothing at that path.
+    pub const NOT_FOUND: &str = "NOT_FOUND";
+    /// `read_file`: the path is a directory or another non-regular file.
+    pub const NOT_A_FILE: &str = "NOT_A_FILE";
+    /// `read_file`: the file is binary.
+    pub const NOT_TEXT: &str = "NOT_TEXT";
+    /// `read_file`: git ignores the file and does not track it (`.env`, build
+    /// output, …): such files often hold secrets and are never shown to a model.
+    pub const IGNORED: &str = "IGNORED";
+    /// Anything unexpected (a git command failing or timing out, an I/O error).
+    pub const INTERNAL: &str = "INTERNAL";
+}
+
+/// The five tools over the workspace at `workspace_root`, in catalog order.
+fn tools(workspace_root: &Path) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(GitStatusSummary::new(workspace_root)),
+        Arc::new(RepoSummary::new(workspace_root)),
+        Arc::new(ListFiles::new(workspace_root)),
+        Arc::new(ReadFile::new(workspace_root)),
+        Arc::new(SearchFiles::new(workspace_root)),
+    ]
+}
+
+/// The tool catalog (spec 002's `ToolCatalog`): a registry of the five tools over
+/// the workspace at `workspace_root` (a directory inside a git working tree), with
+/// the default [`ToolLimits`].
+pub fn catalog(workspace_root: &Path) -> ToolRegistry {
+    catalog_with_limits(workspace_root, ToolLimits::default())
+}
+
+/// [`catalog`] with explicit limits. Schemas keep the default limits as their
+/// bounds; arguments above `limits` are lowered to them.
+pub fn catalog_with_limits(workspace_root: &Path, limits: ToolLimits) -> ToolRegistry {
+    let mut registry = ToolRegistry::new(limits);
+    for tool in tools(workspace_root) {
+        registry
+            .register(tool)
+            .expect("the catalog's tools have distinct names and strict schemas (tested)");
+    }
+    registry
+}
+
+/// The tool definitions (spec 002's `TOOL_DEFINITIONS`):
+/// `[{"name", "description", "parameters"}, …]`, in catalog order. They do not
+/// depend on any workspace.
+pub fn definitions() -> Value {
+    catalog(Path::new(".")).definitions()
+}

@@ -1,0 +1,302 @@
+//! Workspace-relative paths: what a model may name, and where it leads on disk.
+//!
+//! Every path argument of every tool goes through [`normalize`] (text only) and, when
+//! the tool touches the file system, [`resolve`] (canonical path, still inside the
+//! workspace).
+//!
+//! **Invariant:** a path that passed both never leaves the workspace, whether by
+//! spelling (`/x`, `C:\x`, `\\server\share`, `a/../..`) or through a symlink, and
+//! never reaches into a `.git` directory (repository internals such as `.git/config`
+//! may hold credentials, and are no working-tree content).
+
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// A validated workspace-relative path: normal components only, no `.`/`..`,
+/// joined with `/`. The empty path is the workspace root.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RelPath {
+    text: String,
+}
+
+impl RelPath {
+    /// The workspace root itself.
+    pub fn root() -> RelPath {
+        RelPath::default()
+    }
+
+    /// A path as git's index records it (`/`-separated; git refuses empty, `.`,
+    /// `..` and `.git` components), taken as is: a `\` in it is part of a name.
+    /// `None` when it is not such a path.
+    pub(crate) fn from_index(path: &str) -> Option<RelPath> {
+        let clean = !path.contains('\0')
+            && path
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".." && !is_git_dir_name(c));
+        clean.then(|| RelPath {
+            text: path.to_owned(),
+        })
+    }
+
+    /// True for the workspace root.
+    pub fn is_root(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The path with `/` separators; empty for the root.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The path for messages: `.` for the root.
+    pub fn display(&self) -> &str {
+        if self.is_root() { "." } else { &self.text }
+    }
+
+    /// True when `path` (workspace-relative, `/`-separated) is this path or lies
+    /// under it. Every path lies under the root.
+    pub fn contains(&self, path: &str) -> bool {
+        self.is_root()
+            || path == self.text
+            || path
+                .strip_prefix(self.text.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// `root` joined with this path.
+    pub fn under(&self, root: &Path) -> PathBuf {
+        let mut out = root.to_path_buf();
+        out.extend(self.text.split('/').filter(|c| !c.is_empty()));
+        out
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.display())
+    }
+}
+
+/// Why a path argument is refused. Every variant is the caller's mistake
+/// (`INVALID_ARGUMENT`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("the path is empty; give a workspace-relative path such as 'src'")]
+    Empty,
+    #[error("'{0}' contains a NUL character")]
+    Nul(String),
+    #[error("'{0}' is a UNC path; give a path relative to the workspace root")]
+    Unc(String),
+    #[error("'{0}' is absolute; give a path relative to the workspace root")]
+    Absolute(String),
+    #[error("'{0}' has a drive letter; give a path relative to the workspace root")]
+    DriveLetter(String),
+    #[error("'{0}' leads outside the workspace")]
+    Escapes(String),
+    #[error("'{0}' reaches into a .git directory, which these tools do not read")]
+    GitDir(String),
+}
+
+/// Checks and normalizes a workspace-relative path, without touching the disk.
+///
+/// `/` and `\` are both separators (so a file name containing `\` cannot be named).
+/// Empty components and `.` are dropped, `..` removes the component before it.
+/// Refused: the empty string, NUL, UNC paths (`\\server\share`, `//server/share`),
+/// absolute paths (`/x`, `\x`), drive letters (`C:\x`, `C:/x`, `C:x`), a `..` with
+/// nothing left to remove, and any `.git` component (ASCII case-insensitive, as
+/// case-insensitive file systems see it).
+pub fn normalize(input: &str) -> Result<RelPath, PathError> {
+    let owned = || input.to_owned();
+    if input.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if input.contains('\0') {
+        return Err(PathError::Nul(owned()));
+    }
+    let is_sep = |c: char| c == '/' || c == '\\';
+    let mut chars = input.chars();
+    let (first, second) = (chars.next(), chars.next());
+    if first.is_some_and(is_sep) && second.is_some_and(is_sep) {
+        return Err(PathError::Unc(owned()));
+    }
+    if first.is_some_and(is_sep) {
+        return Err(PathError::Absolute(owned()));
+    }
+    if first.is_some_and(|c| c.is_ascii_alphabetic()) && second == Some(':') {
+        return Err(PathError::DriveLetter(owned()));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in input.split(is_sep) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(PathError::Escapes(owned()));
+                }
+            }
+            _ => parts.push(part),
+        }
+    }
+    if parts.iter().any(|part| is_git_dir_name(part)) {
+        return Err(PathError::GitDir(owned()));
+    }
+    Ok(RelPath {
+        text: parts.join("/"),
+    })
+}
+
+fn is_git_dir_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case(".git")
+}
+
+/// Why a validated path does not lead anywhere usable.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// Nothing is there (or a component on the way is not a directory).
+    #[error("'{0}' does not exist")]
+    Missing(RelPath),
+    /// It exists, but a symlink takes it outside the workspace or into `.git`.
+    #[error("'{0}' leads outside the workspace through a symbolic link")]
+    Escapes(RelPath),
+    /// The file system refused to tell.
+    #[error("'{path}' cannot be inspected: {source}")]
+    Io {
+        path: RelPath,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The canonical path `rel` leads to under `canonical_root` (itself canonical),
+/// with every symlink followed. It must exist, stay under `canonical_root`, and not
+/// pass through a `.git` directory.
+pub fn resolve(canonical_root: &Path, rel: &RelPath) -> Result<PathBuf, ResolveError> {
+    let joined = rel.under(canonical_root);
+    let canonical = match joined.canonicalize() {
+        Ok(path) => path,
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            // Missing — unless the part that does exist already leads out, so that
+            // nothing is learnt about what lies outside.
+            let existing = joined.ancestors().find_map(|dir| dir.canonicalize().ok());
+            return Err(match existing {
+                Some(dir) if !is_inside(&dir, canonical_root) => ResolveError::Escapes(rel.clone()),
+                _ => ResolveError::Missing(rel.clone()),
+            });
+        }
+        Err(source) => {
+            return Err(ResolveError::Io {
+                path: rel.clone(),
+                source,
+            });
+        }
+    };
+    if !is_inside(&canonical, canonical_root) {
+        return Err(ResolveError::Escapes(rel.clone()));
+    }
+    Ok(canonical)
+}
+
+/// True when the canonical `path` is `root` or below it, and not in a `.git`
+/// directory there.
+fn is_inside(path: &Path, root: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(root) else {
+        return false;
+    };
+    !inside.components().any(|c| match c {
+        Component::Normal(name) => name.to_str().is_some_and(is_git_dir_name),
+        _ => false,
+    })
+}
+
+/// A workspace-relative `/`-separated path from a relative [`Path`]; `None` when a
+/// component is not UTF-8 or not a plain name.
+pub(crate) fn slash_path(path: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => parts.push(name.to_str()?),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expected: Result<&str, &str>) {
+        let got = normalize(input);
+        match expected {
+            Ok(text) => assert_eq!(
+                got.map(|p| p.as_str().to_owned()),
+                Ok(text.to_owned()),
+                "{input:?}"
+            ),
+            Err(kind) => {
+                let err = got.expect_err(input);
+                let name = format!("{err:?}");
+                assert!(name.starts_with(kind), "{input:?}: {name} is not {kind}");
+            }
+        }
+    }
+
+    #[test]
+    fn normalizes_both_separators() {
+        check("src/tools", Ok("src/tools"));
+        check("src\\tools", Ok("src/tools"));
+        check("src\\\\tools/", Ok("src/tools"));
+        check("./src/./tools", Ok("src/tools"));
+        check(".", Ok(""));
+        check("src/..", Ok(""));
+        check("a/b/../c", Ok("a/c"));
+        check("a\\..\\b", Ok("b"));
+        check("dir with space/ü.txt", Ok("dir with space/ü.txt"));
+        check("ab:c", Ok("ab:c"));
+        check("src/C:x", Ok("src/C:x"));
+        check(".github/x", Ok(".github/x"));
+        check("x.git", Ok("x.git"));
+    }
+
+    #[test]
+    fn refuses_what_leaves_the_workspace() {
+        check("", Err("Empty"));
+        check("a\0b", Err("Nul"));
+        check("/etc", Err("Absolute"));
+        check("\\etc", Err("Absolute"));
+        check("/", Err("Absolute"));
+        check("C:\\work", Err("DriveLetter"));
+        check("C:/work", Err("DriveLetter"));
+        check("c:work", Err("DriveLetter"));
+        check("C:", Err("DriveLetter"));
+        check("\\\\server\\share", Err("Unc"));
+        check("//server/share", Err("Unc"));
+        check("\\/server", Err("Unc"));
+        check("..", Err("Escapes"));
+        check("../x", Err("Escapes"));
+        check("a/../../x", Err("Escapes"));
+        check("a\\..\\..", Err("Escapes"));
+        check(".git", Err("GitDir"));
+        check(".GIT/config", Err("GitDir"));
+        check("sub/.git", Err("GitDir"));
+        check("a/../.git/x", Err("GitDir"));
+    }
+
+    #[test]
+    fn contains_is_by_component() {
+        let src = normalize("src").unwrap();
+        assert!(src.contains("src"));
+        assert!(src.contains("src/a.rs"));
+        assert!(!src.contains("src2/a.rs"));
+        assert!(!src.contains("sr"));
+        assert!(RelPath::root().contains("anything"));
+        assert_eq!(RelPath::root().display(), ".");
+    }
+}

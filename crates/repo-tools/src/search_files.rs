@@ -1,0 +1,293 @@
+//! `search_files`: a regular expression (the `regex` crate's syntax, linear time)
+//! matched line by line over the workspace's tracked files, as they are in the
+//! working tree.
+//!
+//! Binary files (NUL in the first 8 KiB), files over 1 MiB, and files that are
+//! missing, unreadable or lead outside the workspace through a symlink are skipped
+//! and counted. Each match's text is capped (a window around the match); matches
+//! are capped in number and bytes, with the total always counted.
+
+use std::path::PathBuf;
+
+use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use regex::RegexBuilder;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::args::Args;
+use crate::cap::{self, Budget};
+use crate::paths::{self, RelPath};
+use crate::read_file::{BINARY_PROBE, looks_binary};
+use crate::workspace::RepoView;
+
+/// The tool name.
+pub const NAME: &str = "search_files";
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Searches the files git tracks in the workspace for a regular expression (Rust regex syntax), line by line, optionally only under `path`. Returns {path, line, text} per matching line (long lines are shown around the match, cut ends marked …), the total number of matches, and counts of skipped files (binary, over 1 MiB, unreadable).";
+
+/// Files larger than this are skipped.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The most bytes of one matching line shown.
+pub const MAX_TEXT_BYTES: usize = 240;
+
+/// The longest pattern accepted, in characters.
+pub const MAX_PATTERN_CHARS: usize = 1000;
+
+/// The most memory a compiled pattern may take.
+const REGEX_SIZE_LIMIT: usize = 1024 * 1024;
+
+/// The `search_files` tool over one workspace.
+#[derive(Debug, Clone)]
+pub struct SearchFiles {
+    workspace_root: PathBuf,
+}
+
+impl SearchFiles {
+    /// The tool for the workspace at `workspace_root`.
+    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
+        SearchFiles {
+            workspace_root: workspace_root.into(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Match {
+    path: String,
+    line: usize,
+    text: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Skipped {
+    binary: usize,
+    too_large: usize,
+    unreadable: usize,
+}
+
+impl Tool for SearchFiles {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        let max = ToolLimits::default().max_entries;
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_PATTERN_CHARS,
+                    "description": "Regular expression (Rust regex syntax), matched against each line.",
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Workspace-relative directory (or file) to search under; default: the whole workspace. Accepts / or \\ as separator.",
+                },
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": max,
+                    "description": format!("At most this many matches (default and maximum: {max})."),
+                },
+                "case_insensitive": {
+                    "type": "boolean",
+                    "description": "Match letters regardless of case (default: false).",
+                },
+            },
+            "required": ["pattern"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let args = Args::new(
+            args,
+            &["pattern", "path", "max_results", "case_insensitive"],
+        )?;
+        let pattern = args.required_str("pattern")?;
+        if pattern.chars().count() > MAX_PATTERN_CHARS {
+            return Err(ToolFailure::invalid_argument(format!(
+                "pattern is longer than {MAX_PATTERN_CHARS} characters"
+            )));
+        }
+        let prefix = args.prefix("path")?;
+        let max_results = args
+            .count("max_results", ToolLimits::default().max_entries)?
+            .unwrap_or(limits.max_entries)
+            .min(limits.max_entries)
+            .min(limits.max_lines);
+        let regex = RegexBuilder::new(pattern)
+            .case_insensitive(args.bool("case_insensitive")?.unwrap_or(false))
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|err| {
+                ToolFailure::invalid_argument(format!(
+                    "pattern is not a valid regular expression: {err}"
+                ))
+            })?;
+
+        let view = RepoView::open(&self.workspace_root)?;
+        let skeleton = json!({
+            "pattern": pattern,
+            "path": prefix.display(),
+            "matches": [],
+            "total_matches": usize::MAX,
+            "files_searched": usize::MAX,
+            "files_skipped": {"binary": usize::MAX, "too_large": usize::MAX, "unreadable": usize::MAX},
+        });
+        let mut budget = Budget::new(max_results, cap::room(limits, &skeleton));
+        let mut matches = Vec::new();
+        let mut stop = None;
+        let mut total = 0;
+        let mut searched = 0;
+        let mut skipped = Skipped::default();
+        for path in view.tracked_files()? {
+            if !prefix.contains(&path) {
+                continue;
+            }
+            let Some(text) = load(&view, &path, &mut skipped) else {
+                continue;
+            };
+            searched += 1;
+            for (index, line) in text.lines().enumerate() {
+                let Some(found) = regex.find(line) else {
+                    continue;
+                };
+                total += 1;
+                if stop.is_some() {
+                    continue;
+                }
+                let entry = Match {
+                    path: path.clone(),
+                    line: index + 1,
+                    text: window(line, found.start()),
+                };
+                let size = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len());
+                match budget.take(size) {
+                    Ok(()) => matches.push(entry),
+                    Err(limit) => stop = Some(limit),
+                }
+            }
+        }
+        let shown = matches.len();
+        let data = json!({
+            "pattern": pattern,
+            "path": prefix.display(),
+            "matches": matches,
+            "total_matches": total,
+            "files_searched": searched,
+            "files_skipped": skipped,
+        });
+        Ok(match stop {
+            None => ToolOutput::complete(data),
+            Some(limit) => ToolOutput::truncated(
+                data,
+                Truncation {
+                    limit,
+                    max: match limit {
+                        TruncationLimit::Bytes => limits.max_bytes,
+                        _ => max_results,
+                    },
+                    total: Some(total),
+                    shown,
+                    hint: format!(
+                        "{shown} of {total} matches shown; pass a narrower path or a more specific pattern to see the rest"
+                    ),
+                },
+            ),
+        })
+    }
+}
+
+/// The text of the tracked file `path`, or `None` (counted in `skipped`) when it
+/// is missing, unreadable, outside the workspace, binary or too large.
+fn load(view: &RepoView, path: &str, skipped: &mut Skipped) -> Option<String> {
+    let Some(file) =
+        RelPath::from_index(path).and_then(|rel| paths::resolve(&view.root, &rel).ok())
+    else {
+        skipped.unreadable += 1;
+        return None;
+    };
+    match std::fs::metadata(&file) {
+        Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => {
+            skipped.too_large += 1;
+            return None;
+        }
+        Ok(meta) if meta.is_file() => {}
+        _ => {
+            skipped.unreadable += 1;
+            return None;
+        }
+    }
+    let Ok(bytes) = std::fs::read(&file) else {
+        skipped.unreadable += 1;
+        return None;
+    };
+    if looks_binary(&bytes[..bytes.len().min(BINARY_PROBE)]) {
+        skipped.binary += 1;
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `line`, or when it is longer than [`MAX_TEXT_BYTES`] a window of it around the
+/// match at `at`, with `…` where it was cut.
+fn window(line: &str, at: usize) -> String {
+    if line.len() <= MAX_TEXT_BYTES {
+        return line.to_owned();
+    }
+    let floor = |mut i: usize| {
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = floor(at.saturating_sub(MAX_TEXT_BYTES / 3));
+    let to = floor((from + MAX_TEXT_BYTES).min(line.len()));
+    let mut out = String::with_capacity(to - from + 8);
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(&line[from..to]);
+    if to < line.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(pattern: &str, line: &str) -> usize {
+        regex::Regex::new(pattern)
+            .unwrap()
+            .find(line)
+            .unwrap()
+            .start()
+    }
+
+    #[test]
+    fn short_lines_are_whole_and_long_ones_are_windowed() {
+        assert_eq!(
+            window("fn main() {}", find("main", "fn main() {}")),
+            "fn main() {}"
+        );
+        let long = format!("{}NEEDLE{}", "a".repeat(500), "b".repeat(500));
+        let shown = window(&long, find("NEEDLE", &long));
+        assert!(shown.starts_with('…') && shown.ends_with('…'), "{shown}");
+        assert!(shown.contains("NEEDLE"));
+        assert!(shown.len() <= MAX_TEXT_BYTES + 2 * '…'.len_utf8());
+        let start = format!("NEEDLE{}", "é".repeat(300));
+        let shown = window(&start, 0);
+        assert!(shown.starts_with("NEEDLE") && shown.ends_with('…'));
+    }
+}

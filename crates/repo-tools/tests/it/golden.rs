@@ -1,0 +1,6 @@
+//! Snapshots of what the model is shown.
+
+#[test]
+fn definitions() {
+    insta::assert_json_snapshot!("definitions", repo_tools::definitions());
+}
