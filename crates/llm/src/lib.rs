@@ -119,6 +119,10 @@ pub struct ProviderConfig {
     /// Chat Completions: send the token cap as `max_completion_tokens` rather than
     /// `max_tokens` (newer OpenAI models want the former, most servers the latter).
     pub max_completion_tokens: bool,
+    /// Responses API: ask for server-sent events (`"stream": true`) and rebuild the
+    /// response from them. `None` decides: streaming with ChatGPT sign-in (its
+    /// backend wants it), plain JSON otherwise.
+    pub stream: Option<bool>,
 }
 
 impl ProviderConfig {
@@ -134,6 +138,7 @@ impl ProviderConfig {
             reasoning_effort: None,
             tool_use: true,
             max_completion_tokens: false,
+            stream: None,
         }
     }
 

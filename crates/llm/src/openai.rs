@@ -282,6 +282,80 @@ impl OpenAiResponses {
     }
 }
 
+impl OpenAiResponses {
+    fn streams(&self) -> bool {
+        let config = &self.core.config;
+        config
+            .stream
+            .unwrap_or(matches!(config.auth, Auth::ChatGpt { .. }))
+    }
+
+    /// Sends a streaming request and rebuilds the response object from its
+    /// events: the one `response.completed` / `response.incomplete` /
+    /// `response.failed` carries it; output items announced by
+    /// `response.output_item.done` fill in when the final event leaves `output`
+    /// out (lean servers).
+    async fn collect_stream(&self, body: Value) -> Result<Value, LlmError> {
+        use futures_core::Stream;
+        let provider = self.core.provider;
+        let malformed = |reason: String| LlmError::Malformed {
+            provider,
+            reason: self.core.transport.redactor.redact(&reason),
+        };
+        let mut stream = self
+            .core
+            .client
+            .responses()
+            .create_stream_byot::<Value, Value>(body)
+            .await
+            .map_err(|e| self.core.map_error(e))?;
+        let mut items = Vec::new();
+        let mut last = None;
+        while let Some(event) =
+            std::future::poll_fn(|cx| Stream::poll_next(stream.as_mut(), cx)).await
+        {
+            let event = event.map_err(|e| match e {
+                OpenAIError::StreamError(err) => malformed(format!("bad event stream: {err}")),
+                other => self.core.map_error(other),
+            })?;
+            match event.get("type").and_then(Value::as_str) {
+                Some("response.output_item.done") => {
+                    if let Some(item) = event.get("item") {
+                        items.push(item.clone());
+                    }
+                }
+                Some("response.completed" | "response.incomplete" | "response.failed") => {
+                    last = event.get("response").cloned();
+                }
+                Some("error") => {
+                    let message = event
+                        .pointer("/error/message")
+                        .or_else(|| event.get("message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason given");
+                    return Err(LlmError::Api {
+                        provider,
+                        status: 200,
+                        message: self.core.transport.redactor.redact(message),
+                    });
+                }
+                _ => {}
+            }
+        }
+        let mut response = last.ok_or_else(|| {
+            malformed("the event stream ended without response.completed".to_owned())
+        })?;
+        let empty = response
+            .get("output")
+            .and_then(Value::as_array)
+            .is_none_or(|output| output.is_empty());
+        if empty && !items.is_empty() {
+            response["output"] = Value::Array(items);
+        }
+        Ok(response)
+    }
+}
+
 fn tool_choice(choice: ToolChoice) -> &'static str {
     match choice {
         ToolChoice::Auto => "auto",
@@ -352,7 +426,12 @@ impl LlmProvider for OpenAiResponses {
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
         Box::pin(async move {
-            let body = self.request_body(request);
+            let mut body = self.request_body(request);
+            if self.streams() {
+                body["stream"] = json!(true);
+                let raw = self.collect_stream(body).await?;
+                return parse_responses(raw, self.core.provider);
+            }
             let raw: Value = self
                 .core
                 .client

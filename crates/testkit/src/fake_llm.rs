@@ -165,13 +165,19 @@ impl Shared {
     /// Records `request` and renders the reply it consumes (under one lock, so the
     /// order of requests is the order of replies).
     fn take(&self, request: RecordedRequest, flavor: Flavor) -> reply::Outgoing {
+        // A Responses request with `"stream": true` gets its turn as server-sent
+        // events.
+        let stream = serde_json::from_slice::<serde_json::Value>(&request.body)
+            .ok()
+            .and_then(|body| body.get("stream").and_then(serde_json::Value::as_bool))
+            .unwrap_or(false);
         let mut state = self.lock();
         let state = &mut *state;
         state.requests.push(request);
         match state.script.pop_front() {
             Some(reply) => {
                 state.consumed += 1;
-                reply.render(flavor, &mut state.ids)
+                reply.render(flavor, &mut state.ids, stream)
             }
             None => {
                 let message = format!(

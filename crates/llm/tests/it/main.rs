@@ -2,6 +2,7 @@
 
 mod backends;
 mod failures;
+mod streaming;
 mod transport;
 
 use std::time::Duration;

@@ -78,6 +78,9 @@ enum Kind {
         declared_len: usize,
     },
     Hangup,
+    Sse {
+        events: Vec<Value>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -227,8 +230,15 @@ impl Reply {
         self
     }
 
-    /// Renders the reply in `flavor`, numbering ids with `ids`.
-    pub(super) fn render(self, flavor: Flavor, ids: &mut Ids) -> Outgoing {
+    /// A `text/event-stream` body with exactly these events: each is sent as
+    /// `event: <its "type">` and `data: <the JSON>` (for streaming edge cases).
+    pub fn sse(events: Vec<Value>) -> Reply {
+        Reply::new(Kind::Sse { events })
+    }
+
+    /// Renders the reply in `flavor`, numbering ids with `ids`; `stream`: the
+    /// request asked for server-sent events (honoured for the Responses flavor).
+    pub(super) fn render(self, flavor: Flavor, ids: &mut Ids, stream: bool) -> Outgoing {
         let response = match self.kind {
             Kind::Hangup => {
                 return Outgoing {
@@ -236,7 +246,11 @@ impl Reply {
                     response: None,
                 };
             }
+            Kind::Turn(turn) if stream && flavor == Flavor::OpenAiResponses => {
+                sse_response(&responses_events(&turn.render(flavor, ids)))
+            }
             Kind::Turn(turn) => Response::json(200, &turn.render(flavor, ids)),
+            Kind::Sse { events } => sse_response(&events),
             Kind::Error { status, message } => {
                 Response::json(status, &error_body(flavor, status, &message))
             }
@@ -271,6 +285,46 @@ impl Reply {
                 ..response
             }),
         }
+    }
+}
+
+/// The events a streaming Responses API answer consists of, for a complete
+/// response object: `response.created` (lean, as real servers send it), one
+/// `response.output_item.done` per output item, then `response.completed` (or
+/// `response.incomplete`) carrying the whole response.
+fn responses_events(response: &Value) -> Vec<Value> {
+    let mut events = vec![json!({
+        "type": "response.created",
+        "response": {"id": response["id"], "object": "response", "status": "in_progress"},
+    })];
+    if let Some(items) = response["output"].as_array() {
+        for (index, item) in items.iter().enumerate() {
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+            );
+        }
+    }
+    let last = if response["status"] == "incomplete" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    events.push(json!({"type": last, "response": response}));
+    events
+}
+
+fn sse_response(events: &[Value]) -> Response {
+    let mut body = String::new();
+    for event in events {
+        let name = event["type"].as_str().unwrap_or("message");
+        body.push_str(&format!("event: {name}\ndata: {event}\n\n"));
+    }
+    Response {
+        status: 200,
+        content_type: "text/event-stream".to_owned(),
+        body: body.into_bytes(),
+        declared_len: None,
+        headers: Vec::new(),
     }
 }
 

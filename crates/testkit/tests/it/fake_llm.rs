@@ -660,3 +660,58 @@ fn drop_stops_the_server() {
 fn turn_modifiers_on_other_replies_panic() {
     let _ = Reply::error(500, "x").with_text("y");
 }
+
+#[test]
+fn streaming_responses_requests_get_server_sent_events() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![
+            Reply::tool_calls(vec![call("c1", "f", json!({"a": 1}))]).with_text("hi"),
+            Reply::text("plain"),
+            Reply::sse(vec![json!({"type": "error", "message": "boom"})]),
+        ],
+    );
+    let streamed = post(&server, r#"{"stream": true}"#);
+    assert_eq!(streamed.status, 200);
+    assert!(
+        streamed
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v == "text/event-stream")
+    );
+    let text = String::from_utf8(streamed.body).unwrap();
+    let events: Vec<Value> = text
+        .split("\n\n")
+        .filter(|chunk| !chunk.is_empty())
+        .map(|chunk| {
+            let data = chunk
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap();
+            serde_json::from_str(data).unwrap()
+        })
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.output_item.done",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    assert_eq!(events[2]["item"]["call_id"], "c1");
+    assert_eq!(events[3]["response"]["output"].as_array().unwrap().len(), 2);
+    // Without "stream": true the same flavor answers JSON.
+    let plain = post(&server, "{}");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&plain.body).unwrap()["status"],
+        "completed"
+    );
+    let raw = String::from_utf8(post(&server, "{}").body).unwrap();
+    assert_eq!(
+        raw,
+        "event: error\ndata: {\"message\":\"boom\",\"type\":\"error\"}\n\n"
+    );
+}
