@@ -15,10 +15,10 @@ use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
 use crate::http::Transport;
-use crate::parse::{Reader, count};
+use crate::parse::{Reader, response};
 use crate::types::{
     BoxFuture, CompletionRequest, CompletionResponse, ContentBlock, LlmProvider, Role, StopReason,
-    ToolChoice, Usage,
+    ToolChoice,
 };
 use crate::{Auth, ProviderConfig};
 
@@ -268,16 +268,12 @@ pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError>
             });
         }
     };
-    Ok(CompletionResponse {
+    Ok(response(
         content,
         stop_reason,
-        usage: Usage {
-            input_tokens: count(&raw, "/usage/input_tokens"),
-            output_tokens: count(&raw, "/usage/output_tokens"),
-        },
-        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
         raw,
-    })
+        ("/usage/input_tokens", "/usage/output_tokens"),
+    ))
 }
 
 #[cfg(test)]

@@ -19,10 +19,10 @@ use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
 use crate::http::{Transport, clip};
-use crate::parse::{Reader, count};
+use crate::parse::{Reader, response};
 use crate::types::{
     BoxFuture, CompletionRequest, CompletionResponse, ContentBlock, LlmProvider, Role, StopReason,
-    ToolChoice, ToolSpec, Usage,
+    ToolChoice, ToolSpec,
 };
 use crate::{Auth, ProviderConfig, ReasoningEffort};
 
@@ -542,16 +542,12 @@ pub(crate) fn parse_responses(
             }
         }
     };
-    Ok(CompletionResponse {
+    Ok(response(
         content,
         stop_reason,
-        usage: Usage {
-            input_tokens: count(&raw, "/usage/input_tokens"),
-            output_tokens: count(&raw, "/usage/output_tokens"),
-        },
-        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
         raw,
-    })
+        ("/usage/input_tokens", "/usage/output_tokens"),
+    ))
 }
 
 /// Chat Completions (`POST {base}/chat/completions`): the API most
@@ -784,16 +780,12 @@ pub(crate) fn parse_chat(
             }
         }
     };
-    Ok(CompletionResponse {
+    Ok(response(
         content,
         stop_reason,
-        usage: Usage {
-            input_tokens: count(&raw, "/usage/prompt_tokens"),
-            output_tokens: count(&raw, "/usage/completion_tokens"),
-        },
-        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
         raw,
-    })
+        ("/usage/prompt_tokens", "/usage/completion_tokens"),
+    ))
 }
 
 /// A schema as OpenAI's strict mode accepts it: every object lists all its
@@ -921,7 +913,7 @@ mod tests {
         let r = parse_responses(lean, "t").unwrap();
         assert_eq!(r.text(), "Hello");
         assert_eq!(r.stop_reason, StopReason::EndTurn);
-        assert_eq!(r.usage, Usage::default());
+        assert_eq!(r.usage, crate::Usage::default());
 
         let calls = json!({"output": [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\":1}"}],
                            "usage": {"input_tokens": 3, "output_tokens": 4}});

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::error::LlmError;
+use crate::types::{CompletionResponse, ContentBlock, StopReason, Usage};
 
 /// Reads fields of one reply for one provider.
 pub(crate) struct Reader {
@@ -75,6 +76,26 @@ impl Reader {
                 kind(other)
             ))),
         }
+    }
+}
+
+/// The response, with usage read from the two JSON pointers the API uses and the
+/// model name when the reply names one.
+pub(crate) fn response(
+    content: Vec<ContentBlock>,
+    stop_reason: StopReason,
+    raw: Value,
+    (input, output): (&str, &str),
+) -> CompletionResponse {
+    CompletionResponse {
+        content,
+        stop_reason,
+        usage: Usage {
+            input_tokens: count(&raw, input),
+            output_tokens: count(&raw, output),
+        },
+        model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
+        raw,
     }
 }
 
