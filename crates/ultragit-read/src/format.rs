@@ -1,0 +1,442 @@
+//! The three renderings of a [`ReadOutput`] (spec 003 §4.9): markdown (default,
+//! the most token-efficient for a model), JSON (`ultragit-read/v1`, compact unless
+//! verbose) and pretty (plain text for people).
+//!
+//! Markdown rules: a `# Context for …` header with the query; each region a
+//! `## file — anchor` section whose next line carries the commit metadata;
+//! scalar fields as `**Label:** value`; list fields (constraints, tags, semantic
+//! dependencies, related) as bullet lists; regions separated by `---`; then
+//! `## Dependencies on this` and `## Cross-cutting concerns`; a stats footer; the
+//! trimming notice last. Empty fields are left out unless verbose (then shown as
+//! `(none)`, with the confidence factors).
+
+use std::fmt::Write as _;
+
+use ultragit_schema::{ReadOutput, ScoredRegion};
+
+use crate::query::Format;
+
+/// `output` in `format`.
+pub fn render(output: &ReadOutput, format: Format, verbose: bool) -> String {
+    match format {
+        Format::Markdown => format_markdown(output, verbose),
+        Format::Json => format_json(output, verbose),
+        Format::Pretty => format_pretty(output, verbose),
+    }
+}
+
+/// The token estimate of spec 003 §4.8: rendered bytes / 4, rounded up.
+pub fn estimate_tokens(output: &ReadOutput, format: Format, verbose: bool) -> u32 {
+    let bytes = render(output, format, verbose).len();
+    u32::try_from(bytes.div_ceil(4)).unwrap_or(u32::MAX)
+}
+
+/// One line of `ultragit-read/v1` JSON (compact: empty fields left out, but every
+/// region keeps `intent` and `constraints`) and a newline.
+pub fn format_json(output: &ReadOutput, verbose: bool) -> String {
+    let mut text = output.to_json_string(verbose, false);
+    text.push('\n');
+    text
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+fn date(region: &ScoredRegion) -> String {
+    region.timestamp.format("%Y-%m-%d").to_string()
+}
+
+fn lines_text(start: u32, end: u32) -> String {
+    if start == end {
+        format!("line {start}")
+    } else {
+        format!("lines {start}–{end}")
+    }
+}
+
+/// What the query was, for headers.
+fn query_title(output: &ReadOutput) -> String {
+    let q = &output.query;
+    let mut title = q.files.join(", ");
+    if let Some(anchor) = &q.anchor {
+        title.push_str(&format!(" — {anchor}"));
+    }
+    if let Some(lines) = q.lines {
+        title.push_str(&format!(" ({})", lines_text(lines.start, lines.end)));
+    }
+    title
+}
+
+/// Structured markdown.
+pub fn format_markdown(output: &ReadOutput, verbose: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Context for {}", query_title(output));
+    let q = &output.query;
+    if q.ambiguous_anchor {
+        let units: Vec<String> = q
+            .scopes
+            .iter()
+            .filter(|s| s.ambiguous)
+            .map(|s| {
+                let name = s.anchor_name.as_deref().unwrap_or("?");
+                match s.line_range {
+                    Some(r) => format!("`{name}` ({})", lines_text(r.start, r.end)),
+                    None => format!("`{name}`"),
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n> **Ambiguous anchor:** matched {}",
+            units.join(", ")
+        );
+    } else if let Some(scope) = q.scopes.iter().find(|s| s.anchor_name.is_some())
+        && let (Some(range), Some(kind)) = (scope.line_range, &scope.anchor_type)
+    {
+        let _ = writeln!(out, "\n{kind} {}", lines_text(range.start, range.end));
+    }
+    for warning in &output.warnings {
+        let _ = writeln!(out, "\n> **Warning:** {warning}");
+    }
+    if output.regions.is_empty() {
+        let _ = writeln!(out, "\n_No annotated regions match this query._");
+    }
+    for (i, region) in output.regions.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n---\n");
+        }
+        write_region_markdown(&mut out, region, verbose);
+    }
+    if !output.dependencies_on_this.is_empty() {
+        out.push_str("\n## Dependencies on this\n\n");
+        for dep in &output.dependencies_on_this {
+            let _ = writeln!(
+                out,
+                "- `{}` `{}` depends on `{}`: {} (`{}`)",
+                dep.file,
+                dep.anchor,
+                dep.target_anchor,
+                dep.nature,
+                short(&dep.commit)
+            );
+        }
+    }
+    if !output.cross_cutting.is_empty() {
+        out.push_str("\n## Cross-cutting concerns\n\n");
+        for concern in &output.cross_cutting {
+            let regions: Vec<String> = concern.regions.iter().map(|r| format!("`{r}`")).collect();
+            let _ = writeln!(
+                out,
+                "- {} — {} (regions: {}; `{}`)",
+                concern.description,
+                concern.nature,
+                regions.join(", "),
+                short(&concern.commit)
+            );
+        }
+    }
+    let s = &output.stats;
+    let _ = writeln!(
+        out,
+        "\n_commits examined: {} · annotations found: {} · regions returned: {} · related hops: {}_",
+        s.commits_examined, s.annotations_found, s.regions_returned, s.related_hops
+    );
+    if let Some(t) = &output.trimmed {
+        let dropped: Vec<&str> = t.dropped_commits.iter().map(|c| short(c)).collect();
+        let _ = writeln!(
+            out,
+            "\n> **Trimmed to fit the token budget:** {} of {} regions returned ({}; dropped commits: {}); ~{} tokens.",
+            t.returned_regions,
+            t.original_regions,
+            t.strategy,
+            if dropped.is_empty() {
+                "none".to_owned()
+            } else {
+                dropped.join(", ")
+            },
+            t.estimated_tokens
+        );
+    }
+    out
+}
+
+fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool) {
+    let r = &scored.region;
+    let _ = writeln!(out, "\n## {} — {}", r.file, r.ast_anchor.name);
+    let _ = writeln!(
+        out,
+        "`{}` · {} · confidence {:.2} · {} · {}",
+        short(&scored.commit_sha),
+        date(scored),
+        scored.confidence,
+        lines_text(r.lines.start, r.lines.end),
+        r.ast_anchor.unit_type
+    );
+    if verbose {
+        let f = &scored.confidence_factors;
+        let _ = writeln!(
+            out,
+            "factors: recency {:.2} · context {:.2} · anchor {:.2} · provenance {:.2}",
+            f.recency, f.context_level, f.anchor_stability, f.provenance
+        );
+        if let Some(signature) = &r.ast_anchor.signature {
+            let _ = writeln!(out, "signature: `{signature}`");
+        }
+    }
+    out.push('\n');
+    let _ = writeln!(out, "**Intent:** {}", r.intent);
+    scalar(out, "Reasoning", r.reasoning.as_deref(), verbose);
+    list(
+        out,
+        "Constraints",
+        r.constraints
+            .iter()
+            .map(|c| format!("{} _({})_", c.text, c.source.as_str())),
+        true,
+    );
+    list(
+        out,
+        "Semantic dependencies",
+        r.semantic_dependencies
+            .iter()
+            .map(|d| format!("`{}` `{}` — {}", d.file, d.anchor, d.nature)),
+        verbose,
+    );
+    list(out, "Tags", r.tags.iter().cloned(), verbose);
+    scalar(out, "Risk notes", r.risk_notes.as_deref(), verbose);
+    list(
+        out,
+        "Related",
+        scored.related.iter().map(|rel| {
+            let mut line = format!(
+                "`{}` `{}` — {} (confidence {:.2})",
+                short(&rel.commit),
+                rel.anchor,
+                rel.relationship,
+                rel.confidence
+            );
+            if let Some(intent) = &rel.intent {
+                line.push_str(&format!(": {intent}"));
+            }
+            line
+        }),
+        verbose,
+    );
+}
+
+fn scalar(out: &mut String, label: &str, value: Option<&str>, verbose: bool) {
+    match value {
+        Some(v) if !v.trim().is_empty() => {
+            let _ = writeln!(out, "**{label}:** {v}");
+        }
+        _ if verbose => {
+            let _ = writeln!(out, "**{label}:** (none)");
+        }
+        _ => {}
+    }
+}
+
+/// A bullet list; an empty one shows as `(none)` when `always` (constraints, or
+/// verbose output).
+fn list(out: &mut String, label: &str, items: impl Iterator<Item = String>, always: bool) {
+    let items: Vec<String> = items.collect();
+    if items.is_empty() {
+        if always {
+            let _ = writeln!(out, "**{label}:** (none)");
+        }
+        return;
+    }
+    let _ = writeln!(out, "**{label}:**");
+    for item in items {
+        let _ = writeln!(out, "- {item}");
+    }
+}
+
+/// Plain text for people.
+pub fn format_pretty(output: &ReadOutput, verbose: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "ultragit read: {}", query_title(output));
+    for scope in &output.query.scopes {
+        if let (Some(name), Some(range)) = (&scope.anchor_name, scope.line_range) {
+            let _ = writeln!(
+                out,
+                "  scope: {} {} ({}, {}){}",
+                scope.file,
+                name,
+                scope.anchor_type.as_deref().unwrap_or("unit"),
+                lines_text(range.start, range.end),
+                if scope.ambiguous { " [ambiguous]" } else { "" }
+            );
+        }
+    }
+    for warning in &output.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    if output.regions.is_empty() {
+        let _ = writeln!(out, "\nNo annotated regions match this query.");
+    }
+    for (i, scored) in output.regions.iter().enumerate() {
+        let r = &scored.region;
+        let _ = writeln!(
+            out,
+            "\n[{}] {}  {}  {}",
+            i + 1,
+            r.file,
+            r.ast_anchor.name,
+            lines_text(r.lines.start, r.lines.end)
+        );
+        field(
+            &mut out,
+            "commit",
+            &format!(
+                "{} ({})",
+                short(&scored.commit_sha),
+                scored.timestamp.to_rfc3339()
+            ),
+        );
+        let f = &scored.confidence_factors;
+        field(
+            &mut out,
+            "confidence",
+            &format!(
+                "{:.2}  (recency {:.2}, context {:.2}, anchor {:.2}, provenance {:.2})",
+                scored.confidence, f.recency, f.context_level, f.anchor_stability, f.provenance
+            ),
+        );
+        field(&mut out, "kind", &r.ast_anchor.unit_type);
+        if let Some(signature) = &r.ast_anchor.signature {
+            field(&mut out, "signature", signature);
+        } else if verbose {
+            field(&mut out, "signature", "-");
+        }
+        field(&mut out, "intent", &r.intent);
+        optional(&mut out, "reasoning", r.reasoning.as_deref(), verbose);
+        let constraints: Vec<String> = r
+            .constraints
+            .iter()
+            .map(|c| format!("{} [{}]", c.text, c.source.as_str()))
+            .collect();
+        items(&mut out, "constraints", &constraints, true);
+        let deps: Vec<String> = r
+            .semantic_dependencies
+            .iter()
+            .map(|d| format!("{} {}: {}", d.file, d.anchor, d.nature))
+            .collect();
+        items(&mut out, "depends on", &deps, verbose);
+        if !r.tags.is_empty() || verbose {
+            field(
+                &mut out,
+                "tags",
+                &if r.tags.is_empty() {
+                    "-".to_owned()
+                } else {
+                    r.tags.join(", ")
+                },
+            );
+        }
+        optional(&mut out, "risk", r.risk_notes.as_deref(), verbose);
+        let related: Vec<String> = scored
+            .related
+            .iter()
+            .map(|rel| {
+                format!(
+                    "{} {}: {} ({:.2}){}",
+                    short(&rel.commit),
+                    rel.anchor,
+                    rel.relationship,
+                    rel.confidence,
+                    rel.intent
+                        .as_deref()
+                        .map(|i| format!(" — {i}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        items(&mut out, "related", &related, verbose);
+    }
+    if !output.dependencies_on_this.is_empty() {
+        let _ = writeln!(out, "\ndependencies on this:");
+        for dep in &output.dependencies_on_this {
+            let _ = writeln!(
+                out,
+                "  {} {} -> {}: {} ({})",
+                dep.file,
+                dep.anchor,
+                dep.target_anchor,
+                dep.nature,
+                short(&dep.commit)
+            );
+        }
+    }
+    if !output.cross_cutting.is_empty() {
+        let _ = writeln!(out, "\ncross-cutting concerns:");
+        for concern in &output.cross_cutting {
+            let _ = writeln!(
+                out,
+                "  {} ({}; regions: {}; {})",
+                concern.description,
+                concern.nature,
+                concern.regions.join(", "),
+                short(&concern.commit)
+            );
+        }
+    }
+    let s = &output.stats;
+    let _ = writeln!(
+        out,
+        "\ncommits examined {}, annotations found {}, regions returned {}, related hops {}",
+        s.commits_examined, s.annotations_found, s.regions_returned, s.related_hops
+    );
+    if let Some(t) = &output.trimmed {
+        let _ = writeln!(
+            out,
+            "trimmed: {} of {} regions kept ({}), ~{} tokens; dropped commits: {}",
+            t.returned_regions,
+            t.original_regions,
+            t.strategy,
+            t.estimated_tokens,
+            if t.dropped_commits.is_empty() {
+                "none".to_owned()
+            } else {
+                t.dropped_commits
+                    .iter()
+                    .map(|c| short(c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+    }
+    out
+}
+
+const LABEL_WIDTH: usize = 12;
+
+fn field(out: &mut String, label: &str, value: &str) {
+    let mut lines = value.lines();
+    let first = lines.next().unwrap_or("");
+    let _ = writeln!(out, "    {label:<LABEL_WIDTH$} {first}");
+    for rest in lines {
+        let _ = writeln!(out, "    {:<LABEL_WIDTH$} {rest}", "");
+    }
+}
+
+fn optional(out: &mut String, label: &str, value: Option<&str>, verbose: bool) {
+    match value {
+        Some(v) if !v.trim().is_empty() => field(out, label, v),
+        _ if verbose => field(out, label, "-"),
+        _ => {}
+    }
+}
+
+fn items(out: &mut String, label: &str, values: &[String], always: bool) {
+    if values.is_empty() {
+        if always {
+            field(out, label, "-");
+        }
+        return;
+    }
+    for (i, value) in values.iter().enumerate() {
+        field(out, if i == 0 { label } else { "" }, &format!("- {value}"));
+    }
+}

@@ -1,0 +1,45 @@
+//! `ultragit-read`: the read pipeline of ultragit (spec 003), as a library.
+//!
+//! Given files and optionally an anchor (`MqttClient::connect`) or a line range,
+//! it blames the code, fetches the ultragit notes (`refs/notes/ultragit`) of the
+//! commits blame names, keeps the annotated regions that concern the query, follows
+//! their related annotations, scores each region's confidence, collects what
+//! depends on the code and the cross-cutting concerns that mention it, trims the
+//! result to a token budget and renders it as markdown, JSON or plain text. No LLM
+//! and no network on this path.
+//!
+//! ```no_run
+//! use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery, format_markdown};
+//!
+//! let pipeline = GitReadPipeline::open(".")?;
+//! let output = pipeline.execute(&ReadQuery::file("src/mqtt/client.rs").with_anchor("connect"))?;
+//! print!("{}", format_markdown(&output, false));
+//! # Ok::<(), ultragit_read::ReadError>(())
+//! ```
+//!
+//! - **Dependencies:** `ultragit-schema` (the note and output types), `gitctx` (all
+//!   git access), `outline` (tree-sitter). Never `llm` or `agent`: projects using
+//!   this crate get a small dependency tree.
+//! - **Invariant:** overlap is judged in the annotating commit's own line
+//!   coordinates (blame's original lines); regions are reported in today's; a
+//!   region none of whose lines survive is not returned (see [`pipeline`]).
+//! - **Invariant:** one `git blame` process per resolved scope; every note is read
+//!   in-process, so the process count does not grow with history.
+//! - **Invariant:** a malformed note is skipped with a warning, never an error; a
+//!   returned region always has `intent` and `constraints`.
+
+mod config;
+mod error;
+pub mod format;
+pub mod pipeline;
+mod query;
+pub mod score;
+pub mod trim;
+
+pub use config::{CONFIG_FILE, ReadConfig};
+pub use error::ReadError;
+pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
+pub use pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline, ResolvedScope};
+pub use query::{ContextLevelFilter, Format, LineRange, ReadQuery, SinceFilter, parse_lines};
+pub use score::MatchType;
+pub use ultragit_schema::{ReadErrorBody, ReadOutput};

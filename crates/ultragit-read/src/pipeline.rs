@@ -1,0 +1,977 @@
+//! The seven stages of spec 003 §4, run by [`GitReadPipeline`].
+//!
+//! **Line coordinates.** A region's `lines` are in the coordinates of the commit
+//! that wrote it. Blame says, for each commit, which of its own lines survive and
+//! where they sit now (`original_*` → `final_*`). Overlap with the query is judged
+//! in the commit's own coordinates; a returned region's `lines` are today's (the
+//! span of its surviving lines); a region none of whose lines survive in the blamed
+//! range is not current and is not returned — except a region matched by anchor
+//! name, whose subject still exists today: it is reported at the anchor's current
+//! lines when none of its own lines survive there.
+//!
+//! **Processes.** One `git blame` per resolved scope; notes, commits, trees and
+//! outlines are read in-process, so the number of processes does not grow with
+//! history.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use chrono::{DateTime, Utc};
+use gitctx::{BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
+use outline::{MatchKind, OutlineError, Unit};
+use ultragit_schema::{
+    Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
+    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, ScopeEcho,
+    ScoredRegion,
+};
+
+use crate::config::ReadConfig;
+use crate::error::ReadError;
+use crate::query::{ReadQuery, SinceFilter, validate_range};
+use crate::score::{
+    MatchType, compute_confidence, score_anchor_stability, score_context_level, score_provenance,
+    score_recency,
+};
+use crate::trim;
+
+/// The notes ref ultragit reads and writes.
+pub const NOTES_REF: &str = "refs/notes/ultragit";
+
+/// The hint given when the repository has no ultragit notes at all (spec 003 §5).
+pub const NO_NOTES_HINT: &str = "No Ultragit annotations found. Run 'ultragit init' to set up.";
+
+/// The read pipeline (spec 003 §3.3), composable for testing.
+pub trait ReadPipeline {
+    fn execute(&self, query: &ReadQuery) -> Result<ReadOutput, ReadError>;
+}
+
+/// The read pipeline over a real repository.
+#[derive(Debug)]
+pub struct GitReadPipeline {
+    repo: Repo,
+    config: ReadConfig,
+    engine: BlameEngine,
+}
+
+/// One resolved query scope (spec 003 §4.2 `ResolvedScope`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedScope {
+    pub file: String,
+    /// Today's lines; `None` for the whole file.
+    pub line_range: Option<LineRange>,
+    /// The unit the anchor resolved to.
+    pub anchor_name: Option<String>,
+    pub anchor_type: Option<String>,
+    pub anchor_signature: Option<String>,
+    /// One of several units the anchor matched.
+    pub ambiguous: bool,
+    /// The anchor as asked (used to match regions by name, even when it could not
+    /// be resolved because the file has no grammar).
+    pub query_anchor: Option<String>,
+}
+
+/// A file at HEAD: its text and outline.
+struct FileAtHead {
+    path: String,
+    line_count: u32,
+    /// `None`: no grammar for this file.
+    units: Option<Vec<Unit>>,
+}
+
+/// A note that passed the filters.
+struct Fetched {
+    commit: String,
+    annotation: Annotation,
+    timestamp: DateTime<Utc>,
+}
+
+/// A region matched to a scope, its lines already in today's coordinates.
+struct Matched {
+    region: RegionAnnotation,
+    /// Index into the fetched annotations.
+    note: usize,
+    match_type: MatchType,
+    /// The region's lines as written (its commit's coordinates), for dedup.
+    original: LineRange,
+}
+
+/// Per-query state shared by the stages.
+struct Run<'p> {
+    pipeline: &'p GitReadPipeline,
+    head: ObjectId,
+    head_time: DateTime<Utc>,
+    warnings: Vec<String>,
+    /// Parsed notes by commit hex (`None`: no note, or a malformed one).
+    notes: HashMap<String, Option<Annotation>>,
+    /// Outlines at HEAD by path (`None`: missing file or no grammar).
+    outlines: HashMap<String, Option<Vec<Unit>>>,
+    notes_ref_exists: bool,
+}
+
+impl GitReadPipeline {
+    /// The pipeline for the repository containing `path`, with its configuration
+    /// (spec 003 §6).
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<GitReadPipeline, ReadError> {
+        let path = path.as_ref();
+        let repo = Repo::discover(path).map_err(|err| match err {
+            gitctx::Error::NotARepository { .. } | gitctx::Error::BareRepository { .. } => {
+                ReadError::NotARepository {
+                    path: path.display().to_string(),
+                }
+            }
+            other => ReadError::Git(other),
+        })?;
+        GitReadPipeline::new(repo)
+    }
+
+    /// The pipeline for `repo`, with its configuration.
+    pub fn new(repo: Repo) -> Result<GitReadPipeline, ReadError> {
+        let config = ReadConfig::load(&repo)?;
+        Ok(GitReadPipeline::with_config(repo, config))
+    }
+
+    /// The pipeline for `repo` with an explicit configuration.
+    pub fn with_config(repo: Repo, config: ReadConfig) -> GitReadPipeline {
+        GitReadPipeline {
+            repo,
+            config,
+            engine: BlameEngine::default(),
+        }
+    }
+
+    /// Uses another blame engine (benchmarks compare them).
+    pub fn with_blame_engine(mut self, engine: BlameEngine) -> GitReadPipeline {
+        self.engine = engine;
+        self
+    }
+
+    /// The repository.
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ReadConfig {
+        &self.config
+    }
+
+    /// True when `path` (repository-relative) is a file at HEAD.
+    pub fn file_exists_at_head(&self, path: &str) -> bool {
+        matches!(self.repo.file_at_opt("HEAD", path), Ok(Some(_)))
+    }
+}
+
+impl ReadPipeline for GitReadPipeline {
+    fn execute(&self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
+        validate_query(query)?;
+        let first = query.files[0].clone();
+        let head = match self.repo.resolve_commit("HEAD") {
+            Ok(id) => id,
+            Err(gitctx::Error::UnbornHead { .. }) => {
+                return Err(ReadError::FileNotFound { path: first });
+            }
+            Err(err) => return Err(ReadError::Git(err)),
+        };
+        let head_time = self.repo.commit_info_by_id(head)?.committer.time.to_utc();
+        let notes_ref_exists = self.repo.notes(NOTES_REF)?.tip()?.is_some();
+        let mut run = Run {
+            pipeline: self,
+            head,
+            head_time,
+            warnings: Vec::new(),
+            notes: HashMap::new(),
+            outlines: HashMap::new(),
+            notes_ref_exists,
+        };
+        run.execute(query)
+    }
+}
+
+fn validate_query(query: &ReadQuery) -> Result<(), ReadError> {
+    if query.files.is_empty() {
+        return Err(ReadError::InvalidArgument(
+            "No file given: name at least one file, e.g. `ultragit read src/lib.rs`".to_owned(),
+        ));
+    }
+    if query.anchor.is_some() && query.lines.is_some() {
+        return Err(ReadError::InvalidArgument(
+            "--lines cannot be combined with an anchor: give one or the other".to_owned(),
+        ));
+    }
+    if let Some(anchor) = &query.anchor
+        && anchor.trim().is_empty()
+    {
+        return Err(ReadError::InvalidArgument("The anchor is empty".to_owned()));
+    }
+    if let Some(lines) = query.lines {
+        validate_range(
+            lines.start,
+            lines.end,
+            &format!("{}:{}", lines.start, lines.end),
+        )?;
+    }
+    if !(0.0..=1.0).contains(&query.min_confidence) {
+        return Err(ReadError::InvalidArgument(format!(
+            "--min-confidence must be between 0 and 1, not {}",
+            query.min_confidence
+        )));
+    }
+    if query.max_regions == Some(0) {
+        return Err(ReadError::InvalidArgument(
+            "--max-regions must be at least 1".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+impl Run<'_> {
+    fn repo(&self) -> &Repo {
+        &self.pipeline.repo
+    }
+
+    fn execute(&mut self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
+        let cutoff = self.since_cutoff(query.since.as_ref())?;
+
+        // Stage 1: scopes.
+        let mut scopes = Vec::new();
+        let mut files = Vec::new();
+        let mut ambiguous = false;
+        for path in dedup(&query.files) {
+            let file = self.file_at_head(&path)?;
+            let resolved = self.resolve_scope(&file, query)?;
+            ambiguous |= resolved.iter().any(|s| s.ambiguous);
+            scopes.extend(resolved);
+            files.push(file);
+        }
+
+        // Stage 2: blame, once per scope.
+        let mut blames = Vec::with_capacity(scopes.len());
+        for scope in &scopes {
+            let options = BlameOptions {
+                rev: Some(self.head.to_hex()),
+                lines: scope.line_range.map(|r| (r.start, r.end)),
+                engine: self.pipeline.engine,
+            };
+            let entries =
+                self.repo()
+                    .blame(&scope.file, &options)
+                    .map_err(|source| ReadError::Blame {
+                        path: scope.file.clone(),
+                        source,
+                    })?;
+            blames.push(entries);
+        }
+
+        // Stage 3: notes of the blamed commits, filtered.
+        let mut commits: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        for entry in blames.iter().flatten() {
+            let hex = entry.commit.to_hex();
+            if seen.insert(hex.clone()) {
+                commits.push(hex);
+            }
+        }
+        self.load_notes(&commits)?;
+        let mut fetched: Vec<Fetched> = Vec::new();
+        for commit in &commits {
+            let Some(Some(annotation)) = self.notes.get(commit) else {
+                continue;
+            };
+            let Some(timestamp) = annotation.timestamp_utc() else {
+                continue;
+            };
+            if cutoff.is_some_and(|cutoff| timestamp < cutoff) {
+                continue;
+            }
+            if !query.context_level.admits(&annotation.context_level) {
+                continue;
+            }
+            fetched.push(Fetched {
+                commit: commit.clone(),
+                annotation: annotation.clone(),
+                timestamp,
+            });
+        }
+        if !self.notes_ref_exists {
+            self.warnings.push(NO_NOTES_HINT.to_owned());
+        }
+
+        // Stage 4: regions of the query.
+        let mut matched: Vec<Matched> = Vec::new();
+        for (scope, entries) in scopes.iter().zip(&blames) {
+            self.filter_regions(scope, entries, &fetched, &mut matched);
+        }
+        let matched = dedup_matches(matched, &fetched);
+
+        // Stages 5 and 6: follow references, score, rank and cut.
+        let mut related_hops = 0;
+        let mut scored: Vec<ScoredRegion> = Vec::new();
+        for m in matched {
+            let note = &fetched[m.note];
+            let current = self.outline_at_head(&m.region.file);
+            let factors = ConfidenceFactors {
+                recency: score_recency(
+                    note.timestamp,
+                    self.head_time,
+                    self.pipeline.config.recency_half_life,
+                ),
+                context_level: score_context_level(&note.annotation.context_level),
+                anchor_stability: score_anchor_stability(
+                    &m.region,
+                    current.as_deref(),
+                    m.match_type,
+                ),
+                provenance: score_provenance(&note.annotation.provenance.operation),
+            };
+            let related = self.follow(&note.commit, &m.region, query.depth);
+            related_hops += related.len() as u32;
+            scored.push(ScoredRegion {
+                region: m.region,
+                commit_sha: note.commit.clone(),
+                timestamp: note.timestamp,
+                confidence: compute_confidence(&factors),
+                confidence_factors: factors,
+                related,
+            });
+        }
+        sort_by_confidence(&mut scored);
+        scored.retain(|r| r.confidence >= query.min_confidence);
+        if let Some(tags) = &query.tags {
+            let wanted: Vec<String> = tags.iter().map(|t| t.trim().to_lowercase()).collect();
+            scored.retain(|r| {
+                r.region
+                    .tags
+                    .iter()
+                    .any(|t| wanted.contains(&t.trim().to_lowercase()))
+            });
+        }
+        let cap = query
+            .max_regions
+            .unwrap_or(self.pipeline.config.default_max_regions) as usize;
+        scored.truncate(cap);
+
+        // Stage 7: assembly.
+        let dependencies_on_this = self.dependencies_on(&scopes, &files)?;
+        let cross_cutting = cross_cutting(&scopes, &fetched);
+        let mut output = ReadOutput {
+            schema: READ_SCHEMA_V1.to_owned(),
+            query: echo(
+                query,
+                &scopes,
+                ambiguous,
+                self.pipeline.config.default_max_regions,
+            ),
+            regions: scored,
+            dependencies_on_this,
+            cross_cutting,
+            stats: ReadStats {
+                commits_examined: commits.len() as u32,
+                annotations_found: fetched.len() as u32,
+                regions_returned: 0,
+                related_hops,
+            },
+            trimmed: None,
+            warnings: std::mem::take(&mut self.warnings),
+        };
+        output.stats.regions_returned = output.regions.len() as u32;
+        if let Some(budget) = query.max_tokens {
+            trim::trim_to_budget(&mut output, budget, query.format, query.verbose);
+        }
+        Ok(output)
+    }
+
+    fn since_cutoff(
+        &self,
+        since: Option<&SinceFilter>,
+    ) -> Result<Option<DateTime<Utc>>, ReadError> {
+        match since {
+            None => Ok(None),
+            Some(SinceFilter::Date(date)) => Ok(Some(*date)),
+            Some(SinceFilter::Sha(rev)) => {
+                let commit = self
+                    .repo()
+                    .commit_info(rev)
+                    .map_err(|_| ReadError::InvalidSince { value: rev.clone() })?;
+                Ok(Some(commit.committer.time.to_utc()))
+            }
+        }
+    }
+
+    /// The file at HEAD and its outline; a missing grammar is a warning.
+    fn file_at_head(&mut self, path: &str) -> Result<FileAtHead, ReadError> {
+        let bytes = match self.repo().file_at(&self.head.to_hex(), path) {
+            Ok(bytes) => bytes,
+            Err(gitctx::Error::PathNotFound { .. } | gitctx::Error::NotAFile { .. }) => {
+                return Err(ReadError::FileNotFound {
+                    path: path.to_owned(),
+                });
+            }
+            Err(err) => return Err(ReadError::Git(err)),
+        };
+        let line_count = gitctx::count_lines(&bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        let units = match outline::outline(path, &text) {
+            Ok(units) => Some(units),
+            Err(OutlineError::NoGrammar { extension, .. }) => {
+                let language = extension.unwrap_or_else(|| format!("'{path}'"));
+                let warning = format!(
+                    "No tree-sitter grammar for {language}. Anchor resolution unavailable."
+                );
+                if !self.warnings.contains(&warning) {
+                    self.warnings.push(warning);
+                }
+                None
+            }
+            Err(err) => {
+                self.warnings.push(format!(
+                    "Could not outline {path} ({err}). Anchor resolution unavailable."
+                ));
+                None
+            }
+        };
+        self.outlines.insert(path.to_owned(), units.clone());
+        Ok(FileAtHead {
+            path: path.to_owned(),
+            line_count,
+            units,
+        })
+    }
+
+    /// Today's outline of `path`, cached (`None`: not a file at HEAD or no grammar).
+    fn outline_at_head(&mut self, path: &str) -> Option<Vec<Unit>> {
+        if let Some(cached) = self.outlines.get(path) {
+            return cached.clone();
+        }
+        let units = self
+            .repo()
+            .file_at_opt(&self.head.to_hex(), path)
+            .ok()
+            .flatten()
+            .and_then(|bytes| outline::outline(path, &String::from_utf8_lossy(&bytes)).ok());
+        self.outlines.insert(path.to_owned(), units.clone());
+        units
+    }
+
+    /// Stage 1 for one file.
+    fn resolve_scope(
+        &mut self,
+        file: &FileAtHead,
+        query: &ReadQuery,
+    ) -> Result<Vec<ResolvedScope>, ReadError> {
+        let whole = ResolvedScope {
+            file: file.path.clone(),
+            line_range: None,
+            anchor_name: None,
+            anchor_type: None,
+            anchor_signature: None,
+            ambiguous: false,
+            query_anchor: query.anchor.clone(),
+        };
+        if let Some(lines) = query.lines {
+            if lines.end > file.line_count {
+                return Err(ReadError::LineRangeOutOfBounds {
+                    start: lines.start,
+                    end: lines.end,
+                    len: file.line_count,
+                });
+            }
+            return Ok(vec![ResolvedScope {
+                line_range: Some(lines),
+                ..whole
+            }]);
+        }
+        let Some(anchor) = &query.anchor else {
+            return Ok(vec![whole]);
+        };
+        let Some(units) = &file.units else {
+            // No grammar: regions are matched by name over the whole file.
+            return Ok(vec![whole]);
+        };
+        let resolution = outline::resolve_anchor(units, anchor).map_err(|err| match err {
+            outline::AnchorError::NotFound { available, .. } => ReadError::AnchorNotFound {
+                path: file.path.clone(),
+                anchor: anchor.clone(),
+                available,
+            },
+            outline::AnchorError::EmptyQuery => {
+                ReadError::InvalidArgument("The anchor is empty".to_owned())
+            }
+        })?;
+        if let Some(warning) = &resolution.warning {
+            self.warnings.push(format!("{}: {warning}", file.path));
+        }
+        Ok(resolution
+            .units
+            .iter()
+            .map(|unit| ResolvedScope {
+                file: file.path.clone(),
+                line_range: Some(LineRange {
+                    start: unit.lines.start,
+                    end: unit.lines.end.min(file.line_count.max(unit.lines.start)),
+                }),
+                anchor_name: Some(unit.qualified_name.clone()),
+                anchor_type: Some(unit.kind.as_str().to_owned()),
+                anchor_signature: Some(unit.signature.clone()),
+                ambiguous: resolution.ambiguous,
+                query_anchor: Some(anchor.clone()),
+            })
+            .collect())
+    }
+
+    /// Reads and parses the notes of `commits` not read yet; malformed ones are
+    /// skipped with the spec's warning.
+    fn load_notes(&mut self, commits: &[String]) -> Result<(), ReadError> {
+        let wanted: Vec<ObjectId> = commits
+            .iter()
+            .filter(|c| !self.notes.contains_key(*c))
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let found = self.repo().notes(NOTES_REF)?.read_many(&wanted)?;
+        for id in &wanted {
+            self.notes.insert(id.to_hex(), None);
+        }
+        for (id, text) in found {
+            let hex = id.to_hex();
+            let parsed = Annotation::from_json(&text)
+                .ok()
+                .filter(|a| a.timestamp_utc().is_some());
+            if parsed.is_none() {
+                self.warnings
+                    .push(format!("Skipping malformed annotation on commit {hex}"));
+            }
+            self.notes.insert(hex, parsed);
+        }
+        Ok(())
+    }
+
+    /// Stage 4 for one scope.
+    fn filter_regions(
+        &self,
+        scope: &ResolvedScope,
+        entries: &[BlameEntry],
+        fetched: &[Fetched],
+        out: &mut Vec<Matched>,
+    ) {
+        let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
+        for entry in entries {
+            by_commit
+                .entry(entry.commit.to_hex())
+                .or_default()
+                .push(entry);
+        }
+        for (index, note) in fetched.iter().enumerate() {
+            let Some(entries) = by_commit.get(&note.commit) else {
+                continue;
+            };
+            for region in &note.annotation.regions {
+                let same_file = region.file == scope.file
+                    || entries.iter().any(|e| e.original_path == region.file);
+                if !same_file || region.lines.start == 0 || region.lines.end < region.lines.start {
+                    continue;
+                }
+                let surviving = surviving_lines(region, entries);
+                let name_match = scope
+                    .query_anchor
+                    .as_deref()
+                    .and_then(|anchor| outline::match_name(anchor, &region.ast_anchor.name));
+                let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range)
+                {
+                    (Some(kind), _, range) => {
+                        let today = surviving.or(range);
+                        let Some(today) = today else { continue };
+                        (anchor_match(kind), today)
+                    }
+                    (None, Some(_), Some(_)) | (None, None, Some(_)) => {
+                        let Some(today) = surviving else { continue };
+                        let len = region.lines.end - region.lines.start + 1;
+                        let kept = count_surviving(region, entries);
+                        (
+                            MatchType::LineOverlap {
+                                overlap_ratio: f64::from(kept) / f64::from(len),
+                            },
+                            today,
+                        )
+                    }
+                    // An anchor that could not be resolved (no grammar) matches by
+                    // name only.
+                    (None, Some(_), None) => continue,
+                    (None, None, None) => {
+                        let Some(today) = surviving else { continue };
+                        (MatchType::WholeFile, today)
+                    }
+                };
+                let mut region = region.clone();
+                let original = region.lines;
+                region.lines = today;
+                out.push(Matched {
+                    region,
+                    note: index,
+                    match_type,
+                    original,
+                });
+            }
+        }
+    }
+
+    /// Stage 5: the related annotations of a region, breadth first, up to `depth`
+    /// hops, never visiting a (commit, anchor) pair twice.
+    fn follow(
+        &mut self,
+        commit: &str,
+        region: &RegionAnnotation,
+        depth: u32,
+    ) -> Vec<ResolvedRelated> {
+        let mut out = Vec::new();
+        if depth == 0 {
+            return out;
+        }
+        let mut visited: HashSet<(String, String)> = HashSet::new();
+        visited.insert((commit.to_owned(), region.ast_anchor.name.clone()));
+        let mut queue: VecDeque<(ultragit_schema::RelatedAnnotation, u32)> = region
+            .related_annotations
+            .iter()
+            .cloned()
+            .map(|r| (r, 1))
+            .collect();
+        while let Some((link, hop)) = queue.pop_front() {
+            let Some(target) = self.resolve_commit(&link.commit) else {
+                continue; // a commit that is gone: skip it
+            };
+            if !visited.insert((target.clone(), link.anchor.clone())) {
+                continue;
+            }
+            if self.load_notes(std::slice::from_ref(&target)).is_err() {
+                continue;
+            }
+            let Some(Some(annotation)) = self.notes.get(&target).cloned() else {
+                continue;
+            };
+            let Some(found) = annotation.regions.iter().find(|r| {
+                matches!(
+                    outline::match_name(&link.anchor, &r.ast_anchor.name),
+                    Some(MatchKind::Exact | MatchKind::Unqualified)
+                )
+            }) else {
+                continue;
+            };
+            let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
+            let current = self.outline_at_head(&found.file);
+            let factors = ConfidenceFactors {
+                recency: score_recency(
+                    timestamp,
+                    self.head_time,
+                    self.pipeline.config.recency_half_life,
+                ),
+                context_level: score_context_level(&annotation.context_level),
+                anchor_stability: score_anchor_stability(
+                    found,
+                    current.as_deref(),
+                    MatchType::ExactAnchor,
+                ),
+                provenance: score_provenance(&annotation.provenance.operation),
+            };
+            out.push(ResolvedRelated {
+                commit: target.clone(),
+                anchor: link.anchor.clone(),
+                relationship: link.relationship.clone(),
+                confidence: compute_confidence(&factors),
+                intent: Some(found.intent.clone()),
+            });
+            if hop < depth {
+                for next in &found.related_annotations {
+                    queue.push_back((next.clone(), hop + 1));
+                }
+            }
+        }
+        out
+    }
+
+    fn resolve_commit(&self, rev: &str) -> Option<String> {
+        if let Ok(id) = rev.parse::<ObjectId>() {
+            return Some(id.to_hex());
+        }
+        self.repo().resolve_commit(rev).ok().map(|id| id.to_hex())
+    }
+
+    /// `dependencies_on_this`: semantic dependencies declared by the regions of the
+    /// most recent `depsScanLimit` annotated commits that point at a queried scope.
+    fn dependencies_on(
+        &mut self,
+        scopes: &[ResolvedScope],
+        files: &[FileAtHead],
+    ) -> Result<Vec<DependencyEntry>, ReadError> {
+        let limit = self.pipeline.config.deps_scan_limit as usize;
+        if limit == 0 || !self.notes_ref_exists {
+            return Ok(Vec::new());
+        }
+        let recent = self.recent_annotated(limit)?;
+        self.load_notes(&recent)?;
+        let mut out: Vec<DependencyEntry> = Vec::new();
+        let mut seen = HashSet::new();
+        for commit in &recent {
+            let Some(Some(annotation)) = self.notes.get(commit) else {
+                continue;
+            };
+            for region in &annotation.regions {
+                for dep in &region.semantic_dependencies {
+                    let Some(scope) = scopes.iter().find(|s| depends_on(dep, s, files)) else {
+                        continue;
+                    };
+                    let is_self = region.file == scope.file
+                        && scope.anchor_name.as_deref().is_some_and(|a| {
+                            outline::match_name(a, &region.ast_anchor.name)
+                                == Some(MatchKind::Exact)
+                        });
+                    if is_self {
+                        continue;
+                    }
+                    let key = (
+                        region.file.clone(),
+                        region.ast_anchor.name.clone(),
+                        dep.nature.clone(),
+                        dep.file.clone(),
+                        dep.anchor.clone(),
+                    );
+                    if seen.insert(key) {
+                        out.push(DependencyEntry {
+                            file: region.file.clone(),
+                            anchor: region.ast_anchor.name.clone(),
+                            nature: dep.nature.clone(),
+                            commit: commit.clone(),
+                            target_file: dep.file.clone(),
+                            target_anchor: dep.anchor.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The annotated commits, newest commit time first, at most `limit`.
+    fn recent_annotated(&self, limit: usize) -> Result<Vec<String>, ReadError> {
+        let notes = self.repo().notes(NOTES_REF)?.list()?;
+        let mut dated: Vec<(i64, String)> = notes
+            .iter()
+            .filter_map(|entry| {
+                let info = self.repo().commit_info_by_id(entry.target).ok()?;
+                Some((info.committer.time.seconds, entry.target.to_hex()))
+            })
+            .collect();
+        dated.sort_by(|a, b| b.cmp(a));
+        dated.truncate(limit);
+        Ok(dated.into_iter().map(|(_, hex)| hex).collect())
+    }
+}
+
+/// Today's span of the region's lines that survive in this commit's blame
+/// entries (judged in the commit's own coordinates).
+fn surviving_lines(region: &RegionAnnotation, entries: &[&BlameEntry]) -> Option<LineRange> {
+    let mut span: Option<LineRange> = None;
+    for entry in entries.iter().filter(|e| e.original_path == region.file) {
+        let start = region.lines.start.max(entry.original_start);
+        let end = region.lines.end.min(entry.original_end);
+        if start > end {
+            continue;
+        }
+        let (Some(from), Some(to)) = (entry.to_final(start), entry.to_final(end)) else {
+            continue;
+        };
+        span = Some(match span {
+            None => LineRange {
+                start: from,
+                end: to,
+            },
+            Some(s) => LineRange {
+                start: s.start.min(from),
+                end: s.end.max(to),
+            },
+        });
+    }
+    span
+}
+
+fn count_surviving(region: &RegionAnnotation, entries: &[&BlameEntry]) -> u32 {
+    entries
+        .iter()
+        .filter(|e| e.original_path == region.file)
+        .map(|e| {
+            let start = region.lines.start.max(e.original_start);
+            let end = region.lines.end.min(e.original_end);
+            if start > end { 0 } else { end - start + 1 }
+        })
+        .sum()
+}
+
+fn anchor_match(kind: MatchKind) -> MatchType {
+    match kind {
+        MatchKind::Exact => MatchType::ExactAnchor,
+        MatchKind::Unqualified => MatchType::UnqualifiedAnchor,
+        MatchKind::Fuzzy { distance } => MatchType::FuzzyAnchor { distance },
+    }
+}
+
+/// The same region matched by several scopes (an ambiguous anchor, two files of
+/// one commit) is kept once, with its best match.
+fn dedup_matches(matched: Vec<Matched>, fetched: &[Fetched]) -> Vec<Matched> {
+    let mut best: Vec<Matched> = Vec::new();
+    for m in matched {
+        let key = |x: &Matched| {
+            (
+                fetched[x.note].commit.clone(),
+                x.region.file.clone(),
+                x.region.ast_anchor.name.clone(),
+                x.original,
+            )
+        };
+        match best.iter_mut().find(|b| key(b) == key(&m)) {
+            Some(existing) if m.match_type.rank() < existing.match_type.rank() => *existing = m,
+            Some(_) => {}
+            None => best.push(m),
+        }
+    }
+    best
+}
+
+/// Best first; ties newest first, then by file and anchor, so output is stable.
+pub(crate) fn sort_by_confidence(regions: &mut [ScoredRegion]) {
+    regions.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then(b.timestamp.cmp(&a.timestamp))
+            .then(a.region.file.cmp(&b.region.file))
+            .then(a.region.ast_anchor.name.cmp(&b.region.ast_anchor.name))
+            .then(a.region.lines.start.cmp(&b.region.lines.start))
+    });
+}
+
+/// Does `dep` point at `scope`? Same file, and: the scope's anchor (by name), or
+/// for a line range a unit of today's outline overlapping it, or for the whole
+/// file anything.
+fn depends_on(
+    dep: &ultragit_schema::SemanticDependency,
+    scope: &ResolvedScope,
+    files: &[FileAtHead],
+) -> bool {
+    if dep.file != scope.file {
+        return false;
+    }
+    if let Some(anchor) = scope
+        .anchor_name
+        .as_deref()
+        .or(scope.query_anchor.as_deref())
+    {
+        return matches!(
+            outline::match_name(&dep.anchor, anchor),
+            Some(MatchKind::Exact | MatchKind::Unqualified)
+        );
+    }
+    let Some(range) = scope.line_range else {
+        return true;
+    };
+    let units = files
+        .iter()
+        .find(|f| f.path == scope.file)
+        .and_then(|f| f.units.as_ref());
+    let Some(units) = units else {
+        return true;
+    };
+    units.iter().any(|unit| {
+        unit.lines.start <= range.end
+            && unit.lines.end >= range.start
+            && matches!(
+                outline::match_name(&dep.anchor, &unit.qualified_name),
+                Some(MatchKind::Exact | MatchKind::Unqualified)
+            )
+    })
+}
+
+/// Cross-cutting concerns of the fetched annotations that mention a queried
+/// scope (`file:anchor`, or just `file` for whole-file and line queries).
+fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCuttingEntry> {
+    let mut out: Vec<CrossCuttingEntry> = Vec::new();
+    for note in fetched {
+        for concern in &note.annotation.cross_cutting {
+            let mentions = concern.regions.iter().any(|reference| {
+                let (file, anchor) = reference.split_once(':').unwrap_or((reference, ""));
+                scopes.iter().any(|scope| {
+                    file == scope.file
+                        && match scope
+                            .anchor_name
+                            .as_deref()
+                            .or(scope.query_anchor.as_deref())
+                        {
+                            None => true,
+                            Some(queried) => {
+                                anchor.is_empty()
+                                    || matches!(
+                                        outline::match_name(queried, anchor),
+                                        Some(MatchKind::Exact | MatchKind::Unqualified)
+                                    )
+                            }
+                        }
+                })
+            });
+            let duplicate = out
+                .iter()
+                .any(|e| e.description == concern.description && e.regions == concern.regions);
+            if mentions && !duplicate {
+                out.push(CrossCuttingEntry {
+                    description: concern.description.clone(),
+                    regions: concern.regions.clone(),
+                    nature: concern.nature.clone(),
+                    commit: note.commit.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn echo(
+    query: &ReadQuery,
+    scopes: &[ResolvedScope],
+    ambiguous: bool,
+    default_max: u32,
+) -> QueryEcho {
+    QueryEcho {
+        files: dedup(&query.files),
+        anchor: query.anchor.clone(),
+        lines: query.lines,
+        since: query.since.as_ref().map(|s| match s {
+            SinceFilter::Date(d) => d.to_rfc3339(),
+            SinceFilter::Sha(sha) => sha.clone(),
+        }),
+        tags: query.tags.clone().unwrap_or_default(),
+        context_level: query.context_level,
+        min_confidence: query.min_confidence,
+        depth: query.depth,
+        max_regions: query.max_regions.unwrap_or(default_max),
+        max_tokens: query.max_tokens,
+        scopes: scopes
+            .iter()
+            .map(|s| ScopeEcho {
+                file: s.file.clone(),
+                line_range: s.line_range,
+                anchor_name: s.anchor_name.clone(),
+                anchor_type: s.anchor_type.clone(),
+                anchor_signature: s.anchor_signature.clone(),
+                ambiguous: s.ambiguous,
+            })
+            .collect(),
+        ambiguous_anchor: ambiguous,
+    }
+}
+
+fn dedup(files: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for file in files {
+        let file = file.trim_start_matches("./").to_owned();
+        if !out.contains(&file) {
+            out.push(file);
+        }
+    }
+    out
+}
