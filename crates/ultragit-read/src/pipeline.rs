@@ -3,11 +3,13 @@
 //! **Line coordinates.** A region's `lines` are in the coordinates of the commit
 //! that wrote it. Blame says, for each commit, which of its own lines survive and
 //! where they sit now (`original_*` → `final_*`). Overlap with the query is judged
-//! in the commit's own coordinates; a returned region's `lines` are today's (the
-//! span of its surviving lines); a region none of whose lines survive in the blamed
-//! range is not current and is not returned — except a region matched by anchor
-//! name, whose subject still exists today: it is reported at the anchor's current
-//! lines when none of its own lines survive there.
+//! in the commit's own coordinates. A returned region's `lines` are today's: the
+//! span of its surviving lines, widened to its unit in today's outline when a unit
+//! of the region's name encloses them (blame attributes the region's unchanged
+//! lines to older commits, so the surviving span alone can be too narrow). A region
+//! none of whose lines survive in the blamed range is not current and is not
+//! returned — except a region matched by anchor name, whose subject still exists
+//! today: it is reported at the anchor's current lines.
 //!
 //! **Processes.** One `git blame` per resolved scope; notes, commits, trees and
 //! outlines are read in-process, so the number of processes does not grow with
@@ -298,7 +300,11 @@ impl Run<'_> {
         // Stage 4: regions of the query.
         let mut matched: Vec<Matched> = Vec::new();
         for (scope, entries) in scopes.iter().zip(&blames) {
-            self.filter_regions(scope, entries, &fetched, &mut matched);
+            let units = files
+                .iter()
+                .find(|f| f.path == scope.file)
+                .and_then(|f| f.units.as_deref());
+            filter_regions(scope, entries, units, &fetched, &mut matched);
         }
         let matched = dedup_matches(matched, &fetched);
 
@@ -546,75 +552,6 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Stage 4 for one scope.
-    fn filter_regions(
-        &self,
-        scope: &ResolvedScope,
-        entries: &[BlameEntry],
-        fetched: &[Fetched],
-        out: &mut Vec<Matched>,
-    ) {
-        let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
-        for entry in entries {
-            by_commit
-                .entry(entry.commit.to_hex())
-                .or_default()
-                .push(entry);
-        }
-        for (index, note) in fetched.iter().enumerate() {
-            let Some(entries) = by_commit.get(&note.commit) else {
-                continue;
-            };
-            for region in &note.annotation.regions {
-                let same_file = region.file == scope.file
-                    || entries.iter().any(|e| e.original_path == region.file);
-                if !same_file || region.lines.start == 0 || region.lines.end < region.lines.start {
-                    continue;
-                }
-                let surviving = surviving_lines(region, entries);
-                let name_match = scope
-                    .query_anchor
-                    .as_deref()
-                    .and_then(|anchor| outline::match_name(anchor, &region.ast_anchor.name));
-                let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range)
-                {
-                    (Some(kind), _, range) => {
-                        let today = surviving.or(range);
-                        let Some(today) = today else { continue };
-                        (anchor_match(kind), today)
-                    }
-                    (None, Some(_), Some(_)) | (None, None, Some(_)) => {
-                        let Some(today) = surviving else { continue };
-                        let len = region.lines.end - region.lines.start + 1;
-                        let kept = count_surviving(region, entries);
-                        (
-                            MatchType::LineOverlap {
-                                overlap_ratio: f64::from(kept) / f64::from(len),
-                            },
-                            today,
-                        )
-                    }
-                    // An anchor that could not be resolved (no grammar) matches by
-                    // name only.
-                    (None, Some(_), None) => continue,
-                    (None, None, None) => {
-                        let Some(today) = surviving else { continue };
-                        (MatchType::WholeFile, today)
-                    }
-                };
-                let mut region = region.clone();
-                let original = region.lines;
-                region.lines = today;
-                out.push(Matched {
-                    region,
-                    note: index,
-                    match_type,
-                    original,
-                });
-            }
-        }
-    }
-
     /// Stage 5: the related annotations of a region, breadth first, up to `depth`
     /// hops, never visiting a (commit, anchor) pair twice.
     fn follow(
@@ -764,6 +701,97 @@ impl Run<'_> {
         dated.truncate(limit);
         Ok(dated.into_iter().map(|(_, hex)| hex).collect())
     }
+}
+
+/// Stage 4 for one scope: the regions of the blamed commits' notes that concern
+/// it, with their lines moved to today's coordinates.
+fn filter_regions(
+    scope: &ResolvedScope,
+    entries: &[BlameEntry],
+    units: Option<&[Unit]>,
+    fetched: &[Fetched],
+    out: &mut Vec<Matched>,
+) {
+    let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
+    for entry in entries {
+        by_commit
+            .entry(entry.commit.to_hex())
+            .or_default()
+            .push(entry);
+    }
+    for (index, note) in fetched.iter().enumerate() {
+        let Some(entries) = by_commit.get(&note.commit) else {
+            continue;
+        };
+        for region in &note.annotation.regions {
+            let same_file =
+                region.file == scope.file || entries.iter().any(|e| e.original_path == region.file);
+            if !same_file || region.lines.start == 0 || region.lines.end < region.lines.start {
+                continue;
+            }
+            let surviving = surviving_lines(region, entries);
+            let name_match = scope
+                .query_anchor
+                .as_deref()
+                .and_then(|anchor| outline::match_name(anchor, &region.ast_anchor.name));
+            let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
+                (Some(kind), _, range) => {
+                    let Some(today) = surviving.or(range) else {
+                        continue;
+                    };
+                    (anchor_match(kind), today)
+                }
+                (None, Some(_), Some(_)) | (None, None, Some(_)) => {
+                    let Some(today) = surviving else { continue };
+                    let len = region.lines.end - region.lines.start + 1;
+                    let kept = count_surviving(region, entries);
+                    let overlap_ratio = f64::from(kept) / f64::from(len);
+                    (MatchType::LineOverlap { overlap_ratio }, today)
+                }
+                // An anchor that could not be resolved (no grammar) matches by name
+                // only.
+                (None, Some(_), None) => continue,
+                (None, None, None) => {
+                    let Some(today) = surviving else { continue };
+                    (MatchType::WholeFile, today)
+                }
+            };
+            let mut region = region.clone();
+            let original = region.lines;
+            region.lines = widen_to_unit(&region, today, units);
+            out.push(Matched {
+                region,
+                note: index,
+                match_type,
+                original,
+            });
+        }
+    }
+}
+
+/// Blame only knows the lines a commit itself last changed; lines of the region
+/// that an older commit wrote are attributed to that one. When today's outline has
+/// the region's unit (by name) around those lines, the unit's range is the
+/// region's today; otherwise the span of its surviving lines is.
+fn widen_to_unit(region: &RegionAnnotation, today: LineRange, units: Option<&[Unit]>) -> LineRange {
+    let Some(units) = units else {
+        return today;
+    };
+    units
+        .iter()
+        .filter(|unit| unit.lines.start <= today.start && unit.lines.end >= today.end)
+        .filter(|unit| {
+            matches!(
+                outline::match_name(&region.ast_anchor.name, &unit.qualified_name),
+                Some(MatchKind::Exact | MatchKind::Unqualified)
+            )
+        })
+        .min_by_key(|unit| unit.lines.end - unit.lines.start)
+        .map(|unit| LineRange {
+            start: unit.lines.start,
+            end: unit.lines.end,
+        })
+        .unwrap_or(today)
 }
 
 /// Today's span of the region's lines that survive in this commit's blame

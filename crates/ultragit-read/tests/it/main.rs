@@ -1,5 +1,13 @@
 //! The read pipeline against real repositories whose notes are written with
-//! `gitctx`, as the writing agent writes them.
+//! `gitctx`, as the writing agent writes them (spec 003 §8).
 
-mod smoke;
+mod api;
+mod assembly;
+mod filtering;
+mod notes;
+mod properties;
+mod references;
+mod scope;
+mod scoring;
 mod support;
+mod trimming;

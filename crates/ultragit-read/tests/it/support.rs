@@ -1,19 +1,25 @@
-//! Building annotated repositories.
+//! Building annotated repositories, as the writing agent would leave them.
 
 use gitctx::Repo;
 use serde_json::{Value, json};
 use testkit::TestRepo;
+use ultragit_read::{GitReadPipeline, ReadConfig, ReadOutput, ReadPipeline, ReadQuery};
 
-/// Writes `note` (an `ultragit/v1` document) on `commit`, as the writing agent does.
+/// Writes `note` on `commit` with gitctx, as the writing agent does.
 pub fn annotate(repo: &TestRepo, commit: &str, note: &Value) {
+    write_raw(repo, commit, &note.to_string());
+}
+
+/// Writes any text as the note of `commit`.
+pub fn write_raw(repo: &TestRepo, commit: &str, text: &str) {
     let r = Repo::discover(repo.path()).unwrap();
     r.notes("refs/notes/ultragit")
         .unwrap()
-        .write(commit.parse().unwrap(), &note.to_string())
+        .write(commit.parse().unwrap(), text)
         .unwrap();
 }
 
-/// A note with the given regions (and optional cross-cutting concerns).
+/// An `ultragit/v1` document.
 pub fn note(commit: &str, timestamp: &str, level: &str, regions: Vec<Value>) -> Value {
     json!({
         "$schema": "ultragit/v1",
@@ -28,13 +34,110 @@ pub fn note(commit: &str, timestamp: &str, level: &str, regions: Vec<Value>) -> 
     })
 }
 
-/// A region.
+/// A region with one inferred constraint.
 pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &str) -> Value {
     json!({
         "file": file,
         "ast_anchor": {"type": kind, "name": name},
         "lines": {"start": lines.0, "end": lines.1},
         "intent": intent,
-        "constraints": [{"text": format!("{name} must stay pure"), "source": "inferred"}]
+        "constraints": [{"text": format!("{name} keeps its contract"), "source": "inferred"}]
     })
+}
+
+/// Runs `query` on `repo` with the default configuration.
+pub fn read(repo: &TestRepo, query: &ReadQuery) -> ReadOutput {
+    pipeline(repo).execute(query).unwrap()
+}
+
+/// The pipeline of `repo`.
+pub fn pipeline(repo: &TestRepo) -> GitReadPipeline {
+    GitReadPipeline::open(repo.path()).unwrap()
+}
+
+/// The pipeline of `repo` with `config`.
+pub fn pipeline_with(repo: &TestRepo, config: ReadConfig) -> GitReadPipeline {
+    GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
+}
+
+/// `(file, anchor name, start, end)` of every returned region, in order.
+pub fn regions(output: &ReadOutput) -> Vec<(String, String, u32, u32)> {
+    output
+        .regions
+        .iter()
+        .map(|r| {
+            (
+                r.region.file.clone(),
+                r.region.ast_anchor.name.clone(),
+                r.region.lines.start,
+                r.region.lines.end,
+            )
+        })
+        .collect()
+}
+
+/// The anchor names of the returned regions.
+pub fn names(output: &ReadOutput) -> Vec<String> {
+    output
+        .regions
+        .iter()
+        .map(|r| r.region.ast_anchor.name.clone())
+        .collect()
+}
+
+/// The MQTT client of spec 003's examples, line for line:
+///
+/// ```text
+///  1 pub struct MqttClient {
+///  2     host: String,
+///  3 }
+///  4
+///  5 impl MqttClient {
+///  6     pub fn new(host: &str) -> Self {
+///  7         MqttClient { host: host.to_owned() }
+///  8     }
+///  9
+/// 10     pub fn connect(&self) -> bool {
+/// 11         !self.host.is_empty()
+/// 12     }
+/// 13 }
+/// 14
+/// 15 pub fn parse(raw: &str) -> u32 {
+/// 16     raw.len() as u32
+/// 17 }
+/// ```
+pub const MQTT_V1: &str = "pub struct MqttClient {\n    host: String,\n}\n\nimpl MqttClient {\n    pub fn new(host: &str) -> Self {\n        MqttClient { host: host.to_owned() }\n    }\n\n    pub fn connect(&self) -> bool {\n        !self.host.is_empty()\n    }\n}\n\npub fn parse(raw: &str) -> u32 {\n    raw.len() as u32\n}\n";
+
+/// The first commit's note on [`MQTT_V1`].
+pub fn mqtt_v1_regions() -> Vec<Value> {
+    vec![
+        region(
+            "src/mqtt.rs",
+            "struct",
+            "MqttClient",
+            (1, 3),
+            "holds the broker host",
+        ),
+        region(
+            "src/mqtt.rs",
+            "method",
+            "MqttClient::new",
+            (6, 8),
+            "builds a client for a host",
+        ),
+        region(
+            "src/mqtt.rs",
+            "method",
+            "MqttClient::connect",
+            (10, 12),
+            "connects when a host is set",
+        ),
+        region(
+            "src/mqtt.rs",
+            "function",
+            "parse",
+            (15, 17),
+            "parses a frame length",
+        ),
+    ]
 }

@@ -1,0 +1,165 @@
+//! Stage 6: confidence, and the filters applied after scoring.
+
+use serde_json::json;
+use testkit::TestRepo;
+use ultragit_read::{ReadConfig, ReadPipeline, ReadQuery};
+
+use crate::support::{annotate, names, note, pipeline_with, read, region};
+
+/// One file, four functions, annotated by commits of different ages, levels and
+/// provenance, with tags.
+fn repo() -> TestRepo {
+    let repo = TestRepo::new();
+    let text = "pub fn a() {}\n\npub fn b() {}\n\npub fn c() {}\n\npub fn d() {}\n";
+    let c = repo.commit_file("src/lib.rs", text, "four");
+    let mut regions = vec![
+        region("src/lib.rs", "function", "a", (1, 1), "a"),
+        region("src/lib.rs", "function", "b", (3, 3), "b"),
+    ];
+    regions[0]["tags"] = json!(["net", "retry"]);
+    regions[1]["tags"] = json!(["Storage"]);
+    annotate(
+        &repo,
+        &c,
+        &note(&c, "2024-01-01T00:05:00Z", "enhanced", regions),
+    );
+    // Notes written later on the same commit would overwrite; use further commits
+    // touching c and d for older/other-provenance annotations.
+    let c2 = repo.commit_file(
+        "src/lib.rs",
+        text.replace("pub fn c() {}", "pub fn c() { }"),
+        "touch c",
+    );
+    let mut n = note(
+        &c2,
+        "2023-01-01T00:00:00Z",
+        "inferred",
+        vec![region("src/lib.rs", "function", "c", (5, 5), "c")],
+    );
+    n["provenance"]["operation"] = json!("squash");
+    annotate(&repo, &c2, &n);
+    let c3 = repo.commit_file(
+        "src/lib.rs",
+        text.replace("pub fn c() {}", "pub fn c() { }")
+            .replace("pub fn d() {}", "pub fn d() { }"),
+        "touch d",
+    );
+    let mut n = note(
+        &c3,
+        "2024-01-01T00:10:00Z",
+        "inferred",
+        vec![region("src/lib.rs", "function", "d", (7, 7), "d")],
+    );
+    n["provenance"]["operation"] = json!("amend");
+    n["regions"][0]["ast_anchor"]["signature"] = json!("pub fn d(x: u8)");
+    annotate(&repo, &c3, &n);
+    repo
+}
+
+#[test]
+fn factors_follow_the_tables() {
+    let repo = repo();
+    let out = read(&repo, &ReadQuery::file("src/lib.rs"));
+    let by_name = |name: &str| {
+        out.regions
+            .iter()
+            .find(|r| r.region.ast_anchor.name == name)
+            .unwrap()
+    };
+    let a = by_name("a").confidence_factors;
+    assert_eq!(
+        (a.context_level, a.anchor_stability, a.provenance),
+        (1.0, 1.0, 1.0)
+    );
+    assert_eq!(a.recency, 1.0, "annotated the day of HEAD");
+    let c = by_name("c").confidence_factors;
+    assert_eq!((c.context_level, c.provenance), (0.5, 0.7));
+    assert!(
+        (c.recency - 0.5_f64.powf(365.0 / 180.0)).abs() < 1e-9,
+        "a year older than HEAD: {}",
+        c.recency
+    );
+    let d = by_name("d").confidence_factors;
+    assert_eq!(
+        (d.anchor_stability, d.provenance),
+        (0.7, 0.8),
+        "signature changed; amended"
+    );
+    for r in &out.regions {
+        let f = r.confidence_factors;
+        let expected =
+            f.recency * 0.4 + f.context_level * 0.3 + f.anchor_stability * 0.2 + f.provenance * 0.1;
+        assert!((r.confidence - expected).abs() < 1e-12);
+    }
+    // Best first.
+    assert_eq!(names(&out), ["a", "b", "d", "c"]);
+}
+
+#[test]
+fn min_confidence_tags_and_max_regions() {
+    let repo = repo();
+    let mut query = ReadQuery::file("src/lib.rs");
+    query.min_confidence = 0.8;
+    assert_eq!(names(&read(&repo, &query)), ["a", "b"]);
+    query.min_confidence = 0.0;
+    query.tags = Some(vec!["storage".into(), "nothing".into()]);
+    assert_eq!(
+        names(&read(&repo, &query)),
+        ["b"],
+        "tags compare case-insensitively"
+    );
+    query.tags = None;
+    query.max_regions = Some(2);
+    let out = read(&repo, &query);
+    assert_eq!(names(&out), ["a", "b"]);
+    assert_eq!(out.query.max_regions, 2);
+    let config = ReadConfig {
+        default_max_regions: 1,
+        ..ReadConfig::default()
+    };
+    let out = pipeline_with(&repo, config)
+        .execute(&ReadQuery::file("src/lib.rs"))
+        .unwrap();
+    assert_eq!(
+        names(&out),
+        ["a"],
+        "the configured default applies when the query sets none"
+    );
+}
+
+#[test]
+fn the_half_life_comes_from_configuration() {
+    let repo = repo();
+    let config = ReadConfig {
+        recency_half_life: 365.0,
+        ..ReadConfig::default()
+    };
+    let out = pipeline_with(&repo, config)
+        .execute(&ReadQuery::file("src/lib.rs").with_anchor("c"))
+        .unwrap();
+    assert!((out.regions[0].confidence_factors.recency - 0.5).abs() < 0.01);
+}
+
+#[test]
+fn removed_anchors_score_low() {
+    let repo = TestRepo::new();
+    let c = repo.commit_file("src/lib.rs", "pub fn renamed() {\n    1;\n}\n", "f");
+    annotate(
+        &repo,
+        &c,
+        &note(
+            &c,
+            "2024-01-01T00:00:00Z",
+            "inferred",
+            vec![region(
+                "src/lib.rs",
+                "function",
+                "original_name",
+                (1, 3),
+                "f",
+            )],
+        ),
+    );
+    let out = read(&repo, &ReadQuery::file("src/lib.rs"));
+    assert_eq!(out.regions[0].confidence_factors.anchor_stability, 0.3);
+}

@@ -1,0 +1,214 @@
+//! `--max-tokens` trimming, end to end and step by step.
+
+use chrono::{TimeZone, Utc};
+use serde_json::json;
+use testkit::TestRepo;
+use ultragit_read::{Format, ReadOutput, ReadQuery, estimate_tokens, render, trim::trim_to_budget};
+use ultragit_schema::{
+    ConfidenceFactors, Constraint, ConstraintSource, QueryEcho, ReadStats, RegionAnnotation,
+    ResolvedRelated, ScoredRegion,
+};
+
+use crate::support::{annotate, note, read, region};
+
+/// Twelve functions, each annotated by its own commit with long reasoning.
+fn many() -> TestRepo {
+    let repo = TestRepo::new();
+    let mut text = String::new();
+    for i in 0..12 {
+        text.push_str(&format!("pub fn f{i}() -> u32 {{\n    {i}\n}}\n\n"));
+        let c = repo.commit_file("src/lib.rs", &text, &format!("f{i}"));
+        let start = i * 4 + 1;
+        let mut r = region(
+            "src/lib.rs",
+            "function",
+            &format!("f{i}"),
+            (start, start + 2),
+            &format!("f{i} returns {i} for the table of constants"),
+        );
+        r["reasoning"] = json!(format!(
+            "Chosen over a lookup table. A lookup table would cost a page of memory for {i} values and more words follow here to make it long."
+        ));
+        r["risk_notes"] = json!(
+            "Callers index by this value. Changing it breaks persisted data and more words follow."
+        );
+        r["tags"] = json!(["constants", "table"]);
+        annotate(
+            &repo,
+            &c,
+            &note(
+                &c,
+                &format!("2024-01-{:02}T00:00:00Z", i + 1),
+                "inferred",
+                vec![r],
+            ),
+        );
+    }
+    repo
+}
+
+#[test]
+fn a_generous_budget_changes_nothing() {
+    let repo = many();
+    let mut query = ReadQuery::file("src/lib.rs");
+    query.max_tokens = Some(1_000_000);
+    let out = read(&repo, &query);
+    assert_eq!(out.regions.len(), 12);
+    assert!(out.trimmed.is_none());
+}
+
+#[test]
+fn max_tokens_500_drops_newest_regions_first_and_says_so() {
+    let repo = many();
+    for format in [Format::Markdown, Format::Json, Format::Pretty] {
+        let mut query = ReadQuery::file("src/lib.rs");
+        query.max_tokens = Some(500);
+        query.format = format;
+        let out = read(&repo, &query);
+        let trimmed = out.trimmed.clone().expect("trimmed");
+        assert!(estimate_tokens(&out, format, false) <= 500, "{format:?}");
+        assert_eq!(
+            trimmed.estimated_tokens,
+            estimate_tokens(&out, format, false)
+        );
+        assert_eq!(trimmed.original_regions, 12);
+        assert_eq!(trimmed.returned_regions as usize, out.regions.len());
+        assert_eq!(out.stats.regions_returned as usize, out.regions.len());
+        assert_eq!(trimmed.strategy, "newest_commits_first");
+        assert!(
+            !out.regions.is_empty(),
+            "{format:?}: something fits in 500 tokens"
+        );
+        // The survivors are the oldest annotations.
+        let newest_kept = out.regions.iter().map(|r| r.timestamp).max().unwrap();
+        let dropped = &trimmed.dropped_commits;
+        assert_eq!(dropped.len() + out.regions.len(), 12);
+        assert!(out.regions.iter().all(|r| !dropped.contains(&r.commit_sha)));
+        assert!(newest_kept < Utc.with_ymd_and_hms(2024, 1, 12, 0, 0, 0).unwrap());
+        for r in &out.regions {
+            assert!(!r.region.intent.is_empty());
+            assert!(!r.region.constraints.is_empty());
+        }
+        if format == Format::Json {
+            let value: serde_json::Value =
+                serde_json::from_str(&render(&out, format, false)).unwrap();
+            assert_eq!(value["trimmed"]["original_regions"], 12);
+        }
+    }
+}
+
+fn scored(n: u32, day: u32) -> ScoredRegion {
+    let mut region = RegionAnnotation::new(
+        "src/lib.rs",
+        ultragit_schema::AstAnchor::new("function", format!("f{n}")),
+        ultragit_schema::LineRange::new(1, 3),
+        format!("intent {n}"),
+    );
+    region.constraints = vec![Constraint::new(
+        format!("constraint {n}"),
+        ConstraintSource::Author,
+    )];
+    region.reasoning =
+        Some("First sentence. Second sentence that is long enough to matter here.".into());
+    region.risk_notes = Some("Risky! More words about the risk that take room.".into());
+    region.tags = vec!["a".into(), "b".into()];
+    ScoredRegion {
+        region,
+        commit_sha: format!("{n:040}"),
+        timestamp: Utc.with_ymd_and_hms(2024, 1, day, 0, 0, 0).unwrap(),
+        confidence: 0.5,
+        confidence_factors: ConfidenceFactors::default(),
+        related: vec![ResolvedRelated {
+            commit: "c".repeat(40),
+            anchor: "g".into(),
+            relationship: "calls".into(),
+            confidence: 0.5,
+            intent: Some("a long related intent that costs tokens ".repeat(12)),
+        }],
+    }
+}
+
+fn output(regions: Vec<ScoredRegion>) -> ReadOutput {
+    let mut out = ReadOutput::new(QueryEcho {
+        files: vec!["src/lib.rs".into()],
+        ..QueryEcho::default()
+    });
+    out.stats = ReadStats {
+        regions_returned: regions.len() as u32,
+        ..ReadStats::default()
+    };
+    out.regions = regions;
+    out
+}
+
+#[test]
+fn fields_are_trimmed_in_the_spec_order_once_one_region_is_left() {
+    let full = output(vec![scored(1, 1)]);
+    let size = estimate_tokens(&full, Format::Markdown, false);
+    let reasoning = full.regions[0].region.reasoning.clone();
+    let risk = full.regions[0].region.risk_notes.clone();
+    let mut seen_first_sentence = false;
+    let mut seen_without_related = false;
+    for budget in (1..size).rev() {
+        let mut out = full.clone();
+        trim_to_budget(&mut out, budget, Format::Markdown, false);
+        let Some(r) = out.regions.first() else {
+            continue; // even intent and constraints did not fit
+        };
+        assert_eq!(r.region.intent, "intent 1", "intent is never removed");
+        assert_eq!(
+            r.region.constraints.len(),
+            1,
+            "constraints are never removed"
+        );
+        let related_kept = !r.related.is_empty();
+        let reasoning_whole = r.region.reasoning == reasoning;
+        let risk_whole = r.region.risk_notes == risk;
+        // Each step happens only after every earlier one.
+        if !reasoning_whole {
+            assert!(!related_kept, "related goes before reasoning ({budget})");
+        }
+        if !risk_whole {
+            assert!(
+                r.region.reasoning.is_none(),
+                "reasoning goes before risk notes ({budget})"
+            );
+        }
+        if r.region.tags.is_empty() {
+            assert!(
+                r.region.risk_notes.is_none(),
+                "risk notes go before tags ({budget})"
+            );
+        }
+        seen_without_related |= !related_kept && reasoning_whole;
+        seen_first_sentence |= r.region.reasoning.as_deref() == Some("First sentence.");
+        if r.region.risk_notes.as_deref() == Some("Risky!") {
+            assert!(r.region.reasoning.is_none());
+        }
+    }
+    assert!(seen_without_related, "some budget removes only `related`");
+    assert!(
+        seen_first_sentence,
+        "reasoning is cut to its first sentence before it goes"
+    );
+}
+
+#[test]
+fn newest_regions_go_first() {
+    let full = output(vec![scored(1, 5), scored(2, 9), scored(3, 2)]);
+    let one = estimate_tokens(&output(vec![scored(3, 2)]), Format::Json, false);
+    let mut out = full.clone();
+    trim_to_budget(&mut out, one + 40, Format::Json, false);
+    let kept: Vec<&str> = out
+        .regions
+        .iter()
+        .map(|r| r.region.ast_anchor.name.as_str())
+        .collect();
+    assert_eq!(kept, ["f3"], "the oldest survives");
+    let trimmed = out.trimmed.unwrap();
+    assert_eq!(
+        trimmed.dropped_commits,
+        [format!("{:040}", 2), format!("{:040}", 1)]
+    );
+    assert_eq!((trimmed.original_regions, trimmed.returned_regions), (3, 1));
+}
