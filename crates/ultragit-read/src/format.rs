@@ -91,16 +91,29 @@ pub fn format_markdown(output: &ReadOutput, verbose: bool) -> String {
             "\n> **Ambiguous anchor:** matched {}",
             units.join(", ")
         );
-    } else if let Some(scope) = q.scopes.iter().find(|s| s.anchor_name.is_some())
-        && let (Some(range), Some(kind)) = (scope.line_range, &scope.anchor_type)
-    {
-        let _ = writeln!(out, "\n{kind} {}", lines_text(range.start, range.end));
+    } else {
+        for scope in q.scopes.iter().filter(|s| s.anchor_name.is_some()) {
+            if let (Some(name), Some(range), Some(kind)) =
+                (&scope.anchor_name, scope.line_range, &scope.anchor_type)
+            {
+                let _ = writeln!(
+                    out,
+                    "\n`{name}` in {}: {kind}, {}",
+                    scope.file,
+                    lines_text(range.start, range.end)
+                );
+            }
+        }
     }
     for warning in &output.warnings {
         let _ = writeln!(out, "\n> **Warning:** {warning}");
     }
     if output.regions.is_empty() {
-        let _ = writeln!(out, "\n_No annotated regions match this query._");
+        if output.trimmed.is_some() {
+            let _ = writeln!(out, "\n_Every region was trimmed to fit the token budget._");
+        } else {
+            let _ = writeln!(out, "\n_No annotated regions match this query._");
+        }
     }
     for (i, region) in output.regions.iter().enumerate() {
         if i > 0 {
@@ -184,8 +197,7 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
             let _ = writeln!(out, "signature: `{signature}`");
         }
     }
-    out.push('\n');
-    let _ = writeln!(out, "**Intent:** {}", r.intent);
+    let _ = writeln!(out, "\n**Intent:** {}", r.intent);
     scalar(out, "Reasoning", r.reasoning.as_deref(), verbose);
     list(
         out,
@@ -225,13 +237,14 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
     );
 }
 
+/// `**Label:** value` as its own paragraph.
 fn scalar(out: &mut String, label: &str, value: Option<&str>, verbose: bool) {
     match value {
         Some(v) if !v.trim().is_empty() => {
-            let _ = writeln!(out, "**{label}:** {v}");
+            let _ = writeln!(out, "\n**{label}:** {v}");
         }
         _ if verbose => {
-            let _ = writeln!(out, "**{label}:** (none)");
+            let _ = writeln!(out, "\n**{label}:** (none)");
         }
         _ => {}
     }
@@ -243,11 +256,11 @@ fn list(out: &mut String, label: &str, items: impl Iterator<Item = String>, alwa
     let items: Vec<String> = items.collect();
     if items.is_empty() {
         if always {
-            let _ = writeln!(out, "**{label}:** (none)");
+            let _ = writeln!(out, "\n**{label}:** (none)");
         }
         return;
     }
-    let _ = writeln!(out, "**{label}:**");
+    let _ = writeln!(out, "\n**{label}:**\n");
     for item in items {
         let _ = writeln!(out, "- {item}");
     }

@@ -237,12 +237,32 @@ impl Run<'_> {
         let mut scopes = Vec::new();
         let mut files = Vec::new();
         let mut ambiguous = false;
-        for path in dedup(&query.files) {
-            let file = self.file_at_head(&path)?;
-            let resolved = self.resolve_scope(&file, query)?;
-            ambiguous |= resolved.iter().any(|s| s.ambiguous);
-            scopes.extend(resolved);
+        let paths = dedup(&query.files);
+        let mut first_miss = None;
+        for path in &paths {
+            let file = self.file_at_head(path)?;
+            match self.resolve_scope(&file, query) {
+                Ok(resolved) => {
+                    ambiguous |= resolved.iter().any(|s| s.ambiguous);
+                    scopes.extend(resolved);
+                }
+                // With several files, an anchor needs to exist in one of them only:
+                // the others are left out, with a warning.
+                Err(err @ ReadError::AnchorNotFound { .. }) if paths.len() > 1 => {
+                    self.warnings.push(format!(
+                        "{path}: no unit matches '{}'; the file is left out",
+                        query.anchor.as_deref().unwrap_or_default()
+                    ));
+                    first_miss.get_or_insert(err);
+                }
+                Err(err) => return Err(err),
+            }
             files.push(file);
+        }
+        if scopes.is_empty()
+            && let Some(err) = first_miss
+        {
+            return Err(err);
         }
 
         // Stage 2: blame, once per scope.
@@ -354,6 +374,7 @@ impl Run<'_> {
             .max_regions
             .unwrap_or(self.pipeline.config.default_max_regions) as usize;
         scored.truncate(cap);
+        group_by_file(&mut scored, &paths);
 
         // Stage 7: assembly.
         let dependencies_on_this = self.dependencies_on(&scopes, &files)?;
@@ -381,6 +402,7 @@ impl Run<'_> {
         output.stats.regions_returned = output.regions.len() as u32;
         if let Some(budget) = query.max_tokens {
             trim::trim_to_budget(&mut output, budget, query.format, query.verbose);
+            group_by_file(&mut output.regions, &paths);
         }
         Ok(output)
     }
@@ -719,6 +741,16 @@ fn filter_regions(
             .or_default()
             .push(entry);
     }
+    let named = fetched
+        .iter()
+        .filter(|note| by_commit.contains_key(&note.commit))
+        .flat_map(|note| &note.annotation.regions)
+        .any(|region| {
+            matches!(
+                name_match(scope, region),
+                Some(MatchKind::Exact | MatchKind::Unqualified)
+            )
+        });
     for (index, note) in fetched.iter().enumerate() {
         let Some(entries) = by_commit.get(&note.commit) else {
             continue;
@@ -730,10 +762,11 @@ fn filter_regions(
                 continue;
             }
             let surviving = surviving_lines(region, entries);
-            let name_match = scope
-                .query_anchor
-                .as_deref()
-                .and_then(|anchor| outline::match_name(anchor, &region.ast_anchor.name));
+            // A fuzzy name counts only when no region of this scope matches by
+            // name exactly (exact > unqualified > fuzzy, as for scopes): `encode`
+            // is two edits from `decode` but is not about it.
+            let name_match = name_match(scope, region)
+                .filter(|kind| !matches!(kind, MatchKind::Fuzzy { .. }) || !named);
             let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
                 (Some(kind), _, range) => {
                     let Some(today) = surviving.or(range) else {
@@ -767,6 +800,17 @@ fn filter_regions(
             });
         }
     }
+}
+
+/// How a region's anchor name matches the scope: against the unit the anchor
+/// resolved to (so `B::run` does not match the scope of `A::run`), or the anchor as
+/// asked when it could not be resolved.
+fn name_match(scope: &ResolvedScope, region: &RegionAnnotation) -> Option<MatchKind> {
+    let target = scope
+        .anchor_name
+        .as_deref()
+        .or(scope.query_anchor.as_deref())?;
+    outline::match_name(target, &region.ast_anchor.name)
 }
 
 /// Blame only knows the lines a commit itself last changed; lines of the region
@@ -873,6 +917,18 @@ pub(crate) fn sort_by_confidence(regions: &mut [ScoredRegion]) {
             .then(a.region.ast_anchor.name.cmp(&b.region.ast_anchor.name))
             .then(a.region.lines.start.cmp(&b.region.lines.start))
     });
+}
+
+/// Multi-file output groups regions by file, in the order the files were asked
+/// for (spec 003 §4.10); within a file the confidence order stays. Regions of a
+/// file that was renamed since they were written sort with the file they were
+/// found in last.
+pub(crate) fn group_by_file(regions: &mut [ScoredRegion], files: &[String]) {
+    if files.len() < 2 {
+        return;
+    }
+    let rank = |file: &str| files.iter().position(|f| f == file).unwrap_or(files.len());
+    regions.sort_by_key(|r| rank(&r.region.file));
 }
 
 /// Does `dep` point at `scope`? Same file, and: the scope's anchor (by name), or

@@ -9,8 +9,9 @@
 //!    removed; `risk_notes` likewise; `tags` removed — then (our addition, still
 //!    before touching `intent` or `constraints`) `semantic_dependencies` and the
 //!    anchor's `signature`;
-//! 3. if even that is too big, the last region goes, then `dependencies_on_this`
-//!    and `cross_cutting` entries from the end.
+//! 3. if even that is too big, `cross_cutting` and `dependencies_on_this` entries
+//!    go from the end, and only then the last region (one region's intent and
+//!    constraints are the minimum worth returning).
 //!
 //! **Invariant:** `intent` and `constraints` are never removed from a region that
 //! stays. The remaining regions are put back in confidence order, and `trimmed`
@@ -83,17 +84,17 @@ pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, 
         output.regions.iter_mut().for_each(step);
     }
 
-    // 3. The last region, then the lists.
-    if over(output, &dropped)
-        && let Some(gone) = output.regions.pop()
-    {
-        drop_commit(output, &mut dropped, gone);
-    }
+    // 3. The lists, then the last region.
     while over(output, &dropped) && !output.cross_cutting.is_empty() {
         output.cross_cutting.pop();
     }
     while over(output, &dropped) && !output.dependencies_on_this.is_empty() {
         output.dependencies_on_this.pop();
+    }
+    if over(output, &dropped)
+        && let Some(gone) = output.regions.pop()
+    {
+        drop_commit(output, &mut dropped, gone);
     }
     sort_by_confidence(&mut output.regions);
     over(output, &dropped);

@@ -261,3 +261,43 @@ fn configuration_comes_from_git_config_then_the_team_file() {
     let err = ultragit_read::GitReadPipeline::open(repo.path()).unwrap_err();
     assert!(err.to_string().contains("ultragit.depsScanLimit"), "{err}");
 }
+
+#[test]
+fn multi_file_regions_are_grouped_by_file_in_query_order() {
+    let (repo, _, _) = repo();
+    let mut query = ReadQuery::file("src/wire.rs");
+    query.files.push("src/client.rs".into());
+    let out = read(&repo, &query);
+    let files: Vec<&str> = out.regions.iter().map(|r| r.region.file.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "src/wire.rs",
+            "src/wire.rs",
+            "src/client.rs",
+            "src/client.rs"
+        ]
+    );
+}
+
+#[test]
+fn with_several_files_an_anchor_needs_to_exist_in_one_of_them() {
+    let (repo, _, _) = repo();
+    let mut query = ReadQuery::file("src/client.rs").with_anchor("decode");
+    query.files.push("src/wire.rs".into());
+    let out = read(&repo, &query);
+    assert_eq!(names(&out), ["decode"]);
+    assert!(
+        out.warnings
+            .contains(&"src/client.rs: no unit matches 'decode'; the file is left out".to_owned()),
+        "{:?}",
+        out.warnings
+    );
+    let mut nowhere = ReadQuery::file("src/client.rs").with_anchor("zzz_nothing");
+    nowhere.files.push("src/wire.rs".into());
+    let err = pipeline(&repo).execute(&nowhere).unwrap_err();
+    assert!(
+        matches!(err, ReadError::AnchorNotFound { ref path, .. } if path == "src/client.rs"),
+        "{err}"
+    );
+}

@@ -217,8 +217,8 @@ fn anchor_matching_prefers_names_and_falls_back_to_overlap() {
         "exact name, signature not recorded"
     );
     assert!(
-        kinds.contains(&("compte".to_owned(), 0.3)),
-        "fuzzy name, not in today's outline: {kinds:?}"
+        kinds.contains(&("compte".to_owned(), 0.4)),
+        "an exact name exists, so the typo matches by line overlap: {kinds:?}"
     );
     assert!(
         kinds.contains(&("calculate".to_owned(), 0.4)),
@@ -264,4 +264,36 @@ fn a_file_with_one_commit_blames_to_it() {
     assert_eq!(out.stats.commits_examined, 1);
     assert_eq!(out.regions.len(), 4);
     assert!(out.regions.iter().all(|r| r.commit_sha == c));
+}
+
+#[test]
+fn fuzzy_region_names_count_only_without_exact_ones() {
+    let repo = TestRepo::new();
+    let c1 = repo.commit_file(
+        "src/lib.rs",
+        "pub fn compute() -> u32 {\n    1 + 1\n}\n",
+        "compute",
+    );
+    annotate(
+        &repo,
+        &c1,
+        &note(
+            &c1,
+            "2024-01-01T00:00:00Z",
+            "inferred",
+            vec![region(
+                "src/lib.rs",
+                "function",
+                "compte",
+                (1, 3),
+                "written with a typo",
+            )],
+        ),
+    );
+    let out = read(&repo, &ReadQuery::file("src/lib.rs").with_anchor("compute"));
+    assert_eq!(names(&out), ["compte"]);
+    assert_eq!(
+        out.regions[0].confidence_factors.anchor_stability, 0.3,
+        "fuzzy name match, not in today's outline"
+    );
 }

@@ -1,0 +1,364 @@
+//! `ultragit read [OPTIONS] <PATH>... [<ANCHOR>]` (spec 003 §3.1): the arguments,
+//! and how they become a [`ReadQuery`] for `ultragit-read`.
+//!
+//! **Positional arguments.** Clap cannot tell `<PATH>... [<ANCHOR>]` apart, so
+//! they arrive as one list and are split here:
+//! - with `--anchor NAME`, every positional is a PATH;
+//! - without it, a single positional is always a PATH; with two or more, the last
+//!   is the ANCHOR when it is not a file at HEAD (after the path resolution
+//!   below), and a PATH otherwise. One refinement: a last argument containing `/`
+//!   is always a PATH, since no anchor has one (`ultragit read a.rs src/typo.rs`
+//!   then says the file is missing instead of looking for an anchor `src/typo.rs`).
+//!
+//! `--lines` with an anchor is a usage error: through `--anchor` clap reports it;
+//! for a positional anchor, known only once HEAD has been looked at, [`run`]
+//! returns [`Failure::Usage`] and the error names the argument taken as the
+//! anchor (so a mistyped path is recognisable as such).
+//!
+//! **Paths.** The spec's paths are repository-relative. In addition, when the
+//! command runs in a subdirectory of the working tree, a path is first taken
+//! relative to the current directory: if `<cwd>/<path>` is a file at HEAD, its
+//! repository-relative path is used (a user in `src/` can type `lib.rs`). If it is
+//! not, the path as given, repository-relative, is used when that is a file at
+//! HEAD; otherwise a `<cwd>/<path>` present in the working tree only is named (so
+//! the error says which file is missing at HEAD), else the path as given. An
+//! absolute path inside the working tree is made repository-relative.
+//!
+//! Syntax errors in option values (`--lines 20:10`, `--since 2025-13-45`,
+//! `--min-confidence 2`, `--max-regions 0`) are clap usage errors; everything the
+//! pipeline finds out (a missing file, an unknown anchor, lines past the end) is
+//! a [`ReadError`], which `main` prints as `error: …` or, with `--format json`, as
+//! the spec's JSON error object.
+
+use std::path::{Component, Path, PathBuf};
+
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use ultragit_read::{
+    ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadPipeline, ReadQuery,
+    SinceFilter,
+};
+
+/// The arguments of `ultragit read`.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "ultragit read [OPTIONS] <PATH>... [<ANCHOR>]",
+    arg_required_else_help = true,
+    after_long_help = AFTER_HELP
+)]
+pub struct ReadArgs {
+    /// Files to read, then optionally the ANCHOR (e.g. `connect`, `Client::connect`)
+    ///
+    /// The ANCHOR is a named unit, resolved with tree-sitter. Without --anchor, the
+    /// last of two or more arguments is the ANCHOR when it is not a file at HEAD
+    /// and has no `/`; a single argument is always a PATH. Paths are repository-relative, or relative
+    /// to the current directory when that names a file.
+    #[arg(value_name = "PATH", required = true, num_args = 1..)]
+    targets: Vec<String>,
+
+    /// Restrict to a line range (1-based, inclusive); exclusive with an anchor
+    #[arg(long, value_name = "START:END", value_parser = parse_lines_arg, conflicts_with = "anchor")]
+    lines: Option<LineRange>,
+
+    /// The ANCHOR, as an option: every positional argument is then a PATH
+    #[arg(long, value_name = "NAME")]
+    anchor: Option<String>,
+
+    /// Only annotations written after this date (ISO 8601) or commit
+    #[arg(long, value_name = "DATE|COMMIT", value_parser = parse_since_arg)]
+    since: Option<SinceFilter>,
+
+    /// Only regions with one of these tags (comma-separated)
+    #[arg(long, value_name = "TAG,...", value_delimiter = ',')]
+    tags: Option<Vec<String>>,
+
+    /// Only annotations of this context level
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        default_value = "all",
+        value_parser = PossibleValuesParser::new(["enhanced", "inferred", "all"])
+            .map(|s| s.parse::<ContextLevelFilter>().expect("one of the possible values"))
+    )]
+    context_level: ContextLevelFilter,
+
+    /// Drop regions scoring below this confidence (0 to 1)
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_confidence)]
+    min_confidence: f64,
+
+    /// Hops of related annotations to follow (0: direct only)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    depth: u32,
+
+    /// Cap on returned regions [default: ultragit.defaultMaxRegions, 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_regions: Option<u32>,
+
+    /// Output format: markdown for models, json for programs, pretty for people
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "markdown",
+        value_parser = PossibleValuesParser::new(["markdown", "json", "pretty"])
+            .map(|s| Format::parse(&s).expect("one of the possible values"))
+    )]
+    format: Format,
+
+    /// Include every field, even empty ones (and the confidence factors)
+    #[arg(long)]
+    verbose: bool,
+
+    /// Token budget for the output (in the chosen format); trims when exceeded
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u32>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  ultragit read src/mqtt/client.rs connect
+  ultragit read src/mqtt/client.rs --lines 10:20 --format json
+  ultragit read src/a.rs src/b.rs --max-tokens 2000
+
+Positional arguments: with --anchor, every argument is a PATH. Without it, a single \
+argument is a PATH, and with two or more the last is the ANCHOR unless it is a file at \
+HEAD or contains a `/`. Paths are repository-relative; in a subdirectory, a path \
+relative to the current directory is used first when it names a file (in src/, \
+`lib.rs` means src/lib.rs).
+
+Exit status: 0 on success (also when no annotation matches), 1 when the read fails \
+(with --format json the error is a JSON object on stdout), 2 on usage errors.";
+
+impl ReadArgs {
+    /// The output format asked for.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+}
+
+/// What a successful read prints.
+#[derive(Debug)]
+pub struct Rendered {
+    /// The rendered output, for stdout.
+    pub text: String,
+    /// Warnings to repeat on stderr (none for JSON: they are in the document).
+    pub warnings: Vec<String>,
+}
+
+/// Why a read failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// A usage error clap could not see (exit 2).
+    Usage(String),
+    /// The read pipeline failed (exit 1).
+    Read(ReadError),
+}
+
+impl From<ReadError> for Failure {
+    fn from(err: ReadError) -> Self {
+        Failure::Read(err)
+    }
+}
+
+/// Runs the read for `args` from the directory `cwd` and renders the output.
+pub fn run(args: &ReadArgs, cwd: &Path) -> Result<Rendered, Failure> {
+    let pipeline = GitReadPipeline::open(cwd)?;
+    let resolver = PathResolver::new(&pipeline, cwd);
+    let (files, anchor) = split_targets(args, &resolver)?;
+    let query = ReadQuery {
+        files,
+        anchor,
+        lines: args.lines,
+        since: args.since.clone(),
+        tags: args.tags.as_ref().and_then(|tags| {
+            let tags: Vec<String> = tags
+                .iter()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect();
+            (!tags.is_empty()).then_some(tags)
+        }),
+        context_level: args.context_level,
+        min_confidence: args.min_confidence,
+        depth: args.depth,
+        max_regions: args.max_regions,
+        max_tokens: args.max_tokens,
+        verbose: args.verbose,
+        format: args.format,
+    };
+    let output = pipeline.execute(&query)?;
+    let text = ultragit_read::render(&output, args.format, args.verbose);
+    let warnings = match args.format {
+        Format::Json => Vec::new(),
+        Format::Markdown | Format::Pretty => output.warnings,
+    };
+    Ok(Rendered { text, warnings })
+}
+
+/// The positionals as (repository-relative paths, anchor), per the module docs.
+fn split_targets(
+    args: &ReadArgs,
+    resolver: &PathResolver<'_>,
+) -> Result<(Vec<String>, Option<String>), Failure> {
+    let targets = &args.targets;
+    if let Some(anchor) = &args.anchor {
+        let files = targets.iter().map(|t| resolver.resolve(t)).collect();
+        return Ok((files, Some(anchor.clone())));
+    }
+    let mut files: Vec<String> = targets.iter().map(|t| resolver.resolve(t)).collect();
+    let last_is_anchor = files.len() >= 2
+        && targets.last().is_some_and(|last| !last.contains('/'))
+        && files
+            .last()
+            .is_some_and(|last| !resolver.exists_at_head(last));
+    if !last_is_anchor {
+        return Ok((files, None));
+    }
+    files.pop();
+    let anchor = targets.last().expect("two or more targets").clone();
+    if args.lines.is_some() {
+        return Err(Failure::Usage(format!(
+            "the argument '--lines <START:END>' cannot be used with an ANCHOR \
+             ('{anchor}' is not a file at HEAD, so it was taken as the ANCHOR)"
+        )));
+    }
+    Ok((files, Some(anchor)))
+}
+
+/// Turns PATH arguments into repository-relative paths (module docs, "Paths").
+struct PathResolver<'p> {
+    pipeline: &'p GitReadPipeline,
+    /// The working tree's top and the current directory, symlinks resolved.
+    root: PathBuf,
+    cwd: PathBuf,
+}
+
+impl<'p> PathResolver<'p> {
+    fn new(pipeline: &'p GitReadPipeline, cwd: &Path) -> PathResolver<'p> {
+        let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        PathResolver {
+            pipeline,
+            root: canonical(pipeline.repo().root()),
+            cwd: canonical(cwd),
+        }
+    }
+
+    fn exists_at_head(&self, path: &str) -> bool {
+        self.pipeline.file_exists_at_head(path)
+    }
+
+    fn resolve(&self, arg: &str) -> String {
+        let from_cwd = self.relative_to_cwd(arg);
+        if Path::new(arg).is_absolute() {
+            return from_cwd.unwrap_or_else(|| arg.to_owned());
+        }
+        let as_given = tidy(arg);
+        let Some(from_cwd) = from_cwd.filter(|c| *c != as_given) else {
+            return as_given;
+        };
+        if self.exists_at_head(&from_cwd) {
+            from_cwd
+        } else if self.exists_at_head(&as_given) {
+            as_given
+        } else if self.cwd.join(arg).is_file() {
+            from_cwd
+        } else {
+            as_given
+        }
+    }
+
+    /// `<cwd>/<arg>` relative to the working tree's top, when it lies inside it.
+    fn relative_to_cwd(&self, arg: &str) -> Option<String> {
+        let joined = lexical_normal(&self.cwd.join(arg));
+        // Resolve symlinks in the directories (e.g. an absolute path through a
+        // symlinked /tmp), not in the file itself.
+        let joined = match (joined.parent(), joined.file_name()) {
+            (Some(parent), Some(name)) => parent
+                .canonicalize()
+                .map(|p| p.join(name))
+                .unwrap_or(joined),
+            _ => joined,
+        };
+        let rel = joined.strip_prefix(&self.root).ok()?;
+        let parts: Vec<&str> = rel
+            .components()
+            .map(|c| match c {
+                Component::Normal(part) => part.to_str(),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        (!parts.is_empty()).then(|| parts.join("/"))
+    }
+}
+
+/// `./src//lib.rs` → `src/lib.rs` (`..` is left alone: it names nothing in a tree).
+fn tidy(path: &str) -> String {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() {
+        path.to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn lexical_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn parse_lines_arg(text: &str) -> Result<LineRange, String> {
+    ultragit_read::parse_lines(text).map_err(|err| err.to_string())
+}
+
+fn parse_since_arg(text: &str) -> Result<SinceFilter, String> {
+    SinceFilter::parse(text).map_err(|err| err.to_string())
+}
+
+fn parse_confidence(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("must be between 0 and 1, not {value}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tidies_and_normalizes_paths() {
+        assert_eq!(tidy("./src//lib.rs"), "src/lib.rs");
+        assert_eq!(tidy("src/./a.rs"), "src/a.rs");
+        assert_eq!(tidy("../a.rs"), "../a.rs");
+        assert_eq!(
+            lexical_normal(Path::new("/r/src/../lib/./a.rs")),
+            PathBuf::from("/r/lib/a.rs")
+        );
+    }
+
+    #[test]
+    fn confidence_is_between_zero_and_one() {
+        assert_eq!(parse_confidence("0.5"), Ok(0.5));
+        assert_eq!(parse_confidence("1"), Ok(1.0));
+        assert!(parse_confidence("1.5").is_err());
+        assert!(parse_confidence("NaN").is_err());
+        assert!(parse_confidence("x").is_err());
+    }
+}
