@@ -16,6 +16,7 @@
 //! history.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
 use gitctx::{BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
@@ -82,7 +83,7 @@ struct FileAtHead {
 /// A note that passed the filters.
 struct Fetched {
     commit: String,
-    annotation: Annotation,
+    annotation: Rc<Annotation>,
     timestamp: DateTime<Utc>,
 }
 
@@ -103,9 +104,12 @@ struct Run<'p> {
     head_time: DateTime<Utc>,
     warnings: Vec<String>,
     /// Parsed notes by commit hex (`None`: no note, or a malformed one).
-    notes: HashMap<String, Option<Annotation>>,
+    notes: HashMap<String, Option<Rc<Annotation>>>,
     /// Outlines at HEAD by path (`None`: missing file or no grammar).
-    outlines: HashMap<String, Option<Vec<Unit>>>,
+    outlines: HashMap<String, Option<Rc<Vec<Unit>>>>,
+    /// Anchor stability by (file, anchor, signature, kind of match): many regions
+    /// (one per commit that touched a unit) share them.
+    stability: HashMap<(String, String, Option<String>, u8), f64>,
     notes_ref_exists: bool,
 }
 
@@ -182,6 +186,7 @@ impl ReadPipeline for GitReadPipeline {
             warnings: Vec::new(),
             notes: HashMap::new(),
             outlines: HashMap::new(),
+            stability: HashMap::new(),
             notes_ref_exists,
         };
         run.execute(query)
@@ -309,7 +314,7 @@ impl Run<'_> {
             }
             fetched.push(Fetched {
                 commit: commit.clone(),
-                annotation: annotation.clone(),
+                annotation: Rc::clone(annotation),
                 timestamp,
             });
         }
@@ -326,14 +331,13 @@ impl Run<'_> {
                 .and_then(|f| f.units.as_deref());
             filter_regions(scope, entries, units, &fetched, &mut matched);
         }
-        let matched = dedup_matches(matched, &fetched);
+        let matched = dedup_matches(matched);
 
         // Stages 5 and 6: follow references, score, rank and cut.
         let mut related_hops = 0;
         let mut scored: Vec<ScoredRegion> = Vec::new();
         for m in matched {
             let note = &fetched[m.note];
-            let current = self.outline_at_head(&m.region.file);
             let factors = ConfidenceFactors {
                 recency: score_recency(
                     note.timestamp,
@@ -341,11 +345,7 @@ impl Run<'_> {
                     self.pipeline.config.recency_half_life,
                 ),
                 context_level: score_context_level(&note.annotation.context_level),
-                anchor_stability: score_anchor_stability(
-                    &m.region,
-                    current.as_deref(),
-                    m.match_type,
-                ),
+                anchor_stability: self.stability(&m.region, m.match_type),
                 provenance: score_provenance(&note.annotation.provenance.operation),
             };
             let related = self.follow(&note.commit, &m.region, query.depth);
@@ -456,7 +456,8 @@ impl Run<'_> {
                 None
             }
         };
-        self.outlines.insert(path.to_owned(), units.clone());
+        self.outlines
+            .insert(path.to_owned(), units.clone().map(Rc::new));
         Ok(FileAtHead {
             path: path.to_owned(),
             line_count,
@@ -465,7 +466,7 @@ impl Run<'_> {
     }
 
     /// Today's outline of `path`, cached (`None`: not a file at HEAD or no grammar).
-    fn outline_at_head(&mut self, path: &str) -> Option<Vec<Unit>> {
+    fn outline_at_head(&mut self, path: &str) -> Option<Rc<Vec<Unit>>> {
         if let Some(cached) = self.outlines.get(path) {
             return cached.clone();
         }
@@ -474,9 +475,32 @@ impl Run<'_> {
             .file_at_opt(&self.head.to_hex(), path)
             .ok()
             .flatten()
-            .and_then(|bytes| outline::outline(path, &String::from_utf8_lossy(&bytes)).ok());
+            .and_then(|bytes| outline::outline(path, &String::from_utf8_lossy(&bytes)).ok())
+            .map(Rc::new);
         self.outlines.insert(path.to_owned(), units.clone());
         units
+    }
+
+    /// The anchor-stability factor of `region` against today's outline, cached.
+    fn stability(&mut self, region: &RegionAnnotation, matched: MatchType) -> f64 {
+        let class = match matched {
+            MatchType::FuzzyAnchor { .. } => 1,
+            MatchType::LineOverlap { .. } => 2,
+            _ => 0,
+        };
+        let key = (
+            region.file.clone(),
+            region.ast_anchor.name.clone(),
+            region.ast_anchor.signature.clone(),
+            class,
+        );
+        if let Some(score) = self.stability.get(&key) {
+            return *score;
+        }
+        let units = self.outline_at_head(&region.file);
+        let score = score_anchor_stability(region, units.as_deref().map(Vec::as_slice), matched);
+        self.stability.insert(key, score);
+        score
     }
 
     /// Stage 1 for one file.
@@ -569,7 +593,7 @@ impl Run<'_> {
                 self.warnings
                     .push(format!("Skipping malformed annotation on commit {hex}"));
             }
-            self.notes.insert(hex, parsed);
+            self.notes.insert(hex, parsed.map(Rc::new));
         }
         Ok(())
     }
@@ -616,7 +640,6 @@ impl Run<'_> {
                 continue;
             };
             let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
-            let current = self.outline_at_head(&found.file);
             let factors = ConfidenceFactors {
                 recency: score_recency(
                     timestamp,
@@ -624,11 +647,7 @@ impl Run<'_> {
                     self.pipeline.config.recency_half_life,
                 ),
                 context_level: score_context_level(&annotation.context_level),
-                anchor_stability: score_anchor_stability(
-                    found,
-                    current.as_deref(),
-                    MatchType::ExactAnchor,
-                ),
+                anchor_stability: self.stability(found, MatchType::ExactAnchor),
                 provenance: score_provenance(&annotation.provenance.operation),
             };
             out.push(ResolvedRelated {
@@ -887,21 +906,25 @@ fn anchor_match(kind: MatchKind) -> MatchType {
 
 /// The same region matched by several scopes (an ambiguous anchor, two files of
 /// one commit) is kept once, with its best match.
-fn dedup_matches(matched: Vec<Matched>, fetched: &[Fetched]) -> Vec<Matched> {
-    let mut best: Vec<Matched> = Vec::new();
+fn dedup_matches(matched: Vec<Matched>) -> Vec<Matched> {
+    let mut best: Vec<Matched> = Vec::with_capacity(matched.len());
+    let mut index: HashMap<(usize, String, String, u32, u32), usize> = HashMap::new();
     for m in matched {
-        let key = |x: &Matched| {
-            (
-                fetched[x.note].commit.clone(),
-                x.region.file.clone(),
-                x.region.ast_anchor.name.clone(),
-                x.original,
-            )
-        };
-        match best.iter_mut().find(|b| key(b) == key(&m)) {
-            Some(existing) if m.match_type.rank() < existing.match_type.rank() => *existing = m,
+        // The note index stands for the commit: one note per commit.
+        let key = (
+            m.note,
+            m.region.file.clone(),
+            m.region.ast_anchor.name.clone(),
+            m.original.start,
+            m.original.end,
+        );
+        match index.get(&key) {
+            Some(&i) if m.match_type.rank() < best[i].match_type.rank() => best[i] = m,
             Some(_) => {}
-            None => best.push(m),
+            None => {
+                index.insert(key, best.len());
+                best.push(m);
+            }
         }
     }
     best
