@@ -2,20 +2,35 @@
 //!
 //! Each benchmark measures a reference (plain `git` doing the same job) and our
 //! code side by side, in the same run, and prints each median and its ratio to the
-//! reference. Timing lives here and only here: tests never assert on time.
+//! reference, with the design's targets next to the figures. Timing lives here and
+//! only here: tests never assert on time, and neither do benchmarks — they report.
+//!
+//! - `blame`: `gitctx` blame (both engines) against `git blame --porcelain`.
+//! - `read`: `ultragit read` with an anchor and for a whole file, in-process and as
+//!   the real binary, against `git blame --porcelain` over the same lines; the cost
+//!   of `dependencies_on_this`; the git processes one read starts on a long and a
+//!   short history (counted with a `git` shim first on `PATH`).
 //!
 //! The numbers only mean something in a release build, so a debug build of xtask
 //! re-runs itself with `cargo run --release`.
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gitctx::{BlameEngine, BlameOptions, Repo};
+use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery, render};
 
-use crate::{cargo, fixtures};
+use crate::{cargo, fixtures, workspace_root};
 
-const NAMES: &[&str] = &["blame"];
+const NAMES: &[&str] = &["blame", "read"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
+    if let [flag, rest @ ..] = args
+        && flag == READ_ONCE
+    {
+        return read_once(rest);
+    }
     let names: Vec<&str> = match args {
         [] => NAMES.to_vec(),
         [name] if NAMES.contains(&name.as_str()) => vec![name.as_str()],
@@ -49,6 +64,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for name in names {
         match name {
             "blame" => blame()?,
+            "read" => read()?,
             _ => unreachable!("names are checked above"),
         }
     }
@@ -59,12 +75,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
 struct Case<'a> {
     name: String,
     runs: usize,
+    /// What the number `f` returns counts (`entries`, `bytes`).
+    unit: &'static str,
     f: Box<dyn FnMut() -> Result<usize, String> + 'a>,
 }
 
 struct Measured {
     name: String,
     runs: usize,
+    unit: &'static str,
     median: Duration,
     min: Duration,
     output: usize,
@@ -86,16 +105,65 @@ fn measure(mut case: Case<'_>) -> Result<Measured, String> {
     Ok(Measured {
         name: case.name,
         runs: case.runs,
+        unit: case.unit,
         median: times[times.len() / 2],
         min: times[0],
         output,
     })
 }
 
+/// Two cases measured in interleaved pairs (the order alternating), so drift in
+/// the machine's load hits both alike. Returns both rows and the median of the
+/// pairs' differences (`b - a`) in seconds. Both count rendered bytes.
+fn measure_pair(
+    names: [&str; 2],
+    runs: usize,
+    mut a: impl FnMut() -> Result<usize, String>,
+    mut b: impl FnMut() -> Result<usize, String>,
+) -> Result<([Measured; 2], f64), String> {
+    let outputs = [a()?, b()?];
+    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut differences = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let mut timed = |which: usize| -> Result<Duration, String> {
+            let start = Instant::now();
+            let n = if which == 0 { a()? } else { b()? };
+            let elapsed = start.elapsed();
+            if n != outputs[which] {
+                return Err(format!("{}: output changed between runs", names[which]));
+            }
+            times[which].push(elapsed);
+            Ok(elapsed)
+        };
+        let (ta, tb) = if i % 2 == 0 {
+            let ta = timed(0)?;
+            (ta, timed(1)?)
+        } else {
+            let tb = timed(1)?;
+            (timed(0)?, tb)
+        };
+        differences.push(tb.as_secs_f64() - ta.as_secs_f64());
+    }
+    differences.sort_by(f64::total_cmp);
+    let row = |which: usize| {
+        let mut sorted = times[which].clone();
+        sorted.sort();
+        Measured {
+            name: names[which].to_owned(),
+            runs,
+            unit: "bytes",
+            median: sorted[sorted.len() / 2],
+            min: sorted[0],
+            output: outputs[which],
+        }
+    };
+    Ok(([row(0), row(1)], differences[differences.len() / 2]))
+}
+
 fn report(title: &str, rows: &[Measured], reference: usize) {
     println!("\n{title}");
     println!(
-        "  {:<46} {:>4} {:>11} {:>11} {:>8}  entries",
+        "  {:<46} {:>4} {:>11} {:>11} {:>8}  output",
         "case", "runs", "median", "min", "ratio"
     );
     let base = rows[reference].median.as_secs_f64();
@@ -103,13 +171,14 @@ fn report(title: &str, rows: &[Measured], reference: usize) {
         let ratio = row.median.as_secs_f64() / base;
         let note = if i == reference { " (reference)" } else { "" };
         println!(
-            "  {:<46} {:>4} {:>11} {:>11} {:>7.2}x  {}{}",
+            "  {:<46} {:>4} {:>11} {:>11} {:>7.2}x  {} {}{}",
             row.name,
             row.runs,
             fmt(row.median),
             fmt(row.min),
             ratio,
             row.output,
+            row.unit,
             note
         );
     }
@@ -148,35 +217,8 @@ fn blame() -> Result<(), String> {
         (None, "whole file"),
     ];
     for (lines, label) in ranges {
-        let range_arg = lines.map(|(s, e)| format!("{s},{e}"));
         let mut rows = Vec::new();
-        rows.push(measure(Case {
-            name: match &range_arg {
-                Some(r) => format!("git blame --porcelain -L {r}"),
-                None => "git blame --porcelain".to_owned(),
-            },
-            runs: 10,
-            f: Box::new(|| {
-                let mut cmd = repo.git().args(["blame", "--porcelain"]);
-                if let Some(r) = &range_arg {
-                    cmd = cmd.arg("-L").arg(r);
-                }
-                let out = cmd
-                    .args(["HEAD", "--", fixture.file])
-                    .run()
-                    .map_err(|e| e.to_string())?;
-                // Count groups the way we do, so the columns are comparable.
-                Ok(out
-                    .stdout
-                    .split(|&b| b == b'\n')
-                    .filter(|l| {
-                        l.len() > 41
-                            && l[40] == b' '
-                            && l.iter().filter(|&&c| c == b' ').count() == 3
-                    })
-                    .count())
-            }),
-        })?);
+        rows.push(measure(git_blame(&repo, fixture.file, lines, 10))?);
         for (engine, runs) in [(BlameEngine::Cli, 10), (BlameEngine::Libgit2, 3)] {
             let options = BlameOptions {
                 rev: None,
@@ -188,6 +230,7 @@ fn blame() -> Result<(), String> {
             rows.push(measure(Case {
                 name: format!("gitctx blame ({engine:?})"),
                 runs,
+                unit: "entries",
                 f: Box::new(move || {
                     repo.blame(file, &options)
                         .map(|entries| entries.len())
@@ -198,4 +241,480 @@ fn blame() -> Result<(), String> {
         report(&format!("blame, {label}"), &rows, 0);
     }
     Ok(())
+}
+
+/// `git blame --porcelain [-L START,END] HEAD -- FILE`, counting blame groups the
+/// way `gitctx` does, so the output columns compare.
+fn git_blame<'a>(
+    repo: &'a Repo,
+    file: &'a str,
+    lines: Option<(u32, u32)>,
+    runs: usize,
+) -> Case<'a> {
+    let range = lines.map(|(s, e)| format!("{s},{e}"));
+    Case {
+        name: match &range {
+            Some(r) => format!("git blame --porcelain -L {r}"),
+            None => "git blame --porcelain".to_owned(),
+        },
+        runs,
+        unit: "entries",
+        f: Box::new(move || {
+            let mut cmd = repo.git().args(["blame", "--porcelain"]);
+            if let Some(r) = &range {
+                cmd = cmd.arg("-L").arg(r);
+            }
+            let out = cmd
+                .args(["HEAD", "--", file])
+                .run()
+                .map_err(|e| e.to_string())?;
+            Ok(out
+                .stdout
+                .split(|&b| b == b'\n')
+                .filter(|l| {
+                    l.len() > 41 && l[40] == b' ' && l.iter().filter(|&&c| c == b' ').count() == 3
+                })
+                .count())
+        }),
+    }
+}
+
+/// The hidden `bench --read-once DIR FILE [ANCHOR]`: one read through the library,
+/// in a process of its own, so the read benchmark can count the git processes the
+/// library starts even before the `ultragit` binary has a `read` command.
+const READ_ONCE: &str = "--read-once";
+
+fn read_once(args: &[String]) -> Result<(), String> {
+    let (dir, file, anchor) = match args {
+        [dir, file] => (dir, file, None),
+        [dir, file, anchor] => (dir, file, Some(anchor)),
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask bench {READ_ONCE} DIR FILE [ANCHOR]"
+            ));
+        }
+    };
+    let pipeline = GitReadPipeline::open(dir).map_err(|e| e.to_string())?;
+    let mut query = ReadQuery::file(file.as_str());
+    if let Some(anchor) = anchor {
+        query = query.with_anchor(anchor.as_str());
+    }
+    let output = pipeline.execute(&query).map_err(|e| e.to_string())?;
+    render(&output, Format::Markdown, false);
+    Ok(())
+}
+
+const RATIO_TARGET: f64 = 1.2;
+const ANCHOR_TARGET_MS: f64 = 500.0;
+const DEPS_TARGET_MS: f64 = 50.0;
+const DEPS_SCAN_LIMIT: u32 = 500;
+
+/// `ultragit read` against `git blame --porcelain` over the same lines, on a
+/// generated ~8,000-line file whose ~1,700 changes are all annotated.
+fn read() -> Result<(), String> {
+    let fixture = fixtures::read()?;
+    let small = fixtures::read_small()?;
+    let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
+    let git_version = repo
+        .git()
+        .arg("--version")
+        .run_text()
+        .map_err(|e| e.to_string())?;
+    describe_fixture("read fixture", &fixture);
+    describe_fixture("small read fixture", &small);
+    println!("{}", git_version.trim());
+    let (start, end) = anchor_range(&repo, &fixture)?;
+    println!(
+        "anchor: {} (lines {start}-{end} at HEAD; changed by {} commits, the first one included)",
+        fixture.anchor, fixture.anchor_commits
+    );
+    let binary = ultragit_binary();
+    let pipeline = GitReadPipeline::open(&fixture.repo).map_err(|e| e.to_string())?;
+    let anchor_args = [fixture.file, fixture.anchor.as_str()];
+    let whole_args = [fixture.file];
+    let queries = [
+        (
+            ReadQuery::file(fixture.file).with_anchor(fixture.anchor.as_str()),
+            Some((start, end)),
+            &anchor_args[..],
+            10,
+        ),
+        (ReadQuery::file(fixture.file), None, &whole_args[..], 5),
+    ];
+
+    // 1 and 2: the anchor query and the whole file.
+    for (query, lines, args, runs) in &queries {
+        let output = pipeline.execute(query).map_err(|e| e.to_string())?;
+        let mut rows = vec![measure(git_blame(&repo, fixture.file, *lines, *runs))?];
+        rows.push(measure(Case {
+            name: "ultragit read, in-process (execute + render)".to_owned(),
+            runs: *runs,
+            unit: "bytes",
+            f: Box::new(|| {
+                let output = pipeline.execute(query).map_err(|e| e.to_string())?;
+                Ok(render(&output, Format::Markdown, false).len())
+            }),
+        })?);
+        if let Ok(exe) = &binary {
+            rows.push(measure(binary_case(exe, &fixture.repo, args, *runs))?);
+        }
+        report(
+            &format!("read: `ultragit read {}`", args.join(" ")),
+            &rows,
+            0,
+        );
+        if let Err(reason) = &binary {
+            println!("  {:<46} {reason}", "ultragit read (binary)");
+        }
+        describe_output(&output, query.anchor.as_deref())?;
+        let base = rows[0].median.as_secs_f64();
+        let mut verdicts = Vec::new();
+        for (row, label) in rows[1..].iter().zip(["in-process", "binary"]) {
+            let ratio = row.median.as_secs_f64() / base;
+            verdicts.push(format!(
+                "{label} {ratio:.2}x ({})",
+                verdict(ratio <= RATIO_TARGET)
+            ));
+        }
+        let mut target = format!(
+            "  target: within {RATIO_TARGET:.1}x of git blame: {}",
+            verdicts.join(", ")
+        );
+        if query.anchor.is_some() {
+            let times: Vec<String> = rows[1..]
+                .iter()
+                .zip(["in-process", "binary"])
+                .map(|(row, label)| {
+                    let ms = row.median.as_secs_f64() * 1000.0;
+                    format!(
+                        "{label} {} ({})",
+                        fmt(row.median),
+                        verdict(ms < ANCHOR_TARGET_MS)
+                    )
+                })
+                .collect();
+            target.push_str(&format!(
+                "; under {ANCHOR_TARGET_MS:.0} ms: {}",
+                times.join(", ")
+            ));
+        }
+        println!("{target}");
+    }
+
+    // 3: the dependency scan, as the difference of interleaved pairs of runs with
+    // and without it (blame dominates each run; pairing cancels its drift). Once on
+    // the anchor query, once on a file with a short history, whose cheap blame
+    // leaves the scan's cost visible.
+    let limited = |limit: u32| -> Result<GitReadPipeline, String> {
+        let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
+        let config = ReadConfig {
+            deps_scan_limit: limit,
+            ..ReadConfig::default()
+        };
+        Ok(GitReadPipeline::with_config(repo, config))
+    };
+    let without = limited(0)?;
+    let with = limited(DEPS_SCAN_LIMIT)?;
+    let scanned = DEPS_SCAN_LIMIT.min(fixture.notes);
+    let cheap = ReadQuery::file(fixture.other_file());
+    for (query, runs) in [(&queries[0].0, 15), (&cheap, 30)] {
+        let dependencies = with
+            .execute(query)
+            .map_err(|e| e.to_string())?
+            .dependencies_on_this
+            .len();
+        let run = |pipeline: &GitReadPipeline| -> Result<usize, String> {
+            let output = pipeline.execute(query).map_err(|e| e.to_string())?;
+            Ok(render(&output, Format::Markdown, false).len())
+        };
+        let (rows, extra) = measure_pair(
+            [
+                "deps_scan_limit = 0",
+                &format!("deps_scan_limit = {DEPS_SCAN_LIMIT}"),
+            ],
+            runs,
+            || run(&without),
+            || run(&with),
+        )?;
+        let subject = match &query.anchor {
+            Some(anchor) => format!("{} {anchor}", query.files[0]),
+            None => query.files[0].clone(),
+        };
+        report(
+            &format!("read: dependencies_on_this, in-process `ultragit read {subject}`"),
+            &rows,
+            0,
+        );
+        println!(
+            "  dependencies_on_this over the {scanned} most recent annotated commits: \
+             {:+.1} ms (median of paired differences; {dependencies} entries found); \
+             target under {DEPS_TARGET_MS:.0} ms: {}",
+            extra * 1000.0,
+            verdict(extra * 1000.0 < DEPS_TARGET_MS)
+        );
+    }
+
+    // 4: processes per read.
+    processes(&fixture, &small, binary.as_deref().ok())
+}
+
+fn describe_fixture(label: &str, fixture: &fixtures::ReadFixture) {
+    println!(
+        "{label}: {} ({}: {} lines, {} functions; {} commits, {} of them change the file, \
+         {} notes)",
+        fixture.repo.display(),
+        fixture.file,
+        fixture.lines,
+        fixture.functions,
+        fixture.total_commits,
+        fixture.file_commits,
+        fixture.notes
+    );
+}
+
+/// The anchor's lines at HEAD, from the outline the read pipeline uses.
+fn anchor_range(repo: &Repo, fixture: &fixtures::ReadFixture) -> Result<(u32, u32), String> {
+    let bytes = repo
+        .file_at("HEAD", fixture.file)
+        .map_err(|e| e.to_string())?;
+    let units = outline::outline(fixture.file, &String::from_utf8_lossy(&bytes))
+        .map_err(|e| e.to_string())?;
+    let unit = units
+        .iter()
+        .find(|u| u.qualified_name == fixture.anchor)
+        .ok_or_else(|| format!("{} has no unit {}", fixture.file, fixture.anchor))?;
+    Ok((unit.lines.start, unit.lines.end))
+}
+
+/// What a read returned, so a broken fixture or pipeline shows; a read that finds
+/// no annotation at all is an error, not a figure.
+fn describe_output(output: &ultragit_read::ReadOutput, anchor: Option<&str>) -> Result<(), String> {
+    let stats = &output.stats;
+    if stats.annotations_found == 0 {
+        return Err(format!(
+            "the read found no annotation in {} commits: the fixture's notes were not read",
+            stats.commits_examined
+        ));
+    }
+    let others = match anchor {
+        Some(anchor) => {
+            let n = output
+                .regions
+                .iter()
+                .filter(|r| r.region.ast_anchor.name != anchor)
+                .count();
+            format!(" ({n} of other functions)")
+        }
+        None => String::new(),
+    };
+    println!(
+        "  returned {} regions{others}; {} commits examined, {} annotations found, {} related \
+         followed, {} dependencies_on_this, {} cross-cutting",
+        stats.regions_returned,
+        stats.commits_examined,
+        stats.annotations_found,
+        stats.related_hops,
+        output.dependencies_on_this.len(),
+        output.cross_cutting.len()
+    );
+    for warning in output.warnings.iter().take(3) {
+        println!("  warning: {warning}");
+    }
+    Ok(())
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// `target/release/ultragit`, built now; `Err` says why its rows are skipped.
+fn ultragit_binary() -> Result<PathBuf, String> {
+    let status = cargo()
+        .args(["build", "--quiet", "--release", "--package", "ultragit"])
+        .status()
+        .map_err(|e| format!("skipped: could not run cargo: {e}"))?;
+    if !status.success() {
+        return Err("skipped: `cargo build --release -p ultragit` failed (see above)".to_owned());
+    }
+    // The release xtask running this lives next to the release ultragit.
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("skipped: where is xtask? {e}"))?
+        .with_file_name(format!("ultragit{}", std::env::consts::EXE_SUFFIX));
+    let has_read = Command::new(&exe)
+        .args(["read", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_read {
+        Ok(exe)
+    } else {
+        Err("skipped: the ultragit binary has no read command yet".to_owned())
+    }
+}
+
+fn binary_case<'a>(exe: &'a Path, dir: &'a Path, args: &'a [&'a str], runs: usize) -> Case<'a> {
+    Case {
+        name: "ultragit read (binary)".to_owned(),
+        runs,
+        unit: "bytes",
+        f: Box::new(move || {
+            let out = Command::new(exe)
+                .current_dir(dir)
+                .arg("read")
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("could not run {}: {e}", exe.display()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "ultragit read {} failed ({}): {}",
+                    args.join(" "),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Ok(out.stdout.len())
+        }),
+    }
+}
+
+/// The git processes one read starts, on the full fixture and on the small one:
+/// the design wants them equal (the count must not grow with history). The
+/// binary is counted when it has `read`; the library always, through a helper
+/// process (`bench --read-once`).
+fn processes(
+    full: &fixtures::ReadFixture,
+    small: &fixtures::ReadFixture,
+    binary: Option<&Path>,
+) -> Result<(), String> {
+    let shim = GitShim::create()?;
+    let xtask = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
+    println!(
+        "\nread: git processes per read ({} notes vs {} notes; a `git` shim first on PATH logs them; \
+         both fixtures queried for {})",
+        full.notes, small.notes, full.anchor
+    );
+    println!(
+        "  {:<46} {:>6} {:>6}  verdict (target: does not grow with history)",
+        "read", "full", "small"
+    );
+    let queries: [&[&str]; 2] = [&[full.file, full.anchor.as_str()], &[full.file]];
+    for args in queries {
+        // Each reader runs in the fixture: (name, program, arguments before the query).
+        let mut readers: Vec<(String, &Path, &[&str])> = Vec::new();
+        if let Some(exe) = binary {
+            readers.push((
+                format!("ultragit read {} (binary)", args.join(" ")),
+                exe,
+                &["read"],
+            ));
+        }
+        readers.push((
+            format!("library, {} (helper process)", args.join(" ")),
+            &xtask,
+            &["bench", READ_ONCE, "."],
+        ));
+        for (name, program, before) in readers {
+            let command = |dir: &Path| {
+                let mut cmd = Command::new(program);
+                cmd.current_dir(dir).args(before).args(args);
+                cmd
+            };
+            let on_full = shim.run(command(&full.repo))?;
+            let on_small = shim.run(command(&small.repo))?;
+            let equal = on_full.len() == on_small.len();
+            let mut commands: Vec<&str> = on_full
+                .iter()
+                .map(|line| line.split(' ').next().unwrap_or(""))
+                .collect();
+            commands.sort_unstable();
+            commands.dedup();
+            println!(
+                "  {name:<46} {:>6} {:>6}  {} ({}) — git {}",
+                on_full.len(),
+                on_small.len(),
+                if equal { "equal" } else { "NOT equal" },
+                verdict(equal),
+                commands.join(", ")
+            );
+        }
+    }
+    if binary.is_none() {
+        println!(
+            "  {:<46} skipped: the ultragit binary has no read command yet",
+            "ultragit read (binary)"
+        );
+    }
+    Ok(())
+}
+
+/// A directory with a `git` script that logs its arguments and runs the real git.
+struct GitShim {
+    log: PathBuf,
+    /// `PATH` with the shim first.
+    path: std::ffi::OsString,
+}
+
+impl GitShim {
+    fn create() -> Result<GitShim, String> {
+        // Resolved before PATH changes, so the shim cannot find itself.
+        let found = Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .map_err(|e| format!("could not run sh: {e}"))?;
+        let real = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        if !found.status.success() || !real.starts_with('/') {
+            return Err(format!("could not find git on PATH (got {real:?})"));
+        }
+        let root = workspace_root()
+            .join("target")
+            .join("bench-fixtures")
+            .join("git-shim");
+        let io = |e: std::io::Error| format!("{}: {e}", root.display());
+        if root.exists() {
+            std::fs::remove_dir_all(&root).map_err(io)?;
+        }
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).map_err(io)?;
+        let log = root.join("git.log");
+        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let script = format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec {} \"$@\"\n",
+            quote(&log.to_string_lossy()),
+            quote(&real)
+        );
+        let shim = bin.join("git");
+        std::fs::write(&shim, script).map_err(io)?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        let inherited = std::env::var_os("PATH").unwrap_or_default();
+        let path =
+            std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&inherited)))
+                .map_err(|e| format!("could not build PATH: {e}"))?;
+        Ok(GitShim { log, path })
+    }
+
+    /// Runs `command` with the shim first on PATH; returns the git command lines
+    /// it started.
+    fn run(&self, mut command: Command) -> Result<Vec<String>, String> {
+        std::fs::write(&self.log, "").map_err(|e| format!("{}: {e}", self.log.display()))?;
+        let out = command
+            .env("PATH", &self.path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("could not run {command:?}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{command:?} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let log = std::fs::read_to_string(&self.log)
+            .map_err(|e| format!("{}: {e}", self.log.display()))?;
+        Ok(log.lines().map(str::to_owned).collect())
+    }
 }

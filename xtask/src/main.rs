@@ -6,9 +6,16 @@
 //!   deletes unreferenced ones — read them with `git diff` before committing.
 //! - `cargo xtask bench [NAME]`: builds itself in release mode, generates any
 //!   missing fixture repositories under `target/bench-fixtures/`, runs the named
-//!   benchmark (or all) and prints medians and ratios against the reference.
+//!   benchmark (or all) and prints medians, ratios against the reference and the
+//!   design's targets. `blame`: the blame engines against `git blame`. `read`:
+//!   `ultragit read` (in-process, and as the release binary once it has `read`)
+//!   against `git blame` over the same lines, the cost of `dependencies_on_this`,
+//!   and the git processes one read starts on a long and a short history.
 //!
-//! Depends on `gitctx` (hardened git processes, the blame engines under test).
+//! Depends on `gitctx` (hardened git processes, the blame engines under test),
+//! `ultragit-read` (the read pipeline under test), `ultragit-schema` (the notes
+//! the read fixtures carry), `outline` (the fixtures' function ranges) and
+//! `chrono` (the notes' timestamps).
 
 // xtask is a developer tool: printing is its interface.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -25,7 +32,9 @@ usage: cargo xtask <task>
 
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
-  bench [NAME]        run benchmarks (names: blame) and print medians and ratios
+  bench [NAME]        run benchmarks (names: blame, read; none: all) and print
+                      medians, ratios and targets (release build; the first run
+                      generates fixtures under target/bench-fixtures/)
 ";
 
 fn main() -> ExitCode {
