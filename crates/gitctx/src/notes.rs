@@ -101,6 +101,39 @@ impl Notes<'_> {
         Ok(Some(commit.tree().map_err(git("reading the notes tree"))?))
     }
 
+    /// Creates the notes ref with an empty notes commit when it does not exist yet.
+    /// Returns `true` when it created it.
+    pub fn ensure(&self) -> Result<bool> {
+        if self.tip_git()?.is_some() {
+            return Ok(false);
+        }
+        let repo = &self.repo.inner;
+        let tree = repo
+            .treebuilder(None)
+            .and_then(|b| b.write())
+            .map_err(git("writing an empty notes tree"))?;
+        let tree = repo
+            .find_tree(tree)
+            .map_err(git("reading the notes tree"))?;
+        let signature = signature(repo)?;
+        let commit = repo
+            .commit(
+                None,
+                &signature,
+                &signature,
+                "Notes initialized\n",
+                &tree,
+                &[],
+            )
+            .map_err(git("writing a notes commit"))?;
+        match repo.reference(&self.refname, commit, false, "notes: initialize") {
+            Ok(_) => Ok(true),
+            // Someone else created it meanwhile: fine.
+            Err(err) if is_race(&err) => Ok(false),
+            Err(err) => Err(git("creating the notes ref")(err)),
+        }
+    }
+
     /// The note attached to `target`, if any (lossy UTF-8).
     pub fn read(&self, target: ObjectId) -> Result<Option<String>> {
         let Some(tree) = self.tree()? else {

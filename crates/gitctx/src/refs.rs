@@ -225,6 +225,29 @@ impl Repo {
             .map_err(|err| config_error(key, err))
     }
 
+    /// Adds `value` to the multi-valued key `key` in the repository's own config,
+    /// unless it is already one of its values. Returns `true` when it added it.
+    pub fn config_add_unique(&self, key: &str, value: &str) -> Result<bool> {
+        let mut local = self.local_config()?;
+        let mut present = false;
+        if let Ok(mut entries) = local.multivar(key, None) {
+            while let Some(entry) = entries.next() {
+                let entry = entry.map_err(|err| config_error(key, err))?;
+                if entry.value_bytes() == value.as_bytes() {
+                    present = true;
+                }
+            }
+        }
+        if present {
+            return Ok(false);
+        }
+        // A pattern that matches no existing value appends a new one.
+        local
+            .set_multivar(key, "^\\b\\B$", value)
+            .map_err(|err| config_error(key, err))?;
+        Ok(true)
+    }
+
     /// Removes a value from the repository's own config. `false` when it was unset.
     pub fn config_unset(&self, key: &str) -> Result<bool> {
         let mut local = self.local_config()?;

@@ -171,6 +171,16 @@ impl Repo {
         strip_trailing_separator(self.inner.commondir())
     }
 
+    /// The directory git runs hooks from (`core.hooksPath` honoured), as git
+    /// itself computes it.
+    pub fn hooks_dir(&self) -> Result<PathBuf> {
+        let text = self
+            .git()
+            .args(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+            .run_text()?;
+        Ok(PathBuf::from(text.trim_end_matches(['\n', '\r'])))
+    }
+
     /// A hardened git command that runs at the top of the working tree.
     pub fn git(&self) -> GitCommand {
         GitCommand::new(&self.root)
@@ -313,6 +323,64 @@ impl Repo {
         let mut out = Vec::new();
         for id in walk.take(limit) {
             out.push(ObjectId::from_git(id.map_err(git("walking history"))?));
+        }
+        Ok(out)
+    }
+
+    /// The commits reachable from `rev` (inclusive) that changed any of `paths`,
+    /// newest first, each with the paths among `paths` it changed; at most
+    /// `limit` commits. One `git log` process, whatever the number of paths.
+    pub fn log_paths(
+        &self,
+        rev: &str,
+        paths: &[String],
+        limit: usize,
+    ) -> Result<Vec<(ObjectId, Vec<String>)>> {
+        if paths.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let start = self.resolve_commit(rev)?;
+        let cmd = self
+            .git()
+            .config("core.quotePath", "false")
+            .args([
+                "log",
+                "--no-renames",
+                "--format=%x00%H",
+                "--name-only",
+                "-z",
+            ])
+            .arg(format!("--max-count={limit}"))
+            .arg(start.to_hex())
+            .arg("--")
+            .args(paths);
+        let output = cmd.run()?;
+        // `\0<sha>\0\n<file>\0<file>\0\0<sha>…`: an empty field ends a commit's
+        // file list, so the next field is a commit id even if a file is named
+        // like one.
+        let mut out: Vec<(ObjectId, Vec<String>)> = Vec::new();
+        let mut expect_commit = true;
+        for field in output.stdout.split(|&b| b == 0) {
+            if field.is_empty() {
+                expect_commit = true;
+                continue;
+            }
+            if expect_commit {
+                let id = String::from_utf8_lossy(field)
+                    .trim()
+                    .parse::<ObjectId>()
+                    .map_err(|e| Error::Parse {
+                        args: cmd.display_args(),
+                        reason: e.to_string(),
+                    })?;
+                out.push((id, Vec::new()));
+                expect_commit = false;
+                continue;
+            }
+            let name = field.strip_prefix(b"\n").unwrap_or(field);
+            if let Some((_, files)) = out.last_mut() {
+                files.push(String::from_utf8_lossy(name).into_owned());
+            }
         }
         Ok(out)
     }

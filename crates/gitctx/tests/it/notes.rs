@@ -257,3 +257,23 @@ fn a_stale_lock_is_reported_with_its_path() {
     }
     assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("one"));
 }
+
+#[test]
+fn ensure_creates_an_empty_notes_ref_once() {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("a.txt", "a\n", "a");
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    assert!(notes.ensure().unwrap());
+    assert!(!notes.ensure().unwrap());
+    assert!(notes.list().unwrap().is_empty());
+    notes.write(id(&a), "x").unwrap();
+    assert!(!notes.ensure().unwrap());
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("x"));
+    let listed = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "list"])
+        .run_text()
+        .unwrap();
+    assert!(listed.contains(&a));
+}

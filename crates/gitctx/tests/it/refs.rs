@@ -146,3 +146,33 @@ fn submodule_gitlinks() {
     assert_eq!(opened.resolve_commit("HEAD").unwrap().to_hex(), pinned);
     assert!(r.open_submodule("a.txt").unwrap().is_none());
 }
+
+#[test]
+fn multi_valued_config_is_appended_once() {
+    let repo = TestRepo::new();
+    let r = open(&repo);
+    repo.git(&["config", "--add", "notes.rewriteRef", "refs/notes/commits"]);
+    assert!(
+        r.config_add_unique("notes.rewriteRef", "refs/notes/ultragit")
+            .unwrap()
+    );
+    assert!(
+        !r.config_add_unique("notes.rewriteRef", "refs/notes/ultragit")
+            .unwrap()
+    );
+    let values = repo
+        .command()
+        .args(["config", "--local", "--get-all", "notes.rewriteRef"])
+        .run_text()
+        .unwrap();
+    assert_eq!(values, "refs/notes/commits\nrefs/notes/ultragit\n");
+}
+
+#[test]
+fn hooks_dir_honours_core_hooks_path() {
+    let repo = TestRepo::new();
+    let r = open(&repo);
+    assert_eq!(r.hooks_dir().unwrap(), repo.join(".git/hooks"));
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    assert_eq!(r.hooks_dir().unwrap(), repo.join(".githooks"));
+}

@@ -272,3 +272,50 @@ fn ignored_paths_are_those_git_ignores_and_does_not_track() {
     assert!(!r.is_ignored("src/main.rs").unwrap());
     assert!(!r.is_ignored("new.txt").unwrap());
 }
+
+#[test]
+fn log_paths_lists_the_commits_that_touched_files() {
+    let repo = TestRepo::new();
+    let c1 = repo.commit_file("a.txt", "1\n", "a");
+    let c2 = repo.commit_file("b c.txt", "1\n", "b");
+    repo.write("a.txt", "2\n")
+        .write("b c.txt", "2\n")
+        .write("other.txt", "x\n");
+    let c3 = repo.commit_all("both");
+    let c4 = repo.commit_file(
+        "0123456789abcdef0123456789abcdef01234567",
+        "x\n",
+        "hex-named file",
+    );
+    let r = open(&repo);
+    let paths = vec![
+        "a.txt".to_owned(),
+        "b c.txt".to_owned(),
+        "0123456789abcdef0123456789abcdef01234567".to_owned(),
+    ];
+    let log = r.log_paths("HEAD", &paths, 10).unwrap();
+    let view: Vec<(String, Vec<String>)> = log
+        .into_iter()
+        .map(|(id, files)| (id.to_hex(), files))
+        .collect();
+    assert_eq!(
+        view,
+        [
+            (
+                c4,
+                vec!["0123456789abcdef0123456789abcdef01234567".to_owned()]
+            ),
+            (c3.clone(), vec!["a.txt".to_owned(), "b c.txt".to_owned()]),
+            (c2, vec!["b c.txt".to_owned()]),
+            (c1, vec!["a.txt".to_owned()]),
+        ]
+    );
+    assert_eq!(r.log_paths("HEAD", &paths, 1).unwrap().len(), 1);
+    assert_eq!(
+        r.log_paths("HEAD~1", &paths[..1], 10).unwrap()[0]
+            .0
+            .to_hex(),
+        c3
+    );
+    assert!(r.log_paths("HEAD", &[], 10).unwrap().is_empty());
+}
