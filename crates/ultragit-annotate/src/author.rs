@@ -1,0 +1,114 @@
+//! Author-provided context: what the person (or agent) who made the commit says
+//! about it. It makes the annotation `enhanced`.
+//!
+//! `ultragit context set` writes it to `.git/ultragit/pending-context.json`; the next
+//! annotation consumes it and it is cleared. The binary also reads the `ULTRAGIT_*`
+//! environment variables into the same shape.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::AnnotateError;
+
+/// The author's context (spec 000 `AuthorContext`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorContext {
+    pub task: Option<String>,
+    pub reasoning: Option<String>,
+    pub dependencies: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub squash_sources: Option<Vec<String>>,
+}
+
+impl AuthorContext {
+    /// True when it says nothing at all.
+    pub fn is_empty(&self) -> bool {
+        let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
+        blank(&self.task)
+            && blank(&self.reasoning)
+            && blank(&self.dependencies)
+            && self.tags.as_ref().is_none_or(Vec::is_empty)
+            && self.squash_sources.as_ref().is_none_or(Vec::is_empty)
+    }
+
+    /// `other`'s fields where it has them, ours elsewhere.
+    pub fn merged_with(mut self, other: AuthorContext) -> AuthorContext {
+        if other.task.is_some() {
+            self.task = other.task;
+        }
+        if other.reasoning.is_some() {
+            self.reasoning = other.reasoning;
+        }
+        if other.dependencies.is_some() {
+            self.dependencies = other.dependencies;
+        }
+        if other.tags.is_some() {
+            self.tags = other.tags;
+        }
+        if other.squash_sources.is_some() {
+            self.squash_sources = other.squash_sources;
+        }
+        self
+    }
+}
+
+/// `.git/ultragit/` of the repository whose git directory is `git_dir`.
+pub fn state_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("ultragit")
+}
+
+/// Where the pending context lives.
+pub fn pending_path(common_dir: &Path) -> PathBuf {
+    state_dir(common_dir).join("pending-context.json")
+}
+
+/// Writes the pending context (replacing any).
+pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathBuf, AnnotateError> {
+    let path = pending_path(common_dir);
+    let dir = state_dir(common_dir);
+    fs::create_dir_all(&dir).map_err(|e| AnnotateError::io(&dir, e))?;
+    let text = serde_json::to_string_pretty(context).expect("the context serializes");
+    let tmp = path.with_extension("json.tmp");
+    fs::write(&tmp, text).map_err(|e| AnnotateError::io(&tmp, e))?;
+    fs::rename(&tmp, &path).map_err(|e| AnnotateError::io(&path, e))?;
+    Ok(path)
+}
+
+/// Reads a context file; `None` when it does not exist.
+pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError> {
+    match fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            AnnotateError::Invalid(format!(
+                "{} is not a valid context file ({e}); fix it or run `ultragit context clear`",
+                path.display()
+            ))
+        }),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(AnnotateError::io(path, err)),
+    }
+}
+
+/// Moves the pending context aside for the annotation of `commit`, so a context
+/// set for the next commit meanwhile is not taken by this one. Returns the claimed
+/// file, `None` when nothing was pending.
+pub fn claim_pending(common_dir: &Path, commit: &str) -> Result<Option<PathBuf>, AnnotateError> {
+    let pending = pending_path(common_dir);
+    let claimed = state_dir(common_dir).join(format!("context-{commit}.json"));
+    match fs::rename(&pending, &claimed) {
+        Ok(()) => Ok(Some(claimed)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(AnnotateError::io(&pending, err)),
+    }
+}
+
+/// Removes a context file (after use).
+pub fn discard(path: &Path) -> Result<(), AnnotateError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(AnnotateError::io(path, err)),
+    }
+}

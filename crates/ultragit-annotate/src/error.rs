@@ -1,0 +1,71 @@
+//! The writing agent's errors (spec 000 "Error Types").
+
+/// Why an annotation could not be produced.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model provider failed (after its retries).
+    #[error("Provider error: {0}")]
+    Provider(#[from] llm::LlmError),
+
+    /// The agent finished without emitting a single annotation.
+    #[error("Agent produced no annotations after {turns} turns")]
+    NoAnnotations { turns: u32 },
+
+    /// The turn budget ran out before the agent emitted anything.
+    #[error("Agent exceeded maximum turns ({max_turns}) without emitting annotations")]
+    MaxTurnsExceeded { max_turns: u32 },
+
+    /// Every answer was cut by the output-token limit before anything was emitted.
+    #[error("Agent exceeded token budget ({budget} tokens) without emitting annotations")]
+    TokenBudgetExceeded { budget: u32 },
+
+    /// The agent's output could not be turned into an annotation.
+    #[error("Failed to parse annotation from agent output: {message}")]
+    InvalidAnnotation { message: String },
+
+    /// Reading the commit failed.
+    #[error("Git operation failed: {message}")]
+    Git { message: String },
+
+    /// The run did not finish within the overall time limit.
+    #[error("The agent did not finish within {seconds} s")]
+    Timeout { seconds: u64 },
+}
+
+impl From<gitctx::Error> for AgentError {
+    fn from(err: gitctx::Error) -> Self {
+        AgentError::Git {
+            message: err.to_string(),
+        }
+    }
+}
+
+/// Errors of the commands around the agent (configuration, storage, set-up).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnnotateError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("{0}")]
+    Git(#[from] gitctx::Error),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl AnnotateError {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        AnnotateError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The writing agent's prompts (spec 000 "System Prompt"), word for word where the
+//! spec gives them.
+
+use crate::author::AuthorContext;
+
+/// The base system prompt.
+pub const BASE: &str =
+    "You are a code annotation agent for Ultragit. Your job is to analyze a git commit
+and produce structured metadata that captures the reasoning, intent, constraints,
+and semantic dependencies behind the changes.
+
+Your audience is a future AI agent that will modify this code. Write for machines:
+be precise, structured, and comprehensive. Do not write prose or documentation.
+
+For each meaningful semantic unit affected by the commit (function, method, struct,
+type, impl block, configuration stanza), produce one annotation via the
+emit_annotation tool. Annotations must include:
+
+- intent: What the change accomplishes in the context of the broader task.
+  Not \"added retry logic\" but \"the cloud MQTT broker silently drops idle connections
+  after 30 minutes; this implements application-level heartbeats.\"
+- constraints: Invariants this code protects or assumes. State explicitly.
+  Mark each constraint with source \"author\" if it comes from the provided
+  task context, \"inferred\" if you deduced it from code analysis.
+- semantic_dependencies: Non-obvious couplings to other code. Things that
+  imports and call graphs don't reveal.
+- reasoning: What alternatives existed and why this path was chosen.
+  Only include when the choice is non-obvious.
+- risk_notes: Anything a future modifier should be cautious about.
+
+Skip trivial changes: formatting, import reordering, whitespace, version bumps.
+Only annotate changes where a future agent would benefit from knowing the reasoning.
+
+Use the provided tools to inspect the diff, read file contents, examine AST
+structure, and check existing annotations. Do not guess about code you haven't read.";
+
+/// Appended for `inferred` annotations (no author context).
+pub const INFERRED: &str =
+    "No author-provided context is available. All annotations will be inferred from
+diff analysis, code structure, commit message, and surrounding context. Mark all
+constraints as source: \"inferred\". Be more conservative in your claims — state
+when you are uncertain.";
+
+/// How the agent reports lines and finishes; not in the spec's template, needed
+/// for annotations the read pipeline can use.
+pub const MECHANICS: &str =
+    "Give `lines` in the coordinates of the file at this commit (the numbers the diff
+and file tools show). Use the AST outline's names for ast_anchor.name, qualified
+with `::` (e.g. `MqttClient::connect`). Use cross-cutting concerns (emit_cross_cutting)
+for groups of regions that must change together. When you have emitted every
+annotation, reply with a one-sentence summary of the commit and stop.";
+
+/// The enhanced addition, with the author's context filled in.
+pub fn enhanced(author: &AuthorContext) -> String {
+    let value = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .unwrap_or("(not given)")
+            .to_owned()
+    };
+    let tags = author
+        .tags
+        .as_ref()
+        .filter(|t| !t.is_empty())
+        .map(|t| t.join(", "))
+        .unwrap_or_else(|| "(not given)".to_owned());
+    format!(
+        "The commit author has provided explicit context:
+  Task: {}
+  Reasoning: {}
+  Dependencies: {}
+  Tags: {}
+
+This is high-value information. Incorporate it into annotations and mark
+constraints derived from it as source: \"author\". This context has been verified
+by the person who made the change — weight it heavily.",
+        value(author.task.as_deref()),
+        value(author.reasoning.as_deref()),
+        value(author.dependencies.as_deref()),
+        tags
+    )
+}
+
+/// The system prompt for a commit with (or without) author context.
+pub fn system_prompt(author: Option<&AuthorContext>) -> String {
+    let level = match author {
+        Some(author) if !author.is_empty() => enhanced(author),
+        _ => INFERRED.to_owned(),
+    };
+    format!("{BASE}\n\n{level}\n\n{MECHANICS}")
+}
+
+/// The first user message (spec 000 "Agent Loop", step 1), with the chunk named
+/// when the commit is annotated in chunks.
+pub fn user_prompt(chunk: Option<(usize, usize, &[String])>) -> String {
+    let base = "Analyze the following commit and emit annotations for each meaningful semantic unit affected.";
+    match chunk {
+        None => base.to_owned(),
+        Some((index, count, files)) => format!(
+            "{base}\n\nThis commit is large, so it is annotated in {count} chunks. This is chunk {} of {count} \
+             ({} remaining after it); annotate only these files: {}.",
+            index + 1,
+            count - index - 1,
+            files.join(", ")
+        ),
+    }
+}
+
+/// The prompt of the cross-chunk pass: the emitted regions, for cross-cutting
+/// concerns that span chunks.
+pub fn cross_chunk_prompt(summaries: &str) -> String {
+    format!(
+        "The commit was annotated in chunks. These regions were annotated:\n{summaries}\n\
+         Find groups of these regions, in different files, that must change together, \
+         and record each group with emit_cross_cutting (regions as \"file:anchor\"). \
+         If there are none, reply \"none\". Then reply with a one-sentence summary of the \
+         whole commit."
+    )
+}
+
+/// The single prompt of the structured-output mode (providers without tools):
+/// the whole context up front.
+pub fn structured_prompt(context_text: &str) -> String {
+    format!(
+        "Analyze the following commit and produce its annotations.\n\n{context_text}\n\n\
+         Reply with one JSON object: {{\"summary\": one sentence, \"regions\": [annotations, each \
+         with file, ast_anchor {{type, name, signature?}}, lines {{start, end}}, intent, and \
+         optionally reasoning, constraints [{{text, source}}], semantic_dependencies \
+         [{{file, anchor, nature}}], related_annotations [{{commit, anchor, relationship}}], \
+         tags, risk_notes], \"cross_cutting\": [{{description, regions, nature}}]}}."
+    )
+}

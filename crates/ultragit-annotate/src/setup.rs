@@ -1,0 +1,200 @@
+//! `ultragit init`: the notes ref, `.git/ultragit/`, the `post-commit` hook, notes
+//! rewriting on amend and rebase, and the default `[ultragit]` configuration.
+//!
+//! **Invariant:** an existing hook is kept. The ultragit lines are inserted as a
+//! marked block right after its `#!` line (so a hook that ends with `exit` still
+//! runs them), and running `init` again replaces the block instead of adding a
+//! second one. A hook in another language than a POSIX shell is not edited; the
+//! report says what to add by hand.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use gitctx::Repo;
+
+use crate::author::state_dir;
+use crate::error::AnnotateError;
+
+/// First line of the hook block.
+pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
+/// Last line of the hook block.
+pub const HOOK_END: &str = "# <<< ultragit post-commit <<<";
+
+/// Config written by `init` when the key is not set yet.
+pub const DEFAULT_CONFIG: &[(&str, &str)] = &[
+    ("ultragit.maxDiffLines", "2000"),
+    ("ultragit.maxAgentTurns", "20"),
+    ("ultragit.maxTokensPerResponse", "4096"),
+    ("ultragit.recentAnnotationsLimit", "5"),
+    ("ultragit.chunkSize", "5"),
+    ("ultragit.depsScanLimit", "500"),
+    ("ultragit.defaultMaxRegions", "20"),
+    ("ultragit.recencyHalfLife", "180"),
+];
+
+/// What happened to the hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookChange {
+    /// A new hook file.
+    Created,
+    /// The block was added to an existing hook.
+    Added,
+    /// The block was already there and is now up to date.
+    Updated,
+    /// The existing hook is not a shell script: add `line` to it by hand.
+    NotShell { line: String },
+}
+
+/// What `init` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitReport {
+    pub notes_ref_created: bool,
+    pub hook_path: PathBuf,
+    pub hook: HookChange,
+    /// Config keys written (those not set before).
+    pub config_written: Vec<String>,
+}
+
+/// The shell line the hook runs: annotate the new commit in the background.
+pub fn hook_line(ultragit: &Path) -> String {
+    format!(
+        "{} annotate --async >/dev/null 2>&1 || true",
+        shell_quote(&ultragit.to_string_lossy())
+    )
+}
+
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,".contains(c))
+    {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Sets `repo` up for ultragit; `ultragit` is the binary the hook should run.
+pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
+    let notes_ref_created = repo.notes(crate::NOTES_REF)?.ensure()?;
+    let dir = state_dir(&repo.common_dir());
+    fs::create_dir_all(&dir).map_err(|e| AnnotateError::io(&dir, e))?;
+
+    let hooks = repo.hooks_dir()?;
+    fs::create_dir_all(&hooks).map_err(|e| AnnotateError::io(&hooks, e))?;
+    let hook_path = hooks.join("post-commit");
+    let hook = install_hook(&hook_path, &hook_line(ultragit))?;
+
+    repo.config_add_unique("notes.rewriteRef", crate::NOTES_REF)?;
+    repo.config_set("notes.rewrite.amend", "true")?;
+    repo.config_set("notes.rewrite.rebase", "true")?;
+    let mut config_written = Vec::new();
+    for (key, value) in DEFAULT_CONFIG {
+        if repo.config_get(key)?.is_none() {
+            repo.config_set(key, value)?;
+            config_written.push((*key).to_owned());
+        }
+    }
+    Ok(InitReport {
+        notes_ref_created,
+        hook_path,
+        hook,
+        config_written,
+    })
+}
+
+/// Writes or updates the hook block in `path`.
+pub fn install_hook(path: &Path, line: &str) -> Result<HookChange, AnnotateError> {
+    let block = format!(
+        "{HOOK_BEGIN}\n# Annotates each new commit in the background (ultragit init).\n{line}\n{HOOK_END}\n"
+    );
+    let existing = match fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(AnnotateError::io(path, err)),
+    };
+    let (text, change) = match existing {
+        None => (format!("#!/bin/sh\n{block}"), HookChange::Created),
+        Some(text) => {
+            if let (Some(start), Some(end)) = (text.find(HOOK_BEGIN), text.find(HOOK_END))
+                && start < end
+            {
+                let after = end + HOOK_END.len();
+                let after = after + usize::from(text[after..].starts_with('\n'));
+                (
+                    format!("{}{block}{}", &text[..start], &text[after..]),
+                    HookChange::Updated,
+                )
+            } else {
+                let first = text.lines().next().unwrap_or("");
+                if first.starts_with("#!") && !is_posix_shell(first) {
+                    return Ok(HookChange::NotShell {
+                        line: line.to_owned(),
+                    });
+                }
+                let (head, rest) = match text.find('\n') {
+                    Some(i) if first.starts_with("#!") => (&text[..=i], &text[i + 1..]),
+                    _ => ("#!/bin/sh\n", text.as_str()),
+                };
+                (format!("{head}{block}{rest}"), HookChange::Added)
+            }
+        }
+    };
+    let tmp = path.with_extension("ultragit-tmp");
+    fs::write(&tmp, text).map_err(|e| AnnotateError::io(&tmp, e))?;
+    make_executable(&tmp)?;
+    fs::rename(&tmp, path).map_err(|e| AnnotateError::io(path, e))?;
+    Ok(change)
+}
+
+fn is_posix_shell(shebang: &str) -> bool {
+    let words: Vec<&str> = shebang
+        .trim_start_matches("#!")
+        .split_whitespace()
+        .collect();
+    let program = match words.as_slice() {
+        [env, name, ..] if env.ends_with("/env") => *name,
+        [path, ..] => path.rsplit('/').next().unwrap_or(path),
+        [] => return false,
+    };
+    matches!(program, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash")
+}
+
+fn make_executable(path: &Path) -> Result<(), AnnotateError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mut permissions = fs::metadata(path)
+            .map_err(|e| AnnotateError::io(path, e))?
+            .permissions();
+        permissions.set_mode(permissions.mode() | 0o755);
+        fs::set_permissions(path, permissions).map_err(|e| AnnotateError::io(path, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(
+            shell_quote("/usr/local/bin/ultragit"),
+            "/usr/local/bin/ultragit"
+        );
+        assert_eq!(
+            shell_quote("/opt/my tools/ultragit"),
+            "'/opt/my tools/ultragit'"
+        );
+        assert_eq!(shell_quote("/it's/ultragit"), "'/it'\\''s/ultragit'");
+    }
+
+    #[test]
+    fn shells() {
+        assert!(is_posix_shell("#!/bin/sh"));
+        assert!(is_posix_shell("#!/usr/bin/env bash"));
+        assert!(!is_posix_shell("#!/usr/bin/env python3"));
+        assert!(!is_posix_shell("#!/usr/bin/perl -w"));
+    }
+}

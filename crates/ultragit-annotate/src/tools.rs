@@ -1,0 +1,749 @@
+//! The writing agent's tools (spec 000 "Tool Definitions"): six read tools,
+//! `get_diff_for_file`, and the write tools `emit_annotation` and
+//! `emit_cross_cutting`, which validate what the model emits and collect it.
+//!
+//! Names, descriptions, properties and required fields are the spec's. Two
+//! additions our strict-tool rule asks of every schema: `additionalProperties:
+//! false` on every object, and bounds on every number.
+
+use std::sync::{Arc, Mutex};
+
+use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use serde_json::{Value, json};
+use ultragit_schema::{
+    Annotation, ContextLevel, CrossCuttingConcern, RegionAnnotation, ValidationContext,
+};
+
+use crate::gather::AnnotationContext;
+
+/// What the write tools collected.
+#[derive(Debug, Default, Clone)]
+pub struct Collected {
+    pub regions: Vec<RegionAnnotation>,
+    pub cross_cutting: Vec<CrossCuttingConcern>,
+    /// Emissions refused as invalid (the model was told why).
+    pub rejected: u32,
+}
+
+/// Shared between the write tools and the run.
+pub type Collector = Arc<Mutex<Collected>>;
+
+/// Caps of the annotation tools: diffs are long, so more room than the defaults.
+pub const LIMITS: ToolLimits = ToolLimits {
+    max_bytes: 96 * 1024,
+    max_lines: 2_000,
+    max_entries: 200,
+};
+
+/// The highest line number the schemas accept.
+const MAX_LINE: u64 = 10_000_000;
+
+/// The files one agent run covers (all of the commit, or one chunk), and how the
+/// full diff is shown.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// Paths of this run's files.
+    pub files: Vec<String>,
+    /// `get_diff` answers with a per-file summary instead of the diff.
+    pub summarize_diff: bool,
+}
+
+/// The registry of one agent run.
+pub fn registry(
+    context: Arc<AnnotationContext>,
+    scope: Scope,
+    collector: Collector,
+) -> ToolRegistry {
+    let shared = Shared {
+        context,
+        scope: Arc::new(scope),
+    };
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(GetDiff(shared.clone())),
+        Arc::new(GetFileContent(shared.clone())),
+        Arc::new(GetAstOutline(shared.clone())),
+        Arc::new(GetSurroundingContext(shared.clone())),
+        Arc::new(GetCommitInfo(shared.clone())),
+        Arc::new(GetRecentAnnotations(shared.clone())),
+        Arc::new(GetDiffForFile(shared.clone())),
+        Arc::new(EmitAnnotation(shared.clone(), collector.clone())),
+        Arc::new(EmitCrossCutting(collector)),
+    ];
+    let mut registry = ToolRegistry::new(LIMITS);
+    for tool in tools {
+        registry
+            .register(tool)
+            .expect("the annotation tools have distinct names and strict schemas");
+    }
+    registry
+}
+
+/// The registry of the cross-chunk pass: only `emit_cross_cutting`.
+pub fn cross_cutting_registry(collector: Collector) -> ToolRegistry {
+    ToolRegistry::new(LIMITS)
+        .with(Arc::new(EmitCrossCutting(collector)))
+        .expect("one strict tool")
+}
+
+#[derive(Clone)]
+struct Shared {
+    context: Arc<AnnotationContext>,
+    scope: Arc<Scope>,
+}
+
+fn path_arg(args: &Value, key: &str) -> Result<String, ToolFailure> {
+    let path = args
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim();
+    let path = path.trim_start_matches("./");
+    if path.is_empty() {
+        return Err(ToolFailure::invalid_argument(format!("{key} is empty")));
+    }
+    Ok(path.to_owned())
+}
+
+fn count_arg(args: &Value, key: &str) -> Option<u64> {
+    args.get(key).and_then(Value::as_u64)
+}
+
+/// `{n}| {line}` for each line in `from..=to` (1-based) of `text`.
+fn numbered(text: &str, from: usize, to: usize) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if n < from {
+            continue;
+        }
+        if n > to {
+            break;
+        }
+        out.push_str(&format!("{n}| {line}\n"));
+    }
+    out
+}
+
+/// Caps `text` at the line limit, with truncation metadata.
+fn capped(key: &str, text: String, extra: Value, limits: &ToolLimits, hint: &str) -> ToolOutput {
+    let total = text.lines().count();
+    let mut data = extra;
+    if total <= limits.max_lines {
+        data[key] = json!(text);
+        return ToolOutput::complete(data);
+    }
+    let kept: String = text
+        .lines()
+        .take(limits.max_lines)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    data[key] = json!(kept);
+    ToolOutput::truncated(
+        data,
+        Truncation {
+            limit: TruncationLimit::Lines,
+            max: limits.max_lines,
+            total: Some(total),
+            shown: limits.max_lines,
+            hint: hint.to_owned(),
+        },
+    )
+}
+
+/// One file's diff with the commit's line numbers in front of every kept or added
+/// line, so regions can be given in the commit's coordinates.
+pub fn render_file_diff(diff: &gitctx::FileDiff) -> String {
+    let status = match diff.status {
+        gitctx::FileStatus::Added => "new file",
+        gitctx::FileStatus::Deleted => "deleted",
+        gitctx::FileStatus::Renamed => "renamed",
+        gitctx::FileStatus::Copied => "copied",
+        gitctx::FileStatus::TypeChanged => "type changed",
+        gitctx::FileStatus::Modified => "modified",
+    };
+    let mut out = format!(
+        "=== {} ({status}, +{} -{}) ===\n",
+        diff.path(),
+        diff.additions,
+        diff.deletions
+    );
+    if diff.status == gitctx::FileStatus::Renamed
+        && let Some(old) = &diff.old_path
+    {
+        out.push_str(&format!("renamed from {old}\n"));
+    }
+    for hunk in &diff.hunks {
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@ {}\n",
+            hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines, hunk.header
+        ));
+        for line in &hunk.lines {
+            let number = line
+                .new_lineno
+                .map(|n| format!("{n:>5}"))
+                .unwrap_or_else(|| "     ".to_owned());
+            out.push_str(&format!(
+                "{number} {}{}\n",
+                line.kind.prefix(),
+                line.content
+            ));
+        }
+    }
+    out
+}
+
+/// The per-file summary `get_diff` gives for oversized diffs (spec 000 "Diff
+/// summarization").
+pub fn diff_summary(context: &AnnotationContext, files: &[String]) -> String {
+    let mut diffs: Vec<&gitctx::FileDiff> =
+        files.iter().filter_map(|f| context.diff_for(f)).collect();
+    diffs.sort_by_key(|d| std::cmp::Reverse(d.changed_lines()));
+    let lines: u32 = diffs.iter().map(|d| d.changed_lines()).sum();
+    let mut out = format!(
+        "This commit modifies {} files with {} lines changed.\nTop files by change size:\n",
+        diffs.len(),
+        thousands(lines)
+    );
+    for diff in diffs.iter().take(40) {
+        out.push_str(&format!(
+            "  {}: +{} -{}\n",
+            diff.path(),
+            diff.additions,
+            diff.deletions
+        ));
+    }
+    if diffs.len() > 40 {
+        out.push_str(&format!("  … and {} more files\n", diffs.len() - 40));
+    }
+    out.push_str(
+        "\nUse get_file_content(path) to examine specific files,\nor get_diff_for_file(path) to see the diff for a single file.\n",
+    );
+    out
+}
+
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+struct GetDiff(Shared);
+
+impl Tool for GetDiff {
+    fn name(&self) -> &str {
+        "get_diff"
+    }
+    fn description(&self) -> &str {
+        "Returns the unified diff for this commit, organized by file with line numbers."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let context = &self.0.context;
+        let scope = &self.0.scope;
+        if scope.summarize_diff {
+            return Ok(ToolOutput::complete(
+                json!({"summary": diff_summary(context, &scope.files)}),
+            ));
+        }
+        let mut text = String::new();
+        for path in &scope.files {
+            if let Some(diff) = context.diff_for(path) {
+                text.push_str(&render_file_diff(diff));
+            }
+        }
+        Ok(capped(
+            "diff",
+            text,
+            json!({"files": scope.files}),
+            limits,
+            "the diff was cut; call get_diff_for_file(path) for the files after the cut",
+        ))
+    }
+}
+
+struct GetDiffForFile(Shared);
+
+impl Tool for GetDiffForFile {
+    fn name(&self) -> &str {
+        "get_diff_for_file"
+    }
+    fn description(&self) -> &str {
+        "Returns the diff of a single file of this commit, with line numbers."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = path_arg(args, "path")?;
+        let Some(diff) = self.0.context.diff_for(&path) else {
+            return Err(ToolFailure::new(
+                "NOT_IN_COMMIT",
+                format!(
+                    "'{path}' is not among the text files this commit changes: {}",
+                    self.0.context.paths().join(", ")
+                ),
+            ));
+        };
+        Ok(capped(
+            "diff",
+            render_file_diff(diff),
+            json!({"path": path}),
+            limits,
+            "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
+        ))
+    }
+}
+
+struct GetFileContent(Shared);
+
+/// The file's text at the commit: from the context, or read from git.
+fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, ToolFailure> {
+    if let Some(text) = context.file_contents.get(path) {
+        return Ok(text.clone());
+    }
+    let repo = gitctx::Repo::open(&context.repo_root)
+        .map_err(|e| ToolFailure::internal(format!("cannot open the repository: {e}")))?;
+    match repo.file_at(&context.commit.sha, path) {
+        Ok(bytes) if bytes.contains(&0) => Err(ToolFailure::new(
+            "NOT_TEXT",
+            format!("'{path}' is a binary file"),
+        )),
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(gitctx::Error::PathNotFound { .. }) => Err(ToolFailure::new(
+            "NOT_FOUND",
+            format!(
+                "'{path}' does not exist at commit {}",
+                &context.commit.sha[..12]
+            ),
+        )),
+        Err(gitctx::Error::NotAFile { .. }) => Err(ToolFailure::new(
+            "NOT_A_FILE",
+            format!("'{path}' is a directory"),
+        )),
+        Err(e) => Err(ToolFailure::internal(e.to_string())),
+    }
+}
+
+impl Tool for GetFileContent {
+    fn name(&self) -> &str {
+        "get_file_content"
+    }
+    fn description(&self) -> &str {
+        "Returns the full content of a file at the commit being annotated, with line numbers."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = path_arg(args, "path")?;
+        let text = file_at_commit(&self.0.context, &path)?;
+        let total = text.lines().count();
+        Ok(capped(
+            "content",
+            numbered(&text, 1, total),
+            json!({"path": path, "lines": total}),
+            limits,
+            "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
+        ))
+    }
+}
+
+struct GetAstOutline(Shared);
+
+impl Tool for GetAstOutline {
+    fn name(&self) -> &str {
+        "get_ast_outline"
+    }
+    fn description(&self) -> &str {
+        "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = path_arg(args, "path")?;
+        let context = &self.0.context;
+        let units = match context.ast_outlines.get(&path) {
+            Some(units) => Some(units.clone()),
+            None => {
+                let text = file_at_commit(context, &path)?;
+                outline::outline(&path, &text).ok()
+            }
+        };
+        let Some(units) = units else {
+            return Ok(ToolOutput::complete(json!({
+                "path": path,
+                "outline": null,
+                "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
+            })));
+        };
+        let outline: Vec<Value> = units
+            .iter()
+            .map(|u| {
+                json!({
+                    "kind": u.kind.as_str(),
+                    "name": u.qualified_name,
+                    "signature": u.signature,
+                    "lines": {"start": u.lines.start, "end": u.lines.end},
+                })
+            })
+            .collect();
+        Ok(ToolOutput::complete(
+            json!({"path": path, "outline": outline}),
+        ))
+    }
+}
+
+struct GetSurroundingContext(Shared);
+
+impl Tool for GetSurroundingContext {
+    fn name(&self) -> &str {
+        "get_surrounding_context"
+    }
+    fn description(&self) -> &str {
+        "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Relative file path from repository root."},
+                "line": {"type": "integer", "description": "Center line number.", "minimum": 1, "maximum": MAX_LINE},
+                "radius": {"type": "integer", "description": "Number of lines above and below to include. Default: 20.", "minimum": 0, "maximum": 500}
+            },
+            "required": ["path", "line"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = path_arg(args, "path")?;
+        let line = count_arg(args, "line").unwrap_or(1) as usize;
+        let radius = count_arg(args, "radius").unwrap_or(20) as usize;
+        let text = file_at_commit(&self.0.context, &path)?;
+        let total = text.lines().count();
+        if line > total.max(1) {
+            return Err(ToolFailure::invalid_argument(format!(
+                "line {line} is past the end of '{path}' ({total} lines)"
+            )));
+        }
+        let from = line.saturating_sub(radius).max(1);
+        let to = (line + radius).min(total);
+        Ok(capped(
+            "content",
+            numbered(&text, from, to),
+            json!({"path": path, "from": from, "to": to, "lines": total}),
+            limits,
+            "ask for a smaller radius",
+        ))
+    }
+}
+
+struct GetCommitInfo(Shared);
+
+impl Tool for GetCommitInfo {
+    fn name(&self) -> &str {
+        "get_commit_info"
+    }
+    fn description(&self) -> &str {
+        "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags)."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, _args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let context = &self.0.context;
+        let commit = &context.commit;
+        let mut text = format!(
+            "Commit: {}\nAuthor: {}\nDate: {}\nParents: {}\n\nMessage:\n{}\n",
+            commit.sha,
+            commit.author,
+            commit.timestamp.to_rfc3339(),
+            if commit.parent_shas.is_empty() {
+                "(none: root commit)".to_owned()
+            } else {
+                commit.parent_shas.join(", ")
+            },
+            commit.message.trim_end()
+        );
+        if let Some(author) = &context.author_context {
+            text.push_str("\nAuthor-provided context:\n");
+            let field = |label: &str, value: Option<&str>| {
+                value
+                    .filter(|v| !v.trim().is_empty())
+                    .map(|v| format!("  {label}: {v}\n"))
+                    .unwrap_or_default()
+            };
+            text.push_str(&field("Task", author.task.as_deref()));
+            text.push_str(&field("Reasoning", author.reasoning.as_deref()));
+            text.push_str(&field("Dependencies", author.dependencies.as_deref()));
+            if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
+                text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
+            }
+            if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
+                text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
+            }
+        }
+        if !context.skipped.is_empty() {
+            text.push_str(&format!(
+                "\nNot annotated (binary or submodule): {}\n",
+                context.skipped.join(", ")
+            ));
+        }
+        Ok(ToolOutput::complete(json!({"info": text})))
+    }
+}
+
+struct GetRecentAnnotations(Shared);
+
+impl Tool for GetRecentAnnotations {
+    fn name(&self) -> &str {
+        "get_recent_annotations"
+    }
+    fn description(&self) -> &str {
+        "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file": {"type": "string", "description": "Relative file path."},
+                "n": {"type": "integer", "description": "Maximum number of recent annotations to return. Default: 5.", "minimum": 1, "maximum": 50}
+            },
+            "required": ["file"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let file = path_arg(args, "file")?;
+        let n = count_arg(args, "n").unwrap_or(5) as usize;
+        let found: Vec<Value> = self
+            .0
+            .context
+            .recent_annotations
+            .iter()
+            .filter(|e| e.annotation.regions.iter().any(|r| r.file == file))
+            .take(n)
+            .map(|e| {
+                let regions: Vec<&RegionAnnotation> = e
+                    .annotation
+                    .regions
+                    .iter()
+                    .filter(|r| r.file == file)
+                    .collect();
+                json!({
+                    "commit": e.commit_sha,
+                    "timestamp": e.annotation.timestamp,
+                    "summary": e.annotation.summary,
+                    "regions": regions,
+                })
+            })
+            .collect();
+        if found.is_empty() {
+            return Ok(ToolOutput::complete(json!({
+                "annotations": [],
+                "note": format!("No recent annotations touch {file}."),
+            })));
+        }
+        Ok(ToolOutput::complete(json!({"annotations": found})))
+    }
+}
+
+struct EmitAnnotation(Shared, Collector);
+
+impl Tool for EmitAnnotation {
+    fn name(&self) -> &str {
+        "emit_annotation"
+    }
+    fn description(&self) -> &str {
+        "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes."
+    }
+    fn parameters(&self) -> Value {
+        emit_annotation_schema()
+    }
+    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let mut region: RegionAnnotation = serde_json::from_value(args.clone()).map_err(|e| {
+            ToolFailure::new(
+                "INVALID_ANNOTATION",
+                format!("the annotation does not fit the schema: {e}"),
+            )
+        })?;
+        region.file = region.file.trim().trim_start_matches("./").to_owned();
+        let context = &self.0.context;
+        let files = commit_files(context);
+        let probe = one_region_annotation(context, region.clone());
+        let problems = probe.validate(&ValidationContext {
+            expected_commit: Some(&context.commit.sha),
+            commit_files: Some(&files),
+        });
+        let mut messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+        if let Some(text) = context.file_contents.get(&region.file) {
+            let total = text.lines().count() as u32;
+            if region.lines.end > total.max(1) {
+                messages.push(format!(
+                    "lines {}-{} run past the end of {} ({total} lines at this commit)",
+                    region.lines.start, region.lines.end, region.file
+                ));
+            }
+        }
+        if !messages.is_empty() {
+            self.1.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
+            return Err(ToolFailure::new(
+                "INVALID_ANNOTATION",
+                format!("annotation not stored: {}", messages.join("; ")),
+            ));
+        }
+        let label = format!("{}:{}", region.file, region.ast_anchor.name);
+        self.1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .regions
+            .push(region);
+        Ok(ToolOutput::complete(
+            json!({"message": format!("Annotation emitted for {label}")}),
+        ))
+    }
+}
+
+/// The arguments of `emit_annotation`: one region (spec 000), strict.
+pub fn emit_annotation_schema() -> Value {
+    let line = json!({"type": "integer", "minimum": 1, "maximum": MAX_LINE});
+    let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+    json!({
+        "type": "object",
+        "properties": {
+            "file": {"type": "string"},
+            "ast_anchor": object(
+                json!({
+                    "type": {"type": "string", "enum": ["function", "method", "struct", "class", "impl", "module", "const", "type", "config"]},
+                    "name": {"type": "string"},
+                    "signature": {"type": "string"}
+                }),
+                json!(["type", "name"])
+            ),
+            "lines": object(json!({"start": line, "end": line}), json!(["start", "end"])),
+            "intent": {"type": "string"},
+            "reasoning": {"type": "string"},
+            "constraints": {"type": "array", "items": object(
+                json!({"text": {"type": "string"}, "source": {"type": "string", "enum": ["author", "inferred"]}}),
+                json!(["text", "source"])
+            )},
+            "semantic_dependencies": {"type": "array", "items": object(
+                json!({"file": {"type": "string"}, "anchor": {"type": "string"}, "nature": {"type": "string"}}),
+                json!(["file", "anchor", "nature"])
+            )},
+            "related_annotations": {"type": "array", "items": object(
+                json!({"commit": {"type": "string"}, "anchor": {"type": "string"}, "relationship": {"type": "string"}}),
+                json!(["commit", "anchor", "relationship"])
+            )},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "risk_notes": {"type": "string"}
+        },
+        "required": ["file", "ast_anchor", "lines", "intent"],
+        "additionalProperties": false
+    })
+}
+
+/// Every path the commit changed (new and old names, binary ones included).
+pub fn commit_files(context: &AnnotationContext) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for diff in &context.diffs {
+        for path in [diff.old_path.as_ref(), diff.new_path.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            if !files.contains(path) {
+                files.push(path.clone());
+            }
+        }
+    }
+    files
+}
+
+fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) -> Annotation {
+    let mut annotation = Annotation::new(
+        context.commit.sha.clone(),
+        chrono::Utc::now().to_rfc3339(),
+        "probe",
+        ContextLevel::Inferred,
+    );
+    annotation.regions.push(region);
+    annotation
+}
+
+struct EmitCrossCutting(Collector);
+
+impl Tool for EmitCrossCutting {
+    fn name(&self) -> &str {
+        "emit_cross_cutting"
+    }
+    fn description(&self) -> &str {
+        "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string"},
+                "regions": {"type": "array", "items": {"type": "string"}},
+                "nature": {"type": "string"}
+            },
+            "required": ["description", "regions", "nature"],
+            "additionalProperties": false
+        })
+    }
+    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let concern: CrossCuttingConcern = serde_json::from_value(args.clone())
+            .map_err(|e| ToolFailure::new("INVALID_ANNOTATION", e.to_string()))?;
+        let mut problems = Vec::new();
+        if concern.description.trim().is_empty() {
+            problems.push("description is empty");
+        }
+        if concern.nature.trim().is_empty() {
+            problems.push("nature is empty");
+        }
+        if concern
+            .regions
+            .iter()
+            .filter(|r| !r.trim().is_empty())
+            .count()
+            < 2
+        {
+            problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
+        }
+        if !problems.is_empty() {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
+            return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
+        }
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cross_cutting
+            .push(concern);
+        Ok(ToolOutput::complete(
+            json!({"message": "Cross-cutting concern recorded"}),
+        ))
+    }
+}
