@@ -1,0 +1,711 @@
+//! The whole agent over real HTTP against the fake Chat Completions server.
+
+use serde_json::json;
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use ultragit_annotate::{
+    AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report, annotate, annotate_commit,
+};
+use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
+
+use crate::support::{
+    CLIENT_V1, chat, client_v2, context, provider, region, runtime, tool_results,
+};
+
+fn repo() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.commit_file("src/client.rs", CLIENT_V1, "client");
+    let sha = repo.commit_file("src/client.rs", client_v2(), "connect retries three times");
+    (repo, sha)
+}
+
+fn stored(repo: &TestRepo) -> Annotation {
+    let text = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "show", "HEAD"])
+        .run_text()
+        .unwrap();
+    Annotation::from_json(&text).unwrap()
+}
+
+#[test]
+fn the_full_pipeline_writes_a_note_git_can_show() {
+    let (repo, sha) = repo();
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
+        Reply::tool_calls(vec![call(
+            "c2",
+            "get_ast_outline",
+            json!({"path": "src/client.rs"}),
+        )]),
+        Reply::tool_calls(vec![call(
+            "c3",
+            "emit_annotation",
+            region(
+                "src/client.rs",
+                "method",
+                "Client::connect",
+                (10, 17),
+                "retries the broker three times",
+            ),
+        )]),
+        Reply::text("Makes connect retry.\n\nDetails that are not the summary."),
+    ]);
+    let report = runtime()
+        .block_on(annotate(
+            repo.path(),
+            "HEAD",
+            None,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert_eq!(
+        report,
+        Report::Annotated {
+            commit: sha.clone(),
+            regions: 1,
+            cross_cutting: 0,
+            context_level: "inferred".into(),
+            warnings: vec![],
+            partial: false,
+        }
+    );
+    let note = stored(&repo);
+    assert_eq!(note.schema, "ultragit/v1");
+    assert_eq!(note.commit, sha);
+    assert_eq!(note.summary, "Makes connect retry.");
+    assert_eq!(note.context_level, ContextLevel::Inferred);
+    assert_eq!(note.task, None);
+    assert_eq!(note.provenance.operation, ProvenanceOperation::Initial);
+    assert!(chrono::DateTime::parse_from_rfc3339(&note.timestamp).is_ok());
+    assert_eq!(note.regions[0].ast_anchor.name, "Client::connect");
+    // The model saw the diff and the outline it asked for.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let first = requests[0].json();
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a code annotation agent for Ultragit.")
+    );
+    assert_eq!(
+        first["messages"][1]["content"],
+        "Analyze the following commit and emit annotations for each meaningful semantic unit affected."
+    );
+    assert_eq!(first["tools"].as_array().unwrap().len(), 9);
+    let diff = tool_results(&requests[1].json())[0].clone();
+    assert!(
+        diff["data"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("for _ in 0..3")
+    );
+    // And the read pipeline finds the note for the annotated function.
+    let read = ultragit_read::GitReadPipeline::open(repo.path())
+        .unwrap()
+        .execute(&ultragit_read::ReadQuery::file("src/client.rs").with_anchor("connect"))
+        .unwrap();
+    assert_eq!(read.regions.len(), 1);
+    assert_eq!(
+        read.regions[0].region.intent,
+        "retries the broker three times"
+    );
+    assert_eq!(
+        (
+            read.regions[0].region.lines.start,
+            read.regions[0].region.lines.end
+        ),
+        (10, 17)
+    );
+}
+
+use ultragit_read::ReadPipeline;
+
+#[test]
+fn author_context_makes_an_enhanced_annotation_with_author_constraints() {
+    let (repo, _) = repo();
+    let mut emitted = region(
+        "src/client.rs",
+        "method",
+        "Client::connect",
+        (10, 17),
+        "survives broker failovers",
+    );
+    emitted["constraints"] =
+        json!([{"text": "at most 3 attempts: the broker bans bursts", "source": "author"}]);
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![call("c1", "get_commit_info", json!({}))]),
+        Reply::tool_calls(vec![call("c2", "emit_annotation", emitted)]),
+        Reply::text("Retry connect."),
+    ]);
+    let author = AuthorContext {
+        task: Some("PROJ-42 survive failovers".into()),
+        reasoning: Some("the broker drops the first attempt".into()),
+        dependencies: Some("the probe script's schedule".into()),
+        tags: Some(vec!["mqtt".into(), "retry".into()]),
+        squash_sources: None,
+    };
+    runtime()
+        .block_on(annotate(
+            repo.path(),
+            "HEAD",
+            Some(author),
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    let note = stored(&repo);
+    assert_eq!(note.context_level, ContextLevel::Enhanced);
+    assert_eq!(note.task.as_deref(), Some("PROJ-42 survive failovers"));
+    assert_eq!(
+        note.regions[0].constraints[0].source,
+        ConstraintSource::Author
+    );
+    let system = server.requests()[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("The commit author has provided explicit context:\n  Task: PROJ-42 survive failovers\n  Reasoning: the broker drops the first attempt\n  Dependencies: the probe script's schedule\n  Tags: mqtt, retry\n"), "{system}");
+    assert!(!system.contains("No author-provided context is available."));
+}
+
+#[test]
+fn multi_file_commits_get_cross_cutting_concerns() {
+    let repo = TestRepo::new();
+    repo.write("src/client.rs", CLIENT_V1).write(
+        "tools/probe.py",
+        "RETRIES = 1\n\ndef probe():\n    return RETRIES\n",
+    );
+    repo.commit_all("init");
+    repo.write("src/client.rs", client_v2()).write(
+        "tools/probe.py",
+        "RETRIES = 3\n\ndef probe():\n    return RETRIES\n",
+    );
+    repo.commit_all("three retries everywhere");
+    let (_server, provider) = chat(vec![
+        Reply::tool_calls(vec![call(
+            "a",
+            "emit_annotation",
+            region(
+                "src/client.rs",
+                "method",
+                "Client::connect",
+                (10, 17),
+                "retries 3 times",
+            ),
+        )]),
+        Reply::tool_calls(vec![call(
+            "b",
+            "emit_annotation",
+            region(
+                "tools/probe.py",
+                "const",
+                "RETRIES",
+                (1, 1),
+                "mirrors the client's retries",
+            ),
+        )]),
+        Reply::tool_calls(vec![call(
+            "c",
+            "emit_cross_cutting",
+            json!({
+                "description": "the retry count must match in client and probe",
+                "regions": ["src/client.rs:Client::connect", "tools/probe.py:RETRIES"],
+                "nature": "shared constant"
+            }),
+        )]),
+        Reply::text("Three retries in client and probe."),
+    ]);
+    runtime()
+        .block_on(annotate(
+            repo.path(),
+            "HEAD",
+            None,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    let note = stored(&repo);
+    assert_eq!(note.regions.len(), 2);
+    assert_eq!(note.cross_cutting.len(), 1);
+    assert_eq!(note.cross_cutting[0].nature, "shared constant");
+}
+
+#[test]
+fn duplicates_are_merged_and_invalid_emissions_go_back_to_the_model() {
+    let (repo, _) = repo();
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![
+            call(
+                "a",
+                "emit_annotation",
+                region(
+                    "src/client.rs",
+                    "method",
+                    "Client::connect",
+                    (10, 17),
+                    "first wording",
+                ),
+            ),
+            call(
+                "b",
+                "emit_annotation",
+                region(
+                    "src/client.rs",
+                    "method",
+                    "Client::connect",
+                    (10, 17),
+                    "better wording",
+                ),
+            ),
+            call(
+                "c",
+                "emit_annotation",
+                region(
+                    "src/nowhere.rs",
+                    "function",
+                    "ghost",
+                    (1, 2),
+                    "not in the commit",
+                ),
+            ),
+            call("d", "rm_rf", json!({"path": "/"})),
+        ]),
+        Reply::text("Done."),
+    ]);
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert_eq!(
+        annotated.annotation.regions.len(),
+        1,
+        "one region, deduplicated"
+    );
+    assert_eq!(
+        annotated.annotation.regions[0].intent, "better wording",
+        "the last emission wins"
+    );
+    let results = tool_results(&server.requests()[1].json());
+    assert_eq!(results[0]["ok"], true);
+    assert_eq!(results[2]["error"]["code"], "INVALID_ANNOTATION");
+    assert_eq!(results[3]["error"]["code"], "UNKNOWN_TOOL");
+}
+
+#[test]
+fn running_out_of_turns_keeps_what_was_emitted() {
+    let (repo, _) = repo();
+    let mut script = vec![Reply::tool_calls(vec![call(
+        "a",
+        "emit_annotation",
+        region(
+            "src/client.rs",
+            "method",
+            "Client::connect",
+            (10, 17),
+            "retries",
+        ),
+    )])];
+    for i in 0..2 {
+        script.push(Reply::tool_calls(vec![call(
+            &format!("r{i}"),
+            "get_diff",
+            json!({}),
+        )]));
+    }
+    script.push(Reply::text("Out of turns summary."));
+    let (server, provider) = chat(script);
+    let config = AnnotateConfig {
+        max_agent_turns: 4,
+        ..AnnotateConfig::default()
+    };
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &config,
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert!(annotated.partial);
+    assert_eq!(
+        annotated.turns, 4,
+        "three tool-loop turns and one final turn"
+    );
+    assert_eq!(server.requests().len(), 4);
+    assert_eq!(server.requests()[3].json()["tool_choice"], "none");
+    assert!(
+        annotated
+            .warnings
+            .iter()
+            .any(|w| w.contains("used all 4 turns"))
+    );
+    assert_eq!(annotated.annotation.summary, "Out of turns summary.");
+    assert_eq!(annotated.annotation.regions.len(), 1);
+}
+
+#[test]
+fn no_emissions_is_an_error_of_the_right_kind() {
+    let (repo, _) = repo();
+    let ctx = context(&repo, "HEAD", None);
+    // The model ends at once.
+    let (_s, provider) = chat(vec![Reply::text("Nothing worth annotating.")]);
+    let err = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, AgentError::NoAnnotations { turns: 1 }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "Agent produced no annotations after 1 turns"
+    );
+    // The model keeps reading until its turns run out.
+    let mut script: Vec<Reply> = (0..2)
+        .map(|i| Reply::tool_calls(vec![call(&format!("r{i}"), "get_diff", json!({}))]))
+        .collect();
+    script.push(Reply::text("I never emitted."));
+    let (_s, provider) = chat(script);
+    let config = AnnotateConfig {
+        max_agent_turns: 3,
+        ..AnnotateConfig::default()
+    };
+    let err = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &config,
+            &mut agent::NullSink,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, AgentError::MaxTurnsExceeded { max_turns: 3 }),
+        "{err}"
+    );
+    // Every answer is cut by the token limit.
+    let (_s, provider) = chat(vec![Reply::max_tokens("I was about to")]);
+    let err = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, AgentError::TokenBudgetExceeded { budget: 4096 }),
+        "{err}"
+    );
+}
+
+#[test]
+fn max_tokens_after_emissions_is_a_partial_result() {
+    let (repo, _) = repo();
+    let (_s, provider) = chat(vec![
+        Reply::tool_calls(vec![call(
+            "a",
+            "emit_annotation",
+            region(
+                "src/client.rs",
+                "method",
+                "Client::connect",
+                (10, 17),
+                "retries",
+            ),
+        )]),
+        Reply::max_tokens("And furthermore the"),
+    ]);
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert!(annotated.partial);
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert!(
+        annotated
+            .warnings
+            .iter()
+            .any(|w| w.contains("4096-token limit"))
+    );
+}
+
+#[test]
+fn provider_errors_are_reported_and_nothing_is_stored() {
+    let (repo, _) = repo();
+    let (_s, provider) = chat(vec![Reply::error(400, "model not found")]);
+    let err = runtime()
+        .block_on(annotate(
+            repo.path(),
+            "HEAD",
+            None,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, AnnotateError::Agent(AgentError::Provider(_))),
+        "{err}"
+    );
+    assert!(err.to_string().contains("model not found"));
+    let notes = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "list"])
+        .run_unchecked()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&notes.stdout).trim().is_empty());
+}
+
+#[test]
+fn trivial_commits_never_reach_the_model() {
+    let repo = TestRepo::new();
+    repo.commit_file("Cargo.lock", "a\n", "lock");
+    repo.commit_file("Cargo.lock", "b\n", "bump");
+    let (server, provider) = chat(vec![]);
+    let report = runtime()
+        .block_on(annotate(
+            repo.path(),
+            "HEAD",
+            None,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert!(matches!(
+        report,
+        Report::Skipped {
+            reason: ultragit_annotate::Trivial::LockfilesOnly,
+            ..
+        }
+    ));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn large_commits_are_annotated_in_chunks_then_across_them() {
+    // 20 files, 150 added lines each: 3,000 lines.
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    for i in 0..20 {
+        let body: String = (0..150)
+            .map(|n| format!("// file {i} line {n}\n"))
+            .collect();
+        repo.write(&format!("src/m{i:02}.rs"), body);
+    }
+    repo.commit_all("twenty modules");
+    let ctx = context(&repo, "HEAD", None);
+    let chunks = ultragit_annotate::run::plan_chunks(&ctx, &AnnotateConfig::default());
+    assert_eq!(chunks.len(), 4, "{chunks:?}");
+    assert!(chunks.iter().all(|c| c.len() == 5));
+    let mut script = Vec::new();
+    for (i, chunk) in chunks.iter().enumerate() {
+        script.push(Reply::tool_calls(vec![call(
+            &format!("d{i}"),
+            "get_diff",
+            json!({}),
+        )]));
+        script.push(Reply::tool_calls(vec![call(
+            &format!("e{i}"),
+            "emit_annotation",
+            region(
+                &chunk[0],
+                "config",
+                "header",
+                (1, 3),
+                &format!("chunk {i} header"),
+            ),
+        )]));
+        script.push(Reply::text(&format!("chunk {i} done")));
+    }
+    script.push(Reply::tool_calls(vec![call(
+        "x",
+        "emit_cross_cutting",
+        json!({
+            "description": "module headers follow one template",
+            "regions": [format!("{}:header", chunks[0][0]), format!("{}:header", chunks[3][0])],
+            "nature": "template"
+        }),
+    )]));
+    script.push(Reply::text("Adds twenty modules."));
+    let (server, provider) = chat(script);
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert_eq!(annotated.annotation.regions.len(), 4);
+    assert_eq!(annotated.annotation.cross_cutting.len(), 1);
+    assert_eq!(annotated.annotation.summary, "Adds twenty modules.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 14);
+    let first_prompt = requests[0].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        first_prompt.contains("This is chunk 1 of 4 (3 remaining after it)"),
+        "{first_prompt}"
+    );
+    // Each chunk's get_diff shows only its own files.
+    let diff = tool_results(&requests[1].json())[0]["data"]["diff"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(diff.matches("=== src/").count(), 5);
+    let cross = requests[12].json();
+    assert_eq!(
+        cross["tools"].as_array().unwrap().len(),
+        1,
+        "the cross-chunk pass offers emit_cross_cutting only"
+    );
+    assert!(
+        cross["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("chunk 3 header")
+    );
+}
+
+#[test]
+fn huge_diffs_are_summarized_for_the_model() {
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    let body: String = (0..2500).map(|n| format!("// line {n}\n")).collect();
+    repo.commit_file("src/big.rs", body, "big");
+    let ctx = context(&repo, "HEAD", None);
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![call("d", "get_diff", json!({}))]),
+        Reply::tool_calls(vec![call(
+            "e",
+            "emit_annotation",
+            region(
+                "src/big.rs",
+                "config",
+                "generated",
+                (1, 2500),
+                "generated table",
+            ),
+        )]),
+        Reply::text("Adds a generated table."),
+    ]);
+    runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    let summary = tool_results(&server.requests()[1].json())[0]["data"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        summary.starts_with("This commit modifies 1 files with 2,500 lines changed."),
+        "{summary}"
+    );
+}
+
+#[test]
+fn providers_without_tools_get_one_structured_prompt() {
+    let (repo, sha) = repo();
+    let answer = json!({
+        "summary": "Connect retries.",
+        "regions": [region("src/client.rs", "method", "Client::connect", (10, 17), "retries three times"),
+                    region("src/client.rs", "method", "Client::connect", (10, 99), "bad lines")],
+        "cross_cutting": []
+    });
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![Reply::text(&format!("```json\n{answer}\n```"))],
+    );
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, false);
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    assert_eq!(annotated.annotation.commit, sha);
+    assert_eq!(
+        annotated.annotation.regions.len(),
+        2,
+        "validation cannot know file lengths; both lines ranges are well formed"
+    );
+    let request = server.requests()[0].json();
+    assert!(request.get("tools").is_none());
+    let prompt = request["messages"].to_string();
+    assert!(
+        prompt.contains("for _ in 0..3"),
+        "the diff is in the prompt"
+    );
+    assert!(prompt.contains("matches this JSON Schema"));
+}
+
+#[test]
+fn squash_sources_make_a_squash_provenance() {
+    let (repo, _) = repo();
+    let source = repo.rev_parse("HEAD~1");
+    let (_s, provider) = chat(vec![
+        Reply::tool_calls(vec![call(
+            "a",
+            "emit_annotation",
+            region(
+                "src/client.rs",
+                "method",
+                "Client::connect",
+                (10, 17),
+                "retries",
+            ),
+        )]),
+        Reply::text("Squashed."),
+    ]);
+    let author = AuthorContext {
+        squash_sources: Some(vec![source.clone()]),
+        ..AuthorContext::default()
+    };
+    let ctx = context(&repo, "HEAD", Some(author));
+    let annotated = runtime()
+        .block_on(annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut agent::NullSink,
+        ))
+        .unwrap();
+    let provenance = &annotated.annotation.provenance;
+    assert_eq!(provenance.operation, ProvenanceOperation::Squash);
+    assert_eq!(provenance.derived_from, [source]);
+    assert!(
+        !provenance.original_annotations_preserved,
+        "the source had no note"
+    );
+}

@@ -1,0 +1,99 @@
+//! `init`: hook installation and configuration.
+
+use std::path::Path;
+
+use testkit::TestRepo;
+use ultragit_annotate::setup::{HOOK_BEGIN, HookChange, init};
+
+fn hook(repo: &TestRepo) -> String {
+    std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap()
+}
+
+#[test]
+fn init_creates_the_ref_the_hook_and_the_config_once() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let exe = Path::new("/opt/ultra git/bin/ultragit");
+    let first = init(&r, exe).unwrap();
+    assert!(first.notes_ref_created);
+    assert_eq!(first.hook, HookChange::Created);
+    assert!(
+        first
+            .config_written
+            .contains(&"ultragit.maxAgentTurns".to_owned())
+    );
+    assert!(repo.join(".git/ultragit").is_dir());
+    let text = hook(&repo);
+    assert!(
+        text.starts_with("#!/bin/sh\n# >>> ultragit post-commit >>>\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("'/opt/ultra git/bin/ultragit' annotate --async >/dev/null 2>&1 || true\n"),
+        "{text}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(repo.join(".git/hooks/post-commit"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+    }
+    let second = init(&r, exe).unwrap();
+    assert!(!second.notes_ref_created);
+    assert_eq!(second.hook, HookChange::Updated);
+    assert!(second.config_written.is_empty());
+    assert_eq!(hook(&repo).matches(HOOK_BEGIN).count(), 1);
+    let get = |key: &str| {
+        repo.command()
+            .args(["config", "--get-all", key])
+            .run_text()
+            .unwrap()
+    };
+    assert_eq!(get("notes.rewriteRef"), "refs/notes/ultragit\n");
+    assert_eq!(get("notes.rewrite.amend"), "true\n");
+    assert_eq!(get("notes.rewrite.rebase"), "true\n");
+    assert_eq!(get("ultragit.chunkSize"), "5\n");
+}
+
+#[test]
+fn existing_hooks_are_kept() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    let custom = "#!/bin/bash\necho 'my hook'\nexit 0\n";
+    repo.write(".git/hooks/post-commit", custom);
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let report = init(&r, Path::new("/usr/bin/ultragit")).unwrap();
+    assert_eq!(report.hook, HookChange::Added);
+    let text = hook(&repo);
+    assert!(
+        text.starts_with("#!/bin/bash\n# >>> ultragit post-commit >>>"),
+        "before any `exit`: {text}"
+    );
+    assert!(text.ends_with("echo 'my hook'\nexit 0\n"), "{text}");
+    init(&r, Path::new("/usr/bin/ultragit")).unwrap();
+    assert_eq!(hook(&repo).matches(HOOK_BEGIN).count(), 1);
+    assert!(hook(&repo).contains("echo 'my hook'"));
+    // A hook in another language is left alone.
+    repo.write(
+        ".git/hooks/post-commit",
+        "#!/usr/bin/env python3\nprint('hi')\n",
+    );
+    let report = init(&r, Path::new("/usr/bin/ultragit")).unwrap();
+    assert!(matches!(report.hook, HookChange::NotShell { .. }));
+    assert_eq!(hook(&repo), "#!/usr/bin/env python3\nprint('hi')\n");
+}
+
+#[test]
+fn hooks_path_is_honoured() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    repo.git(&["config", "core.hooksPath", "githooks"]);
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let report = init(&r, Path::new("/usr/bin/ultragit")).unwrap();
+    assert_eq!(report.hook_path, repo.join("githooks/post-commit"));
+    assert!(repo.join("githooks/post-commit").exists());
+}

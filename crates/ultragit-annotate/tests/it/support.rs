@@ -1,0 +1,78 @@
+//! Shared helpers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
+use serde_json::{Value, json};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use ultragit_annotate::{AnnotateConfig, AnnotationContext, AuthorContext, gather};
+
+/// A provider for `server` (Chat Completions flavor unless told otherwise).
+pub fn provider(server: &FakeLlm, kind: ProviderKind, tool_use: bool) -> Arc<dyn LlmProvider> {
+    let mut config = ProviderConfig::new(kind, "test-model");
+    config.base_url = Some(server.base_url());
+    config.tool_use = tool_use;
+    config.http = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 2,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(2),
+            max_retry_after: Duration::from_millis(5),
+        },
+        ..HttpOptions::default()
+    };
+    llm::build_provider(config).unwrap()
+}
+
+pub fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, script);
+    let provider = provider(&server, ProviderKind::OpenAiChat, true);
+    (server, provider)
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub fn context(repo: &TestRepo, rev: &str, author: Option<AuthorContext>) -> AnnotationContext {
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    gather(&r, rev, author, &AnnotateConfig::default()).unwrap()
+}
+
+/// The arguments of an `emit_annotation` call.
+pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &str) -> Value {
+    json!({
+        "file": file,
+        "ast_anchor": {"type": kind, "name": name},
+        "lines": {"start": lines.0, "end": lines.1},
+        "intent": intent,
+        "constraints": [{"text": format!("{name} must stay cheap"), "source": "inferred"}]
+    })
+}
+
+/// A client file (lines 1-13) changed by a second commit in `connect`.
+pub const CLIENT_V1: &str = "pub struct Client {\n    host: String,\n}\n\nimpl Client {\n    pub fn new(host: &str) -> Self {\n        Client { host: host.to_owned() }\n    }\n\n    pub fn connect(&self) -> bool {\n        !self.host.is_empty()\n    }\n}\n";
+
+/// `connect` now retries.
+pub fn client_v2() -> String {
+    CLIENT_V1.replace(
+        "        !self.host.is_empty()\n",
+        "        for _ in 0..3 {\n            if !self.host.is_empty() {\n                return true;\n            }\n        }\n        false\n",
+    )
+}
+
+/// The tool results the n-th request sent back (Chat Completions shape).
+pub fn tool_results(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}

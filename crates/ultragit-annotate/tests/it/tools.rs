@@ -1,0 +1,255 @@
+//! Each tool over a known context (spec 000 "Tool dispatch").
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use testkit::TestRepo;
+use ultragit_annotate::AuthorContext;
+use ultragit_annotate::tools::{Collected, Scope, registry};
+
+use crate::support::{CLIENT_V1, client_v2, context, region};
+
+fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<Mutex<Collected>>) {
+    let repo = TestRepo::new();
+    repo.write("src/client.rs", CLIENT_V1)
+        .write("config/app.toml", "[server]\nport = 1\n");
+    let body: String = (1..=80).map(|i| format!("line {i}\n")).collect();
+    repo.write("notes/long.txt", body);
+    repo.commit_all("init");
+    repo.write("src/client.rs", client_v2())
+        .write("config/app.toml", "[server]\nport = 2\n");
+    repo.commit_all("retry connect");
+    let ctx = Arc::new(context(&repo, "HEAD", author));
+    let collector = Arc::new(Mutex::new(Collected::default()));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: false,
+    };
+    (repo, registry(ctx, scope, collector.clone()), collector)
+}
+
+fn data(env: &agent::Envelope) -> Value {
+    env.to_value()["data"].clone()
+}
+
+#[test]
+fn get_diff_shows_files_with_line_numbers() {
+    let (_repo, tools, _) = setup(None);
+    let env = tools.dispatch("get_diff", &json!({}));
+    let diff = data(&env)["diff"].as_str().unwrap().to_owned();
+    assert!(
+        diff.contains("=== src/client.rs (modified, +6 -1) ==="),
+        "{diff}"
+    );
+    assert!(diff.contains("   11 +        for _ in 0..3 {"), "{diff}");
+    assert!(
+        diff.contains("      -        !self.host.is_empty()"),
+        "{diff}"
+    );
+    assert!(diff.contains("=== config/app.toml (modified, +1 -1) ==="));
+    let one = tools.dispatch("get_diff_for_file", &json!({"path": "config/app.toml"}));
+    assert!(
+        data(&one)["diff"]
+            .as_str()
+            .unwrap()
+            .contains("    2 +port = 2")
+    );
+    let missing = tools
+        .dispatch("get_diff_for_file", &json!({"path": "nope.rs"}))
+        .to_value();
+    assert_eq!(missing["error"]["code"], "NOT_IN_COMMIT");
+}
+
+#[test]
+fn file_content_outline_and_surrounding_context() {
+    let (_repo, tools, _) = setup(None);
+    let content = data(&tools.dispatch("get_file_content", &json!({"path": "src/client.rs"})));
+    assert!(
+        content["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("1| pub struct Client {\n2|     host: String,\n")
+    );
+    // Not changed by the commit: read from git at the commit.
+    let long = data(&tools.dispatch("get_file_content", &json!({"path": "notes/long.txt"})));
+    assert_eq!(long["lines"], 80);
+    let around = data(&tools.dispatch(
+        "get_surrounding_context",
+        &json!({"path": "notes/long.txt", "line": 50, "radius": 10}),
+    ));
+    assert_eq!(
+        (around["from"].as_u64(), around["to"].as_u64()),
+        (Some(40), Some(60))
+    );
+    let text = around["content"].as_str().unwrap();
+    assert!(text.starts_with("40| line 40\n") && text.ends_with("60| line 60\n"));
+    let default = data(&tools.dispatch(
+        "get_surrounding_context",
+        &json!({"path": "notes/long.txt", "line": 5}),
+    ));
+    assert_eq!(
+        (default["from"].as_u64(), default["to"].as_u64()),
+        (Some(1), Some(25))
+    );
+    let past = tools
+        .dispatch(
+            "get_surrounding_context",
+            &json!({"path": "notes/long.txt", "line": 500}),
+        )
+        .to_value();
+    assert_eq!(past["error"]["code"], "INVALID_ARGUMENT");
+    let outline = data(&tools.dispatch("get_ast_outline", &json!({"path": "src/client.rs"})));
+    let names: Vec<&str> = outline["outline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Client", "Client", "Client::new", "Client::connect"]
+    );
+    let toml = data(&tools.dispatch("get_ast_outline", &json!({"path": "config/app.toml"})));
+    assert!(toml["outline"].is_null());
+    assert!(toml["message"].as_str().unwrap().contains("line ranges"));
+    let gone = tools
+        .dispatch("get_file_content", &json!({"path": "missing.rs"}))
+        .to_value();
+    assert_eq!(gone["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn commit_info_includes_author_context_only_when_present() {
+    let (_repo, tools, _) = setup(None);
+    let info = data(&tools.dispatch("get_commit_info", &json!({})))["info"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(info.contains("Message:\nretry connect"), "{info}");
+    assert!(!info.contains("Author-provided context"));
+    let author = AuthorContext {
+        task: Some("PROJ-7 make connect survive failovers".into()),
+        reasoning: Some("broker drops first attempt".into()),
+        tags: Some(vec!["mqtt".into()]),
+        ..AuthorContext::default()
+    };
+    let (_repo, tools, _) = setup(Some(author));
+    let info = data(&tools.dispatch("get_commit_info", &json!({})))["info"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(info.contains("Author-provided context:\n  Task: PROJ-7 make connect survive failovers\n  Reasoning: broker drops first attempt\n  Tags: mqtt\n"), "{info}");
+}
+
+#[test]
+fn recent_annotations_without_history_say_so() {
+    let (_repo, tools, _) = setup(None);
+    let none = data(&tools.dispatch(
+        "get_recent_annotations",
+        &json!({"file": "src/client.rs", "n": 3}),
+    ));
+    assert_eq!(none["annotations"], json!([]));
+    assert!(
+        none["note"]
+            .as_str()
+            .unwrap()
+            .contains("No recent annotations")
+    );
+}
+
+#[test]
+fn emit_annotation_stores_valid_regions_and_refuses_invalid_ones() {
+    let (_repo, tools, collector) = setup(None);
+    let ok = tools.dispatch(
+        "emit_annotation",
+        &region(
+            "src/client.rs",
+            "method",
+            "Client::connect",
+            (10, 17),
+            "retries",
+        ),
+    );
+    assert_eq!(
+        data(&ok)["message"],
+        "Annotation emitted for src/client.rs:Client::connect"
+    );
+    for (bad, fragment) in [
+        (
+            region("src/client.rs", "method", "Client::connect", (10, 17), "  "),
+            "intent",
+        ),
+        (
+            region("src/other.rs", "method", "x", (1, 2), "elsewhere"),
+            "src/other.rs",
+        ),
+        (
+            region(
+                "src/client.rs",
+                "method",
+                "Client::connect",
+                (10, 400),
+                "too long",
+            ),
+            "past the end",
+        ),
+        (
+            region("../etc/passwd", "config", "x", (1, 1), "escape"),
+            "passwd",
+        ),
+    ] {
+        let env = tools.dispatch("emit_annotation", &bad).to_value();
+        assert_eq!(env["error"]["code"], "INVALID_ANNOTATION", "{bad}");
+        assert!(
+            env["error"]["message"].as_str().unwrap().contains(fragment),
+            "{env}"
+        );
+    }
+    let schema_break = tools.dispatch("emit_annotation", &json!({"file": "src/client.rs", "ast_anchor": {"type": "function"}, "lines": {"start": 1, "end": 1}, "intent": "x"})).to_value();
+    assert_eq!(
+        schema_break["error"]["code"], "INVALID_ARGUMENT",
+        "schema checked before the tool runs"
+    );
+    let cross = tools.dispatch("emit_cross_cutting", &json!({"description": "keep in sync", "regions": ["src/client.rs:Client::connect", "config/app.toml:server"], "nature": "config"}));
+    assert!(cross.ok());
+    let lonely = tools
+        .dispatch(
+            "emit_cross_cutting",
+            &json!({"description": "x", "regions": ["a:b"], "nature": "y"}),
+        )
+        .to_value();
+    assert_eq!(lonely["error"]["code"], "INVALID_ANNOTATION");
+    let collected = collector.lock().unwrap();
+    assert_eq!(collected.regions.len(), 1);
+    assert_eq!(collected.cross_cutting.len(), 1);
+    assert_eq!(collected.rejected, 5);
+}
+
+#[test]
+fn oversized_diffs_are_summarized() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "x\n", "init");
+    for i in 0..3 {
+        repo.write(
+            &format!("src/f{i}.rs"),
+            (0..(i + 1) * 10)
+                .map(|n| format!("// {n}\n"))
+                .collect::<String>(),
+        );
+    }
+    repo.commit_all("three files");
+    let ctx = Arc::new(context(&repo, "HEAD", None));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: true,
+    };
+    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let summary = data(&tools.dispatch("get_diff", &json!({})))["summary"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        summary,
+        "This commit modifies 3 files with 60 lines changed.\nTop files by change size:\n  src/f2.rs: +30 -0\n  src/f1.rs: +20 -0\n  src/f0.rs: +10 -0\n\nUse get_file_content(path) to examine specific files,\nor get_diff_for_file(path) to see the diff for a single file.\n"
+    );
+}
