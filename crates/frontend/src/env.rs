@@ -13,6 +13,16 @@ pub const ALL_PROXY: &str = "ALL_PROXY";
 /// Hosts that bypass the proxies (also read in lower case).
 pub const NO_PROXY: &str = "NO_PROXY";
 
+/// `ultragit`: the task behind the next commit (author context; wins over
+/// `ultragit context set`).
+pub const ULTRAGIT_TASK: &str = "ULTRAGIT_TASK";
+/// `ultragit`: why the next commit is made the way it is (author context).
+pub const ULTRAGIT_REASONING: &str = "ULTRAGIT_REASONING";
+/// `ultragit`: what the next commit's code depends on (author context).
+pub const ULTRAGIT_DEPENDENCIES: &str = "ULTRAGIT_DEPENDENCIES";
+/// `ultragit`: comma-separated tags for the next commit's annotations.
+pub const ULTRAGIT_TAGS: &str = "ULTRAGIT_TAGS";
+
 /// The proxy settings the usual variables describe. Upper case wins over lower
 /// case; `ALL_PROXY` fills in for a scheme without its own; empty values count as
 /// unset.

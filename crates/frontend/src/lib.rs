@@ -2,15 +2,18 @@
 //! `code-commit`) share, so none of them carries a copy.
 //!
 //! Today: the hidden `--generate` flag (shell completions for `make install`), the
-//! mapping of output errors to exit codes (a closed pipe is not a failure), and
+//! mapping of output errors to exit codes (a closed pipe is not a failure),
 //! [`env`]: the environment variables the binaries read and how they become library
-//! settings (proxies so far).
+//! settings (proxies, author context names), and [`provider`]: building the LLM
+//! provider from provider settings and the key's variable.
 //!
-//! - **Dependencies:** `llm` (its settings types); `clap` and `clap_complete`.
+//! - **Dependencies:** `llm` (its settings types and `build_provider`); `clap` and
+//!   `clap_complete`.
 //! - **Invariant:** this crate never prints, exits or reads the environment itself;
 //!   it returns bytes and exit codes, and the binary's `main` does the I/O.
 
 pub mod env;
+pub mod provider;
 
 use std::io;
 use std::process::ExitCode;

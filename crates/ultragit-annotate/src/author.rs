@@ -55,7 +55,8 @@ impl AuthorContext {
     }
 }
 
-/// `.git/ultragit/` of the repository whose git directory is `git_dir`.
+/// `.git/ultragit/` of the repository whose common git directory (shared by
+/// its worktrees) is `common_dir`.
 pub fn state_dir(common_dir: &Path) -> PathBuf {
     common_dir.join("ultragit")
 }
@@ -96,12 +97,17 @@ pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError>
 /// file, `None` when nothing was pending.
 pub fn claim_pending(common_dir: &Path, commit: &str) -> Result<Option<PathBuf>, AnnotateError> {
     let pending = pending_path(common_dir);
-    let claimed = state_dir(common_dir).join(format!("context-{commit}.json"));
+    let claimed = claimed_path(common_dir, commit);
     match fs::rename(&pending, &claimed) {
         Ok(()) => Ok(Some(claimed)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(AnnotateError::io(&pending, err)),
     }
+}
+
+/// Where [`claim_pending`] puts the context it claims for `commit`.
+pub fn claimed_path(common_dir: &Path, commit: &str) -> PathBuf {
+    state_dir(common_dir).join(format!("context-{commit}.json"))
 }
 
 /// Removes a context file (after use).

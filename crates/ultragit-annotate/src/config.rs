@@ -133,6 +133,12 @@ impl Settings {
     pub fn raw_provider(repo: &Repo) -> Result<RawProvider, AnnotateError> {
         Ok(load_parts(repo)?.1)
     }
+
+    /// The limits and the provider settings as written, unresolved: a provider
+    /// value the caller's flags override is not judged.
+    pub fn load_raw(repo: &Repo) -> Result<(AnnotateConfig, RawProvider), AnnotateError> {
+        load_parts(repo)
+    }
 }
 
 fn load_parts(repo: &Repo) -> Result<(AnnotateConfig, RawProvider), AnnotateError> {

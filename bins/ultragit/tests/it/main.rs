@@ -1,6 +1,9 @@
-//! `ultragit read` as a process, on temporary repositories annotated as the
-//! writing agent would annotate them.
+//! `ultragit` as a process on temporary repositories: `read` on notes written as
+//! the writing agent writes them; `annotate`, `context`, `show` and `init` against
+//! the fake LLM servers of `testkit`, the `post-commit` hook included.
 
+mod annotate;
 mod golden;
+mod init;
 mod read;
 mod support;

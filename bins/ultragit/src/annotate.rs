@@ -1,0 +1,465 @@
+//! `ultragit annotate [--commit REV] [--sync|--async] [--squash-sources REV...]`:
+//! the writing agent on one commit, its note stored under `refs/notes/ultragit`.
+//!
+//! **`--sync`** (the default): resolve the commit; load the configuration
+//! (`[ultragit]` git config, then `.ultragit-config.toml`, then the provider
+//! flags); build the provider, reading the key from the variable the
+//! configuration names; collect the author context (below); run
+//! `ultragit_annotate::annotate` on a small tokio runtime; print
+//! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)` or
+//! `skipped <sha>: <reason>` for a trivial commit (no model call). Any failure
+//! once the commit is known is appended to `.git/ultragit/failed.log` (time, full
+//! SHA, reason) before `error: …` is printed.
+//!
+//! **Author context**, in this order: the hidden `--context-file PATH` (how
+//! `--async` hands over the context it claimed); else `context-<sha>.json` in
+//! `.git/ultragit/` when a background run for this commit failed and left its
+//! claimed context behind (so a retry still gets it); else
+//! `pending-context.json`. The `ULTRAGIT_*` variables are laid over it (they win)
+//! and `--squash-sources` fill `squash_sources`. The file used is removed once the
+//! note is stored or the commit skipped, and kept when the annotation fails.
+//!
+//! **`--async`** (the `post-commit` hook's mode) must return within milliseconds
+//! because git waits for the hook: it resolves the commit, claims the pending
+//! context for it (`author::claim_pending`, so a context set for the next commit
+//! meanwhile is not taken by this one), and starts
+//! `<this binary> annotate --sync --commit <sha> [--context-file <claimed>]` plus
+//! the flags given, in a new process group, stdin from `/dev/null`, stdout and
+//! stderr appended to `.git/ultragit/annotate.log`. It does not wait and prints
+//! nothing on success. During a rebase it does nothing: git runs `post-commit` for
+//! every replayed commit, and `notes.rewriteRef` (set by `init`) carries the
+//! existing notes over when the rebase ends — a fresh, possibly `inferred`
+//! annotation racing that copy would replace an `enhanced` one.
+//!
+//! A missing API key is an error, except for a trivial commit: it needs no model,
+//! so it is skipped as usual.
+//!
+//! **Secrets:** the key is only ever in the provider's HTTP headers; the verbose
+//! trace and every error message pass through the provider's redactor.
+
+use std::fs::{self, OpenOptions};
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use agent::{ConsoleSink, NullSink, TraceSink};
+use clap::Args;
+use frontend::provider::{ProviderError, ProviderRequest, build_provider};
+use gitctx::{ObjectId, Repo};
+use llm::ProviderKind;
+use ultragit_annotate::{
+    AuthorContext, RawProvider, Report, Settings, Trivial, author, gather, record_failure,
+    triviality,
+};
+
+use crate::context;
+use crate::outcome::{Failure, Output};
+
+/// The arguments of `ultragit annotate`.
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct AnnotateArgs {
+    /// The commit to annotate
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    commit: String,
+
+    /// Annotate now and wait for it (the default)
+    #[arg(long, conflicts_with = "run_async")]
+    sync: bool,
+
+    /// Annotate in the background and return at once (what the post-commit hook runs)
+    #[arg(long = "async", id = "run_async")]
+    run_async: bool,
+
+    /// The commits a squash combined (their annotations are taken into account)
+    #[arg(long, value_name = "REV", num_args = 1.., value_delimiter = ',')]
+    squash_sources: Vec<String>,
+
+    #[command(flatten)]
+    provider: ProviderArgs,
+
+    /// Stream the agent's trace (model calls, tool calls) to stderr
+    #[arg(long, short)]
+    verbose: bool,
+
+    /// The author context file to use instead of the pending one (--async hands
+    /// over the context it claimed this way)
+    #[arg(long, value_name = "PATH", hide = true)]
+    context_file: Option<PathBuf>,
+}
+
+/// Flags that override the provider configuration.
+#[derive(Debug, Args)]
+struct ProviderArgs {
+    /// The API: openai-responses, openai-chat or anthropic [default: ultragit.provider, or openai-responses]
+    #[arg(long, value_name = "API", value_parser = parse_provider)]
+    provider: Option<String>,
+
+    /// The model [default: ultragit.model, or the provider's default]
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+
+    /// The API's base URL, e.g. http://127.0.0.1:8080/v1 [default: ultragit.baseUrl, or the API's own]
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+
+    /// The environment variable holding the API key; `none` for servers without keys [default: ultragit.apiKeyEnv, or OPENAI_API_KEY / ANTHROPIC_API_KEY]
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+}
+
+impl ProviderArgs {
+    fn raw(&self) -> RawProvider {
+        RawProvider {
+            kind: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+        }
+    }
+
+    /// The flags again, for the background process.
+    fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for (flag, value) in [
+            ("--provider", &self.provider),
+            ("--model", &self.model),
+            ("--base-url", &self.base_url),
+            ("--api-key-env", &self.api_key_env),
+        ] {
+            if let Some(value) = value {
+                args.push(format!("{flag}={value}"));
+            }
+        }
+        args
+    }
+}
+
+fn parse_provider(text: &str) -> Result<String, String> {
+    match ProviderKind::parse(text) {
+        Some(kind) => Ok(kind.as_str().to_owned()),
+        None => Err(format!(
+            "expected one of {}",
+            ProviderKind::NAMES.join(", ")
+        )),
+    }
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  ultragit annotate                        # HEAD, now
+  ultragit annotate --commit HEAD~1 --verbose
+  ultragit annotate --provider openai-chat --base-url http://127.0.0.1:8080/v1 --model qwen3 --api-key-env none
+
+Configuration (git config [ultragit], overridden by [ultragit.annotate] in \
+.ultragit-config.toml at the top of the working tree, overridden by the flags):
+  ultragit.provider   openai-responses (default), openai-chat (Ollama, vLLM, llama.cpp, \
+LM Studio, OpenRouter) or anthropic      [file: provider]
+  ultragit.model      the model; default gpt-5-mini (OpenAI), claude-sonnet-4-5 (Anthropic)   [file: model]
+  ultragit.baseUrl    the API's base URL; default the provider's own   [file: base_url]
+  ultragit.apiKeyEnv  the NAME of the environment variable holding the key; default \
+OPENAI_API_KEY or ANTHROPIC_API_KEY; `none` or empty: no key   [file: api_key_env]
+  ultragit.maxDiffLines, maxAgentTurns, maxTokensPerResponse, recentAnnotationsLimit, \
+chunkSize   the agent's limits
+
+Author context (makes the annotation `enhanced`): `ultragit context set`, or the \
+environment variables ULTRAGIT_TASK, ULTRAGIT_REASONING, ULTRAGIT_DEPENDENCIES and \
+ULTRAGIT_TAGS (comma-separated), which win over the context file. The context is \
+consumed by the annotation that uses it.
+
+Trivial commits (nothing changed, lockfiles only, whitespace only, binary files only, \
+merges without changes of their own) are skipped without calling the model. Failed \
+annotations are listed in .git/ultragit/failed.log; --async writes its output to \
+.git/ultragit/annotate.log.
+
+Exit status: 0 when the note was stored, the commit skipped, or (--async) the \
+background annotation started; 1 on failure; 2 on usage errors.";
+
+/// Runs `ultragit annotate` in the repository containing `cwd`; `lookup` reads the
+/// environment.
+pub fn run(
+    args: &AnnotateArgs,
+    cwd: &Path,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Output, Failure> {
+    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+    let commit = repo.resolve_commit(&args.commit).map_err(Failure::new)?;
+    let result = if args.run_async {
+        start_in_background(args, &repo, commit)
+    } else {
+        annotate_now(args, &repo, commit, &lookup)
+    };
+    result.map_err(|failure| {
+        let mut message = failure.message;
+        if let Err(err) = record_failure(&repo, &commit.to_hex(), &message) {
+            message.push_str(&format!(" (and it could not be recorded: {err})"));
+        }
+        Failure::new(message)
+    })
+}
+
+/// The annotation itself (`--sync`).
+fn annotate_now(
+    args: &AnnotateArgs,
+    repo: &Repo,
+    commit: ObjectId,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Output, Failure> {
+    let sha = commit.to_hex();
+    let (limits, raw) = Settings::load_raw(repo).map_err(Failure::new)?;
+    let settings = raw
+        .overridden_by(&args.provider.raw())
+        .resolve()
+        .map_err(Failure::new)?;
+    let request = ProviderRequest {
+        kind: settings.kind,
+        model: &settings.model,
+        base_url: settings.base_url.as_deref(),
+        api_key_env: settings.api_key_env.as_deref(),
+    };
+    let source = context_source(args, repo, &sha);
+    let (provider, redactor) = match build_provider(&request, lookup) {
+        Ok(built) => built,
+        Err(err @ ProviderError::MissingKey { .. }) => {
+            // A trivial commit needs no model, hence no key.
+            if let Ok(context) = gather(repo, &sha, None, &limits)
+                && let Some(reason) = triviality(&context)
+            {
+                return Ok(skipped(commit, reason, source.as_deref()));
+            }
+            return Err(Failure::new(format!(
+                "{err} (or set ultragit.apiKeyEnv; `none` for a server without keys)"
+            )));
+        }
+        Err(err) => return Err(Failure::new(err)),
+    };
+    let author = author_context(args, repo, source.as_deref(), lookup)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| Failure::new(format!("cannot start the async runtime: {err}")))?;
+    let mut trace: Box<dyn TraceSink> = if args.verbose {
+        let stderr = std::io::stderr();
+        let color = stderr.is_terminal();
+        Box::new(ConsoleSink::new(stderr, color, redactor.clone()))
+    } else {
+        Box::new(NullSink)
+    };
+    let report = runtime
+        .block_on(ultragit_annotate::annotate(
+            repo.root(),
+            &sha,
+            author,
+            provider.as_ref(),
+            &limits,
+            trace.as_mut(),
+        ))
+        .map_err(|err| {
+            Failure::new(redactor.redact(&format!("annotating {} failed: {err}", commit.short())))
+        })?;
+
+    let mut output = match report {
+        Report::Annotated {
+            regions,
+            cross_cutting,
+            context_level,
+            warnings,
+            ..
+        } => {
+            let mut output = Output::text(format!(
+                "annotated {}: {}, {} ({context_level})\n",
+                commit.short(),
+                count(regions, "region", "regions"),
+                count(
+                    cross_cutting,
+                    "cross-cutting concern",
+                    "cross-cutting concerns"
+                ),
+            ));
+            output.warnings = warnings.iter().map(|w| redactor.redact(w)).collect();
+            consume(source.as_deref(), &mut output);
+            output
+        }
+        Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref()),
+    };
+    for problem in trace.problems() {
+        output.warnings.push(format!("trace: {problem}"));
+    }
+    Ok(output)
+}
+
+/// The output for a trivial commit (its context is consumed too).
+fn skipped(commit: ObjectId, reason: Trivial, source: Option<&Path>) -> Output {
+    let mut output = Output::text(format!("skipped {}: {reason}\n", commit.short()));
+    consume(source, &mut output);
+    output
+}
+
+/// Removes the author context file an annotation used.
+fn consume(source: Option<&Path>, output: &mut Output) {
+    if let Some(path) = source
+        && let Err(err) = author::discard(path)
+    {
+        output.warnings.push(format!(
+            "the author context was used but could not be removed: {err}"
+        ));
+    }
+}
+
+/// The author context file this run uses (module docs), if any exists.
+fn context_source(args: &AnnotateArgs, repo: &Repo, sha: &str) -> Option<PathBuf> {
+    if let Some(path) = &args.context_file {
+        return Some(path.clone());
+    }
+    let common = repo.common_dir();
+    let claimed = author::claimed_path(&common, sha);
+    if claimed.is_file() {
+        return Some(claimed);
+    }
+    let pending = author::pending_path(&common);
+    pending.is_file().then_some(pending)
+}
+
+/// The context file (if any), the environment over it, and the squash sources.
+fn author_context(
+    args: &AnnotateArgs,
+    repo: &Repo,
+    source: Option<&Path>,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<AuthorContext>, Failure> {
+    let from_file = match source {
+        Some(path) => author::read_context(path).map_err(Failure::new)?,
+        None => None,
+    };
+    let mut context = from_file
+        .unwrap_or_default()
+        .merged_with(context::from_env(lookup));
+    if !args.squash_sources.is_empty() {
+        context.squash_sources = Some(squash_sources(repo, &args.squash_sources)?);
+    }
+    Ok((!context.is_empty()).then_some(context))
+}
+
+/// Squash sources as full SHAs. A revision that does not resolve is kept only
+/// when it is a full SHA already (a commit no longer in this repository).
+fn squash_sources(repo: &Repo, revs: &[String]) -> Result<Vec<String>, Failure> {
+    let mut out: Vec<String> = Vec::new();
+    for rev in revs.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+        let sha = match repo.resolve_commit(rev) {
+            Ok(id) => id.to_hex(),
+            Err(_) if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                rev.to_ascii_lowercase()
+            }
+            Err(err) => return Err(Failure::new(format!("--squash-sources: {err}"))),
+        };
+        if !out.contains(&sha) {
+            out.push(sha);
+        }
+    }
+    Ok(out)
+}
+
+/// `--async`: hand the commit to a detached `annotate --sync` and return.
+fn start_in_background(
+    args: &AnnotateArgs,
+    repo: &Repo,
+    commit: ObjectId,
+) -> Result<Output, Failure> {
+    if rebase_in_progress(repo) {
+        return Ok(Output::default());
+    }
+    let sha = commit.to_hex();
+    let common = repo.common_dir();
+    let dir = author::state_dir(&common);
+    fs::create_dir_all(&dir)
+        .map_err(|err| Failure::new(format!("cannot create {}: {err}", dir.display())))?;
+    let claimed = match &args.context_file {
+        Some(path) => Some(path.clone()),
+        None => author::claim_pending(&common, &sha).map_err(Failure::new)?,
+    };
+    let log_path = dir.join("annotate.log");
+    let open_log = || {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|err| Failure::new(format!("cannot open {}: {err}", log_path.display())))
+    };
+    let mut log = open_log()?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let _ = writeln!(log, "{now} annotate {sha}");
+    let exe = std::env::current_exe()
+        .map_err(|err| Failure::new(format!("cannot find the ultragit executable: {err}")))?;
+
+    let mut cmd = Command::new(exe);
+    cmd.args(["annotate", "--sync", "--commit", &sha]);
+    if let Some(path) = &claimed {
+        cmd.arg("--context-file").arg(path);
+    }
+    for source in &args.squash_sources {
+        cmd.arg(format!("--squash-sources={source}"));
+    }
+    cmd.args(args.provider.to_args());
+    if args.verbose {
+        cmd.arg("--verbose");
+    }
+    cmd.current_dir(repo.root())
+        .stdin(Stdio::null())
+        .stdout(open_log()?)
+        .stderr(log);
+    detach(&mut cmd);
+    cmd.spawn().map_err(|err| {
+        Failure::new(format!(
+            "cannot start the background annotation of {}: {err}",
+            commit.short()
+        ))
+    })?;
+    Ok(Output::default())
+}
+
+/// True while `git rebase` replays commits (either backend; `rebase-apply` without
+/// `rebasing` is `git am`, whose commits are new).
+fn rebase_in_progress(repo: &Repo) -> bool {
+    let git_dir = repo.git_dir();
+    git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply/rebasing").exists()
+}
+
+/// Puts the child in a process group of its own, so a terminal's signals (^C in
+/// the shell that ran `git commit`) do not reach it.
+#[cfg(unix)]
+fn detach(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt as _;
+    cmd.process_group(0);
+}
+
+#[cfg(not(unix))]
+fn detach(_cmd: &mut Command) {}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names() {
+        assert_eq!(parse_provider("chat").unwrap(), "openai-chat");
+        assert_eq!(parse_provider("anthropic").unwrap(), "anthropic");
+        assert!(
+            parse_provider("gemini")
+                .unwrap_err()
+                .contains("openai-responses")
+        );
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(count(1, "region", "regions"), "1 region");
+        assert_eq!(count(0, "region", "regions"), "0 regions");
+        assert_eq!(count(2, "region", "regions"), "2 regions");
+    }
+}

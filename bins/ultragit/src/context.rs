@@ -1,0 +1,259 @@
+//! `ultragit context set|show|clear`: the author context the next annotation
+//! consumes, and how the `ULTRAGIT_*` environment variables add to it.
+//!
+//! `set` writes `.git/ultragit/pending-context.json` (in the common git directory,
+//! so every worktree shares it). It updates the fields it is given and keeps the
+//! others; `clear` starts over. The next `ultragit annotate` reads the file, lays
+//! the environment variables over it ([`from_env`]: a variable that is set wins
+//! over the file's field), and removes the file once the note is stored or the
+//! commit was skipped as trivial (not when the annotation failed).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use clap::{ArgGroup, Args, Subcommand};
+use frontend::env::{ULTRAGIT_DEPENDENCIES, ULTRAGIT_REASONING, ULTRAGIT_TAGS, ULTRAGIT_TASK};
+use gitctx::Repo;
+use ultragit_annotate::AuthorContext;
+use ultragit_annotate::author;
+
+use crate::outcome::{Failure, Output};
+
+/// The arguments of `ultragit context`.
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct ContextArgs {
+    #[command(subcommand)]
+    command: ContextCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ContextCommand {
+    /// Record what the next commit is for; its annotation becomes `enhanced`
+    Set(SetArgs),
+    /// Print the author context the next annotation will use
+    Show,
+    /// Forget the pending author context
+    Clear,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("fields").required(true).multiple(true)))]
+struct SetArgs {
+    /// The task the commit is part of (e.g. an issue title)
+    #[arg(long, value_name = "TEXT", group = "fields")]
+    task: Option<String>,
+
+    /// Why the change is made this way: alternatives rejected, constraints known
+    #[arg(long, value_name = "TEXT", group = "fields")]
+    reasoning: Option<String>,
+
+    /// What the changed code depends on, or what depends on it
+    #[arg(long, value_name = "TEXT", group = "fields")]
+    dependencies: Option<String>,
+
+    /// Tags for the annotated regions (comma-separated)
+    #[arg(long, value_name = "TAG,...", value_delimiter = ',', group = "fields")]
+    tags: Option<Vec<String>>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  ultragit context set --task \"Retry broker connects\" --reasoning \"The broker drops the first attempt after a failover\"
+  ultragit context set --tags networking,retry
+  git commit -m \"Retry connect\"      # the post-commit annotation consumes the context
+
+`set` updates the fields it is given and keeps the others. The environment variables \
+ULTRAGIT_TASK, ULTRAGIT_REASONING, ULTRAGIT_DEPENDENCIES and ULTRAGIT_TAGS \
+(comma-separated) work too, and win over the file's fields. The context is stored in \
+.git/ultragit/pending-context.json and removed once the next annotation is stored \
+(or its commit skipped as trivial).
+
+Exit status: 0 on success, 1 on failure (not a repository, an unreadable context \
+file), 2 on usage errors.";
+
+/// Runs `ultragit context …` in the repository containing `cwd`; `lookup` reads
+/// the environment.
+pub fn run(
+    args: &ContextArgs,
+    cwd: &Path,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Output, Failure> {
+    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+    let common = repo.common_dir();
+    let pending = author::pending_path(&common);
+    match &args.command {
+        ContextCommand::Set(set) => {
+            let current = author::read_context(&pending)
+                .map_err(Failure::new)?
+                .unwrap_or_default();
+            let given = AuthorContext {
+                task: non_blank(set.task.as_deref()),
+                reasoning: non_blank(set.reasoning.as_deref()),
+                dependencies: non_blank(set.dependencies.as_deref()),
+                tags: set.tags.as_deref().map(clean_tags),
+                squash_sources: None,
+            };
+            let context = current.merged_with(given);
+            let path = author::write_pending(&common, &context).map_err(Failure::new)?;
+            Ok(Output::text(format!(
+                "recorded the author context for the next annotation in {}\n",
+                path.display()
+            )))
+        }
+        ContextCommand::Show => {
+            let file = author::read_context(&pending).map_err(Failure::new)?;
+            let env = from_env(&lookup);
+            let overrides = set_variables(&lookup);
+            let effective = file.clone().unwrap_or_default().merged_with(env);
+            if effective.is_empty() {
+                return Ok(Output::text(
+                    "no author context is pending: the next annotation will be inferred\n",
+                ));
+            }
+            let mut text = describe(&effective);
+            let mut sources = Vec::new();
+            if file.is_some() {
+                sources.push(pending.display().to_string());
+            }
+            if !overrides.is_empty() {
+                sources.push(format!(
+                    "the environment ({}, which wins)",
+                    overrides.join(", ")
+                ));
+            }
+            let _ = writeln!(text, "(from {})", sources.join(" and "));
+            Ok(Output::text(text))
+        }
+        ContextCommand::Clear => {
+            let existed = pending.exists();
+            author::discard(&pending).map_err(Failure::new)?;
+            let mut output = Output::text(if existed {
+                "cleared the pending author context\n"
+            } else {
+                "no author context was pending\n"
+            });
+            for name in set_variables(&lookup) {
+                output.warnings.push(format!(
+                    "{name} is set in the environment and still applies"
+                ));
+            }
+            Ok(output)
+        }
+    }
+}
+
+/// The author context the `ULTRAGIT_*` variables describe (empty values count as
+/// unset; tags are comma-separated).
+pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> AuthorContext {
+    AuthorContext {
+        task: non_blank(lookup(ULTRAGIT_TASK).as_deref()),
+        reasoning: non_blank(lookup(ULTRAGIT_REASONING).as_deref()),
+        dependencies: non_blank(lookup(ULTRAGIT_DEPENDENCIES).as_deref()),
+        tags: non_blank(lookup(ULTRAGIT_TAGS).as_deref()).map(|tags| {
+            let tags: Vec<String> = tags.split(',').map(str::to_owned).collect();
+            clean_tags(&tags)
+        }),
+        squash_sources: None,
+    }
+}
+
+/// The `ULTRAGIT_*` variables that are set (non-empty).
+fn set_variables(lookup: impl Fn(&str) -> Option<String>) -> Vec<&'static str> {
+    [
+        ULTRAGIT_TASK,
+        ULTRAGIT_REASONING,
+        ULTRAGIT_DEPENDENCIES,
+        ULTRAGIT_TAGS,
+    ]
+    .into_iter()
+    .filter(|name| non_blank(lookup(name).as_deref()).is_some())
+    .collect()
+}
+
+fn non_blank(text: Option<&str>) -> Option<String> {
+    text.map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
+fn clean_tags(tags: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if !out.iter().any(|t| t == tag) {
+            out.push(tag.to_owned());
+        }
+    }
+    out
+}
+
+/// The context, one field a line.
+fn describe(context: &AuthorContext) -> String {
+    let mut text = String::new();
+    let mut field = |name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            let _ = writeln!(text, "{name}: {value}");
+        }
+    };
+    field("task", &context.task);
+    field("reasoning", &context.reasoning);
+    field("dependencies", &context.dependencies);
+    if let Some(tags) = context.tags.as_ref().filter(|t| !t.is_empty()) {
+        let _ = writeln!(text, "tags: {}", tags.join(", "));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> AuthorContext {
+        let map: HashMap<&str, &str> = vars.iter().copied().collect();
+        from_env(|name| map.get(name).map(|v| v.to_string()))
+    }
+
+    #[test]
+    fn reads_the_variables() {
+        assert!(env(&[]).is_empty());
+        assert!(env(&[("ULTRAGIT_TASK", "  ")]).is_empty());
+        let context = env(&[
+            ("ULTRAGIT_TASK", " Retry connects "),
+            ("ULTRAGIT_REASONING", "failover"),
+            ("ULTRAGIT_DEPENDENCIES", "probe.py"),
+            ("ULTRAGIT_TAGS", "net, retry,,net"),
+        ]);
+        assert_eq!(context.task.as_deref(), Some("Retry connects"));
+        assert_eq!(context.reasoning.as_deref(), Some("failover"));
+        assert_eq!(context.dependencies.as_deref(), Some("probe.py"));
+        assert_eq!(
+            context.tags,
+            Some(vec!["net".to_owned(), "retry".to_owned()])
+        );
+        assert_eq!(context.squash_sources, None);
+    }
+
+    #[test]
+    fn the_environment_wins_over_the_file() {
+        let file = AuthorContext {
+            task: Some("from the file".to_owned()),
+            reasoning: Some("kept".to_owned()),
+            ..AuthorContext::default()
+        };
+        let merged = file.merged_with(env(&[("ULTRAGIT_TASK", "from the environment")]));
+        assert_eq!(merged.task.as_deref(), Some("from the environment"));
+        assert_eq!(merged.reasoning.as_deref(), Some("kept"));
+    }
+
+    #[test]
+    fn describes_the_fields_that_are_set() {
+        let context = AuthorContext {
+            task: Some("T".to_owned()),
+            tags: Some(vec!["a".to_owned(), "b".to_owned()]),
+            ..AuthorContext::default()
+        };
+        assert_eq!(describe(&context), "task: T\ntags: a, b\n");
+    }
+}

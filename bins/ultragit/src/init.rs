@@ -1,0 +1,123 @@
+//! `ultragit init`: sets the repository up for ultragit (all the work is
+//! `ultragit_annotate::setup::init`) and says what it did.
+//!
+//! The hook runs this very binary (`current_exe`, symlinks resolved), so the
+//! repository keeps working with the build that set it up wherever `PATH` points.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use clap::Args;
+use gitctx::Repo;
+use ultragit_annotate::setup::{self, HookChange};
+use ultragit_annotate::{NOTES_REF, Settings, author};
+
+use crate::outcome::{Failure, Output};
+
+/// The arguments of `ultragit init` (none).
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct InitArgs {}
+
+const AFTER_HELP: &str = "\
+What it does (running it again is harmless):
+  - creates the notes ref refs/notes/ultragit and the directory .git/ultragit/;
+  - installs a post-commit hook that starts `ultragit annotate --async` and returns at \
+once; an existing shell hook keeps its lines (the ultragit block is added after its \
+#! line), a hook in another language is left alone and the line to add is printed;
+  - sets notes.rewriteRef=refs/notes/ultragit, notes.rewrite.amend=true and \
+notes.rewrite.rebase=true, so amend and rebase carry annotations along;
+  - writes the default [ultragit] settings that are not set yet.
+
+Exit status: 0 on success, 1 on failure, 2 on usage errors.";
+
+/// Sets up the repository containing `cwd`.
+pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
+    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+    let exe = std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|err| Failure::new(format!("cannot find the ultragit executable: {err}")))?;
+    let report = setup::init(&repo, &exe).map_err(Failure::new)?;
+
+    let mut output = Output::default();
+    let text = &mut output.text;
+    let _ = writeln!(text, "ultragit is set up in {}", repo.root().display());
+    let _ = writeln!(
+        text,
+        "  notes ref        {NOTES_REF} ({})",
+        if report.notes_ref_created {
+            "created"
+        } else {
+            "already there"
+        }
+    );
+    let _ = writeln!(
+        text,
+        "  state directory  {}",
+        author::state_dir(&repo.common_dir()).display()
+    );
+    let hook = report.hook_path.display();
+    match &report.hook {
+        HookChange::Created => {
+            let _ = writeln!(text, "  post-commit hook {hook} (created)");
+        }
+        HookChange::Added => {
+            let _ = writeln!(
+                text,
+                "  post-commit hook {hook} (ultragit block added; the existing lines are kept)"
+            );
+        }
+        HookChange::Updated => {
+            let _ = writeln!(
+                text,
+                "  post-commit hook {hook} (already installed; updated)"
+            );
+        }
+        HookChange::NotShell { line } => {
+            let _ = writeln!(
+                text,
+                "  post-commit hook {hook} (not a shell script: left unchanged)\n\
+                 \x20   add this line to it so each commit is annotated:\n\
+                 \x20   {line}"
+            );
+            output.warnings.push(format!(
+                "{hook} is not a shell script; add the line printed below to it by hand"
+            ));
+        }
+    }
+    let _ = writeln!(
+        text,
+        "  notes rewriting  notes.rewriteRef={NOTES_REF}, notes.rewrite.amend=true, notes.rewrite.rebase=true"
+    );
+    if report.config_written.is_empty() {
+        let _ = writeln!(text, "  settings         [ultragit] already configured");
+    } else {
+        let _ = writeln!(
+            text,
+            "  settings         wrote the defaults of {}",
+            report.config_written.join(", ")
+        );
+    }
+    // Which model will annotate, so a missing key shows up now rather than in
+    // .git/ultragit/failed.log after the next commit.
+    match Settings::raw_provider(&repo).and_then(|raw| raw.resolve()) {
+        Ok(provider) => {
+            let key = match &provider.api_key_env {
+                Some(variable) => format!("key from ${variable}"),
+                None => "no key".to_owned(),
+            };
+            let _ = writeln!(
+                text,
+                "  model            {} {} at {}, {key}\n                 \x20                  (git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
+                provider.kind.as_str(),
+                provider.model,
+                provider
+                    .base_url
+                    .as_deref()
+                    .unwrap_or("the API's default URL"),
+            );
+        }
+        Err(err) => output.warnings.push(err.to_string()),
+    }
+    Ok(output)
+}

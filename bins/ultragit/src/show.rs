@@ -1,0 +1,80 @@
+//! `ultragit show [REV] [--format pretty|json]`: a commit's annotation, for people
+//! (pretty, the default) or as the stored `ultragit/v1` JSON (indented).
+//!
+//! A commit without a note is an error (exit 1) that says how to annotate it. A
+//! note that is not a valid `ultragit/v1` document is an error too; its raw text
+//! is printed on stdout so nothing is hidden.
+
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+use gitctx::Repo;
+use ultragit_annotate::{NOTES_REF, show};
+use ultragit_schema::Annotation;
+
+use crate::outcome::{Failure, Output};
+
+/// The arguments of `ultragit show`.
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct ShowArgs {
+    /// The commit whose annotation to print
+    #[arg(value_name = "REV", default_value = "HEAD")]
+    rev: String,
+
+    /// Output format: pretty for people, json for the note as stored (indented)
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = ShowFormat::Pretty)]
+    format: ShowFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ShowFormat {
+    Pretty,
+    Json,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  ultragit show
+  ultragit show HEAD~2 --format json
+
+Exit status: 0 when the annotation was printed; 1 when the commit has no annotation, \
+its note is not a valid ultragit/v1 document (the raw note is printed on stdout), or \
+the revision is unknown; 2 on usage errors.";
+
+/// Prints the annotation of `args.rev` in the repository containing `cwd`.
+pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Output, Failure> {
+    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+    let commit = repo.resolve_commit(&args.rev).map_err(Failure::new)?;
+    let note = repo
+        .notes(NOTES_REF)
+        .and_then(|notes| notes.read(commit))
+        .map_err(Failure::new)?;
+    let Some(text) = note else {
+        return Err(Failure::new(format!(
+            "commit {} has no ultragit annotation (annotate it with `ultragit annotate --commit {}`)",
+            commit.short(),
+            args.rev
+        )));
+    };
+    match Annotation::from_json(&text) {
+        Ok(annotation) => Ok(Output::text(match args.format {
+            ShowFormat::Pretty => show::render_pretty(&annotation),
+            ShowFormat::Json => show::render_json(&annotation),
+        })),
+        Err(err) => {
+            let mut raw = text;
+            if !raw.ends_with('\n') {
+                raw.push('\n');
+            }
+            Err(Failure {
+                message: format!(
+                    "the note of commit {} is not a valid ultragit/v1 annotation ({}); its raw text is on stdout",
+                    commit.short(),
+                    err.reason()
+                ),
+                text: raw,
+            })
+        }
+    }
+}
