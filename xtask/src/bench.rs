@@ -10,6 +10,11 @@
 //!   the real binary, against `git blame --porcelain` over the same lines; the cost
 //!   of `dependencies_on_this`; the git processes one read starts on a long and a
 //!   short history (counted with a `git` shim first on `PATH`).
+//! - `annotate`: our own time to annotate a 10-file, 300-line commit against a
+//!   fake model that answers at once (in-process, phase by phase, with the HTTP
+//!   requests per run), and the `post-commit` hook `ultragit init` installs: the
+//!   time until it returns, and `git commit` with it against without it (release
+//!   binary). See [`annotate`].
 //!
 //! The numbers only mean something in a release build, so a debug build of xtask
 //! re-runs itself with `cargo run --release`.
@@ -23,7 +28,9 @@ use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery
 
 use crate::{cargo, fixtures, workspace_root};
 
-const NAMES: &[&str] = &["blame", "read"];
+mod annotate;
+
+const NAMES: &[&str] = &["blame", "read", "annotate"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
@@ -65,6 +72,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         match name {
             "blame" => blame()?,
             "read" => read()?,
+            "annotate" => annotate::annotate()?,
             _ => unreachable!("names are checked above"),
         }
     }
@@ -170,16 +178,18 @@ fn report(title: &str, rows: &[Measured], reference: usize) {
     for (i, row) in rows.iter().enumerate() {
         let ratio = row.median.as_secs_f64() / base;
         let note = if i == reference { " (reference)" } else { "" };
+        let output = if row.unit.is_empty() {
+            String::new()
+        } else {
+            format!("{} {}", row.output, row.unit)
+        };
         println!(
-            "  {:<46} {:>4} {:>11} {:>11} {:>7.2}x  {} {}{}",
+            "  {:<46} {:>4} {:>11} {:>11} {:>7.2}x  {output}{note}",
             row.name,
             row.runs,
             fmt(row.median),
             fmt(row.min),
             ratio,
-            row.output,
-            row.unit,
-            note
         );
     }
 }
@@ -328,7 +338,7 @@ fn read() -> Result<(), String> {
         "anchor: {} (lines {start}-{end} at HEAD; changed by {} commits, the first one included)",
         fixture.anchor, fixture.anchor_commits
     );
-    let binary = ultragit_binary();
+    let binary = build_ultragit();
     let pipeline = GitReadPipeline::open(&fixture.repo).map_err(|e| e.to_string())?;
     let anchor_args = [fixture.file, fixture.anchor.as_str()];
     let whole_args = [fixture.file];
@@ -527,8 +537,9 @@ fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
 }
 
-/// `target/release/ultragit`, built now; `Err` says why its rows are skipped.
-fn ultragit_binary() -> Result<PathBuf, String> {
+/// Builds `target/release/ultragit` (`cargo build --release -p ultragit`) and
+/// returns its path; `Err` says why the rows that need it are skipped.
+fn build_ultragit() -> Result<PathBuf, String> {
     let status = cargo()
         .args(["build", "--quiet", "--release", "--package", "ultragit"])
         .status()
@@ -537,20 +548,9 @@ fn ultragit_binary() -> Result<PathBuf, String> {
         return Err("skipped: `cargo build --release -p ultragit` failed (see above)".to_owned());
     }
     // The release xtask running this lives next to the release ultragit.
-    let exe = std::env::current_exe()
+    Ok(std::env::current_exe()
         .map_err(|e| format!("skipped: where is xtask? {e}"))?
-        .with_file_name(format!("ultragit{}", std::env::consts::EXE_SUFFIX));
-    let has_read = Command::new(&exe)
-        .args(["read", "--help"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if has_read {
-        Ok(exe)
-    } else {
-        Err("skipped: the ultragit binary has no read command yet".to_owned())
-    }
+        .with_file_name(format!("ultragit{}", std::env::consts::EXE_SUFFIX)))
 }
 
 fn binary_case<'a>(exe: &'a Path, dir: &'a Path, args: &'a [&'a str], runs: usize) -> Case<'a> {

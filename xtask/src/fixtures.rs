@@ -1,6 +1,8 @@
 //! Generated fixture repositories for benchmarks, cached under
-//! `target/bench-fixtures/`: the blame fixture (a long history of one big file) and
-//! the read fixtures (the same shape with an `ultragit/v1` note on every change).
+//! `target/bench-fixtures/`: the blame fixture (a long history of one big file),
+//! the read fixtures (the same shape with an `ultragit/v1` note on every change)
+//! and the annotate fixture (a 10-file, 300-line commit on a short annotated
+//! history; `fixtures/annotate.rs`).
 //!
 //! Generation is deterministic (a fixed-seed PRNG, pinned dates and identities), so
 //! every machine measures the same history. A fixture directory is complete only
@@ -18,6 +20,10 @@ use ultragit_schema::{
 };
 
 use crate::workspace_root;
+
+mod annotate;
+
+pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 
 /// The blame fixture: one ~8,000-line Rust file with a long history, in a
 /// repository with other files and merges.

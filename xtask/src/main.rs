@@ -8,14 +8,20 @@
 //!   missing fixture repositories under `target/bench-fixtures/`, runs the named
 //!   benchmark (or all) and prints medians, ratios against the reference and the
 //!   design's targets. `blame`: the blame engines against `git blame`. `read`:
-//!   `ultragit read` (in-process, and as the release binary once it has `read`)
+//!   `ultragit read` (in-process, and as the release binary)
 //!   against `git blame` over the same lines, the cost of `dependencies_on_this`,
 //!   and the git processes one read starts on a long and a short history.
+//!   `annotate`: our own time to annotate a 10-file, 300-line commit against
+//!   `testkit`'s fake model on 127.0.0.1 (which answers at once), phase by phase,
+//!   and the `post-commit` hook `ultragit init` installs (the release binary): the
+//!   time until it returns, and `git commit` with it against without it.
 //!
 //! Depends on `gitctx` (hardened git processes, the blame engines under test),
-//! `ultragit-read` (the read pipeline under test), `ultragit-schema` (the notes
-//! the read fixtures carry), `outline` (the fixtures' function ranges) and
-//! `chrono` (the notes' timestamps).
+//! `ultragit-read` (the read pipeline under test), `ultragit-annotate`, `llm` and
+//! `agent` (the writing agent under test, its provider and trace sink), `testkit`
+//! (the fake LLM server), `tokio` (the agent's runtime), `serde_json` (the fake's
+//! script), `ultragit-schema` (the notes the fixtures carry), `outline` (the
+//! fixtures' function ranges) and `chrono` (the notes' timestamps).
 
 // xtask is a developer tool: printing is its interface.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -32,9 +38,9 @@ usage: cargo xtask <task>
 
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
-  bench [NAME]        run benchmarks (names: blame, read; none: all) and print
-                      medians, ratios and targets (release build; the first run
-                      generates fixtures under target/bench-fixtures/)
+  bench [NAME]        run benchmarks (names: blame, read, annotate; none: all)
+                      and print medians, ratios and targets (release build; the
+                      first run generates fixtures under target/bench-fixtures/)
 ";
 
 fn main() -> ExitCode {
