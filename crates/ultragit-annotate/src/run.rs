@@ -398,42 +398,53 @@ async fn structured(
                 message: other.to_string(),
             },
         })?;
-    let regions: Vec<RegionAnnotation> = value["regions"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| serde_json::from_value(item.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    let cross_cutting: Vec<CrossCuttingConcern> = value["cross_cutting"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| serde_json::from_value(item.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut dropped = Vec::new();
+    let regions: Vec<RegionAnnotation> = items(&value, "regions", &mut dropped);
+    let cross_cutting: Vec<CrossCuttingConcern> = items(&value, "cross_cutting", &mut dropped);
     if regions.is_empty() {
         return Err(AgentError::NoAnnotations {
             turns: outcome.steps,
         });
     }
     let summary = summarize(value["summary"].as_str(), &regions);
-    let (annotation, warnings) = assemble(context, regions, cross_cutting, summary);
+    let (annotation, mut warnings) = assemble(context, regions, cross_cutting, summary);
     if annotation.regions.is_empty() {
         return Err(AgentError::NoAnnotations {
             turns: outcome.steps,
         });
     }
+    dropped.append(&mut warnings);
     Ok(Annotated {
         annotation,
-        warnings,
+        warnings: dropped,
         turns: outcome.steps,
         partial: false,
     })
+}
+
+/// The entries of the array `value[key]` that read as `T`; each one that does not
+/// is reported in `dropped` (the schema check makes that rare, not impossible).
+fn items<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    key: &str,
+    dropped: &mut Vec<String>,
+) -> Vec<T> {
+    let Some(entries) = value[key].as_array() else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match serde_json::from_value(item.clone()) {
+            Ok(parsed) => Some(parsed),
+            Err(err) => {
+                dropped.push(format!(
+                    "dropped {key}[{i}] of the structured answer: {err}"
+                ));
+                None
+            }
+        })
+        .collect()
 }
 
 /// The JSON Schema of the structured answer.
@@ -444,16 +455,7 @@ pub fn structured_schema() -> Value {
         "properties": {
             "summary": {"type": "string"},
             "regions": {"type": "array", "items": region},
-            "cross_cutting": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "description": {"type": "string"},
-                    "regions": {"type": "array", "items": {"type": "string"}},
-                    "nature": {"type": "string"}
-                },
-                "required": ["description", "regions", "nature"],
-                "additionalProperties": false
-            }}
+            "cross_cutting": {"type": "array", "items": tools::emit_cross_cutting_schema()}
         },
         "required": ["summary", "regions", "cross_cutting"],
         "additionalProperties": false

@@ -279,12 +279,7 @@ impl Tool for GetDiffForFile {
         "Returns the diff of a single file of this commit, with line numbers."
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        path_only()
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let path = path_arg(args, "path")?;
@@ -345,12 +340,7 @@ impl Tool for GetFileContent {
         "Returns the full content of a file at the commit being annotated, with line numbers."
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        path_only()
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let path = path_arg(args, "path")?;
@@ -376,12 +366,7 @@ impl Tool for GetAstOutline {
         "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges."
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        path_only()
     }
     fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let path = path_arg(args, "path")?;
@@ -693,6 +678,31 @@ fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) 
     annotation
 }
 
+/// The parameters of the tools that take one file path.
+fn path_only() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
+        "required": ["path"],
+        "additionalProperties": false
+    })
+}
+
+/// The parameters of `emit_cross_cutting`, also one item of the structured
+/// answer's `cross_cutting`.
+pub fn emit_cross_cutting_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"},
+            "regions": {"type": "array", "items": {"type": "string"}},
+            "nature": {"type": "string"}
+        },
+        "required": ["description", "regions", "nature"],
+        "additionalProperties": false
+    })
+}
+
 struct EmitCrossCutting(Collector);
 
 impl Tool for EmitCrossCutting {
@@ -703,16 +713,7 @@ impl Tool for EmitCrossCutting {
         "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together."
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "description": {"type": "string"},
-                "regions": {"type": "array", "items": {"type": "string"}},
-                "nature": {"type": "string"}
-            },
-            "required": ["description", "regions", "nature"],
-            "additionalProperties": false
-        })
+        emit_cross_cutting_schema()
     }
     fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let concern: CrossCuttingConcern = serde_json::from_value(args.clone())

@@ -2,13 +2,11 @@
 
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
-use ultragit_annotate::{
-    AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report, annotate, annotate_commit,
-};
+use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report};
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
-    CLIENT_V1, chat, client_v2, context, provider, region, runtime, tool_results,
+    CLIENT_V1, annotate_head, chat, client_v2, context, provider, region, run_agent, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -50,16 +48,7 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
         )]),
         Reply::text("Makes connect retry.\n\nDetails that are not the summary."),
     ]);
-    let report = runtime()
-        .block_on(annotate(
-            repo.path(),
-            "HEAD",
-            None,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
     assert_eq!(
         report,
         Report::Annotated {
@@ -147,16 +136,7 @@ fn author_context_makes_an_enhanced_annotation_with_author_constraints() {
         tags: Some(vec!["mqtt".into(), "retry".into()]),
         squash_sources: None,
     };
-    runtime()
-        .block_on(annotate(
-            repo.path(),
-            "HEAD",
-            Some(author),
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    annotate_head(&repo, Some(author), provider.as_ref()).unwrap();
     let note = stored(&repo);
     assert_eq!(note.context_level, ContextLevel::Enhanced);
     assert_eq!(note.task.as_deref(), Some("PROJ-42 survive failovers"));
@@ -219,16 +199,7 @@ fn multi_file_commits_get_cross_cutting_concerns() {
         )]),
         Reply::text("Three retries in client and probe."),
     ]);
-    runtime()
-        .block_on(annotate(
-            repo.path(),
-            "HEAD",
-            None,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    annotate_head(&repo, None, provider.as_ref()).unwrap();
     let note = stored(&repo);
     assert_eq!(note.regions.len(), 2);
     assert_eq!(note.cross_cutting.len(), 1);
@@ -278,14 +249,7 @@ fn duplicates_are_merged_and_invalid_emissions_go_back_to_the_model() {
         Reply::text("Done."),
     ]);
     let ctx = context(&repo, "HEAD", None);
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(
         annotated.annotation.regions.len(),
         1,
@@ -329,14 +293,7 @@ fn running_out_of_turns_keeps_what_was_emitted() {
         ..AnnotateConfig::default()
     };
     let ctx = context(&repo, "HEAD", None);
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &config,
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
     assert!(annotated.partial);
     assert_eq!(
         annotated.turns, 4,
@@ -360,14 +317,7 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let ctx = context(&repo, "HEAD", None);
     // The model ends at once.
     let (_s, provider) = chat(vec![Reply::text("Nothing worth annotating.")]);
-    let err = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap_err();
+    let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
         matches!(err, AgentError::NoAnnotations { turns: 1 }),
         "{err}"
@@ -386,28 +336,14 @@ fn no_emissions_is_an_error_of_the_right_kind() {
         max_agent_turns: 3,
         ..AnnotateConfig::default()
     };
-    let err = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &config,
-            &mut agent::NullSink,
-        ))
-        .unwrap_err();
+    let err = run_agent(&ctx, provider.as_ref(), &config).unwrap_err();
     assert!(
         matches!(err, AgentError::MaxTurnsExceeded { max_turns: 3 }),
         "{err}"
     );
     // Every answer is cut by the token limit.
     let (_s, provider) = chat(vec![Reply::max_tokens("I was about to")]);
-    let err = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap_err();
+    let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
         matches!(err, AgentError::TokenBudgetExceeded { budget: 4096 }),
         "{err}"
@@ -432,14 +368,7 @@ fn max_tokens_after_emissions_is_a_partial_result() {
         Reply::max_tokens("And furthermore the"),
     ]);
     let ctx = context(&repo, "HEAD", None);
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert!(annotated.partial);
     assert_eq!(annotated.annotation.regions.len(), 1);
     assert!(
@@ -454,16 +383,7 @@ fn max_tokens_after_emissions_is_a_partial_result() {
 fn provider_errors_are_reported_and_nothing_is_stored() {
     let (repo, _) = repo();
     let (_s, provider) = chat(vec![Reply::error(400, "model not found")]);
-    let err = runtime()
-        .block_on(annotate(
-            repo.path(),
-            "HEAD",
-            None,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap_err();
+    let err = annotate_head(&repo, None, provider.as_ref()).unwrap_err();
     assert!(
         matches!(err, AnnotateError::Agent(AgentError::Provider(_))),
         "{err}"
@@ -483,16 +403,7 @@ fn trivial_commits_never_reach_the_model() {
     repo.commit_file("Cargo.lock", "a\n", "lock");
     repo.commit_file("Cargo.lock", "b\n", "bump");
     let (server, provider) = chat(vec![]);
-    let report = runtime()
-        .block_on(annotate(
-            repo.path(),
-            "HEAD",
-            None,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
     assert!(matches!(
         report,
         Report::Skipped {
@@ -550,14 +461,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     )]));
     script.push(Reply::text("Adds twenty modules."));
     let (server, provider) = chat(script);
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(annotated.annotation.regions.len(), 4);
     assert_eq!(annotated.annotation.cross_cutting.len(), 1);
     assert_eq!(annotated.annotation.summary, "Adds twenty modules.");
@@ -613,14 +517,7 @@ fn huge_diffs_are_summarized_for_the_model() {
         )]),
         Reply::text("Adds a generated table."),
     ]);
-    runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     let summary = tool_results(&server.requests()[1].json())[0]["data"]["summary"]
         .as_str()
         .unwrap()
@@ -646,14 +543,7 @@ fn providers_without_tools_get_one_structured_prompt() {
     );
     let provider = provider(&server, llm::ProviderKind::OpenAiChat, false);
     let ctx = context(&repo, "HEAD", None);
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(annotated.annotation.commit, sha);
     assert_eq!(
         annotated.annotation.regions.len(),
@@ -693,14 +583,7 @@ fn squash_sources_make_a_squash_provenance() {
         ..AuthorContext::default()
     };
     let ctx = context(&repo, "HEAD", Some(author));
-    let annotated = runtime()
-        .block_on(annotate_commit(
-            &ctx,
-            provider.as_ref(),
-            &AnnotateConfig::default(),
-            &mut agent::NullSink,
-        ))
-        .unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     let provenance = &annotated.annotation.provenance;
     assert_eq!(provenance.operation, ProvenanceOperation::Squash);
     assert_eq!(provenance.derived_from, [source]);

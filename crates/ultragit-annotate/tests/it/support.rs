@@ -39,6 +39,36 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// `annotate` of HEAD with the default limits and no trace.
+pub fn annotate_head(
+    repo: &TestRepo,
+    author: Option<AuthorContext>,
+    provider: &dyn LlmProvider,
+) -> Result<ultragit_annotate::Report, ultragit_annotate::AnnotateError> {
+    runtime().block_on(ultragit_annotate::annotate(
+        repo.path(),
+        "HEAD",
+        author,
+        provider,
+        &AnnotateConfig::default(),
+        &mut agent::NullSink,
+    ))
+}
+
+/// `annotate_commit` (the agent alone, nothing stored) with no trace.
+pub fn run_agent(
+    context: &AnnotationContext,
+    provider: &dyn LlmProvider,
+    config: &AnnotateConfig,
+) -> Result<ultragit_annotate::Annotated, ultragit_annotate::AgentError> {
+    runtime().block_on(ultragit_annotate::annotate_commit(
+        context,
+        provider,
+        config,
+        &mut agent::NullSink,
+    ))
+}
+
 pub fn context(repo: &TestRepo, rev: &str, author: Option<AuthorContext>) -> AnnotationContext {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     gather(&r, rev, author, &AnnotateConfig::default()).unwrap()
