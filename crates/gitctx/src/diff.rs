@@ -19,6 +19,9 @@ pub enum DiffTarget<'a> {
     Staged,
     /// The tree of `from` against the tree of `to`.
     Range { from: &'a str, to: &'a str },
+    /// The index against the tree of a commit (`None`: the empty tree) — e.g. what
+    /// `git commit --amend` would record, against HEAD's first parent.
+    IndexAgainst(Option<&'a str>),
 }
 
 /// How to diff. `Default` is what `git diff` does: 3 context lines, renames found.
@@ -376,6 +379,19 @@ impl Repo {
                 };
                 let index = self.index()?;
                 repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))
+                    .map_err(git("diffing the index"))?
+            }
+            DiffTarget::IndexAgainst(base) => {
+                let old = match base {
+                    Some(rev) => Some(
+                        self.find_commit(rev)?
+                            .tree()
+                            .map_err(git("reading a tree"))?,
+                    ),
+                    None => None,
+                };
+                let index = self.index()?;
+                repo.diff_tree_to_index(old.as_ref(), Some(&index), Some(&mut opts))
                     .map_err(git("diffing the index"))?
             }
             DiffTarget::Range { from, to } => {

@@ -22,15 +22,18 @@
 
 pub mod blame;
 pub mod command;
+mod commit;
 pub mod diff;
 mod error;
 pub mod notes;
 mod oid;
 pub mod refs;
 mod repo;
+mod status;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
 pub use command::GitCommand;
+pub use commit::CommitRun;
 pub use diff::{
     Diff, DiffLine, DiffOptions, DiffTarget, FileDiff, FileMode, FileStatus, Hunk, LineKind,
     NumStat,
@@ -39,4 +42,5 @@ pub use error::{Error, Result, Source};
 pub use notes::{NoteEntry, Notes, WriteOutcome};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
-pub use repo::{CommitInfo, GitTime, Head, Person, Repo};
+pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo};
+pub use status::StatusEntry;

@@ -327,6 +327,44 @@ impl Repo {
         Ok(out)
     }
 
+    /// The commits reachable from `to` but not from `from` (`git log from..to`;
+    /// `None`: everything reachable from `to`), newest first, at most `limit`.
+    pub fn log_range(&self, from: Option<&str>, to: &str, limit: usize) -> Result<Vec<ObjectId>> {
+        let start = self.find_commit(to)?.id();
+        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+            .map_err(git("walking history"))?;
+        walk.push(start).map_err(git("walking history"))?;
+        if let Some(from) = from {
+            let hide = self.find_commit(from)?.id();
+            walk.hide(hide).map_err(git("walking history"))?;
+        }
+        let mut out = Vec::new();
+        for id in walk.take(limit) {
+            out.push(ObjectId::from_git(id.map_err(git("walking history"))?));
+        }
+        Ok(out)
+    }
+
+    /// The value of the gitattribute `name` for `path` (repository-relative), as
+    /// `.gitattributes` files (the index's first, then the working tree's),
+    /// `info/attributes` and the global attributes file set it.
+    pub fn attribute(&self, path: &str, name: &str) -> Result<AttrValue> {
+        let raw = self
+            .inner
+            .get_attr_bytes(Path::new(path), name, git2::AttrCheckFlags::INDEX_THEN_FILE)
+            .map_err(git("reading gitattributes"))?;
+        Ok(match git2::AttrValue::from_bytes(raw) {
+            git2::AttrValue::True => AttrValue::Set,
+            git2::AttrValue::False => AttrValue::Unset,
+            git2::AttrValue::Unspecified => AttrValue::Unspecified,
+            git2::AttrValue::String(text) => AttrValue::Value(text.to_owned()),
+            git2::AttrValue::Bytes(bytes) => {
+                AttrValue::Value(String::from_utf8_lossy(bytes).into_owned())
+            }
+        })
+    }
+
     /// The commits reachable from `rev` (inclusive) that changed any of `paths`,
     /// newest first, each with the paths among `paths` it changed; at most
     /// `limit` commits. One `git log` process, whatever the number of paths.
@@ -473,6 +511,30 @@ impl Repo {
             .find_blob(entry.id())
             .map_err(git("reading a file"))?;
         Ok(blob.content().to_vec())
+    }
+}
+
+/// A gitattribute's state for one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttrValue {
+    /// Nothing says anything about it.
+    Unspecified,
+    /// `name` (or `name=true`).
+    Set,
+    /// `-name` (or `name=false`).
+    Unset,
+    /// `name=value`.
+    Value(String),
+}
+
+impl AttrValue {
+    /// Set, or set to a value other than `false`.
+    pub fn is_set(&self) -> bool {
+        match self {
+            AttrValue::Set => true,
+            AttrValue::Value(v) => !v.eq_ignore_ascii_case("false") && v != "0",
+            _ => false,
+        }
     }
 }
 

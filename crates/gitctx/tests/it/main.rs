@@ -6,6 +6,7 @@ mod diff;
 mod notes;
 mod refs;
 mod repo;
+mod worktree;
 
 use gitctx::Repo;
 use testkit::TestRepo;
