@@ -89,7 +89,7 @@ fn log_range_hides_what_the_base_reaches() {
     );
     assert_eq!(
         hex(r.log_range(Some(&first), "HEAD", 1).unwrap()),
-        [third.clone()]
+        std::slice::from_ref(&third)
     );
     assert_eq!(r.log_range(None, "HEAD", 10).unwrap().len(), 3);
     assert!(r.log_range(Some(&third), "HEAD", 10).unwrap().is_empty());
