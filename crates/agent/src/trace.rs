@@ -34,6 +34,9 @@ pub const ARTIFACT_THRESHOLD: usize = 2048;
 
 /// Console values longer than this (or multi-line) print as preview blocks.
 const INLINE_MAX: usize = 100;
+/// Fields a summarized console sink shows only the size of.
+pub const SUMMARIZED_AWAY: &[&str] = &["request", "raw"];
+
 /// Lines of a preview block.
 const PREVIEW_LINES: usize = 8;
 /// Characters of one preview line.
@@ -288,6 +291,7 @@ pub struct ConsoleSink<W: Write + Send> {
     redactor: Redactor,
     clock: fn() -> String,
     problems: Vec<String>,
+    summarized: bool,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ConsoleSink<W> {
@@ -307,7 +311,16 @@ impl<W: Write + Send> ConsoleSink<W> {
             redactor,
             clock: local_clock,
             problems: Vec::new(),
+            summarized: false,
         }
+    }
+
+    /// Summarized lines: the raw request and response JSON (fields
+    /// [`SUMMARIZED_AWAY`]) are replaced by their size (`request_bytes=…`), so a
+    /// console trace keeps event types and counters without dumping payloads.
+    pub fn summarized(mut self) -> Self {
+        self.summarized = true;
+        self
     }
 
     /// Uses `clock` for the time column (tests pin it).
@@ -340,6 +353,15 @@ impl<W: Write + Send> ConsoleSink<W> {
         );
         let mut blocks = String::new();
         for (key, value) in &event.fields {
+            if self.summarized && SUMMARIZED_AWAY.contains(&key.as_str()) {
+                let bytes = match value {
+                    Value::String(s) => s.len(),
+                    Value::Null => continue,
+                    other => other.to_string().len(),
+                };
+                line.push_str(&format!(" {key_on}{key}_bytes{off}={bytes}"));
+                continue;
+            }
             let value = redact_value(value, &self.redactor);
             let text = match &value {
                 Value::String(s) => s.clone(),
@@ -462,6 +484,28 @@ mod tests {
              15:04:05 WRN tool.output tool=git_staged_diff output=<12 lines, 99 bytes> note=\"two words\"\n    \
              output: 12 lines, 99 bytes (first 8 lines shown, 4 more)\n      | +line 1\n      | +line 2\n      | +line 3\n      \
              | +line 4\n      | +line 5\n      | +line 6\n      | +line 7\n      | +line 8\n"
+        );
+    }
+
+    #[test]
+    fn summarized_console_lines_drop_payloads() {
+        let mut sink = ConsoleSink::new(Vec::new(), false, Redactor::default())
+            .with_clock(clock)
+            .summarized();
+        sink.record(
+            &Event::info("request")
+                .with("step", 1)
+                .with("request", json!({"messages": ["a long prompt"]})),
+        );
+        sink.record(
+            &Event::info("response")
+                .with("raw", Value::Null)
+                .with("text", "ok"),
+        );
+        let text = String::from_utf8(sink.into_inner()).unwrap();
+        assert_eq!(
+            text,
+            "15:04:05 INF request step=1 request_bytes=30\n15:04:05 INF response text=ok\n"
         );
     }
 

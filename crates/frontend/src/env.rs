@@ -13,6 +13,17 @@ pub const ALL_PROXY: &str = "ALL_PROXY";
 /// Hosts that bypass the proxies (also read in lower case).
 pub const NO_PROXY: &str = "NO_PROXY";
 
+/// `git-agent`: the OpenAI API key (the fallback after ChatGPT sign-in).
+pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// `git-agent`: the base URL on the API-key path.
+pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+/// `git-agent`: the model when `--model` is not given.
+pub const OPENAI_MODEL: &str = "OPENAI_MODEL";
+/// `git-agent`: Codex's home directory (`auth.json` lives there); default `~/.codex`.
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// The user's home directory.
+pub const HOME: &str = "HOME";
+
 /// `ultragit`: the task behind the next commit (author context; wins over
 /// `ultragit context set`).
 pub const ULTRAGIT_TASK: &str = "ULTRAGIT_TASK";

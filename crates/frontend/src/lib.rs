@@ -4,15 +4,18 @@
 //! Today: the hidden `--generate` flag (shell completions for `make install`), the
 //! mapping of output errors to exit codes (a closed pipe is not a failure),
 //! [`env`]: the environment variables the binaries read and how they become library
-//! settings (proxies, author context names), and [`provider`]: building the LLM
-//! provider from provider settings and the key's variable.
+//! settings (proxies, author context names), [`provider`]: building the LLM
+//! provider from provider settings and the key's variable, and [`openai`]:
+//! `git-agent`'s resolution of OpenAI credentials (flag → Codex ChatGPT sign-in →
+//! `OPENAI_*` → default).
 //!
-//! - **Dependencies:** `llm` (its settings types and `build_provider`); `clap` and
-//!   `clap_complete`.
+//! - **Dependencies:** `llm` (its settings types and `build_provider`); `clap`,
+//!   `clap_complete`, `serde_json` (Codex's `auth.json`).
 //! - **Invariant:** this crate never prints, exits or reads the environment itself;
 //!   it returns bytes and exit codes, and the binary's `main` does the I/O.
 
 pub mod env;
+pub mod openai;
 pub mod provider;
 
 use std::io;

@@ -75,6 +75,7 @@ pub struct GitCommand {
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
     timeout: Option<Duration>,
+    user_locale: bool,
 }
 
 impl GitCommand {
@@ -87,7 +88,16 @@ impl GitCommand {
             env: Vec::new(),
             stdin: None,
             timeout: None,
+            user_locale: false,
         }
+    }
+
+    /// Keeps the user's locale (`LC_ALL`, `LANG`, `LANGUAGE`) instead of `C`: for
+    /// commands whose output is shown to the user rather than parsed, and whose
+    /// hooks should run as they would by hand (`git commit`).
+    pub fn user_locale(mut self) -> Self {
+        self.user_locale = true;
+        self
     }
 
     /// Kills the process if it has not finished after `timeout`; the run then
@@ -151,10 +161,10 @@ impl GitCommand {
         for name in scrubbed_vars(std::env::vars_os().map(|(k, _)| k)) {
             cmd.env_remove(name);
         }
-        cmd.env("LC_ALL", "C")
-            .env("LANG", "C")
-            .env("LANGUAGE", "C")
-            .env("GIT_OPTIONAL_LOCKS", "0")
+        if !self.user_locale {
+            cmd.env("LC_ALL", "C").env("LANG", "C").env("LANGUAGE", "C");
+        }
+        cmd.env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_LITERAL_PATHSPECS", "1");
         let config: Vec<(&str, &str)> = BASE_CONFIG

@@ -1,0 +1,370 @@
+//! OpenAI-compatible provider settings the way `git-agent` resolves them (spec
+//! 004 "Authentication and environment variables"):
+//!
+//! 1. an explicit flag (`--model`, `--base-url`);
+//! 2. ChatGPT (Codex) sign-in from `auth.json` (`$CODEX_HOME/auth.json`, by
+//!    default `~/.codex/auth.json`) when it says `"auth_mode": "chatgpt"` and
+//!    holds `tokens.access_token` and `tokens.account_id`: bearer token plus
+//!    `ChatGPT-Account-ID`, base URL `https://chatgpt.com/backend-api/codex`
+//!    unless `--base-url` is given;
+//! 3. the environment: `OPENAI_API_KEY`, with `OPENAI_BASE_URL` (only on this
+//!    API-key path) and `OPENAI_MODEL`;
+//! 4. the default model, [`DEFAULT_MODEL`].
+//!
+//! Choices this module makes where the spec is silent:
+//! - `--api chat` (Chat Completions, for local servers) skips ChatGPT sign-in:
+//!   that backend only speaks the Responses API.
+//! - Without any credentials, a run is still possible against an explicit base
+//!   URL (a flag or `OPENAI_BASE_URL`) that is not OpenAI's or ChatGPT's own: local
+//!   servers (llama.cpp, Ollama, vLLM) need no key.
+//! - An `auth.json` in another mode (e.g. `"auth_mode": "apikey"`) is passed over;
+//!   one that is not JSON, or says `chatgpt` without the tokens, is an error that
+//!   names the file.
+//!
+//! The binary reads the file and the environment and passes them in; nothing
+//! here does I/O.
+
+use std::path::{Path, PathBuf};
+
+use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Secret};
+use serde_json::Value;
+
+use crate::env::{self, proxy_config};
+
+/// The model used when neither `--model` nor `OPENAI_MODEL` names one.
+pub const DEFAULT_MODEL: &str = "gpt-5-mini";
+
+/// Where the credentials came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthSource {
+    /// ChatGPT sign-in from this `auth.json`.
+    ChatGpt(PathBuf),
+    /// `OPENAI_API_KEY`.
+    ApiKey,
+    /// No credentials (a local server at an explicit base URL).
+    None,
+}
+
+/// The flags that take part in resolution.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Flags<'a> {
+    pub model: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+    /// `--api chat`: Chat Completions instead of the Responses API.
+    pub chat: bool,
+}
+
+/// Why no provider settings could be resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthError {
+    /// No ChatGPT sign-in, no `OPENAI_API_KEY`, and no local base URL.
+    NoCredentials { auth_file: Option<PathBuf> },
+    /// `auth.json` exists but cannot be used.
+    BadAuthFile { path: PathBuf, reason: String },
+}
+
+impl std::fmt::Display for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthError::NoCredentials { auth_file } => {
+                let file = auth_file
+                    .as_ref()
+                    .map_or("~/.codex/auth.json".to_owned(), |p| p.display().to_string());
+                write!(
+                    f,
+                    "no credentials: sign in with Codex ({file} with \"auth_mode\": \"chatgpt\"), or export {}; for a local server pass --base-url",
+                    env::OPENAI_API_KEY
+                )
+            }
+            AuthError::BadAuthFile { path, reason } => {
+                write!(f, "{}: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+/// The resolved settings: a provider config (with auth, base URL, model and
+/// proxies) and where its credentials came from.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub config: ProviderConfig,
+    pub source: AuthSource,
+}
+
+/// `auth.json`'s path: `$CODEX_HOME/auth.json`, else `$HOME/.codex/auth.json`.
+pub fn codex_auth_path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let nonempty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    if let Some(home) = nonempty(env::CODEX_HOME) {
+        return Some(Path::new(&home).join("auth.json"));
+    }
+    nonempty(env::HOME).map(|home| Path::new(&home).join(".codex").join("auth.json"))
+}
+
+/// ChatGPT credentials in an `auth.json` text: `Ok(None)` when the file is for
+/// another auth mode.
+pub fn parse_codex_auth(text: &str) -> Result<Option<(Secret, String)>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+    let mode = value.get("auth_mode").and_then(Value::as_str);
+    if mode != Some("chatgpt") {
+        return Ok(None);
+    }
+    let tokens = value.get("tokens").ok_or(
+        "\"auth_mode\" is \"chatgpt\" but there are no \"tokens\": sign in again with Codex",
+    )?;
+    let field = |name: &str| {
+        tokens
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .ok_or(format!(
+                "\"tokens.{name}\" is missing or empty: sign in again with Codex"
+            ))
+    };
+    let access = field("access_token")?;
+    let account = field("account_id")?;
+    Ok(Some((Secret::new(access), account)))
+}
+
+fn is_openai_host(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    let host = lower
+        .split("://")
+        .nth(1)
+        .unwrap_or(&lower)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or("");
+    host == "api.openai.com" || host == "chatgpt.com" || host.ends_with(".openai.com")
+}
+
+/// Resolves the provider settings. `auth_file` is `auth.json`'s path and its
+/// content when it exists.
+pub fn resolve(
+    flags: Flags<'_>,
+    auth_file: Option<(&Path, &str)>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Resolved, AuthError> {
+    let nonempty = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    let flag = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let kind = if flags.chat {
+        ProviderKind::OpenAiChat
+    } else {
+        ProviderKind::OpenAiResponses
+    };
+    let model = flag(flags.model)
+        .or_else(|| nonempty(lookup(env::OPENAI_MODEL)))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    let mut config = ProviderConfig::new(kind, model);
+    config.http = HttpOptions {
+        proxy: proxy_config(&lookup),
+        ..HttpOptions::default()
+    };
+
+    if !flags.chat
+        && let Some((path, text)) = auth_file
+    {
+        let parsed = parse_codex_auth(text).map_err(|reason| AuthError::BadAuthFile {
+            path: path.to_path_buf(),
+            reason,
+        })?;
+        if let Some((access_token, account_id)) = parsed {
+            config.auth = Auth::ChatGpt {
+                access_token,
+                account_id,
+            };
+            // The ChatGPT base URL is the provider's default for this auth; only
+            // an explicit flag changes it (not OPENAI_BASE_URL).
+            config.base_url = flag(flags.base_url);
+            return Ok(Resolved {
+                config,
+                source: AuthSource::ChatGpt(path.to_path_buf()),
+            });
+        }
+    }
+
+    config.base_url = flag(flags.base_url).or_else(|| nonempty(lookup(env::OPENAI_BASE_URL)));
+    if let Some(key) = nonempty(lookup(env::OPENAI_API_KEY)) {
+        config.auth = Auth::ApiKey(Secret::new(key));
+        return Ok(Resolved {
+            config,
+            source: AuthSource::ApiKey,
+        });
+    }
+    match &config.base_url {
+        Some(url) if !is_openai_host(url) => Ok(Resolved {
+            config,
+            source: AuthSource::None,
+        }),
+        _ => Err(AuthError::NoCredentials {
+            auth_file: auth_file.map(|(p, _)| p.to_path_buf()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    const CHATGPT: &str = r#"{"auth_mode": "chatgpt", "OPENAI_API_KEY": null,
+        "tokens": {"id_token": "x", "access_token": "at-secret-123", "refresh_token": "r", "account_id": "acct-9"}}"#;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn file() -> PathBuf {
+        PathBuf::from("/home/u/.codex/auth.json")
+    }
+
+    #[test]
+    fn chatgpt_sign_in_wins_over_the_api_key() {
+        let path = file();
+        let r = resolve(
+            Flags::default(),
+            Some((&path, CHATGPT)),
+            vars(&[
+                ("OPENAI_API_KEY", "sk-env"),
+                ("OPENAI_BASE_URL", "http://x/v1"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(r.source, AuthSource::ChatGpt(path));
+        assert_eq!(
+            r.config.auth,
+            Auth::ChatGpt {
+                access_token: Secret::new("at-secret-123"),
+                account_id: "acct-9".into()
+            }
+        );
+        // OPENAI_BASE_URL belongs to the API-key path only.
+        assert_eq!(r.config.base_url, None);
+        assert_eq!(r.config.kind, ProviderKind::OpenAiResponses);
+        assert_eq!(r.config.model, DEFAULT_MODEL);
+    }
+
+    #[test]
+    fn flags_win_over_everything() {
+        let path = file();
+        let r = resolve(
+            Flags {
+                model: Some("gpt-x"),
+                base_url: Some("http://127.0.0.1:1/v1"),
+                chat: false,
+            },
+            Some((&path, CHATGPT)),
+            vars(&[("OPENAI_MODEL", "env-model")]),
+        )
+        .unwrap();
+        assert_eq!(r.config.model, "gpt-x");
+        assert_eq!(r.config.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+    }
+
+    #[test]
+    fn the_environment_is_the_fallback() {
+        let r = resolve(
+            Flags::default(),
+            None,
+            vars(&[
+                ("OPENAI_API_KEY", " sk-env "),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"),
+                ("OPENAI_MODEL", "env-model"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(r.source, AuthSource::ApiKey);
+        assert_eq!(r.config.auth, Auth::ApiKey(Secret::new("sk-env")));
+        assert_eq!(r.config.base_url.as_deref(), Some("http://127.0.0.1:2/v1"));
+        assert_eq!(r.config.model, "env-model");
+        // Another auth mode in auth.json falls through to the environment.
+        let path = file();
+        let r = resolve(
+            Flags::default(),
+            Some((
+                &path,
+                r#"{"auth_mode": "apikey", "OPENAI_API_KEY": "sk-file"}"#,
+            )),
+            vars(&[("OPENAI_API_KEY", "sk-env")]),
+        )
+        .unwrap();
+        assert_eq!(r.source, AuthSource::ApiKey);
+    }
+
+    #[test]
+    fn chat_skips_chatgpt_and_local_servers_need_no_key() {
+        let path = file();
+        let r = resolve(
+            Flags {
+                chat: true,
+                base_url: Some("http://127.0.0.1:8080/v1"),
+                model: Some("qwen"),
+            },
+            Some((&path, CHATGPT)),
+            vars(&[]),
+        )
+        .unwrap();
+        assert_eq!(r.source, AuthSource::None);
+        assert_eq!(r.config.kind, ProviderKind::OpenAiChat);
+        assert_eq!(r.config.auth, Auth::None);
+    }
+
+    #[test]
+    fn missing_credentials_and_bad_files_are_clear() {
+        let err = resolve(Flags::default(), None, vars(&[])).unwrap_err();
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+        let err = resolve(
+            Flags {
+                base_url: Some("https://api.openai.com/v1"),
+                ..Flags::default()
+            },
+            None,
+            vars(&[]),
+        )
+        .unwrap_err();
+        assert!(matches!(err, AuthError::NoCredentials { .. }));
+        let path = file();
+        let err = resolve(Flags::default(), Some((&path, "{not json")), vars(&[])).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("/home/u/.codex/auth.json: not valid JSON"),
+            "{err}"
+        );
+        let err = resolve(
+            Flags::default(),
+            Some((
+                &path,
+                r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "a"}}"#,
+            )),
+            vars(&[]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("tokens.account_id"), "{err}");
+        assert!(!err.to_string().contains("\"a\""));
+    }
+
+    #[test]
+    fn the_auth_file_lives_in_codex_home() {
+        assert_eq!(
+            codex_auth_path(vars(&[("HOME", "/home/u")])),
+            Some(PathBuf::from("/home/u/.codex/auth.json"))
+        );
+        assert_eq!(
+            codex_auth_path(vars(&[("HOME", "/home/u"), ("CODEX_HOME", "/c")])),
+            Some(PathBuf::from("/c/auth.json"))
+        );
+        assert_eq!(codex_auth_path(vars(&[])), None);
+    }
+}
