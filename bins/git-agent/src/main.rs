@@ -3,6 +3,13 @@
 //! A thin front end: it parses arguments, calls one library entry point, prints,
 //! and maps the outcome to an exit code. Today it offers:
 //!
+//! - `git-agent commit-msg [--amend]`: the commit message for the staged changes
+//!   (or for the final amended commit) on stdout, and nothing else; a trace
+//!   session under `.git-agent/sessions/`. Exit 0, or 1 with one line on stderr.
+//! - `git-agent commit [--amend]`: the same message, then `git commit --file -`
+//!   (`--amend --file -`); stdout streams the console trace and then git's
+//!   summary. Exit 1 when git refuses the commit, with the message on stderr and
+//!   saved in `.git-agent/COMMIT_MSG`.
 //! - `git-agent tools list`: the definitions of the read-only repository tools the
 //!   model may call (`repo_tools::definitions()`), as pretty JSON. Exit 0.
 //! - `git-agent tools call NAME ['JSON-ARGS'] [--workspace DIR]`: runs one tool over
@@ -28,6 +35,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
+mod message;
+
 #[derive(Debug, Parser)]
 #[command(name = "git-agent", version, about, long_about = LONG_ABOUT, arg_required_else_help = true)]
 struct Cli {
@@ -39,6 +48,24 @@ const LONG_ABOUT: &str = "git-agent generates commit messages (commit-msg, commi
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Print a commit message for the staged changes (or, with --amend, for the amended commit)
+    #[command(after_long_help = COMMIT_MSG_HELP)]
+    CommitMsg {
+        /// Write the message of the final amended commit (HEAD plus the staged changes)
+        #[arg(long)]
+        amend: bool,
+        #[command(flatten)]
+        shared: message::Shared,
+    },
+    /// Generate the message and create the commit with git commit (or amend HEAD)
+    #[command(after_long_help = COMMIT_HELP)]
+    Commit {
+        /// Amend HEAD (keeping its author) instead of creating a new commit
+        #[arg(long)]
+        amend: bool,
+        #[command(flatten)]
+        shared: message::Shared,
+    },
     /// Inspect and run the read-only repository tools the model may call
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -76,9 +103,38 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse_from(args);
     match cli.command {
+        Command::CommitMsg { amend, shared } => message::commit_msg(&shared, amend),
+        Command::Commit { amend, shared } => message::commit(&shared, amend),
         Command::Tools(command) => tools(command),
     }
 }
+
+macro_rules! auth_help {
+    () => {
+        "Credentials, in this order: ChatGPT sign-in from Codex ($CODEX_HOME/auth.json, default ~/.codex/auth.json, with \"auth_mode\": \"chatgpt\"); else OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL); a local server at --base-url needs none. Flags win over both. --api chat speaks Chat Completions (Ollama, llama.cpp, vLLM)."
+    };
+}
+
+const COMMIT_MSG_HELP: &str = concat!("Examples:
+  git add -p && git-agent commit-msg
+  git-agent commit-msg --amend --high
+  git-agent commit-msg --api chat --base-url http://127.0.0.1:8080/v1 --model qwen3
+
+stdout receives only the message. A trace of every request, response and tool call is written to .git-agent/sessions/<timestamp>-commit-msg/ (git-ignored; --debug prints its path).
+
+Exit status: 0 with the message on stdout; 1 on failure (nothing staged, no credentials, provider error, a message still invalid after one repair pass); 2 on usage errors.
+
+", auth_help!());
+
+const COMMIT_HELP: &str = concat!("Examples:
+  git-agent commit
+  git-agent commit --amend
+
+stdout streams a summarized trace while the message is generated, then git's commit summary. git commit runs with your hooks, signing and identity. If git refuses the commit, the generated message is printed on stderr and kept in .git-agent/COMMIT_MSG.
+
+Exit status: 0 when the commit was created; 1 on failure (including a refused commit); 2 on usage errors.
+
+", auth_help!());
 
 /// `git-agent tools …`.
 fn tools(command: ToolsCommand) -> ExitCode {

@@ -1,0 +1,500 @@
+//! `git-agent commit-msg` and `git-agent commit`: stdout/stderr contracts, trace
+//! sessions, credentials, and commits made (or refused) by git.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+
+const KEY: &str = "sk-test-0123456789-secret-key";
+
+/// What a run left behind.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
+/// variables, no proxies, and a home without Codex credentials unless `env` adds
+/// them.
+fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-agent"));
+    cmd.args(args).current_dir(dir);
+    for key in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "CODEX_HOME",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+    ] {
+        cmd.env_remove(key);
+    }
+    cmd.envs(testkit::hermetic_env());
+    cmd.env("HOME", home);
+    cmd.envs(env.iter().copied());
+    let out = cmd.output().expect("run git-agent");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/net.rs",
+        "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
+    );
+    repo.commit_all("feat: add connect");
+    repo.write(
+        "src/net.rs",
+        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
+    )
+    .stage(&["src/net.rs"]);
+    repo
+}
+
+fn home() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Every file under `dir`, read as text.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
+    let dir = repo.join(".git-agent/sessions");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries.map(|e| e.unwrap().path()).collect()
+}
+
+const MESSAGE: &str = "fix(net): retry connect three times";
+
+#[test]
+fn commit_msg_prints_only_the_message_and_keeps_a_trace() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![
+            Reply::tool_calls(vec![call("c1", "git_staged_stat", json!({}))]),
+            Reply::text(&format!("{MESSAGE}\n\nRetry up to three times.")),
+        ],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!("{MESSAGE}\n\nRetry up to three times.\n")
+    );
+    assert_eq!(run.stderr, "");
+    // The key travelled in the header only.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert!(!String::from_utf8_lossy(&requests[0].body).contains(KEY));
+    // One session with the events, and no key in it.
+    let sessions = sessions(&repo);
+    assert_eq!(sessions.len(), 1);
+    let name = sessions[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.ends_with("-commit-msg"), "{name}");
+    let events = std::fs::read_to_string(sessions[0].join("events.ndjson")).unwrap();
+    for kind in [
+        "\"run.started\"",
+        "\"request\"",
+        "\"tool.call\"",
+        "\"tool.output\"",
+        "\"final\"",
+    ] {
+        assert!(events.contains(kind), "{kind} missing");
+    }
+    assert!(sessions[0].join("session.json").is_file());
+    assert!(!all_text(&sessions[0]).contains(KEY));
+    // .git-agent/ stays out of git.
+    assert_eq!(
+        repo.git(&["status", "--porcelain", "--untracked-files=all"]),
+        "M  src/net.rs\n"
+    );
+    // Nothing was committed.
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+}
+
+#[test]
+fn debug_prints_the_session_and_a_summary_on_stderr() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(MESSAGE).usage(100, 10)],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg", "--debug", "--high", "--fast"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, format!("{MESSAGE}\n"));
+    assert!(run.stderr.contains("session: "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".git-agent/sessions/"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("steps=1 tool_calls=0"),
+        "{}",
+        run.stderr
+    );
+    let body = server.requests()[0].json();
+    assert_eq!(body["reasoning"]["effort"], json!("high"));
+    assert_eq!(body["service_tier"], json!("priority"));
+}
+
+#[test]
+fn chatgpt_sign_in_from_codex_is_used_first() {
+    let repo = project();
+    let home = home();
+    let codex = home.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("auth.json"),
+        r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "chatgpt-access-token-xyz", "account_id": "acct-42"}}"#,
+    )
+    .unwrap();
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg", "--base-url", &url, "--model", "gpt-test"],
+        &[
+            ("CODEX_HOME", codex.to_str().unwrap()),
+            ("OPENAI_API_KEY", KEY),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let request = &server.requests()[0];
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer chatgpt-access-token-xyz")
+    );
+    assert_eq!(request.header("chatgpt-account-id"), Some("acct-42"));
+    assert_eq!(request.json()["model"], json!("gpt-test"));
+    assert!(!all_text(&sessions(&repo)[0]).contains("chatgpt-access-token-xyz"));
+}
+
+#[test]
+fn a_local_chat_server_needs_no_key() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![Reply::text(&format!("<think>hmm</think>{MESSAGE}"))],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &[
+            "commit-msg",
+            "--api",
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "local",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, format!("{MESSAGE}\n"));
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.header("authorization"), None);
+}
+
+#[test]
+fn commit_streams_the_trace_then_git_s_summary() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(&format!(
+            "{MESSAGE}\n\nRetry up to three times."
+        ))],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].contains(" INF session.started command=commit"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(" INF final "), "{}", run.stdout);
+    assert!(run.stdout.contains("request_bytes="), "{}", run.stdout);
+    assert!(run.stdout.contains("[main "), "{}", run.stdout);
+    assert!(run.stdout.contains(MESSAGE));
+    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]).trim_end(),
+        format!("{MESSAGE}\n\nRetry up to three times.")
+    );
+    assert!(sessions(&repo).is_empty(), "commit writes no session");
+}
+
+#[test]
+fn commit_amend_keeps_the_author_and_the_subject() {
+    let repo = project();
+    repo.commit("fix(net): retry connect\n\nFirst version.");
+    let author = repo.git(&["log", "-1", "--format=%an <%ae> %at"]);
+    repo.write("README.md", "Connect retries.\n")
+        .stage(&["README.md"]);
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(
+            "fix(net): retry connect\n\nRetries three times; the README says so.",
+        )],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit", "--amend"],
+        &[
+            ("OPENAI_API_KEY", KEY),
+            ("OPENAI_BASE_URL", &url),
+            ("GIT_COMMITTER_NAME", "Other Committer"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(repo.git(&["log", "-1", "--format=%an <%ae> %at"]), author);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%cn"]).trim(),
+        "Other Committer"
+    );
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]).trim_end(),
+        "fix(net): retry connect\n\nRetries three times; the README says so."
+    );
+    assert_eq!(
+        repo.git(&["show", "--format=", "--name-only", "HEAD"]),
+        "README.md\nsrc/net.rs\n"
+    );
+}
+
+#[test]
+fn a_refused_commit_fails_and_keeps_the_message() {
+    let repo = project();
+    repo.write_executable(
+        ".git/hooks/pre-commit",
+        "#!/bin/sh\necho 'pre-commit: lint failed' >&2\nexit 1\n",
+    );
+    let home = home();
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("pre-commit: lint failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git commit failed (exit status 1)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(MESSAGE), "{}", run.stderr);
+    assert!(run.stdout.contains("commit.failed"), "{}", run.stdout);
+    let saved = std::fs::read_to_string(repo.join(".git-agent/COMMIT_MSG")).unwrap();
+    assert_eq!(saved, format!("{MESSAGE}\n"));
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+    // The staged change is still staged.
+    assert_eq!(
+        repo.git(&["diff", "--cached", "--name-only"]),
+        "src/net.rs\n"
+    );
+}
+
+#[test]
+fn missing_credentials_and_empty_stages_fail_before_any_request() {
+    let repo = project();
+    let home = home();
+    let run = git_agent(repo.path(), home.path(), &["commit-msg"], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with("error: no credentials"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
+
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
+    let url = server.base_url();
+    repo.commit("feat: retry");
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("nothing is staged"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+
+    let outside = tempfile::tempdir().unwrap();
+    let run = git_agent(
+        outside.path(),
+        home.path(),
+        &["commit-msg"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("not a git repository"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn provider_errors_are_one_clear_line_without_the_key() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::error(
+            401,
+            &format!("Incorrect API key provided: {KEY}"),
+        )],
+    );
+    let url = server.base_url();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("hint: check OPENAI_API_KEY"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(KEY), "{}", run.stderr);
+    assert!(!all_text(&sessions(&repo)[0]).contains(KEY));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let repo = project();
+    let home = home();
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg", "--low", "--high"],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg", "--timeout", "soon"],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("not a duration"), "{}", run.stderr);
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &["commit-msg", "--guidance-family", "cursor"],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("auto, agents, claude, none"),
+        "{}",
+        run.stderr
+    );
+    let long = "x".repeat(5000);
+    let run = git_agent(
+        repo.path(),
+        home.path(),
+        &[
+            "commit-msg",
+            "--append-prompt",
+            &long,
+            "--api",
+            "chat",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("--append-prompt is 5000 characters"),
+        "{}",
+        run.stderr
+    );
+}

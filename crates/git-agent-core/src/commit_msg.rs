@@ -1,0 +1,360 @@
+//! The commit-message task: `commit-msg`, `commit-msg --amend`, and the message
+//! half of `commit` / `commit --amend`.
+//!
+//! ```text
+//! prepare(): open repo ─▶ prepared context ─▶ guidance for its paths ─▶ request layers + tools
+//! generate(): agent loop ─▶ shape ─▶ validate ─(invalid)─▶ one repair ─▶ shape ─▶ validate
+//!                                 └─▶ preserve task-ID suffix ─▶ final validate ─▶ message
+//! ```
+//!
+//! [`prepare`] is synchronous and does all the git work (what `cargo xtask bench
+//! commit-msg` measures); [`generate`] talks to the model.
+
+use std::path::{Path, PathBuf};
+
+use agent::{Budgets, Runner, Task, TraceSink};
+use gitctx::Repo;
+use guidance::{FamilyChoice, Guidance};
+use llm::{LlmProvider, Message, Usage};
+use serde_json::{Value, json};
+
+use crate::context::{self, Mode, Prepared};
+use crate::error::Error;
+use crate::prompt::{self, Environment};
+use crate::shape::{self, Rules, ShapeOptions, TaskId};
+use crate::tools;
+
+/// What to generate, and within which limits.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The message of `git commit --amend` rather than of a new commit.
+    pub amend: bool,
+    /// The command, for the environment context and traces (`commit-msg`, `commit`).
+    pub command: String,
+    pub guidance_family: FamilyChoice,
+    /// `--append-prompt`: an operator hint (at most [`prompt::MAX_OPERATOR_HINT`]
+    /// characters).
+    pub operator_hint: Option<String>,
+    pub budgets: Budgets,
+    pub limits: context::Limits,
+    pub guidance: guidance::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            amend: false,
+            command: "commit-msg".to_owned(),
+            guidance_family: FamilyChoice::Auto,
+            operator_hint: None,
+            budgets: default_budgets(),
+            limits: context::Limits::default(),
+            guidance: guidance::Options {
+                max_file_bytes: 16 * 1024,
+                max_total_bytes: 16 * 1024,
+            },
+        }
+    }
+}
+
+/// The default budgets of a commit-message run: 8 model steps, 12 tool calls,
+/// 5 minutes, 4096 output tokens per call.
+pub fn default_budgets() -> Budgets {
+    Budgets {
+        max_steps: 8,
+        max_tool_calls: 12,
+        tool_limits: tools::LIMITS,
+        overall_timeout: std::time::Duration::from_secs(300),
+        max_tokens: Some(4096),
+    }
+}
+
+/// Everything prepared for the model: the evidence, the guidance, the request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub root: PathBuf,
+    pub cwd: PathBuf,
+    pub prepared: Prepared,
+    pub guidance: Guidance,
+    pub task: Task,
+    pub rules: Rules,
+    pub shape_options: ShapeOptions,
+    pub budgets: Budgets,
+    /// The task-ID suffix the final message must keep, if any.
+    pub task_id: Option<TaskId>,
+    /// Package names a lockfile-only message must mention one of.
+    pub lockfile_packages: Vec<String>,
+}
+
+/// The generated message and how it was reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub message: String,
+    pub steps: u32,
+    pub tool_calls: u32,
+    pub repaired: bool,
+    pub finalized: bool,
+    pub usage: Usage,
+}
+
+/// Prepares a commit-message request for the repository containing `cwd`.
+pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
+    if let Some(hint) = &options.operator_hint {
+        let chars = hint.chars().count();
+        if chars > prompt::MAX_OPERATOR_HINT {
+            return Err(Error::InvalidOption(format!(
+                "--append-prompt is {chars} characters long; the limit is {}",
+                prompt::MAX_OPERATOR_HINT
+            )));
+        }
+    }
+    let repo = Repo::discover(cwd)?;
+    let root = repo.root().to_path_buf();
+    let mode = if options.amend {
+        Mode::Amend
+    } else {
+        Mode::Staged
+    };
+    let prepared = context::prepare(&repo, mode, &options.limits)?;
+    let guidance = guidance::resolve(
+        &root,
+        &prepared.target_paths(),
+        options.guidance_family,
+        &options.guidance,
+    )?;
+    let family = guidance.family.map_or("none", |f| f.name());
+    let stdout_contract = match options.command.as_str() {
+        "commit" => {
+            "the message becomes the commit (git commit --file -); stdout shows the trace and git's summary"
+        }
+        _ => "stdout receives only the final commit message",
+    };
+    let environment = prompt::environment(&Environment {
+        cwd,
+        root: &root,
+        command: &options.command,
+        mode,
+        guidance_family: family,
+        stdout_contract,
+    });
+    let mut messages = vec![
+        Message::developer(prompt::TOOL_POLICY),
+        Message::developer(environment),
+    ];
+    if let Some(text) = guidance.render() {
+        messages.push(Message::developer(text));
+    }
+    messages.push(Message::user(prompt::task_prompt(
+        &prepared,
+        options.operator_hint.as_deref(),
+    )));
+    let task = Task {
+        name: options.command.clone(),
+        system: prompt::instructions(mode),
+        messages,
+        tools: tools::registry(&root, mode),
+        format_reminder: prompt::FORMAT_REMINDER.to_owned(),
+        json_format: None,
+    };
+    let original = prepared.original_message().map(str::to_owned);
+    let rules = Rules {
+        amend_subject: original
+            .as_deref()
+            .map(|m| shape::subject(m).trim().to_owned()),
+        amend_original: original.clone(),
+        submodules: prepared
+            .changes
+            .submodules
+            .iter()
+            .filter(|s| !s.commits.is_empty())
+            .map(|s| shape::SubmoduleRule {
+                path: s.path.clone(),
+                subjects: s.commits.clone(),
+            })
+            .collect(),
+    };
+    let shape_options = ShapeOptions {
+        keep_trailers: kept_trailers(original.as_deref(), options.operator_hint.as_deref()),
+    };
+    let task_id = match mode {
+        Mode::Amend => original
+            .as_deref()
+            .and_then(|m| shape::task_id_suffix(shape::subject(m))),
+        Mode::Staged => prepared.task_id.clone(),
+    };
+    let lockfile_packages = if prepared.changes.lockfile_only() {
+        prepared
+            .changes
+            .lockfiles
+            .iter()
+            .flat_map(|l| l.changed.iter().chain(&l.added).chain(&l.removed))
+            .map(|p| p.name.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Request {
+        root,
+        cwd: cwd.to_path_buf(),
+        prepared,
+        guidance,
+        task,
+        rules,
+        shape_options,
+        budgets: options.budgets,
+        task_id,
+        lockfile_packages,
+    })
+}
+
+/// Trailer keys that may stay in a message: those of the original message
+/// (amend) and those the operator's hint names.
+fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Some(original) = original {
+        // git's trailers: the last paragraph, when every line is `Key: value`.
+        let body = original.trim_end();
+        let last = body.rsplit("\n\n").next().unwrap_or("");
+        fn trailer(line: &str) -> Option<(&str, &str)> {
+            line.split_once(": ").filter(|(key, value)| {
+                !key.is_empty()
+                    && !value.trim().is_empty()
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+        }
+        if body.contains("\n\n") && last.lines().all(|l| trailer(l).is_some()) {
+            keys.extend(last.lines().filter_map(trailer).map(|(k, _)| k.to_owned()));
+        }
+    }
+    if let Some(hint) = hint {
+        let lower = hint.to_ascii_lowercase();
+        for key in [
+            "Signed-off-by",
+            "Co-authored-by",
+            "Reviewed-by",
+            "Acked-by",
+            "Tested-by",
+            "Refs",
+            "Fixes",
+            "Closes",
+            "Change-Id",
+        ] {
+            if lower.contains(&key.to_ascii_lowercase()) {
+                keys.push(key.to_owned());
+            }
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// Shapes and validates one answer: `Ok(shaped)` or the problems.
+pub fn check(request: &Request, raw: &str) -> Result<String, Vec<String>> {
+    let shaped = shape::shape(raw, &request.shape_options);
+    let mut problems = shape::validate(&shaped, &request.rules);
+    if let Some(problem) = lockfile_problem(&shaped, &request.lockfile_packages) {
+        problems.push(problem);
+    }
+    if problems.is_empty() {
+        Ok(shaped)
+    } else {
+        Err(problems)
+    }
+}
+
+/// A lockfile-only message must name at least one package it changes.
+fn lockfile_problem(message: &str, packages: &[String]) -> Option<String> {
+    if packages.is_empty() {
+        return None;
+    }
+    let lower = message.to_lowercase();
+    if packages.iter().any(|p| lower.contains(&p.to_lowercase())) {
+        return None;
+    }
+    let examples: Vec<&str> = packages.iter().take(3).map(String::as_str).collect();
+    Some(format!(
+        "this change only touches lockfiles: name the packages it bumps, e.g. {}",
+        examples.join(", ")
+    ))
+}
+
+/// Runs the model on a prepared request and returns the final message.
+pub async fn generate(
+    request: &Request,
+    provider: &dyn LlmProvider,
+    trace: &mut dyn TraceSink,
+) -> Result<Generated, Error> {
+    let validator = |raw: &str| check(request, raw);
+    let mut runner = Runner::new(provider, request.budgets, trace);
+    let outcome = runner.run(&request.task, Some(&validator)).await?;
+    let mut message = outcome.output.clone();
+    if let Some(task) = &request.task_id {
+        message = shape::ensure_task_id(&message, task);
+    }
+    // The final check, after the task ID was put back.
+    if let Err(problems) = check(request, &message) {
+        return Err(Error::Invalid { problems, message });
+    }
+    let message = shape::shape(&message, &request.shape_options);
+    Ok(Generated {
+        message,
+        steps: outcome.steps,
+        tool_calls: outcome.tool_calls,
+        repaired: outcome.repaired,
+        finalized: outcome.finalized,
+        usage: outcome.usage,
+    })
+}
+
+/// What a session trace records about the request.
+pub fn session_metadata(request: &Request, command: &str) -> Value {
+    let prepared = &request.prepared;
+    let paths: Vec<&str> = prepared
+        .changes
+        .paths
+        .iter()
+        .take(500)
+        .map(|p| p.path.as_str())
+        .collect();
+    json!({
+        "command": command,
+        "mode": prepared.mode.as_str(),
+        "repository": {
+            "root": request.root.display().to_string(),
+            "branch": prepared.branch,
+            "head": prepared.head.as_ref().map(|h| h.brief.id.to_hex()),
+        },
+        "paths": paths,
+        "paths_total": prepared.changes.paths.len(),
+        "guidance": request.guidance.paths(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_kept_from_the_original_and_the_hint() {
+        assert_eq!(
+            kept_trailers(
+                Some(
+                    "Subject\n\nBody: not a trailer, the paragraph goes on\nlike this.\n\nSigned-off-by: A <a@x>\n"
+                ),
+                Some("please add a Refs: line")
+            ),
+            ["Refs", "Signed-off-by"]
+        );
+        assert!(kept_trailers(None, None).is_empty());
+    }
+
+    #[test]
+    fn lockfile_only_messages_name_a_package() {
+        let packages = vec!["serde".to_owned(), "tokio".to_owned()];
+        assert!(lockfile_problem("Bump serde to 1.0.210", &packages).is_none());
+        let problem = lockfile_problem("Update dependencies", &packages).unwrap();
+        assert!(problem.contains("serde, tokio"), "{problem}");
+        assert!(lockfile_problem("anything", &[]).is_none());
+    }
+}

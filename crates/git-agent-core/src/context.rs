@@ -1,0 +1,929 @@
+//! The evidence a commit message is written from, computed before the first
+//! model call (spec 004 §6), and its rendering as prompt data.
+//!
+//! Normal mode ([`Mode::Staged`]): the staged paths with status and statistics,
+//! status diagnostics (paths with unstaged changes too), lockfile summaries,
+//! submodule moves with their commit summaries, the staged diff fitted into the
+//! budget ([`crate::fit`]: every hand-written file gets its share), a focus diff
+//! for the most changed files the budget cut, recent commit subjects as style
+//! reference, and the previous HEAD commit as contrast.
+//!
+//! Amend mode ([`Mode::Amend`]): the original HEAD message (the anchor), HEAD's
+//! metadata, HEAD against its first parent, the staged changes as diagnostics,
+//! recent style commits, and — authoritative — the final amended result (the
+//! index) against HEAD's first parent, fitted like the staged diff.
+//!
+//! Lockfiles are summarized as package version changes and generated files as
+//! statistics ([`crate::classify`]); they are never hidden: every changed path is
+//! in the path list whatever happens to its diff text.
+
+use std::fmt::Write as _;
+
+use gitctx::{DiffOptions, DiffTarget, FileDiff, FileStatus, Head, ObjectId, Repo};
+
+use crate::classify::{Class, classify};
+use crate::error::Error;
+use crate::fit::{self, Fitted};
+use crate::lockfile::{self, LockSummary};
+use crate::shape::{self, TaskId};
+
+/// Which commit message is being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A new commit from the staged changes.
+    Staged,
+    /// The final message of `git commit --amend`.
+    Amend,
+}
+
+impl Mode {
+    /// `staged` or `amend`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Staged => "staged",
+            Mode::Amend => "amend",
+        }
+    }
+}
+
+/// Sizes of the prepared context. The defaults keep the whole first request
+/// (instructions, tools, guidance and this context) under 96 KiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The whole rendered context, diff included.
+    pub context_bytes: usize,
+    /// Of that, at most this much for the focus diff.
+    pub focus_bytes: usize,
+    /// The contrast diff (previous HEAD) or, in amend mode, HEAD against its parent.
+    pub contrast_bytes: usize,
+    /// Amend mode: the staged diff shown as diagnostics.
+    pub staged_diagnostics_bytes: usize,
+    /// Paths listed one by one; beyond this they are counted per directory.
+    pub listed_paths: usize,
+    /// Packages named per lockfile.
+    pub lock_entries: usize,
+    /// Recent commit subjects given as style reference.
+    pub recent_commits: usize,
+    /// Commit summaries per moved submodule.
+    pub submodule_commits: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            context_bytes: 56 * 1024,
+            focus_bytes: 8 * 1024,
+            contrast_bytes: 6 * 1024,
+            staged_diagnostics_bytes: 6 * 1024,
+            listed_paths: 1000,
+            lock_entries: 40,
+            recent_commits: 10,
+            submodule_commits: 20,
+        }
+    }
+}
+
+/// One changed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathEntry {
+    pub path: String,
+    /// The old path of a rename or copy.
+    pub old_path: Option<String>,
+    /// `A`, `M`, `D`, `R`, `C` or `T`.
+    pub status: char,
+    pub additions: u32,
+    pub deletions: u32,
+    pub class: Class,
+}
+
+/// A submodule whose recorded commit moved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmoduleMove {
+    pub path: String,
+    pub old: Option<ObjectId>,
+    pub new: Option<ObjectId>,
+    /// `subject` of each commit `old..new`, newest first, when the submodule is
+    /// checked out and has both commits.
+    pub commits: Vec<String>,
+    /// Commits beyond the listed ones.
+    pub more: usize,
+    /// Why there are no summaries (not checked out, commits missing, moved back).
+    pub note: Option<String>,
+}
+
+/// One set of changes as evidence: the paths, the summaries, the fitted diff.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    pub paths: Vec<PathEntry>,
+    pub additions: u32,
+    pub deletions: u32,
+    pub lockfiles: Vec<LockSummary>,
+    pub submodules: Vec<SubmoduleMove>,
+    /// The diff of the hand-written files, fitted.
+    pub diff: Fitted,
+    /// More of the most changed files the fitted diff cut.
+    pub focus: Option<String>,
+    /// Small generated files' diffs, when the budget had room left.
+    pub generated_diff: Option<String>,
+}
+
+impl Changes {
+    /// True when every changed path is a lockfile.
+    pub fn lockfile_only(&self) -> bool {
+        !self.paths.is_empty()
+            && self
+                .paths
+                .iter()
+                .all(|p| matches!(p.class, Class::Lockfile(_)))
+    }
+
+    /// The paths, in order.
+    pub fn path_names(&self) -> Vec<String> {
+        self.paths.iter().map(|p| p.path.clone()).collect()
+    }
+}
+
+/// A commit, briefly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitBrief {
+    pub id: ObjectId,
+    pub subject: String,
+    pub author: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+}
+
+/// A commit shown as contrast (normal mode) or as the commit being amended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadCommit {
+    pub brief: CommitBrief,
+    /// The full message.
+    pub message: String,
+    pub parents: usize,
+    /// Its paths against its first parent (statistics always complete).
+    pub paths: Vec<PathEntry>,
+    /// Its diff, fitted into the contrast budget.
+    pub diff: Fitted,
+}
+
+/// Staged paths that are not the whole story (amend diagnostics, and normal-mode
+/// status notes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StagedDiagnostics {
+    /// Staged paths (amend mode: what the amend adds to HEAD).
+    pub paths: Vec<PathEntry>,
+    /// Staged paths that have further, unstaged changes.
+    pub partially_staged: Vec<String>,
+    /// Untracked files (not part of any commit).
+    pub untracked: usize,
+    /// Amend mode: the staged diff against HEAD, fitted.
+    pub diff: Option<Fitted>,
+}
+
+/// Everything prepared before the first model call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub mode: Mode,
+    /// The branch, `None` when HEAD is detached.
+    pub branch: Option<String>,
+    /// No commit yet on this branch.
+    pub unborn: bool,
+    /// Normal mode: the staged changes. Amend mode: the final amended result
+    /// against HEAD's first parent.
+    pub changes: Changes,
+    /// Normal mode: HEAD as contrast. Amend mode: HEAD, the commit being amended.
+    pub head: Option<HeadCommit>,
+    pub staged: StagedDiagnostics,
+    pub recent: Vec<CommitBrief>,
+    /// A task ID from the branch name, when recent subjects end with task IDs.
+    pub task_id: Option<TaskId>,
+}
+
+impl Prepared {
+    /// The paths guidance is resolved for: the staged paths (normal) or the final
+    /// amended paths (amend); old paths of renames included.
+    pub fn target_paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in &self.changes.paths {
+            out.push(p.path.clone());
+            if let Some(old) = &p.old_path {
+                out.push(old.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The original message being amended.
+    pub fn original_message(&self) -> Option<&str> {
+        match self.mode {
+            Mode::Amend => self.head.as_ref().map(|h| h.message.as_str()),
+            Mode::Staged => None,
+        }
+    }
+}
+
+/// The tool that reads more of the main diff in each mode.
+fn diff_tool(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Staged => "git_staged_diff_for_paths",
+        Mode::Amend => "git_final_amended_diff",
+    }
+}
+
+/// Prepares the context for `mode` from the repository's index and history.
+pub fn prepare(repo: &Repo, mode: Mode, limits: &Limits) -> Result<Prepared, Error> {
+    let head = repo.head()?;
+    let head_id = head.commit();
+    if mode == Mode::Amend && head_id.is_none() {
+        return Err(Error::NothingToAmend);
+    }
+    let status = repo.status(true)?;
+    let partially_staged: Vec<String> = status
+        .iter()
+        .filter(|e| e.partially_staged())
+        .map(|e| e.path.clone())
+        .collect();
+    let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
+
+    let staged_diff = repo.diff(DiffTarget::Staged, &DiffOptions::default())?;
+    if mode == Mode::Staged && staged_diff.files.is_empty() {
+        return Err(Error::NothingStaged);
+    }
+    let recent_from = match (mode, head_id) {
+        (_, None) => None,
+        (Mode::Staged, Some(id)) => Some(id.to_hex()),
+        (Mode::Amend, Some(id)) => {
+            let info = repo.commit_info_by_id(id)?;
+            info.parents.first().map(|p| p.to_hex())
+        }
+    };
+    let recent = match &recent_from {
+        Some(rev) => recent_commits(repo, rev, limits.recent_commits)?,
+        None => Vec::new(),
+    };
+    let task_id = branch_task_id(head.branch(), &recent);
+
+    let mut staged = StagedDiagnostics {
+        paths: Vec::new(),
+        partially_staged,
+        untracked,
+        diff: None,
+    };
+    let (main_diff, base, head_commit) = match mode {
+        Mode::Staged => {
+            let contrast = match head_id {
+                Some(id) => Some(head_commit(repo, id, limits.contrast_bytes)?),
+                None => None,
+            };
+            let base = head_id.map(|id| id.to_hex());
+            (staged_diff, base, contrast)
+        }
+        Mode::Amend => {
+            let id = head_id.ok_or(Error::NothingToAmend)?;
+            let amended = head_commit(repo, id, limits.contrast_bytes)?;
+            let parent = repo
+                .commit_info_by_id(id)?
+                .parents
+                .first()
+                .map(|p| p.to_hex());
+            staged.paths = staged_diff
+                .files
+                .iter()
+                .map(|f| path_entry(repo, f))
+                .collect();
+            let hand = handwritten(&staged_diff.files, &staged.paths);
+            staged.diff = Some(fit::fit(
+                &hand,
+                limits.staged_diagnostics_bytes,
+                "git_amend_delta",
+            ));
+            let final_diff = repo.diff(
+                DiffTarget::IndexAgainst(parent.as_deref()),
+                &DiffOptions::default(),
+            )?;
+            (final_diff, parent, Some(amended))
+        }
+    };
+    let changes = changes(repo, &main_diff, base.as_deref(), limits)?;
+    let mut prepared = Prepared {
+        mode,
+        branch: head.branch().map(str::to_owned),
+        unborn: matches!(head, Head::Unborn { .. }),
+        changes,
+        head: head_commit,
+        staged,
+        recent,
+        task_id,
+    };
+    refit(&mut prepared, &main_diff, limits);
+    Ok(prepared)
+}
+
+/// Sizes the main diff to what the rest of the context leaves of the budget.
+/// `diff` is the diff `prepared.changes` was built from (same file order).
+fn refit(prepared: &mut Prepared, diff: &gitctx::Diff, limits: &Limits) {
+    // Measure everything but the diff sections.
+    let mut probe = prepared.clone();
+    probe.changes.diff = Fitted::default();
+    probe.changes.focus = None;
+    probe.changes.generated_diff = None;
+    let rest = render(&probe).len();
+    let room = limits.context_bytes.saturating_sub(rest).max(8 * 1024);
+    let hand = handwritten(&diff.files, &prepared.changes.paths);
+    let tool = diff_tool(prepared.mode);
+    let first = fit::fit(&hand, room, tool);
+    let (main, focus) = if first.is_complete() {
+        (first, None)
+    } else {
+        let focus_room = limits.focus_bytes.min(room / 4);
+        let main = fit::fit(&hand, room - focus_room, tool);
+        let focus = focus_text(&hand, &main, focus_room);
+        (main, focus)
+    };
+    let used = main.text.len() + focus.as_ref().map_or(0, String::len);
+    let generated_room = room.saturating_sub(used);
+    prepared.changes.generated_diff =
+        generated_text(&diff.files, &prepared.changes.paths, generated_room);
+    prepared.changes.diff = main;
+    prepared.changes.focus = focus;
+}
+
+/// The continuation of the most changed cut files, sharing `room`.
+fn focus_text(files: &[&FileDiff], fitted: &Fitted, room: usize) -> Option<String> {
+    if fitted.rest.is_empty() || room < fit::MIN_SHARE {
+        return None;
+    }
+    let churn = |path: &str| {
+        files
+            .iter()
+            .find(|f| f.path() == path)
+            .map_or(0, |f| f.changed_lines())
+    };
+    let mut rest: Vec<&(String, String)> = fitted.rest.iter().collect();
+    rest.sort_by(|a, b| churn(&b.0).cmp(&churn(&a.0)).then(a.0.cmp(&b.0)));
+    rest.truncate(3);
+    let share = room / rest.len();
+    let mut out = String::new();
+    for (path, tail) in rest {
+        let (head, more) = fit::cut_at_line(tail, share);
+        if head.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "--- continued: {path}");
+        out.push_str(head);
+        if !more.is_empty() {
+            let _ = writeln!(
+                out,
+                "[… {} more lines of {path} not shown]",
+                more.lines().count()
+            );
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Diffs of small generated files, smallest first, while they fit in `room`.
+fn generated_text(files: &[FileDiff], paths: &[PathEntry], room: usize) -> Option<String> {
+    if room < fit::MIN_SHARE {
+        return None;
+    }
+    let mut generated: Vec<(usize, String)> = files
+        .iter()
+        .zip(paths)
+        .filter(|(_, p)| matches!(p.class, Class::Generated(_)))
+        .map(|(f, _)| {
+            let text = fit::file_text(f);
+            (text.len(), text)
+        })
+        .collect();
+    generated.sort_by_key(|(len, _)| *len);
+    let mut out = String::new();
+    for (len, text) in generated {
+        if out.len() + len > room {
+            break;
+        }
+        out.push_str(&text);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The hand-written files of a diff; `paths` holds their classes, in order.
+fn handwritten<'a>(files: &'a [FileDiff], paths: &[PathEntry]) -> Vec<&'a FileDiff> {
+    files
+        .iter()
+        .zip(paths)
+        .filter(|(_, p)| p.class == Class::Handwritten)
+        .map(|(f, _)| f)
+        .collect()
+}
+
+fn status_letter(status: FileStatus) -> char {
+    status.letter()
+}
+
+fn path_entry(repo: &Repo, file: &FileDiff) -> PathEntry {
+    PathEntry {
+        path: file.path().to_owned(),
+        old_path: matches!(file.status, FileStatus::Renamed | FileStatus::Copied)
+            .then(|| file.old_path.clone())
+            .flatten(),
+        status: status_letter(file.status),
+        additions: file.additions,
+        deletions: file.deletions,
+        class: classify(repo, file),
+    }
+}
+
+/// The evidence of one diff. `base` is the revision the diff's old side comes
+/// from (`None`: the empty tree); the new side is the index.
+fn changes(
+    repo: &Repo,
+    diff: &gitctx::Diff,
+    base: Option<&str>,
+    limits: &Limits,
+) -> Result<Changes, Error> {
+    let paths: Vec<PathEntry> = diff.files.iter().map(|f| path_entry(repo, f)).collect();
+    let mut lockfiles = Vec::new();
+    let mut submodules = Vec::new();
+    for (file, entry) in diff.files.iter().zip(&paths) {
+        match &entry.class {
+            Class::Lockfile(kind) => {
+                let old = match (base, &file.old_path) {
+                    (Some(rev), Some(old)) if file.status != FileStatus::Added => {
+                        repo.file_at_opt(rev, old)?
+                    }
+                    _ => None,
+                };
+                let new = if file.status == FileStatus::Deleted {
+                    None
+                } else {
+                    repo.file_in_index(file.path())?
+                };
+                let old = old.map(|b| String::from_utf8_lossy(&b).into_owned());
+                let new = new.map(|b| String::from_utf8_lossy(&b).into_owned());
+                lockfiles.push(lockfile::summarize(
+                    file.path(),
+                    *kind,
+                    old.as_deref(),
+                    new.as_deref(),
+                ));
+            }
+            Class::Submodule => {
+                submodules.push(submodule_move(repo, file, limits.submodule_commits));
+            }
+            _ => {}
+        }
+    }
+    Ok(Changes {
+        additions: diff.additions(),
+        deletions: diff.deletions(),
+        paths,
+        lockfiles,
+        submodules,
+        diff: Fitted::default(),
+        focus: None,
+        generated_diff: None,
+    })
+}
+
+fn submodule_move(repo: &Repo, file: &FileDiff, limit: usize) -> SubmoduleMove {
+    let path = file.path().to_owned();
+    let old = file.old_id.filter(|_| file.status != FileStatus::Added);
+    let new = file.new_id.filter(|_| file.status != FileStatus::Deleted);
+    let mut out = SubmoduleMove {
+        path: path.clone(),
+        old,
+        new,
+        commits: Vec::new(),
+        more: 0,
+        note: None,
+    };
+    let Some(new) = new else {
+        out.note = Some("the submodule was removed".to_owned());
+        return out;
+    };
+    let sub = match repo.open_submodule(&path) {
+        Ok(Some(sub)) => sub,
+        Ok(None) => {
+            out.note = Some("not checked out here: no commit summaries".to_owned());
+            return out;
+        }
+        Err(err) => {
+            out.note = Some(format!("could not open it: {err}"));
+            return out;
+        }
+    };
+    let old_hex = old.map(|o| o.to_hex());
+    match sub.log_range(old_hex.as_deref(), &new.to_hex(), limit + 1) {
+        Ok(ids) => {
+            if ids.is_empty() && old.is_some() {
+                out.note = Some("moved back to an older commit".to_owned());
+            }
+            for id in ids.iter().take(limit) {
+                if let Ok(info) = sub.commit_info_by_id(*id) {
+                    out.commits.push(info.summary);
+                }
+            }
+            if ids.len() > limit {
+                // Count the rest cheaply, bounded.
+                let all = sub
+                    .log_range(old_hex.as_deref(), &new.to_hex(), 10_000)
+                    .map_or(ids.len(), |v| v.len());
+                out.more = all - limit;
+            }
+        }
+        Err(_) => {
+            out.note = Some("its commits are not in the local checkout (fetch it)".to_owned());
+        }
+    }
+    out
+}
+
+fn recent_commits(repo: &Repo, rev: &str, limit: usize) -> Result<Vec<CommitBrief>, Error> {
+    let ids = repo.log(rev, limit)?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.push(brief(&repo.commit_info_by_id(id)?));
+    }
+    Ok(out)
+}
+
+fn brief(info: &gitctx::CommitInfo) -> CommitBrief {
+    CommitBrief {
+        id: info.id,
+        subject: info.summary.clone(),
+        author: info.author.name.clone(),
+        date: info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
+    }
+}
+
+fn head_commit(repo: &Repo, id: ObjectId, room: usize) -> Result<HeadCommit, Error> {
+    let info = repo.commit_info_by_id(id)?;
+    let diff = repo.diff(DiffTarget::Commit(&id.to_hex()), &DiffOptions::default())?;
+    let paths: Vec<PathEntry> = diff.files.iter().map(|f| path_entry(repo, f)).collect();
+    let hand = handwritten(&diff.files, &paths);
+    Ok(HeadCommit {
+        brief: brief(&info),
+        message: info.message.clone(),
+        parents: info.parents.len(),
+        paths,
+        diff: fit::fit(&hand, room, "git_diff_against_parent"),
+    })
+}
+
+/// A task ID in the branch name (`feature/ABC-123-retry` → `ABC-123`), offered
+/// only when the repository's recent subjects end with task IDs — the team's
+/// convention — in the style the newest of them uses.
+fn branch_task_id(branch: Option<&str>, recent: &[CommitBrief]) -> Option<TaskId> {
+    let branch = branch?;
+    let suffixes: Vec<TaskId> = recent
+        .iter()
+        .filter_map(|c| shape::task_id_suffix(&c.subject))
+        .filter(|t| !t.id.starts_with('#'))
+        .collect();
+    if suffixes.len() < 2 {
+        return None;
+    }
+    let id = find_task_id(branch)?;
+    let style = &suffixes[0];
+    let suffix = style.suffix.replacen(&style.id, &id, 1);
+    Some(TaskId { id, suffix })
+}
+
+/// The first `ABC-123` in a branch name (case-insensitive, upper-cased).
+fn find_task_id(branch: &str) -> Option<String> {
+    let upper = branch.to_ascii_uppercase();
+    let bytes = upper.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if starts_word && bytes[i].is_ascii_alphabetic() {
+            let mut j = i;
+            while j < bytes.len() && bytes[j].is_ascii_alphanumeric() {
+                j += 1;
+            }
+            if j - i >= 2 && j < bytes.len() && bytes[j] == b'-' {
+                let mut k = j + 1;
+                while k < bytes.len() && bytes[k].is_ascii_digit() {
+                    k += 1;
+                }
+                // `release-1.2` is a version, not a task.
+                let version =
+                    k + 1 < bytes.len() && bytes[k] == b'.' && bytes[k + 1].is_ascii_digit();
+                let ends_word = (k == bytes.len() || !bytes[k].is_ascii_alphanumeric()) && !version;
+                if k > j + 1 && ends_word {
+                    return Some(upper[i..k].to_owned());
+                }
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// Neutralizes our own section tags inside repository data, so a diff that
+/// contains `</staged_diff>` cannot end the section early.
+fn data(text: &str) -> String {
+    const TAGS: &[&str] = &[
+        "prepared_context",
+        "staged_paths",
+        "final_paths",
+        "staged_diff",
+        "final_amended_diff",
+        "focus_diff",
+        "generated_diff",
+        "lockfiles",
+        "submodules",
+        "recent_commits",
+        "previous_head",
+        "head_commit",
+        "original_message",
+        "staged_changes",
+        "status_notes",
+    ];
+    let mut out = text.to_owned();
+    if out.contains("</") {
+        for tag in TAGS {
+            out = out.replace(&format!("</{tag}"), &format!("<\\/{tag}"));
+        }
+    }
+    out
+}
+
+fn write_paths(out: &mut String, paths: &[PathEntry], limit: usize) {
+    for p in paths.iter().take(limit) {
+        let name = match &p.old_path {
+            Some(old) => format!("{old} -> {}", p.path),
+            None => p.path.clone(),
+        };
+        let stats = if p.class == Class::Binary {
+            "binary".to_owned()
+        } else {
+            format!("+{} -{}", p.additions, p.deletions)
+        };
+        let label = p.class.label();
+        if label.is_empty() || p.class == Class::Binary {
+            let _ = writeln!(out, "{} {stats} {}", p.status, data(&name));
+        } else {
+            let _ = writeln!(out, "{} {stats} {} [{label}]", p.status, data(&name));
+        }
+    }
+    if paths.len() > limit {
+        let mut dirs: std::collections::BTreeMap<String, (usize, u32, u32)> = Default::default();
+        for p in &paths[limit..] {
+            let dir = p.path.rsplit_once('/').map_or(".", |(d, _)| d).to_owned();
+            let e = dirs.entry(dir).or_default();
+            e.0 += 1;
+            e.1 += p.additions;
+            e.2 += p.deletions;
+        }
+        let _ = writeln!(out, "[{} more paths, by directory:]", paths.len() - limit);
+        for (dir, (n, a, d)) in dirs {
+            let _ = writeln!(out, "  {} {n} files +{a} -{d}", data(&dir));
+        }
+    }
+}
+
+fn write_diff_section(out: &mut String, tag: &str, fitted: &Fitted) {
+    let whole = fitted
+        .shown
+        .iter()
+        .filter(|(_, s)| *s == fit::Shown::Whole)
+        .count();
+    let cut: Vec<&str> = fitted
+        .shown
+        .iter()
+        .filter(|(_, s)| matches!(s, fit::Shown::Cut { .. }))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let omitted: Vec<&str> = fitted
+        .shown
+        .iter()
+        .filter(|(_, s)| *s == fit::Shown::Omitted)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let _ = writeln!(
+        out,
+        "<{tag} files_whole=\"{whole}\" files_cut=\"{}\" files_omitted=\"{}\">",
+        cut.len(),
+        omitted.len()
+    );
+    if !omitted.is_empty() {
+        let _ = writeln!(
+            out,
+            "[diff text omitted for lack of room (see the path list for their statistics): {}]",
+            data(&omitted.join(", "))
+        );
+    }
+    out.push_str(&data(&fitted.text));
+    let _ = writeln!(out, "</{tag}>");
+}
+
+/// Renders the prepared context as the data block of the task prompt.
+pub fn render(prepared: &Prepared) -> String {
+    let limits = Limits::default();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<prepared_context mode=\"{}\">",
+        prepared.mode.as_str()
+    );
+    let branch = prepared.branch.as_deref().unwrap_or("(detached HEAD)");
+    let _ = writeln!(
+        out,
+        "Branch: {}{}",
+        data(branch),
+        if prepared.unborn {
+            " (no commits yet: this is the root commit)"
+        } else {
+            ""
+        }
+    );
+    if let Some(task) = &prepared.task_id {
+        let _ = writeln!(
+            out,
+            "Task ID from the branch name: {} (recent subjects end with task IDs like \"{}\")",
+            task.id,
+            task.suffix.trim()
+        );
+    }
+    let changes = &prepared.changes;
+    let (paths_tag, diff_tag) = match prepared.mode {
+        Mode::Staged => ("staged_paths", "staged_diff"),
+        Mode::Amend => ("final_paths", "final_amended_diff"),
+    };
+
+    if prepared.mode == Mode::Amend
+        && let Some(head) = &prepared.head
+    {
+        let _ = writeln!(
+            out,
+            "<original_message commit=\"{}\">",
+            head.brief.id.short()
+        );
+        out.push_str(&data(head.message.trim_end()));
+        out.push('\n');
+        let _ = writeln!(out, "</original_message>");
+    }
+
+    let _ = writeln!(
+        out,
+        "<{paths_tag} files=\"{}\" additions=\"{}\" deletions=\"{}\">",
+        changes.paths.len(),
+        changes.additions,
+        changes.deletions
+    );
+    write_paths(&mut out, &changes.paths, limits.listed_paths);
+    let _ = writeln!(out, "</{paths_tag}>");
+
+    if !prepared.staged.partially_staged.is_empty() || prepared.staged.untracked > 0 {
+        let _ = writeln!(out, "<status_notes>");
+        if !prepared.staged.partially_staged.is_empty() {
+            let _ = writeln!(
+                out,
+                "These paths also have unstaged changes, which are NOT part of this commit: {}",
+                data(&prepared.staged.partially_staged.join(", "))
+            );
+        }
+        if prepared.staged.untracked > 0 {
+            let _ = writeln!(
+                out,
+                "{} untracked file(s) exist; they are NOT part of this commit.",
+                prepared.staged.untracked
+            );
+        }
+        let _ = writeln!(out, "</status_notes>");
+    }
+
+    if !changes.lockfiles.is_empty() {
+        let _ = writeln!(out, "<lockfiles>");
+        for lock in &changes.lockfiles {
+            out.push_str(&data(&lock.render(limits.lock_entries)));
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        let _ = writeln!(out, "</lockfiles>");
+    }
+
+    if !changes.submodules.is_empty() {
+        let _ = writeln!(out, "<submodules>");
+        for sub in &changes.submodules {
+            let short = |id: Option<ObjectId>| id.map_or("(none)".to_owned(), |i| i.short());
+            let _ = writeln!(
+                out,
+                "{}: {} -> {}",
+                data(&sub.path),
+                short(sub.old),
+                short(sub.new)
+            );
+            if let Some(note) = &sub.note {
+                let _ = writeln!(out, "  ({note})");
+            }
+            for subject in &sub.commits {
+                let _ = writeln!(out, "  - {}", data(subject));
+            }
+            if sub.more > 0 {
+                let _ = writeln!(out, "  [… {} more commits]", sub.more);
+            }
+        }
+        let _ = writeln!(out, "</submodules>");
+    }
+
+    write_diff_section(&mut out, diff_tag, &changes.diff);
+    if let Some(focus) = &changes.focus {
+        let _ = writeln!(out, "<focus_diff>");
+        out.push_str(&data(focus));
+        let _ = writeln!(out, "</focus_diff>");
+    }
+    if let Some(generated) = &changes.generated_diff {
+        let _ = writeln!(out, "<generated_diff>");
+        out.push_str(&data(generated));
+        let _ = writeln!(out, "</generated_diff>");
+    }
+
+    if prepared.mode == Mode::Amend {
+        let staged = &prepared.staged;
+        let _ = writeln!(
+            out,
+            "<staged_changes files=\"{}\" note=\"diagnostic only: what this amend adds on top of HEAD\">",
+            staged.paths.len()
+        );
+        write_paths(&mut out, &staged.paths, 200);
+        if let Some(diff) = &staged.diff
+            && !diff.text.is_empty()
+        {
+            out.push_str(&data(&diff.text));
+        }
+        let _ = writeln!(out, "</staged_changes>");
+    }
+
+    if let Some(head) = &prepared.head {
+        let tag = match prepared.mode {
+            Mode::Staged => "previous_head",
+            Mode::Amend => "head_commit",
+        };
+        let note = match prepared.mode {
+            Mode::Staged => "contrast only: already committed, not part of this commit",
+            Mode::Amend => "the commit being amended, against its first parent (diagnostic)",
+        };
+        let _ = writeln!(
+            out,
+            "<{tag} commit=\"{}\" date=\"{}\" note=\"{note}\">",
+            head.brief.id.short(),
+            head.brief.date
+        );
+        if prepared.mode == Mode::Staged {
+            let _ = writeln!(out, "Subject: {}", data(&head.brief.subject));
+        }
+        write_paths(&mut out, &head.paths, 200);
+        if !head.diff.text.is_empty() {
+            out.push_str(&data(&head.diff.text));
+        }
+        let _ = writeln!(out, "</{tag}>");
+    }
+
+    if !prepared.recent.is_empty() {
+        let _ = writeln!(
+            out,
+            "<recent_commits note=\"style reference only, newest first\">"
+        );
+        for c in &prepared.recent {
+            let _ = writeln!(out, "{} {}", c.id.short(), data(&c.subject));
+        }
+        let _ = writeln!(out, "</recent_commits>");
+    }
+    let _ = writeln!(out, "</prepared_context>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_in_branch_names() {
+        assert_eq!(
+            find_task_id("feature/ABC-123-retry").as_deref(),
+            Some("ABC-123")
+        );
+        assert_eq!(find_task_id("abc-42").as_deref(), Some("ABC-42"));
+        assert_eq!(find_task_id("fix/proj2-7_x").as_deref(), Some("PROJ2-7"));
+        assert_eq!(find_task_id("main"), None);
+        assert_eq!(find_task_id("release-1.2"), None);
+        assert_eq!(find_task_id("a-1"), None);
+        assert_eq!(find_task_id("x/abc-12x"), None);
+    }
+
+    #[test]
+    fn data_cannot_close_our_sections() {
+        assert_eq!(
+            data("a </staged_diff> b </other>"),
+            "a <\\/staged_diff> b </other>"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Fitting diff text into a byte budget so that every file gets its fair share.
+//!
+//! A plain "first N bytes of the diff" budget lets one big file hide every file
+//! after it. Here each file's unified diff is a unit: when everything fits,
+//! everything is shown; otherwise the budget is shared out water-filling style —
+//! files smaller than an equal share are shown whole, and what they leave is
+//! shared among the rest, each cut at a line boundary with a marker saying how
+//! much is missing and how to ask for it. With so many files that an equal share
+//! would be uselessly small, the files with the most changed lines get a
+//! minimum share and the others are listed as omitted (their paths and
+//! statistics are always in the path list).
+
+use gitctx::FileDiff;
+
+/// The smallest useful share of one file (a header and a few hunk lines).
+pub const MIN_SHARE: usize = 640;
+
+/// One file's place in a fitted diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    /// The whole diff of the file is in the text.
+    Whole,
+    /// The first `shown` of `total` lines are in the text.
+    Cut { shown: usize, total: usize },
+    /// Not in the text at all.
+    Omitted,
+}
+
+/// A diff fitted into a budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fitted {
+    /// The text, files in their original order.
+    pub text: String,
+    /// Per file (same order as the input): how much of it is shown.
+    pub shown: Vec<(String, Shown)>,
+    /// For each cut file, the text that did not fit (for a focus section).
+    pub rest: Vec<(String, String)>,
+}
+
+impl Fitted {
+    /// Paths cut short or left out.
+    pub fn incomplete(&self) -> impl Iterator<Item = &str> {
+        self.shown
+            .iter()
+            .filter(|(_, s)| *s != Shown::Whole)
+            .map(|(p, _)| p.as_str())
+    }
+
+    /// Every file is shown whole.
+    pub fn is_complete(&self) -> bool {
+        self.shown.iter().all(|(_, s)| *s == Shown::Whole)
+    }
+}
+
+/// The unified diff text of one file.
+pub fn file_text(file: &FileDiff) -> String {
+    let mut out = String::new();
+    file.write_unified(&mut out);
+    out
+}
+
+/// Fits the diffs of `files` into `budget` bytes; the cut markers name `tool` as
+/// the way to read the rest.
+pub fn fit(files: &[&FileDiff], budget: usize, tool: &str) -> Fitted {
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (f.path().to_owned(), file_text(f)))
+        .collect();
+    let churn: Vec<u32> = files.iter().map(|f| f.changed_lines()).collect();
+    fit_texts(&texts, &churn, budget, tool)
+}
+
+/// [`fit`] over ready texts: `(path, unified text)` and each file's changed lines.
+pub fn fit_texts(texts: &[(String, String)], churn: &[u32], budget: usize, tool: &str) -> Fitted {
+    let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
+    let mut allowance: Vec<Option<usize>> = vec![None; texts.len()];
+    if total <= budget {
+        allowance
+            .iter_mut()
+            .zip(texts)
+            .for_each(|(a, (_, t))| *a = Some(t.len()));
+    } else {
+        // Which files get any room: all of them, or the most changed ones when an
+        // equal share would be below the minimum.
+        let mut candidates: Vec<usize> = (0..texts.len()).collect();
+        let most = (budget / MIN_SHARE).max(1);
+        if candidates.len() > most {
+            candidates.sort_by(|&a, &b| churn[b].cmp(&churn[a]).then(a.cmp(&b)));
+            candidates.truncate(most);
+        }
+        // Water-filling: smallest first; each takes what it needs up to an equal
+        // share of what is left.
+        candidates.sort_by_key(|&i| texts[i].1.len());
+        let mut left = budget;
+        let mut remaining = candidates.len();
+        for &i in &candidates {
+            let share = left / remaining.max(1);
+            let size = texts[i].1.len();
+            let take = size.min(share);
+            allowance[i] = Some(take);
+            left -= take;
+            remaining -= 1;
+        }
+    }
+    let mut fitted = Fitted::default();
+    for (i, (path, text)) in texts.iter().enumerate() {
+        match allowance[i] {
+            Some(room) if room >= text.len() => {
+                fitted.text.push_str(text);
+                fitted.shown.push((path.clone(), Shown::Whole));
+            }
+            Some(room) => {
+                let (head, tail) = cut_at_line(text, room);
+                let total = text.lines().count();
+                let shown = head.lines().count();
+                fitted.text.push_str(head);
+                fitted.text.push_str(&format!(
+                    "[… {} more lines of the diff of {path} not shown; call {tool} with paths [\"{path}\"] for it]\n",
+                    total - shown
+                ));
+                fitted
+                    .shown
+                    .push((path.clone(), Shown::Cut { shown, total }));
+                fitted.rest.push((path.clone(), tail.to_owned()));
+            }
+            None => fitted.shown.push((path.clone(), Shown::Omitted)),
+        }
+    }
+    fitted
+}
+
+/// Splits `text` at the last line end within `max` bytes (never mid-line; a
+/// first line longer than `max` is cut at a character boundary).
+pub fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
+    if text.len() <= max {
+        return (text, "");
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(nl) => text.split_at(nl + 1),
+        None => text.split_at(end),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(sizes: &[usize]) -> Vec<(String, String)> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let line = format!("+line of file {i:02} padded to forty bytes..\n");
+                let mut t = format!("diff --git a/f{i} b/f{i}\n");
+                while t.len() < n {
+                    t.push_str(&line);
+                }
+                (format!("f{i}"), t)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn everything_fits_whole() {
+        let t = texts(&[100, 200]);
+        let f = fit_texts(&t, &[1, 2], 10_000, "t");
+        assert!(f.is_complete());
+        assert_eq!(f.text, format!("{}{}", t[0].1, t[1].1));
+    }
+
+    #[test]
+    fn one_big_file_cannot_hide_the_small_ones() {
+        let t = texts(&[20_000, 300, 300, 300]);
+        let f = fit_texts(&t, &[500, 5, 5, 5], 4_000, "t");
+        assert!(f.text.len() <= 4_000 + 200, "{}", f.text.len());
+        assert!(matches!(f.shown[0].1, Shown::Cut { .. }));
+        for (_, s) in &f.shown[1..] {
+            assert_eq!(*s, Shown::Whole);
+        }
+        assert!(f.text.contains("more lines of the diff of f0 not shown"));
+        assert_eq!(f.rest.len(), 1);
+        assert_eq!(f.incomplete().collect::<Vec<_>>(), ["f0"]);
+    }
+
+    #[test]
+    fn too_many_files_keep_the_most_changed() {
+        let sizes = vec![2_000; 40];
+        let t = texts(&sizes);
+        let mut churn = vec![1; 40];
+        churn[7] = 100;
+        churn[33] = 90;
+        let f = fit_texts(&t, &churn, 2 * MIN_SHARE, "t");
+        let shown: Vec<&str> = f
+            .shown
+            .iter()
+            .filter(|(_, s)| *s != Shown::Omitted)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(shown, ["f7", "f33"]);
+    }
+
+    #[test]
+    fn cuts_fall_on_line_ends_and_char_boundaries() {
+        assert_eq!(cut_at_line("ab\ncd\nef\n", 7), ("ab\ncd\n", "ef\n"));
+        assert_eq!(cut_at_line("abc", 10), ("abc", ""));
+        let (head, tail) = cut_at_line("ééééé", 3);
+        assert_eq!(head, "é");
+        assert_eq!(tail, "éééé");
+    }
+}

@@ -1,0 +1,49 @@
+//! `git-agent-core`: the tasks of `git-agent` (spec 004) — today the commit
+//! message (`commit-msg`, `commit`, both with `--amend`).
+//!
+//! - [`context`]: the evidence prepared before the first model call (staged or
+//!   amend mode), with [`classify`] (hand-written, lockfile, generated, binary,
+//!   submodule), [`lockfile`] (package version changes) and [`fit`] (every file
+//!   gets its share of the diff budget).
+//! - [`tools`]: the read-only commit-message tools of §5 plus the shared
+//!   repository tools.
+//! - [`prompt`]: the request layers (instructions, tool policy, environment,
+//!   guidance, task prompt with evidence boundaries and the escaped operator hint).
+//! - [`shape`]: output shaping (think blocks, fences, preambles, trailers, 72-column
+//!   reflow) and validation with the messages the repair pass sends back.
+//! - [`commit_msg`]: `prepare` (all git work, synchronous) and `generate` (the
+//!   agent loop, one repair pass, task-ID preservation, final validation).
+//! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
+//!
+//! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`.
+//! - **Invariant:** read-only toward the repository until the binary asks for the
+//!   commit ([`commit`]); the only files written are trace sessions under
+//!   `.git-agent/`.
+//! - **Invariant:** every staged path is named in the prompt, whatever happens to
+//!   its diff text; lockfiles are summarized, never hidden.
+//! - No printing, no environment, no home directory: the binary resolves auth and
+//!   passes a provider.
+
+pub mod classify;
+pub mod commit_msg;
+pub mod context;
+mod error;
+pub mod fit;
+pub mod lockfile;
+pub mod prompt;
+pub mod session;
+pub mod shape;
+pub mod tools;
+
+use std::path::Path;
+
+pub use error::Error;
+pub use gitctx::CommitRun;
+
+/// Creates the commit with `message` through `git commit --file -` (with
+/// `--amend`: `git commit --amend --file -`, keeping the original author) at the
+/// top of the working tree containing `cwd`, so hooks and signing apply.
+pub fn commit(cwd: &Path, message: &str, amend: bool) -> Result<CommitRun, Error> {
+    let repo = gitctx::Repo::discover(cwd)?;
+    Ok(repo.run_commit(message, amend)?)
+}

@@ -1,0 +1,830 @@
+//! The commit-message tools of spec 004 §5: read-only, strict, enveloped,
+//! bounded views of the staged changes, HEAD and history.
+//!
+//! | tool | what it shows |
+//! |---|---|
+//! | `git_staged_paths` | staged paths with status |
+//! | `git_staged_status` | index and working-tree state of every changed path |
+//! | `git_staged_stat` | added/deleted lines per staged path |
+//! | `git_staged_diff` | the staged diff (lockfiles summarized) |
+//! | `git_staged_diff_for_paths` | the staged diff of some paths, lockfiles raw |
+//! | `git_recent_commits` | recent commit subjects (style reference) |
+//! | `git_head_show` | HEAD: metadata, full message, paths |
+//! | `git_diff_against_parent` | HEAD against its first parent |
+//! | `git_final_amended_diff` | the index against HEAD's first parent: what the amended commit will contain |
+//! | `git_amend_delta` | the staged changes against HEAD: what the amend adds |
+//! | `git_show_file_at_rev` | a file at a commit, or as staged |
+//!
+//! Every tool opens the repository afresh, reads, and returns; none writes to the
+//! working tree, the index, refs or config. Text results are cut at line ends to
+//! the registry's limits with a truncation note saying how to read the rest.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use gitctx::{Diff, DiffOptions, DiffTarget, FileStatus, Repo};
+use serde_json::{Value, json};
+
+use crate::classify::{Class, classify};
+use crate::context::Mode;
+use crate::fit;
+use crate::lockfile;
+
+/// The limits of commit-message tool results.
+pub const LIMITS: ToolLimits = ToolLimits {
+    max_bytes: 32 * 1024,
+    max_lines: 800,
+    max_entries: 300,
+};
+
+/// Largest `limit` of `git_recent_commits`.
+const MAX_RECENT: u64 = 50;
+/// Most paths one path-filtered call takes.
+const MAX_PATHS: u64 = 50;
+/// Most context lines around changes.
+const MAX_CONTEXT: u64 = 20;
+
+#[derive(Debug)]
+struct Ctx {
+    root: PathBuf,
+}
+
+impl Ctx {
+    fn repo(&self) -> Result<Repo, ToolFailure> {
+        Repo::discover(&self.root).map_err(internal)
+    }
+}
+
+fn internal(err: impl std::fmt::Display) -> ToolFailure {
+    ToolFailure::internal(err.to_string())
+}
+
+fn git_failure(err: gitctx::Error) -> ToolFailure {
+    match err {
+        gitctx::Error::RevNotFound { .. }
+        | gitctx::Error::AmbiguousRev { .. }
+        | gitctx::Error::WrongObjectKind { .. } => {
+            ToolFailure::new("UNKNOWN_REVISION", err.to_string())
+        }
+        gitctx::Error::PathNotFound { .. } | gitctx::Error::NotAFile { .. } => {
+            ToolFailure::new("NOT_FOUND", err.to_string())
+        }
+        gitctx::Error::UnbornHead { .. } => ToolFailure::new("NO_COMMITS", err.to_string()),
+        other => internal(other),
+    }
+}
+
+/// The registry for `mode`: the commit-message tools that make sense in it,
+/// then the shared repository tools (`repo_summary`, `list_files`, `read_file`,
+/// `search_files`).
+pub fn registry(root: &std::path::Path, mode: Mode) -> ToolRegistry {
+    let ctx = Arc::new(Ctx {
+        root: root.to_path_buf(),
+    });
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(StagedPaths(ctx.clone())),
+        Arc::new(StagedStatus(ctx.clone())),
+        Arc::new(StagedStat(ctx.clone())),
+        Arc::new(StagedDiff(ctx.clone())),
+        Arc::new(StagedDiffForPaths(ctx.clone())),
+        Arc::new(RecentCommits(ctx.clone())),
+        Arc::new(HeadShow(ctx.clone())),
+        Arc::new(DiffAgainstParent(ctx.clone())),
+    ];
+    if mode == Mode::Amend {
+        tools.push(Arc::new(FinalAmendedDiff(ctx.clone())));
+        tools.push(Arc::new(AmendDelta(ctx.clone())));
+    }
+    tools.push(Arc::new(ShowFileAtRev(ctx)));
+    tools.push(Arc::new(repo_tools::RepoSummary::new(root)));
+    tools.push(Arc::new(repo_tools::ListFiles::new(root)));
+    tools.push(Arc::new(repo_tools::ReadFile::new(root)));
+    tools.push(Arc::new(repo_tools::SearchFiles::new(root)));
+    let mut registry = ToolRegistry::new(LIMITS);
+    for tool in tools {
+        registry
+            .register(tool)
+            .expect("the commit-message tools have distinct names and strict schemas (tested)");
+    }
+    registry
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+}
+
+fn context_lines_schema() -> Value {
+    json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "description": "Unchanged lines around each change (default 3)."})
+}
+
+fn paths_schema(required: bool) -> Value {
+    let description = if required {
+        "Repository-relative paths (files or directories) to limit the diff to."
+    } else {
+        "Optional: repository-relative paths (files or directories) to limit the diff to; omit for every path."
+    };
+    json!({"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": u64::from(required), "maxItems": MAX_PATHS, "description": description})
+}
+
+fn paths_arg(args: &Value) -> Result<Vec<String>, ToolFailure> {
+    let Some(items) = args.get("paths").and_then(Value::as_array) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let path = item
+            .as_str()
+            .ok_or_else(|| ToolFailure::invalid_argument("paths must be strings"))?;
+        let clean = path.trim().trim_start_matches("./").trim_end_matches('/');
+        if clean.is_empty()
+            || clean.starts_with('/')
+            || clean.split('/').any(|c| c == ".." || c == ".git")
+        {
+            return Err(ToolFailure::invalid_argument(format!(
+                "'{path}' is not a repository-relative path"
+            )));
+        }
+        out.push(clean.to_owned());
+    }
+    Ok(out)
+}
+
+fn diff_options(args: &Value, paths: Vec<String>) -> DiffOptions {
+    let context = args
+        .get("context_lines")
+        .and_then(Value::as_u64)
+        .unwrap_or(3)
+        .min(MAX_CONTEXT);
+    DiffOptions {
+        paths,
+        context_lines: u32::try_from(context).unwrap_or(3),
+        ..DiffOptions::default()
+    }
+}
+
+/// `text` cut to the limits (bytes with room for the envelope, and lines).
+fn cap_text(text: &str, limits: &ToolLimits, hint: &str) -> (String, Option<Truncation>) {
+    let max_bytes = limits.max_bytes * 3 / 4;
+    let total_lines = text.lines().count();
+    let mut cut = text;
+    let mut limit = None;
+    if total_lines > limits.max_lines {
+        let end = text
+            .match_indices('\n')
+            .nth(limits.max_lines - 1)
+            .map_or(text.len(), |(i, _)| i + 1);
+        cut = &text[..end];
+        limit = Some((TruncationLimit::Lines, limits.max_lines));
+    }
+    if cut.len() > max_bytes {
+        cut = fit::cut_at_line(cut, max_bytes).0;
+        limit = Some((TruncationLimit::Bytes, max_bytes));
+    }
+    match limit {
+        None => (text.to_owned(), None),
+        Some((which, max)) => {
+            let shown = cut.lines().count();
+            (
+                cut.to_owned(),
+                Some(Truncation {
+                    limit: which,
+                    max,
+                    total: Some(total_lines),
+                    shown,
+                    hint: hint.to_owned(),
+                }),
+            )
+        }
+    }
+}
+
+fn file_rows(repo: &Repo, diff: &Diff) -> Vec<Value> {
+    diff.files
+        .iter()
+        .map(|f| {
+            let class = classify(repo, f);
+            let mut row = json!({
+                "path": f.path(),
+                "status": f.status.letter().to_string(),
+            });
+            if matches!(f.status, FileStatus::Renamed | FileStatus::Copied)
+                && let Some(old) = &f.old_path
+            {
+                row["old_path"] = json!(old);
+            }
+            if f.binary {
+                row["binary"] = json!(true);
+            } else {
+                row["additions"] = json!(f.additions);
+                row["deletions"] = json!(f.deletions);
+            }
+            let label = class.label();
+            if !label.is_empty() && class != Class::Binary {
+                row["kind"] = json!(label);
+            }
+            row
+        })
+        .collect()
+}
+
+/// A diff result: the files, lockfile summaries in place of their raw diffs
+/// (unless `raw_lockfiles`), and the diff text capped.
+fn diff_output(
+    repo: &Repo,
+    diff: &Diff,
+    base: Option<&str>,
+    raw_lockfiles: bool,
+    limits: &ToolLimits,
+    hint: &str,
+) -> Result<ToolOutput, ToolFailure> {
+    let mut text = String::new();
+    let mut later = String::new();
+    let mut summaries = Vec::new();
+    for file in &diff.files {
+        let class = classify(repo, file);
+        // Generated files come after the hand-written ones, so a cut takes them first.
+        if matches!(class, Class::Generated(_)) {
+            file.write_unified(&mut later);
+            continue;
+        }
+        if let (Class::Lockfile(kind), false) = (&class, raw_lockfiles) {
+            let old = match (base, &file.old_path) {
+                (Some(rev), Some(old)) if file.status != FileStatus::Added => repo
+                    .file_at_opt(rev, old)
+                    .map_err(git_failure)?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                _ => None,
+            };
+            let new = if file.status == FileStatus::Deleted {
+                None
+            } else {
+                repo.file_in_index(file.path())
+                    .map_err(git_failure)?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            };
+            let summary = lockfile::summarize(file.path(), *kind, old.as_deref(), new.as_deref());
+            summaries.push(json!(summary.render(80)));
+            continue;
+        }
+        file.write_unified(&mut text);
+    }
+    text.push_str(&later);
+    let (diff_text, truncation) = cap_text(&text, limits, hint);
+    let mut data = json!({
+        "files": file_rows(repo, diff),
+        "additions": diff.additions(),
+        "deletions": diff.deletions(),
+        "diff": diff_text,
+    });
+    if !summaries.is_empty() {
+        data["lockfile_summaries"] = json!(summaries);
+    }
+    Ok(match truncation {
+        Some(t) => ToolOutput::truncated(data, t),
+        None => ToolOutput::complete(data),
+    })
+}
+
+fn head_parent(repo: &Repo) -> Result<Option<String>, ToolFailure> {
+    let head = repo.head().map_err(git_failure)?;
+    let Some(id) = head.commit() else {
+        return Err(ToolFailure::new(
+            "NO_COMMITS",
+            "HEAD has no commits yet: there is no HEAD commit",
+        ));
+    };
+    let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+    Ok(info.parents.first().map(|p| p.to_hex()))
+}
+
+struct StagedPaths(Arc<Ctx>);
+
+impl Tool for StagedPaths {
+    fn name(&self) -> &str {
+        "git_staged_paths"
+    }
+    fn description(&self) -> &str {
+        "List the staged paths (the authoritative scope of a new commit) with their status letter (A added, M modified, D deleted, R renamed, C copied, T type changed)."
+    }
+    fn parameters(&self) -> Value {
+        no_args()
+    }
+    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let diff = repo
+            .diff(
+                DiffTarget::Staged,
+                &DiffOptions {
+                    hunks: false,
+                    ..DiffOptions::default()
+                },
+            )
+            .map_err(git_failure)?;
+        let rows: Vec<Value> = diff
+            .files
+            .iter()
+            .map(|f| {
+                let mut row = json!({"path": f.path(), "status": f.status.letter().to_string()});
+                if matches!(f.status, FileStatus::Renamed | FileStatus::Copied)
+                    && let Some(old) = &f.old_path
+                {
+                    row["old_path"] = json!(old);
+                }
+                row
+            })
+            .collect();
+        Ok(entries_output(
+            "paths",
+            rows,
+            limits,
+            "the list is complete in git_staged_stat's totals; ask git_staged_diff_for_paths about a directory",
+        ))
+    }
+}
+
+fn entries_output(key: &str, rows: Vec<Value>, limits: &ToolLimits, hint: &str) -> ToolOutput {
+    let total = rows.len();
+    if total <= limits.max_entries {
+        return ToolOutput::complete(json!({key: rows, "count": total}));
+    }
+    let shown: Vec<Value> = rows.into_iter().take(limits.max_entries).collect();
+    let n = shown.len();
+    ToolOutput::truncated(
+        json!({key: shown, "count": total}),
+        Truncation {
+            limit: TruncationLimit::Entries,
+            max: limits.max_entries,
+            total: Some(total),
+            shown: n,
+            hint: hint.to_owned(),
+        },
+    )
+}
+
+struct StagedStatus(Arc<Ctx>);
+
+impl Tool for StagedStatus {
+    fn name(&self) -> &str {
+        "git_staged_status"
+    }
+    fn description(&self) -> &str {
+        "Show the branch and the index/working-tree state of every changed path, like `git status --porcelain` (XY codes): which paths are staged, which also have unstaged changes, and how many files are untracked. Only staged changes belong to the commit."
+    }
+    fn parameters(&self) -> Value {
+        no_args()
+    }
+    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let head = repo.head().map_err(git_failure)?;
+        let status = repo.status(true).map_err(git_failure)?;
+        let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
+        let rows: Vec<Value> = status
+            .iter()
+            .filter(|e| e.worktree != Some('?'))
+            .map(|e| {
+                let mut row = json!({"xy": e.xy(), "path": e.path});
+                if let Some(from) = &e.renamed_from {
+                    row["renamed_from"] = json!(from);
+                }
+                row
+            })
+            .collect();
+        let mut out = entries_output(
+            "entries",
+            rows,
+            limits,
+            "use git_staged_paths and git_staged_stat for the staged part",
+        );
+        out.data["branch"] = json!(head.branch());
+        out.data["head"] = json!(head.commit().map(|c| c.short()));
+        out.data["untracked"] = json!(untracked);
+        Ok(out)
+    }
+}
+
+struct StagedStat(Arc<Ctx>);
+
+impl Tool for StagedStat {
+    fn name(&self) -> &str {
+        "git_staged_stat"
+    }
+    fn description(&self) -> &str {
+        "Show added and deleted line counts per staged path and in total (like `git diff --cached --numstat`), with the kind of each path (lockfile, generated, binary, submodule)."
+    }
+    fn parameters(&self) -> Value {
+        no_args()
+    }
+    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let diff = repo
+            .diff(
+                DiffTarget::Staged,
+                &DiffOptions {
+                    hunks: false,
+                    ..DiffOptions::default()
+                },
+            )
+            .map_err(git_failure)?;
+        let mut out = entries_output(
+            "files",
+            file_rows(&repo, &diff),
+            limits,
+            "the totals cover every file; ask git_staged_diff_for_paths about specific paths",
+        );
+        out.data["additions"] = json!(diff.additions());
+        out.data["deletions"] = json!(diff.deletions());
+        Ok(out)
+    }
+}
+
+struct StagedDiff(Arc<Ctx>);
+
+impl Tool for StagedDiff {
+    fn name(&self) -> &str {
+        "git_staged_diff"
+    }
+    fn description(&self) -> &str {
+        "Show the whole staged diff (index against HEAD). Lockfiles are summarized as package version changes instead of raw diffs. Large diffs are cut; then use git_staged_diff_for_paths for the parts you need."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let diff = repo
+            .diff(DiffTarget::Staged, &diff_options(args, Vec::new()))
+            .map_err(git_failure)?;
+        let base = repo
+            .head()
+            .map_err(git_failure)?
+            .commit()
+            .map(|c| c.to_hex());
+        diff_output(
+            &repo,
+            &diff,
+            base.as_deref(),
+            false,
+            limits,
+            "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
+        )
+    }
+}
+
+struct StagedDiffForPaths(Arc<Ctx>);
+
+impl Tool for StagedDiffForPaths {
+    fn name(&self) -> &str {
+        "git_staged_diff_for_paths"
+    }
+    fn description(&self) -> &str {
+        "Show the staged diff of the given paths only (files or directories), e.g. a high-churn file or a secondary change cluster the prepared diff cut or omitted. Lockfiles asked for by path are shown raw."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"paths": paths_schema(true), "context_lines": context_lines_schema()}, "required": ["paths"], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let paths = paths_arg(args)?;
+        if paths.is_empty() {
+            return Err(ToolFailure::invalid_argument("give at least one path"));
+        }
+        let repo = self.0.repo()?;
+        let diff = repo
+            .diff(DiffTarget::Staged, &diff_options(args, paths))
+            .map_err(git_failure)?;
+        let base = repo
+            .head()
+            .map_err(git_failure)?
+            .commit()
+            .map(|c| c.to_hex());
+        diff_output(
+            &repo,
+            &diff,
+            base.as_deref(),
+            true,
+            limits,
+            "the diff was cut; ask for fewer paths, or context_lines 0",
+        )
+    }
+}
+
+struct RecentCommits(Arc<Ctx>);
+
+impl Tool for RecentCommits {
+    fn name(&self) -> &str {
+        "git_recent_commits"
+    }
+    fn description(&self) -> &str {
+        "List recent commits reachable from HEAD (short id, date, author, subject), newest first: a reference for the repository's message style, not evidence of the staged change."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_RECENT, "description": "How many commits (default 10)."}}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .unwrap_or(10)
+            .clamp(1, MAX_RECENT) as usize;
+        let repo = self.0.repo()?;
+        if repo.head().map_err(git_failure)?.commit().is_none() {
+            return Ok(ToolOutput::complete(json!({"commits": [], "count": 0})));
+        }
+        let ids = repo.log("HEAD", limit).map_err(git_failure)?;
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in ids {
+            let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+            rows.push(json!({
+                "id": id.short(),
+                "date": info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
+                "author": info.author.name,
+                "subject": info.summary,
+            }));
+        }
+        Ok(entries_output(
+            "commits",
+            rows,
+            limits,
+            "ask for a smaller limit",
+        ))
+    }
+}
+
+struct HeadShow(Arc<Ctx>);
+
+impl Tool for HeadShow {
+    fn name(&self) -> &str {
+        "git_head_show"
+    }
+    fn description(&self) -> &str {
+        "Show the HEAD commit: id, author, dates, parents, full message and its changed paths with line counts (no diff text; use git_diff_against_parent for that)."
+    }
+    fn parameters(&self) -> Value {
+        no_args()
+    }
+    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let head = repo.head().map_err(git_failure)?;
+        let Some(id) = head.commit() else {
+            return Err(ToolFailure::new("NO_COMMITS", "HEAD has no commits yet"));
+        };
+        let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+        let diff = repo
+            .diff(
+                DiffTarget::Commit(&id.to_hex()),
+                &DiffOptions {
+                    hunks: false,
+                    ..DiffOptions::default()
+                },
+            )
+            .map_err(git_failure)?;
+        let mut out = entries_output(
+            "files",
+            file_rows(&repo, &diff),
+            limits,
+            "use git_diff_against_parent with paths for details",
+        );
+        out.data["id"] = json!(id.to_hex());
+        out.data["branch"] = json!(head.branch());
+        out.data["author"] = json!(format!("{} <{}>", info.author.name, info.author.email));
+        out.data["author_date"] = json!(info.author.time.to_rfc3339());
+        out.data["committer_date"] = json!(info.committer.time.to_rfc3339());
+        out.data["parents"] = json!(info.parents.iter().map(|p| p.short()).collect::<Vec<_>>());
+        out.data["message"] = json!(info.message);
+        out.data["additions"] = json!(diff.additions());
+        out.data["deletions"] = json!(diff.deletions());
+        Ok(out)
+    }
+}
+
+struct DiffAgainstParent(Arc<Ctx>);
+
+impl Tool for DiffAgainstParent {
+    fn name(&self) -> &str {
+        "git_diff_against_parent"
+    }
+    fn description(&self) -> &str {
+        "Show the diff of the HEAD commit against its first parent (the whole tree for a root commit), optionally limited to paths. In normal mode this is contrast: work already committed, not part of the new commit."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let parent = head_parent(&repo)?;
+        let diff = repo
+            .diff(
+                DiffTarget::Commit("HEAD"),
+                &diff_options(args, paths_arg(args)?),
+            )
+            .map_err(git_failure)?;
+        diff_output(
+            &repo,
+            &diff,
+            parent.as_deref(),
+            !paths_arg(args)?.is_empty(),
+            limits,
+            "the diff was cut; call again with paths",
+        )
+    }
+}
+
+struct FinalAmendedDiff(Arc<Ctx>);
+
+impl Tool for FinalAmendedDiff {
+    fn name(&self) -> &str {
+        "git_final_amended_diff"
+    }
+    fn description(&self) -> &str {
+        "Authoritative for --amend: the final amended commit (HEAD with the staged changes laid over it, i.e. the index) against HEAD's first parent, optionally limited to paths. Describe this, not the staged delta."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let parent = head_parent(&repo)?;
+        let paths = paths_arg(args)?;
+        let raw = !paths.is_empty();
+        let diff = repo
+            .diff(
+                DiffTarget::IndexAgainst(parent.as_deref()),
+                &diff_options(args, paths),
+            )
+            .map_err(git_failure)?;
+        diff_output(
+            &repo,
+            &diff,
+            parent.as_deref(),
+            raw,
+            limits,
+            "the diff was cut; call git_final_amended_diff again with paths",
+        )
+    }
+}
+
+struct AmendDelta(Arc<Ctx>);
+
+impl Tool for AmendDelta {
+    fn name(&self) -> &str {
+        "git_amend_delta"
+    }
+    fn description(&self) -> &str {
+        "Diagnostic for --amend: the staged changes against HEAD, i.e. only what the amend adds or changes on top of the current commit, optionally limited to paths. Never describe the amended commit by this delta alone."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let repo = self.0.repo()?;
+        let paths = paths_arg(args)?;
+        let raw = !paths.is_empty();
+        let diff = repo
+            .diff(DiffTarget::Staged, &diff_options(args, paths))
+            .map_err(git_failure)?;
+        let base = repo
+            .head()
+            .map_err(git_failure)?
+            .commit()
+            .map(|c| c.to_hex());
+        diff_output(
+            &repo,
+            &diff,
+            base.as_deref(),
+            raw,
+            limits,
+            "the diff was cut; call git_amend_delta again with paths",
+        )
+    }
+}
+
+struct ShowFileAtRev(Arc<Ctx>);
+
+/// Lines `git_show_file_at_rev` returns by default.
+const FILE_LINES: u64 = 400;
+
+impl Tool for ShowFileAtRev {
+    fn name(&self) -> &str {
+        "git_show_file_at_rev"
+    }
+    fn description(&self) -> &str {
+        "Show a file's content (numbered lines) at a commit (e.g. HEAD, HEAD~1, a short id) or as staged (rev INDEX), to read code around a change. Use start_line and max_lines to page."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "rev": {"type": "string", "minLength": 1, "description": "A commit (HEAD, HEAD~1, a tag, an id) or INDEX for the staged version."},
+            "path": {"type": "string", "minLength": 1, "description": "Repository-relative file path."},
+            "start_line": {"type": "integer", "minimum": 1, "maximum": 10_000_000, "description": "First line to show (default 1)."},
+            "max_lines": {"type": "integer", "minimum": 1, "maximum": 800, "description": "Lines to show (default 400)."}
+        }, "required": ["rev", "path"], "additionalProperties": false})
+    }
+    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let rev = args.get("rev").and_then(Value::as_str).unwrap_or("").trim();
+        if rev.is_empty() || rev.starts_with('-') {
+            return Err(ToolFailure::invalid_argument(format!(
+                "'{rev}' is not a revision"
+            )));
+        }
+        let path =
+            paths_arg(&json!({"paths": [args.get("path").cloned().unwrap_or(Value::Null)]}))?
+                .remove(0);
+        let start = args
+            .get("start_line")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1);
+        let max = args
+            .get("max_lines")
+            .and_then(Value::as_u64)
+            .unwrap_or(FILE_LINES)
+            .clamp(1, limits.max_lines as u64);
+        let repo = self.0.repo()?;
+        let bytes = if rev.eq_ignore_ascii_case("INDEX") || rev == ":" {
+            repo.file_in_index(&path)
+                .map_err(git_failure)?
+                .ok_or_else(|| ToolFailure::new("NOT_FOUND", format!("'{path}' is not staged")))?
+        } else {
+            repo.file_at(rev, &path).map_err(git_failure)?
+        };
+        if bytes.iter().take(8000).any(|&b| b == 0) {
+            return Err(ToolFailure::new(
+                "NOT_TEXT",
+                format!("'{path}' at {rev} is binary ({} bytes)", bytes.len()),
+            ));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let total = text.lines().count();
+        let first = usize::try_from(start).unwrap_or(usize::MAX);
+        if total > 0 && first > total {
+            return Err(ToolFailure::invalid_argument(format!(
+                "start_line {start} is past the end of '{path}' ({total} lines)"
+            )));
+        }
+        let mut numbered = String::new();
+        let mut shown: usize = 0;
+        for (i, line) in text.lines().enumerate().skip(first - 1).take(max as usize) {
+            numbered.push_str(&format!("{:>6}\t{line}\n", i + 1));
+            shown += 1;
+        }
+        let (content, cut) = cap_text(
+            &numbered,
+            limits,
+            "ask for the rest with a later start_line",
+        );
+        let last = first + shown.saturating_sub(1);
+        let data = json!({"rev": rev, "path": path, "lines": total, "start_line": first, "content": content});
+        let more = last < total;
+        Ok(match (cut, more) {
+            (Some(t), _) => ToolOutput::truncated(data, t),
+            (None, true) => ToolOutput::truncated(
+                data,
+                Truncation {
+                    limit: TruncationLimit::Lines,
+                    max: max as usize,
+                    total: Some(total),
+                    shown,
+                    hint: format!("call again with start_line {}", last + 1),
+                },
+            ),
+            (None, false) => ToolOutput::complete(data),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_registries_are_strict_and_distinct() {
+        let dir = std::env::temp_dir();
+        let normal = registry(&dir, Mode::Staged);
+        let amend = registry(&dir, Mode::Amend);
+        assert!(!normal.names().contains(&"git_final_amended_diff"));
+        assert!(amend.names().contains(&"git_final_amended_diff"));
+        assert!(amend.names().contains(&"git_amend_delta"));
+        assert_eq!(amend.names().len(), 15);
+    }
+
+    #[test]
+    fn paths_must_stay_in_the_repository() {
+        assert!(paths_arg(&json!({"paths": ["../x"]})).is_err());
+        assert!(paths_arg(&json!({"paths": ["/etc/passwd"]})).is_err());
+        assert!(paths_arg(&json!({"paths": [".git/config"]})).is_err());
+        assert_eq!(
+            paths_arg(&json!({"paths": ["./src/", "a.rs"]})).unwrap(),
+            ["src", "a.rs"]
+        );
+    }
+
+    #[test]
+    fn text_caps_say_how_much_was_left_out() {
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let (cut, t) = cap_text(&text, &LIMITS, "hint");
+        let t = t.unwrap();
+        assert_eq!(t.limit, TruncationLimit::Lines);
+        assert_eq!(t.total, Some(2000));
+        assert_eq!(t.shown, 800);
+        assert_eq!(cut.lines().count(), 800);
+    }
+}

@@ -1,0 +1,335 @@
+//! The whole task over real HTTP against the fake servers: tool round trips,
+//! finish states, the repair pass, malformed replies, shaping, and the rules a
+//! message must keep.
+
+use git_agent_core::Error;
+use serde_json::{Value, json};
+use testkit::{Reply, TestRepo, call};
+
+use crate::support::{chat, generate, project, request, responses};
+
+fn staged_retry(repo: &TestRepo) {
+    repo.write(
+        "src/net.rs",
+        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
+    )
+    .stage(&["src/net.rs"]);
+}
+
+#[test]
+fn a_tool_round_trip_over_the_responses_api() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (server, provider) = responses(vec![
+        Reply::tool_calls(vec![call(
+            "c1",
+            "git_staged_diff_for_paths",
+            json!({"paths": ["src/net.rs"], "context_lines": 1}),
+        )]),
+        Reply::text(
+            "fix(net): retry connect three times\n\nConnect now retries a failed attempt up to three times before giving up, so a broker that drops the first attempt after a failover no longer fails the caller.",
+        ),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert_eq!(
+        generated.message,
+        "fix(net): retry connect three times\n\nConnect now retries a failed attempt up to three times before giving up,\nso a broker that drops the first attempt after a failover no longer\nfails the caller."
+    );
+    assert_eq!((generated.steps, generated.tool_calls), (2, 1));
+    assert!(!generated.repaired && !generated.finalized);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].json();
+    assert_eq!(first["store"], json!(false));
+    assert_eq!(first["parallel_tool_calls"], json!(false));
+    assert!(first.get("max_tool_calls").is_none());
+    assert!(
+        first["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("You are git-agent")
+    );
+    let tools = first["tools"].as_array().unwrap();
+    assert!(tools.iter().all(|t| t["strict"] == json!(true)));
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["name"] == "git_staged_diff_for_paths")
+    );
+    // Developer layers before the task prompt.
+    let input = first["input"].as_array().unwrap();
+    let roles: Vec<&str> = input
+        .iter()
+        .map(|i| i["role"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(roles, ["developer", "developer", "user"]);
+    // The tool's envelope went back as a function_call_output.
+    let second = requests[1].json();
+    let output = second["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .expect("a function_call_output item");
+    let envelope: Value = serde_json::from_str(output["output"].as_str().unwrap()).unwrap();
+    assert_eq!(envelope["ok"], json!(true));
+    assert_eq!(envelope["tool"], json!("git_staged_diff_for_paths"));
+    assert!(
+        envelope["data"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    for _ in 0..3 {")
+    );
+}
+
+#[test]
+fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (_server, provider) = chat(vec![Reply::text(
+        "<think>The user wants a message. Let me look.</think>\n```\nfix(net): retry connect\n\nRetries three times.\n\nCo-authored-by: Claude <noreply@anthropic.com>\n```",
+    )]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert_eq!(
+        generated.message,
+        "fix(net): retry connect\n\nRetries three times."
+    );
+}
+
+#[test]
+fn one_repair_pass_fixes_an_invalid_message() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let long = format!("fix(net): {}", "retry ".repeat(15));
+    let (server, provider) = chat(vec![
+        Reply::text(&format!("{long}\n\nLet me know if you want changes.")),
+        Reply::text("fix(net): retry connect three times"),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    assert_eq!(generated.message, "fix(net): retry connect three times");
+    let repair = server.requests()[1].raw_text();
+    assert!(repair.contains("did not pass validation"), "{repair}");
+    assert!(repair.contains("72"), "{repair}");
+    assert!(repair.contains("Let me know"), "{repair}");
+    // The repair request offers no tool calls.
+    assert_eq!(server.requests()[1].json()["tool_choice"], json!("none"));
+}
+
+#[test]
+fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (_server, provider) = chat(vec![
+        Reply::text("Here is my explanation of the change.\n\n```rust\nfn x() {}\n```"),
+        Reply::text("Still:\n\n```\ncode\n``` and more"),
+    ]);
+    let err = generate(&req, provider.as_ref()).unwrap_err();
+    match err {
+        Error::Invalid { problems, message } => {
+            assert!(problems.iter().any(|p| p.contains("fence")), "{problems:?}");
+            assert!(message.contains("code"), "{message}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn the_step_budget_ends_in_one_request_without_tools() {
+    let repo = project();
+    staged_retry(&repo);
+    let mut req = request(&repo, false);
+    req.budgets.max_steps = 2;
+    let look = || Reply::tool_calls(vec![call("c", "git_staged_stat", json!({}))]);
+    let (server, provider) = chat(vec![
+        look(),
+        look(),
+        Reply::text("fix(net): retry connect three times"),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert!(generated.finalized);
+    assert_eq!(generated.tool_calls, 2);
+    let last = server.requests()[2].json();
+    assert_eq!(last["tool_choice"], json!("none"));
+    assert!(
+        server.requests()[2]
+            .raw_text()
+            .contains("budget is used up")
+    );
+}
+
+#[test]
+fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![
+            call("a", "run_shell", json!({"cmd": "rm -rf /"})),
+            call(
+                "b",
+                "git_staged_diff_for_paths",
+                json!({"paths": ["../../etc/passwd"]}),
+            ),
+            call(
+                "c",
+                "git_show_file_at_rev",
+                json!({"rev": "--output=/tmp/x", "path": "src/net.rs"}),
+            ),
+        ]),
+        Reply::text("fix(net): retry connect three times"),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert_eq!(generated.tool_calls, 3);
+    let body = server.requests()[1].json();
+    let results: Vec<Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        results.iter().all(|r| r["ok"] == json!(false)),
+        "{results:?}"
+    );
+    assert!(!repo.join("/tmp/x").exists());
+}
+
+#[test]
+fn malformed_provider_replies_are_typed_errors() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (_server, provider) = responses(vec![Reply::json(200, json!({"output": "not a list"}))]);
+    let err = generate(&req, provider.as_ref()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Agent(agent::AgentError::Provider(llm::LlmError::Malformed { .. }))
+        ),
+        "{err:?}"
+    );
+    let (_server, provider) = chat(vec![Reply::error(400, "model not found")]);
+    let err = generate(&req, provider.as_ref()).unwrap_err();
+    assert!(err.to_string().contains("model not found"), "{err}");
+}
+
+#[test]
+fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
+    let repo = project();
+    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
+    repo.commit_all("fix(net): accept every host (NET-7)\n\nEmpty hosts were refused.");
+    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
+        .stage(&["README.md"]);
+    let req = request(&repo, true);
+    let (server, provider) = chat(vec![
+        Reply::text(
+            "docs: also mention hosts in the README\n\nThis amend also updates the README.",
+        ),
+        // The repaired answer keeps the subject but drops the task ID.
+        Reply::text(
+            "fix(net): accept every host\n\nEmpty hosts were refused; the README now says any host is accepted.",
+        ),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    assert_eq!(
+        generated.message,
+        "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused; the README now says any host is accepted."
+    );
+    let repair = server.requests()[1].raw_text();
+    assert!(
+        repair.contains("fix(net): accept every host (NET-7)"),
+        "{repair}"
+    );
+    assert!(repair.to_lowercase().contains("also"), "{repair}");
+    // Amend mode offers the amend tools.
+    let tools: Vec<String> = server.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(tools.contains(&"git_final_amended_diff".to_owned()));
+    assert!(tools.contains(&"git_amend_delta".to_owned()));
+}
+
+#[test]
+fn the_branch_task_id_is_kept_on_the_subject() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
+    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
+    repo.checkout_new("feature/proj-77-retry");
+    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    let req = request(&repo, false);
+    let (_server, provider) = chat(vec![Reply::text("Set a to three")]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert_eq!(generated.message, "Set a to three (PROJ-77)");
+}
+
+#[test]
+fn submodule_summaries_must_be_in_the_message() {
+    let sub = TestRepo::named("lib");
+    sub.commit_file("lib.txt", "1\n", "Initial library");
+    let parent = TestRepo::new();
+    parent.commit_file("app.txt", "app\n", "Initial app");
+    parent.add_submodule("vendor/lib", &sub);
+    parent.commit_all("Add lib as a submodule");
+    std::fs::write(parent.join("vendor/lib/lib.txt"), "2\n").unwrap();
+    parent.git(&[
+        "-C",
+        "vendor/lib",
+        "commit",
+        "-qam",
+        "Fix overflow in the parser",
+    ]);
+    parent.stage(&["vendor/lib"]);
+    let req = request(&parent, false);
+    let (server, provider) = chat(vec![
+        Reply::text("Update submodule"),
+        Reply::text("Update vendor/lib\n\n- Fix overflow in the parser"),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    assert!(server.requests()[1].raw_text().contains("vendor/lib"));
+    assert_eq!(
+        generated.message,
+        "Update vendor/lib\n\n- Fix overflow in the parser"
+    );
+}
+
+#[test]
+fn a_lockfile_only_message_must_name_a_package() {
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.lock",
+        "version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.200\"\n",
+    );
+    repo.commit_all("lock");
+    repo.write(
+        "Cargo.lock",
+        "version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.210\"\n",
+    )
+    .stage(&["Cargo.lock"]);
+    let req = request(&repo, false);
+    let (server, provider) = chat(vec![
+        Reply::text("Update dependencies"),
+        Reply::text("Bump serde from 1.0.200 to 1.0.210"),
+    ]);
+    let generated = generate(&req, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    assert!(server.requests()[1].raw_text().contains("serde"));
+    assert_eq!(generated.message, "Bump serde from 1.0.200 to 1.0.210");
+    assert!(
+        server.requests()[0]
+            .raw_text()
+            .contains("serde 1.0.200 → 1.0.210")
+    );
+}

@@ -1,0 +1,92 @@
+//! Shared helpers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use git_agent_core::commit_msg::{self, Generated, Options, Request};
+use git_agent_core::context::{self, Limits, Mode, Prepared};
+use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+
+/// A provider of `kind` for `server`, with quick retries.
+pub fn provider(server: &FakeLlm, kind: ProviderKind) -> Arc<dyn LlmProvider> {
+    let mut config = ProviderConfig::new(kind, "test-model");
+    config.base_url = Some(server.base_url());
+    config.http = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 2,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(2),
+            max_retry_after: Duration::from_millis(5),
+        },
+        ..HttpOptions::default()
+    };
+    llm::build_provider(config).unwrap()
+}
+
+/// A fake Responses API server with `script`, and a provider for it.
+pub fn responses(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    let server = FakeLlm::start(Flavor::OpenAiResponses, script);
+    let provider = provider(&server, ProviderKind::OpenAiResponses);
+    (server, provider)
+}
+
+/// A fake Chat Completions server with `script`, and a provider for it.
+pub fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, script);
+    let provider = provider(&server, ProviderKind::OpenAiChat);
+    (server, provider)
+}
+
+pub fn prepared(repo: &TestRepo, mode: Mode) -> Prepared {
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    context::prepare(&r, mode, &Limits::default()).unwrap()
+}
+
+pub fn request(repo: &TestRepo, amend: bool) -> Request {
+    commit_msg::prepare(
+        repo.path(),
+        &Options {
+            amend,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Runs `generate` to the end.
+pub fn generate(
+    request: &Request,
+    provider: &dyn LlmProvider,
+) -> Result<Generated, git_agent_core::Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(commit_msg::generate(
+            request,
+            provider,
+            &mut agent::NullSink,
+        ))
+}
+
+/// A small Rust project with history: `src/lib.rs`, `src/net.rs`, `README.md`.
+pub fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("README.md", "# demo\n\nA demo crate.\n")
+        .write(
+            "src/lib.rs",
+            "pub mod net;\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        )
+        .write(
+            "src/net.rs",
+            "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
+        );
+    repo.commit_all("feat: initial crate");
+    repo.write(
+        "src/lib.rs",
+        "pub mod net;\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    );
+    repo.commit_all("docs: document add");
+    repo
+}
