@@ -15,6 +15,11 @@
 //!   requests per run), and the `post-commit` hook `ultragit init` installs: the
 //!   time until it returns, and `git commit` with it against without it (release
 //!   binary). See [`annotate`].
+//! - `commit-msg`: git-agent's context preparation (`commit_msg::prepare`) for a
+//!   10,000-line staged change dominated by `package-lock.json`, against `git diff
+//!   --cached` as a process, phase by phase; and the first request `generate`
+//!   sends to a fake model: its size, the hand-written files with diff text in
+//!   it, the lockfile's summary. See [`commit_msg`].
 //!
 //! The numbers only mean something in a release build, so a debug build of xtask
 //! re-runs itself with `cargo run --release`.
@@ -29,8 +34,9 @@ use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery
 use crate::{cargo, fixtures, workspace_root};
 
 mod annotate;
+mod commit_msg;
 
-const NAMES: &[&str] = &["blame", "read", "annotate"];
+const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
@@ -73,6 +79,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "blame" => blame()?,
             "read" => read()?,
             "annotate" => annotate::annotate()?,
+            "commit-msg" => commit_msg::commit_msg()?,
             _ => unreachable!("names are checked above"),
         }
     }
@@ -95,6 +102,19 @@ struct Measured {
     median: Duration,
     min: Duration,
     output: usize,
+}
+
+/// A row from times measured by hand: their median and minimum.
+fn row(name: &str, mut times: Vec<Duration>, output: usize, unit: &'static str) -> Measured {
+    times.sort();
+    Measured {
+        name: name.to_owned(),
+        runs: times.len(),
+        unit,
+        median: times[times.len() / 2],
+        min: times[0],
+        output,
+    }
 }
 
 fn measure(mut case: Case<'_>) -> Result<Measured, String> {

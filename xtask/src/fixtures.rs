@@ -1,8 +1,9 @@
 //! Generated fixture repositories for benchmarks, cached under
 //! `target/bench-fixtures/`: the blame fixture (a long history of one big file),
 //! the read fixtures (the same shape with an `ultragit/v1` note on every change)
-//! and the annotate fixture (a 10-file, 300-line commit on a short annotated
-//! history; `fixtures/annotate.rs`).
+//! the annotate fixture (a 10-file, 300-line commit on a short annotated
+//! history; `fixtures/annotate.rs`) and the commit-msg fixture (a staged
+//! 10,000-line change, 70% of it a package-lock.json; `fixtures/commit_msg.rs`).
 //!
 //! Generation is deterministic (a fixed-seed PRNG, pinned dates and identities), so
 //! every machine measures the same history. A fixture directory is complete only
@@ -22,8 +23,10 @@ use ultragit_schema::{
 use crate::workspace_root;
 
 mod annotate;
+mod commit_msg;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
+pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
 
 /// The blame fixture: one ~8,000-line Rust file with a long history, in a
 /// repository with other files and merges.

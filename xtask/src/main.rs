@@ -15,13 +15,19 @@
 //!   `testkit`'s fake model on 127.0.0.1 (which answers at once), phase by phase,
 //!   and the `post-commit` hook `ultragit init` installs (the release binary): the
 //!   time until it returns, and `git commit` with it against without it.
+//!   `commit-msg`: git-agent's context preparation for a 10,000-line staged
+//!   change dominated by `package-lock.json` (target 150 ms) against `git diff
+//!   --cached`, phase by phase, and the first request it sends to the fake model:
+//!   under 96 KiB, every hand-written file's diff in it, the lockfile summarized.
 //!
 //! Depends on `gitctx` (hardened git processes, the blame engines under test),
 //! `ultragit-read` (the read pipeline under test), `ultragit-annotate`, `llm` and
-//! `agent` (the writing agent under test, its provider and trace sink), `testkit`
-//! (the fake LLM server), `tokio` (the agent's runtime), `serde_json` (the fake's
-//! script), `ultragit-schema` (the notes the fixtures carry), `outline` (the
-//! fixtures' function ranges) and `chrono` (the notes' timestamps).
+//! `agent` (the writing agent under test, its provider and trace sink),
+//! `git-agent-core` (the commit-message task under test), `testkit` (the fake LLM
+//! server), `tokio` (the agents' runtime), `serde_json` (the fake's script and
+//! the requests it records), `ultragit-schema` (the notes the fixtures carry),
+//! `outline` (the fixtures' function ranges) and `chrono` (the notes'
+//! timestamps).
 
 // xtask is a developer tool: printing is its interface.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -38,7 +44,8 @@ usage: cargo xtask <task>
 
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
-  bench [NAME]        run benchmarks (names: blame, read, annotate; none: all)
+  bench [NAME]        run benchmarks (names: blame, read, annotate, commit-msg;
+                      none: all)
                       and print medians, ratios and targets (release build; the
                       first run generates fixtures under target/bench-fixtures/)
 ";

@@ -309,8 +309,9 @@ impl LockSummary {
     /// ```
     ///
     /// The header counts only non-empty groups. At most `max_entries`
-    /// packages are listed in all (changed first, then added, then removed);
-    /// a group that is cut ends with `… and N more`. An unreadable lockfile
+    /// packages are listed in all, shared among the groups so that a long
+    /// "changed" list cannot crowd out the added and removed ones; a group
+    /// that is cut ends with `… and N more`. An unreadable lockfile
     /// is one line, `path (kind): could not read package versions: reason`,
     /// and one with no changes reads `path (kind): no package version
     /// changes`.
@@ -337,13 +338,12 @@ impl LockSummary {
             return format!("{head}: no package version changes");
         }
         let mut out = format!("{head}: {}", counts.join(", "));
-        let mut budget = max_entries;
-        for (label, list) in groups {
+        let lens = groups.map(|(_, list)| list.len());
+        let allowance = share_out(lens, max_entries);
+        for ((label, list), shown) in groups.into_iter().zip(allowance) {
             if list.is_empty() {
                 continue;
             }
-            let shown = list.len().min(budget);
-            budget -= shown;
             let mut items: Vec<String> = list.iter().take(shown).map(ToString::to_string).collect();
             if shown < list.len() {
                 items.push(format!("… and {} more", list.len() - shown));
@@ -351,6 +351,26 @@ impl LockSummary {
             out.push_str(&format!("\n  {label}: {}", items.join("; ")));
         }
         out
+    }
+}
+
+/// Shares `budget` entries among groups of `lens` sizes so that no group with
+/// entries is crowded out by another: equal shares, and what a small group
+/// leaves goes to the others (in group order for the remainder).
+fn share_out(lens: [usize; 3], budget: usize) -> [usize; 3] {
+    let mut shown = [0usize; 3];
+    let mut left = budget;
+    loop {
+        let open: Vec<usize> = (0..3).filter(|&i| shown[i] < lens[i]).collect();
+        if open.is_empty() || left == 0 {
+            return shown;
+        }
+        let share = (left / open.len()).max(1);
+        for i in open {
+            let take = share.min(lens[i] - shown[i]).min(left);
+            shown[i] += take;
+            left -= take;
+        }
     }
 }
 
@@ -2357,20 +2377,20 @@ new content: no packages found (expected lines like `module version h1:hash`)"
     }
 
     #[test]
-    fn render_cuts_after_max_entries() {
+    fn render_shares_max_entries_among_the_groups() {
         let summary = many_changes();
         assert_eq!(
             summary.render(4),
             "yarn.lock (Yarn): 3 changed, 2 added, 1 removed\n  \
-changed: a 1.0.0 → 1.1.0; b 2.0.0 → 3.0.0; c 0.1.0 → 0.2.0\n  \
+changed: a 1.0.0 → 1.1.0; b 2.0.0 → 3.0.0; … and 1 more\n  \
 added: d 1.0.0; … and 1 more\n  \
-removed: … and 1 more"
+removed: f 1.0.0"
         );
         assert_eq!(
             summary.render(2),
             "yarn.lock (Yarn): 3 changed, 2 added, 1 removed\n  \
-changed: a 1.0.0 → 1.1.0; b 2.0.0 → 3.0.0; … and 1 more\n  \
-added: … and 2 more\n  \
+changed: a 1.0.0 → 1.1.0; … and 2 more\n  \
+added: d 1.0.0; … and 1 more\n  \
 removed: … and 1 more"
         );
         assert_eq!(

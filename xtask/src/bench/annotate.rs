@@ -29,7 +29,7 @@ use serde_json::json;
 use testkit::{FAKE_MODEL, FakeLlm, Flavor, Reply, call};
 use ultragit_annotate::{AnnotateConfig, NOTES_REF, annotate_commit, gather, store, triviality};
 
-use super::{Case, Measured, build_ultragit, fmt, measure, report, verdict};
+use super::{Case, build_ultragit, fmt, measure, report, row, verdict};
 use crate::fixtures::{self, AnnotateFixture, scratch_copy};
 use crate::workspace_root;
 
@@ -112,24 +112,6 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// Puts `refs/notes/ultragit` back where it was, forgetting the run's note.
 fn reset_notes(dir: &Path, tip: &str) -> Result<(), String> {
     git(dir, &["update-ref", NOTES_REF, tip]).map(|_| ())
-}
-
-fn median(mut times: Vec<Duration>) -> (Duration, Duration) {
-    times.sort();
-    (times[times.len() / 2], times[0])
-}
-
-fn row(name: &str, times: Vec<Duration>, output: usize, unit: &'static str) -> Measured {
-    let runs = times.len();
-    let (median, min) = median(times);
-    Measured {
-        name: name.to_owned(),
-        runs,
-        unit,
-        median,
-        min,
-        output,
-    }
 }
 
 /// One in-process annotation, phase by phase.
