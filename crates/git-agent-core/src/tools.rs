@@ -298,6 +298,55 @@ fn head_parent(repo: &Repo) -> Result<Option<String>, ToolFailure> {
     Ok(info.parents.first().map(|p| p.to_hex()))
 }
 
+/// Which diff a diff tool shows.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    /// The index against HEAD.
+    Staged,
+    /// HEAD against its first parent.
+    HeadCommit,
+    /// The index against HEAD's first parent.
+    FinalAmended,
+}
+
+/// The body of every diff tool: the call's paths and context lines, the diff,
+/// lockfiles summarized unless asked for by path.
+fn diff_call(
+    ctx: &Ctx,
+    which: Which,
+    args: &Value,
+    limits: &ToolLimits,
+    hint: &str,
+) -> Result<ToolOutput, ToolFailure> {
+    let paths = paths_arg(args)?;
+    let raw_lockfiles = !paths.is_empty();
+    let options = diff_options(args, paths);
+    let repo = ctx.repo()?;
+    let (diff, base) = match which {
+        Which::Staged => {
+            let head = repo
+                .head()
+                .map_err(git_failure)?
+                .commit()
+                .map(|c| c.to_hex());
+            (repo.diff(DiffTarget::Staged, &options), head)
+        }
+        Which::HeadCommit => {
+            let parent = head_parent(&repo)?;
+            (repo.diff(DiffTarget::Commit("HEAD"), &options), parent)
+        }
+        Which::FinalAmended => {
+            let parent = head_parent(&repo)?;
+            (
+                repo.diff(DiffTarget::IndexAgainst(parent.as_deref()), &options),
+                parent,
+            )
+        }
+    };
+    let diff = diff.map_err(git_failure)?;
+    diff_output(&repo, &diff, base.as_deref(), raw_lockfiles, limits, hint)
+}
+
 struct StagedPaths(Arc<Ctx>);
 
 impl Tool for StagedPaths {
@@ -451,20 +500,10 @@ impl Tool for StagedDiff {
         json!({"type": "object", "properties": {"context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let diff = repo
-            .diff(DiffTarget::Staged, &diff_options(args, Vec::new()))
-            .map_err(git_failure)?;
-        let base = repo
-            .head()
-            .map_err(git_failure)?
-            .commit()
-            .map(|c| c.to_hex());
-        diff_output(
-            &repo,
-            &diff,
-            base.as_deref(),
-            false,
+        diff_call(
+            &self.0,
+            Which::Staged,
+            args,
             limits,
             "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
         )
@@ -484,24 +523,13 @@ impl Tool for StagedDiffForPaths {
         json!({"type": "object", "properties": {"paths": paths_schema(true), "context_lines": context_lines_schema()}, "required": ["paths"], "additionalProperties": false})
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let paths = paths_arg(args)?;
-        if paths.is_empty() {
+        if paths_arg(args)?.is_empty() {
             return Err(ToolFailure::invalid_argument("give at least one path"));
         }
-        let repo = self.0.repo()?;
-        let diff = repo
-            .diff(DiffTarget::Staged, &diff_options(args, paths))
-            .map_err(git_failure)?;
-        let base = repo
-            .head()
-            .map_err(git_failure)?
-            .commit()
-            .map(|c| c.to_hex());
-        diff_output(
-            &repo,
-            &diff,
-            base.as_deref(),
-            true,
+        diff_call(
+            &self.0,
+            Which::Staged,
+            args,
             limits,
             "the diff was cut; ask for fewer paths, or context_lines 0",
         )
@@ -610,19 +638,10 @@ impl Tool for DiffAgainstParent {
         json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let parent = head_parent(&repo)?;
-        let diff = repo
-            .diff(
-                DiffTarget::Commit("HEAD"),
-                &diff_options(args, paths_arg(args)?),
-            )
-            .map_err(git_failure)?;
-        diff_output(
-            &repo,
-            &diff,
-            parent.as_deref(),
-            !paths_arg(args)?.is_empty(),
+        diff_call(
+            &self.0,
+            Which::HeadCommit,
+            args,
             limits,
             "the diff was cut; call again with paths",
         )
@@ -642,21 +661,10 @@ impl Tool for FinalAmendedDiff {
         json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let parent = head_parent(&repo)?;
-        let paths = paths_arg(args)?;
-        let raw = !paths.is_empty();
-        let diff = repo
-            .diff(
-                DiffTarget::IndexAgainst(parent.as_deref()),
-                &diff_options(args, paths),
-            )
-            .map_err(git_failure)?;
-        diff_output(
-            &repo,
-            &diff,
-            parent.as_deref(),
-            raw,
+        diff_call(
+            &self.0,
+            Which::FinalAmended,
+            args,
             limits,
             "the diff was cut; call git_final_amended_diff again with paths",
         )
@@ -676,22 +684,10 @@ impl Tool for AmendDelta {
         json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
     }
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let paths = paths_arg(args)?;
-        let raw = !paths.is_empty();
-        let diff = repo
-            .diff(DiffTarget::Staged, &diff_options(args, paths))
-            .map_err(git_failure)?;
-        let base = repo
-            .head()
-            .map_err(git_failure)?
-            .commit()
-            .map(|c| c.to_hex());
-        diff_output(
-            &repo,
-            &diff,
-            base.as_deref(),
-            raw,
+        diff_call(
+            &self.0,
+            Which::Staged,
+            args,
             limits,
             "the diff was cut; call git_amend_delta again with paths",
         )

@@ -52,6 +52,16 @@ fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Ru
     }
 }
 
+/// `git_agent` with `OPENAI_API_KEY` set and `OPENAI_BASE_URL` pointing at `url`.
+fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str) -> Run {
+    git_agent(
+        repo.path(),
+        home.path(),
+        args,
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", url)],
+    )
+}
+
 fn project() -> TestRepo {
     let repo = TestRepo::new();
     repo.write(
@@ -110,12 +120,7 @@ fn commit_msg_prints_only_the_message_and_keeps_a_trace() {
         ],
     );
     let url = server.base_url();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
-    );
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,
@@ -169,11 +174,11 @@ fn debug_prints_the_session_and_a_summary_on_stderr() {
         vec![Reply::text(MESSAGE).usage(100, 10)],
     );
     let url = server.base_url();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
+    let run = with_key(
+        &repo,
+        &home,
         &["commit-msg", "--debug", "--high", "--fast"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
+        &url,
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, format!("{MESSAGE}\n"));
@@ -267,12 +272,7 @@ fn commit_streams_the_trace_then_git_s_summary() {
         ))],
     );
     let url = server.base_url();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
-    );
+    let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(
@@ -344,12 +344,7 @@ fn a_refused_commit_fails_and_keeps_the_message() {
     let home = home();
     let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
     let url = server.base_url();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
-    );
+    let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr.contains("pre-commit: lint failed"),
@@ -390,12 +385,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
     let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
     let url = server.base_url();
     repo.commit("feat: retry");
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
-    );
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("nothing is staged"), "{}", run.stderr);
     assert!(server.requests().is_empty());
@@ -427,12 +417,7 @@ fn provider_errors_are_one_clear_line_without_the_key() {
         )],
     );
     let url = server.base_url();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg"],
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
-    );
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "");
     assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);

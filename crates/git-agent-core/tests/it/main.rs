@@ -5,3 +5,4 @@ mod context;
 mod generate;
 mod golden;
 mod support;
+mod tools;
