@@ -327,6 +327,16 @@ impl Repo {
         Ok(out)
     }
 
+    /// The best common ancestor of two commits (`git merge-base a b`), `None`
+    /// when their histories are unrelated.
+    pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+        match self.inner.merge_base(a.to_git(), b.to_git()) {
+            Ok(id) => Ok(Some(ObjectId::from_git(id))),
+            Err(err) if is_not_found(&err) => Ok(None),
+            Err(err) => Err(git("finding a merge base")(err)),
+        }
+    }
+
     /// The commits reachable from `to` but not from `from` (`git log from..to`;
     /// `None`: everything reachable from `to`), newest first, at most `limit`.
     pub fn log_range(&self, from: Option<&str>, to: &str, limit: usize) -> Result<Vec<ObjectId>> {

@@ -170,3 +170,23 @@ fn commits_are_made_by_git_and_refusals_are_reported() {
     assert!(run.stderr.contains("lint failed: tabs"), "{}", run.stderr);
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
 }
+
+#[test]
+fn merge_base_of_diverged_and_unrelated_histories() {
+    let repo = TestRepo::new();
+    let base = repo.commit_file("a.txt", "1\n", "base");
+    repo.checkout_new("topic");
+    let topic = repo.commit_file("b.txt", "b\n", "topic");
+    repo.checkout("main");
+    let main = repo.commit_file("c.txt", "c\n", "main");
+    let r = open(&repo);
+    let id = |s: &str| s.parse::<gitctx::ObjectId>().unwrap();
+    assert_eq!(
+        r.merge_base(id(&topic), id(&main)).unwrap(),
+        Some(id(&base))
+    );
+    repo.git(&["checkout", "-q", "--orphan", "other"]);
+    repo.git(&["rm", "-rfq", "."]);
+    let other = repo.commit_file("d.txt", "d\n", "unrelated");
+    assert_eq!(r.merge_base(id(&other), id(&main)).unwrap(), None);
+}
