@@ -10,6 +10,11 @@
 //!   (`--amend --file -`); stdout streams the console trace and then git's
 //!   summary. Exit 1 when git refuses the commit, with the message on stderr and
 //!   saved in `.git-agent/COMMIT_MSG`.
+//! - `git-agent pr-message`: the squash-merge message of the branch against
+//!   `origin/HEAD` on stdout (no tools offered to the model); a trace session.
+//! - `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`: a
+//!   GitHub release body; stdout (with a trace session) or, with `--out`, the
+//!   file (the console trace on stdout instead).
 //! - `git-agent tools list`: the definitions of the read-only repository tools the
 //!   model may call (`repo_tools::definitions()`), as pretty JSON. Exit 0.
 //! - `git-agent tools call NAME ['JSON-ARGS'] [--workspace DIR]`: runs one tool over
@@ -66,6 +71,24 @@ enum Command {
         #[command(flatten)]
         shared: message::Shared,
     },
+    /// Print the squash-merge commit message for the current branch against origin/HEAD
+    #[command(after_long_help = PR_MESSAGE_HELP)]
+    PrMessage {
+        #[command(flatten)]
+        shared: message::Shared,
+    },
+    /// Write GitHub release notes for BASE..RELEASE, or for HEAD as the next patch|minor|major version
+    #[command(after_long_help = RELEASE_NOTE_HELP)]
+    ReleaseNote {
+        /// Write the Markdown to FILE (checked for writability first) and stream the trace on stdout instead
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// BASE RELEASE (two revisions, e.g. v1.2.0 v1.3.0), or one of patch, minor, major
+        #[arg(value_name = "RANGE", num_args = 1..=2, required = true)]
+        range: Vec<String>,
+        #[command(flatten)]
+        shared: message::Shared,
+    },
     /// Inspect and run the read-only repository tools the model may call
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -105,6 +128,14 @@ fn main() -> ExitCode {
     match cli.command {
         Command::CommitMsg { amend, shared } => message::commit_msg(&shared, amend),
         Command::Commit { amend, shared } => message::commit(&shared, amend),
+        Command::PrMessage { shared } => message::pr_message(&shared),
+        Command::ReleaseNote { out, range, shared } => match message::range_spec(&range) {
+            Ok(spec) => message::release_note(&shared, out.as_deref(), &spec),
+            Err(text) => {
+                eprintln!("error: {text}");
+                ExitCode::from(2)
+            }
+        },
         Command::Tools(command) => tools(command),
     }
 }
@@ -123,6 +154,31 @@ const COMMIT_MSG_HELP: &str = concat!("Examples:
 stdout receives only the message. A trace of every request, response and tool call is written to .git-agent/sessions/<timestamp>-commit-msg/ (git-ignored; --debug prints its path).
 
 Exit status: 0 with the message on stdout; 1 on failure (nothing staged, no credentials, provider error, a message still invalid after one repair pass); 2 on usage errors.
+
+", auth_help!());
+
+const PR_MESSAGE_HELP: &str = concat!("Examples:
+  git-agent pr-message
+  git-agent pr-message | git commit --amend -F -      # reword a local squash
+
+The scope is the branch's diff against its merge base with origin/HEAD; its commits are supporting evidence. No tools are offered to the model. The message has a Conventional Commits subject and no pull-request prose, so release tooling that parses squash commits keeps working. stdout receives only the message; the trace goes to .git-agent/sessions/<timestamp>-pr-message/.
+
+origin/HEAD must be set: `git remote set-head origin --auto`.
+
+Exit status: 0 with the message on stdout; 1 on failure (origin/HEAD missing, nothing to describe, no credentials, provider error, a message still invalid after one repair pass); 2 on usage errors.
+
+", auth_help!());
+
+const RELEASE_NOTE_HELP: &str = concat!("Examples:
+  git-agent release-note v1.2.0 v1.3.0
+  git-agent release-note minor                     # latest vX.Y.Z (or X.Y.Z) tag reachable from HEAD, bumped; HEAD is the release
+  git-agent release-note --out notes.md patch
+
+The evidence (commits with clamped messages, changed paths, statistics, patch excerpts, operator signals, submodule moves with their own commits when checked out, candidate items) is prepared before the model runs; the model answers in JSON, which is validated against it, and the Markdown is built locally: sections first, then ### Full Changelog when code changed, with links that follow each repository's origin remote. The only tool offered is repo_summary. At least 6 model steps and 10 minutes are allowed, whatever --max-steps and --timeout say.
+
+Without --out, stdout receives only the Markdown and the trace goes to .git-agent/sessions/<timestamp>-release-note/. With --out, stdout streams the trace and the file is written at the end (no session directory).
+
+Exit status: 0 on success; 1 on failure (unknown revisions, no version tag for a shortcut, an empty range, an unwritable --out file, no credentials, provider error, an answer still invalid after one repair pass); 2 on usage errors.
 
 ", auth_help!());
 

@@ -18,6 +18,8 @@ use agent::{ConsoleSink, Event, SessionSink, TraceSink};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use git_agent_core::commit_msg::{self, Options, Request};
+use git_agent_core::pr_message;
+use git_agent_core::release::{self, RangeSpec};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
 
@@ -124,6 +126,7 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 /// Builds the provider from the flags, `auth.json` and the environment.
 fn provider(
     shared: &Shared,
+    timeout: Duration,
 ) -> Result<
     (
         std::sync::Arc<dyn llm::LlmProvider>,
@@ -169,8 +172,8 @@ fn provider(
     } else {
         None
     };
-    config.http.overall_timeout = shared.timeout;
-    config.http.request_timeout = shared.timeout.min(config.http.request_timeout);
+    config.http.overall_timeout = timeout;
+    config.http.request_timeout = timeout.min(config.http.request_timeout);
     let redactor = config.redactor();
     let provider = llm::build_provider(config).map_err(|e| e.to_string())?;
     Ok((provider, redactor, resolved.source))
@@ -257,40 +260,33 @@ fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, ExitC
     })
 }
 
-/// `git-agent commit-msg [--amend]`.
-pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
-    let (provider, redactor, source) = match provider(shared) {
-        Ok(p) => p,
-        Err(message) => return fail(message),
-    };
-    let request = match prepare(shared, "commit-msg", amend) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let dir = match git_agent_core::session::create_session_dir(
-        &request.root,
-        "commit-msg",
-        chrono::Utc::now(),
-    ) {
-        Ok(dir) => dir,
-        Err(err) => return fail(err),
-    };
-    let mut sink = match SessionSink::create(
-        &dir,
-        commit_msg::session_metadata(&request, "commit-msg"),
-        redactor,
-    ) {
-        Ok(sink) => sink,
-        Err(err) => return fail(format!("{}: {err}", dir.display())),
-    };
+/// Creates the trace session of a generation-only command (its path on stderr
+/// with `--debug`).
+fn open_session(
+    shared: &Shared,
+    root: &Path,
+    command: &str,
+    metadata: serde_json::Value,
+    redactor: llm::Redactor,
+) -> Result<SessionSink, ExitCode> {
+    let dir = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
+        .map_err(fail)?;
+    let sink = SessionSink::create(&dir, metadata, redactor)
+        .map_err(|err| fail(format!("{}: {err}", dir.display())))?;
     if shared.debug {
         eprintln!("session: {}", dir.display());
     }
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(message) => return fail(message),
-    };
-    let result = runtime.block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink));
+    Ok(sink)
+}
+
+/// Prints a generated message on stdout (and `--debug` summaries), or the
+/// failure on stderr.
+fn print_message(
+    shared: &Shared,
+    result: Result<commit_msg::Generated, git_agent_core::Error>,
+    sink: &SessionSink,
+    source: &AuthSource,
+) -> ExitCode {
     for problem in sink.problems() {
         eprintln!("warning: trace: {problem}");
     }
@@ -306,14 +302,183 @@ pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
         Err(err) => fail(format!(
             "{}{}",
             describe_failure(&err, shared.debug),
-            auth_hint(&err, &source)
+            auth_hint(&err, source)
         )),
+    }
+}
+
+/// `git-agent commit-msg [--amend]`.
+pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
+    let (provider, redactor, source) = match provider(shared, shared.timeout) {
+        Ok(p) => p,
+        Err(message) => return fail(message),
+    };
+    let request = match prepare(shared, "commit-msg", amend) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let metadata = commit_msg::session_metadata(&request, "commit-msg");
+    let mut sink = match open_session(shared, &request.root, "commit-msg", metadata, redactor) {
+        Ok(sink) => sink,
+        Err(code) => return code,
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(message) => return fail(message),
+    };
+    let result = runtime.block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink));
+    print_message(shared, result, &sink, &source)
+}
+
+/// `git-agent pr-message`.
+pub fn pr_message(shared: &Shared) -> ExitCode {
+    let (provider, redactor, source) = match provider(shared, shared.timeout) {
+        Ok(p) => p,
+        Err(message) => return fail(message),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => return fail(format!("the current directory: {err}")),
+    };
+    let request = match pr_message::prepare(&cwd, &options(shared, "pr-message", false)) {
+        Ok(r) => r,
+        Err(err) => return fail(describe_failure(&err, shared.debug)),
+    };
+    let metadata = pr_message::session_metadata(&request);
+    let mut sink = match open_session(shared, &request.root, "pr-message", metadata, redactor) {
+        Ok(sink) => sink,
+        Err(code) => return code,
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(message) => return fail(message),
+    };
+    let result = runtime.block_on(pr_message::generate(&request, provider.as_ref(), &mut sink));
+    print_message(shared, result, &sink, &source)
+}
+
+/// What `release-note` covers, from its positional arguments.
+pub fn range_spec(words: &[String]) -> Result<RangeSpec, String> {
+    match words {
+        [word] => RangeSpec::bump(word)
+            .map(RangeSpec::Bump)
+            .ok_or_else(|| {
+                format!(
+                    "'{word}' is not a range: give BASE RELEASE (e.g. v1.2.0 HEAD) or one of patch, minor, major"
+                )
+            }),
+        [base, release] => Ok(RangeSpec::Explicit {
+            base: base.clone(),
+            release: release.clone(),
+        }),
+        _ => Err("give BASE RELEASE, or one of patch, minor, major".to_owned()),
+    }
+}
+
+fn note_summary(note: &release::Note) -> String {
+    format!(
+        "steps={} tool_calls={} repaired={} finalized={}",
+        note.steps, note.tool_calls, note.repaired, note.finalized
+    )
+}
+
+/// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`.
+pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> ExitCode {
+    if let Some(path) = out
+        && let Err(err) = release::task::preflight_output(path)
+    {
+        return fail(err);
+    }
+    let (provider, redactor, source) =
+        match provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT)) {
+            Ok(p) => p,
+            Err(message) => return fail(message),
+        };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => return fail(format!("the current directory: {err}")),
+    };
+    let request = match release::task::prepare(&cwd, spec, &options(shared, "release-note", false))
+    {
+        Ok(r) => r,
+        Err(err) => return fail(describe_failure(&err, shared.debug)),
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(message) => return fail(message),
+    };
+    let failure = |err: git_agent_core::Error| {
+        fail(format!(
+            "{}{}",
+            describe_failure(&err, shared.debug),
+            auth_hint(&err, &source)
+        ))
+    };
+    match out {
+        Some(path) => {
+            let stdout = std::io::stdout();
+            let color = stdout.is_terminal();
+            let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
+            sink.record(
+                &Event::info("session.started")
+                    .with("command", "release-note")
+                    .with("commits", request.context.commits.len())
+                    .with("out", path.display().to_string()),
+            );
+            let note = match runtime.block_on(release::task::generate(
+                &request,
+                provider.as_ref(),
+                &mut sink,
+            )) {
+                Ok(note) => note,
+                Err(err) => return failure(err),
+            };
+            if shared.debug {
+                eprintln!("{}", note_summary(&note));
+            }
+            match release::task::write_output(path, &note.markdown) {
+                Ok(()) => {
+                    sink.record(
+                        &Event::info("output.written")
+                            .with("path", path.display().to_string())
+                            .with("bytes", note.markdown.len()),
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(err) => fail(format!("{err}; the release note was:\n\n{}", note.markdown)),
+            }
+        }
+        None => {
+            let metadata = release::task::session_metadata(&request);
+            let mut sink =
+                match open_session(shared, &request.root, "release-note", metadata, redactor) {
+                    Ok(sink) => sink,
+                    Err(code) => return code,
+                };
+            let result = runtime.block_on(release::task::generate(
+                &request,
+                provider.as_ref(),
+                &mut sink,
+            ));
+            for problem in sink.problems() {
+                eprintln!("warning: trace: {problem}");
+            }
+            match result {
+                Ok(note) => {
+                    if shared.debug {
+                        eprintln!("{}", note_summary(&note));
+                    }
+                    frontend::output_status(std::io::stdout().write_all(note.markdown.as_bytes()))
+                }
+                Err(err) => failure(err),
+            }
+        }
     }
 }
 
 /// `git-agent commit [--amend]`.
 pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
-    let (provider, redactor, source) = match provider(shared) {
+    let (provider, redactor, source) = match provider(shared, shared.timeout) {
         Ok(p) => p,
         Err(message) => return fail(message),
     };

@@ -77,13 +77,23 @@ pub struct Request {
     pub prepared: Prepared,
     pub guidance: Guidance,
     pub task: Task,
+    pub checks: Checks,
+    pub budgets: Budgets,
+}
+
+/// What a generated commit message (or squash message) is shaped and checked
+/// against.
+#[derive(Debug, Clone, Default)]
+pub struct Checks {
     pub rules: Rules,
     pub shape_options: ShapeOptions,
-    pub budgets: Budgets,
     /// The task-ID suffix the final message must keep, if any.
     pub task_id: Option<TaskId>,
     /// Package names a lockfile-only message must mention one of.
     pub lockfile_packages: Vec<String>,
+    /// Squash-message rules (`pr-message`): a Conventional Commits subject, no
+    /// pull-request prose, no commit-by-commit changelog of these subjects.
+    pub squash: Option<Vec<String>>,
 }
 
 /// The generated message and how it was reached.
@@ -99,15 +109,7 @@ pub struct Generated {
 
 /// Prepares a commit-message request for the repository containing `cwd`.
 pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
-    if let Some(hint) = &options.operator_hint {
-        let chars = hint.chars().count();
-        if chars > prompt::MAX_OPERATOR_HINT {
-            return Err(Error::InvalidOption(format!(
-                "--append-prompt is {chars} characters long; the limit is {}",
-                prompt::MAX_OPERATOR_HINT
-            )));
-        }
-    }
+    check_hint(options)?;
     let repo = Repo::discover(cwd)?;
     let root = repo.root().to_path_buf();
     let mode = if options.amend {
@@ -133,7 +135,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         cwd,
         root: &root,
         command: &options.command,
-        mode,
+        mode: mode.as_str(),
         guidance_family: family,
         stdout_contract,
     });
@@ -182,34 +184,54 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
             .and_then(|m| shape::task_id_suffix(shape::subject(m))),
         Mode::Staged => prepared.task_id.clone(),
     };
-    let lockfile_packages = if prepared.changes.lockfile_only() {
-        prepared
-            .changes
-            .lockfiles
-            .iter()
-            .flat_map(|l| l.changed.iter().chain(&l.added).chain(&l.removed))
-            .map(|p| p.name.clone())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let lockfile_packages = lockfile_packages(&prepared.changes);
     Ok(Request {
         root,
         cwd: cwd.to_path_buf(),
         prepared,
         guidance,
         task,
-        rules,
-        shape_options,
+        checks: Checks {
+            rules,
+            shape_options,
+            task_id,
+            lockfile_packages,
+            squash: None,
+        },
         budgets: options.budgets,
-        task_id,
-        lockfile_packages,
     })
+}
+
+/// Refuses an operator hint over [`prompt::MAX_OPERATOR_HINT`] characters.
+pub(crate) fn check_hint(options: &Options) -> Result<(), Error> {
+    if let Some(hint) = &options.operator_hint {
+        let chars = hint.chars().count();
+        if chars > prompt::MAX_OPERATOR_HINT {
+            return Err(Error::InvalidOption(format!(
+                "--append-prompt is {chars} characters long; the limit is {}",
+                prompt::MAX_OPERATOR_HINT
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The packages a lockfile-only change touches (empty otherwise).
+pub(crate) fn lockfile_packages(changes: &context::Changes) -> Vec<String> {
+    if !changes.lockfile_only() {
+        return Vec::new();
+    }
+    changes
+        .lockfiles
+        .iter()
+        .flat_map(|l| l.changed.iter().chain(&l.added).chain(&l.removed))
+        .map(|p| p.name.clone())
+        .collect()
 }
 
 /// Trailer keys that may stay in a message: those of the original message
 /// (amend) and those the operator's hint names.
-fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
+pub(crate) fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
     let mut keys = Vec::new();
     if let Some(original) = original {
         // git's trailers: the last paragraph, when every line is `Key: value`.
@@ -250,11 +272,14 @@ fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
 }
 
 /// Shapes and validates one answer: `Ok(shaped)` or the problems.
-pub fn check(request: &Request, raw: &str) -> Result<String, Vec<String>> {
-    let shaped = shape::shape(raw, &request.shape_options);
-    let mut problems = shape::validate(&shaped, &request.rules);
-    if let Some(problem) = lockfile_problem(&shaped, &request.lockfile_packages) {
+pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
+    let shaped = shape::shape(raw, &checks.shape_options);
+    let mut problems = shape::validate(&shaped, &checks.rules);
+    if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {
         problems.push(problem);
+    }
+    if let Some(subjects) = &checks.squash {
+        problems.extend(crate::pr_message::squash_problems(&shaped, subjects));
     }
     if problems.is_empty() {
         Ok(shaped)
@@ -285,18 +310,37 @@ pub async fn generate(
     provider: &dyn LlmProvider,
     trace: &mut dyn TraceSink,
 ) -> Result<Generated, Error> {
-    let validator = |raw: &str| check(request, raw);
-    let mut runner = Runner::new(provider, request.budgets, trace);
-    let outcome = runner.run(&request.task, Some(&validator)).await?;
+    run_message(
+        &request.task,
+        request.budgets,
+        &request.checks,
+        provider,
+        trace,
+    )
+    .await
+}
+
+/// The message loop every message task shares: the agent run with `checks` as
+/// its validator (one repair pass), the task-ID suffix put back, a final check.
+pub(crate) async fn run_message(
+    task: &Task,
+    budgets: Budgets,
+    checks: &Checks,
+    provider: &dyn LlmProvider,
+    trace: &mut dyn TraceSink,
+) -> Result<Generated, Error> {
+    let validator = |raw: &str| check(checks, raw);
+    let mut runner = Runner::new(provider, budgets, trace);
+    let outcome = runner.run(task, Some(&validator)).await?;
     let mut message = outcome.output.clone();
-    if let Some(task) = &request.task_id {
-        message = shape::ensure_task_id(&message, task);
+    if let Some(task_id) = &checks.task_id {
+        message = shape::ensure_task_id(&message, task_id);
     }
     // The final check, after the task ID was put back.
-    if let Err(problems) = check(request, &message) {
-        return Err(Error::Invalid { problems, message });
-    }
-    let message = shape::shape(&message, &request.shape_options);
+    let message = check(checks, &message).map_err(|problems| Error::Invalid {
+        problems,
+        message: message.clone(),
+    })?;
     Ok(Generated {
         message,
         steps: outcome.steps,

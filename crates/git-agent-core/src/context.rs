@@ -297,7 +297,7 @@ pub fn prepare(repo: &Repo, mode: Mode, limits: &Limits) -> Result<Prepared, Err
             staged.diff = Some(fit::fit(
                 &hand,
                 limits.staged_diagnostics_bytes,
-                "git_amend_delta",
+                Some("git_amend_delta"),
             ));
             let final_diff = repo.diff(
                 DiffTarget::IndexAgainst(parent.as_deref()),
@@ -331,23 +331,41 @@ fn refit(prepared: &mut Prepared, diff: &gitctx::Diff, limits: &Limits) {
     probe.changes.generated_diff = None;
     let rest = render(&probe).len();
     let room = limits.context_bytes.saturating_sub(rest).max(8 * 1024);
-    let hand = handwritten(&diff.files, &prepared.changes.paths);
-    let tool = diff_tool(prepared.mode);
+    fit_changes(
+        &mut prepared.changes,
+        diff,
+        room,
+        limits.focus_bytes,
+        Some(diff_tool(prepared.mode)),
+    );
+}
+
+/// Fills the diff sections of `changes` (built from `diff`, same file order)
+/// within `room` bytes: the fitted hand-written diff, a focus diff of at most
+/// `focus_bytes` when files were cut, and small generated diffs with what is
+/// left. Cut markers name `tool` as the way to read more (none without tools).
+pub(crate) fn fit_changes(
+    changes: &mut Changes,
+    diff: &gitctx::Diff,
+    room: usize,
+    focus_bytes: usize,
+    tool: Option<&str>,
+) {
+    let hand = handwritten(&diff.files, &changes.paths);
     let first = fit::fit(&hand, room, tool);
     let (main, focus) = if first.is_complete() {
         (first, None)
     } else {
-        let focus_room = limits.focus_bytes.min(room / 4);
+        let focus_room = focus_bytes.min(room / 4);
         let main = fit::fit(&hand, room - focus_room, tool);
         let focus = focus_text(&hand, &main, focus_room);
         (main, focus)
     };
     let used = main.text.len() + focus.as_ref().map_or(0, String::len);
     let generated_room = room.saturating_sub(used);
-    prepared.changes.generated_diff =
-        generated_text(&diff.files, &prepared.changes.paths, generated_room);
-    prepared.changes.diff = main;
-    prepared.changes.focus = focus;
+    changes.generated_diff = generated_text(&diff.files, &changes.paths, generated_room);
+    changes.diff = main;
+    changes.focus = focus;
 }
 
 /// The continuation of the most changed cut files, sharing `room`.
@@ -410,7 +428,7 @@ fn generated_text(files: &[FileDiff], paths: &[PathEntry], room: usize) -> Optio
 }
 
 /// The hand-written files of a diff; `paths` holds their classes, in order.
-fn handwritten<'a>(files: &'a [FileDiff], paths: &[PathEntry]) -> Vec<&'a FileDiff> {
+pub(crate) fn handwritten<'a>(files: &'a [FileDiff], paths: &[PathEntry]) -> Vec<&'a FileDiff> {
     files
         .iter()
         .zip(paths)
@@ -423,7 +441,7 @@ fn status_letter(status: FileStatus) -> char {
     status.letter()
 }
 
-fn path_entry(repo: &Repo, file: &FileDiff) -> PathEntry {
+pub(crate) fn path_entry(repo: &Repo, file: &FileDiff) -> PathEntry {
     PathEntry {
         path: file.path().to_owned(),
         old_path: matches!(file.status, FileStatus::Renamed | FileStatus::Copied)
@@ -438,10 +456,22 @@ fn path_entry(repo: &Repo, file: &FileDiff) -> PathEntry {
 
 /// The evidence of one diff. `base` is the revision the diff's old side comes
 /// from (`None`: the empty tree); the new side is the index.
-fn changes(
+pub(crate) fn changes(
     repo: &Repo,
     diff: &gitctx::Diff,
     base: Option<&str>,
+    limits: &Limits,
+) -> Result<Changes, Error> {
+    changes_between(repo, diff, base, None, limits)
+}
+
+/// [`changes`] for any diff: `base` is the old side's revision (`None`: the
+/// empty tree), `new` the new side's (`None`: the index).
+pub(crate) fn changes_between(
+    repo: &Repo,
+    diff: &gitctx::Diff,
+    base: Option<&str>,
+    new: Option<&str>,
     limits: &Limits,
 ) -> Result<Changes, Error> {
     let paths: Vec<PathEntry> = diff.files.iter().map(|f| path_entry(repo, f)).collect();
@@ -456,13 +486,13 @@ fn changes(
                     }
                     _ => None,
                 };
-                let new = if file.status == FileStatus::Deleted {
-                    None
-                } else {
-                    repo.file_in_index(file.path())?
+                let new_text = match (file.status, new) {
+                    (FileStatus::Deleted, _) => None,
+                    (_, Some(rev)) => repo.file_at_opt(rev, file.path())?,
+                    (_, None) => repo.file_in_index(file.path())?,
                 };
                 let old = old.map(|b| String::from_utf8_lossy(&b).into_owned());
-                let new = new.map(|b| String::from_utf8_lossy(&b).into_owned());
+                let new = new_text.map(|b| String::from_utf8_lossy(&b).into_owned());
                 lockfiles.push(lockfile::summarize(
                     file.path(),
                     *kind,
@@ -541,7 +571,11 @@ fn submodule_move(repo: &Repo, file: &FileDiff, limit: usize) -> SubmoduleMove {
     out
 }
 
-fn recent_commits(repo: &Repo, rev: &str, limit: usize) -> Result<Vec<CommitBrief>, Error> {
+pub(crate) fn recent_commits(
+    repo: &Repo,
+    rev: &str,
+    limit: usize,
+) -> Result<Vec<CommitBrief>, Error> {
     let ids = repo.log(rev, limit)?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
@@ -550,7 +584,7 @@ fn recent_commits(repo: &Repo, rev: &str, limit: usize) -> Result<Vec<CommitBrie
     Ok(out)
 }
 
-fn brief(info: &gitctx::CommitInfo) -> CommitBrief {
+pub(crate) fn brief(info: &gitctx::CommitInfo) -> CommitBrief {
     CommitBrief {
         id: info.id,
         subject: info.summary.clone(),
@@ -559,7 +593,7 @@ fn brief(info: &gitctx::CommitInfo) -> CommitBrief {
     }
 }
 
-fn head_commit(repo: &Repo, id: ObjectId, room: usize) -> Result<HeadCommit, Error> {
+pub(crate) fn head_commit(repo: &Repo, id: ObjectId, room: usize) -> Result<HeadCommit, Error> {
     let info = repo.commit_info_by_id(id)?;
     let diff = repo.diff(DiffTarget::Commit(&id.to_hex()), &DiffOptions::default())?;
     let paths: Vec<PathEntry> = diff.files.iter().map(|f| path_entry(repo, f)).collect();
@@ -569,7 +603,7 @@ fn head_commit(repo: &Repo, id: ObjectId, room: usize) -> Result<HeadCommit, Err
         message: info.message.clone(),
         parents: info.parents.len(),
         paths,
-        diff: fit::fit(&hand, room, "git_diff_against_parent"),
+        diff: fit::fit(&hand, room, Some("git_diff_against_parent")),
     })
 }
 
@@ -627,7 +661,7 @@ fn find_task_id(branch: &str) -> Option<String> {
 
 /// Neutralizes our own section tags inside repository data, so a diff that
 /// contains `</staged_diff>` cannot end the section early.
-fn data(text: &str) -> String {
+pub(crate) fn data(text: &str) -> String {
     const TAGS: &[&str] = &[
         "prepared_context",
         "staged_paths",
@@ -654,7 +688,7 @@ fn data(text: &str) -> String {
     out
 }
 
-fn write_paths(out: &mut String, paths: &[PathEntry], limit: usize) {
+pub(crate) fn write_paths(out: &mut String, paths: &[PathEntry], limit: usize) {
     for p in paths.iter().take(limit) {
         let name = match &p.old_path {
             Some(old) => format!("{old} -> {}", p.path),
@@ -688,7 +722,7 @@ fn write_paths(out: &mut String, paths: &[PathEntry], limit: usize) {
     }
 }
 
-fn write_diff_section(out: &mut String, tag: &str, fitted: &Fitted) {
+pub(crate) fn write_diff_section(out: &mut String, tag: &str, fitted: &Fitted) {
     let whole = fitted
         .shown
         .iter()
@@ -723,9 +757,74 @@ fn write_diff_section(out: &mut String, tag: &str, fitted: &Fitted) {
     let _ = writeln!(out, "</{tag}>");
 }
 
+/// The path list of `changes` in a `<tag>` section: every path, its status,
+/// statistics and kind.
+pub(crate) fn render_paths(out: &mut String, changes: &Changes, paths_tag: &str) {
+    let limits = Limits::default();
+    let _ = writeln!(
+        out,
+        "<{paths_tag} files=\"{}\" additions=\"{}\" deletions=\"{}\">",
+        changes.paths.len(),
+        changes.additions,
+        changes.deletions
+    );
+    write_paths(out, &changes.paths, limits.listed_paths);
+    let _ = writeln!(out, "</{paths_tag}>");
+}
+
+/// Lockfile summaries, submodule moves and the diff sections of `changes`.
+pub(crate) fn render_details(out: &mut String, changes: &Changes, diff_tag: &str) {
+    let limits = Limits::default();
+    if !changes.lockfiles.is_empty() {
+        let _ = writeln!(out, "<lockfiles>");
+        for lock in &changes.lockfiles {
+            out.push_str(&data(&lock.render(limits.lock_entries)));
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        let _ = writeln!(out, "</lockfiles>");
+    }
+
+    if !changes.submodules.is_empty() {
+        let _ = writeln!(out, "<submodules>");
+        for sub in &changes.submodules {
+            let short = |id: Option<ObjectId>| id.map_or("(none)".to_owned(), |i| i.short());
+            let _ = writeln!(
+                out,
+                "{}: {} -> {}",
+                data(&sub.path),
+                short(sub.old),
+                short(sub.new)
+            );
+            if let Some(note) = &sub.note {
+                let _ = writeln!(out, "  ({note})");
+            }
+            for subject in &sub.commits {
+                let _ = writeln!(out, "  - {}", data(subject));
+            }
+            if sub.more > 0 {
+                let _ = writeln!(out, "  [… {} more commits]", sub.more);
+            }
+        }
+        let _ = writeln!(out, "</submodules>");
+    }
+
+    write_diff_section(out, diff_tag, &changes.diff);
+    if let Some(focus) = &changes.focus {
+        let _ = writeln!(out, "<focus_diff>");
+        out.push_str(&data(focus));
+        let _ = writeln!(out, "</focus_diff>");
+    }
+    if let Some(generated) = &changes.generated_diff {
+        let _ = writeln!(out, "<generated_diff>");
+        out.push_str(&data(generated));
+        let _ = writeln!(out, "</generated_diff>");
+    }
+}
+
 /// Renders the prepared context as the data block of the task prompt.
 pub fn render(prepared: &Prepared) -> String {
-    let limits = Limits::default();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -770,16 +869,7 @@ pub fn render(prepared: &Prepared) -> String {
         let _ = writeln!(out, "</original_message>");
     }
 
-    let _ = writeln!(
-        out,
-        "<{paths_tag} files=\"{}\" additions=\"{}\" deletions=\"{}\">",
-        changes.paths.len(),
-        changes.additions,
-        changes.deletions
-    );
-    write_paths(&mut out, &changes.paths, limits.listed_paths);
-    let _ = writeln!(out, "</{paths_tag}>");
-
+    render_paths(&mut out, changes, paths_tag);
     if !prepared.staged.partially_staged.is_empty() || prepared.staged.untracked > 0 {
         let _ = writeln!(out, "<status_notes>");
         if !prepared.staged.partially_staged.is_empty() {
@@ -799,52 +889,7 @@ pub fn render(prepared: &Prepared) -> String {
         let _ = writeln!(out, "</status_notes>");
     }
 
-    if !changes.lockfiles.is_empty() {
-        let _ = writeln!(out, "<lockfiles>");
-        for lock in &changes.lockfiles {
-            out.push_str(&data(&lock.render(limits.lock_entries)));
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        let _ = writeln!(out, "</lockfiles>");
-    }
-
-    if !changes.submodules.is_empty() {
-        let _ = writeln!(out, "<submodules>");
-        for sub in &changes.submodules {
-            let short = |id: Option<ObjectId>| id.map_or("(none)".to_owned(), |i| i.short());
-            let _ = writeln!(
-                out,
-                "{}: {} -> {}",
-                data(&sub.path),
-                short(sub.old),
-                short(sub.new)
-            );
-            if let Some(note) = &sub.note {
-                let _ = writeln!(out, "  ({note})");
-            }
-            for subject in &sub.commits {
-                let _ = writeln!(out, "  - {}", data(subject));
-            }
-            if sub.more > 0 {
-                let _ = writeln!(out, "  [… {} more commits]", sub.more);
-            }
-        }
-        let _ = writeln!(out, "</submodules>");
-    }
-
-    write_diff_section(&mut out, diff_tag, &changes.diff);
-    if let Some(focus) = &changes.focus {
-        let _ = writeln!(out, "<focus_diff>");
-        out.push_str(&data(focus));
-        let _ = writeln!(out, "</focus_diff>");
-    }
-    if let Some(generated) = &changes.generated_diff {
-        let _ = writeln!(out, "<generated_diff>");
-        out.push_str(&data(generated));
-        let _ = writeln!(out, "</generated_diff>");
-    }
+    render_details(&mut out, changes, diff_tag);
 
     if prepared.mode == Mode::Amend {
         let staged = &prepared.staged;

@@ -12,6 +12,34 @@ pub enum Error {
     /// `--amend` on a branch without commits.
     #[error("there is no commit to amend yet: HEAD has no commits")]
     NothingToAmend,
+    /// `pr-message` without `origin/HEAD`.
+    #[error(
+        "origin/HEAD is not set, so there is no base branch to compare with: run `git remote set-head origin --auto` (or `git remote set-head origin main`)"
+    )]
+    NoOriginHead,
+    /// `pr-message` on a branch with no commits beyond its base.
+    #[error("HEAD has no commits beyond {base}: there is nothing to describe")]
+    NothingToDescribe { base: String },
+    /// `pr-message` when HEAD and the base share no history.
+    #[error("HEAD and {base} have no common history: there is no merge base to compare with")]
+    UnrelatedHistories { base: String },
+    /// `release-note patch|minor|major` without a version tag to start from.
+    #[error(
+        "no tag like v1.2.3 or 1.2.3 is reachable from HEAD, so there is no version to bump: pass BASE and RELEASE instead, e.g. `git-agent release-note <first-commit> HEAD`"
+    )]
+    NoVersionTag,
+    /// `release-note` over a range without commits.
+    #[error(
+        "there are no commits between {base} and {release}: nothing to write about (is the order BASE RELEASE?)"
+    )]
+    EmptyRange { base: String, release: String },
+    /// `release-note --out`: the file cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Output {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("project guidance: {0}")]
     Guidance(#[from] guidance::GuidanceError),
     /// An option value that cannot be used.

@@ -60,8 +60,8 @@ pub fn file_text(file: &FileDiff) -> String {
 }
 
 /// Fits the diffs of `files` into `budget` bytes; the cut markers name `tool` as
-/// the way to read the rest.
-pub fn fit(files: &[&FileDiff], budget: usize, tool: &str) -> Fitted {
+/// the way to read the rest (a task without tools passes `None`).
+pub fn fit(files: &[&FileDiff], budget: usize, tool: Option<&str>) -> Fitted {
     let texts: Vec<(String, String)> = files
         .iter()
         .map(|f| (f.path().to_owned(), file_text(f)))
@@ -71,7 +71,12 @@ pub fn fit(files: &[&FileDiff], budget: usize, tool: &str) -> Fitted {
 }
 
 /// [`fit`] over ready texts: `(path, unified text)` and each file's changed lines.
-pub fn fit_texts(texts: &[(String, String)], churn: &[u32], budget: usize, tool: &str) -> Fitted {
+pub fn fit_texts(
+    texts: &[(String, String)],
+    churn: &[u32],
+    budget: usize,
+    tool: Option<&str>,
+) -> Fitted {
     let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
     let mut allowance: Vec<Option<usize>> = vec![None; texts.len()];
     if total <= budget {
@@ -114,8 +119,11 @@ pub fn fit_texts(texts: &[(String, String)], churn: &[u32], budget: usize, tool:
                 let total = text.lines().count();
                 let shown = head.lines().count();
                 fitted.text.push_str(head);
+                let how = tool.map_or(String::new(), |tool| {
+                    format!("; call {tool} with paths [\"{path}\"] for it")
+                });
                 fitted.text.push_str(&format!(
-                    "[… {} more lines of the diff of {path} not shown; call {tool} with paths [\"{path}\"] for it]\n",
+                    "[… {} more lines of the diff of {path} not shown{how}]\n",
                     total - shown
                 ));
                 fitted
@@ -167,7 +175,7 @@ mod tests {
     #[test]
     fn everything_fits_whole() {
         let t = texts(&[100, 200]);
-        let f = fit_texts(&t, &[1, 2], 10_000, "t");
+        let f = fit_texts(&t, &[1, 2], 10_000, Some("t"));
         assert!(f.is_complete());
         assert_eq!(f.text, format!("{}{}", t[0].1, t[1].1));
     }
@@ -175,7 +183,7 @@ mod tests {
     #[test]
     fn one_big_file_cannot_hide_the_small_ones() {
         let t = texts(&[20_000, 300, 300, 300]);
-        let f = fit_texts(&t, &[500, 5, 5, 5], 4_000, "t");
+        let f = fit_texts(&t, &[500, 5, 5, 5], 4_000, Some("t"));
         assert!(f.text.len() <= 4_000 + 200, "{}", f.text.len());
         assert!(matches!(f.shown[0].1, Shown::Cut { .. }));
         for (_, s) in &f.shown[1..] {
@@ -193,7 +201,7 @@ mod tests {
         let mut churn = vec![1; 40];
         churn[7] = 100;
         churn[33] = 90;
-        let f = fit_texts(&t, &churn, 2 * MIN_SHARE, "t");
+        let f = fit_texts(&t, &churn, 2 * MIN_SHARE, Some("t"));
         let shown: Vec<&str> = f
             .shown
             .iter()

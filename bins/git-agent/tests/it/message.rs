@@ -483,3 +483,178 @@ fn bad_flags_are_usage_errors() {
         run.stderr
     );
 }
+
+/// `project()` pushed as origin/main, then a branch with two commits.
+fn branch() -> TestRepo {
+    let repo = project();
+    repo.commit("feat: add connect retries");
+    repo.set_origin_head("main", "HEAD~1");
+    repo.write("README.md", "Retries three times.\n");
+    repo.commit_all("docs: readme");
+    repo
+}
+
+#[test]
+fn pr_message_prints_the_squash_message() {
+    let repo = branch();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text("feat(net): retry connects three times")],
+    );
+    let url = server.base_url();
+    let run = with_key(&repo, &home, &["pr-message"], &url);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "feat(net): retry connects three times\n");
+    let body = server.requests()[0].json();
+    assert!(body.get("tools").is_none(), "{body}");
+    let sessions = sessions(&repo);
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].to_string_lossy().ends_with("-pr-message"));
+
+    // Without origin/HEAD: a clear error, no request.
+    repo.git(&["symbolic-ref", "--delete", "refs/remotes/origin/HEAD"]);
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
+    let url = server.base_url();
+    let run = with_key(&repo, &home, &["pr-message"], &url);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("git remote set-head origin --auto"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+}
+
+/// A tagged history with a feature after the tag.
+fn tagged() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.git(&["remote", "add", "origin", "https://github.com/acme/app.git"]);
+    repo.commit_file("src/app.rs", "pub fn run() {}\n", "feat: first");
+    repo.tag("v1.0.0");
+    repo.commit_file(
+        "src/app.rs",
+        "pub fn run() {}\npub fn stop() {}\n",
+        "feat: add stop (#7)",
+    );
+    repo
+}
+
+fn release_answer(repo: &TestRepo) -> String {
+    let short = &repo.rev_parse("HEAD")[..7];
+    json!({"sections": [{"section": "features", "items": [
+        {"text": "Add `stop` to end a run cleanly.", "refs": [{"kind": "commit", "id": short}, {"kind": "pull_request", "id": "#7"}]}
+    ]}]})
+    .to_string()
+}
+
+#[test]
+fn release_note_prints_markdown_and_keeps_a_trace() {
+    let repo = tagged();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(&release_answer(&repo))],
+    );
+    let url = server.base_url();
+    let run = with_key(&repo, &home, &["release-note", "minor"], &url);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("### Features\n\n- Add `stop` to end a run cleanly. (["),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("https://github.com/acme/app/pull/7"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("### Full Changelog"), "{}", run.stdout);
+    assert!(
+        sessions(&repo)[0]
+            .to_string_lossy()
+            .ends_with("-release-note")
+    );
+    let body = String::from_utf8_lossy(&server.requests()[0].body).into_owned();
+    assert!(body.contains("release version 1.1.0"), "{body}");
+}
+
+#[test]
+fn release_note_out_writes_the_file_and_streams_the_trace() {
+    let repo = tagged();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(&release_answer(&repo))],
+    );
+    let url = server.base_url();
+    let out = home.path().join("notes.md");
+    let run = with_key(
+        &repo,
+        &home,
+        &[
+            "release-note",
+            "--out",
+            out.to_str().unwrap(),
+            "v1.0.0",
+            "HEAD",
+        ],
+        &url,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.starts_with("### Features\n"), "{written}");
+    assert!(
+        run.stdout
+            .contains(" INF session.started command=release-note"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(" INF output.written"), "{}", run.stdout);
+    // The Markdown is in the file; stdout only previews it inside the trace.
+    assert!(
+        run.stdout.lines().all(|l| !l.starts_with("###")),
+        "{}",
+        run.stdout
+    );
+    assert!(sessions(&repo).is_empty(), "no session with --out");
+
+    // An unwritable target fails before any request.
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
+    let url = server.base_url();
+    let bad = home.path().join("missing-dir/notes.md");
+    let run = with_key(
+        &repo,
+        &home,
+        &["release-note", "--out", bad.to_str().unwrap(), "patch"],
+        &url,
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("cannot write"), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+    assert!(!bad.exists());
+}
+
+#[test]
+fn release_note_ranges_are_checked() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "1\n", "one");
+    let home = home();
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
+    let url = server.base_url();
+    let run = with_key(&repo, &home, &["release-note", "patch"], &url);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("no tag like v1.2.3"), "{}", run.stderr);
+    let run = with_key(&repo, &home, &["release-note", "v1.0.0"], &url);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("patch, minor, major"), "{}", run.stderr);
+    let run = with_key(&repo, &home, &["release-note", "nope", "HEAD"], &url);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("unknown revision 'nope'"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+}

@@ -187,7 +187,7 @@ fn submodule_moves_carry_their_commit_summaries() {
     let text = context::render(&p);
     assert!(text.contains("  - Add streaming decode API\n"), "{text}");
     let request = crate::support::request(&parent, false);
-    assert_eq!(request.rules.submodules.len(), 1);
+    assert_eq!(request.checks.rules.submodules.len(), 1);
 }
 
 #[test]
@@ -258,7 +258,12 @@ fn a_lockfile_only_change_is_summarized_by_package() {
     assert!(!text.contains("+    \"node_modules/chalk\""), "{text}");
     assert!(text.contains("package-lock.json [lockfile"), "{text}");
     let request = crate::support::request(&repo, false);
-    assert!(request.lockfile_packages.contains(&"lodash".to_owned()));
+    assert!(
+        request
+            .checks
+            .lockfile_packages
+            .contains(&"lodash".to_owned())
+    );
     assert!(
         request
             .task

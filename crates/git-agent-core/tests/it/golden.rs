@@ -64,7 +64,7 @@ fn amend_message_request() {
     )
     .unwrap();
     assert_eq!(request.prepared.mode, Mode::Amend);
-    assert_eq!(request.shape_options.keep_trailers, ["Refs"]);
+    assert_eq!(request.checks.shape_options.keep_trailers, ["Refs"]);
     insta::assert_snapshot!(layers(&request, &repo));
 }
 

@@ -4,5 +4,7 @@
 mod context;
 mod generate;
 mod golden;
+mod pr;
+mod release;
 mod support;
 mod tools;

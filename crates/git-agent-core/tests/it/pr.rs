@@ -1,0 +1,167 @@
+//! `pr-message`: the branch against `origin/HEAD`, with and without it, and the
+//! squash task over real HTTP.
+
+use git_agent_core::commit_msg::Options;
+use git_agent_core::context::Limits;
+use git_agent_core::{Error, pr_message};
+use serde_json::json;
+use testkit::{Reply, TestRepo, call};
+
+use crate::support::{chat, project};
+
+fn run(
+    request: &pr_message::Request,
+    provider: &dyn llm::LlmProvider,
+) -> Result<git_agent_core::commit_msg::Generated, Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(pr_message::generate(
+            request,
+            provider,
+            &mut agent::NullSink,
+        ))
+}
+
+/// `project()` on main (origin/main = HEAD), then a feature branch with three
+/// commits, and one more commit on origin/main after the branch forked.
+fn branch() -> TestRepo {
+    let repo = project();
+    repo.set_origin_head("main", "HEAD");
+    repo.checkout_new("feature/retry");
+    repo.write(
+        "src/net.rs",
+        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
+    );
+    repo.commit_all("wip: retry loop");
+    repo.write("README.md", "# demo\n\nConnect retries three times.\n");
+    repo.commit_all("docs: mention retries\n\nRefs: NET-12");
+    repo.write("src/lib.rs", "pub mod net;\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a.wrapping_add(b)\n}\n");
+    repo.commit_all("address review");
+    // origin/main moves on after the fork: not part of the branch.
+    repo.checkout("main");
+    repo.commit_file("CHANGELOG.md", "# changes\n", "chore: start a changelog");
+    repo.set_origin_head("main", "HEAD");
+    repo.checkout("feature/retry");
+    repo
+}
+
+fn request(repo: &TestRepo) -> pr_message::Request {
+    pr_message::prepare(repo.path(), &Options::default()).unwrap()
+}
+
+#[test]
+fn the_scope_is_the_branch_against_its_merge_base() {
+    let repo = branch();
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let pr = pr_message::prepare_context(&r, &Limits::default()).unwrap();
+    assert_eq!(pr.base.name, "origin/main");
+    assert_eq!(pr.base.tip.subject, "chore: start a changelog");
+    assert_eq!(pr.base.merge_base.to_hex(), repo.rev_parse("main~1"));
+    assert_eq!(pr.branch.as_deref(), Some("feature/retry"));
+    assert_eq!(
+        pr.commits
+            .iter()
+            .map(|c| c.brief.subject.as_str())
+            .collect::<Vec<_>>(),
+        ["address review", "docs: mention retries", "wip: retry loop"]
+    );
+    assert!(pr.commits[1].message.contains("Refs: NET-12"));
+    // The changelog that landed on origin/main after the fork is not ours.
+    assert_eq!(
+        pr.changes.path_names(),
+        ["README.md", "src/lib.rs", "src/net.rs"]
+    );
+    assert!(pr.changes.diff.is_complete());
+    assert_eq!(pr.recent[0].subject, "chore: start a changelog");
+    let text = pr_message::render(&pr);
+    assert!(text.contains("Base: origin/main at "), "{text}");
+    assert!(text.contains("<changed_paths files=\"3\""), "{text}");
+    assert!(text.contains("<branch_diff "), "{text}");
+    assert!(text.contains("<branch_commits count=\"3\""), "{text}");
+    assert!(!text.contains("CHANGELOG"), "{text}");
+}
+
+#[test]
+fn without_origin_head_it_says_how_to_set_it() {
+    let repo = project();
+    repo.checkout_new("topic");
+    repo.commit_file("x.txt", "x\n", "add x");
+    let err = pr_message::prepare(repo.path(), &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::NoOriginHead), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("git remote set-head origin --auto")
+    );
+}
+
+#[test]
+fn a_branch_without_commits_of_its_own_has_nothing_to_describe() {
+    let repo = project();
+    repo.set_origin_head("main", "HEAD");
+    let err = pr_message::prepare(repo.path(), &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::NothingToDescribe { .. }), "{err:?}");
+    assert!(err.to_string().contains("origin/main"), "{err}");
+}
+
+#[test]
+fn no_tools_are_offered_and_calling_one_fails() {
+    let repo = branch();
+    let req = request(&repo);
+    assert!(req.task.tools.is_empty());
+    let (server, provider) = chat(vec![Reply::tool_calls(vec![call(
+        "c1",
+        "git_staged_diff",
+        json!({}),
+    )])]);
+    let err = run(&req, provider.as_ref()).unwrap_err();
+    assert!(
+        matches!(err, Error::Agent(agent::AgentError::ToolsNotAllowed { ref tool }) if tool == "git_staged_diff"),
+        "{err:?}"
+    );
+    let body = server.requests()[0].json();
+    assert!(
+        body.get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty)),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_squash_message_is_conventional_and_repaired_once_without_tools() {
+    let repo = branch();
+    let req = request(&repo);
+    let (server, provider) = chat(vec![
+        Reply::text(
+            "Retry connects\n\n## Summary\n\nThis PR makes connect retry.\n\n- wip: retry loop\n- docs: mention retries\n- address review",
+        ),
+        Reply::text(
+            "feat(net): retry connects three times\n\nConnect retries a failed attempt up to three times; the README says so and add() no longer overflows.",
+        ),
+    ]);
+    let generated = run(&req, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    assert_eq!(
+        generated.message,
+        "feat(net): retry connects three times\n\nConnect retries a failed attempt up to three times; the README says so\nand add() no longer overflows."
+    );
+    let repair = server.requests()[1].raw_text();
+    assert!(repair.contains("Conventional Commits"), "{repair}");
+    assert!(repair.contains("pull-request prose"), "{repair}");
+    assert!(repair.contains("one by one"), "{repair}");
+    // The repair request offers no tools either.
+    assert!(server.requests()[1].json().get("tools").is_none());
+}
+
+#[test]
+fn pr_message_request() {
+    let repo = branch();
+    let req = request(&repo);
+    let mut out = format!("=== instructions\n{}\n", req.task.system);
+    for message in &req.task.messages {
+        out.push_str(&format!("=== {:?}\n{}\n", message.role, message.text()));
+    }
+    let root = repo.path().to_string_lossy().into_owned();
+    insta::assert_snapshot!(out.replace(&root, "[REPO]"));
+}
