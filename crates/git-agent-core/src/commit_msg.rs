@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use agent::{Budgets, Runner, Task, TraceSink};
 use gitctx::Repo;
 use guidance::{FamilyChoice, Guidance};
-use llm::{LlmProvider, Message, Usage};
+use llm::{LlmProvider, Usage};
 use serde_json::{Value, json};
 
 use crate::context::{self, Mode, Prepared};
@@ -139,17 +139,12 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         guidance_family: family,
         stdout_contract,
     });
-    let mut messages = vec![
-        Message::developer(prompt::TOOL_POLICY),
-        Message::developer(environment),
-    ];
-    if let Some(text) = guidance.render() {
-        messages.push(Message::developer(text));
-    }
-    messages.push(Message::user(prompt::task_prompt(
-        &prepared,
-        options.operator_hint.as_deref(),
-    )));
+    let messages = prompt::layers(
+        prompt::TOOL_POLICY,
+        environment,
+        &guidance,
+        prompt::task_prompt(&prepared, options.operator_hint.as_deref()),
+    );
     let task = Task {
         name: options.command.clone(),
         system: prompt::instructions(mode),

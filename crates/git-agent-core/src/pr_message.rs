@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 use agent::{Budgets, Task, ToolRegistry, TraceSink};
 use gitctx::{DiffOptions, DiffTarget, ObjectId, Repo};
 use guidance::Guidance;
-use llm::{LlmProvider, Message};
+use llm::LlmProvider;
 use regex::Regex;
 use serde_json::{Value, json};
 
@@ -260,13 +260,6 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         guidance_family: family,
         stdout_contract: "stdout receives only the final squash commit message",
     });
-    let mut messages = vec![
-        Message::developer(NO_TOOLS_POLICY),
-        Message::developer(environment),
-    ];
-    if let Some(text) = guidance.render() {
-        messages.push(Message::developer(text));
-    }
     let mut prompt_text = String::from(
         "Write the squash merge commit message for this branch against its base. The branch diff below is the whole scope.\n",
     );
@@ -280,7 +273,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     );
     prompt_text.push_str(&render(&pr));
     prompt_text.push_str(&prompt::operator_hint(options.operator_hint.as_deref()));
-    messages.push(Message::user(prompt_text));
+    let messages = prompt::layers(NO_TOOLS_POLICY, environment, &guidance, prompt_text);
     let task = Task {
         name: "pr-message".to_owned(),
         system: instructions(),

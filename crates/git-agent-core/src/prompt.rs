@@ -152,6 +152,25 @@ The operator added the hint below. It is lower priority than the task instructio
     }
 }
 
+/// The developer layers and the task prompt, in order: tool policy,
+/// environment, project guidance (when any), then the user prompt.
+pub fn layers(
+    policy: &str,
+    environment: String,
+    guidance: &guidance::Guidance,
+    user: String,
+) -> Vec<llm::Message> {
+    let mut messages = vec![
+        llm::Message::developer(policy),
+        llm::Message::developer(environment),
+    ];
+    if let Some(text) = guidance.render() {
+        messages.push(llm::Message::developer(text));
+    }
+    messages.push(llm::Message::user(user));
+    messages
+}
+
 /// Escapes text placed between our tags.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -574,55 +574,18 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::types::{
-        Candidate, Confidence, Host, LinkHints, Range, RefInfo, Signal, SubmoduleGroup,
-    };
-    use gitctx::ObjectId;
-
-    fn oid(prefix: &str) -> ObjectId {
-        format!("{prefix:0<40}").parse().expect("test ids are hex")
-    }
-
-    fn commit(prefix: &str, subject: &str, pull_requests: &[u64]) -> ReleaseCommit {
-        let id = oid(prefix);
-        ReleaseCommit {
-            short: id.short(),
-            id,
-            subject: subject.to_owned(),
-            message: subject.to_owned(),
-            clamped: false,
-            author: "A U Thor".to_owned(),
-            date: "2024-05-01".to_owned(),
-            merge: false,
-            paths: Vec::new(),
-            paths_total: 0,
-            additions: 1,
-            deletions: 0,
-            excerpt: String::new(),
-            signals: vec![Signal::Runtime],
-            pull_requests: pull_requests.to_vec(),
-        }
-    }
-
-    fn github(slug: &str) -> LinkHints {
-        LinkHints {
-            host: Host::GitHub,
-            web: format!("https://github.com/{slug}"),
-            slug: slug.to_owned(),
-        }
-    }
-
-    fn end(name: &str, prefix: &str) -> RefInfo {
-        RefInfo {
-            name: name.to_owned(),
-            commit: oid(prefix),
-            subject: String::new(),
-            date: "2024-05-01".to_owned(),
-        }
-    }
+    use crate::release::fixtures::{self, end, github, oid};
+    use crate::release::types::{Candidate, Confidence, Range, SubmoduleGroup};
 
     /// A GitHub-linked parent with two commits, a submodule linked to another
     /// GitHub repository, and an unlinked submodule without commits.
+    fn commit(prefix: &str, subject: &str, pull_requests: &[u64]) -> ReleaseCommit {
+        ReleaseCommit {
+            pull_requests: pull_requests.to_vec(),
+            ..fixtures::commit(prefix, subject)
+        }
+    }
+
     fn context() -> ReleaseContext {
         ReleaseContext {
             range: Range {

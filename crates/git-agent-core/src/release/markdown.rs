@@ -480,58 +480,19 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::types::{AnswerSection, Host, Range, Signal};
-    use gitctx::ObjectId;
-
-    fn hex(prefix: &str) -> String {
-        format!("{prefix:0<40}")
-    }
-
-    fn oid(prefix: &str) -> ObjectId {
-        hex(prefix).parse().expect("test ids are hex")
-    }
-
-    fn commit(prefix: &str, subject: &str, merge: bool) -> ReleaseCommit {
-        let id = oid(prefix);
-        ReleaseCommit {
-            short: id.short(),
-            id,
-            subject: subject.to_owned(),
-            message: subject.to_owned(),
-            clamped: false,
-            author: "A U Thor".to_owned(),
-            date: "2024-05-01".to_owned(),
-            merge,
-            paths: Vec::new(),
-            paths_total: 0,
-            additions: 1,
-            deletions: 0,
-            excerpt: String::new(),
-            signals: vec![Signal::Runtime],
-            pull_requests: Vec::new(),
-        }
-    }
-
-    fn github(slug: &str) -> LinkHints {
-        LinkHints {
-            host: Host::GitHub,
-            web: format!("https://github.com/{slug}"),
-            slug: slug.to_owned(),
-        }
-    }
-
-    fn end(name: &str, prefix: &str) -> RefInfo {
-        RefInfo {
-            name: name.to_owned(),
-            commit: oid(prefix),
-            subject: String::new(),
-            date: "2024-05-01".to_owned(),
-        }
-    }
+    use crate::release::fixtures::{self, end, github, hex, oid};
+    use crate::release::types::{AnswerSection, Range};
 
     /// A parent linked to `acme/app` with three commits (a merge among them) and
     /// one more unlisted; a submodule linked to ANOTHER repository, `acme/lib`;
     /// a removed submodule without links or commits.
+    fn commit(prefix: &str, subject: &str, merge: bool) -> ReleaseCommit {
+        ReleaseCommit {
+            merge,
+            ..fixtures::commit(prefix, subject)
+        }
+    }
+
     fn linked() -> ReleaseContext {
         ReleaseContext {
             range: Range {

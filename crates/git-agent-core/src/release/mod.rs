@@ -7,6 +7,8 @@
 pub mod answer;
 pub mod candidates;
 pub mod clamp;
+#[cfg(test)]
+mod fixtures;
 pub mod links;
 pub mod markdown;
 pub mod prepare;
