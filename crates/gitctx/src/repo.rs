@@ -501,6 +501,16 @@ impl Repo {
             .map_err(git("checking ignore rules"))
     }
 
+    /// True when `path` (relative to the working tree top) matches the
+    /// repository's ignore rules — every `.gitignore` on its way, negations
+    /// included, `info/exclude` and `core.excludesFile` — whether or not the path
+    /// is tracked.
+    pub fn matches_ignore_rules(&self, path: &str) -> Result<bool> {
+        self.inner
+            .is_path_ignored(Path::new(path))
+            .map_err(git("checking ignore rules"))
+    }
+
     /// The index, re-read from disk if another process changed it since we last
     /// looked (libgit2 caches it per repository handle).
     pub(crate) fn index(&self) -> Result<git2::Index> {

@@ -190,3 +190,25 @@ fn merge_base_of_diverged_and_unrelated_histories() {
     let other = repo.commit_file("d.txt", "d\n", "unrelated");
     assert_eq!(r.merge_base(id(&other), id(&main)).unwrap(), None);
 }
+
+#[test]
+fn ignore_rules_apply_to_tracked_paths_too() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "*.log\n!keep.log\nbuild/\n")
+        .write("sub/.gitignore", "secret.txt\n");
+    repo.commit_all("ignores");
+    repo.write("forced.log", "x\n");
+    repo.git(&["add", "-f", "forced.log"]);
+    repo.commit("force-add an ignored file");
+    let r = open(&repo);
+    assert!(r.matches_ignore_rules("forced.log").unwrap());
+    assert!(
+        !r.is_ignored("forced.log").unwrap(),
+        "tracked, so not ignored for git status"
+    );
+    assert!(!r.matches_ignore_rules("keep.log").unwrap());
+    assert!(r.matches_ignore_rules("build/out.bin").unwrap());
+    assert!(r.matches_ignore_rules("sub/secret.txt").unwrap());
+    assert!(!r.matches_ignore_rules("secret.txt").unwrap());
+    assert!(!r.matches_ignore_rules("src/main.rs").unwrap());
+}
