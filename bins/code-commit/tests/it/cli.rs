@@ -29,9 +29,18 @@ fn version_help_usage_and_completions() {
         !out.contains("--generate"),
         "the completions flag stays hidden: {out}"
     );
-    let (code, _, err) = run(&[]);
-    assert_eq!(code, 2, "no arguments prints usage and fails");
-    assert!(err.contains("Usage: code-commit"), "{err}");
+    // Without arguments it runs in the current directory, which is no project.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_code-commit"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: agent-config/query.txt is missing"),
+        "{err}"
+    );
     let (code, _, err) = run(&["--no-such-flag"]);
     assert_eq!(code, 2);
     assert!(err.contains("--no-such-flag"), "{err}");

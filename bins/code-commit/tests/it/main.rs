@@ -1,0 +1,4 @@
+//! `code-commit` as a process.
+
+mod cli;
+mod run;

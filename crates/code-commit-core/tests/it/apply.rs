@@ -1,0 +1,194 @@
+//! `apply`: all-or-nothing whole-file changes, through the public API.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use code_commit_core::apply::{ApplyError, Change, apply};
+
+fn write(root: &Path, rel: &str, content: &str) -> Change {
+    Change::Write {
+        rel: rel.to_owned(),
+        abs: root.join(rel),
+        content: content.as_bytes().to_vec(),
+    }
+}
+
+fn delete(root: &Path, rel: &str) -> Change {
+    Change::Delete {
+        rel: rel.to_owned(),
+        abs: root.join(rel),
+    }
+}
+
+/// Every path under `root` with its kind, permission bits and content.
+fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (bool, u32, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_dir() {
+                out.insert(rel, (true, mode, Vec::new()));
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, (false, mode, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The permission bits a new file gets here (umask applied).
+fn default_file_mode(dir: &Path) -> u32 {
+    let probe = dir.join("probe");
+    fs::write(&probe, "").unwrap();
+    let mode = fs::metadata(&probe).unwrap().permissions().mode() & 0o7777;
+    fs::remove_file(probe).unwrap();
+    mode
+}
+
+#[test]
+fn creates_files_and_nested_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mode = default_file_mode(root);
+    let applied = apply(&[
+        write(root, "a/b/c/new.rs", "fn main() {}\n"),
+        write(root, "empty.txt", ""),
+        write(root, "a/b/sibling.rs", "x"),
+    ])
+    .unwrap();
+    assert_eq!(
+        applied.written,
+        ["a/b/c/new.rs", "empty.txt", "a/b/sibling.rs"]
+    );
+    assert_eq!(applied.created, applied.written);
+    assert!(applied.deleted.is_empty());
+    assert!(applied.unremoved_backups.is_empty());
+
+    let after = tree(root);
+    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
+    assert_eq!(
+        paths,
+        [
+            "a",
+            "a/b",
+            "a/b/c",
+            "a/b/c/new.rs",
+            "a/b/sibling.rs",
+            "empty.txt"
+        ]
+    );
+    assert_eq!(
+        after["a/b/c/new.rs"],
+        (false, mode, b"fn main() {}\n".to_vec())
+    );
+    assert_eq!(after["empty.txt"], (false, mode, Vec::new()));
+    assert_eq!(after["a/b/sibling.rs"].2, b"x");
+}
+
+#[test]
+fn replacing_keeps_the_file_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("run.sh"), "#!/bin/sh\necho old\n").unwrap();
+    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(root.join("secret.txt"), "old").unwrap();
+    fs::set_permissions(root.join("secret.txt"), fs::Permissions::from_mode(0o600)).unwrap();
+
+    let applied = apply(&[
+        write(root, "run.sh", "#!/bin/sh\necho new\n"),
+        write(root, "secret.txt", "new"),
+    ])
+    .unwrap();
+    assert_eq!(applied.written, ["run.sh", "secret.txt"]);
+    assert!(applied.created.is_empty());
+
+    let after = tree(root);
+    assert_eq!(after.len(), 2, "no temporary or backup files: {after:?}");
+    assert_eq!(
+        after["run.sh"],
+        (false, 0o755, b"#!/bin/sh\necho new\n".to_vec())
+    );
+    assert_eq!(after["secret.txt"], (false, 0o600, b"new".to_vec()));
+}
+
+#[test]
+fn deletes_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(root.join("src/old.rs"), "old").unwrap();
+    fs::write(root.join("keep.rs"), "keep").unwrap();
+
+    let applied = apply(&[delete(root, "src/old.rs")]).unwrap();
+    assert_eq!(applied.deleted, ["src/old.rs"]);
+    assert!(applied.written.is_empty());
+
+    let after = tree(root);
+    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
+    // The directory stays: only the file was asked to go.
+    assert_eq!(paths, ["keep.rs", "src"]);
+}
+
+#[test]
+fn no_changes_is_a_no_op() {
+    let dir = tempfile::tempdir().unwrap();
+    let applied = apply(&[]).unwrap();
+    assert!(applied.written.is_empty() && applied.deleted.is_empty());
+    assert!(tree(dir.path()).is_empty());
+}
+
+#[test]
+fn a_late_failure_rolls_back_every_earlier_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
+    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(root.join("old.rs"), "old").unwrap();
+    fs::write(root.join("notadir"), "a file, not a directory").unwrap();
+    let before = tree(root);
+
+    let err = apply(&[
+        write(root, "run.sh", "#!/bin/bash\nexit 1\n"),
+        write(root, "new/dir/file.rs", "new"),
+        delete(root, "old.rs"),
+        write(root, "notadir/x", "cannot exist"),
+    ])
+    .unwrap_err();
+
+    assert!(err.restored(), "{err}");
+    let ApplyError::RolledBack { rel, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(rel, "notadir/x");
+    let message = err.to_string();
+    assert!(message.contains("notadir/x"), "{message}");
+    assert!(message.contains("rolled back"), "{message}");
+    assert_eq!(tree(root), before);
+}
+
+#[test]
+fn a_failure_below_a_file_rolls_back_created_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("notadir"), "file").unwrap();
+    let before = tree(root);
+
+    let err = apply(&[
+        write(root, "fresh/a/b.rs", "b"),
+        write(root, "notadir/deeper/x", "cannot exist"),
+    ])
+    .unwrap_err();
+    assert!(err.restored(), "{err}");
+    assert_eq!(tree(root), before);
+}

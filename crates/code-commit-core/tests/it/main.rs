@@ -1,0 +1,7 @@
+//! Integration tests.
+
+mod apply;
+mod build;
+mod parse;
+mod policy;
+mod run;

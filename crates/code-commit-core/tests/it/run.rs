@@ -1,0 +1,465 @@
+//! The whole loop on temporary projects, with the model behind the fake Chat
+//! Completions server on 127.0.0.1.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use code_commit_core::Error;
+use code_commit_core::run::{self, Report, RunOptions, Step};
+use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Redactor, RetryPolicy, Secret};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+
+const KEY: &str = "sk-code-commit-secret-key-Zq";
+
+/// A project whose build passes when `src/value.txt` says `fixed`.
+fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "/agent-config\ntarget/\n*.log\n")
+        .write_executable(
+            "build.sh",
+            "#!/bin/sh\necho building\nif grep -q fixed src/value.txt 2>/dev/null; then echo ok; exit 0; fi\necho 'error: src/value.txt does not say fixed' >&2\nexit 1\n",
+        )
+        .write("src/value.txt", "broken\n")
+        .write("src/other.txt", "other\n")
+        .write("Cargo.lock", "# lock\n");
+    repo.commit_all("project");
+    repo.write("agent-config/query.txt", "Make src/value.txt say fixed.\n")
+        .write(
+            "agent-config/codeRollup.txt",
+            "=== src/value.txt ===\nbroken\n=== src/other.txt ===\nother\n",
+        );
+    repo
+}
+
+fn provider(server: &FakeLlm) -> (std::sync::Arc<dyn llm::LlmProvider>, Redactor) {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAiChat, "test-model");
+    config.base_url = Some(server.base_url());
+    config.auth = Auth::ApiKey(Secret::new(KEY));
+    config.tool_use = false;
+    config.http = HttpOptions {
+        retry: RetryPolicy {
+            max_attempts: 1,
+            initial_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(1),
+            max_retry_after: Duration::from_millis(1),
+        },
+        ..HttpOptions::default()
+    };
+    let redactor = config.redactor();
+    (llm::build_provider(config).unwrap(), redactor)
+}
+
+/// Runs the loop against `script`; returns the report (or error), the steps and
+/// the server (for its recorded requests).
+fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, script);
+    let (provider, redactor) = provider(&server);
+    let inputs = run::preflight(repo.path()).unwrap();
+    let options = RunOptions {
+        build_timeout: Duration::from_secs(60),
+        build_scrub_values: vec![KEY.to_owned()],
+        ..RunOptions::default()
+    };
+    let mut steps = Vec::new();
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run::run(
+            repo.path(),
+            &inputs,
+            provider.as_ref(),
+            &redactor,
+            &options,
+            &mut |s: &Step| steps.push(s.clone()),
+        ));
+    (result, steps, server)
+}
+
+fn file(path: &str, content: &str) -> String {
+    format!("^^^{path}\n{content}^^^end\n")
+}
+
+/// The names of the files in the run's log folder.
+fn log_files(report: &Report) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(&report.log_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The user message of the n-th request.
+fn prompt(server: &FakeLlm, n: usize) -> String {
+    let body = server.requests()[n].json();
+    let messages = body["messages"].as_array().unwrap();
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Every file of the working tree (outside .git and agent-config) with its content.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" || rel == "agent-config" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn passes_first_time() {
+    let repo = project();
+    let (result, steps, server) = go(
+        &repo,
+        vec![Reply::text(&format!(
+            "Here you go.\n\n{}",
+            file("src/value.txt", "fixed\n")
+        ))],
+    );
+    let report = result.unwrap();
+    assert!(report.passed);
+    assert_eq!(report.attempts, 1);
+    assert_eq!(report.changed, ["src/value.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/value.txt")).unwrap(),
+        "fixed\n"
+    );
+    assert_eq!(
+        log_files(&report),
+        [
+            "1-applied.txt",
+            "1-build.txt",
+            "1-query.txt",
+            "1-response.txt",
+            "summary.txt"
+        ]
+    );
+    let build = std::fs::read_to_string(report.log_dir.join("1-build.txt")).unwrap();
+    assert!(
+        build.starts_with("build.sh exited with status 0"),
+        "{build}"
+    );
+    assert!(build.contains("building\nok"), "{build}");
+    assert!(matches!(
+        steps.last(),
+        Some(Step::Built { passed: true, .. })
+    ));
+    // The initial prompt: system prompts, then the query and the codebase.
+    let body = server.requests()[0].json();
+    let system = body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.starts_with("# Project structure"), "{system}");
+    assert!(system.contains("# How to change files"));
+    assert!(system.ends_with("so that `build.sh` passes. Reply with the blocks of every file you create, change or remove."));
+    let user = prompt(&server, 0);
+    assert!(
+        user.starts_with(
+            "# Query\n\nMake src/value.txt say fixed.\n\n# Codebase\n\n=== src/value.txt"
+        ),
+        "{user}"
+    );
+    // The key went in the header only.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert!(!String::from_utf8_lossy(&server.requests()[0].body).contains(KEY));
+}
+
+#[test]
+fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
+    let repo = project();
+    let (result, _steps, server) = go(
+        &repo,
+        vec![
+            Reply::text(&format!(
+                "{}{}",
+                file("src/value.txt", "still broken\n"),
+                file("src/new.txt", "new\n")
+            )),
+            Reply::text(&file("src/value.txt", "fixed\n")),
+        ],
+    );
+    let report = result.unwrap();
+    assert!(report.passed);
+    assert_eq!(report.attempts, 2);
+    assert_eq!(report.changed, ["src/new.txt", "src/value.txt"]);
+    let repair = prompt(&server, 1);
+    assert!(
+        repair.starts_with("# build.sh output\n\nbuild.sh exited with status 1"),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("error: src/value.txt does not say fixed"),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n"),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("--- FILE REPLACEMENT [src/new.txt] ---\nnew\n"),
+        "{repair}"
+    );
+    let system = server.requests()[1].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("# Task: repair"), "{system}");
+    assert_eq!(
+        log_files(&report),
+        [
+            "1-applied.txt",
+            "1-build.txt",
+            "1-query.txt",
+            "1-response.txt",
+            "2-applied.txt",
+            "2-build.txt",
+            "2-query.txt",
+            "2-response.txt",
+            "summary.txt"
+        ]
+    );
+}
+
+#[test]
+fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
+    let repo = project();
+    let (result, _steps, server) = go(
+        &repo,
+        vec![
+            Reply::text(&format!(
+                "{}{}",
+                file("src/value.txt", "version one\n"),
+                file("src/other.txt", "changed other\n")
+            )),
+            Reply::text(&format!(
+                "{}^^^src/other.txt\n^^^delete\n",
+                file("src/value.txt", "version two\n")
+            )),
+            Reply::text(&file("src/value.txt", "version three\n")),
+            Reply::text(&file("src/value.txt", "fixed\n")),
+        ],
+    );
+    let report = result.unwrap();
+    assert!(report.passed);
+    assert_eq!(report.attempts, 4, "passes after three repairs");
+    let third = prompt(&server, 2);
+    assert!(
+        third.contains("--- FILE REPLACEMENT [src/value.txt] ---\nversion two\n"),
+        "{third}"
+    );
+    assert!(!third.contains("version one"), "{third}");
+    assert!(
+        third.contains("--- FILE REMOVED [src/other.txt] ---"),
+        "{third}"
+    );
+    assert!(!third.contains("changed other"), "{third}");
+    let fourth = prompt(&server, 3);
+    assert_eq!(
+        fourth
+            .matches("--- FILE REPLACEMENT [src/value.txt] ---")
+            .count(),
+        1
+    );
+    assert!(fourth.contains("version three") && !fourth.contains("version two"));
+    assert!(!repo.join("src/other.txt").exists());
+}
+
+#[test]
+fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
+    let repo = project();
+    let attempt = |n: usize| Reply::text(&file("src/value.txt", &format!("attempt {n}\n")));
+    let (result, _steps, server) = go(&repo, (1..=4).map(attempt).collect());
+    let report = result.unwrap();
+    assert!(!report.passed);
+    assert_eq!(report.attempts, 4);
+    assert_eq!(server.requests().len(), 4);
+    let failure = report.failure.unwrap();
+    assert!(
+        failure.contains("still fails after 3 repair rounds"),
+        "{failure}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/value.txt")).unwrap(),
+        "attempt 4\n"
+    );
+    let summary = std::fs::read_to_string(report.log_dir.join("summary.txt")).unwrap();
+    assert!(
+        summary.starts_with("result: failed\nattempts: 4\n"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn rejected_responses_change_nothing_and_are_repaired() {
+    let repo = project();
+    let before = tree(repo.path());
+    let (result, steps, server) = go(
+        &repo,
+        vec![
+            // A protected path spoils the whole response.
+            Reply::text(&format!(
+                "{}{}",
+                file("src/value.txt", "fixed\n"),
+                file("Cargo.lock", "# mine now\n")
+            )),
+            // No blocks at all.
+            Reply::text("I think you should edit src/value.txt."),
+            // Cut off by the token limit.
+            Reply::max_tokens("^^^src/value.txt\nfix"),
+            Reply::text(&file("src/value.txt", "fixed\n")),
+        ],
+    );
+    let report = result.unwrap();
+    assert!(report.passed);
+    assert_eq!(report.attempts, 4);
+    let rejected: Vec<u32> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Rejected { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rejected, [1, 2, 3]);
+    let second = prompt(&server, 1);
+    assert!(
+        second.contains("rejected and NOTHING from it was applied"),
+        "{second}"
+    );
+    assert!(second.contains("Cargo.lock"), "{second}");
+    assert!(
+        second.contains("(none: no file has been changed yet)"),
+        "{second}"
+    );
+    assert!(
+        prompt(&server, 2).contains("no ^^^"),
+        "{}",
+        prompt(&server, 2)
+    );
+    assert!(prompt(&server, 3).contains("cut off by the output token limit"));
+    // Only the final, accepted change differs from the start.
+    let mut expected = before;
+    expected.insert("src/value.txt".into(), b"fixed\n".to_vec());
+    assert_eq!(tree(repo.path()), expected);
+    assert!(report.log_dir.join("1-rejected.txt").is_file());
+    assert!(!report.log_dir.join("1-build.txt").exists());
+}
+
+#[test]
+fn a_repeated_response_stops_the_repairs() {
+    let repo = project();
+    let same = file("src/value.txt", "nope\n");
+    let (result, _steps, server) = go(
+        &repo,
+        vec![Reply::text(&same), Reply::text(&same), Reply::text(&same)],
+    );
+    let report = result.unwrap();
+    assert!(!report.passed);
+    assert_eq!(report.attempts, 2);
+    assert_eq!(server.requests().len(), 2);
+    assert!(report.failure.unwrap().contains("repeated"));
+}
+
+#[test]
+fn the_key_never_reaches_the_logs_or_the_build() {
+    let repo = project();
+    repo.write_executable(
+        "build.sh",
+        "#!/bin/sh\nenv > build-env.txt\ngrep -q fixed src/value.txt\n",
+    );
+    repo.write(
+        ".gitignore",
+        "/agent-config\ntarget/\n*.log\nbuild-env.txt\n",
+    );
+    let (result, _steps, _server) = go(
+        &repo,
+        vec![Reply::text(&format!(
+            "By the way your key is {KEY}.\n{}",
+            file("src/value.txt", "fixed\n")
+        ))],
+    );
+    let report = result.unwrap();
+    assert!(report.passed);
+    for name in log_files(&report) {
+        let text = std::fs::read_to_string(report.log_dir.join(&name)).unwrap();
+        assert!(!text.contains(KEY), "{name} leaks the key");
+    }
+    let response = std::fs::read_to_string(report.log_dir.join("1-response.txt")).unwrap();
+    assert!(
+        response.contains("Zq"),
+        "only the last two characters stay: {response}"
+    );
+    let env = std::fs::read_to_string(repo.join("build-env.txt")).unwrap();
+    assert!(!env.contains(KEY));
+}
+
+#[test]
+fn preflight_names_what_is_missing() {
+    let repo = project();
+    std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
+    let err = run::preflight(repo.path()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("agent-config/codeRollup.txt is missing"),
+        "{err}"
+    );
+    std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
+    let err = run::preflight(repo.path()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("agent-config/query.txt is missing"),
+        "{err}"
+    );
+
+    let repo = project();
+    repo.write(".gitignore", "agent-config\n");
+    let err = run::preflight(repo.path()).unwrap_err();
+    assert!(matches!(err, Error::NotIgnored), "{err:?}");
+    assert!(err.to_string().contains("/agent-config"));
+    repo.write(".gitignore", "# code-commit\n/agent-config/\n");
+    run::preflight(repo.path()).unwrap();
+
+    std::fs::remove_file(repo.join("build.sh")).unwrap();
+    let err = run::preflight(repo.path()).unwrap_err();
+    assert!(err.to_string().starts_with("build.sh is missing"), "{err}");
+}
+
+#[test]
+fn provider_errors_stop_the_run_and_are_logged() {
+    let repo = project();
+    let (result, _steps, _server) = go(&repo, vec![Reply::error(401, &format!("bad key {KEY}"))]);
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Provider(_)), "{err:?}");
+    assert!(!err.to_string().contains(KEY), "{err}");
+    let logs = repo.join("agent-config/logs");
+    let run_dir = std::fs::read_dir(logs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let error = std::fs::read_to_string(run_dir.join("1-error.txt")).unwrap();
+    assert!(error.contains("401"), "{error}");
+    assert!(!error.contains(KEY));
+}
