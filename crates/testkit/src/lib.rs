@@ -18,6 +18,9 @@
 //! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
 //! connection; dropping the server stops it.
 //!
+//! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
+//! usage errors and the hidden completions flag.
+//!
 //! - **Dependencies:** `gitctx` — every git process is a hardened
 //!   [`gitctx::GitCommand`] with the pinned environment added — and `serde_json`
 //!   for the fake servers' bodies.
@@ -27,6 +30,7 @@
 //!   setup step should stop the test with a clear message. The fake servers never
 //!   panic on what a client sends.
 
+pub mod cli;
 mod fake_llm;
 
 pub use fake_llm::{FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};

@@ -1,52 +1,21 @@
 //! `git-agent` as a process: version, help, usage errors, generated completions
 //! and the `tools` subcommands.
 
-use std::process::Command;
-
 use serde_json::Value;
 use testkit::TestRepo;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_git-agent"))
-        .args(args)
-        .envs(testkit::hermetic_env())
-        .output()
-        .unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
+    let out = testkit::cli::run(std::path::Path::new(env!("CARGO_BIN_EXE_git-agent")), args);
+    (out.code, out.stdout, out.stderr)
 }
 
 #[test]
 fn version_help_usage_and_completions() {
-    let (code, out, _) = run(&["--version"]);
-    assert_eq!(
-        (code, out.trim()),
-        (0, concat!("git-agent ", env!("CARGO_PKG_VERSION")))
-    );
-    let (code, out, _) = run(&["--help"]);
-    assert_eq!(code, 0);
-    assert!(out.contains("Usage: git-agent"), "{out}");
-    assert!(
-        !out.contains("--generate"),
-        "the completions flag stays hidden: {out}"
-    );
-    let (code, _, err) = run(&[]);
-    assert_eq!(code, 2, "no arguments prints usage and fails");
-    assert!(err.contains("Usage: git-agent"), "{err}");
-    let (code, _, err) = run(&["--no-such-flag"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--no-such-flag"), "{err}");
-    let (code, out, _) = run(&["--generate", "complete-fish"]);
-    assert_eq!(code, 0);
-    assert!(out.contains("complete -c git-agent"), "{out}");
-    assert!(!out.contains("-l generate"), "{out}");
-    let (code, _, err) = run(&["--generate", "man"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("complete-fish"), "{err}");
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_git-agent"));
+    testkit::cli::assert_basics(exe, "git-agent", env!("CARGO_PKG_VERSION"));
+    let out = testkit::cli::run(exe, &[]);
+    assert_eq!(out.code, 2, "no arguments prints usage and fails");
+    assert!(out.stderr.contains("Usage: git-agent"), "{}", out.stderr);
 }
 
 fn json(text: &str) -> Value {

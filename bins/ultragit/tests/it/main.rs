@@ -3,6 +3,7 @@
 //! the fake LLM servers of `testkit`, the `post-commit` hook included.
 
 mod annotate;
+mod cli;
 mod golden;
 mod init;
 mod read;

@@ -1,0 +1,68 @@
+//! The command-line basics every binary of the toolkit shares, checked the same
+//! way for each: `--version`, `--help` (without the hidden `--generate`), usage
+//! errors exit 2, and the hidden completions flag.
+
+use std::path::Path;
+use std::process::Command;
+
+/// What a run of a binary left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `exe args…` with the hermetic git environment.
+pub fn run(exe: &Path, args: &[&str]) -> Output {
+    let out = Command::new(exe)
+        .args(args)
+        .envs(crate::hermetic_env())
+        .output()
+        .expect("run the binary under test");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// Asserts the basics for the binary `name` at `exe`, whose version is
+/// `version`.
+///
+/// # Panics
+/// When a basic does not hold (this is a test helper).
+pub fn assert_basics(exe: &Path, name: &str, version: &str) {
+    let out = run(exe, &["--version"]);
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (0, format!("{name} {version}").as_str())
+    );
+    let out = run(exe, &["--help"]);
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains(&format!("Usage: {name}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout.contains("--generate"),
+        "the completions flag stays hidden: {}",
+        out.stdout
+    );
+    let out = run(exe, &["--no-such-flag"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--no-such-flag"), "{}", out.stderr);
+    let out = run(exe, &["--generate", "complete-fish"]);
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains(&format!("complete -c {name}")),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("-l generate"), "{}", out.stdout);
+    let out = run(exe, &["--generate", "man"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("complete-fish"), "{}", out.stderr);
+}
