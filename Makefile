@@ -13,7 +13,7 @@ FISH_COMPLETIONS_DIR ?= $(FISH_CONFIG_DIR)/completions
 BINARIES := ultragit git-agent code-commit
 
 .DEFAULT_GOAL := help
-.PHONY: help build test install lint bench golden clean
+.PHONY: help build test install lint bench golden conformance clean
 
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,9 @@ lint: ## Check formatting and run clippy with warnings denied.
 
 bench: ## Run the benchmarks (release build) and print medians and ratios.
 	$(CARGO) xtask bench
+
+conformance: ## Run the llm crate and every binary against llama.cpp's server with a tiny model (installs both, ~250 MB, reused).
+	$(CARGO) xtask conformance
 
 golden: ## Check snapshots for drift; `make golden ACCEPT=1` rewrites them (review the diff!).
 	$(CARGO) xtask golden $(if $(ACCEPT),--accept)

@@ -33,6 +33,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod conformance;
 mod fixtures;
 mod golden;
 
@@ -48,6 +49,8 @@ tasks:
                       none: all)
                       and print medians, ratios and targets (release build; the
                       first run generates fixtures under target/bench-fixtures/)
+  conformance         install llama.cpp's server and a tiny model (reused), run
+                      the llm crate and every binary against it on 127.0.0.1
 ";
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("golden") => golden::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())

@@ -327,6 +327,15 @@ pub(crate) async fn run_message(
     let validator = |raw: &str| check(checks, raw);
     let mut runner = Runner::new(provider, budgets, trace);
     let outcome = runner.run(task, Some(&validator)).await?;
+    if outcome.stop_reason == llm::StopReason::MaxTokens {
+        return Err(Error::Invalid {
+            problems: vec![
+                "the answer was cut off by the output token limit, so the message may be incomplete"
+                    .to_owned(),
+            ],
+            message: outcome.output,
+        });
+    }
     let mut message = outcome.output.clone();
     if let Some(task_id) = &checks.task_id {
         message = shape::ensure_task_id(&message, task_id);

@@ -333,3 +333,19 @@ fn a_lockfile_only_message_must_name_a_package() {
             .contains("serde 1.0.200 → 1.0.210")
     );
 }
+
+#[test]
+fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
+    let repo = project();
+    staged_retry(&repo);
+    let req = request(&repo, false);
+    let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
+    let err = generate(&req, provider.as_ref()).unwrap_err();
+    match err {
+        Error::Invalid { problems, message } => {
+            assert!(problems[0].contains("cut off"), "{problems:?}");
+            assert_eq!(message, "fix(net): retry connect three");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
