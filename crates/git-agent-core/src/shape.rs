@@ -579,8 +579,9 @@ const EMPTY_MESSAGE: &str = "the message is empty; reply with a commit message";
 ///
 /// Checked, in this order: the message is not empty; no code fences; the
 /// subject exists, fits in [`WIDTH`] characters (a task-ID suffix such as
-/// ` (ABC-123)` does not count) and is followed by a blank line when there is
-/// a body; no commentary lines ("Here is…", "Let me know…", "as an AI"); body
+/// ` (ABC-123)` does not count), has a word outside markup tags (a bare
+/// `<environment_context>` echoed from the prompt is not a subject) and is
+/// followed by a blank line when there is a body; no commentary lines ("Here is…", "Let me know…", "as an AI"); body
 /// lines fit in [`WIDTH`] unless they are code, trailers or a single word too
 /// long to wrap; when amending ([`Rules::amend_subject`]), the original
 /// subject is kept and the message is not phrased as a delta ("also", "the
@@ -639,11 +640,31 @@ fn check_subject(lines: &[&str], problems: &mut Vec<String>) {
             "shorten the subject to at most {WIDTH} characters; it has {length}{not_counting}"
         ));
     }
+    if !has_words(counted) {
+        problems.push(format!(
+            "write a subject that says in words what the change does; '{}' has no words outside markup",
+            quote(counted)
+        ));
+    }
     if lines.get(1).is_some_and(|second| !second.trim().is_empty()) {
         problems.push(
             "put one blank line between the subject and the body; line 2 must be blank".to_owned(),
         );
     }
+}
+
+/// A markup tag such as `<environment_context>` or `</diff>`: prompt
+/// structure a model sometimes echoes instead of answering.
+static MARKUP_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"</?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>").expect("the tag pattern is valid")
+});
+
+/// Whether `subject` has a letter outside markup tags.
+fn has_words(subject: &str) -> bool {
+    MARKUP_TAG
+        .replace_all(subject, " ")
+        .chars()
+        .any(char::is_alphabetic)
 }
 
 /// Lines that talk to the reader instead of describing the change.
@@ -1522,6 +1543,27 @@ mod tests {
             &rules,
             &["put one blank line between the subject and the body; line 2 must be blank"],
         );
+        check_validate(
+            "<environment_context>",
+            &rules,
+            &["write a subject that says in words what the change does; \
+               '<environment_context>' has no words outside markup"],
+        );
+        check_validate(
+            "</diff> 42 (ABC-1)",
+            &rules,
+            &["write a subject that says in words what the change does; \
+               '</diff> 42' has no words outside markup"],
+        );
+        check_validate(
+            "--- ...",
+            &rules,
+            &[
+                "write a subject that says in words what the change does; '--- ...' has no words outside markup",
+            ],
+        );
+        check_validate("Render <b> tags in <summary> blocks", &rules, &[]);
+        check_validate("Bump serde to 1.0.200", &rules, &[]);
     }
 
     #[test]
