@@ -448,22 +448,7 @@ fn run_binary(exe: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Re
     let home = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     cmd.args(args).current_dir(dir).stdin(Stdio::null());
-    for key in [
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
-        "CODEX_HOME",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.envs(testkit::hermetic_env());
+    testkit::isolate(&mut cmd);
     cmd.env("HOME", home.path());
     cmd.envs(env.iter().copied());
     let out_path = home.path().join("stdout");

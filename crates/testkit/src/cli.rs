@@ -13,11 +13,10 @@ pub struct Output {
     pub stderr: String,
 }
 
-/// Runs `exe args…` with the hermetic git environment.
+/// Runs `exe args…` isolated from the host's environment ([`crate::isolate`]).
 pub fn run(exe: &Path, args: &[&str]) -> Output {
-    let out = Command::new(exe)
+    let out = crate::isolate(&mut Command::new(exe))
         .args(args)
-        .envs(crate::hermetic_env())
         .output()
         .expect("run the binary under test");
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

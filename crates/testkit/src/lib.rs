@@ -66,6 +66,41 @@ pub fn hermetic_env() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Variables a binary under test reads that must not leak in from the
+/// environment running the tests: credentials and model selection, proxies,
+/// git's repository location (set when tests run inside a git hook) and
+/// ultragit's author context.
+pub const HOST_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "ANTHROPIC_API_KEY",
+    "CODEX_HOME",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CEILING_DIRECTORIES",
+    "ULTRAGIT_TASK",
+    "ULTRAGIT_REASONING",
+    "ULTRAGIT_DEPENDENCIES",
+    "ULTRAGIT_TAGS",
+];
+
+/// Makes `cmd` hermetic for running one of our binaries: removes
+/// [`HOST_ENV`] and sets [`hermetic_env`]. `HOME` is left to the caller.
+pub fn isolate(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for key in HOST_ENV {
+        cmd.env_remove(key);
+    }
+    cmd.envs(hermetic_env())
+}
+
 /// Config every test repository's git processes run with.
 const CONFIG: &[(&str, &str)] = &[
     ("init.defaultBranch", "main"),

@@ -17,19 +17,7 @@ struct Run {
 fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_code-commit"));
     cmd.args(args).current_dir(dir);
-    for key in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.envs(testkit::hermetic_env());
+    testkit::isolate(&mut cmd);
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("run code-commit");
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

@@ -23,24 +23,7 @@ struct Run {
 fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-agent"));
     cmd.args(args).current_dir(dir);
-    for key in [
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "CODEX_HOME",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.envs(testkit::hermetic_env());
+    testkit::isolate(&mut cmd);
     cmd.env("HOME", home);
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("run git-agent");

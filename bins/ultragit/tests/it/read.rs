@@ -456,12 +456,13 @@ fn a_closed_stdout_is_not_a_failure() {
     let f = fixture();
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_ultragit"))
-        .args(["read", "src/client.rs"])
-        .current_dir(f.path())
-        .envs(testkit::hermetic_env())
-        .stdout(writer)
-        .status()
-        .unwrap();
+    let status = testkit::isolate(&mut std::process::Command::new(env!(
+        "CARGO_BIN_EXE_ultragit"
+    )))
+    .args(["read", "src/client.rs"])
+    .current_dir(f.path())
+    .stdout(writer)
+    .status()
+    .unwrap();
     assert_eq!(status.code(), Some(0));
 }

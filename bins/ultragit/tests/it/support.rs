@@ -19,35 +19,11 @@ pub fn ultragit(dir: &Path, args: &[&str]) -> Run {
     ultragit_with(dir, args, &[])
 }
 
-/// Variables the binary reads that must not leak in from the test's environment.
-const UNSET: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_CEILING_DIRECTORIES",
-    "ULTRAGIT_TASK",
-    "ULTRAGIT_REASONING",
-    "ULTRAGIT_DEPENDENCIES",
-    "ULTRAGIT_TAGS",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    crate::annotate::KEY_VAR,
-];
-
 /// Runs `ultragit args…` in `dir` with a hermetic environment plus `env`.
 pub fn ultragit_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultragit"));
     cmd.args(args).current_dir(dir);
-    for key in UNSET {
-        cmd.env_remove(key);
-    }
-    cmd.envs(testkit::hermetic_env());
+    testkit::isolate(&mut cmd).env_remove(crate::annotate::KEY_VAR);
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("run the ultragit binary");
     let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8 output");
