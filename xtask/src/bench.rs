@@ -340,7 +340,9 @@ const DEPS_TARGET_MS: f64 = 50.0;
 const DEPS_SCAN_LIMIT: u32 = 500;
 
 /// `ultragit read` against `git blame --porcelain` over the same lines, on a
-/// generated ~8,000-line file whose ~1,700 changes are all annotated.
+/// generated ~8,000-line file whose ~1,700 changes are all annotated: with
+/// the blame cache emptied before each run (cold, the first read at a HEAD)
+/// and with it filled (warm, a later read of the same lines).
 fn read() -> Result<(), String> {
     let fixture = fixtures::read()?;
     let small = fixtures::read_small()?;
@@ -372,21 +374,46 @@ fn read() -> Result<(), String> {
         (ReadQuery::file(fixture.file), None, &whole_args[..], 5),
     ];
 
-    // 1 and 2: the anchor query and the whole file.
+    // 1 and 2: the anchor query and the whole file. "cold": the blame cache
+    // emptied before each run (the first read at a HEAD); "warm": the cache
+    // left as the previous run filled it (a later read of the same lines).
+    let cache_dir = GitReadPipeline::default_blame_cache(&repo)
+        .dir()
+        .to_path_buf();
+    let clear = || remove_dir_if_present(&cache_dir);
     for (query, lines, args, runs) in &queries {
+        clear()?;
         let output = pipeline.execute(query).map_err(|e| e.to_string())?;
         let mut rows = vec![measure(git_blame(&repo, fixture.file, *lines, *runs))?];
-        rows.push(measure(Case {
-            name: "ultragit read, in-process (execute + render)".to_owned(),
-            runs: *runs,
-            unit: "bytes",
-            f: Box::new(|| {
-                let output = pipeline.execute(query).map_err(|e| e.to_string())?;
-                Ok(render(&output, Format::Markdown, false).len())
-            }),
-        })?);
-        if let Ok(exe) = &binary {
-            rows.push(measure(binary_case(exe, &fixture.repo, args, *runs))?);
+        let mut labels = Vec::new();
+        for warm in [false, true] {
+            let temperature = if warm { "warm" } else { "cold" };
+            rows.push(measure(Case {
+                name: format!("ultragit read, in-process, {temperature} cache"),
+                runs: *runs,
+                unit: "bytes",
+                f: Box::new(|| {
+                    if !warm {
+                        clear()?;
+                    }
+                    let output = pipeline.execute(query).map_err(|e| e.to_string())?;
+                    Ok(render(&output, Format::Markdown, false).len())
+                }),
+            })?);
+            labels.push(format!("in-process {temperature}"));
+            if let Ok(exe) = &binary {
+                let mut case = binary_case(exe, &fixture.repo, args, *runs);
+                case.name = format!("ultragit read (binary), {temperature} cache");
+                let mut inner = case.f;
+                case.f = Box::new(move || {
+                    if !warm {
+                        clear()?;
+                    }
+                    inner()
+                });
+                rows.push(measure(case)?);
+                labels.push(format!("binary {temperature}"));
+            }
         }
         report(
             &format!("read: `ultragit read {}`", args.join(" ")),
@@ -399,7 +426,7 @@ fn read() -> Result<(), String> {
         describe_output(&output, query.anchor.as_deref())?;
         let base = rows[0].median.as_secs_f64();
         let mut verdicts = Vec::new();
-        for (row, label) in rows[1..].iter().zip(["in-process", "binary"]) {
+        for (row, label) in rows[1..].iter().zip(&labels) {
             let ratio = row.median.as_secs_f64() / base;
             verdicts.push(format!(
                 "{label} {ratio:.2}x ({})",
@@ -413,7 +440,7 @@ fn read() -> Result<(), String> {
         if query.anchor.is_some() {
             let times: Vec<String> = rows[1..]
                 .iter()
-                .zip(["in-process", "binary"])
+                .zip(&labels)
                 .map(|(row, label)| {
                     let ms = row.median.as_secs_f64() * 1000.0;
                     format!(
@@ -430,6 +457,7 @@ fn read() -> Result<(), String> {
         }
         println!("{target}");
     }
+    clear()?;
 
     // 3: the dependency scan, as the difference of interleaved pairs of runs with
     // and without it (blame dominates each run; pairing cancels its drift). Once on
@@ -441,7 +469,8 @@ fn read() -> Result<(), String> {
             deps_scan_limit: limit,
             ..ReadConfig::default()
         };
-        Ok(GitReadPipeline::with_config(repo, config))
+        // Without the blame cache, as the scan was first measured.
+        Ok(GitReadPipeline::with_config(repo, config).with_blame_cache(None))
     };
     let without = limited(0)?;
     let with = limited(DEPS_SCAN_LIMIT)?;
@@ -641,8 +670,11 @@ fn processes(
                 cmd.current_dir(dir).args(before).args(args);
                 cmd
             };
+            clear_blame_cache(&full.repo)?;
+            clear_blame_cache(&small.repo)?;
             let on_full = shim.run(command(&full.repo))?;
             let on_small = shim.run(command(&small.repo))?;
+            let warm = shim.run(command(&full.repo))?.len();
             let equal = on_full.len() == on_small.len();
             let mut commands: Vec<&str> = on_full
                 .iter()
@@ -651,7 +683,7 @@ fn processes(
             commands.sort_unstable();
             commands.dedup();
             println!(
-                "  {name:<46} {:>6} {:>6}  {} ({}) — git {}",
+                "  {name:<46} {:>6} {:>6}  {} ({}) — git {}; again with the cache filled: {warm}",
                 on_full.len(),
                 on_small.len(),
                 if equal { "equal" } else { "NOT equal" },
@@ -667,6 +699,20 @@ fn processes(
         );
     }
     Ok(())
+}
+
+/// Empties the default blame cache of the repository at `dir`.
+fn clear_blame_cache(dir: &Path) -> Result<(), String> {
+    let repo = Repo::open(dir).map_err(|e| e.to_string())?;
+    remove_dir_if_present(GitReadPipeline::default_blame_cache(&repo).dir())
+}
+
+fn remove_dir_if_present(dir: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", dir.display())),
+    }
 }
 
 /// A directory with a `git` script that logs its arguments and runs the real git.

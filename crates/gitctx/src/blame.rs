@@ -2,18 +2,23 @@
 //! in today's.
 //!
 //! Two engines produce the same entries:
-//! - [`BlameEngine::Cli`] runs `git blame --porcelain -L START,END REV -- PATH` (one
-//!   process per call, whatever the history length) and parses its output;
+//! - [`BlameEngine::Cli`] runs `git blame --porcelain -L START,END… REV -- PATH`
+//!   (one process per call, whatever the history length or the number of
+//!   ranges) and parses its output;
 //! - [`BlameEngine::Libgit2`] uses libgit2's blame in-process.
 //!
 //! The CLI engine is the default because it is much faster on long histories:
 //! `cargo xtask bench blame` measures both on a generated repository (one
 //! ~8,000-line file with 1,600 commits) and the figures are recorded in
 //! ARCHITECTURE.md. libgit2's blame is kept so the choice stays measured.
+//!
+//! [`Repo::blame_cached`] answers the same through an on-disk cache
+//! ([`crate::blame_cache`]).
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::blame_cache::BlameCache;
 use crate::error::{Error, Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
@@ -90,6 +95,47 @@ impl Repo {
     /// commit, the path is a file there, and the range fits the file. An empty file
     /// blames to no entries.
     pub fn blame(&self, path: &str, options: &BlameOptions) -> Result<Vec<BlameEntry>> {
+        let Some(target) = self.blame_target(path, options)? else {
+            return Ok(Vec::new());
+        };
+        let entries = self.blame_ranges(
+            target.commit,
+            path,
+            &[(target.start, target.end)],
+            options.engine,
+        )?;
+        Ok(merge_adjacent(entries))
+    }
+
+    /// [`Repo::blame`] through `cache`: lines of this commit's file blamed
+    /// before (by any range) come from the cache, the others are blamed in one
+    /// run and added to it. The answer is the same as [`Repo::blame`]'s; see
+    /// [`crate::blame_cache`] for what keys the cache and why it is safe.
+    pub fn blame_cached(
+        &self,
+        path: &str,
+        options: &BlameOptions,
+        cache: &BlameCache,
+    ) -> Result<Vec<BlameEntry>> {
+        let Some(target) = self.blame_target(path, options)? else {
+            return Ok(Vec::new());
+        };
+        let settings = crate::blame_cache::settings(self, options.engine);
+        let file = cache.file(target.commit, path, &settings);
+        let mut known = crate::blame_cache::load(&file, target.commit, path, target.len);
+        let gaps = known.gaps(target.start, target.end);
+        if !gaps.is_empty() {
+            let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
+            known.add(&gaps, fresh);
+            // Best effort: a cache that cannot be written only costs speed.
+            let _ = crate::blame_cache::store(&file, target.commit, path, &known);
+        }
+        Ok(merge_adjacent(known.clip(target.start, target.end)))
+    }
+
+    /// Resolves and checks what [`Repo::blame`] is asked; `None` for an empty
+    /// file.
+    fn blame_target(&self, path: &str, options: &BlameOptions) -> Result<Option<BlameTarget>> {
         let rev = options.rev.as_deref().unwrap_or("HEAD");
         let commit = self.resolve_commit(rev)?;
         let content = self
@@ -118,34 +164,55 @@ impl Repo {
                 }
                 (start, end)
             }
-            None if len == 0 => return Ok(Vec::new()),
+            None if len == 0 => return Ok(None),
             None => (1, len),
         };
-        let entries = match options.engine {
-            BlameEngine::Cli => self.blame_cli(commit, path, start, end)?,
-            BlameEngine::Libgit2 => self.blame_libgit2(commit, path, start, end)?,
-        };
-        Ok(merge_adjacent(entries))
+        Ok(Some(BlameTarget {
+            commit,
+            start,
+            end,
+            len,
+        }))
+    }
+
+    /// Blames the disjoint, sorted `ranges` of `path` at `commit`: one process
+    /// for the CLI engine whatever the number of ranges.
+    fn blame_ranges(
+        &self,
+        commit: ObjectId,
+        path: &str,
+        ranges: &[(u32, u32)],
+        engine: BlameEngine,
+    ) -> Result<Vec<BlameEntry>> {
+        match engine {
+            BlameEngine::Cli => self.blame_cli(commit, path, ranges),
+            BlameEngine::Libgit2 => {
+                let mut entries = Vec::new();
+                for &(start, end) in ranges {
+                    entries.extend(self.blame_libgit2(commit, path, start, end)?);
+                }
+                Ok(entries)
+            }
+        }
     }
 
     fn blame_cli(
         &self,
         commit: ObjectId,
         path: &str,
-        start: u32,
-        end: u32,
+        ranges: &[(u32, u32)],
     ) -> Result<Vec<BlameEntry>> {
-        let cmd = self
+        let mut cmd = self
             .git()
             // A configured ignore-revs file (possibly missing) must not change or
             // break our answer.
             .config("blame.ignoreRevsFile", "")
             .config("core.quotePath", "false")
-            .args(["blame", "--porcelain", "-L"])
-            .arg(format!("{start},{end}"))
-            .arg(commit.to_hex())
-            .arg("--")
-            .arg(path);
+            .args(["blame", "--porcelain"]);
+        for (start, end) in ranges {
+            cmd = cmd.arg("-L").arg(format!("{start},{end}"));
+        }
+        let cmd = cmd.arg(commit.to_hex()).arg("--").arg(path);
         let output = cmd.run()?;
         parse_porcelain(&output.stdout).map_err(|reason| Error::Parse {
             args: cmd.display_args(),
@@ -193,9 +260,17 @@ impl Repo {
     }
 }
 
+/// A checked blame request: the commit, the range, and the file's length.
+struct BlameTarget {
+    commit: ObjectId,
+    start: u32,
+    end: u32,
+    len: u32,
+}
+
 /// Joins entries that continue each other (same commit and path, consecutive in
 /// both coordinate systems), so both engines report the same runs.
-fn merge_adjacent(mut entries: Vec<BlameEntry>) -> Vec<BlameEntry> {
+pub(crate) fn merge_adjacent(mut entries: Vec<BlameEntry>) -> Vec<BlameEntry> {
     entries.sort_by_key(|e| e.final_start);
     let mut out: Vec<BlameEntry> = Vec::with_capacity(entries.len());
     for entry in entries {

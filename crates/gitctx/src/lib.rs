@@ -1,7 +1,8 @@
 //! `gitctx`: every git access of the toolkit.
 //!
 //! Repository discovery, commits, typed diffs, file contents at a revision or in the
-//! index, blame, notes, tags, config and submodule gitlinks — with plain types out.
+//! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
+//! config and submodule gitlinks — with plain types out.
 //!
 //! - **Dependencies:** none of our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -18,9 +19,10 @@
 //!   ([`notes`]); no concurrent writer's note is ever lost.
 //! - The library never prints and never reads configuration from the environment; the
 //!   only environment access is listing inherited `GIT_*` names so child processes can
-//!   drop them.
+//!   drop them, and finding `git` on `PATH` to name it in the blame cache's key.
 
 pub mod blame;
+pub mod blame_cache;
 pub mod command;
 mod commit;
 pub mod diff;
@@ -32,6 +34,7 @@ mod repo;
 mod status;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
+pub use blame_cache::BlameCache;
 pub use command::GitCommand;
 pub use commit::CommitRun;
 pub use diff::{

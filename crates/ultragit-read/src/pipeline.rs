@@ -11,15 +11,24 @@
 //! returned — except a region matched by anchor name, whose subject still exists
 //! today: it is reported at the anchor's current lines.
 //!
-//! **Processes.** One `git blame` per resolved scope; notes, commits, trees and
-//! outlines are read in-process, so the number of processes does not grow with
-//! history.
+//! **Processes.** At most one `git blame` per resolved scope; notes, commits,
+//! trees and outlines are read in-process, so the number of processes does not
+//! grow with history.
+//!
+//! **Blame cache.** Blame is most of a read's time on a long history (it is
+//! `git blame` itself). By default the pipeline remembers blame results in
+//! `ultragit/cache/blame/` of the repository's git directory
+//! ([`gitctx::blame_cache`]): a later read of lines already blamed at the same
+//! HEAD starts no process, and one of other lines blames only those. The
+//! answers are the same as without the cache; a new commit is a new key. A
+//! cache that cannot be written (a read-only repository) only costs speed.
+//! [`GitReadPipeline::with_blame_cache`] turns it off or moves it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
-use gitctx::{BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
+use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
 use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
     Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
@@ -53,6 +62,7 @@ pub struct GitReadPipeline {
     repo: Repo,
     config: ReadConfig,
     engine: BlameEngine,
+    blame_cache: Option<BlameCache>,
 }
 
 /// One resolved query scope (spec 003 §4.2 `ResolvedScope`).
@@ -137,10 +147,12 @@ impl GitReadPipeline {
 
     /// The pipeline for `repo` with an explicit configuration.
     pub fn with_config(repo: Repo, config: ReadConfig) -> GitReadPipeline {
+        let blame_cache = Some(GitReadPipeline::default_blame_cache(&repo));
         GitReadPipeline {
             repo,
             config,
             engine: BlameEngine::default(),
+            blame_cache,
         }
     }
 
@@ -148,6 +160,29 @@ impl GitReadPipeline {
     pub fn with_blame_engine(mut self, engine: BlameEngine) -> GitReadPipeline {
         self.engine = engine;
         self
+    }
+
+    /// Uses `cache` for blame results, or none (`None`: every read runs
+    /// `git blame`). The default is [`GitReadPipeline::default_blame_cache`].
+    pub fn with_blame_cache(mut self, cache: Option<BlameCache>) -> GitReadPipeline {
+        self.blame_cache = cache;
+        self
+    }
+
+    /// The blame cache in use, if any.
+    pub fn blame_cache(&self) -> Option<&BlameCache> {
+        self.blame_cache.as_ref()
+    }
+
+    /// The default blame cache of `repo`: `ultragit/cache/blame/` in its
+    /// common git directory (shared by its worktrees).
+    pub fn default_blame_cache(repo: &Repo) -> BlameCache {
+        BlameCache::new(
+            repo.common_dir()
+                .join("ultragit")
+                .join("cache")
+                .join("blame"),
+        )
     }
 
     /// The repository.
@@ -278,13 +313,14 @@ impl Run<'_> {
                 lines: scope.line_range.map(|r| (r.start, r.end)),
                 engine: self.pipeline.engine,
             };
-            let entries =
-                self.repo()
-                    .blame(&scope.file, &options)
-                    .map_err(|source| ReadError::Blame {
-                        path: scope.file.clone(),
-                        source,
-                    })?;
+            let blamed = match &self.pipeline.blame_cache {
+                Some(cache) => self.repo().blame_cached(&scope.file, &options, cache),
+                None => self.repo().blame(&scope.file, &options),
+            };
+            let entries = blamed.map_err(|source| ReadError::Blame {
+                path: scope.file.clone(),
+                source,
+            })?;
             blames.push(entries);
         }
 

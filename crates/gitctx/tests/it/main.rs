@@ -1,6 +1,7 @@
 //! Integration tests of `gitctx` against real temporary repositories.
 
 mod blame;
+mod blame_cache;
 mod child;
 mod diff;
 mod notes;

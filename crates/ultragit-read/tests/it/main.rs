@@ -3,6 +3,7 @@
 
 mod api;
 mod assembly;
+mod cache;
 mod filtering;
 mod notes;
 mod properties;

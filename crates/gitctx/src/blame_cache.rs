@@ -1,0 +1,557 @@
+//! Blame results remembered on disk, so asking again about the same lines of
+//! the same commit starts no process.
+//!
+//! Blame attributes each line of a file at a commit independently of which
+//! other lines are asked about, so what one call learned about lines 10–40 is
+//! exactly the answer for those lines in any later call about the same commit,
+//! path and settings. [`Repo::blame_cached`] serves the lines it knows from
+//! the cache and blames only the others, in one `git blame` with one `-L` per
+//! gap, then stores the union.
+//!
+//! **Key.** One file per (commit, path, settings):
+//! `DIR/<hash of path>/<commit>-<hash of settings>`. The settings are what can
+//! change the answer for a fixed commit: the engine, `diff.algorithm`, the
+//! shallow boundary (`shallow`, which a fetch that deepens the history
+//! rewrites), `info/grafts`, the `refs/replace/` refs, and the `git` program
+//! found on `PATH` (its path, size and modification time; a different git may
+//! diff differently). An ignore-revs file never applies: blame runs with
+//! `blame.ignoreRevsFile` empty, cached or not.
+//!
+//! **Best effort.** A cache that cannot be read, does not parse, or names
+//! another commit or path is ignored and rewritten; one that cannot be written
+//! (a read-only repository) only costs the next call its speed. Files are
+//! written to a temporary name and renamed, so concurrent readers see an old or
+//! a new file, never half of one; two writers racing lose only one's additions.
+//!
+//! **Bounded.** Each path keeps the [`KEEP_PER_PATH`] most recently written
+//! files (one per commit it was blamed at); older ones are removed on write.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::blame::{BlameEngine, BlameEntry};
+use crate::oid::ObjectId;
+use crate::repo::Repo;
+
+/// How many commits' blame each path keeps.
+pub const KEEP_PER_PATH: usize = 4;
+
+/// The first line of every cache file; bumped when the format changes. The
+/// last line is `end`, so a cut file never parses.
+const HEADER: &str = "gitctx-blame-cache 1";
+
+/// Where blame results are remembered between calls (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlameCache {
+    dir: PathBuf,
+}
+
+impl BlameCache {
+    /// A cache kept in `dir` (created on first write).
+    pub fn new(dir: impl Into<PathBuf>) -> BlameCache {
+        BlameCache { dir: dir.into() }
+    }
+
+    /// The directory the cache lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file holding `path`'s blame at `commit` under `settings`.
+    pub(crate) fn file(&self, commit: ObjectId, path: &str, settings: &str) -> PathBuf {
+        self.dir
+            .join(short_hash(path.as_bytes()))
+            .join(format!("{}-{settings}", commit.to_hex()))
+    }
+}
+
+/// What the cache knows about one (commit, path): the final-line ranges that
+/// were blamed, and the entries covering them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Known {
+    /// Disjoint, sorted, inclusive final-line ranges.
+    pub covered: Vec<(u32, u32)>,
+    /// Entries inside `covered`, sorted by `final_start`.
+    pub entries: Vec<BlameEntry>,
+}
+
+impl Known {
+    /// The parts of `start..=end` not yet covered, in order.
+    pub fn gaps(&self, start: u32, end: u32) -> Vec<(u32, u32)> {
+        let mut gaps = Vec::new();
+        let mut next = start;
+        for &(a, b) in &self.covered {
+            if b < next {
+                continue;
+            }
+            if a > end {
+                break;
+            }
+            if a > next {
+                gaps.push((next, a - 1));
+            }
+            next = b.saturating_add(1);
+            if next > end {
+                return gaps;
+            }
+        }
+        if next <= end {
+            gaps.push((next, end));
+        }
+        gaps
+    }
+
+    /// Adds freshly blamed `ranges` (disjoint from what is covered) and their
+    /// entries.
+    pub fn add(&mut self, ranges: &[(u32, u32)], entries: Vec<BlameEntry>) {
+        self.covered.extend_from_slice(ranges);
+        self.covered.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.covered.len());
+        for &(a, b) in &self.covered {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        self.covered = merged;
+        self.entries.extend(entries);
+        self.entries = crate::blame::merge_adjacent(std::mem::take(&mut self.entries));
+    }
+
+    /// The entries for `start..=end`, cut to it.
+    pub fn clip(&self, start: u32, end: u32) -> Vec<BlameEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.final_end >= start && e.final_start <= end)
+            .map(|e| {
+                let from = e.final_start.max(start);
+                let to = e.final_end.min(end);
+                let original_start = e.original_start + (from - e.final_start);
+                BlameEntry {
+                    commit: e.commit,
+                    original_path: e.original_path.clone(),
+                    original_start,
+                    original_end: original_start + (to - from),
+                    final_start: from,
+                    final_end: to,
+                    boundary: e.boundary,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether every covered line has exactly one entry and every entry lies
+    /// in a covered range of a file of `len` lines.
+    fn consistent(&self, len: u32) -> bool {
+        let ranges_ok = self
+            .covered
+            .windows(2)
+            .all(|w| w[0].1.saturating_add(1) < w[1].0)
+            && self
+                .covered
+                .iter()
+                .all(|&(a, b)| a >= 1 && a <= b && b <= len);
+        if !ranges_ok {
+            return false;
+        }
+        let mut line_counts = 0u64;
+        let mut previous_end = 0u32;
+        for e in &self.entries {
+            if e.final_start == 0
+                || e.final_start > e.final_end
+                || e.final_start <= previous_end
+                || e.original_start == 0
+                || e.original_end < e.original_start
+                || e.original_end - e.original_start != e.final_end - e.final_start
+                || !self
+                    .covered
+                    .iter()
+                    .any(|&(a, b)| a <= e.final_start && e.final_end <= b)
+            {
+                return false;
+            }
+            previous_end = e.final_end;
+            line_counts += u64::from(e.final_end - e.final_start + 1);
+        }
+        let covered_lines: u64 = self
+            .covered
+            .iter()
+            .map(|&(a, b)| u64::from(b - a + 1))
+            .sum();
+        line_counts == covered_lines
+    }
+}
+
+/// A stable 16-hex-digit hash (SHA-1 prefix) of `bytes`.
+fn short_hash(bytes: &[u8]) -> String {
+    match git2::Oid::hash_object(git2::ObjectType::Blob, bytes) {
+        Ok(oid) => oid.to_string()[..16].to_owned(),
+        // Hashing memory cannot fail in practice; fall back to std's hasher.
+        Err(_) => {
+            let mut hasher = DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            format!("{:016x}", hasher.finish())
+        }
+    }
+}
+
+/// The hash of what can change a blame answer for a fixed commit in `repo`.
+pub(crate) fn settings(repo: &Repo, engine: BlameEngine) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "engine {engine:?}");
+    let algorithm = repo
+        .inner
+        .config()
+        .and_then(|c| c.get_string("diff.algorithm"))
+        .unwrap_or_default();
+    let _ = writeln!(text, "diff.algorithm {algorithm}");
+    let common = repo.common_dir();
+    for name in ["shallow", "info/grafts"] {
+        let content = std::fs::read(common.join(name)).unwrap_or_default();
+        let _ = writeln!(text, "{name} {}", short_hash(&content));
+    }
+    if let Ok(refs) = repo.inner.references_glob("refs/replace/*") {
+        for reference in refs.flatten() {
+            let _ = writeln!(
+                text,
+                "replace {} {}",
+                reference.name().unwrap_or_default(),
+                reference
+                    .target()
+                    .map(|o| o.to_string())
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if engine == BlameEngine::Cli {
+        let _ = writeln!(text, "git {}", git_program_identity());
+    }
+    short_hash(text.as_bytes())
+}
+
+/// The first `git` on `PATH` with its size and modification time.
+fn git_program_identity() -> String {
+    let Some(path) = std::env::var_os("PATH") else {
+        return String::new();
+    };
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join("git");
+        if let Ok(meta) = std::fs::metadata(&candidate)
+            && meta.is_file()
+        {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            return format!("{} {} {modified}", candidate.display(), meta.len());
+        }
+    }
+    String::new()
+}
+
+/// Reads the cache file for (`commit`, `path`) of a `len`-line file; anything
+/// missing, malformed or inconsistent reads as nothing known.
+pub(crate) fn load(file: &Path, commit: ObjectId, path: &str, len: u32) -> Known {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Known::default();
+    };
+    parse(&text, commit, path)
+        .filter(|known| known.consistent(len))
+        .unwrap_or_default()
+}
+
+fn parse(text: &str, commit: ObjectId, path: &str) -> Option<Known> {
+    let mut lines = text.lines();
+    if lines.next()? != HEADER {
+        return None;
+    }
+    if lines.next()?.strip_prefix("commit ")? != commit.to_hex() {
+        return None;
+    }
+    if unescape(lines.next()?.strip_prefix("path ")?)? != path {
+        return None;
+    }
+    let mut known = Known::default();
+    let mut ended = false;
+    for line in lines {
+        if ended {
+            return None;
+        }
+        let mut words = line.split(' ');
+        match words.next()? {
+            "end" => ended = true,
+            "covered" => {
+                let a = words.next()?.parse().ok()?;
+                let b = words.next()?.parse().ok()?;
+                known.covered.push((a, b));
+            }
+            "entry" => {
+                let commit: ObjectId = words.next()?.parse().ok()?;
+                let mut number = || words.next()?.parse::<u32>().ok();
+                let original_start = number()?;
+                let original_end = number()?;
+                let final_start = number()?;
+                let final_end = number()?;
+                let boundary = match words.next()? {
+                    "0" => false,
+                    "1" => true,
+                    _ => return None,
+                };
+                let original_path = unescape(words.next()?)?;
+                known.entries.push(BlameEntry {
+                    commit,
+                    original_path,
+                    original_start,
+                    original_end,
+                    final_start,
+                    final_end,
+                    boundary,
+                });
+            }
+            _ => return None,
+        }
+    }
+    ended.then_some(known)
+}
+
+/// Writes `known` for (`commit`, `path`) to `file` atomically, then trims the
+/// path's directory to [`KEEP_PER_PATH`] files. Errors are the caller's to
+/// ignore.
+pub(crate) fn store(
+    file: &Path,
+    commit: ObjectId,
+    path: &str,
+    known: &Known,
+) -> std::io::Result<()> {
+    let dir = file.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
+    std::fs::create_dir_all(dir)?;
+    let mut text = format!(
+        "{HEADER}\ncommit {}\npath {}\n",
+        commit.to_hex(),
+        escape(path)
+    );
+    for (a, b) in &known.covered {
+        let _ = writeln!(text, "covered {a} {b}");
+    }
+    for e in &known.entries {
+        let _ = writeln!(
+            text,
+            "entry {} {} {} {} {} {} {}",
+            e.commit.to_hex(),
+            e.original_start,
+            e.original_end,
+            e.final_start,
+            e.final_end,
+            u8::from(e.boundary),
+            escape(&e.original_path)
+        );
+    }
+    text.push_str("end\n");
+    let mut temp = tempfile_in(dir)?;
+    temp.1.write_all(text.as_bytes())?;
+    temp.1.sync_data().ok();
+    drop(temp.1);
+    if let Err(err) = std::fs::rename(&temp.0, file) {
+        let _ = std::fs::remove_file(&temp.0);
+        return Err(err);
+    }
+    prune(dir);
+    Ok(())
+}
+
+/// Creates a new, uniquely named temporary file in `dir`.
+fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for attempt in 0..16u32 {
+        let name = format!(".tmp-{}-{nanos}-{attempt}", std::process::id());
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(std::io::ErrorKind::AlreadyExists.into())
+}
+
+/// Keeps the [`KEEP_PER_PATH`] most recently modified cache files in `dir`.
+fn prune(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(SystemTime, PathBuf)> = read
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with(".tmp-"))
+        .filter_map(|e| {
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    if files.len() <= KEEP_PER_PATH {
+        return;
+    }
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    for (_, path) in files.into_iter().skip(KEEP_PER_PATH) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Paths as one word: `\` → `\\`, space → `\s`, tab → `\t`, newline → `\n`,
+/// carriage return → `\r`.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ' ' => out.push_str("\\s"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn unescape(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            '\\' => '\\',
+            's' => ' ',
+            't' => '\t',
+            'n' => '\n',
+            'r' => '\r',
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(commit: u8, fs: u32, fe: u32, os: u32) -> BlameEntry {
+        BlameEntry {
+            commit: format!("{commit:02x}").repeat(20).parse().unwrap(),
+            original_path: "a b\\c".to_owned(),
+            original_start: os,
+            original_end: os + (fe - fs),
+            final_start: fs,
+            final_end: fe,
+            boundary: commit == 1,
+        }
+    }
+
+    #[test]
+    fn gaps_are_the_uncovered_parts() {
+        let known = Known {
+            covered: vec![(5, 10), (20, 30)],
+            entries: Vec::new(),
+        };
+        assert_eq!(known.gaps(1, 4), vec![(1, 4)]);
+        assert_eq!(known.gaps(1, 5), vec![(1, 4)]);
+        assert_eq!(known.gaps(5, 10), Vec::<(u32, u32)>::new());
+        assert_eq!(known.gaps(7, 25), vec![(11, 19)]);
+        assert_eq!(known.gaps(1, 40), vec![(1, 4), (11, 19), (31, 40)]);
+        assert_eq!(known.gaps(31, 31), vec![(31, 31)]);
+        assert_eq!(Known::default().gaps(3, 8), vec![(3, 8)]);
+    }
+
+    #[test]
+    fn adding_merges_ranges_and_runs() {
+        let mut known = Known::default();
+        known.add(&[(1, 4)], vec![entry(2, 1, 4, 11)]);
+        known.add(
+            &[(5, 6), (9, 9)],
+            vec![entry(2, 5, 6, 15), entry(3, 9, 9, 1)],
+        );
+        assert_eq!(known.covered, vec![(1, 6), (9, 9)]);
+        assert_eq!(known.entries, vec![entry(2, 1, 6, 11), entry(3, 9, 9, 1)]);
+        assert!(known.consistent(9));
+        assert!(!known.consistent(8), "a covered line past the end");
+        assert_eq!(
+            known.clip(3, 9),
+            vec![entry(2, 3, 6, 13), entry(3, 9, 9, 1)]
+        );
+        assert_eq!(known.clip(7, 8), Vec::new());
+    }
+
+    #[test]
+    fn files_round_trip_and_reject_what_does_not_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path());
+        let commit: ObjectId = "ab".repeat(20).parse().unwrap();
+        let path = "dir/with space\tand\\slash.rs";
+        let file = cache.file(commit, path, "0123");
+        let mut known = Known::default();
+        known.add(&[(1, 3)], vec![entry(1, 1, 2, 1), entry(4, 3, 3, 7)]);
+        store(&file, commit, path, &known).unwrap();
+        assert_eq!(load(&file, commit, path, 3), known);
+        // Another path hashing to the same file, another commit, a shorter
+        // file, a corrupt file: nothing known.
+        assert_eq!(load(&file, commit, "other", 3), Known::default());
+        let other: ObjectId = "cd".repeat(20).parse().unwrap();
+        assert_eq!(load(&file, other, path, 3), Known::default());
+        assert_eq!(load(&file, commit, path, 2), Known::default());
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("covered 1 3", "covered 1 4")).unwrap();
+        assert_eq!(load(&file, commit, path, 9), Known::default(), "a gap");
+        std::fs::write(&file, &text[..text.len() - 5]).unwrap();
+        assert_eq!(load(&file, commit, path, 3), Known::default(), "cut");
+    }
+
+    #[test]
+    fn each_path_keeps_its_newest_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path());
+        let mut known = Known::default();
+        known.add(&[(1, 1)], vec![entry(2, 1, 1, 1)]);
+        let mut files = Vec::new();
+        for i in 0..(KEEP_PER_PATH + 3) {
+            let commit: ObjectId = format!("{:040x}", i + 1).parse().unwrap();
+            let file = cache.file(commit, "src/lib.rs", "s");
+            store(&file, commit, "src/lib.rs", &known).unwrap();
+            // Distinct modification times even on coarse file systems.
+            let when = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+            files.push(file);
+        }
+        let left: Vec<bool> = files.iter().map(|f| f.exists()).collect();
+        let mut expected = vec![false; 3];
+        expected.extend(vec![true; KEEP_PER_PATH]);
+        assert_eq!(left, expected);
+    }
+
+    #[test]
+    fn escaping_round_trips() {
+        for text in ["plain", "a b", "t\tn\nr\r", "back\\slash", "\\s", ""] {
+            assert_eq!(unescape(&escape(text)).as_deref(), Some(text));
+            assert!(!escape(text).contains([' ', '\t', '\n', '\r']));
+        }
+        assert_eq!(unescape("bad\\x"), None);
+        assert_eq!(unescape("trailing\\"), None);
+    }
+}

@@ -1,0 +1,255 @@
+//! The blame cache against real histories: same answers as an uncached blame,
+//! served from disk when known, keyed so that changed settings miss.
+
+use std::path::Path;
+
+use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions};
+use testkit::TestRepo;
+
+use crate::open;
+
+fn options(lines: Option<(u32, u32)>, engine: BlameEngine) -> BlameOptions {
+    BlameOptions {
+        rev: None,
+        lines,
+        engine,
+    }
+}
+
+/// A 60-line file changed by 40 commits at pseudo-random lines (some commits
+/// insert or delete lines, shifting the rest), renamed half-way.
+fn churned_history() -> TestRepo {
+    let repo = TestRepo::new();
+    let mut lines: Vec<String> = (1..=60).map(|i| format!("line {i}")).collect();
+    let mut path = "old/name.txt".to_owned();
+    repo.commit_file(&path, lines.join("\n") + "\n", "start");
+    let mut state = 0x2545_f491_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        usize::try_from(state % n as u64).unwrap()
+    };
+    for commit in 0..40 {
+        let at = next(lines.len());
+        match commit % 5 {
+            0 => lines.insert(at, format!("inserted by {commit}")),
+            1 if lines.len() > 40 => {
+                lines.remove(at);
+            }
+            _ => lines[at] = format!("changed by {commit}"),
+        }
+        if commit == 20 {
+            repo.rename(&path, "new/name.txt");
+            path = "new/name.txt".to_owned();
+        }
+        repo.commit_file(&path, lines.join("\n") + "\n", &format!("change {commit}"));
+    }
+    repo
+}
+
+fn cache_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for sub in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(sub.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            files.push(file.path());
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn cached_answers_equal_uncached_ones_for_any_sequence_of_ranges() {
+    let repo = churned_history();
+    let git = open(&repo);
+    let len = gitctx::count_lines(&git.file_at("HEAD", "new/name.txt").unwrap());
+    for engine in [BlameEngine::Cli, BlameEngine::Libgit2] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path().join("blame"));
+        let ranges = [
+            Some((10, 20)),
+            Some((10, 20)),
+            Some((15, 30)),
+            Some((5, 12)),
+            Some((21, 21)),
+            Some((1, 4)),
+            Some((40, len)),
+            Some((31, 39)),
+            None,
+            Some((2, len - 1)),
+        ];
+        for lines in ranges {
+            let opts = options(lines, engine);
+            let plain = git.blame("new/name.txt", &opts).unwrap();
+            let cached = git.blame_cached("new/name.txt", &opts, &cache).unwrap();
+            assert_eq!(cached, plain, "{engine:?} {lines:?}");
+        }
+        assert_eq!(
+            cache_files(cache.dir()).len(),
+            1,
+            "one file per commit and path"
+        );
+        assert!(
+            plain_paths(&git, engine).contains(&"old/name.txt".to_owned()),
+            "the history reaches before the rename"
+        );
+    }
+}
+
+fn plain_paths(git: &gitctx::Repo, engine: BlameEngine) -> Vec<String> {
+    git.blame("new/name.txt", &options(None, engine))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.original_path)
+        .collect()
+}
+
+/// Rewrites every mention of `from` in the cache's files to `to`.
+fn plant(dir: &Path, from: &str, to: &str) {
+    for file in cache_files(dir) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace(from, to)).unwrap();
+    }
+}
+
+#[test]
+fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
+    let repo = TestRepo::new();
+    let first = repo.commit_file("f.txt", "a\nb\nc\n", "first");
+    let second = repo.commit_file("f.txt", "a\nB\nc\n", "second");
+    let git = open(&repo);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(dir.path());
+    let opts = options(Some((1, 3)), BlameEngine::Cli);
+    let before = git.blame_cached("f.txt", &opts, &cache).unwrap();
+    assert_eq!(before.len(), 3);
+
+    // Say in the cache that the second commit wrote every line: a consistent
+    // file, so the next answer comes from it without running git blame.
+    plant(dir.path(), &first, &second);
+    let served = git.blame_cached("f.txt", &opts, &cache).unwrap();
+    assert!(
+        served.iter().all(|e| e.commit.to_hex() == second),
+        "{served:?}"
+    );
+    let sub = git
+        .blame_cached("f.txt", &options(Some((3, 3)), BlameEngine::Cli), &cache)
+        .unwrap();
+    assert_eq!(sub.len(), 1);
+    assert_eq!(sub[0].commit.to_hex(), second);
+    assert_eq!((sub[0].final_start, sub[0].original_start), (3, 3));
+
+    // A new commit is another key: blamed for real.
+    let third = repo.commit_file("f.txt", "a\nB\nc\nd\n", "third");
+    let fresh = open(&repo)
+        .blame_cached("f.txt", &options(None, BlameEngine::Cli), &cache)
+        .unwrap();
+    let commits: Vec<String> = fresh.iter().map(|e| e.commit.to_hex()).collect();
+    assert_eq!(commits, [first.clone(), second.clone(), first, third]);
+    assert_eq!(cache_files(dir.path()).len(), 2);
+}
+
+#[test]
+fn a_damaged_cache_file_is_ignored_and_rewritten() {
+    let repo = churned_history();
+    let git = open(&repo);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(dir.path());
+    let opts = options(Some((5, 25)), BlameEngine::Cli);
+    let plain = git.blame("new/name.txt", &opts).unwrap();
+    git.blame_cached("new/name.txt", &opts, &cache).unwrap();
+    let file = cache_files(dir.path()).remove(0);
+    let good = std::fs::read_to_string(&file).unwrap();
+    for damaged in [
+        String::new(),
+        good[..good.len() / 2].to_owned(),
+        good.replacen("covered 5 25", "covered 5 26", 1),
+        good.replacen("entry ", "entry zz", 1),
+        "garbage\n".repeat(3),
+    ] {
+        std::fs::write(&file, &damaged).unwrap();
+        let cached = git.blame_cached("new/name.txt", &opts, &cache).unwrap();
+        assert_eq!(cached, plain, "after damage {damaged:?}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), good, "rewritten");
+    }
+}
+
+#[test]
+fn changed_settings_and_shallow_boundaries_use_other_keys() {
+    let repo = churned_history();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(dir.path());
+    let opts = options(Some((1, 10)), BlameEngine::Cli);
+    open(&repo)
+        .blame_cached("new/name.txt", &opts, &cache)
+        .unwrap();
+    repo.git(&["config", "diff.algorithm", "histogram"]);
+    open(&repo)
+        .blame_cached("new/name.txt", &opts, &cache)
+        .unwrap();
+    assert_eq!(
+        cache_files(dir.path()).len(),
+        2,
+        "diff.algorithm is in the key"
+    );
+    open(&repo)
+        .blame_cached(
+            "new/name.txt",
+            &options(Some((1, 10)), BlameEngine::Libgit2),
+            &cache,
+        )
+        .unwrap();
+    assert_eq!(cache_files(dir.path()).len(), 3, "the engine is in the key");
+
+    // A shallow clone deepened later: same HEAD, different answers.
+    let clone_dir = tempfile::tempdir().unwrap();
+    let clone = clone_dir.path().join("clone");
+    let url = format!("file://{}", repo.path().display());
+    let run = |args: &[&str], dir: &Path| {
+        let out = gitctx::GitCommand::new(dir).args(args).run().unwrap();
+        assert!(out.status.success());
+    };
+    run(
+        &[
+            "clone",
+            "--quiet",
+            "--depth",
+            "3",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+        repo.path(),
+    );
+    let shallow_cache = BlameCache::new(dir.path().join("shallow"));
+    let whole = options(None, BlameEngine::Cli);
+    let git = gitctx::Repo::discover(&clone).unwrap();
+    let shallow = git
+        .blame_cached("new/name.txt", &whole, &shallow_cache)
+        .unwrap();
+    assert!(shallow.iter().any(|e| e.boundary), "{shallow:?}");
+    run(&["fetch", "--quiet", "--unshallow"], &clone);
+    let git = gitctx::Repo::discover(&clone).unwrap();
+    let deep = git
+        .blame_cached("new/name.txt", &whole, &shallow_cache)
+        .unwrap();
+    assert_eq!(deep, git.blame("new/name.txt", &whole).unwrap());
+    assert_ne!(deep, shallow);
+}
+
+#[test]
+fn an_unwritable_cache_still_answers() {
+    let repo = churned_history();
+    let git = open(&repo);
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let cache = BlameCache::new(blocker.join("blame"));
+    let opts = options(Some((3, 33)), BlameEngine::Cli);
+    let entries: Vec<BlameEntry> = git.blame_cached("new/name.txt", &opts, &cache).unwrap();
+    assert_eq!(entries, git.blame("new/name.txt", &opts).unwrap());
+}
