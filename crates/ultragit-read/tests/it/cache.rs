@@ -1,44 +1,9 @@
 //! The blame cache under the pipeline: same answers with and without it, kept
 //! in the repository's git directory, harmless when it cannot be written.
 
-use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery};
 
-use crate::support::{MQTT_V1, annotate, mqtt_v1_regions, note, pipeline, region};
-
-/// [`MQTT_V1`] annotated, then a header inserted and `connect` changed and
-/// annotated.
-fn history() -> TestRepo {
-    let repo = TestRepo::new();
-    let c1 = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt client");
-    annotate(
-        &repo,
-        &c1,
-        &note(&c1, "2024-01-01T00:00:00Z", "inferred", mqtt_v1_regions()),
-    );
-    let v2 = format!(
-        "// MQTT client.\n\n{}",
-        MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 256")
-    );
-    let c2 = repo.commit_file("src/mqtt.rs", &v2, "limit host length");
-    annotate(
-        &repo,
-        &c2,
-        &note(
-            &c2,
-            "2024-02-01T00:00:00Z",
-            "enhanced",
-            vec![region(
-                "src/mqtt.rs",
-                "method",
-                "MqttClient::connect",
-                (12, 14),
-                "rejects long hosts",
-            )],
-        ),
-    );
-    repo
-}
+use crate::support::{MQTT_V1, pipeline, shifted};
 
 fn queries() -> Vec<ReadQuery> {
     vec![
@@ -56,7 +21,7 @@ fn json(pipeline: &GitReadPipeline, query: &ReadQuery) -> String {
 
 #[test]
 fn reads_through_the_cache_answer_as_reads_without_it() {
-    let repo = history();
+    let (repo, _, _) = shifted();
     let cached = pipeline(&repo);
     let cache_dir = repo.path().join(".git/ultragit/cache/blame");
     assert_eq!(
@@ -78,7 +43,7 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
     repo.commit_file(
         "src/mqtt.rs",
         format!(
-            "// MQTT client.\n\n{}",
+            "// MQTT client.\n// Connects to one broker.\n\n{}",
             MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 128")
         ),
         "tighten the limit",
@@ -92,7 +57,7 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
 
 #[test]
 fn without_the_cache_nothing_is_written() {
-    let repo = history();
+    let (repo, _, _) = shifted();
     let plain = pipeline(&repo).with_blame_cache(None);
     for query in queries() {
         plain.execute(&query).unwrap();
@@ -102,7 +67,7 @@ fn without_the_cache_nothing_is_written() {
 
 #[test]
 fn a_cache_that_cannot_be_written_costs_nothing_but_speed() {
-    let repo = history();
+    let (repo, _, _) = shifted();
     std::fs::create_dir_all(repo.path().join(".git/ultragit")).unwrap();
     // A file where the cache directory would go.
     std::fs::write(repo.path().join(".git/ultragit/cache"), "in the way").unwrap();

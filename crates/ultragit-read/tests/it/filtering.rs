@@ -3,44 +3,7 @@
 use testkit::TestRepo;
 use ultragit_read::ReadQuery;
 
-use crate::support::{MQTT_V1, annotate, mqtt_v1_regions, names, note, read, region, regions};
-
-/// [`MQTT_V1`] annotated, then three header lines inserted above it and
-/// `connect`'s body changed (annotated too, in the new coordinates).
-fn shifted() -> (TestRepo, String, String) {
-    let repo = TestRepo::new();
-    let c1 = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt client");
-    annotate(
-        &repo,
-        &c1,
-        &note(&c1, "2024-01-01T00:00:00Z", "inferred", mqtt_v1_regions()),
-    );
-    let v2 = format!(
-        "// MQTT client.\n// Connects to one broker.\n\n{}",
-        MQTT_V1.replace(
-            "!self.host.is_empty()",
-            "!self.host.is_empty() && self.host.len() < 256"
-        )
-    );
-    let c2 = repo.commit_file("src/mqtt.rs", &v2, "limit host length");
-    annotate(
-        &repo,
-        &c2,
-        &note(
-            &c2,
-            "2024-02-01T00:00:00Z",
-            "enhanced",
-            vec![region(
-                "src/mqtt.rs",
-                "method",
-                "MqttClient::connect",
-                (13, 15),
-                "rejects hosts over 255 bytes",
-            )],
-        ),
-    );
-    (repo, c1, c2)
-}
+use crate::support::{MQTT_V1, annotate, names, note, read, region, regions, shifted};
 
 #[test]
 fn regions_are_reported_in_todays_lines() {
