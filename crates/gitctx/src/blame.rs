@@ -130,7 +130,8 @@ impl Repo {
             // Best effort: a cache that cannot be written only costs speed.
             let _ = crate::blame_cache::store(&file, target.commit, path, &known);
         }
-        Ok(merge_adjacent(known.clip(target.start, target.end)))
+        // The known entries are merged already; cutting keeps them so.
+        Ok(known.clip(target.start, target.end))
     }
 
     /// Resolves and checks what [`Repo::blame`] is asked; `None` for an empty

@@ -352,37 +352,12 @@ pub(crate) fn store(
         );
     }
     text.push_str("end\n");
-    let mut temp = tempfile_in(dir)?;
-    temp.1.write_all(text.as_bytes())?;
-    temp.1.sync_data().ok();
-    drop(temp.1);
-    if let Err(err) = std::fs::rename(&temp.0, file) {
-        let _ = std::fs::remove_file(&temp.0);
-        return Err(err);
-    }
+    // A temporary file renamed over the target (removed if anything fails).
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(text.as_bytes())?;
+    temp.persist(file).map_err(|e| e.error)?;
     prune(dir);
     Ok(())
-}
-
-/// Creates a new, uniquely named temporary file in `dir`.
-fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    for attempt in 0..16u32 {
-        let name = format!(".tmp-{}-{nanos}-{attempt}", std::process::id());
-        let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(file) => return Ok((path, file)),
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    Err(std::io::ErrorKind::AlreadyExists.into())
 }
 
 /// Keeps the [`KEEP_PER_PATH`] most recently modified cache files in `dir`.
@@ -392,7 +367,7 @@ fn prune(dir: &Path) {
     };
     let mut files: Vec<(SystemTime, PathBuf)> = read
         .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with(".tmp-"))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with(".tmp"))
         .filter_map(|e| {
             let modified = e.metadata().ok()?.modified().ok()?;
             Some((modified, e.path()))

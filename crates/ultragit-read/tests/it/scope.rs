@@ -3,18 +3,7 @@
 use testkit::TestRepo;
 use ultragit_read::{ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{MQTT_V1, annotate, mqtt_v1_regions, note, pipeline, read};
-
-fn repo() -> (TestRepo, String) {
-    let repo = TestRepo::new();
-    let c1 = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt client");
-    annotate(
-        &repo,
-        &c1,
-        &note(&c1, "2024-01-01T00:00:00Z", "inferred", mqtt_v1_regions()),
-    );
-    (repo, c1)
-}
+use crate::support::{annotate, mqtt_v1_repo, note, pipeline, read};
 
 fn scope_of(repo: &TestRepo, anchor: &str) -> Vec<(String, u32, u32, String, bool)> {
     let out = read(repo, &ReadQuery::file("src/mqtt.rs").with_anchor(anchor));
@@ -36,7 +25,7 @@ fn scope_of(repo: &TestRepo, anchor: &str) -> Vec<(String, u32, u32, String, boo
 
 #[test]
 fn anchors_resolve_exactly_unqualified_and_to_every_kind() {
-    let (repo, _) = repo();
+    let (repo, _) = mqtt_v1_repo();
     let check = |anchor: &str, expected: (&str, u32, u32, &str)| {
         let scopes = scope_of(&repo, anchor);
         assert_eq!(scopes.len(), 1, "{anchor}: {scopes:?}");
@@ -61,7 +50,7 @@ fn anchors_resolve_exactly_unqualified_and_to_every_kind() {
 
 #[test]
 fn fuzzy_anchors_resolve_with_a_warning() {
-    let (repo, _) = repo();
+    let (repo, _) = mqtt_v1_repo();
     let out = read(&repo, &ReadQuery::file("src/mqtt.rs").with_anchor("conect"));
     assert_eq!(
         out.query.scopes[0].anchor_name.as_deref(),
@@ -83,7 +72,7 @@ fn fuzzy_anchors_resolve_with_a_warning() {
 
 #[test]
 fn unknown_anchors_list_the_available_ones() {
-    let (repo, _) = repo();
+    let (repo, _) = mqtt_v1_repo();
     let err = pipeline(&repo)
         .execute(&ReadQuery::file("src/mqtt.rs").with_anchor("disconnect_everything"))
         .unwrap_err();
@@ -140,7 +129,7 @@ fn ambiguous_anchors_keep_every_match() {
 
 #[test]
 fn line_ranges_are_validated() {
-    let (repo, _) = repo();
+    let (repo, _) = mqtt_v1_repo();
     let p = pipeline(&repo);
     let out = p
         .execute(&ReadQuery::file("src/mqtt.rs").with_lines(10, 12))
@@ -173,7 +162,7 @@ fn line_ranges_are_validated() {
 
 #[test]
 fn missing_files_are_reported_as_the_spec_says() {
-    let (repo, _) = repo();
+    let (repo, _) = mqtt_v1_repo();
     repo.write("src/untracked.rs", "fn x() {}\n");
     for path in ["src/missing.rs", "src/untracked.rs", "src"] {
         let err = pipeline(&repo).execute(&ReadQuery::file(path)).unwrap_err();

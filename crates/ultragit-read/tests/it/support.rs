@@ -142,9 +142,9 @@ pub fn mqtt_v1_regions() -> Vec<Value> {
     ]
 }
 
-/// [`MQTT_V1`] annotated, then three header lines inserted above it and
-/// `connect`'s body changed (annotated too, in the new coordinates).
-pub fn shifted() -> (TestRepo, String, String) {
+/// A repository whose one commit writes [`MQTT_V1`] as `src/mqtt.rs`,
+/// annotated with [`mqtt_v1_regions`]; returns it and the commit.
+pub fn mqtt_v1_repo() -> (TestRepo, String) {
     let repo = TestRepo::new();
     let c1 = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt client");
     annotate(
@@ -152,6 +152,13 @@ pub fn shifted() -> (TestRepo, String, String) {
         &c1,
         &note(&c1, "2024-01-01T00:00:00Z", "inferred", mqtt_v1_regions()),
     );
+    (repo, c1)
+}
+
+/// [`mqtt_v1_repo`], then three header lines inserted above it and
+/// `connect`'s body changed (annotated too, in the new coordinates).
+pub fn shifted() -> (TestRepo, String, String) {
+    let (repo, c1) = mqtt_v1_repo();
     let v2 = format!(
         "// MQTT client.\n// Connects to one broker.\n\n{}",
         MQTT_V1.replace(
