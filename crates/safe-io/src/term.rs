@@ -1,0 +1,85 @@
+//! Text from notes and models, made safe to print on a terminal.
+//!
+//! Notes come from teammates and from models; model replies are arbitrary text.
+//! Printed raw, `ESC ] 52 ; c ; …` writes the reader's clipboard, `ESC [ 2 J`
+//! clears the screen, a carriage return overwrites what came before, and
+//! U+202E reverses what follows. [`sanitize`] replaces each such character by a
+//! visible escape (`\x1b`, `\r`, `\u{202e}`), so the reader sees that something
+//! was there and nothing acts on their terminal. JSON output never goes through
+//! here: it is exact, and JSON escapes control characters itself.
+
+use std::borrow::Cow;
+
+/// True for characters a terminal acts on or that reorder text: C0 controls,
+/// DEL, C1 controls, and the bidirectional embeddings, overrides and isolates.
+fn is_unsafe(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape(c: char, out: &mut String) {
+    use std::fmt::Write as _;
+    let code = c as u32;
+    if code <= 0xff {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            _ => {
+                let _ = write!(out, "\\x{code:02x}");
+            }
+        }
+    } else {
+        let _ = write!(out, "\\u{{{code:04x}}}");
+    }
+}
+
+fn sanitize_with(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| is_unsafe(c) && !keep(c);
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            escape(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` with every unsafe character escaped; newlines and tabs are kept, so
+/// multi-line text keeps its shape.
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    sanitize_with(text, |c| c == '\n' || c == '\t')
+}
+
+/// `text` for one line of output: newlines and tabs are escaped too.
+pub fn sanitize_line(text: &str) -> Cow<'_, str> {
+    sanitize_with(text, |_| false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_a_terminal_would_act_on() {
+        assert_eq!(sanitize("plain text, ünïcode ✓"), "plain text, ünïcode ✓");
+        assert!(matches!(sanitize("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            sanitize("a\x1b]52;c;ZXZpbA==\x07b"),
+            "a\\x1b]52;c;ZXZpbA==\\x07b"
+        );
+        assert_eq!(sanitize("\x1b[2Jcleared"), "\\x1b[2Jcleared");
+        assert_eq!(sanitize("one\ntwo\tthree\rfour"), "one\ntwo\tthree\\rfour");
+        assert_eq!(sanitize("c1 \u{9b}31m"), "c1 \\x9b31m");
+        assert_eq!(sanitize("del\u{7f}"), "del\\x7f");
+        assert_eq!(sanitize("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(sanitize("\u{2066}iso"), "\\u{2066}iso");
+        assert_eq!(sanitize_line("one\ntwo\tx"), "one\\ntwo\\tx");
+    }
+}
