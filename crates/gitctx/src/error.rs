@@ -100,6 +100,11 @@ pub enum Error {
     #[error("could not parse the output of `git {args}`: {reason}")]
     Parse { args: String, reason: String },
 
+    /// A file in the working tree could not be read safely: a symbolic link,
+    /// not a regular file, or over the size limit (the repository is untrusted).
+    #[error(transparent)]
+    Unsafe(#[from] safe_io::Error),
+
     /// A file system operation failed.
     #[error("{}: {source}", path.display())]
     Io {

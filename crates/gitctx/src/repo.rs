@@ -475,6 +475,36 @@ impl Repo {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// The index entries (any stage, gitlinks included) at `dir` or below it,
+    /// sorted: empty when git tracks nothing there. `dir` is relative to the top
+    /// of the working tree, with `/` separators. Used to refuse writing into, or
+    /// trusting, a directory that came with the repository.
+    pub fn tracked_under(&self, dir: &str) -> Result<Vec<String>> {
+        let dir = dir.trim_matches('/');
+        let index = self.index()?;
+        let mut paths: Vec<String> = index
+            .iter()
+            .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+            .filter(|path| {
+                dir.is_empty()
+                    || path == dir
+                    || path
+                        .strip_prefix(dir)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// Reads `rel` in the working tree as untrusted input: no symbolic link
+    /// below the top is followed, only a regular file is read, at most `limit`
+    /// bytes (see `safe_io::fs`). `Ok(None)` when it does not exist.
+    pub fn read_worktree_file(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Ok(safe_io::fs::read_within(&self.root, Path::new(rel), limit)?)
+    }
+
     /// Every file path in the index (stage 0, submodule gitlinks excluded), sorted:
     /// what `git ls-files` lists.
     pub fn tracked_files(&self) -> Result<Vec<String>> {

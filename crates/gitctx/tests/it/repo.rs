@@ -319,3 +319,50 @@ fn log_paths_lists_the_commits_that_touched_files() {
     );
     assert!(r.log_paths("HEAD", &[], 10).unwrap().is_empty());
 }
+
+#[test]
+fn tracked_under_lists_what_git_tracks_in_a_directory() {
+    let repo = TestRepo::new();
+    repo.commit_file("agent-config/config.toml", "x = 1\n", "init");
+    repo.write("agent-config-other/a", "a\n");
+    repo.write("agent-configx", "a\n");
+    repo.stage(&["agent-config-other/a", "agent-configx"]);
+    repo.write("untracked/a", "a\n");
+    std::os::unix::fs::symlink("/etc", repo.join(".git-agent")).unwrap();
+    repo.stage(&[".git-agent"]);
+    let git = open(&repo);
+    assert_eq!(
+        git.tracked_under("agent-config").unwrap(),
+        ["agent-config/config.toml"]
+    );
+    assert_eq!(
+        git.tracked_under("agent-config/").unwrap(),
+        ["agent-config/config.toml"]
+    );
+    assert_eq!(git.tracked_under(".git-agent").unwrap(), [".git-agent"]);
+    assert!(git.tracked_under("untracked").unwrap().is_empty());
+}
+
+#[test]
+fn worktree_files_are_read_as_untrusted_input() {
+    let repo = TestRepo::new();
+    repo.commit_file("config.toml", "a = 1\n", "init");
+    std::os::unix::fs::symlink("/dev/zero", repo.join("zero.toml")).unwrap();
+    std::os::unix::fs::symlink("config.toml", repo.join("link.toml")).unwrap();
+    let git = open(&repo);
+    assert_eq!(
+        git.read_worktree_file("config.toml", 100).unwrap().unwrap(),
+        b"a = 1\n"
+    );
+    assert_eq!(git.read_worktree_file("missing.toml", 100).unwrap(), None);
+    for (rel, says) in [
+        ("zero.toml", "symbolic link"),
+        ("link.toml", "symbolic link"),
+    ] {
+        let err = git.read_worktree_file(rel, 100).unwrap_err();
+        assert!(matches!(err, Error::Unsafe(_)), "{err:?}");
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    let err = git.read_worktree_file("config.toml", 3).unwrap_err();
+    assert!(err.to_string().contains("limit of 3 bytes"), "{err}");
+}
