@@ -271,10 +271,11 @@ fn open_session(
 ) -> Result<SessionSink, ExitCode> {
     let dir = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
         .map_err(fail)?;
-    let sink = SessionSink::create(&dir, metadata, redactor)
-        .map_err(|err| fail(format!("{}: {err}", dir.display())))?;
+    let path = dir.path().to_path_buf();
+    let sink = SessionSink::create(dir, metadata, redactor)
+        .map_err(|err| fail(format!("{}: {err}", path.display())))?;
     if shared.debug {
-        eprintln!("session: {}", dir.display());
+        eprintln!("session: {}", path.display());
     }
     Ok(sink)
 }

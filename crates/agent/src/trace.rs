@@ -20,14 +20,14 @@
 //! terminal.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use llm::Redactor;
+use safe_io::Dir;
 
 /// Strings longer than this many bytes go to `artifacts/` in session traces.
 pub const ARTIFACT_THRESHOLD: usize = 2048;
@@ -147,9 +147,14 @@ fn redact_value(value: &Value, redactor: &Redactor) -> Value {
 }
 
 /// A session directory: `events.ndjson`, `session.json`, `artifacts/`.
+///
+/// Everything is written through directory handles ([`safe_io::Dir`]): no file
+/// or directory of the session is reached through a symbolic link, so a link
+/// planted in a repository cannot send a trace elsewhere.
 #[derive(Debug)]
 pub struct SessionSink {
-    dir: PathBuf,
+    dir: Dir,
+    artifacts: Dir,
     redactor: Redactor,
     metadata: Value,
     started_at: String,
@@ -161,12 +166,15 @@ pub struct SessionSink {
 }
 
 impl SessionSink {
-    /// Creates `dir` (and `artifacts/`) and writes the first `session.json`.
-    /// `metadata` describes the session (command, mode, repository, paths).
-    pub fn create(dir: &Path, metadata: Value, redactor: Redactor) -> io::Result<SessionSink> {
-        fs::create_dir_all(dir.join("artifacts"))?;
+    /// Starts a session in the (empty) directory `dir`: creates `artifacts/`
+    /// and `events.ndjson` and writes the first `session.json`. `metadata`
+    /// describes the session (command, mode, repository, paths).
+    pub fn create(dir: Dir, metadata: Value, redactor: Redactor) -> io::Result<SessionSink> {
+        let artifacts = dir.create_dir_all("artifacts").map_err(io::Error::other)?;
+        dir.append("events.ndjson").map_err(io::Error::other)?;
         let sink = SessionSink {
-            dir: dir.to_path_buf(),
+            dir,
+            artifacts,
             metadata: redact_value(&metadata, &redactor),
             redactor,
             started_at: now_rfc3339(),
@@ -176,14 +184,13 @@ impl SessionSink {
             outcome: None,
             problems: Vec::new(),
         };
-        fs::File::create(sink.dir.join("events.ndjson"))?;
         sink.write_snapshot()?;
         Ok(sink)
     }
 
     /// The session directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
 
     /// Large strings become artifact references.
@@ -211,13 +218,19 @@ impl SessionSink {
     fn write_artifact(&self, text: &str) -> io::Result<Value> {
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let relative = format!("artifacts/{hex}.txt");
-        let path = self.dir.join(&relative);
-        if !path.exists() {
-            fs::write(&path, text)?;
+        let name = format!("{hex}.txt");
+        if self
+            .artifacts
+            .kind(&name)
+            .map_err(io::Error::other)?
+            .is_none()
+        {
+            self.artifacts
+                .write(&name, text.as_bytes())
+                .map_err(io::Error::other)?;
         }
         Ok(json!({
-            "artifact": relative,
+            "artifact": format!("artifacts/{name}"),
             "bytes": text.len(),
             "lines": text.lines().count(),
             "preview": preview_head(text, 200),
@@ -235,16 +248,13 @@ impl SessionSink {
             "outcome": self.outcome,
         });
         let text = serde_json::to_string_pretty(&snapshot).unwrap_or_default();
-        let tmp = self.dir.join("session.json.tmp");
-        fs::write(&tmp, text)?;
-        fs::rename(tmp, self.dir.join("session.json"))
+        self.dir
+            .write("session.json", text.as_bytes())
+            .map_err(io::Error::other)
     }
 
     fn append(&mut self, line: &str) -> io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(self.dir.join("events.ndjson"))?;
+        let mut file = self.dir.append("events.ndjson").map_err(io::Error::other)?;
         file.write_all(line.as_bytes())?;
         file.write_all(b"\n")
     }

@@ -55,6 +55,17 @@ pub enum Error {
         /// The last message, for the user to fix by hand.
         message: String,
     },
+    /// `.git-agent/` comes with the repository: git tracks something there, so
+    /// it is not ours to write into.
+    #[error(
+        "git tracks {} (for example '{example}'), so git-agent will not write its traces or messages there: run `git rm -r --cached {dir}` and add `{dir}/` to .gitignore",
+        dir
+    )]
+    TrackedDir { dir: String, example: String },
+    /// A file of git-agent's own could not be written safely (a symbolic
+    /// link or special file where it belongs).
+    #[error(transparent)]
+    Unsafe(#[from] safe_io::Error),
     /// The session trace directory could not be created.
     #[error("could not create the trace session {}: {source}", path.display())]
     Session {

@@ -49,7 +49,10 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let session = dir.path().join("sessions").join("20240101-000000-test");
     let mut sink = SessionSink::create(
-        &session,
+        safe_io::Dir::open(dir.path())
+            .unwrap()
+            .create_dir_all("sessions/20240101-000000-test")
+            .unwrap(),
         json!({"command": "test", "note": format!("key {KEY}")}),
         redactor(),
     )
