@@ -37,7 +37,6 @@
 //! **Secrets:** the key is only ever in the provider's HTTP headers; the verbose
 //! trace and every error message pass through the provider's redactor.
 
-use std::fs::{self, OpenOptions};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -206,7 +205,11 @@ fn annotate_now(
     lookup: &impl Fn(&str) -> Option<String>,
 ) -> Result<Output, Failure> {
     let sha = commit.to_hex();
-    let (limits, raw) = Settings::load_raw(repo).map_err(Failure::new)?;
+    let Settings {
+        limits,
+        provider: raw,
+        warnings: config_warnings,
+    } = Settings::load(repo).map_err(Failure::new)?;
     let settings = raw
         .overridden_by(&args.provider.raw())
         .resolve()
@@ -225,7 +228,9 @@ fn annotate_now(
             if let Ok(context) = gather(repo, &sha, None, &limits)
                 && let Some(reason) = triviality(&context)
             {
-                return Ok(skipped(commit, reason, source.as_deref()));
+                let mut output = skipped(commit, reason, source.as_deref());
+                output.warnings.splice(0..0, config_warnings);
+                return Ok(output);
             }
             return Err(Failure::new(format!(
                 "{err} (or set ultragit.apiKeyEnv; `none` for a server without keys)"
@@ -284,6 +289,7 @@ fn annotate_now(
         }
         Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref()),
     };
+    output.warnings.splice(0..0, config_warnings);
     for problem in trace.problems() {
         output.warnings.push(format!("trace: {problem}"));
     }
@@ -372,21 +378,13 @@ fn start_in_background(
     }
     let sha = commit.to_hex();
     let common = repo.common_dir();
-    let dir = author::state_dir(&common);
-    fs::create_dir_all(&dir)
-        .map_err(|err| Failure::new(format!("cannot create {}: {err}", dir.display())))?;
+    let state = author::state(&common).map_err(Failure::new)?;
     let claimed = match &args.context_file {
         Some(path) => Some(path.clone()),
         None => author::claim_pending(&common, &sha).map_err(Failure::new)?,
     };
-    let log_path = dir.join("annotate.log");
-    let open_log = || {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|err| Failure::new(format!("cannot open {}: {err}", log_path.display())))
-    };
+    // Opened through the directory handle: never through a link.
+    let open_log = || state.append("annotate.log").map_err(Failure::new);
     let mut log = open_log()?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let _ = writeln!(log, "{now} annotate {sha}");

@@ -123,7 +123,7 @@ pub fn run(
                 ));
             }
             let _ = writeln!(text, "(from {})", sources.join(" and "));
-            Ok(Output::text(text))
+            Ok(Output::text(safe_io::term::sanitize(&text)))
         }
         ContextCommand::Clear => {
             let existed = pending.exists();

@@ -100,7 +100,11 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
     }
     // Which model will annotate, so a missing key shows up now rather than in
     // .git/ultragit/failed.log after the next commit.
-    match Settings::raw_provider(&repo).and_then(|raw| raw.resolve()) {
+    let settings = Settings::load(&repo);
+    if let Ok(settings) = &settings {
+        output.warnings.extend(settings.warnings.iter().cloned());
+    }
+    match settings.and_then(|settings| settings.provider.resolve()) {
         Ok(provider) => {
             let key = match &provider.api_key_env {
                 Some(variable) => format!("key from ${variable}"),

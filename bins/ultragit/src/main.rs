@@ -125,13 +125,13 @@ fn finish(result: Result<outcome::Output, outcome::Failure>) -> ExitCode {
         Ok(output) => {
             let mut stderr = io::stderr().lock();
             for warning in &output.warnings {
-                let _ = writeln!(stderr, "warning: {warning}");
+                let _ = writeln!(stderr, "warning: {}", sanitize(warning));
             }
             frontend::output_status(io::stdout().lock().write_all(output.text.as_bytes()))
         }
         Err(failure) => {
             let _ = io::stdout().lock().write_all(failure.text.as_bytes());
-            let _ = writeln!(io::stderr().lock(), "error: {}", failure.message);
+            let _ = writeln!(io::stderr().lock(), "error: {}", sanitize(&failure.message));
             ExitCode::FAILURE
         }
     }
@@ -142,7 +142,7 @@ fn read_command(args: &read::ReadArgs, cwd: &Path) -> ExitCode {
         Ok(rendered) => {
             let mut stderr = io::stderr().lock();
             for warning in &rendered.warnings {
-                let _ = writeln!(stderr, "warning: {warning}");
+                let _ = writeln!(stderr, "warning: {}", sanitize(warning));
             }
             frontend::output_status(io::stdout().lock().write_all(rendered.text.as_bytes()))
         }
@@ -159,11 +159,17 @@ fn read_command(args: &read::ReadArgs, cwd: &Path) -> ExitCode {
             if args.format() == Format::Json {
                 let _ = writeln!(io::stdout().lock(), "{}", err.body().to_json());
             } else {
-                let _ = writeln!(io::stderr().lock(), "error: {err}");
+                let _ = writeln!(io::stderr().lock(), "error: {}", sanitize(&err.to_string()));
             }
             ExitCode::FAILURE
         }
     }
+}
+
+/// Text for the terminal: warnings and errors can quote notes, paths and
+/// config files from the repository, so control characters are escaped.
+fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    safe_io::term::sanitize(text)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //!
 //! A commit without a note is an error (exit 1) that says how to annotate it. A
 //! note that is not a valid `ultragit/v1` document is an error too; its raw text
-//! is printed on stdout so nothing is hidden.
+//! is printed on stdout so nothing is hidden (control characters escaped).
 
 use std::path::Path;
 
@@ -63,7 +63,8 @@ pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Output, Failure> {
             ShowFormat::Json => show::render_json(&annotation),
         })),
         Err(err) => {
-            let mut raw = text;
+            // Shown as it is, except what a terminal would act on.
+            let mut raw = safe_io::term::sanitize(&text).into_owned();
             if !raw.ends_with('\n') {
                 raw.push('\n');
             }

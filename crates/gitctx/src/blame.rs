@@ -209,7 +209,9 @@ impl Repo {
             // break our answer.
             .config("blame.ignoreRevsFile", "")
             .config("core.quotePath", "false")
-            .args(["blame", "--porcelain"]);
+            // No textconv: a `diff=` attribute must not run a program (the
+            // attributes are neutralised too, see `command`).
+            .args(["blame", "--porcelain", "--no-textconv"]);
         for (start, end) in ranges {
             cmd = cmd.arg("-L").arg(format!("{start},{end}"));
         }

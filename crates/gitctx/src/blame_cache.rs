@@ -24,12 +24,16 @@
 //! a new file, never half of one; two writers racing lose only one's additions.
 //!
 //! **Bounded.** Each path keeps the [`KEEP_PER_PATH`] most recently written
-//! files (one per commit it was blamed at); older ones are removed on write.
+//! files (one per commit it was blamed at); older ones are removed on write. A
+//! cache file over [`MAX_FILE_BYTES`] is ignored.
+//!
+//! **No links followed.** Below the cache directory (which the caller chose)
+//! files and directories are read and written through `safe_io::Dir` handles:
+//! a symbolic link planted there is never followed, for reads or writes.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -39,6 +43,9 @@ use crate::repo::Repo;
 
 /// How many commits' blame each path keeps.
 pub const KEEP_PER_PATH: usize = 4;
+
+/// The largest cache file read (a blame of 100,000 lines is about 10 MiB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The first line of every cache file; bumped when the format changes. The
 /// last line is `end`, so a cut file never parses.
@@ -62,10 +69,33 @@ impl BlameCache {
     }
 
     /// The file holding `path`'s blame at `commit` under `settings`.
-    pub(crate) fn file(&self, commit: ObjectId, path: &str, settings: &str) -> PathBuf {
-        self.dir
-            .join(short_hash(path.as_bytes()))
-            .join(format!("{}-{settings}", commit.to_hex()))
+    pub(crate) fn file(&self, commit: ObjectId, path: &str, settings: &str) -> CacheFile {
+        CacheFile {
+            base: self.dir.clone(),
+            subdir: short_hash(path.as_bytes()),
+            name: format!("{}-{settings}", commit.to_hex()),
+        }
+    }
+}
+
+/// One cache file: `base/subdir/name`, reached without following links below
+/// `base`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CacheFile {
+    base: PathBuf,
+    subdir: String,
+    name: String,
+}
+
+impl CacheFile {
+    fn rel(&self) -> PathBuf {
+        Path::new(&self.subdir).join(&self.name)
+    }
+
+    /// The file's path.
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> PathBuf {
+        self.base.join(self.rel())
     }
 }
 
@@ -256,11 +286,14 @@ fn git_program_identity() -> String {
 
 /// Reads the cache file for (`commit`, `path`) of a `len`-line file; anything
 /// missing, malformed or inconsistent reads as nothing known.
-pub(crate) fn load(file: &Path, commit: ObjectId, path: &str, len: u32) -> Known {
-    let Ok(text) = std::fs::read_to_string(file) else {
+pub(crate) fn load(file: &CacheFile, commit: ObjectId, path: &str, len: u32) -> Known {
+    let Ok(Some(bytes)) = safe_io::fs::read_within(&file.base, &file.rel(), MAX_FILE_BYTES) else {
         return Known::default();
     };
-    parse(&text, commit, path)
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Known::default();
+    };
+    parse(text, commit, path)
         .filter(|known| known.consistent(len))
         .unwrap_or_default()
 }
@@ -323,13 +356,15 @@ fn parse(text: &str, commit: ObjectId, path: &str) -> Option<Known> {
 /// path's directory to [`KEEP_PER_PATH`] files. Errors are the caller's to
 /// ignore.
 pub(crate) fn store(
-    file: &Path,
+    file: &CacheFile,
     commit: ObjectId,
     path: &str,
     known: &Known,
 ) -> std::io::Result<()> {
-    let dir = file.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(&file.base)?;
+    let dir = safe_io::Dir::open(&file.base)
+        .and_then(|base| base.create_dir_all(&file.subdir))
+        .map_err(std::io::Error::other)?;
     let mut text = format!(
         "{HEADER}\ncommit {}\npath {}\n",
         commit.to_hex(),
@@ -353,32 +388,34 @@ pub(crate) fn store(
     }
     text.push_str("end\n");
     // A temporary file renamed over the target (removed if anything fails).
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(text.as_bytes())?;
-    temp.persist(file).map_err(|e| e.error)?;
-    prune(dir);
+    dir.write(&file.name, text.as_bytes())
+        .map_err(std::io::Error::other)?;
+    prune(&dir);
     Ok(())
 }
 
 /// Keeps the [`KEEP_PER_PATH`] most recently modified cache files in `dir`.
-fn prune(dir: &Path) {
-    let Ok(read) = std::fs::read_dir(dir) else {
+fn prune(dir: &safe_io::Dir) {
+    let Ok(entries) = dir.entries() else {
         return;
     };
-    let mut files: Vec<(SystemTime, PathBuf)> = read
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with(".tmp"))
-        .filter_map(|e| {
-            let modified = e.metadata().ok()?.modified().ok()?;
-            Some((modified, e.path()))
+    let mut files: Vec<(SystemTime, std::ffi::OsString)> = entries
+        .into_iter()
+        .filter(|(name, kind)| {
+            *kind == safe_io::FileKind::File && !name.to_string_lossy().starts_with('.')
+        })
+        .filter_map(|(name, _)| {
+            // The time only orders the files; removal goes through `dir`.
+            let meta = std::fs::symlink_metadata(dir.path().join(&name)).ok()?;
+            Some((meta.modified().ok()?, name))
         })
         .collect();
     if files.len() <= KEEP_PER_PATH {
         return;
     }
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
-    for (_, path) in files.into_iter().skip(KEEP_PER_PATH) {
-        let _ = std::fs::remove_file(path);
+    for (_, name) in files.into_iter().skip(KEEP_PER_PATH) {
+        let _ = dir.remove_file(&name);
     }
 }
 
@@ -486,11 +523,28 @@ mod tests {
         let other: ObjectId = "cd".repeat(20).parse().unwrap();
         assert_eq!(load(&file, other, path, 3), Known::default());
         assert_eq!(load(&file, commit, path, 2), Known::default());
-        let text = std::fs::read_to_string(&file).unwrap();
-        std::fs::write(&file, text.replace("covered 1 3", "covered 1 4")).unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        std::fs::write(file.path(), text.replace("covered 1 3", "covered 1 4")).unwrap();
         assert_eq!(load(&file, commit, path, 9), Known::default(), "a gap");
-        std::fs::write(&file, &text[..text.len() - 5]).unwrap();
+        std::fs::write(file.path(), &text[..text.len() - 5]).unwrap();
         assert_eq!(load(&file, commit, path, 3), Known::default(), "cut");
+    }
+
+    #[test]
+    fn links_below_the_cache_are_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path().join("cache"));
+        let commit: ObjectId = "ab".repeat(20).parse().unwrap();
+        let file = cache.file(commit, "src/lib.rs", "s");
+        std::fs::create_dir_all(dir.path().join("cache")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("cache").join(&file.subdir))
+            .unwrap();
+        let mut known = Known::default();
+        known.add(&[(1, 1)], vec![entry(2, 1, 1, 1)]);
+        assert!(store(&file, commit, "src/lib.rs", &known).is_err());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert_eq!(load(&file, commit, "src/lib.rs", 1), Known::default());
     }
 
     #[test]
@@ -508,13 +562,13 @@ mod tests {
             let when = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i as u64);
             std::fs::File::options()
                 .write(true)
-                .open(&file)
+                .open(file.path())
                 .unwrap()
                 .set_modified(when)
                 .unwrap();
             files.push(file);
         }
-        let left: Vec<bool> = files.iter().map(|f| f.exists()).collect();
+        let left: Vec<bool> = files.iter().map(|f| f.path().exists()).collect();
         let mut expected = vec![false; 3];
         expected.extend(vec![true; KEEP_PER_PATH]);
         assert_eq!(left, expected);

@@ -12,7 +12,20 @@
 //!   `GIT_CONFIG_PARAMETERS`, `GIT_TRACE*`, …). Only identity, config-location and
 //!   credential-helper variables pass through (see [`PASSED_THROUGH`]);
 //! - with `GIT_TERMINAL_PROMPT=0`, so git never waits for a password;
-//! - with `GIT_LITERAL_PATHSPECS=1`, so a path is always a path, never a glob.
+//! - with `GIT_LITERAL_PATHSPECS=1`, so a path is always a path, never a glob;
+//! - with no program the repository configured: `.gitattributes` is untrusted, so
+//!   attributes are read from the empty tree (`GIT_ATTR_SOURCE`, git 2.42 and
+//!   later; submodule processes inherit it) and no `diff=`/`filter=` attribute can
+//!   start a textconv, external diff or clean/smudge/process filter; on older git,
+//!   the documented fallback empties every filter driver git's config defines
+//!   (`filter.<name>.clean`/`smudge`/`process` = "", `required` = false) through
+//!   the same `GIT_CONFIG_*` variables; `GIT_PAGER=cat` and `core.fsmonitor=false`
+//!   keep the pager and the file-system monitor out. Callers that produce diffs
+//!   or blame also pass `--no-textconv` and `--no-ext-diff`.
+//!
+//! The one exception is [`GitCommand::user_programs`], for `git commit`: the user
+//! expects their hooks, filters (Git LFS) and signing programs to run, so nothing
+//! of theirs is neutralised there.
 //!
 //! Callers put paths after `--`. Failures are classified by exit status and by checks
 //! made before the command runs, never by parsing stderr.
@@ -46,6 +59,85 @@ pub const PASSED_THROUGH: &[&str] = &[
 /// Config every git process gets, in addition to what the caller adds.
 const BASE_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false")];
 
+/// The empty tree (SHA-1): attributes read from it are none at all. git knows
+/// this object without it being stored.
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// The first git release whose `GIT_ATTR_SOURCE` we rely on (the variable came
+/// with `--attr-source` in 2.41–2.42; older gits ignore it, so it is always set
+/// and the fallback is added below this version).
+const ATTR_SOURCE_SINCE: (u32, u32) = (2, 42);
+
+/// The installed git's `(major, minor)`, asked once per process; `None` when it
+/// cannot be told (treated as old).
+fn git_version() -> Option<(u32, u32)> {
+    static VERSION: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let output = Command::new("git")
+            .arg("--version")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        parse_version(&String::from_utf8_lossy(&output.stdout))
+    })
+}
+
+/// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`, `2.45.0.windows.1`) →
+/// `(2, 47)`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let rest = text.trim().strip_prefix("git version ")?;
+    let mut parts = rest.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// `git` in `dir` with the inherited `GIT_*` variables that would redirect it
+/// removed; the base of every command here.
+fn scrubbed_git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir);
+    for name in scrubbed_vars(std::env::vars_os().map(|(k, _)| k)) {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+/// The filter drivers git's config defines for `dir` (`filter.<name>.*`), for
+/// the fallback on gits without `GIT_ATTR_SOURCE`. One `git config` process.
+fn configured_filters(dir: &Path) -> Vec<String> {
+    let output = scrubbed_git(dir)
+        .args([
+            "config",
+            "--null",
+            "--name-only",
+            "--get-regexp",
+            r"^filter\..*\.(clean|smudge|process)$",
+        ])
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let Ok(output) = output else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = output
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|key| {
+            let key = std::str::from_utf8(key).ok()?;
+            let rest = key.strip_prefix("filter.")?;
+            let dot = rest.rfind('.')?;
+            Some(rest[..dot].to_owned())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The names among `vars` that [`GitCommand`] removes from a child's environment.
 pub fn scrubbed_vars<I, K>(vars: I) -> Vec<OsString>
 where
@@ -76,6 +168,7 @@ pub struct GitCommand {
     stdin: Option<Vec<u8>>,
     timeout: Option<Duration>,
     user_locale: bool,
+    user_programs: bool,
 }
 
 impl GitCommand {
@@ -89,7 +182,16 @@ impl GitCommand {
             stdin: None,
             timeout: None,
             user_locale: false,
+            user_programs: false,
         }
+    }
+
+    /// Lets the repository's programs run: attributes are not neutralised and
+    /// the pager is not replaced. Only for `git commit`, whose hooks, filters
+    /// and signing the user expects exactly as by hand.
+    pub fn user_programs(mut self) -> Self {
+        self.user_programs = true;
+        self
     }
 
     /// Keeps the user's locale (`LC_ALL`, `LANG`, `LANGUAGE`) instead of `C`: for
@@ -155,21 +257,35 @@ impl GitCommand {
 
     /// The hardened [`std::process::Command`] (stdin/stdout/stderr not configured).
     pub fn to_command(&self) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.current_dir(&self.dir);
+        let mut cmd = scrubbed_git(&self.dir);
         cmd.args(&self.args);
-        for name in scrubbed_vars(std::env::vars_os().map(|(k, _)| k)) {
-            cmd.env_remove(name);
-        }
         if !self.user_locale {
             cmd.env("LC_ALL", "C").env("LANG", "C").env("LANGUAGE", "C");
         }
         cmd.env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_LITERAL_PATHSPECS", "1");
+        let mut guard: Vec<(String, String)> = Vec::new();
+        if !self.user_programs {
+            cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
+                .env("GIT_PAGER", "cat");
+            if git_version().is_none_or(|v| v < ATTR_SOURCE_SINCE) {
+                for name in configured_filters(&self.dir) {
+                    for (key, value) in [
+                        ("clean", ""),
+                        ("smudge", ""),
+                        ("process", ""),
+                        ("required", "false"),
+                    ] {
+                        guard.push((format!("filter.{name}.{key}"), value.to_owned()));
+                    }
+                }
+            }
+        }
         let config: Vec<(&str, &str)> = BASE_CONFIG
             .iter()
             .copied()
+            .chain(guard.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .chain(self.config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .collect();
         cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
@@ -386,6 +502,46 @@ mod tests {
         assert_eq!(envs["GIT_CONFIG_KEY_1"], "core.quotepath");
         assert_eq!(envs["GIT_AUTHOR_DATE"], "@0 +0000");
         assert_eq!(envs["GIT_LITERAL_PATHSPECS"], "1");
+    }
+
+    #[test]
+    fn attributes_are_neutralised_except_for_user_programs() {
+        let envs = |cmd: Command| -> std::collections::HashMap<String, Option<String>> {
+            cmd.get_envs()
+                .filter_map(|(k, v)| {
+                    Some((
+                        k.to_str()?.to_owned(),
+                        v.map(|v| v.to_string_lossy().into_owned()),
+                    ))
+                })
+                .collect()
+        };
+        let read = envs(GitCommand::new("/").arg("status").to_command());
+        assert_eq!(read["GIT_ATTR_SOURCE"].as_deref(), Some(EMPTY_TREE));
+        assert_eq!(read["GIT_PAGER"].as_deref(), Some("cat"));
+        let commit = envs(
+            GitCommand::new("/")
+                .user_programs()
+                .arg("commit")
+                .to_command(),
+        );
+        assert!(!commit.contains_key("GIT_ATTR_SOURCE"));
+        assert!(!commit.contains_key("GIT_PAGER"));
+        assert_eq!(
+            commit["GIT_CONFIG_KEY_0"].as_deref(),
+            Some("core.fsmonitor")
+        );
+    }
+
+    #[test]
+    fn git_versions_parse() {
+        assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
+        assert_eq!(
+            parse_version("git version 2.39.5 (Apple Git-154)"),
+            Some((2, 39))
+        );
+        assert_eq!(parse_version("git version 2.45.0.windows.1"), Some((2, 45)));
+        assert_eq!(parse_version("nonsense"), None);
     }
 
     #[test]

@@ -25,9 +25,9 @@ impl Repo {
     /// failure, nothing to commit) is a `CommitRun` with `success == false`, not an
     /// `Err`; `Err` means git could not be run at all.
     pub fn run_commit(&self, message: &str, amend: bool) -> Result<CommitRun> {
-        // The user's locale: git's summary is shown to them, and their hooks run
-        // as they would by hand.
-        let mut cmd = self.git().user_locale().arg("commit");
+        // The user's locale and programs: git's summary is shown to them, and
+        // their hooks, filters and signing run as they would by hand.
+        let mut cmd = self.git().user_locale().user_programs().arg("commit");
         if amend {
             cmd = cmd.arg("--amend");
         }

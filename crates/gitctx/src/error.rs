@@ -70,6 +70,16 @@ pub enum Error {
     #[error("{} is locked by another git process; if none is running, remove the lock file", path.display())]
     Locked { path: PathBuf },
 
+    /// A note is larger than the limit and was not read.
+    #[error(
+        "the note of commit {target} is {bytes} bytes, over the limit of {limit}; it was not read"
+    )]
+    NoteTooLarge {
+        target: String,
+        bytes: u64,
+        limit: u64,
+    },
+
     /// A compare-and-swap ref update kept losing races.
     #[error("could not update {refname} after {attempts} attempts: other writers kept changing it")]
     Contended { refname: String, attempts: u32 },

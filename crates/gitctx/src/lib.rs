@@ -42,7 +42,7 @@ pub use diff::{
     NumStat,
 };
 pub use error::{Error, Result, Source};
-pub use notes::{NoteEntry, Notes, WriteOutcome};
+pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
 pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo};

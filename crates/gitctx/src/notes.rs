@@ -12,6 +12,12 @@
 //! already puts that commit's fan-out directory.
 //!
 //! Reading many notes never starts a process: one tree lookup per commit.
+//!
+//! **Bounded.** Notes come from teammates and remotes, so they are untrusted
+//! input: a note larger than [`MAX_NOTE_BYTES`] is never loaded (its size is
+//! read from the object header first); [`Notes::read`] reports it as
+//! [`Error::NoteTooLarge`], [`Notes::read_many`] lists it in
+//! [`NotesRead::too_large`] so the caller can warn and go on.
 
 use std::time::Duration;
 
@@ -21,6 +27,18 @@ use crate::repo::Repo;
 
 /// How many times a write retries after losing a race before giving up.
 pub const MAX_WRITE_ATTEMPTS: u32 = 200;
+
+/// The largest note read (4 MiB); a larger one is skipped.
+pub const MAX_NOTE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What [`Notes::read_many`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotesRead {
+    /// The notes read, in the order asked.
+    pub found: Vec<(ObjectId, String)>,
+    /// Targets whose note exceeds [`MAX_NOTE_BYTES`], with its size; not read.
+    pub too_large: Vec<(ObjectId, u64)>,
+}
 
 const NOTE_MODE: i32 = 0o100644;
 const TREE_MODE: i32 = 0o040000;
@@ -139,35 +157,57 @@ impl Notes<'_> {
         let Some(tree) = self.tree()? else {
             return Ok(None);
         };
-        self.read_in(&tree, target)
+        match self.read_in(&tree, target)? {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(Some(text)),
+            Some(Err(bytes)) => Err(Error::NoteTooLarge {
+                target: target.to_hex(),
+                bytes,
+                limit: MAX_NOTE_BYTES,
+            }),
+        }
     }
 
     /// The notes of every target that has one, in the order asked. One notes tree
     /// is read; each target costs one tree lookup.
-    pub fn read_many(&self, targets: &[ObjectId]) -> Result<Vec<(ObjectId, String)>> {
+    pub fn read_many(&self, targets: &[ObjectId]) -> Result<NotesRead> {
+        let mut out = NotesRead::default();
         let Some(tree) = self.tree()? else {
-            return Ok(Vec::new());
+            return Ok(out);
         };
-        let mut out = Vec::new();
         for &target in targets {
-            if let Some(text) = self.read_in(&tree, target)? {
-                out.push((target, text));
+            match self.read_in(&tree, target)? {
+                None => {}
+                Some(Ok(text)) => out.found.push((target, text)),
+                Some(Err(bytes)) => out.too_large.push((target, bytes)),
             }
         }
         Ok(out)
     }
 
-    fn read_in(&self, tree: &git2::Tree<'_>, target: ObjectId) -> Result<Option<String>> {
+    /// The note of `target`: its text, or its size when over the limit.
+    fn read_in(
+        &self,
+        tree: &git2::Tree<'_>,
+        target: ObjectId,
+    ) -> Result<Option<std::result::Result<String, u64>>> {
         let hex = target.to_hex();
         let Some(blob) = lookup(&self.repo.inner, tree, &hex)? else {
             return Ok(None);
         };
+        let odb = self.repo.inner.odb().map_err(git("reading a note"))?;
+        let (size, _) = odb.read_header(blob).map_err(git("reading a note"))?;
+        if size as u64 > MAX_NOTE_BYTES {
+            return Ok(Some(Err(size as u64)));
+        }
         let blob = self
             .repo
             .inner
             .find_blob(blob)
             .map_err(git("reading a note"))?;
-        Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
+        Ok(Some(Ok(
+            String::from_utf8_lossy(blob.content()).into_owned()
+        )))
     }
 
     /// Every note under the ref, sorted by target id.

@@ -393,6 +393,9 @@ impl Repo {
             .config("core.quotePath", "false")
             .args([
                 "log",
+                "--no-textconv",
+                "--no-ext-diff",
+                "--no-show-signature",
                 "--no-renames",
                 "--format=%x00%H",
                 "--name-only",

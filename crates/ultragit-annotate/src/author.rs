@@ -4,10 +4,15 @@
 //! `ultragit context set` writes it to `.git/ultragit/pending-context.json`; the next
 //! annotation consumes it and it is cleared. The binary also reads the `ULTRAGIT_*`
 //! environment variables into the same shape.
+//!
+//! Everything under `.git/ultragit/` is reached through [`state`], a directory
+//! handle below which no symbolic link is followed; context files are read as
+//! regular files of at most [`CONTEXT_LIMIT`] bytes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use safe_io::Dir;
 use serde::{Deserialize, Serialize};
 
 use crate::error::AnnotateError;
@@ -55,53 +60,65 @@ impl AuthorContext {
     }
 }
 
+/// The name of `.git/ultragit/` inside the common git directory.
+pub const STATE_DIR: &str = "ultragit";
+
+/// The largest context file read.
+pub const CONTEXT_LIMIT: u64 = 1024 * 1024;
+
+const PENDING: &str = "pending-context.json";
+
 /// `.git/ultragit/` of the repository whose common git directory (shared by
 /// its worktrees) is `common_dir`.
 pub fn state_dir(common_dir: &Path) -> PathBuf {
-    common_dir.join("ultragit")
+    common_dir.join(STATE_DIR)
+}
+
+/// `.git/ultragit/`, created if needed, as a handle below which no link is
+/// followed (the git directory itself is the user's own path).
+pub fn state(common_dir: &Path) -> Result<Dir, AnnotateError> {
+    Ok(Dir::open(common_dir)?.create_dir_all(STATE_DIR)?)
 }
 
 /// Where the pending context lives.
 pub fn pending_path(common_dir: &Path) -> PathBuf {
-    state_dir(common_dir).join("pending-context.json")
+    state_dir(common_dir).join(PENDING)
 }
 
 /// Writes the pending context (replacing any).
 pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathBuf, AnnotateError> {
-    let path = pending_path(common_dir);
-    let dir = state_dir(common_dir);
-    fs::create_dir_all(&dir).map_err(|e| AnnotateError::io(&dir, e))?;
     let text = serde_json::to_string_pretty(context).expect("the context serializes");
-    let tmp = path.with_extension("json.tmp");
-    fs::write(&tmp, text).map_err(|e| AnnotateError::io(&tmp, e))?;
-    fs::rename(&tmp, &path).map_err(|e| AnnotateError::io(&path, e))?;
-    Ok(path)
+    state(common_dir)?.write(PENDING, text.as_bytes())?;
+    Ok(pending_path(common_dir))
 }
 
-/// Reads a context file; `None` when it does not exist.
+/// Reads a context file (a regular file of at most [`CONTEXT_LIMIT`] bytes);
+/// `None` when it does not exist.
 pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError> {
-    match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            AnnotateError::Invalid(format!(
-                "{} is not a valid context file ({e}); fix it or run `ultragit context clear`",
-                path.display()
-            ))
-        }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(AnnotateError::io(path, err)),
-    }
+    let Some(bytes) = safe_io::fs::read_regular_optional(path, CONTEXT_LIMIT)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        AnnotateError::Invalid(format!(
+            "{} is not a valid context file ({e}); fix it or run `ultragit context clear`",
+            path.display()
+        ))
+    })
 }
 
 /// Moves the pending context aside for the annotation of `commit`, so a context
 /// set for the next commit meanwhile is not taken by this one. Returns the claimed
 /// file, `None` when nothing was pending.
 pub fn claim_pending(common_dir: &Path, commit: &str) -> Result<Option<PathBuf>, AnnotateError> {
-    let pending = pending_path(common_dir);
-    let claimed = claimed_path(common_dir, commit);
-    match fs::rename(&pending, &claimed) {
-        Ok(()) => Ok(Some(claimed)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(AnnotateError::io(&pending, err)),
+    let state = state(common_dir)?;
+    if state.kind(PENDING)?.is_none() {
+        return Ok(None);
+    }
+    let claimed = format!("context-{commit}.json");
+    match state.rename(PENDING, &claimed) {
+        Ok(()) => Ok(Some(state_dir(common_dir).join(claimed))),
+        Err(err) if err.is_not_found() => Ok(None),
+        Err(err) => Err(err.into()),
     }
 }
 

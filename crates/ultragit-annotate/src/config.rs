@@ -6,20 +6,25 @@
 //! `recentAnnotationsLimit`, `chunkSize`, `provider`, `model`, `baseUrl`,
 //! `apiKeyEnv`); `.ultragit-config.toml` at the top of the working tree
 //! (`[ultragit.annotate]`: `max_diff_lines`, `max_agent_turns`,
-//! `max_tokens_per_response`, `recent_annotations_limit`, `chunk_size`, `provider`,
-//! `model`, `base_url`, `api_key_env`) — the team file wins, as for `ultragit read`.
-//! The binary's flags override all of these.
-
-use std::path::Path;
+//! `max_tokens_per_response`, `recent_annotations_limit`, `chunk_size`) — the team
+//! file wins for these limits, as for `ultragit read`. The binary's flags override
+//! all of these.
+//!
+//! **Invariant (trust):** the team file is committed, so anyone who can push to the
+//! repository (or whoever it was cloned from) wrote it. It may tune the limits; it
+//! may never choose the provider, the model, the endpoint or the key's variable.
+//! Those come only from git config (the user's own, or `.git/config`) and flags;
+//! where the file sets them they are ignored and [`Settings::warnings`] says so,
+//! naming the trusted place (see [`ultragit_schema::team_config`]).
 
 use gitctx::Repo;
 use llm::ProviderKind;
-use serde::Deserialize;
+use ultragit_schema::team_config::{TEAM_CONFIG_LIMIT, TeamAnnotate, TeamConfig};
 
 use crate::error::AnnotateError;
 
 /// The shared configuration file.
-pub const CONFIG_FILE: &str = ".ultragit-config.toml";
+pub const CONFIG_FILE: &str = ultragit_schema::team_config::TEAM_CONFIG_FILE;
 
 /// Limits of the writing agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,63 +90,26 @@ impl ProviderSettings {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct TomlFile {
-    #[serde(default)]
-    ultragit: TomlUltragit,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct TomlUltragit {
-    #[serde(default)]
-    annotate: TomlAnnotate,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlAnnotate {
-    max_diff_lines: Option<i64>,
-    max_agent_turns: Option<i64>,
-    max_tokens_per_response: Option<i64>,
-    recent_annotations_limit: Option<i64>,
-    chunk_size: Option<i64>,
-    provider: Option<String>,
-    model: Option<String>,
-    base_url: Option<String>,
-    api_key_env: Option<String>,
-}
-
-/// Both configurations of a repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Both configurations of a repository, as written: the limits resolved, the
+/// provider settings not yet (flags may override them), and the warnings about
+/// what the team file tried to set and may not.
+#[derive(Debug, Clone)]
 pub struct Settings {
     pub limits: AnnotateConfig,
-    pub provider: ProviderSettings,
+    pub provider: RawProvider,
+    /// One line per ignored key of the team file (see the module's trust rule).
+    pub warnings: Vec<String>,
 }
 
 impl Settings {
-    /// Loads defaults, then git config, then `.ultragit-config.toml`.
+    /// Loads defaults, then git config, then `.ultragit-config.toml` (read
+    /// bounded and without following links; steering keys ignored).
     pub fn load(repo: &Repo) -> Result<Settings, AnnotateError> {
-        let (limits, raw) = load_parts(repo)?;
-        Ok(Settings {
-            limits,
-            provider: raw.resolve()?,
-        })
-    }
-
-    /// The provider settings as written in the repository's configuration, for
-    /// callers that layer flags on top before resolving.
-    pub fn raw_provider(repo: &Repo) -> Result<RawProvider, AnnotateError> {
-        Ok(load_parts(repo)?.1)
-    }
-
-    /// The limits and the provider settings as written, unresolved: a provider
-    /// value the caller's flags override is not judged.
-    pub fn load_raw(repo: &Repo) -> Result<(AnnotateConfig, RawProvider), AnnotateError> {
         load_parts(repo)
     }
 }
 
-fn load_parts(repo: &Repo) -> Result<(AnnotateConfig, RawProvider), AnnotateError> {
+fn load_parts(repo: &Repo) -> Result<Settings, AnnotateError> {
     let mut limits = AnnotateConfig::default();
     let int = |key: &str, min: i64| -> Result<Option<u32>, AnnotateError> {
         let source = format!("git config ultragit.{key}");
@@ -171,14 +139,28 @@ fn load_parts(repo: &Repo) -> Result<(AnnotateConfig, RawProvider), AnnotateErro
         limits.chunk_size = v;
     }
     let non_empty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
-    let mut raw = RawProvider {
+    let raw = RawProvider {
         kind: non_empty(text("provider")?),
         model: non_empty(text("model")?),
         base_url: non_empty(text("baseUrl")?),
         api_key_env: text("apiKeyEnv")?,
     };
-    apply_file(&repo.root().join(CONFIG_FILE), &mut limits, &mut raw)?;
-    Ok((limits, raw))
+    let mut warnings = Vec::new();
+    let bytes = repo
+        .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
+        .map_err(|e| AnnotateError::Config(e.to_string()))?;
+    if let Some(bytes) = bytes {
+        let team = TeamConfig::parse_bytes(&bytes)
+            .and_then(|team| team.annotate())
+            .map_err(|e| AnnotateError::Config(e.to_string()))?;
+        apply_team(&team.limits, &mut limits)?;
+        warnings = team.warnings();
+    }
+    Ok(Settings {
+        limits,
+        provider: raw,
+        warnings,
+    })
 }
 
 /// Provider settings as written, before defaults fill the gaps.
@@ -237,19 +219,8 @@ impl RawProvider {
     }
 }
 
-fn apply_file(
-    path: &Path,
-    limits: &mut AnnotateConfig,
-    raw: &mut RawProvider,
-) -> Result<(), AnnotateError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(AnnotateError::Config(format!("{}: {err}", path.display()))),
-    };
-    let file: TomlFile = toml::from_str(&text)
-        .map_err(|e| AnnotateError::Config(format!("{CONFIG_FILE}: {}", e.message())))?;
-    let a = file.ultragit.annotate;
+/// The team file's limits (the only thing it may set here).
+fn apply_team(a: &TeamAnnotate, limits: &mut AnnotateConfig) -> Result<(), AnnotateError> {
     let source = |key: &str| format!("{CONFIG_FILE} ultragit.annotate.{key}");
     if let Some(v) = a.max_diff_lines {
         limits.max_diff_lines = bounded(&source("max_diff_lines"), v, 1)?;
@@ -265,18 +236,6 @@ fn apply_file(
     }
     if let Some(v) = a.chunk_size {
         limits.chunk_size = bounded(&source("chunk_size"), v, 1)?;
-    }
-    if a.provider.is_some() {
-        raw.kind = a.provider;
-    }
-    if a.model.is_some() {
-        raw.model = a.model;
-    }
-    if a.base_url.is_some() {
-        raw.base_url = a.base_url;
-    }
-    if a.api_key_env.is_some() {
-        raw.api_key_env = a.api_key_env;
     }
     Ok(())
 }

@@ -59,6 +59,10 @@ pub enum AnnotateError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A file of ours under `.git/` or the hooks directory could not be read or
+    /// written safely (a symbolic link, a special file, too large).
+    #[error(transparent)]
+    Unsafe(#[from] safe_io::Error),
 }
 
 impl AnnotateError {

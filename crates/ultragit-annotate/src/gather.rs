@@ -185,7 +185,8 @@ fn recent_annotations(
     let window = (limit as usize * paths.len() * 4).clamp(20, 400);
     let history = repo.log_paths(parent, &paths, window)?;
     let ids: Vec<ObjectId> = history.iter().map(|(id, _)| *id).collect();
-    let texts: HashMap<ObjectId, String> = notes.read_many(&ids)?.into_iter().collect();
+    // Oversized notes (`too_large`) are left out of the writer's context.
+    let texts: HashMap<ObjectId, String> = notes.read_many(&ids)?.found.into_iter().collect();
     let mut per_file: HashMap<String, u32> = HashMap::new();
     for (id, files) in history {
         let Some(text) = texts.get(&id) else {

@@ -106,19 +106,13 @@ pub fn store(repo: &Repo, annotation: &ultragit_schema::Annotation) -> Result<()
 
 /// Appends `{time} {commit} {reason}` to `.git/ultragit/failed.log`.
 pub fn record_failure(repo: &Repo, commit: &str, reason: &str) -> Result<(), AnnotateError> {
-    let dir = author::state_dir(&repo.common_dir());
-    std::fs::create_dir_all(&dir).map_err(|e| AnnotateError::io(&dir, e))?;
-    let path = dir.join("failed.log");
+    let dir = author::state(&repo.common_dir())?;
     let line = format!(
         "{} {commit} {}\n",
         chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         reason.replace('\n', " ")
     );
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| AnnotateError::io(&path, e))?;
+    let mut file = dir.append("failed.log")?;
     file.write_all(line.as_bytes())
-        .map_err(|e| AnnotateError::io(&path, e))
+        .map_err(|e| AnnotateError::io(&dir.path().join("failed.log"), e))
 }

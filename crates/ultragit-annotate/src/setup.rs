@@ -11,8 +11,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use gitctx::Repo;
+use safe_io::Dir;
 
-use crate::author::state_dir;
+use crate::author::state;
 use crate::error::AnnotateError;
 
 /// First line of the hook block.
@@ -77,13 +78,14 @@ fn shell_quote(text: &str) -> String {
 /// Sets `repo` up for ultragit; `ultragit` is the binary the hook should run.
 pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
     let notes_ref_created = repo.notes(crate::NOTES_REF)?.ensure()?;
-    let dir = state_dir(&repo.common_dir());
-    fs::create_dir_all(&dir).map_err(|e| AnnotateError::io(&dir, e))?;
+    state(&repo.common_dir())?;
 
+    // The hooks directory is git's answer (`core.hooksPath` is the user's own
+    // config); the hook file in it is never written through a link.
     let hooks = repo.hooks_dir()?;
     fs::create_dir_all(&hooks).map_err(|e| AnnotateError::io(&hooks, e))?;
     let hook_path = hooks.join("post-commit");
-    let hook = install_hook(&hook_path, &hook_line(ultragit))?;
+    let hook = install_hook(&Dir::open(&hooks)?, "post-commit", &hook_line(ultragit))?;
 
     repo.config_add_unique("notes.rewriteRef", crate::NOTES_REF)?;
     repo.config_set("notes.rewrite.amend", "true")?;
@@ -103,16 +105,18 @@ pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
     })
 }
 
-/// Writes or updates the hook block in `path`.
-pub fn install_hook(path: &Path, line: &str) -> Result<HookChange, AnnotateError> {
+/// The largest existing hook read.
+const HOOK_LIMIT: u64 = 1024 * 1024;
+
+/// Writes or updates the hook block in the hook `name` of `hooks`. A hook that
+/// is a symbolic link is not followed: the error says so.
+pub fn install_hook(hooks: &Dir, name: &str, line: &str) -> Result<HookChange, AnnotateError> {
     let block = format!(
         "{HOOK_BEGIN}\n# Annotates each new commit in the background (ultragit init).\n{line}\n{HOOK_END}\n"
     );
-    let existing = match fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => return Err(AnnotateError::io(path, err)),
-    };
+    let existing = hooks
+        .read_optional(name, HOOK_LIMIT)?
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let (text, change) = match existing {
         None => (format!("#!/bin/sh\n{block}"), HookChange::Created),
         Some(text) => {
@@ -140,10 +144,8 @@ pub fn install_hook(path: &Path, line: &str) -> Result<HookChange, AnnotateError
             }
         }
     };
-    let tmp = path.with_extension("ultragit-tmp");
-    fs::write(&tmp, text).map_err(|e| AnnotateError::io(&tmp, e))?;
-    make_executable(&tmp)?;
-    fs::rename(&tmp, path).map_err(|e| AnnotateError::io(path, e))?;
+    hooks.write(name, text.as_bytes())?;
+    make_executable(hooks, name)?;
     Ok(change)
 }
 
@@ -160,17 +162,19 @@ fn is_posix_shell(shebang: &str) -> bool {
     matches!(program, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash")
 }
 
-fn make_executable(path: &Path) -> Result<(), AnnotateError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mut permissions = fs::metadata(path)
-            .map_err(|e| AnnotateError::io(path, e))?
-            .permissions();
-        permissions.set_mode(permissions.mode() | 0o755);
-        fs::set_permissions(path, permissions).map_err(|e| AnnotateError::io(path, e))?;
-    }
-    Ok(())
+/// Adds the execute bits to the hook just written (through its open file, not
+/// its path).
+fn make_executable(hooks: &Dir, name: &str) -> Result<(), AnnotateError> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = hooks.path().join(name);
+    let file = hooks.open_file(name)?;
+    let mut permissions = file
+        .metadata()
+        .map_err(|e| AnnotateError::io(&path, e))?
+        .permissions();
+    permissions.set_mode(permissions.mode() | 0o755);
+    file.set_permissions(permissions)
+        .map_err(|e| AnnotateError::io(&path, e))
 }
 
 #[cfg(test)]

@@ -11,8 +11,18 @@ pub fn render_json(annotation: &Annotation) -> String {
     text
 }
 
-/// The annotation for people.
+/// The annotation for people. Notes are untrusted (teammates', models'):
+/// control characters come out as visible escapes, never raw
+/// ([`safe_io::term::sanitize`]).
 pub fn render_pretty(annotation: &Annotation) -> String {
+    let text = pretty_text(annotation);
+    match safe_io::term::sanitize(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
+
+fn pretty_text(annotation: &Annotation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "commit     {}", annotation.commit);
     let _ = writeln!(

@@ -6,16 +6,17 @@
 //! working tree (`[ultragit.read]`: `deps_scan_limit`, `default_max_regions`,
 //! `recency_half_life`). The spec calls the TOML file an override "for shared team
 //! defaults", so it wins over git config; that is the order implemented here.
-
-use std::path::Path;
+//! The file is committed, hence untrusted: it is parsed by
+//! [`ultragit_schema::team_config`] (the one model of that file and of its trust
+//! rule) after a bounded, no-follow read.
 
 use gitctx::Repo;
-use serde::Deserialize;
+use ultragit_schema::team_config::{TEAM_CONFIG_LIMIT, TeamConfig, TeamRead};
 
 use crate::error::ReadError;
 
 /// The file name of the shared configuration.
-pub const CONFIG_FILE: &str = ".ultragit-config.toml";
+pub const CONFIG_FILE: &str = ultragit_schema::team_config::TEAM_CONFIG_FILE;
 
 /// Settings of the read pipeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,30 +39,13 @@ impl Default for ReadConfig {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct TomlFile {
-    #[serde(default)]
-    ultragit: TomlUltragit,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct TomlUltragit {
-    #[serde(default)]
-    read: TomlRead,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlRead {
-    deps_scan_limit: Option<i64>,
-    default_max_regions: Option<i64>,
-    recency_half_life: Option<f64>,
-}
-
 impl ReadConfig {
     /// The configuration of `repo`: defaults, then git config, then
     /// `.ultragit-config.toml`. Out-of-range or malformed values are errors that
-    /// name the key and its source.
+    /// name the key and its source. The team file is untrusted input: it is read
+    /// only as a regular file of at most 1 MiB, never through a symbolic link
+    /// (see [`ultragit_schema::team_config`]); every key it may set for `read`
+    /// only tunes scoring and limits.
     pub fn load(repo: &Repo) -> Result<ReadConfig, ReadError> {
         let mut config = ReadConfig::default();
         let git_int = |key: &str| -> Result<Option<i64>, ReadError> {
@@ -85,20 +69,20 @@ impl ReadConfig {
             })?;
             config.recency_half_life = half_life("git config ultragit.recencyHalfLife", days)?;
         }
-        config.apply_file(&repo.root().join(CONFIG_FILE))?;
+        let bytes = repo
+            .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
+            .map_err(|e| ReadError::Config(e.to_string()))?;
+        if let Some(bytes) = bytes {
+            let read = TeamConfig::parse_bytes(&bytes)
+                .and_then(|team| team.read())
+                .map_err(|e| ReadError::Config(e.to_string()))?;
+            config.apply(&read)?;
+        }
         Ok(config)
     }
 
-    /// Applies `.ultragit-config.toml` at `path` when it exists.
-    pub fn apply_file(&mut self, path: &Path) -> Result<(), ReadError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(ReadError::Config(format!("{}: {err}", path.display()))),
-        };
-        let parsed: TomlFile = toml::from_str(&text)
-            .map_err(|e| ReadError::Config(format!("{CONFIG_FILE}: {}", e.message())))?;
-        let read = parsed.ultragit.read;
+    /// Applies the `[ultragit.read]` values of the team file.
+    pub fn apply(&mut self, read: &TeamRead) -> Result<(), ReadError> {
         let source = |key: &str| format!("{CONFIG_FILE} ultragit.read.{key}");
         if let Some(v) = read.deps_scan_limit {
             self.deps_scan_limit = count(&source("deps_scan_limit"), v, 0)?;

@@ -68,8 +68,22 @@ fn query_title(output: &ReadOutput) -> String {
     title
 }
 
-/// Structured markdown.
+/// Structured markdown. Text from notes is untrusted: control characters
+/// (escape sequences, carriage returns, bidi overrides) come out as visible
+/// escapes, never raw ([`safe_io::term::sanitize`]).
 pub fn format_markdown(output: &ReadOutput, verbose: bool) -> String {
+    terminal_safe(markdown_text(output, verbose))
+}
+
+/// `text` with every control character a terminal would act on escaped.
+fn terminal_safe(text: String) -> String {
+    match safe_io::term::sanitize(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
+
+fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Context for {}", query_title(output));
     let q = &output.query;
@@ -266,8 +280,14 @@ fn list(out: &mut String, label: &str, items: impl Iterator<Item = String>, alwa
     }
 }
 
-/// Plain text for people.
+/// Plain text for people; note text is made terminal-safe as in
+/// [`format_markdown`].
 pub fn format_pretty(output: &ReadOutput, verbose: bool) -> String {
+    terminal_safe(pretty_text(output, verbose))
+}
+
+/// Plain text for people.
+fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "ultragit read: {}", query_title(output));
     for scope in &output.query.scopes {

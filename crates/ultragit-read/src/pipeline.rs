@@ -32,7 +32,7 @@ use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
 use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
     Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
-    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, ScopeEcho,
+    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho,
     ScoredRegion,
 };
 
@@ -102,9 +102,18 @@ struct Matched {
     region: RegionAnnotation,
     /// Index into the fetched annotations.
     note: usize,
+    /// Index of the region in its annotation.
+    region_index: usize,
     match_type: MatchType,
     /// The region's lines as written (its commit's coordinates), for dedup.
     original: LineRange,
+}
+
+/// A region of a scope's file that matched nothing: its lines are impossible or
+/// no longer survive (told apart by [`Run::warn_impossible_lines`]).
+struct Dropped {
+    note: usize,
+    region: usize,
 }
 
 /// Per-query state shared by the stages.
@@ -360,14 +369,16 @@ impl Run<'_> {
 
         // Stage 4: regions of the query.
         let mut matched: Vec<Matched> = Vec::new();
+        let mut dropped: Vec<Dropped> = Vec::new();
         for (scope, entries) in scopes.iter().zip(&blames) {
             let units = files
                 .iter()
                 .find(|f| f.path == scope.file)
                 .and_then(|f| f.units.as_deref());
-            filter_regions(scope, entries, units, &fetched, &mut matched);
+            filter_regions(scope, entries, units, &fetched, &mut matched, &mut dropped);
         }
         let matched = dedup_matches(matched);
+        self.warn_impossible_lines(&fetched, &matched, dropped);
 
         // Stages 5 and 6: follow references, score, rank and cut.
         let mut related_hops = 0;
@@ -616,22 +627,92 @@ impl Run<'_> {
         if wanted.is_empty() {
             return Ok(());
         }
-        let found = self.repo().notes(NOTES_REF)?.read_many(&wanted)?;
+        let read = self.repo().notes(NOTES_REF)?.read_many(&wanted)?;
         for id in &wanted {
             self.notes.insert(id.to_hex(), None);
         }
-        for (id, text) in found {
+        for (id, bytes) in read.too_large {
+            self.warnings.push(format!(
+                "Skipping the annotation on commit {}: it is {bytes} bytes, over the limit of {} bytes",
+                id.to_hex(),
+                gitctx::MAX_NOTE_BYTES
+            ));
+        }
+        for (id, text) in read.found {
             let hex = id.to_hex();
             let parsed = Annotation::from_json(&text)
                 .ok()
                 .filter(|a| a.timestamp_utc().is_some());
-            if parsed.is_none() {
-                self.warnings
-                    .push(format!("Skipping malformed annotation on commit {hex}"));
+            match &parsed {
+                None => self
+                    .warnings
+                    .push(format!("Skipping malformed annotation on commit {hex}")),
+                Some(annotation) if annotation.schema != SCHEMA_V1 => {
+                    self.warnings.push(format!(
+                        "The annotation on commit {hex} declares \"$schema\": {:?}, not \"{SCHEMA_V1}\"; it is read as {SCHEMA_V1} and fields this version does not know are ignored",
+                        annotation.schema
+                    ));
+                }
+                Some(_) => {}
             }
             self.notes.insert(hex, parsed.map(Rc::new));
         }
         Ok(())
+    }
+
+    /// Warns about every region left out because its lines cannot exist: they
+    /// start at 0, end before they start, or lie past the end of the file at
+    /// the annotating commit. A region with possible lines that no longer
+    /// survive is simply not current, which needs no warning.
+    fn warn_impossible_lines(
+        &mut self,
+        fetched: &[Fetched],
+        matched: &[Matched],
+        dropped: Vec<Dropped>,
+    ) {
+        let mut warned: HashSet<(usize, usize)> = HashSet::new();
+        let mut line_counts: HashMap<(String, String), Option<u32>> = HashMap::new();
+        for drop in dropped {
+            let note = &fetched[drop.note];
+            let region = &note.annotation.regions[drop.region];
+            if matched
+                .iter()
+                .any(|m| m.note == drop.note && m.region_index == drop.region)
+                || warned.contains(&(drop.note, drop.region))
+            {
+                continue;
+            }
+            let lines = region.lines;
+            let why = if lines.start == 0 {
+                "start at line 0 (lines are 1-based)".to_owned()
+            } else if lines.end < lines.start {
+                "end before they start".to_owned()
+            } else {
+                let key = (note.commit.clone(), region.file.clone());
+                let repo = self.repo();
+                let count = *line_counts.entry(key).or_insert_with(|| {
+                    repo.file_at_opt(&note.commit, &region.file)
+                        .ok()
+                        .flatten()
+                        .map(|bytes| gitctx::count_lines(&bytes))
+                });
+                match count {
+                    Some(count) if lines.end > count => format!(
+                        "lie past the end of the file, which has {count} lines at that commit"
+                    ),
+                    _ => continue,
+                }
+            };
+            warned.insert((drop.note, drop.region));
+            self.warnings.push(format!(
+                "Skipping region {}:{} of the annotation on commit {}: its lines {}–{} {why}",
+                region.file,
+                region.ast_anchor.name,
+                &note.commit[..note.commit.len().min(7)],
+                lines.start,
+                lines.end
+            ));
+        }
     }
 
     /// Stage 5: the related annotations of a region, breadth first, up to `depth`
@@ -788,6 +869,7 @@ fn filter_regions(
     units: Option<&[Unit]>,
     fetched: &[Fetched],
     out: &mut Vec<Matched>,
+    dropped: &mut Vec<Dropped>,
 ) {
     let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
     for entry in entries {
@@ -810,10 +892,17 @@ fn filter_regions(
         let Some(entries) = by_commit.get(&note.commit) else {
             continue;
         };
-        for region in &note.annotation.regions {
+        for (region_index, region) in note.annotation.regions.iter().enumerate() {
             let same_file =
                 region.file == scope.file || entries.iter().any(|e| e.original_path == region.file);
-            if !same_file || region.lines.start == 0 || region.lines.end < region.lines.start {
+            if !same_file {
+                continue;
+            }
+            if region.lines.start == 0 || region.lines.end < region.lines.start {
+                dropped.push(Dropped {
+                    note: index,
+                    region: region_index,
+                });
                 continue;
             }
             let surviving = surviving_lines(region, entries);
@@ -822,15 +911,23 @@ fn filter_regions(
             // is two edits from `decode` but is not about it.
             let name_match = name_match(scope, region)
                 .filter(|kind| !matches!(kind, MatchKind::Fuzzy { .. }) || !named);
+            let not_current = Dropped {
+                note: index,
+                region: region_index,
+            };
             let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
                 (Some(kind), _, range) => {
                     let Some(today) = surviving.or(range) else {
+                        dropped.push(not_current);
                         continue;
                     };
                     (anchor_match(kind), today)
                 }
                 (None, Some(_), Some(_)) | (None, None, Some(_)) => {
-                    let Some(today) = surviving else { continue };
+                    let Some(today) = surviving else {
+                        dropped.push(not_current);
+                        continue;
+                    };
                     let len = region.lines.end - region.lines.start + 1;
                     let kept = count_surviving(region, entries);
                     let overlap_ratio = f64::from(kept) / f64::from(len);
@@ -840,7 +937,10 @@ fn filter_regions(
                 // only.
                 (None, Some(_), None) => continue,
                 (None, None, None) => {
-                    let Some(today) = surviving else { continue };
+                    let Some(today) = surviving else {
+                        dropped.push(not_current);
+                        continue;
+                    };
                     (MatchType::WholeFile, today)
                 }
             };
@@ -850,6 +950,7 @@ fn filter_regions(
             out.push(Matched {
                 region,
                 note: index,
+                region_index,
                 match_type,
                 original,
             });

@@ -50,12 +50,13 @@ fn write_read_overwrite_remove_and_list() {
 
     let many = notes.read_many(&[id(&b), id(&a), ObjectId::ZERO]).unwrap();
     assert_eq!(
-        many,
+        many.found,
         vec![
             (id(&b), "second".to_owned()),
             (id(&a), "replaced".to_owned())
         ]
     );
+    assert!(many.too_large.is_empty());
 
     assert!(notes.remove(id(&a)).unwrap());
     assert_eq!(notes.read(id(&a)).unwrap(), None);
@@ -118,8 +119,8 @@ fn fanned_out_notes_trees_are_read_and_written_in_place() {
     assert_eq!(notes.list().unwrap().len(), 300);
     let ids: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
     let many = notes.read_many(&ids).unwrap();
-    assert_eq!(many.len(), 300);
-    assert_eq!(many[17].1, format!("note of {}\n", shas[17]));
+    assert_eq!(many.found.len(), 300);
+    assert_eq!(many.found[17].1, format!("note of {}\n", shas[17]));
 
     // Overwrite one that exists (inside the fan-out) and add a new one.
     notes.write(ids[5], "rewritten\n").unwrap();
@@ -276,4 +277,24 @@ fn ensure_creates_an_empty_notes_ref_once() {
         .run_text()
         .unwrap();
     assert!(listed.contains(&a));
+}
+
+#[test]
+fn notes_over_the_limit_are_not_read() {
+    let repo = TestRepo::new();
+    let small = repo.commit_file("a.txt", "a\n", "one");
+    let big = repo.commit_file("a.txt", "b\n", "two");
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    notes.write(id(&small), "small").unwrap();
+    let huge = "x".repeat(gitctx::MAX_NOTE_BYTES as usize + 1);
+    notes.write(id(&big), &huge).unwrap();
+    let many = notes.read_many(&[id(&small), id(&big)]).unwrap();
+    assert_eq!(many.found, vec![(id(&small), "small".to_owned())]);
+    assert_eq!(many.too_large, vec![(id(&big), gitctx::MAX_NOTE_BYTES + 1)]);
+    let err = notes.read(id(&big)).unwrap_err();
+    assert!(
+        err.to_string().contains("over the limit of 4194304"),
+        "{err}"
+    );
 }
