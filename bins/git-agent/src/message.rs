@@ -385,8 +385,12 @@ fn note_summary(note: &release::Note) -> String {
 
 /// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`.
 pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> ExitCode {
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => return fail(format!("the current directory: {err}")),
+    };
     if let Some(path) = out
-        && let Err(err) = release::task::preflight_output(path)
+        && let Err(err) = release::task::preflight_output(&cwd, path)
     {
         return fail(err);
     }
@@ -395,10 +399,6 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
             Ok(p) => p,
             Err(message) => return fail(message),
         };
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(err) => return fail(format!("the current directory: {err}")),
-    };
     let request = match release::task::prepare(&cwd, spec, &options(shared, "release-note", false))
     {
         Ok(r) => r,
@@ -437,7 +437,7 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
             if shared.debug {
                 eprintln!("{}", note_summary(&note));
             }
-            match release::task::write_output(path, &note.markdown) {
+            match release::task::write_output(&cwd, path, &note.markdown) {
                 Ok(()) => {
                     sink.record(
                         &Event::info("output.written")

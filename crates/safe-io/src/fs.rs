@@ -259,6 +259,53 @@ pub fn read_within(root: &Path, rel: &Path, limit: u64) -> Result<Option<Vec<u8>
     Dir::open(root)?.read_optional(rel, limit)
 }
 
+/// Opens the directory `path` (absolute), following symbolic links only
+/// outside `confined` (the top of a working tree): once the walk reaches
+/// `confined` or anything below it, no further link is followed. So a path the
+/// user typed may go through their own links (`~/src -> /data/src`), but never
+/// through a link inside the repository. `..` is applied lexically, before the
+/// walk. `confined` must be the physical path (as `canonicalize` gives it).
+pub fn open_dir_confined(path: &Path, confined: &Path) -> Result<Dir> {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    if !normal.is_absolute() {
+        return Err(Error::BadPath {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut physical = PathBuf::from("/");
+    let mut inside: Option<Dir> = None;
+    if physical.starts_with(confined) {
+        inside = Some(Dir::open(&physical)?);
+    }
+    for component in normal.components() {
+        let Component::Normal(name) = component else {
+            continue;
+        };
+        if let Some(dir) = &inside {
+            inside = Some(dir.child(name)?);
+            continue;
+        }
+        let next = physical.join(name);
+        physical = next.canonicalize().map_err(|e| Error::io(next, e))?;
+        if physical.starts_with(confined) {
+            inside = Some(Dir::open(&physical)?);
+        }
+    }
+    match inside {
+        Some(dir) => Ok(dir),
+        None => Dir::open(physical),
+    }
+}
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Dir {

@@ -182,46 +182,58 @@ pub fn session_metadata(request: &Request) -> Value {
     })
 }
 
-/// Checks before generating that `path` can be written (an existing file is
-/// left as it is; a file this check creates is removed again).
-pub fn preflight_output(path: &Path) -> Result<(), Error> {
-    let existed = path.exists();
-    let result = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path);
-    match result {
-        Ok(_) => {
-            if !existed {
-                let _ = std::fs::remove_file(path);
-            }
-            Ok(())
-        }
-        Err(source) => Err(Error::Output {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
-}
-
-/// Writes `text` to `path` all at once: a temporary file next to it, renamed
-/// over it.
-pub fn write_output(path: &Path, text: &str) -> Result<(), Error> {
-    let err = |source| Error::Output {
+/// The directory `--out` names and the file name in it. The path is taken
+/// relative to `cwd`; below the top of the working tree that contains `cwd` no
+/// symbolic link is followed (a committed `docs -> ~/.ssh` cannot redirect the
+/// note), while the user's own links outside it are.
+fn output_target(cwd: &Path, path: &Path) -> Result<(safe_io::Dir, std::ffi::OsString), Error> {
+    let err = |source: std::io::Error| Error::Output {
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
+    let absolute = cwd.join(path);
+    let name = absolute
         .file_name()
-        .map_or("release-note".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.git-agent-tmp"));
-    std::fs::write(&tmp, text).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e)
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .ok_or_else(|| err(std::io::Error::other("--out must name a file")))?
+        .to_owned();
+    let parent = absolute.parent().unwrap_or(cwd);
+    let root = gitctx::Repo::discover(cwd)
+        .ok()
+        .and_then(|repo| repo.root().canonicalize().ok());
+    let dir = match root {
+        Some(root) => safe_io::fs::open_dir_confined(parent, &root),
+        None => safe_io::Dir::open(parent),
+    }
+    .map_err(|e| err(std::io::Error::other(e)))?;
+    Ok((dir, name))
+}
+
+/// Checks before generating that `path` (relative to `cwd`) can be written:
+/// its directory opens under the rules of [`write_output`] and a file can be
+/// created there (the probe is removed again; an existing file is left as it
+/// is).
+pub fn preflight_output(cwd: &Path, path: &Path) -> Result<(), Error> {
+    let (dir, name) = output_target(cwd, path)?;
+    let mut probe = std::ffi::OsString::from(".");
+    probe.push(&name);
+    probe.push(".git-agent-probe");
+    dir.create_new(&probe)
+        .and_then(|_| dir.remove_file(&probe))
+        .map(|_| ())
+        .map_err(|e| Error::Output {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })
+}
+
+/// Writes `text` to `path` (relative to `cwd`) all at once: a temporary file
+/// next to it, renamed over it. A link at `path` itself is replaced, never
+/// written through; see [`output_target`] for the directories on the way.
+pub fn write_output(cwd: &Path, path: &Path, text: &str) -> Result<(), Error> {
+    let (dir, name) = output_target(cwd, path)?;
+    dir.write(&name, text.as_bytes()).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e),
     })
 }

@@ -2,7 +2,9 @@ use std::io::{Read, Write};
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use safe_io::fs::{CONFIG_LIMIT, Dir, Error, FileKind, read_regular, read_within};
+use safe_io::fs::{
+    CONFIG_LIMIT, Dir, Error, FileKind, open_dir_confined, read_regular, read_within,
+};
 
 fn tree() -> (tempfile::TempDir, tempfile::TempDir) {
     let inside = tempfile::tempdir().unwrap();
@@ -231,4 +233,38 @@ fn reads_are_bounded() {
     let mut head = [0u8; 3];
     file.read_exact(&mut head).unwrap();
     assert_eq!(&head, b"xxx");
+}
+
+#[test]
+fn confined_opening_follows_links_only_outside_the_repository() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join("docs")).unwrap();
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    // The user's own link to the repository, outside it: followed.
+    symlink(&repo, base.join("alias")).unwrap();
+    // A link committed inside the repository: never followed.
+    symlink(base.join("outside"), repo.join("evil")).unwrap();
+
+    let dir = open_dir_confined(&repo.join("docs"), &repo).unwrap();
+    assert_eq!(dir.path(), repo.join("docs"));
+    let dir = open_dir_confined(&base.join("alias/docs"), &repo).unwrap();
+    dir.write("notes.md", b"x").unwrap();
+    assert!(repo.join("docs/notes.md").is_file());
+    assert!(matches!(
+        open_dir_confined(&repo.join("evil"), &repo),
+        Err(Error::Symlink { .. })
+    ));
+    assert!(matches!(
+        open_dir_confined(&base.join("alias/evil"), &repo),
+        Err(Error::Symlink { .. })
+    ));
+    assert!(matches!(
+        open_dir_confined(&repo.join("docs/../evil"), &repo),
+        Err(Error::Symlink { .. })
+    ));
+    // Outside the repository, everything is the user's.
+    let dir = open_dir_confined(&base.join("outside"), &repo).unwrap();
+    assert_eq!(dir.path(), base.join("outside"));
 }
