@@ -94,6 +94,23 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+/// The fallback for gits without `GIT_ATTR_SOURCE`: every filter driver the
+/// config defines, emptied and not required, so no attribute can start it.
+fn filter_guard(dir: &Path) -> Vec<(String, String)> {
+    let mut guard = Vec::new();
+    for name in configured_filters(dir) {
+        for (key, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            guard.push((format!("filter.{name}.{key}"), value.to_owned()));
+        }
+    }
+    guard
+}
+
 /// `git` in `dir` with the inherited `GIT_*` variables that would redirect it
 /// removed; the base of every command here.
 fn scrubbed_git(dir: &Path) -> Command {
@@ -270,16 +287,7 @@ impl GitCommand {
             cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
                 .env("GIT_PAGER", "cat");
             if git_version().is_none_or(|v| v < ATTR_SOURCE_SINCE) {
-                for name in configured_filters(&self.dir) {
-                    for (key, value) in [
-                        ("clean", ""),
-                        ("smudge", ""),
-                        ("process", ""),
-                        ("required", "false"),
-                    ] {
-                        guard.push((format!("filter.{name}.{key}"), value.to_owned()));
-                    }
-                }
+                guard = filter_guard(&self.dir);
             }
         }
         let config: Vec<(&str, &str)> = BASE_CONFIG
@@ -531,6 +539,73 @@ mod tests {
             commit["GIT_CONFIG_KEY_0"].as_deref(),
             Some("core.fsmonitor")
         );
+    }
+
+    #[test]
+    fn the_fallback_empties_every_configured_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let marks = dir.path().join("marks");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let git = |args: &[&str]| {
+            let output = scrubbed_git(&repo)
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "a")
+                .env("GIT_AUTHOR_EMAIL", "a@example.com")
+                .env("GIT_COMMITTER_NAME", "a")
+                .env("GIT_COMMITTER_EMAIL", "a@example.com")
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{args:?}: {output:?}");
+        };
+        git(&["init", "--quiet"]);
+        std::fs::write(repo.join(".gitattributes"), "* filter=evil\n").unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        git(&["add", "."]);
+        git(&["commit", "--quiet", "-m", "one"]);
+        let clean = format!("sh -c 'echo clean >> {}; cat' --", marks.display());
+        git(&["config", "filter.evil.clean", &clean]);
+        git(&["config", "filter.evil.required", "true"]);
+        let stale = || {
+            std::fs::File::options()
+                .write(true)
+                .open(repo.join("a.txt"))
+                .unwrap()
+                .set_modified(std::time::SystemTime::UNIX_EPOCH)
+                .unwrap();
+        };
+        let guard = filter_guard(&repo);
+        assert_eq!(
+            guard,
+            [
+                ("filter.evil.clean".to_owned(), String::new()),
+                ("filter.evil.smudge".to_owned(), String::new()),
+                ("filter.evil.process".to_owned(), String::new()),
+                ("filter.evil.required".to_owned(), "false".to_owned()),
+            ]
+        );
+        let mut status = scrubbed_git(&repo);
+        status
+            .args(["status", "--porcelain"])
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_COUNT", guard.len().to_string());
+        for (i, (key, value)) in guard.iter().enumerate() {
+            status
+                .env(format!("GIT_CONFIG_KEY_{i}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        stale();
+        let output = status.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert!(!marks.exists(), "the clean filter ran despite the guard");
+        // Without the guard, it does run: the test can fail.
+        stale();
+        git(&["status", "--porcelain"]);
+        assert!(marks.exists());
     }
 
     #[test]

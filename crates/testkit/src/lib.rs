@@ -18,6 +18,10 @@
 //! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
 //! connection; dropping the server stops it.
 //!
+//! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
+//! make git run marking programs (textconv, external diff, clean/smudge/process
+//! filters, fsmonitor, pager), for proving that no tool runs them.
+//!
 //! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
 //! usage errors and the hidden completions flag.
 //!
@@ -32,6 +36,7 @@
 
 pub mod cli;
 mod fake_llm;
+pub mod hostile;
 
 pub use fake_llm::{FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};
 

@@ -232,8 +232,9 @@ pub fn preflight_output(cwd: &Path, path: &Path) -> Result<(), Error> {
 /// written through; see [`output_target`] for the directories on the way.
 pub fn write_output(cwd: &Path, path: &Path, text: &str) -> Result<(), Error> {
     let (dir, name) = output_target(cwd, path)?;
-    dir.write(&name, text.as_bytes()).map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(e),
-    })
+    dir.write(&name, text.as_bytes())
+        .map_err(|e| Error::Output {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })
 }

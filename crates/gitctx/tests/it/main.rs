@@ -7,6 +7,7 @@ mod diff;
 mod notes;
 mod refs;
 mod repo;
+mod untrusted;
 mod worktree;
 
 use gitctx::Repo;
