@@ -449,6 +449,26 @@ impl Repo {
         self.entry_blob(&entry, path, at())
     }
 
+    /// The size in bytes of `path` in the tree of `rev`, from the object's
+    /// header (the content is not read); `None` when it is not a file there.
+    pub fn file_size_at(&self, rev: &str, path: &str) -> Result<Option<u64>> {
+        let tree = self
+            .find_commit(rev)?
+            .tree()
+            .map_err(git("reading a tree"))?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(entry) => entry,
+            Err(err) if is_not_found(&err) => return Ok(None),
+            Err(err) => return Err(git("reading a tree")(err)),
+        };
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return Ok(None);
+        }
+        let odb = self.inner.odb().map_err(git("reading a file"))?;
+        let (size, _) = odb.read_header(entry.id()).map_err(git("reading a file"))?;
+        Ok(Some(size as u64))
+    }
+
     /// The content of `path` in the tree of `rev`, or `None` when it does not exist.
     pub fn file_at_opt(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>> {
         match self.file_at(rev, path) {

@@ -664,6 +664,14 @@ impl Run<'_> {
     /// start at 0, end before they start, or lie past the end of the file at
     /// the annotating commit. A region with possible lines that no longer
     /// survive is simply not current, which needs no warning.
+    ///
+    /// "Past the end" is judged against the file's size in bytes at that
+    /// commit, read from the object header (a file of N bytes has at most N
+    /// lines), so no old version of the file is read: a read may drop hundreds
+    /// of regions that are merely not current, and reading each commit's file
+    /// to count its lines would cost more than the blame. A region that ends a
+    /// few lines past the end of a file is therefore not told apart from one
+    /// whose lines were rewritten since.
     fn warn_impossible_lines(
         &mut self,
         fetched: &[Fetched],
@@ -671,7 +679,7 @@ impl Run<'_> {
         dropped: Vec<Dropped>,
     ) {
         let mut warned: HashSet<(usize, usize)> = HashSet::new();
-        let mut line_counts: HashMap<(String, String), Option<u32>> = HashMap::new();
+        let mut sizes: HashMap<(String, String), Option<u64>> = HashMap::new();
         for drop in dropped {
             let note = &fetched[drop.note];
             let region = &note.annotation.regions[drop.region];
@@ -690,15 +698,12 @@ impl Run<'_> {
             } else {
                 let key = (note.commit.clone(), region.file.clone());
                 let repo = self.repo();
-                let count = *line_counts.entry(key).or_insert_with(|| {
-                    repo.file_at_opt(&note.commit, &region.file)
-                        .ok()
-                        .flatten()
-                        .map(|bytes| gitctx::count_lines(&bytes))
+                let size = *sizes.entry(key).or_insert_with(|| {
+                    repo.file_size_at(&note.commit, &region.file).ok().flatten()
                 });
-                match count {
-                    Some(count) if lines.end > count => format!(
-                        "lie past the end of the file, which has {count} lines at that commit"
+                match size {
+                    Some(size) if u64::from(lines.end) > size => format!(
+                        "lie past the end of the file, which has {size} bytes at that commit"
                     ),
                     _ => continue,
                 }

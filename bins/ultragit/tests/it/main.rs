@@ -8,3 +8,4 @@ mod golden;
 mod init;
 mod read;
 mod support;
+mod untrusted;
