@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent::{ConsoleSink, Event, SessionSink, TraceSink};
+use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use git_agent_core::commit_msg::{self, Options, Request};
@@ -261,23 +261,40 @@ fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, ExitC
 }
 
 /// Creates the trace session of a generation-only command (its path on stderr
-/// with `--debug`).
+/// with `--debug`). When `.git-agent/` cannot be written safely — git tracks
+/// it, or a symbolic link or special file sits where the session goes — the
+/// command runs without a trace and says why on stderr: the repository may
+/// refuse us a trace, not the message.
 fn open_session(
     shared: &Shared,
     root: &Path,
     command: &str,
     metadata: serde_json::Value,
     redactor: llm::Redactor,
-) -> Result<SessionSink, ExitCode> {
-    let dir = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
-        .map_err(fail)?;
-    let path = dir.path().to_path_buf();
-    let sink = SessionSink::create(dir, metadata, redactor)
-        .map_err(|err| fail(format!("{}: {err}", path.display())))?;
-    if shared.debug {
-        eprintln!("session: {}", path.display());
+) -> Box<dyn TraceSink> {
+    let session = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
+        .map_err(|err| err.to_string())
+        .and_then(|dir| {
+            let path = dir.path().to_path_buf();
+            SessionSink::create(dir, metadata, redactor)
+                .map(|sink| (sink, path.clone()))
+                .map_err(|err| format!("{}: {err}", path.display()))
+        });
+    match session {
+        Ok((sink, path)) => {
+            if shared.debug {
+                eprintln!("session: {}", path.display());
+            }
+            Box::new(sink)
+        }
+        Err(why) => {
+            eprintln!(
+                "warning: no trace is kept: {}",
+                safe_io::term::sanitize(&why)
+            );
+            Box::new(NullSink)
+        }
     }
-    Ok(sink)
 }
 
 /// Prints a generated message on stdout (and `--debug` summaries), or the
@@ -285,7 +302,7 @@ fn open_session(
 fn print_message(
     shared: &Shared,
     result: Result<commit_msg::Generated, git_agent_core::Error>,
-    sink: &SessionSink,
+    sink: &dyn TraceSink,
     source: &AuthSource,
 ) -> ExitCode {
     for problem in sink.problems() {
@@ -319,16 +336,17 @@ pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
         Err(code) => return code,
     };
     let metadata = commit_msg::session_metadata(&request, "commit-msg");
-    let mut sink = match open_session(shared, &request.root, "commit-msg", metadata, redactor) {
-        Ok(sink) => sink,
-        Err(code) => return code,
-    };
+    let mut sink = open_session(shared, &request.root, "commit-msg", metadata, redactor);
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
     };
-    let result = runtime.block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink));
-    print_message(shared, result, &sink, &source)
+    let result = runtime.block_on(commit_msg::generate(
+        &request,
+        provider.as_ref(),
+        sink.as_mut(),
+    ));
+    print_message(shared, result, sink.as_ref(), &source)
 }
 
 /// `git-agent pr-message`.
@@ -346,16 +364,17 @@ pub fn pr_message(shared: &Shared) -> ExitCode {
         Err(err) => return fail(describe_failure(&err, shared.debug)),
     };
     let metadata = pr_message::session_metadata(&request);
-    let mut sink = match open_session(shared, &request.root, "pr-message", metadata, redactor) {
-        Ok(sink) => sink,
-        Err(code) => return code,
-    };
+    let mut sink = open_session(shared, &request.root, "pr-message", metadata, redactor);
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
     };
-    let result = runtime.block_on(pr_message::generate(&request, provider.as_ref(), &mut sink));
-    print_message(shared, result, &sink, &source)
+    let result = runtime.block_on(pr_message::generate(
+        &request,
+        provider.as_ref(),
+        sink.as_mut(),
+    ));
+    print_message(shared, result, sink.as_ref(), &source)
 }
 
 /// What `release-note` covers, from its positional arguments.
@@ -451,15 +470,11 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
         }
         None => {
             let metadata = release::task::session_metadata(&request);
-            let mut sink =
-                match open_session(shared, &request.root, "release-note", metadata, redactor) {
-                    Ok(sink) => sink,
-                    Err(code) => return code,
-                };
+            let mut sink = open_session(shared, &request.root, "release-note", metadata, redactor);
             let result = runtime.block_on(release::task::generate(
                 &request,
                 provider.as_ref(),
-                &mut sink,
+                sink.as_mut(),
             ));
             for problem in sink.problems() {
                 eprintln!("warning: trace: {problem}");

@@ -3,3 +3,4 @@
 
 mod cli;
 mod message;
+mod untrusted;
