@@ -292,4 +292,41 @@ mod tests {
         );
         assert_eq!(TeamConfig::parse("").unwrap(), TeamConfig::default());
     }
+
+    proptest::proptest! {
+        /// Any bytes: an answer or an error, never a panic; whatever parses
+        /// yields sections or errors, and no steering key is ever honoured.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096)) {
+            if let Ok(config) = TeamConfig::parse_bytes(&bytes) {
+                let _ = config.read();
+                let _ = config.annotate();
+            }
+        }
+
+        /// TOML-shaped text with steering keys of any type and value.
+        #[test]
+        fn steering_keys_of_any_shape_are_ignored(
+            key in proptest::sample::select(vec!["provider", "model", "base_url", "api_key_env"]),
+            value in "[ -~]{0,40}",
+            quoted in proptest::prelude::any::<bool>(),
+        ) {
+            let value = if quoted { format!("{value:?}") } else { value };
+            let text = format!("[ultragit.annotate]\n{key} = {value}\n");
+            if let Ok(config) = TeamConfig::parse(&text)
+                && let Ok(annotate) = config.annotate()
+            {
+                proptest::prop_assert_eq!(annotate.ignored.len(), 1);
+                proptest::prop_assert_eq!(annotate.limits, TeamAnnotate::default());
+            }
+        }
+    }
+
+    #[test]
+    fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
+        let text = format!("x = {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(TeamConfig::parse(&text).is_err());
+        let text = format!("x = {}", "{ a = ".repeat(50_000));
+        assert!(TeamConfig::parse(&text).is_err());
+    }
 }
