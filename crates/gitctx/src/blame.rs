@@ -321,13 +321,21 @@ pub(crate) fn parse_porcelain(output: &[u8]) -> std::result::Result<Vec<BlameEnt
                 .cloned()
                 .ok_or_else(|| format!("no filename for commit {}", group.commit))?,
         };
+        // The line after the group must still be a `u32`, so that no entry's
+        // arithmetic (`len`, merging) can overflow.
+        let end = |start: u32| {
+            start
+                .checked_add(group.count)
+                .map(|after| after - 1)
+                .ok_or_else(|| format!("line numbers out of range in a group of {}", group.commit))
+        };
         entries.push(BlameEntry {
             commit: group.commit,
             original_path: path,
             original_start: group.original_start,
-            original_end: group.original_start + group.count - 1,
+            original_end: end(group.original_start)?,
             final_start: group.final_start,
-            final_end: group.final_start + group.count - 1,
+            final_end: end(group.final_start)?,
             boundary: boundaries.get(&group.commit).copied().unwrap_or(false),
         });
         Ok(())
