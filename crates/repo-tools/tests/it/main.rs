@@ -6,6 +6,7 @@ mod git_status_summary;
 mod golden;
 mod links;
 mod list_files;
+mod properties;
 mod read_file;
 mod repo_summary;
 mod search_files;
