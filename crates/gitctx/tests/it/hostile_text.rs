@@ -134,3 +134,30 @@ fn log_paths_reads_hostile_file_names() {
     // commit id).
     assert_eq!(log[1].1, ["\u{1}", "z", sha_like, "a b", "tab\there"]);
 }
+
+proptest! {
+    #[test]
+    fn tag_names_parse_exactly_or_not_at_all(name in "v?[0-9.]{0,30}|.{0,30}") {
+        if let Some(version) = gitctx::Version::parse_tag(&name) {
+            prop_assert_eq!(version.to_string(), name.strip_prefix('v').unwrap_or(&name));
+        }
+    }
+}
+
+#[test]
+fn tag_names_at_the_edge_of_u64() {
+    let max = format!("v{}.0.0", u64::MAX);
+    let version = gitctx::Version::parse_tag(&max).unwrap();
+    assert_eq!(version.major, u64::MAX);
+    // FIXME: `Version::bump(Bump::Major)` on this version overflows (a panic in
+    // debug builds, 0.0.0 in release); a tag named by the repository reaches it
+    // through git-agent's release note. `bump` should saturate or fail.
+    assert_eq!(
+        gitctx::Version::parse_tag(&format!("v1{}.0.0", u64::MAX)),
+        None
+    );
+    assert_eq!(
+        gitctx::Version::parse_tag(&format!("v{}", "9.".repeat(100_000))),
+        None
+    );
+}
