@@ -21,7 +21,7 @@
 //!   and neither its spelling (absolute, drive letter, UNC, `..`) nor a symlink may
 //!   lead outside the workspace or into `.git` ([`paths`]). Every path a tool reports
 //!   is workspace-relative too, so it can be passed back unchanged.
-//! - **Invariant:** one rule for what may be read ([`gate`]): a path is judged by
+//! - **Invariant:** one rule for what may be read (the private `gate` module): a path is judged by
 //!   where it leads once every symbolic link on its way is followed. A target
 //!   outside the workspace, in a git directory, or that git ignores and does not
 //!   track is never read — `read_file` refuses it, `search_files` passes it over,

@@ -1,7 +1,7 @@
 //! `list_files`: the tracked files of the workspace (what `git ls-files` lists, from
 //! the index), optionally under a path, capped with the total known.
 //!
-//! A listed path whose target [`crate::gate`] refuses — a symbolic link (itself or
+//! A listed path whose target `gate` refuses — a symbolic link (itself or
 //! a directory on its way) leading outside the workspace, into `.git`, or to an
 //! untracked file git ignores — is still listed, since git tracks it, and is also
 //! named in `refused_links` with the reason: `read_file` refuses it and

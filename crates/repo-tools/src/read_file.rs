@@ -1,8 +1,17 @@
 //! `read_file`: a working-tree file of the workspace as line-numbered text
 //! (`"{n}| {line}"`), optionally a line range, capped by lines and bytes.
 //!
-//! The file is streamed: only the lines shown are held in memory, the rest are
-//! counted so the model learns the total and where to continue.
+//! The file is streamed: only the lines shown are held in memory (of a line
+//! longer than the byte cap, only what can be shown), the rest are counted so the
+//! model learns the total and where to continue. Files over [`MAX_FILE_BYTES`] are
+//! refused (`TOO_LARGE`).
+//!
+//! What may be read is `gate`'s rule, applied to where the path leads
+//! once every symbolic link on its way is followed: not outside the workspace or
+//! into `.git` (`INVALID_ARGUMENT`), not an untracked file git ignores (`IGNORED`,
+//! naming the link's target when a link led there), only a regular file
+//! (`NOT_A_FILE` for a directory, FIFO or device, which is never opened for a
+//! blocking read).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -168,7 +177,7 @@ impl Tool for ReadFile {
     }
 }
 
-/// Opens the regular file `rel` leads to, by [`gate`](crate::gate)'s rules: not
+/// Opens the regular file `rel` leads to, by `gate`'s rules: not
 /// outside the workspace, not in `.git`, not an untracked file git ignores (also
 /// when a link leads there), not a FIFO or a device, not over [`MAX_FILE_BYTES`].
 fn open(root: &Path, rel: &RelPath) -> Result<File, ToolFailure> {

@@ -4,7 +4,7 @@
 //!
 //! Binary files (NUL in the first 8 KiB), files over 1 MiB, and files that are
 //! missing or not regular (a FIFO is never opened for a blocking read) are skipped
-//! and counted; so are paths whose target [`crate::gate`] refuses, as `read_file`
+//! and counted; so are paths whose target `gate` refuses, as `read_file`
 //! does: a symlink out of the workspace, into `.git`, or to an untracked file git
 //! ignores (a tracked `envlink -> .env` is not searched), counted as unreadable. Each match's text is capped (a window around the match); matches
 //! are capped in number and bytes, with the total always counted.
@@ -213,7 +213,7 @@ impl Tool for SearchFiles {
 
 /// The text of the tracked file `path`, or `None` (counted in `skipped`) when it
 /// is missing, not a regular file, binary or too large, or when the
-/// [`gate`](crate::gate) refuses where it leads: outside the workspace, into
+/// `gate` refuses where it leads: outside the workspace, into
 /// `.git`, or (through a link) to an untracked file git ignores. Refusals count
 /// as unreadable.
 fn load(gate: &mut Gate<'_>, path: &str, skipped: &mut Skipped) -> Option<String> {
