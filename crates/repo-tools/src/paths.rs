@@ -139,7 +139,7 @@ pub fn normalize(input: &str) -> Result<RelPath, PathError> {
     if first.is_some_and(is_sep) {
         return Err(PathError::Absolute(owned()));
     }
-    if first.is_some_and(|c| c.is_ascii_alphabetic()) && second == Some(':') {
+    if has_drive_letter(input) {
         return Err(PathError::DriveLetter(owned()));
     }
     let mut parts: Vec<&str> = Vec::new();
@@ -157,9 +157,19 @@ pub fn normalize(input: &str) -> Result<RelPath, PathError> {
     if parts.iter().any(|part| is_git_dir_name(part)) {
         return Err(PathError::GitDir(owned()));
     }
+    // `a/../C:/x` must not become `C:/x`, which the check above refuses.
+    if parts.first().is_some_and(|first| has_drive_letter(first)) {
+        return Err(PathError::DriveLetter(owned()));
+    }
     Ok(RelPath {
         text: parts.join("/"),
     })
+}
+
+/// True when `text` starts with a drive letter (`C:`).
+fn has_drive_letter(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some(':')
 }
 
 fn is_git_dir_name(name: &str) -> bool {
@@ -362,6 +372,9 @@ mod tests {
         check(".GIT/config", Err("GitDir"));
         check("sub/.git", Err("GitDir"));
         check("a/../.git/x", Err("GitDir"));
+        // Found by the property test: `..` must not uncover a drive letter.
+        check(" A/../C:", Err("DriveLetter"));
+        check("a\\..\\c:/x", Err("DriveLetter"));
     }
 
     #[test]
