@@ -262,3 +262,28 @@ fn tracked_files_git_ignores_are_still_read_through_links() {
     let env = call(repo.path(), "list_files", json!({}));
     assert_eq!(data(&env)["refused_links"], json!([]));
 }
+
+#[test]
+fn a_tracked_directory_swapped_for_a_link_is_judged_by_its_target() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "secrets/\n")
+        .write("conf/token.txt", "visible token\n");
+    repo.commit_all("a tracked directory");
+    // The working tree now has `conf -> secrets`, an ignored directory holding
+    // a file of the same name.
+    repo.write("secrets/token.txt", "SECRET token\n");
+    std::fs::remove_dir_all(repo.join("conf")).unwrap();
+    symlink(Path::new("secrets"), &repo.join("conf"));
+    let env = call(repo.path(), "search_files", json!({"pattern": "token"}));
+    assert_no_secret(&env);
+    assert_eq!(data(&env)["total_matches"], 0);
+    assert_eq!(data(&env)["files_skipped"]["unreadable"], 1);
+    let env = call(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
+    assert_no_secret(&env);
+    assert_eq!(code(&env), "IGNORED");
+    let env = call(repo.path(), "list_files", json!({}));
+    assert_eq!(
+        data(&env)["refused_links"],
+        json!([{"path": "conf/token.txt", "reason": "leads to a file git ignores and does not track"}])
+    );
+}
