@@ -323,13 +323,21 @@ pub(crate) fn parse_porcelain(output: &[u8]) -> std::result::Result<Vec<BlameEnt
                 .cloned()
                 .ok_or_else(|| format!("no filename for commit {}", group.commit))?,
         };
+        // The line after the group must still be a `u32`, so that no entry's
+        // arithmetic (`len`, merging) can overflow.
+        let end = |start: u32| {
+            start
+                .checked_add(group.count)
+                .map(|after| after - 1)
+                .ok_or_else(|| format!("line numbers out of range in a group of {}", group.commit))
+        };
         entries.push(BlameEntry {
             commit: group.commit,
             original_path: path,
             original_start: group.original_start,
-            original_end: group.original_start + group.count - 1,
+            original_end: end(group.original_start)?,
             final_start: group.final_start,
-            final_end: group.final_start + group.count - 1,
+            final_end: end(group.final_start)?,
             boundary: boundaries.get(&group.commit).copied().unwrap_or(false),
         });
         Ok(())
@@ -498,5 +506,155 @@ mod tests {
         assert_eq!(count_lines(b"a\n"), 1);
         assert_eq!(count_lines(b"a\nb"), 2);
         assert_eq!(count_lines(b"\n\n"), 2);
+    }
+}
+
+/// Property tests of the porcelain parser: `git blame` output carries file
+/// content and file names from the repository, so whatever it holds, parsing
+/// never panics and what it returns stays within what the input describes.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+
+    /// Parses `output` and checks every entry it returns, and what is built on
+    /// them, against the input.
+    fn exercise(output: &[u8]) {
+        let Ok(entries) = parse_porcelain(output) else {
+            return;
+        };
+        let headers = output
+            .split(|&b| b == b'\n')
+            .filter(|l| l.len() >= 40)
+            .count();
+        assert!(
+            entries.len() <= headers,
+            "{} entries from {headers} header lines",
+            entries.len()
+        );
+        for entry in &entries {
+            assert!(entry.original_start <= entry.original_end);
+            assert!(entry.final_start <= entry.final_end);
+            assert!(entry.original_path.len() <= output.len());
+            assert_eq!(
+                entry.len(),
+                entry.original_end - entry.original_start + 1,
+                "both sides of an entry have its length"
+            );
+            assert_eq!(
+                entry.to_final(entry.original_start),
+                Some(entry.final_start)
+            );
+            assert_eq!(entry.to_final(entry.original_end), Some(entry.final_end));
+        }
+        let merged = merge_adjacent(entries.clone());
+        assert!(merged.len() <= entries.len());
+        let lines = |es: &[BlameEntry]| es.iter().map(|e| u64::from(e.len())).sum::<u64>();
+        assert_eq!(lines(&merged), lines(&entries));
+    }
+
+    /// One line of porcelain: headers with any numbers, commit details, quoted
+    /// and unquoted file names, content lines (a tab, then anything).
+    fn porcelain_line() -> impl Strategy<Value = String> {
+        let sha = prop_oneof![Just(A), Just(B)];
+        let number = prop_oneof![0u32..5, any::<u32>(), Just(u32::MAX), Just(u32::MAX - 1)];
+        prop_oneof![
+            (sha.clone(), number.clone(), number.clone(), number.clone())
+                .prop_map(|(s, o, f, c)| format!("{s} {o} {f} {c}")),
+            (sha.clone(), number.clone(), number).prop_map(|(s, o, f)| format!("{s} {o} {f}")),
+            (sha, "[ 0-9a-z-]{0,12}").prop_map(|(s, rest)| format!("{s} {rest}")),
+            "filename [^\n]{0,20}".prop_map(String::from),
+            "filename \"([^\"\\\\\n]|\\\\[0-7]{1,3}|\\\\[ntrabfv\"\\\\]|\\\\)*\"?"
+                .prop_map(String::from),
+            Just("boundary".to_owned()),
+            Just("author X".to_owned()),
+            "\t[^\n]{0,30}".prop_map(String::from),
+            "[^\n]{0,30}".prop_map(String::from),
+        ]
+    }
+
+    /// How git quotes a path (`core.quotePath`): the bytes `unquote_c_style`
+    /// must give back.
+    fn quote(bytes: &[u8]) -> String {
+        let mut out = String::from("\"");
+        for &b in bytes {
+            match b {
+                b'"' => out.push_str("\\\""),
+                b'\\' => out.push_str("\\\\"),
+                b'\n' => out.push_str("\\n"),
+                b'\t' => out.push_str("\\t"),
+                0x20..=0x7e => out.push(char::from(b)),
+                _ => out.push_str(&format!("\\{b:03o}")),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..1024)) {
+            exercise(&bytes);
+        }
+
+        #[test]
+        fn porcelain_shaped_output_never_panics(lines in prop::collection::vec(porcelain_line(), 0..24)) {
+            exercise(lines.join("\n").as_bytes());
+        }
+
+        #[test]
+        fn unquoting_never_grows_the_text(text in any::<String>()) {
+            prop_assert!(unquote_c_style(&text).len() <= text.len());
+            let quoted = format!("\"{text}\"");
+            prop_assert!(unquote_c_style(&quoted).len() <= quoted.len());
+        }
+
+        #[test]
+        fn unquoting_undoes_gits_quoting(name in any::<String>()) {
+            prop_assert_eq!(unquote_c_style(&quote(name.as_bytes())), name);
+        }
+    }
+
+    /// Line numbers so large that the entry's end would not fit a `u32` are an
+    /// error, not an overflow (a debug build panicked on them).
+    #[test]
+    fn line_numbers_past_u32_are_errors() {
+        for header in [
+            format!("{A} {} 1 2", u32::MAX),
+            format!("{A} 1 {} 2", u32::MAX),
+            format!("{A} 1 {} 1", u32::MAX),
+            format!("{A} 2 2 {}", u32::MAX),
+        ] {
+            let out = format!("{header}\nfilename f\n\tx\n");
+            assert!(parse_porcelain(out.as_bytes()).is_err(), "{header}");
+        }
+        let out = format!("{A} {m} {m} 1\nfilename f\n\tx\n", m = u32::MAX - 1);
+        let entries = parse_porcelain(out.as_bytes()).unwrap();
+        assert_eq!(entries[0].len(), 1);
+    }
+
+    #[test]
+    fn large_adversarial_output_stays_linear() {
+        let mut output = Vec::new();
+        for n in 0..200_000u32 {
+            output.extend_from_slice(format!("{A} {} {} 1\n", n + 1, n + 1).as_bytes());
+            if n == 0 {
+                output.extend_from_slice(b"filename f\n");
+            }
+            output.extend_from_slice(b"\t@@ -1 +1 @@\n");
+        }
+        let entries = parse_porcelain(&output).unwrap();
+        assert_eq!(entries.len(), 200_000);
+        assert_eq!(merge_adjacent(entries).len(), 1);
+        for marker in ["filename ", "\t", "boundary\n", "\"", "\\"] {
+            let text = marker.repeat(1024 * 1024 / marker.len());
+            exercise(text.as_bytes());
+        }
+        let long_name = format!("{A} 1 1 1\nfilename \"{}\"\n", "\\303\\251".repeat(100_000));
+        let entries = parse_porcelain(long_name.as_bytes()).unwrap();
+        assert_eq!(entries[0].original_path, "é".repeat(100_000));
     }
 }

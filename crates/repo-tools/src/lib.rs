@@ -8,8 +8,9 @@
 //! ```
 //!
 //! - **Dependencies:** `agent` (the [`agent::Tool`] trait, results, limits, the
-//!   registry) and `gitctx` (every git access: libgit2 reads, hardened git
-//!   processes). Nothing else of ours.
+//!   registry), `gitctx` (every git access: libgit2 reads, hardened git
+//!   processes) and `safe-io` (no-follow, bounded file reads). Nothing else of
+//!   ours.
 //! - **Invariant:** every tool is read-only: nothing here writes to the working
 //!   tree, the index, refs or config, or takes a lock (`GIT_OPTIONAL_LOCKS=0`).
 //! - **Invariant:** every result is bounded by the registry's [`ToolLimits`] (bytes,
@@ -20,6 +21,14 @@
 //!   and neither its spelling (absolute, drive letter, UNC, `..`) nor a symlink may
 //!   lead outside the workspace or into `.git` ([`paths`]). Every path a tool reports
 //!   is workspace-relative too, so it can be passed back unchanged.
+//! - **Invariant:** one rule for what may be read (the private `gate` module): a path is judged by
+//!   where it leads once every symbolic link on its way is followed. A target
+//!   outside the workspace, in a git directory, or that git ignores and does not
+//!   track is never read — `read_file` refuses it, `search_files` passes it over,
+//!   `list_files` marks it in `refused_links` — so a tracked `envlink -> .env`
+//!   exposes nothing `read_file` would not. Files are opened without following
+//!   links along the judged path (`safe_io`), only regular files are read (a FIFO
+//!   or a device never blocks), and every read has a byte limit.
 //! - **Invariant:** `git_status_summary` is spec 002 exactly: name, description and
 //!   parameter text byte for byte, the two fixed git commands, the output fields
 //!   and the error codes ([`git_status_summary`] lists the two places where it
@@ -30,6 +39,7 @@
 
 mod args;
 mod cap;
+mod gate;
 pub mod git_status_summary;
 pub mod list_files;
 pub mod paths;
@@ -66,8 +76,12 @@ pub mod codes {
     pub const NOT_A_FILE: &str = "NOT_A_FILE";
     /// `read_file`: the file is binary.
     pub const NOT_TEXT: &str = "NOT_TEXT";
+    /// `read_file`: the file is larger than it reads
+    /// ([`read_file::MAX_FILE_BYTES`](crate::read_file::MAX_FILE_BYTES)).
+    pub const TOO_LARGE: &str = "TOO_LARGE";
     /// `read_file`: git ignores the file and does not track it (`.env`, build
-    /// output, …): such files often hold secrets and are never shown to a model.
+    /// output, …), or a symbolic link leads to such a file: such files often hold
+    /// secrets and are never shown to a model.
     pub const IGNORED: &str = "IGNORED";
     /// Anything unexpected (a git command failing or timing out, an I/O error).
     pub const INTERNAL: &str = "INTERNAL";

@@ -1,5 +1,12 @@
 //! `list_files`: the tracked files of the workspace (what `git ls-files` lists, from
 //! the index), optionally under a path, capped with the total known.
+//!
+//! A listed path whose target `gate` refuses — a symbolic link (itself or
+//! a directory on its way) leading outside the workspace, into `.git`, or to an
+//! untracked file git ignores — is still listed, since git tracks it, and is also
+//! named in `refused_links` with the reason: `read_file` refuses it and
+//! `search_files` passes it over, so the model need not try. Only the paths shown
+//! are checked.
 
 use std::path::PathBuf;
 
@@ -8,6 +15,8 @@ use serde_json::{Value, json};
 
 use crate::args::Args;
 use crate::cap::{self, Budget};
+use crate::gate::Gate;
+use crate::paths::RelPath;
 use crate::workspace::RepoView;
 
 /// The tool name.
@@ -75,19 +84,35 @@ impl Tool for ListFiles {
             .filter(|path| prefix.contains(path))
             .collect();
         let total = matching.len();
-        let skeleton = json!({"path": prefix.display(), "files": [], "total": usize::MAX});
+        let skeleton = json!({
+            "path": prefix.display(),
+            "files": [],
+            "total": usize::MAX,
+            "refused_links": [],
+        });
         let mut budget = Budget::new(max_entries, cap::room(limits, &skeleton));
+        let mut gate = Gate::new(&view.root, Some(&view.repo))?;
         let mut files = Vec::new();
+        let mut refused = Vec::new();
         let mut stop = None;
         for path in matching {
-            if let Err(limit) = budget.take(cap::json_len(&path)) {
+            let mark = refused_link(&mut gate, &path)
+                .map(|reason| json!({"path": path.as_str(), "reason": reason}));
+            let size = cap::json_len(&path) + mark.as_ref().map_or(0, |m| m.to_string().len() + 1);
+            if let Err(limit) = budget.take(size) {
                 stop = Some(limit);
                 break;
             }
             files.push(path);
+            refused.extend(mark);
         }
         let shown = files.len();
-        let data = json!({"path": prefix.display(), "files": files, "total": total});
+        let data = json!({
+            "path": prefix.display(),
+            "files": files,
+            "total": total,
+            "refused_links": refused,
+        });
         Ok(match stop {
             None => ToolOutput::complete(data),
             Some(limit) => ToolOutput::truncated(
@@ -108,4 +133,10 @@ impl Tool for ListFiles {
             ),
         })
     }
+}
+
+/// Why the tracked `path` is a link the other tools refuse to follow, if it is.
+fn refused_link(gate: &mut Gate<'_>, path: &str) -> Option<&'static str> {
+    let rel = RelPath::from_index(path)?;
+    gate.judge(&rel, true).err()?.link_reason()
 }

@@ -64,6 +64,22 @@ impl RelPath {
                 .is_some_and(|rest| rest.starts_with('/'))
     }
 
+    /// The parent directory and the last component; `None` for the root.
+    pub(crate) fn split_last(&self) -> Option<(RelPath, &str)> {
+        if self.is_root() {
+            return None;
+        }
+        Some(match self.text.rsplit_once('/') {
+            Some((parent, name)) => (
+                RelPath {
+                    text: parent.to_owned(),
+                },
+                name,
+            ),
+            None => (RelPath::root(), self.text.as_str()),
+        })
+    }
+
     /// `root` joined with this path.
     pub fn under(&self, root: &Path) -> PathBuf {
         let mut out = root.to_path_buf();
@@ -123,7 +139,7 @@ pub fn normalize(input: &str) -> Result<RelPath, PathError> {
     if first.is_some_and(is_sep) {
         return Err(PathError::Absolute(owned()));
     }
-    if first.is_some_and(|c| c.is_ascii_alphabetic()) && second == Some(':') {
+    if has_drive_letter(input) {
         return Err(PathError::DriveLetter(owned()));
     }
     let mut parts: Vec<&str> = Vec::new();
@@ -141,9 +157,19 @@ pub fn normalize(input: &str) -> Result<RelPath, PathError> {
     if parts.iter().any(|part| is_git_dir_name(part)) {
         return Err(PathError::GitDir(owned()));
     }
+    // `a/../C:/x` must not become `C:/x`, which the check above refuses.
+    if parts.first().is_some_and(|first| has_drive_letter(first)) {
+        return Err(PathError::DriveLetter(owned()));
+    }
     Ok(RelPath {
         text: parts.join("/"),
     })
+}
+
+/// True when `text` starts with a drive letter (`C:`).
+fn has_drive_letter(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some(':')
 }
 
 fn is_git_dir_name(name: &str) -> bool {
@@ -181,12 +207,14 @@ pub fn resolve(canonical_root: &Path, rel: &RelPath) -> Result<PathBuf, ResolveE
                 io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
             ) =>
         {
-            // Missing — unless the part that does exist already leads out, so that
-            // nothing is learnt about what lies outside.
-            let existing = joined.ancestors().find_map(|dir| dir.canonicalize().ok());
-            return Err(match existing {
-                Some(dir) if !is_inside(&dir, canonical_root) => ResolveError::Escapes(rel.clone()),
-                _ => ResolveError::Missing(rel.clone()),
+            // Missing — unless it would lead out if it existed, so that nothing is
+            // learnt about what lies outside (a dangling link to an outside path is
+            // refused like a link to an existing one).
+            return Err(match would_lead_to(&joined) {
+                Some(path) if is_inside(&path, canonical_root) => {
+                    ResolveError::Missing(rel.clone())
+                }
+                _ => ResolveError::Escapes(rel.clone()),
             });
         }
         Err(source) => {
@@ -202,9 +230,66 @@ pub fn resolve(canonical_root: &Path, rel: &RelPath) -> Result<PathBuf, ResolveE
     Ok(canonical)
 }
 
+/// The most symbolic links a path may pass through (Linux's limit).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Where the absolute `path` leads with every link that exists followed, when its
+/// end does not exist: the canonical existing part, then the missing rest as
+/// written (`..` taken lexically there). `None` for a link loop.
+fn would_lead_to(path: &Path) -> Option<PathBuf> {
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    push_components(&mut pending, path);
+    let mut current = PathBuf::from("/");
+    let mut missing = false;
+    let mut hops = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            current.pop();
+            continue;
+        }
+        let next = current.join(&name);
+        if missing {
+            current = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_LINK_HOPS {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                if target.is_absolute() {
+                    current = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
+            }
+            Ok(_) => current = next,
+            Err(_) => {
+                missing = true;
+                current = next;
+            }
+        }
+    }
+    Some(current)
+}
+
+/// Pushes the names and `..` of `path` onto `stack` so that they pop in order.
+fn push_components(stack: &mut Vec<std::ffi::OsString>, path: &Path) {
+    let start = stack.len();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => stack.push(name.to_owned()),
+            Component::ParentDir => stack.push("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    stack[start..].reverse();
+}
+
 /// True when the canonical `path` is `root` or below it, and not in a `.git`
 /// directory there.
-fn is_inside(path: &Path, root: &Path) -> bool {
+pub(crate) fn is_inside(path: &Path, root: &Path) -> bool {
     let Ok(inside) = path.strip_prefix(root) else {
         return false;
     };
@@ -287,6 +372,9 @@ mod tests {
         check(".GIT/config", Err("GitDir"));
         check("sub/.git", Err("GitDir"));
         check("a/../.git/x", Err("GitDir"));
+        // Found by the property test: `..` must not uncover a drive letter.
+        check(" A/../C:", Err("DriveLetter"));
+        check("a\\..\\c:/x", Err("DriveLetter"));
     }
 
     #[test]
@@ -298,5 +386,47 @@ mod tests {
         assert!(!src.contains("sr"));
         assert!(RelPath::root().contains("anything"));
         assert_eq!(RelPath::root().display(), ".");
+    }
+
+    #[test]
+    fn split_last_names_parent_and_file() {
+        let split = |text: &str| {
+            normalize(text)
+                .unwrap()
+                .split_last()
+                .map(|(parent, name)| (parent.as_str().to_owned(), name.to_owned()))
+        };
+        assert_eq!(
+            split("a/b/c.rs"),
+            Some(("a/b".to_owned(), "c.rs".to_owned()))
+        );
+        assert_eq!(split("c.rs"), Some((String::new(), "c.rs".to_owned())));
+        assert_eq!(RelPath::root().split_last(), None);
+    }
+
+    #[test]
+    fn dangling_links_are_judged_by_where_they_would_lead() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, ws.join(name)).unwrap();
+        };
+        link("../elsewhere/missing", "out");
+        link("/nonexistent-dir/x", "abs");
+        link("missing/deeper", "in");
+        link("out", "chain");
+        link("loop", "loop");
+        link("./sub/../../ws/missing", "around");
+        let judge = |name: &str| resolve(&ws, &normalize(name).unwrap());
+        assert!(matches!(judge("out"), Err(ResolveError::Escapes(_))));
+        assert!(matches!(judge("abs"), Err(ResolveError::Escapes(_))));
+        assert!(matches!(judge("chain"), Err(ResolveError::Escapes(_))));
+        assert!(matches!(judge("loop"), Err(ResolveError::Io { .. })));
+        assert!(matches!(judge("in"), Err(ResolveError::Missing(_))));
+        assert!(matches!(judge("around"), Err(ResolveError::Missing(_))));
+        assert!(matches!(judge("nothing"), Err(ResolveError::Missing(_))));
+        assert!(matches!(judge("out/below"), Err(ResolveError::Escapes(_))));
     }
 }

@@ -1,12 +1,21 @@
 //! `read_file`: a working-tree file of the workspace as line-numbered text
 //! (`"{n}| {line}"`), optionally a line range, capped by lines and bytes.
 //!
-//! The file is streamed: only the lines shown are held in memory, the rest are
-//! counted so the model learns the total and where to continue.
+//! The file is streamed: only the lines shown are held in memory (of a line
+//! longer than the byte cap, only what can be shown), the rest are counted so the
+//! model learns the total and where to continue. Files over [`MAX_FILE_BYTES`] are
+//! refused (`TOO_LARGE`).
+//!
+//! What may be read is `gate`'s rule, applied to where the path leads
+//! once every symbolic link on its way is followed: not outside the workspace or
+//! into `.git` (`INVALID_ARGUMENT`), not an untracked file git ignores (`IGNORED`,
+//! naming the link's target when a link led there), only a regular file
+//! (`NOT_A_FILE` for a directory, FIFO or device, which is never opened for a
+//! blocking read).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
 use serde_json::{Value, json};
@@ -14,7 +23,8 @@ use serde_json::{Value, json};
 use crate::args::Args;
 use crate::cap;
 use crate::codes;
-use crate::paths::{self, RelPath, ResolveError};
+use crate::gate::{Gate, Refusal};
+use crate::paths::{self, RelPath};
 use crate::workspace;
 
 /// The tool name.
@@ -25,6 +35,10 @@ pub const DESCRIPTION: &str = "Reads a text file of the workspace's working tree
 
 /// The highest line number the schema accepts.
 pub const MAX_LINE_NUMBER: usize = 100_000_000;
+
+/// The largest file read (a file may grow while it is read: no more than this is
+/// read of it either).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How much of a file is checked for NUL bytes to tell binary from text.
 pub const BINARY_PROBE: usize = 8 * 1024;
@@ -97,7 +111,7 @@ impl Tool for ReadFile {
             )));
         }
         let root = workspace::canonical_root(&self.workspace_root)?;
-        let file = open(&root, &rel)?;
+        let file = open(&root, &rel)?.take(MAX_FILE_BYTES);
         let skeleton = json!({
             "path": rel.as_str(),
             "start_line": start,
@@ -163,56 +177,50 @@ impl Tool for ReadFile {
     }
 }
 
-/// Opens the regular file `rel` leads to.
-fn open(root: &std::path::Path, rel: &RelPath) -> Result<File, ToolFailure> {
-    let path = paths::resolve(root, rel).map_err(|err| match err {
-        ResolveError::Missing(_) => ToolFailure::new(
-            codes::NOT_FOUND,
-            format!("'{rel}' does not exist; list_files shows the tracked files"),
-        ),
-        ResolveError::Escapes(_) => ToolFailure::invalid_argument(format!("path: {err}")),
-        ResolveError::Io { .. } => ToolFailure::internal(err.to_string()),
-    })?;
-    let not_a_file = || {
+/// Opens the regular file `rel` leads to, by `gate`'s rules: not
+/// outside the workspace, not in `.git`, not an untracked file git ignores (also
+/// when a link leads there), not a FIFO or a device, not over [`MAX_FILE_BYTES`].
+fn open(root: &Path, rel: &RelPath) -> Result<File, ToolFailure> {
+    let repo = match gitctx::Repo::discover(root) {
+        Ok(repo) => Some(repo),
+        // Outside any repository there are no ignore rules.
+        Err(gitctx::Error::NotARepository { .. }) => None,
+        Err(err) => return Err(workspace::git_failure(err)),
+    };
+    let mut gate = Gate::new(root, repo.as_ref())?;
+    let target = gate
+        .judge(rel, false)
+        .map_err(|refusal| refusal.failure(rel))?;
+    let not_a_file = |what: &str| {
         ToolFailure::new(
             codes::NOT_A_FILE,
-            format!("'{rel}' is not a regular file; list_files shows the files under a directory"),
+            format!(
+                "'{rel}' is {what}, not a regular file; list_files shows the files under a directory"
+            ),
         )
     };
-    let metadata =
-        std::fs::metadata(&path).map_err(|err| ToolFailure::internal(format!("'{rel}': {err}")))?;
-    if !metadata.is_file() {
-        return Err(not_a_file());
+    if target.is_root() {
+        return Err(not_a_file("a directory"));
     }
-    refuse_ignored(&path, rel)?;
-    File::open(&path).map_err(|err| ToolFailure::internal(format!("cannot open '{rel}': {err}")))
-}
-
-/// Untracked files git ignores (`.env`, credentials, build output) are not read:
-/// they are what a repository keeps out of history, often on purpose.
-fn refuse_ignored(path: &std::path::Path, rel: &RelPath) -> Result<(), ToolFailure> {
-    let Ok(repo) = gitctx::Repo::discover(path.parent().unwrap_or(path)) else {
-        return Ok(()); // outside any repository there are no ignore rules
-    };
-    let Ok(top) = repo.root().canonicalize() else {
-        return Ok(());
-    };
-    let Ok(inside) = path.strip_prefix(&top) else {
-        return Ok(());
-    };
-    let Some(repo_path) = crate::paths::slash_path(inside) else {
-        return Ok(());
-    };
-    match repo.is_ignored(&repo_path) {
-        Ok(true) => Err(ToolFailure::new(
-            codes::IGNORED,
+    let file = gate.open(&target).map_err(|err| match err {
+        safe_io::Error::NotRegular { kind, .. } => not_a_file(kind.describe()),
+        err if err.is_not_found() => Refusal::Missing.failure(rel),
+        safe_io::Error::NotDirectory { .. } => Refusal::Missing.failure(rel),
+        err => ToolFailure::internal(format!("cannot open '{rel}': {err}")),
+    })?;
+    let size = file
+        .metadata()
+        .map_err(|err| ToolFailure::internal(format!("cannot open '{rel}': {err}")))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(ToolFailure::new(
+            codes::TOO_LARGE,
             format!(
-                "'{rel}' is ignored by git and not tracked; read_file does not show ignored files"
+                "'{rel}' has {size} bytes; read_file reads files of at most {MAX_FILE_BYTES} bytes"
             ),
-        )),
-        Ok(false) => Ok(()),
-        Err(err) => Err(ToolFailure::internal(format!("'{rel}': {err}"))),
+        ));
     }
+    Ok(file)
 }
 
 /// What [`read_lines`] read.
@@ -230,10 +238,11 @@ struct Lines {
 }
 
 /// Reads `file`, keeping lines `start..=end` (at most `max_lines` of them, in at
-/// most `room` JSON bytes) and counting all.
+/// most `room` JSON bytes) and counting all. Memory stays within the caps: of a
+/// line longer than `room`, only what can be shown is held.
 /// `Ok(Err(()))` for a binary file.
 fn read_lines(
-    file: File,
+    file: impl Read,
     start: usize,
     end: Option<usize>,
     max_lines: usize,
@@ -254,8 +263,8 @@ fn read_lines(
     let mut line = Vec::new();
     let mut number = 0;
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let keep = if number + 1 < start { 0 } else { room + 1 };
+        if read_line_capped(&mut reader, &mut line, keep)? == 0 {
             out.total_lines = number;
             return Ok(Ok(out));
         }
@@ -296,6 +305,38 @@ fn read_lines(
     Ok(Ok(out))
 }
 
+/// Reads one line (through its `\n`) from `reader`, keeping at most `keep` of its
+/// bytes in `line` and passing over the rest. Returns the bytes read: 0 at the end.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    keep: usize,
+) -> io::Result<usize> {
+    line.clear();
+    let mut read = 0;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if chunk.is_empty() {
+            return Ok(read);
+        }
+        let (take, ended) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = keep.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..take.min(room)]);
+        reader.consume(take);
+        read += take;
+        if ended {
+            return Ok(read);
+        }
+    }
+}
+
 /// The lines left in `reader` (a last line without a newline counts).
 fn count_lines(reader: &mut impl BufRead) -> io::Result<usize> {
     let mut lines = 0;
@@ -311,4 +352,48 @@ fn count_lines(reader: &mut impl BufRead) -> io::Result<usize> {
         reader.consume(n);
     }
     Ok(lines + usize::from(last.is_some_and(|b| b != b'\n')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[u8], keep: usize) -> Vec<(usize, Vec<u8>)> {
+        let mut reader = BufReader::with_capacity(4, text);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let read = read_line_capped(&mut reader, &mut line, keep).unwrap();
+            if read == 0 {
+                return out;
+            }
+            out.push((read, line.clone()));
+        }
+    }
+
+    #[test]
+    fn long_lines_are_passed_over_not_held() {
+        assert_eq!(
+            lines(b"abcdefghij\nxy\nlast", 3),
+            [
+                (11, b"abc".to_vec()),
+                (3, b"xy\n".to_vec()),
+                (4, b"las".to_vec())
+            ]
+        );
+        assert_eq!(lines(b"\n\n", 0), [(1, vec![]), (1, vec![])]);
+        assert_eq!(lines(b"", 10), []);
+    }
+
+    #[test]
+    fn a_huge_line_is_cut_and_counted() {
+        let text = format!("{}\nsecond\n", "x".repeat(3 * 1024 * 1024));
+        let read = read_lines(text.as_bytes(), 1, None, 10, 100)
+            .unwrap()
+            .unwrap();
+        assert!(read.cut_line);
+        assert_eq!(read.total_lines, 2);
+        assert!(read.text.len() <= 100, "{}", read.text.len());
+        assert_eq!(read.next_start_line, 2);
+    }
 }

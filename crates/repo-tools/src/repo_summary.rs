@@ -7,8 +7,12 @@
 //! Counts and entries describe the workspace (which may be a subdirectory of the
 //! working tree); each list is capped, and the first list that was cut is named in
 //! the truncation.
+//!
+//! No file is read and no link is followed: counts come from the index,
+//! top-level entries are listed as they are on disk (a symlink as `symlink`, a
+//! FIFO as `other`), and `.gitmodules` counts only as a regular file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
@@ -74,17 +78,18 @@ impl Tool for RepoSummary {
         let repo = &view.repo;
         let cap = SUMMARY_ENTRIES.min(limits.max_entries);
         let mut cut: Option<Truncation> = None;
-        let mut capped = |name: &str, mut items: Vec<Value>| -> Vec<Value> {
-            if items.len() > cap {
+        // `total` is the length of the whole list, of which `items` may hold only
+        // the start.
+        let mut capped = |name: &str, mut items: Vec<Value>, total: usize| -> Vec<Value> {
+            if total > cap {
                 if cut.is_none() {
                     cut = Some(Truncation {
                         limit: TruncationLimit::Entries,
                         max: cap,
-                        total: Some(items.len()),
+                        total: Some(total),
                         shown: cap,
                         hint: format!(
-                            "{name} lists the first {cap} of {}; use list_files with a path prefix for the rest",
-                            items.len()
+                            "{name} lists the first {cap} of {total}; use list_files with a path prefix for the rest"
                         ),
                     });
                 }
@@ -126,24 +131,23 @@ impl Tool for RepoSummary {
 
         let files = view.tracked_files()?;
         let counts = Counts::of(&files);
-        let by_dir = capped(
-            "files_by_top_level_directory",
-            sorted_counts(counts.by_dir)
-                .into_iter()
-                .map(|(name, n)| json!({"directory": name, "files": n}))
-                .collect(),
-        );
-        let by_ext = capped(
-            "files_by_extension",
-            sorted_counts(counts.by_ext)
-                .into_iter()
-                .map(|(ext, n)| {
-                    let ext = (!ext.is_empty()).then_some(ext);
-                    json!({"extension": ext, "files": n})
-                })
-                .collect(),
-        );
-        let entries = capped("top_level_entries", top_level_entries(&view.root)?);
+        let by_dir: Vec<Value> = sorted_counts(counts.by_dir)
+            .into_iter()
+            .map(|(name, n)| json!({"directory": name, "files": n}))
+            .collect();
+        let by_dir_total = by_dir.len();
+        let by_dir = capped("files_by_top_level_directory", by_dir, by_dir_total);
+        let by_ext: Vec<Value> = sorted_counts(counts.by_ext)
+            .into_iter()
+            .map(|(ext, n)| {
+                let ext = (!ext.is_empty()).then_some(ext);
+                json!({"extension": ext, "files": n})
+            })
+            .collect();
+        let by_ext_total = by_ext.len();
+        let by_ext = capped("files_by_extension", by_ext, by_ext_total);
+        let (entries, total_entries) = top_level_entries(&view.root, cap)?;
+        let entries = capped("top_level_entries", entries, total_entries);
 
         let data = json!({
             "repository_root": view.top.to_string_lossy(),
@@ -157,7 +161,7 @@ impl Tool for RepoSummary {
             "files_by_extension": by_ext,
             "top_level_entries": entries,
             "recent_commits": recent,
-            "has_gitmodules": view.top.join(".gitmodules").is_file(),
+            "has_gitmodules": has_gitmodules(&view.top),
         });
         Ok(match cut {
             Some(truncation) => ToolOutput::truncated(data, truncation),
@@ -201,12 +205,24 @@ fn sorted_counts(counts: BTreeMap<String, usize>) -> Vec<(String, usize)> {
     list
 }
 
+/// True when the top of the working tree holds a regular `.gitmodules` file. A
+/// symlink by that name is not followed (git itself refuses one), so it cannot
+/// tell whether some file outside exists.
+fn has_gitmodules(top: &Path) -> bool {
+    safe_io::Dir::open(top)
+        .and_then(|dir| dir.kind(".gitmodules"))
+        .is_ok_and(|kind| kind == Some(safe_io::FileKind::File))
+}
+
 /// The entries of the workspace root on disk (tracked or not), `.git` left out,
-/// sorted by name.
-fn top_level_entries(root: &Path) -> Result<Vec<Value>, ToolFailure> {
+/// sorted by name, with their total. Nothing is followed: a symlink is listed as
+/// `symlink`, a FIFO as `other`. Only the first `keep` names are held, however
+/// many the directory has.
+fn top_level_entries(root: &Path, keep: usize) -> Result<(Vec<Value>, usize), ToolFailure> {
     let read = std::fs::read_dir(root)
         .map_err(|err| ToolFailure::internal(format!("cannot list {}: {err}", root.display())))?;
-    let mut entries: Vec<(String, &str)> = Vec::new();
+    let mut entries: BTreeSet<(String, &str)> = BTreeSet::new();
+    let mut total = 0;
     for entry in read {
         let entry = entry.map_err(|err| {
             ToolFailure::internal(format!("cannot list {}: {err}", root.display()))
@@ -221,13 +237,17 @@ fn top_level_entries(root: &Path) -> Result<Vec<Value>, ToolFailure> {
             Ok(t) if t.is_file() => "file",
             _ => "other",
         };
-        entries.push((name, kind));
+        total += 1;
+        entries.insert((name, kind));
+        if entries.len() > keep {
+            entries.pop_last();
+        }
     }
-    entries.sort();
-    Ok(entries
+    let entries = entries
         .into_iter()
         .map(|(name, kind)| json!({"name": name, "kind": kind}))
-        .collect())
+        .collect();
+    Ok((entries, total))
 }
 
 #[cfg(test)]

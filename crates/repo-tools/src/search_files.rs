@@ -3,8 +3,10 @@
 //! working tree.
 //!
 //! Binary files (NUL in the first 8 KiB), files over 1 MiB, and files that are
-//! missing, unreadable or lead outside the workspace through a symlink are skipped
-//! and counted. Each match's text is capped (a window around the match); matches
+//! missing or not regular (a FIFO is never opened for a blocking read) are skipped
+//! and counted; so are paths whose target `gate` refuses, as `read_file`
+//! does: a symlink out of the workspace, into `.git`, or to an untracked file git
+//! ignores (a tracked `envlink -> .env` is not searched), counted as unreadable. Each match's text is capped (a window around the match); matches
 //! are capped in number and bytes, with the total always counted.
 
 use std::path::PathBuf;
@@ -16,7 +18,8 @@ use serde_json::{Value, json};
 
 use crate::args::Args;
 use crate::cap::{self, Budget};
-use crate::paths::{self, RelPath};
+use crate::gate::Gate;
+use crate::paths::RelPath;
 use crate::read_file::{BINARY_PROBE, looks_binary};
 use crate::workspace::RepoView;
 
@@ -149,11 +152,12 @@ impl Tool for SearchFiles {
         let mut total = 0;
         let mut searched = 0;
         let mut skipped = Skipped::default();
+        let mut gate = Gate::new(&view.root, Some(&view.repo))?;
         for path in view.tracked_files()? {
             if !prefix.contains(&path) {
                 continue;
             }
-            let Some(text) = load(&view, &path, &mut skipped) else {
+            let Some(text) = load(&mut gate, &path, &mut skipped) else {
                 continue;
             };
             searched += 1;
@@ -208,28 +212,25 @@ impl Tool for SearchFiles {
 }
 
 /// The text of the tracked file `path`, or `None` (counted in `skipped`) when it
-/// is missing, unreadable, outside the workspace, binary or too large.
-fn load(view: &RepoView, path: &str, skipped: &mut Skipped) -> Option<String> {
-    let Some(file) =
-        RelPath::from_index(path).and_then(|rel| paths::resolve(&view.root, &rel).ok())
-    else {
+/// is missing, not a regular file, binary or too large, or when the
+/// `gate` refuses where it leads: outside the workspace, into
+/// `.git`, or (through a link) to an untracked file git ignores. Refusals count
+/// as unreadable.
+fn load(gate: &mut Gate<'_>, path: &str, skipped: &mut Skipped) -> Option<String> {
+    let Some(target) = RelPath::from_index(path).and_then(|rel| gate.judge(&rel, true).ok()) else {
         skipped.unreadable += 1;
         return None;
     };
-    match std::fs::metadata(&file) {
-        Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => {
+    let bytes = match gate.read(&target, MAX_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(safe_io::Error::TooLarge { .. }) => {
             skipped.too_large += 1;
             return None;
         }
-        Ok(meta) if meta.is_file() => {}
-        _ => {
+        Err(_) => {
             skipped.unreadable += 1;
             return None;
         }
-    }
-    let Ok(bytes) = std::fs::read(&file) else {
-        skipped.unreadable += 1;
-        return None;
     };
     if looks_binary(&bytes[..bytes.len().min(BINARY_PROBE)]) {
         skipped.binary += 1;

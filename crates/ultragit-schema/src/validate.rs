@@ -29,7 +29,11 @@
 //!   entry.
 //!
 //! "Blank" means empty or only whitespace.
+//!
+//! Notes are untrusted (they are fetched from others): validating and
+//! stripping take time and memory linear in the note, whatever it holds.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use crate::annotation::{Annotation, RegionAnnotation, SCHEMA_V1, parse_timestamp};
@@ -51,7 +55,8 @@ pub enum ProblemLocation {
     /// `context_level`, `provenance`.
     Document,
     /// The region at `index` in `regions` (before any stripping). `file` and
-    /// `anchor` are copied from the region so messages can name it.
+    /// `anchor` are copied from the region so messages can name it (names longer
+    /// than [`LOCATION_NAME_BYTES`] are cut, marked with `…`).
     Region {
         /// Index in `regions`.
         index: usize,
@@ -110,18 +115,23 @@ impl Annotation {
     pub fn validate(&self, ctx: &ValidationContext<'_>) -> Vec<ValidationProblem> {
         let mut problems = Vec::new();
         self.check_document(ctx, &mut problems);
+        let commit_files: Option<HashSet<&str>> = ctx
+            .commit_files
+            .map(|files| files.iter().map(String::as_str).collect());
         for (index, region) in self.regions.iter().enumerate() {
+            let file = shortened(&region.file);
+            let anchor = shortened(&region.ast_anchor.name);
             let mut report = |message: String| {
                 problems.push(ValidationProblem {
                     location: ProblemLocation::Region {
                         index,
-                        file: region.file.clone(),
-                        anchor: region.ast_anchor.name.clone(),
+                        file: file.clone(),
+                        anchor: anchor.clone(),
                     },
                     message,
                 });
             };
-            check_region(region, ctx, &mut report);
+            check_region(region, commit_files.as_ref(), &mut report);
         }
         for (index, concern) in self.cross_cutting.iter().enumerate() {
             let mut report = |message: String| {
@@ -206,13 +216,13 @@ impl Annotation {
 
 fn check_region(
     region: &RegionAnnotation,
-    ctx: &ValidationContext<'_>,
+    commit_files: Option<&HashSet<&str>>,
     report: &mut impl FnMut(String),
 ) {
     if let Some(problem) = path_problem(&region.file) {
         report(problem);
-    } else if let Some(files) = ctx.commit_files
-        && !files.contains(&region.file)
+    } else if let Some(files) = commit_files
+        && !files.contains(region.file.as_str())
     {
         report(format!(
             "file {:?} is not among the files of the commit",
@@ -313,17 +323,42 @@ fn is_blank(text: &str) -> bool {
     text.trim().is_empty()
 }
 
-/// Removes the elements at `bad` (indices may repeat, any order).
+/// Removes the elements at `bad` (indices may repeat, any order), in linear
+/// time: a note may hold many regions, all of them bad.
 fn retain_indices<T>(items: &mut Vec<T>, bad: &[usize]) {
     if bad.is_empty() {
         return;
     }
+    let mut drop = vec![false; items.len()];
+    for &index in bad {
+        if let Some(slot) = drop.get_mut(index) {
+            *slot = true;
+        }
+    }
     let mut index = 0;
     items.retain(|_| {
-        let keep = !bad.contains(&index);
+        let keep = !drop[index];
         index += 1;
         keep
     });
+}
+
+/// The longest region name (`file`, anchor) a [`ProblemLocation`] copies, in
+/// bytes. Each problem of a region names it, so copying a name of any length
+/// into each would let a small note validate into a huge list.
+pub const LOCATION_NAME_BYTES: usize = 200;
+
+/// `text`, cut to [`LOCATION_NAME_BYTES`] (at a character boundary) with `…`
+/// marking the cut.
+fn shortened(text: &str) -> String {
+    if text.len() <= LOCATION_NAME_BYTES {
+        return text.to_owned();
+    }
+    let mut end = LOCATION_NAME_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]

@@ -8,3 +8,4 @@ mod pr;
 mod release;
 mod support;
 mod tools;
+mod untrusted_text;

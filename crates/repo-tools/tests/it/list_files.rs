@@ -34,7 +34,8 @@ fn lists_tracked_files_under_a_prefix() {
         &json!({
             "path": ".",
             "files": ["README.md", "docs/guide.md", "src/lib.rs", "src/new.rs", "src/tools/a.rs", "src/tools/b.rs", "src2/x.rs"],
-            "total": 7
+            "total": 7,
+            "refused_links": []
         })
     );
     assert_eq!(env["truncated"], false);

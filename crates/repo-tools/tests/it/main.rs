@@ -4,7 +4,9 @@
 mod catalog;
 mod git_status_summary;
 mod golden;
+mod links;
 mod list_files;
+mod properties;
 mod read_file;
 mod repo_summary;
 mod search_files;
@@ -46,4 +48,13 @@ pub fn code(envelope: &Value) -> &str {
 pub fn symlink(target: &Path, link: &Path) {
     #[cfg(unix)]
     std::os::unix::fs::symlink(target, link).expect("create a symlink");
+}
+
+/// Makes a FIFO at `path` (absolute).
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
 }

@@ -207,3 +207,18 @@ fn ignored_untracked_files_are_refused_but_tracked_and_untracked_ones_are_read()
         "1| # draft\n"
     );
 }
+
+#[test]
+fn files_over_the_read_limit_are_refused_before_reading() {
+    let repo = repo();
+    // Sparse: the size is known without writing it.
+    let file = std::fs::File::create(repo.join("huge.log")).unwrap();
+    file.set_len(repo_tools::read_file::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let env = read(&repo, json!({"path": "huge.log", "end_line": 1}));
+    assert_eq!(code(&env), "TOO_LARGE", "{env}");
+    file.set_len(repo_tools::read_file::MAX_FILE_BYTES).unwrap();
+    // At the limit it is read (all NUL here, so binary).
+    let env = read(&repo, json!({"path": "huge.log", "end_line": 1}));
+    assert_eq!(code(&env), "NOT_TEXT", "{env}");
+}

@@ -4,5 +4,6 @@
 mod annotation;
 mod fixtures;
 mod golden;
+mod properties;
 mod read;
 mod validate;
