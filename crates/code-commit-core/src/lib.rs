@@ -34,6 +34,8 @@ pub mod logs;
 pub mod parse;
 pub mod policy;
 pub mod prompts;
+pub mod protect;
 pub mod run;
+pub mod sandbox;
 
 pub use error::Error;
