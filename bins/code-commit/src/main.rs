@@ -10,6 +10,9 @@
 //! `--generate KIND` flag (shell completions for `make install`) is handled
 //! before clap.
 //!
+//! Before anything else it makes itself non-dumpable (see `protect_process`),
+//! so `build.sh` cannot read a key from its environment or memory.
+//!
 //! Precedence: for each configuration key, `agent-config/config.toml` over the
 //! user's `config.toml`; for the key, `agent-config/api-key` (or the file
 //! `api_key_file` names) over the user's `api-key` file over the environment
@@ -217,7 +220,19 @@ fn describe(step: &Step) -> String {
     }
 }
 
+/// Makes this process non-dumpable: no core dump, and no other process of the
+/// user (a build, a process it left behind) may read its memory or its
+/// `/proc/<pid>/environ`, where a key taken from a variable sits.
+fn protect_process() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
+}
+
 fn main() -> ExitCode {
+    protect_process();
     let args: Vec<_> = std::env::args_os().collect();
     match frontend::generate_request(&args) {
         Some(Ok(kind)) => {

@@ -538,7 +538,9 @@ pub async fn run(
         if result.passed() {
             return finish(true, attempt, &latest, None, &tampered, &sandbox_line);
         }
-        failure = Some(result.prompt_text(options.build_output_bytes));
+        // The build's output goes back to the model: a key it printed (plain or
+        // encoded) must not.
+        failure = Some(redactor.redact(&result.prompt_text(options.build_output_bytes)));
     }
     let last = failure.unwrap_or_default();
     finish(

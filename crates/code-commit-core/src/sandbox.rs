@@ -13,9 +13,13 @@
 //!   binary fills the list), and the devices in [`DEVICES`]. Writes elsewhere
 //!   fail with "Permission denied".
 //! - Nothing else changes: network, processes and signals are not restricted by
-//!   this ruleset. A Landlock-confined process cannot `ptrace` (or read the
-//!   memory or environment of) a process outside its domain, so code-commit
-//!   itself, which holds the key, is out of the build's reach.
+//!   this ruleset. A Landlock-confined process cannot attach to (`ptrace`, or
+//!   read `/proc/<pid>/mem` of) a process outside its domain. Reading another
+//!   process's `/proc/<pid>/environ` is not covered by Landlock: the
+//!   `code-commit` binary makes itself non-dumpable, which keeps its
+//!   environment (where a key from a variable sits) from processes of the same
+//!   user, and the build starts without `CAP_SYS_PTRACE` in its bounding set,
+//!   so even a build running as root cannot read it.
 //!
 //! # How
 //!
@@ -408,6 +412,14 @@ mod imp {
 
     /// Restricts the calling thread (and what it starts afterwards) to `rules`.
     pub(crate) fn restrict(rules: Rules) -> Result<SandboxStatus, SandboxError> {
+        // A process with CAP_SYS_PTRACE (root) may read the memory and the
+        // environment of any process of its user, code-commit's included, even
+        // from inside a Landlock domain; the build starts without it. Dropping
+        // it needs CAP_SETPCAP, which only such a process has: elsewhere this
+        // fails and there is nothing to drop.
+        let _ = rustix::thread::remove_capability_from_bounding_set(
+            rustix::thread::CapabilitySet::SYS_PTRACE,
+        );
         let fail = |e: landlock::RulesetError| SandboxError(format!("Landlock: {e}"));
         let status = Ruleset::default()
             .handle_access(AccessFs::from_all(ABI_USED))
