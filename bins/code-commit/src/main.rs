@@ -222,7 +222,10 @@ fn describe(step: &Step) -> String {
 
 /// Makes this process non-dumpable: no core dump, and no other process of the
 /// user (a build, a process it left behind) may read its memory or its
-/// `/proc/<pid>/environ`, where a key taken from a variable sits.
+/// `/proc/<pid>/environ`, where a key taken from a variable sits. (A build
+/// running as root can still read the environment: the kernel lets root read
+/// `/proc/<pid>/environ` of a non-dumpable root process even without
+/// `CAP_SYS_PTRACE`. Running as root, keep the key in a file.)
 fn protect_process() {
     #[cfg(target_os = "linux")]
     {

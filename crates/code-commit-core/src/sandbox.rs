@@ -17,9 +17,11 @@
 //!   read `/proc/<pid>/mem` of) a process outside its domain. Reading another
 //!   process's `/proc/<pid>/environ` is not covered by Landlock: the
 //!   `code-commit` binary makes itself non-dumpable, which keeps its
-//!   environment (where a key from a variable sits) from processes of the same
-//!   user, and the build starts without `CAP_SYS_PTRACE` in its bounding set,
-//!   so even a build running as root cannot read it.
+//!   environment (where a key from a variable sits) from other processes of
+//!   the same user. The build also starts without `CAP_SYS_PTRACE` in its
+//!   bounding set, so a build running as root cannot attach to code-commit
+//!   even without Landlock; root can still read a non-dumpable process's
+//!   environment, so as root the key belongs in a key file.
 //!
 //! # How
 //!
