@@ -21,8 +21,9 @@
 //!   (`TMPDIR`, `TMP`, `TEMP`), removed after the build. When the kernel has no
 //!   Landlock, [`BuildResult::sandbox`] says so and the build runs unconfined.
 //! - When a sandboxed build fails after creating entries it could not read
-//!   (directly in the project root, see the sandbox's limitation), it is run once
-//!   more, with them readable; [`BuildResult::notes`] says so.
+//!   (directly in the project root, see the sandbox's limitation), it is run
+//!   again, with them readable, up to [`MAX_SANDBOX_RERUNS`] times;
+//!   [`BuildResult::notes`] says so.
 //! - After `build.sh` exits, its output is read until the pipes close. If
 //!   processes it left behind keep them open past a grace period, the group is
 //!   killed; if the pipes are still open after that (a process that left the
@@ -316,23 +317,35 @@ pub enum BuildError {
 /// executable, so its shebang is respected, else (or when the kernel cannot
 /// execute it) as `sh build.sh`.
 pub fn run_build(project_dir: &Path, options: &BuildOptions) -> Result<BuildResult, BuildError> {
-    let first = run_once(project_dir, options)?;
-    if first.result.passed() || first.hidden.is_empty() {
-        return Ok(first.result);
+    let mut notes = Vec::new();
+    let mut elapsed = Duration::ZERO;
+    let mut reruns = 0;
+    loop {
+        let mut once = run_once(project_dir, options)?;
+        elapsed += once.result.elapsed;
+        if once.result.passed() || once.hidden.is_empty() {
+            once.result.notes = notes;
+            once.result.elapsed = elapsed;
+            return Ok(once.result);
+        }
+        if reruns == MAX_SANDBOX_RERUNS {
+            notes.push(hidden_note(&once.hidden, &once.result.sandbox, false));
+            once.result.notes = notes;
+            once.result.elapsed = elapsed;
+            return Ok(once.result);
+        }
+        // The build may have failed only because the sandbox kept it from
+        // reading what it created where Landlock cannot grant new entries:
+        // again, now that they exist and are granted.
+        notes.push(hidden_note(&once.hidden, &once.result.sandbox, true));
+        reruns += 1;
     }
-    // The build may have failed only because the sandbox kept it from reading
-    // what it created where Landlock cannot grant new entries: once more, now
-    // that they exist and are granted.
-    let mut second = run_once(project_dir, options)?;
-    let mut notes = vec![hidden_note(&first.hidden, &first.result.sandbox, true)];
-    if !second.result.passed() && !second.hidden.is_empty() {
-        notes.push(hidden_note(&second.hidden, &second.result.sandbox, false));
-    }
-    notes.append(&mut second.result.notes);
-    second.result.notes = notes;
-    second.result.elapsed += first.result.elapsed;
-    Ok(second.result)
 }
+
+/// How many times a sandboxed build that failed after creating entries it
+/// could not read is run again (each time only when it created new ones: a
+/// Rust project in a fresh clone creates `Cargo.lock`, then `target/`).
+pub const MAX_SANDBOX_RERUNS: u32 = 3;
 
 /// Says which new entries the sandbox kept unreadable, and what to do.
 fn hidden_note(hidden: &[PathBuf], status: &SandboxStatus, again: bool) -> String {
@@ -347,7 +360,7 @@ fn hidden_note(hidden: &[PathBuf], status: &SandboxStatus, again: bool) -> Strin
     };
     if again {
         format!(
-            "note: build.sh failed after creating {} where the sandbox cannot let it read new entries (Landlock keeps {denied} unreadable by granting its siblings, which exist before the build); build.sh was run a second time, with them readable",
+            "note: build.sh failed after creating {} where the sandbox cannot let it read new entries (Landlock keeps {denied} unreadable by granting its siblings, which exist before the build); build.sh was run again, with them readable",
             list.join(", ")
         )
     } else {

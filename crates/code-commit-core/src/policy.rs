@@ -196,6 +196,11 @@ impl Policy {
             .collect())
     }
 
+    /// Whether git ignores `rel` (relative to the project) and does not track it.
+    pub fn is_ignored(&self, rel: &str) -> Result<bool, gitctx::Error> {
+        self.repo.is_ignored(&format!("{}{rel}", self.prefix))
+    }
+
     /// The git directory all worktrees of the repository share (hooks and
     /// config live there).
     pub fn git_common_dir(&self) -> PathBuf {

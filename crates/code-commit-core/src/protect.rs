@@ -10,7 +10,9 @@
 //! repair rounds.
 //!
 //! Protected, relative to the project directory:
-//! - `build.sh`, `.gitignore`, `Cargo.lock`, `codeRollup.sh`;
+//! - `build.sh`, `.gitignore`, `Cargo.lock`, `codeRollup.sh` (cargo may update
+//!   `Cargo.lock` after the model changed a `Cargo.toml`, and create an ignored
+//!   one: [`lock_update_allowed`]);
 //! - everything under `agent-config/` except `agent-config/logs/` (the run logs
 //!   are written while the build is checked);
 //! - the repository's `hooks/` directory (everything under it) and `config`, in
@@ -268,6 +270,25 @@ fn hash(dir: &Dir, rel: &str) -> Entry {
         mode,
         sha256: hasher.finalize().into(),
     }
+}
+
+/// The one exception to "a build may not change a protected file": cargo
+/// writes `Cargo.lock` itself. A build may create or change the top-level
+/// `Cargo.lock` (never delete it) when the attempt's blocks changed a
+/// `Cargo.toml` (cargo records the new dependencies), or create it when git
+/// ignores it (a library that does not commit its lock file, in a fresh clone).
+/// `lock_ignored` is asked only when it matters.
+pub fn lock_update_allowed(
+    change: &Tampered,
+    manifest_changed: bool,
+    lock_ignored: impl FnOnce() -> bool,
+) -> bool {
+    change.path == "Cargo.lock"
+        && match change.kind {
+            ChangeKind::Deleted => false,
+            ChangeKind::Changed => manifest_changed,
+            ChangeKind::Created => manifest_changed || lock_ignored(),
+        }
 }
 
 /// The one-line message for a build that changed protected files.

@@ -271,6 +271,11 @@ pub fn preflight(project: &Path) -> Result<Inputs, Error> {
     })
 }
 
+/// Whether git ignores the project's `Cargo.lock` (an error counts as no).
+fn lock_ignored(policy: &Policy) -> bool {
+    policy.is_ignored("Cargo.lock").unwrap_or(false)
+}
+
 fn rejection_text(reasons: &[String]) -> String {
     let mut out = String::from(
         "Your previous response was rejected and NOTHING from it was applied (the files are as listed under File replacements):\n",
@@ -370,6 +375,9 @@ pub async fn run(
 
     for attempt in 1..=options.max_repairs + 1 {
         attempts = attempt;
+        // Whether this attempt's blocks changed a Cargo.toml (cargo may then
+        // rewrite Cargo.lock: see `protect::lock_update_allowed`).
+        let mut manifest_changed = false;
         let prompt = match &failure {
             None => prompts::initial(&inputs.query, &inputs.codebase),
             Some(text) => {
@@ -452,6 +460,11 @@ pub async fn run(
                             .collect();
                         match apply::apply(&inputs.root, &changes) {
                             Ok(applied) => {
+                                manifest_changed = applied
+                                    .written
+                                    .iter()
+                                    .chain(&applied.deleted)
+                                    .any(|p| p == "Cargo.toml" || p.ends_with("/Cargo.toml"));
                                 for (target, action) in &targets {
                                     latest.insert(
                                         target.rel.clone(),
@@ -524,7 +537,17 @@ pub async fn run(
             sandbox_line = Some(line);
         }
         let after = inputs.protected.snapshot();
-        let changed = after.changes(&before);
+        let (lock_updates, changed): (Vec<_>, Vec<_>) =
+            after.changes(&before).into_iter().partition(|t| {
+                protect::lock_update_allowed(t, manifest_changed, || lock_ignored(&inputs.policy))
+            });
+        if !lock_updates.is_empty() {
+            log.attempt(
+                attempt,
+                "protected.txt",
+                "Cargo.lock was updated by the build (cargo rewrites it when a Cargo.toml changes, or creates it when git ignores it); review it with git diff\n",
+            )?;
+        }
         if !changed.is_empty() {
             return stop_tampered!(attempt, &changed, false);
         }

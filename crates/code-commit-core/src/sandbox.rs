@@ -49,7 +49,9 @@
 //! directories that existed before the build (`target/` once it exists, `src/`,
 //! the temporary directory) are readable as usual. code-commit lists such new
 //! entries after the build ([`crate::build::BuildResult::notes`]); when the build
-//! failed and created some, it runs the build once more, with them readable.
+//! failed and created some, it runs the build again, with them readable (at
+//! most [`crate::build::MAX_SANDBOX_RERUNS`] times: a Rust project in a fresh
+//! clone needs two, for `Cargo.lock` and then `target/`).
 //! The limitation disappears when the key lives outside the project (the user's
 //! key file or an environment variable): then nothing inside the project is
 //! denied and the project root is granted as a whole.

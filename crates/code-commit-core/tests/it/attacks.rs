@@ -387,3 +387,101 @@ fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
     assert_no_leak(&outcome);
     assert_eq!(outcome.server.requests().len(), 2, "the repair was asked");
 }
+
+#[test]
+fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
+    // The Makefile starts a detached job that outlives the build and changes
+    // build.sh once the second attempt has begun (its query is logged).
+    let repo = project();
+    let temp = tempfile::tempdir().unwrap();
+    let job = "setsid sh -c 'i=0; while [ $$i -lt 1200 ] && ! ls agent-config/logs/*/2-query.txt >/dev/null 2>&1; do sleep 0.05; i=$$((i+1)); done; echo \"exit 0\" >> build.sh' </dev/null >/dev/null 2>&1 &";
+    let still_broken = || Reply::text(&block("src/value.txt", "still broken\n"));
+    let outcome = go(
+        &repo,
+        vec![
+            makefile_reply(&format!("@{job}")),
+            // While the model "thinks", the job strikes: usually between the
+            // two builds (either way it is caught).
+            still_broken().delayed(Duration::from_secs(1)),
+            Reply::text(&block("src/value.txt", "broken again\n")),
+            still_broken(),
+        ],
+        true,
+        temp.path(),
+    );
+    let report = &outcome.report;
+    assert!(!report.passed);
+    assert_eq!(report.tampered, ["build.sh (changed)"]);
+    // Noticed after the build it happened during, or before the next one.
+    let failure = report.failure.as_deref().unwrap();
+    assert!(
+        failure.starts_with("build.sh was changed by the build (attempt ")
+            || failure.starts_with(
+                "build.sh was changed by a process an earlier build left running (noticed before the build of attempt "
+            ),
+        "{failure}"
+    );
+    assert!(report.attempts >= 2, "{failure}");
+}
+
+/// cargo rewrites Cargo.lock when the model changed a Cargo.toml: that is not
+/// tampering. The same change without a manifest change is.
+#[test]
+fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
+    let lock_project = || {
+        let repo = TestRepo::new();
+        repo.write(".gitignore", "/agent-config\n")
+            .write_executable(
+                "build.sh",
+                // What cargo does when the manifest names a new dependency.
+                "#!/bin/sh\nif grep -q serde Cargo.toml; then echo 'name = \"serde\"' >> Cargo.lock; fi\ngrep -q fixed src/value.txt\n",
+            )
+            .write("Cargo.toml", "[package]\nname = \"p\"\n")
+            .write("Cargo.lock", "version = 4\n")
+            .write("src/value.txt", "broken\n");
+        repo.commit_all("project");
+        repo.write("agent-config/query.txt", "Fix it.\n")
+            .write("agent-config/codeRollup.txt", "src/value.txt: broken\n")
+            .write("agent-config/api-key", format!("{KEY}\n"));
+        repo
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let repo = lock_project();
+    let outcome = go(
+        &repo,
+        vec![Reply::text(&format!(
+            "{}{}",
+            block(
+                "Cargo.toml",
+                "[package]\nname = \"p\"\n[dependencies]\nserde = \"1\"\n"
+            ),
+            block("src/value.txt", "fixed\n")
+        ))],
+        true,
+        temp.path(),
+    );
+    assert!(outcome.report.passed, "{:?}", outcome.report.failure);
+    assert!(outcome.report.tampered.is_empty());
+    let note = std::fs::read_to_string(outcome.report.log_dir.join("1-protected.txt")).unwrap();
+    assert!(
+        note.starts_with("Cargo.lock was updated by the build"),
+        "{note}"
+    );
+
+    // The manifest already names serde; the model only touches src/: the
+    // build's change to Cargo.lock is tampering.
+    let repo = lock_project();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"p\"\n[dependencies]\nserde = \"1\"\n",
+    );
+    repo.commit_all("depend on serde");
+    let outcome = go(
+        &repo,
+        vec![Reply::text(&block("src/value.txt", "fixed\n"))],
+        true,
+        temp.path(),
+    );
+    assert!(!outcome.report.passed);
+    assert_eq!(outcome.report.tampered, ["Cargo.lock (changed)"]);
+}

@@ -116,6 +116,8 @@ mkdir -p src/gen && echo generated > src/gen/out.txt && cat src/gen/out.txt
 echo temp > "$TMPDIR/t" && cat "$TMPDIR/t"
 cc -o src/gen/main src/main.c 2>&1 && ./src/gen/main && echo "compiled and ran"
 echo quiet > /dev/null && echo "devnull: ok"
+echo "via /dev/stdout" > /dev/stdout
+echo "via /dev/stderr" > /dev/stderr
 cat /etc/passwd >/dev/null && echo "system: readable"
 "#;
 
@@ -125,6 +127,7 @@ fn the_key_folder_is_unreadable_and_writes_stay_inside() {
     let result = setup.build(vec![setup.key_dir()]);
     let out = stdout(&result);
     assert!(result.passed(), "{}", result.log_text());
+    assert!(String::from_utf8_lossy(&result.stderr).ends_with("via /dev/stderr\n"));
     // Ordinary work succeeds either way.
     for line in [
         "list: ok",
@@ -132,6 +135,7 @@ fn the_key_folder_is_unreadable_and_writes_stay_inside() {
         "temp",
         "compiled and ran",
         "devnull: ok",
+        "via /dev/stdout",
         "system: readable",
     ] {
         assert!(out.lines().any(|l| l == line), "{line} missing:\n{out}");
@@ -200,7 +204,7 @@ fn new_entries_in_the_project_root_are_run_again_when_the_build_fails_on_them() 
         assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
         let note = &result.notes[0];
         assert!(note.contains("target"), "{note}");
-        assert!(note.contains("run a second time"), "{note}");
+        assert!(note.contains("was run again"), "{note}");
         assert!(result.log_text().contains(note.as_str()));
     } else {
         assert!(result.notes.is_empty());
@@ -212,11 +216,11 @@ fn new_entries_in_the_project_root_are_run_again_when_the_build_fails_on_them() 
     let result = setup.build(vec![setup.key_dir()]);
     if check_status(&result.sandbox) {
         assert!(!result.passed());
-        assert_eq!(result.notes.len(), 2, "{:?}", result.notes);
+        assert_eq!(result.notes.len(), 4, "{:?}", result.notes);
         assert!(
-            result.notes[1].contains("~/.config/code-commit/api-key"),
+            result.notes[3].contains("~/.config/code-commit/api-key"),
             "{}",
-            result.notes[1]
+            result.notes[3]
         );
     } else {
         assert!(result.passed());
@@ -250,4 +254,49 @@ fn no_sandbox_asked_means_none() {
     .unwrap();
     assert_eq!(result.sandbox, SandboxStatus::Off);
     assert!(stdout(&result).contains("sk-sandbox-key"));
+}
+
+/// An ordinary Rust build in a fresh clone (no Cargo.lock, no target/) with the
+/// key in agent-config/: it compiles and runs its tests, through the reruns.
+#[test]
+fn a_fresh_rust_project_builds_and_tests_in_the_sandbox() {
+    let setup = Setup::new(
+        "#!/bin/sh\nset -e\ncargo build --offline -q 2>&1\n./target/debug/hello\ncargo test --offline -q 2>&1\n",
+    );
+    let root = setup.project.path();
+    fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("src/main.rs"),
+        "fn main() { println!(\"hello from cargo\"); }\n#[test]\nfn works() { assert_eq!(1 + 1, 2); }\n",
+    )
+    .unwrap();
+    let mut options = setup.options(vec![setup.key_dir()]);
+    // The caches the binary grants, found the way it finds them.
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    let cargo_home = std::env::var("CARGO_HOME").map_or(home.join(".cargo"), PathBuf::from);
+    let rustup_home = std::env::var("RUSTUP_HOME").map_or(home.join(".rustup"), PathBuf::from);
+    let policy = options.sandbox.as_mut().unwrap();
+    policy.writable.extend([cargo_home, rustup_home]);
+    let result = run_build(root, &options).unwrap();
+    assert!(result.passed(), "{}", result.log_text());
+    assert!(
+        stdout(&result).contains("hello from cargo\n"),
+        "{}",
+        result.log_text()
+    );
+    if check_status(&result.sandbox) {
+        // Cargo.lock, then target/: each one rerun.
+        assert_eq!(result.notes.len(), 2, "{:?}", result.notes);
+        // The next build needs none.
+        let again = run_build(root, &options).unwrap();
+        assert!(
+            again.passed() && again.notes.is_empty(),
+            "{}",
+            again.log_text()
+        );
+    }
 }
