@@ -98,13 +98,13 @@ and it may write only the project, the temporary directory, /dev/shm, /dev/null 
 build caches ($CARGO_HOME or ~/.cargo, $RUSTUP_HOME or ~/.rustup, $XDG_CACHE_HOME or ~/.cache,
 ~/.npm, ~/.yarn, ~/.m2, ~/.gradle, $GOPATH or ~/go, $GOCACHE, $GOMODCACHE) and the absolute paths
 in build_writable. With the key in agent-config/, files build.sh creates directly in the project
-root are unreadable to it during that build (it is run once more when it fails because of that);
-keep the key in ~/.config/code-commit/api-key to avoid this. Without Landlock the run says so
-and continues. build_sandbox = false turns the sandbox off.
+root are unreadable to it during that build (a failing build that created some is run again, up
+to three times); keep the key in ~/.config/code-commit/api-key to avoid this. Without Landlock
+the run says so and continues. build_sandbox = false turns the sandbox off.
 
 Before and after every build, build.sh, .gitignore, Cargo.lock, codeRollup.sh, agent-config/
 (except logs/), .git/hooks/ and .git/config are hashed: a build that changes one fails, names it,
-and stops the run.
+and stops the run (cargo may update Cargo.lock after the model changed a Cargo.toml).
 
 The model may not touch .gitignore, Cargo.lock, build.sh, codeRollup.sh, LLMInstructions.md, UserSpecification.md, .git/, agent-config/, target/ or anything .gitignore ignores; one such block rejects the whole response.
 
