@@ -1,22 +1,60 @@
 //! `code-commit`: applies one LLM-driven code edit, checked, all-or-nothing, with build repair.
 //!
-//! A thin front end over `code_commit_core`: it reads the configuration and the
-//! key (a file under `agent-config/` or an environment variable), runs the
-//! loop, prints progress on stderr and the outcome on stdout, and maps it to an
-//! exit code: 0 when `build.sh` passes, 1 when it still fails or the run cannot
-//! start, 2 on usage errors. The hidden `--generate KIND` flag (shell
-//! completions for `make install`) is handled before clap.
+//! A thin front end over `code_commit_core`: it resolves the user's own files
+//! (`$XDG_CONFIG_HOME/code-commit/config.toml` and `api-key`, by default under
+//! `~/.config/`), the temporary directory and the build caches the sandbox lets
+//! `build.sh` write, reads the configuration and the key, runs the loop, prints
+//! progress on stderr and the outcome on stdout, and maps it to an exit code: 0
+//! when `build.sh` passes, 1 when it still fails, a build tampered with a
+//! protected file, or the run cannot start, 2 on usage errors. The hidden
+//! `--generate KIND` flag (shell completions for `make install`) is handled
+//! before clap.
+//!
+//! Before anything else it makes itself non-dumpable (see `protect_process`),
+//! so `build.sh` cannot read a key from its environment or memory.
+//!
+//! Precedence: for each configuration key, `agent-config/config.toml` over the
+//! user's `config.toml`; for the key, `agent-config/api-key` (or the file
+//! `api_key_file` names) over the user's `api-key` file over the environment
+//! variable `api_key_env` names. The run refuses to start when git tracks
+//! anything under `agent-config/`.
 
 // Binaries are where output happens.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
+use code_commit_core::config::{KeySource, UserFiles};
 use code_commit_core::run::{self, RunOptions, Step};
+use code_commit_core::sandbox::SandboxPolicy;
 use code_commit_core::{Error, config};
+
+/// The environment variables this binary reads (besides the key's, which the
+/// configuration names, and the proxies `frontend::env` knows).
+mod env {
+    /// The user's configuration directory (default `$HOME/.config`).
+    pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+    /// The user's cache directory (default `$HOME/.cache`); build.sh may write it.
+    pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+    /// The user's home directory.
+    pub const HOME: &str = "HOME";
+    /// Cargo's home (default `$HOME/.cargo`); build.sh may write it.
+    pub const CARGO_HOME: &str = "CARGO_HOME";
+    /// rustup's home (default `$HOME/.rustup`); build.sh may write it.
+    pub const RUSTUP_HOME: &str = "RUSTUP_HOME";
+    /// Go's workspace (default `$HOME/go`); build.sh may write it.
+    pub const GOPATH: &str = "GOPATH";
+    /// Go's build cache; build.sh may write it.
+    pub const GOCACHE: &str = "GOCACHE";
+    /// Go's module cache; build.sh may write it.
+    pub const GOMODCACHE: &str = "GOMODCACHE";
+}
+
+/// Caches under the home directory build.sh may write, besides those above.
+const HOME_CACHES: &[&str] = &[".npm", ".yarn", ".m2", ".gradle"];
 
 #[derive(Debug, Parser)]
 #[command(name = "code-commit", version, about, long_about = LONG_ABOUT, after_long_help = AFTER_HELP)]
@@ -35,21 +73,104 @@ struct Cli {
 const LONG_ABOUT: &str = "code-commit performs one agentic edit: it sends your query and a rollup of the code to an LLM, checks the whole-file replacements it returns, applies them all-or-nothing, runs build.sh, and asks for up to three repairs if the build fails.";
 
 const AFTER_HELP: &str = "Files, relative to the project directory:
-  agent-config/query.txt        what you want changed (required)
-  agent-config/codeRollup.txt   the codebase, as codeRollup.sh writes it (required)
-  agent-config/config.toml      provider, model, base_url, api_key_file, api_key_env, max_tokens, build_timeout_secs (optional)
-  agent-config/api-key          the API key (optional; else the variable api_key_env names, default OPENAI_API_KEY)
+  agent-config/query.txt        what you want changed (required; at most 4 MiB)
+  agent-config/codeRollup.txt   the codebase, as codeRollup.sh writes it (required; at most 32 MiB)
+  agent-config/config.toml      provider, model, base_url, api_key_file, api_key_env, max_tokens,
+                                build_timeout_secs, request_timeout_secs, build_sandbox,
+                                build_writable (optional; at most 1 MiB)
+  agent-config/api-key          the API key (optional; at most 64 KiB)
   agent-config/logs/NNNN-<time>/  one folder per run: 1-query.txt, 1-response.txt, 1-build.txt, … summary.txt
   .gitignore                    must contain the line /agent-config
   build.sh                      the build; it passes when it exits 0
+Every file in agent-config/ is read only as a regular file, never through a symbolic link, and
+code-commit refuses to run when git tracks anything under agent-config/ (a tracked one came with
+the repository: `git rm -r --cached agent-config`).
+
+Your own files, outside every project ($XDG_CONFIG_HOME, default ~/.config):
+  ~/.config/code-commit/config.toml   the same keys; agent-config/config.toml wins key by key
+  ~/.config/code-commit/api-key       the API key, kept out of every project (recommended)
+The key is the first of: agent-config/api-key (or the file api_key_file names),
+~/.config/code-commit/api-key, the environment variable api_key_env names (default
+OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic). It is sent only in a request header.
+
+build.sh runs in a Landlock sandbox (Linux 5.13+): it cannot read the folder the key file is in,
+and it may write only the project, the temporary directory, /dev/shm, /dev/null and friends, the
+build caches ($CARGO_HOME or ~/.cargo, $RUSTUP_HOME or ~/.rustup, $XDG_CACHE_HOME or ~/.cache,
+~/.npm, ~/.yarn, ~/.m2, ~/.gradle, $GOPATH or ~/go, $GOCACHE, $GOMODCACHE) and the absolute paths
+in build_writable. With the key in agent-config/, files build.sh creates directly in the project
+root are unreadable to it during that build (a failing build that created some is run again, up
+to three times); keep the key in ~/.config/code-commit/api-key to avoid this. Without Landlock
+the run says so and continues. build_sandbox = false turns the sandbox off.
+
+Before and after every build, build.sh, .gitignore, Cargo.lock, codeRollup.sh, agent-config/
+(except logs/), .git/hooks/ and .git/config are hashed: a build that changes one fails, names it,
+and stops the run (cargo may update Cargo.lock after the model changed a Cargo.toml).
 
 The model may not touch .gitignore, Cargo.lock, build.sh, codeRollup.sh, LLMInstructions.md, UserSpecification.md, .git/, agent-config/, target/ or anything .gitignore ignores; one such block rejects the whole response.
 
-Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, or the run cannot start; 2 on usage errors.";
+Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, a build changed a protected file, or the run cannot start; 2 on usage errors.";
+
+/// A variable's value when set to something non-empty.
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// An absolute path from a variable (relative values are ignored, as the XDG
+/// specification asks).
+fn var_path(name: &str) -> Option<PathBuf> {
+    var(name).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// The user's own code-commit files.
+fn user_files() -> UserFiles {
+    let home = var_path(env::HOME);
+    let config_home = var_path(env::XDG_CONFIG_HOME).or_else(|| home.map(|h| h.join(".config")));
+    match config_home {
+        Some(dir) => {
+            let dir = dir.join("code-commit");
+            UserFiles {
+                config: Some(dir.join("config.toml")),
+                key: Some(dir.join("api-key")),
+            }
+        }
+        None => UserFiles::default(),
+    }
+}
+
+/// What build.sh may write besides the project: the temporary directory, the
+/// build caches and `extra`.
+fn writable(temp: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let home = var_path(env::HOME);
+    let under_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
+    let mut out = vec![temp.to_path_buf()];
+    out.extend(var_path(env::CARGO_HOME).or_else(|| under_home(".cargo")));
+    out.extend(var_path(env::RUSTUP_HOME).or_else(|| under_home(".rustup")));
+    out.extend(var_path(env::XDG_CACHE_HOME).or_else(|| under_home(".cache")));
+    out.extend(HOME_CACHES.iter().filter_map(|rel| under_home(rel)));
+    out.extend(var_path(env::GOPATH).or_else(|| under_home("go")));
+    out.extend(var_path(env::GOCACHE));
+    out.extend(var_path(env::GOMODCACHE));
+    out.extend(extra.iter().cloned());
+    out
+}
+
+/// What build.sh must not read: the folder the key file is in.
+fn denied(project: &Path, source: &KeySource) -> Vec<PathBuf> {
+    match source {
+        KeySource::ProjectFile(_) => vec![project.join(config::CONFIG_DIR)],
+        KeySource::UserFile(path) => path.parent().map(Path::to_path_buf).into_iter().collect(),
+        KeySource::Env(_) | KeySource::None => Vec::new(),
+    }
+}
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", sanitize(&message.to_string()));
     ExitCode::FAILURE
+}
+
+/// Text that may hold model or build output, safe for a terminal.
+fn sanitize(text: &str) -> String {
+    safe_io::term::sanitize(text).into_owned()
 }
 
 fn describe(step: &Step) -> String {
@@ -82,6 +203,10 @@ fn describe(step: &Step) -> String {
                 format!("; removed: {}", deleted.join(", "))
             }
         ),
+        Step::Sandbox { status } => status.clone(),
+        Step::Tampered { attempt, message } => {
+            format!("attempt {attempt}: build tampering: {message}")
+        }
         Step::Built {
             attempt,
             passed: true,
@@ -95,7 +220,22 @@ fn describe(step: &Step) -> String {
     }
 }
 
+/// Makes this process non-dumpable: no core dump, and no other process of the
+/// user (a build, a process it left behind) may read its memory or its
+/// `/proc/<pid>/environ`, where a key taken from a variable sits. (A build
+/// running as root can still read the environment: the kernel lets root read
+/// `/proc/<pid>/environ` of a non-dumpable root process even without
+/// `CAP_SYS_PTRACE`. Running as root, keep the key in a file.)
+fn protect_process() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
+}
+
 fn main() -> ExitCode {
+    protect_process();
     let args: Vec<_> = std::env::args_os().collect();
     match frontend::generate_request(&args) {
         Some(Ok(kind)) => {
@@ -117,12 +257,13 @@ fn main() -> ExitCode {
         Ok(inputs) => inputs,
         Err(err) => return fail(err),
     };
-    let config = match config::load(&project) {
+    let user = user_files();
+    let config = match config::load(&project, &user) {
         Ok(c) => c,
         Err(err) => return fail(err),
     };
     let lookup = |name: &str| std::env::var(name).ok();
-    let key = match config::key(&config, &project, lookup) {
+    let (key, key_source) = match config::key(&config, &project, &user, lookup) {
         Ok(k) => k,
         Err(err) => return fail(err),
     };
@@ -136,6 +277,7 @@ fn main() -> ExitCode {
         Ok(p) => p,
         Err(err) => return fail(redactor.redact(&err.to_string())),
     };
+    let temp = std::env::temp_dir();
     let options = RunOptions {
         max_repairs: cli.max_repairs,
         max_tokens: config.max_tokens,
@@ -146,6 +288,14 @@ fn main() -> ExitCode {
             "ANTHROPIC_API_KEY".to_owned(),
         ],
         build_scrub_values: key.iter().map(|k| k.expose().to_owned()).collect(),
+        sandbox: config.build_sandbox.then(|| {
+            SandboxPolicy::new(
+                &project,
+                denied(&project, &key_source),
+                writable(&temp, &config.build_writable),
+            )
+        }),
+        temp_root: Some(temp),
         ..RunOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -158,8 +308,14 @@ fn main() -> ExitCode {
     };
     let quiet = cli.quiet;
     let mut progress = |step: &Step| {
-        if !quiet {
-            eprintln!("{}", redactor.redact(&describe(step)));
+        // Tampering is always shown, so is a sandbox that could not be had.
+        let always = match step {
+            Step::Tampered { .. } => true,
+            Step::Sandbox { status } => status.contains("unavailable"),
+            _ => false,
+        };
+        if !quiet || always {
+            eprintln!("{}", redactor.redact(&sanitize(&describe(step))));
         }
     };
     let result = runtime.block_on(run::run(
@@ -190,7 +346,7 @@ fn main() -> ExitCode {
             }
             out.push_str(&format!("log: {}\n", report.log_dir.display()));
             let status = frontend::output_status(
-                std::io::stdout().write_all(redactor.redact(&out).as_bytes()),
+                std::io::stdout().write_all(sanitize(&redactor.redact(&out)).as_bytes()),
             );
             if report.passed {
                 status

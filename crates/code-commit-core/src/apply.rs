@@ -2,8 +2,18 @@
 //!
 //! The changes reaching [`apply`] have been parsed and verified already (safe
 //! relative paths, nothing protected, no symlinks on the way, deletes target
-//! existing regular files). This module only makes them land together.
+//! existing regular files). This module only makes them land together, and
+//! re-checks on the way what it relies on: between the policy's check and the
+//! write, something (a process an earlier build left running) may have swapped a
+//! directory for a symbolic link.
 //!
+//! - **Invariant:** no write ever goes through a symbolic link. Every directory
+//!   is reached from the project's [`Dir`] handle one component at a time without
+//!   following links (`openat` with `O_NOFOLLOW`), and every file operation
+//!   (create, rename, unlink) is made relative to the handle of the directory
+//!   that holds it. A directory swapped for a link after it was opened keeps
+//!   receiving the changes in the real directory it was; a link met on the way
+//!   fails the change, and everything is rolled back.
 //! - **Invariant:** [`apply`] either lands every change and returns [`Applied`], or
 //!   undoes everything it did, in reverse order, and returns an [`ApplyError`]. When
 //!   the undo itself fails, the error is [`ApplyError::RollbackIncomplete`] and lists
@@ -19,53 +29,50 @@
 //!   within file-name limits) and never replace an existing file.
 //! - Missing parent directories are created one level at a time, so exactly the
 //!   directories this call created are known, and removed again (when empty) on
-//!   rollback.
+//!   rollback. That removal is the one operation made by path rather than through
+//!   a handle (`safe-io` has no `rmdir` relative to a handle yet): it can only
+//!   remove an empty directory.
 //! - Permission bits are carried over to replacements; ownership and extended
 //!   attributes are not (the file is rewritten by the current user). New files and
-//!   directories get the default permissions (the process umask applies).
+//!   directories get the default permissions (the process umask applies). A file
+//!   the current user cannot read cannot be replaced (its permissions are read
+//!   through an open handle).
 //! - Two changes to the same path are refused before anything is touched.
 
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// One verified change to the working tree.
+use safe_io::{Dir, FileKind};
+
+/// One verified change to the working tree, relative to the project directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Replace the file at `abs` with `content`, creating it (and any missing
+    /// Replace the file at `rel` with `content`, creating it (and any missing
     /// parent directories) if it does not exist.
     Write {
-        /// The path as the response named it, relative to the project.
+        /// The path relative to the project directory, `/`-separated.
         rel: String,
-        /// The absolute path to write.
-        abs: PathBuf,
         /// The complete new content.
         content: Vec<u8>,
     },
-    /// Remove the existing regular file at `abs`.
+    /// Remove the existing regular file at `rel`.
     Delete {
-        /// The path as the response named it, relative to the project.
+        /// The path relative to the project directory, `/`-separated.
         rel: String,
-        /// The absolute path to remove.
-        abs: PathBuf,
     },
 }
 
 impl Change {
-    /// The path as the response named it, relative to the project.
+    /// The path relative to the project directory.
     pub fn rel(&self) -> &str {
         match self {
-            Change::Write { rel, .. } | Change::Delete { rel, .. } => rel,
-        }
-    }
-
-    /// The absolute path the change touches.
-    pub fn abs(&self) -> &Path {
-        match self {
-            Change::Write { abs, .. } | Change::Delete { abs, .. } => abs,
+            Change::Write { rel, .. } | Change::Delete { rel } => rel,
         }
     }
 }
@@ -238,30 +245,58 @@ fn join(leftovers: &[Leftover]) -> String {
         .join("; ")
 }
 
-/// Applies every change, in order, or none of them (see the module invariants).
-pub fn apply(changes: &[Change]) -> Result<Applied, ApplyError> {
+/// The components of a change's path: plain names only, at least one.
+fn components(rel: &str) -> Option<Vec<&OsStr>> {
+    let mut out = Vec::new();
+    for component in Path::new(rel).components() {
+        match component {
+            Component::Normal(name) => out.push(name),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Applies every change below `root`, in order, or none of them (see the module
+/// invariants).
+pub fn apply(root: &Dir, changes: &[Change]) -> Result<Applied, ApplyError> {
     let mut seen = HashSet::new();
+    let mut parsed = Vec::with_capacity(changes.len());
     for change in changes {
-        if !seen.insert(change.abs()) {
+        let Some(parts) = components(change.rel()) else {
+            return Err(ApplyError::RolledBack {
+                rel: change.rel().to_owned(),
+                path: root.path().join(change.rel()),
+                step: Step::Validate,
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a plain relative path inside the project",
+                ),
+            });
+        };
+        if !seen.insert(parts.clone()) {
             return Err(ApplyError::Duplicate {
                 rel: change.rel().to_owned(),
             });
         }
+        parsed.push(parts);
     }
 
-    let mut tx = Transaction::default();
+    let mut tx = Transaction {
+        root,
+        journal: Vec::new(),
+    };
     let mut applied = Applied::default();
-    for change in changes {
+    for (change, parts) in changes.iter().zip(&parsed) {
         let outcome = match change {
-            Change::Write { rel, abs, content } => tx.write(abs, content).map(|created| {
+            Change::Write { rel, content } => tx.write(parts, content).map(|created| {
                 applied.written.push(rel.clone());
                 if created {
                     applied.created.push(rel.clone());
                 }
             }),
-            Change::Delete { rel, abs } => {
-                tx.delete(abs).map(|()| applied.deleted.push(rel.clone()))
-            }
+            Change::Delete { rel } => tx.delete(parts).map(|()| applied.deleted.push(rel.clone())),
         };
         if let Err(failure) = outcome {
             let leftovers = tx.roll_back();
@@ -307,115 +342,184 @@ fn step<T>(step: Step, path: &Path, op: impl FnOnce() -> io::Result<T>) -> Resul
         })
 }
 
-/// Something done that the rollback must undo.
+/// A `safe-io` error as an I/O error, keeping the kind where there is one.
+fn io_error(err: safe_io::Error) -> io::Error {
+    match err {
+        safe_io::Error::Io { source, .. } => source,
+        other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+    }
+}
+
+/// Something done that the rollback must undo. Each entry holds the handle of
+/// the directory it happened in.
 #[derive(Debug)]
 enum Done {
-    /// A directory that did not exist.
-    CreatedDir(PathBuf),
+    /// A directory that did not exist, `name` in `parent`.
+    CreatedDir { parent: Rc<Dir>, name: OsString },
     /// A temporary file that is not in place yet.
-    Temp(PathBuf),
-    /// The original moved to `backup`.
-    MovedAside { original: PathBuf, backup: PathBuf },
-    /// New content renamed onto `target`. When it replaced a file, the
+    Temp { dir: Rc<Dir>, name: OsString },
+    /// The original `name` moved to `backup`, both in `dir`.
+    MovedAside {
+        dir: Rc<Dir>,
+        name: OsString,
+        backup: OsString,
+    },
+    /// New content renamed onto `name`. When it replaced a file, the
     /// `MovedAside` just before it restores the original over it; when `new`, the
     /// file must be removed.
-    Placed { target: PathBuf, new: bool },
+    Placed {
+        dir: Rc<Dir>,
+        name: OsString,
+        new: bool,
+    },
 }
 
 /// The journal of one [`apply`] call.
-#[derive(Debug, Default)]
-struct Transaction {
+#[derive(Debug)]
+struct Transaction<'r> {
+    root: &'r Dir,
     journal: Vec<Done>,
 }
 
-impl Transaction {
-    /// Writes `content` to `target`; returns whether the file is new.
-    fn write(&mut self, target: &Path, content: &[u8]) -> Result<bool, Failure> {
-        let original = step(Step::Inspect, target, || {
-            match fs::symlink_metadata(target) {
-                Ok(meta) if meta.is_file() => Ok(Some(meta.permissions())),
-                Ok(_) => Err(not_a_regular_file()),
-                Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(err) => Err(err),
-            }
-        })?;
-        let dir = parent(target)?;
-        if original.is_none() {
-            self.create_missing_dirs(dir)?;
-        }
+/// What is at a change's target before it is written.
+enum Found {
+    /// A regular file, with its permissions, in this directory.
+    File(Rc<Dir>, fs::Permissions),
+    /// Nothing: the directory holding it exists (the first handle) up to the
+    /// component at this index; the rest must be created.
+    Missing(Rc<Dir>, usize),
+}
 
-        let (temp, mut file) = step(Step::CreateTemp, dir, || create_temp(dir, target))?;
+impl Transaction<'_> {
+    fn display(&self, parts: &[&OsStr]) -> PathBuf {
+        let mut path = self.root.path().to_path_buf();
+        path.extend(parts);
+        path
+    }
+
+    /// Walks to the directory holding `parts`' last component without following
+    /// links, and looks at what is there.
+    fn inspect(&self, parts: &[&OsStr]) -> io::Result<Found> {
+        let (last, parents) = parts.split_last().expect("components are never empty");
+        let mut dir = Rc::new(self.root.try_clone().map_err(io_error)?);
+        for (i, name) in parents.iter().enumerate() {
+            match dir.open_dir_optional(name).map_err(io_error)? {
+                Some(next) => dir = Rc::new(next),
+                None => return Ok(Found::Missing(dir, i)),
+            }
+        }
+        match dir.kind(last).map_err(io_error)? {
+            None => Ok(Found::Missing(dir, parents.len())),
+            Some(FileKind::File) => {
+                let file = dir.open_file(last).map_err(io_error)?;
+                let permissions = file.metadata()?.permissions();
+                Ok(Found::File(dir, permissions))
+            }
+            Some(_) => Err(not_a_regular_file()),
+        }
+    }
+
+    /// Writes `content` to `parts`; returns whether the file is new.
+    fn write(&mut self, parts: &[&OsStr], content: &[u8]) -> Result<bool, Failure> {
+        let target = self.display(parts);
+        let last = *parts.last().expect("components are never empty");
+        let found = step(Step::Inspect, &target, || self.inspect(parts))?;
+        let (dir, original) = match found {
+            Found::File(dir, permissions) => (dir, Some(permissions)),
+            Found::Missing(dir, from) => (
+                self.create_missing_dirs(dir, &parts[from..parts.len() - 1])?,
+                None,
+            ),
+        };
+
+        let dir_path = dir.path().to_path_buf();
+        let (temp, mut file) = step(Step::CreateTemp, &dir_path, || create_temp(&dir, last))?;
+        let temp_path = dir.path().join(&temp);
         let temp_index = self.journal.len();
-        self.journal.push(Done::Temp(temp.clone()));
-        step(Step::WriteTemp, &temp, || file.write_all(content))?;
+        self.journal.push(Done::Temp {
+            dir: Rc::clone(&dir),
+            name: temp.clone(),
+        });
+        step(Step::WriteTemp, &temp_path, || file.write_all(content))?;
         if let Some(permissions) = &original {
-            step(Step::CopyPermissions, &temp, || {
+            step(Step::CopyPermissions, &temp_path, || {
                 file.set_permissions(permissions.clone())
             })?;
         }
-        step(Step::SyncTemp, &temp, || file.sync_all())?;
+        step(Step::SyncTemp, &temp_path, || file.sync_all())?;
         drop(file);
 
         if original.is_some() {
-            self.move_aside(target)?;
+            self.move_aside(&dir, last, &target)?;
         }
-        step(Step::Place, target, || fs::rename(&temp, target))?;
+        step(Step::Place, &target, || {
+            dir.rename(&temp, last).map_err(io_error)
+        })?;
         // The temporary name is gone; undoing the placement replaces its entry.
         self.journal.remove(temp_index);
         self.journal.push(Done::Placed {
-            target: target.to_owned(),
+            dir,
+            name: last.to_owned(),
             new: original.is_none(),
         });
         Ok(original.is_none())
     }
 
-    /// Moves the regular file `target` aside, to be unlinked on commit.
-    fn delete(&mut self, target: &Path) -> Result<(), Failure> {
-        step(Step::Inspect, target, || {
-            let meta = fs::symlink_metadata(target)?;
-            if meta.is_file() {
-                Ok(())
-            } else {
-                Err(not_a_regular_file())
-            }
-        })?;
-        self.move_aside(target)
+    /// Moves the regular file `parts` aside, to be unlinked on commit.
+    fn delete(&mut self, parts: &[&OsStr]) -> Result<(), Failure> {
+        let target = self.display(parts);
+        let found = step(Step::Inspect, &target, || self.inspect(parts))?;
+        let Found::File(dir, _) = found else {
+            return Err(Failure {
+                step: Step::Inspect,
+                path: target,
+                source: io::Error::new(io::ErrorKind::NotFound, "the file does not exist"),
+            });
+        };
+        self.move_aside(
+            &dir,
+            parts.last().expect("components are never empty"),
+            &target,
+        )
     }
 
-    fn move_aside(&mut self, original: &Path) -> Result<(), Failure> {
-        let dir = parent(original)?;
-        let backup = step(Step::MoveAside, original, || {
-            let backup = free_name(dir, original, "bak")?;
-            fs::rename(original, &backup)?;
+    fn move_aside(&mut self, dir: &Rc<Dir>, name: &OsStr, target: &Path) -> Result<(), Failure> {
+        let backup = step(Step::MoveAside, target, || {
+            let backup = free_name(dir, name, "bak")?;
+            dir.rename(name, &backup).map_err(io_error)?;
             Ok(backup)
         })?;
         self.journal.push(Done::MovedAside {
-            original: original.to_owned(),
+            dir: Rc::clone(dir),
+            name: name.to_owned(),
             backup,
         });
         Ok(())
     }
 
-    /// Creates the missing ancestors of `dir` (and `dir`), outermost first.
-    fn create_missing_dirs(&mut self, dir: &Path) -> Result<(), Failure> {
-        let mut missing = Vec::new();
-        let mut current = Some(dir);
-        while let Some(path) = current {
-            match fs::symlink_metadata(path) {
-                Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    missing.push(path);
-                    current = path.parent();
-                }
-                // Anything else (a directory, or a file in the way) is left for the
-                // next step to succeed or fail on.
-                _ => break,
-            }
+    /// Creates `missing` below `dir`, outermost first; returns the innermost.
+    fn create_missing_dirs(
+        &mut self,
+        mut dir: Rc<Dir>,
+        missing: &[&OsStr],
+    ) -> Result<Rc<Dir>, Failure> {
+        for name in missing {
+            let path = dir.path().join(name);
+            let created = step(Step::CreateDir, &path, || {
+                dir.create_dir(name).map_err(io_error)?.ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "something by this name appeared",
+                    )
+                })
+            })?;
+            self.journal.push(Done::CreatedDir {
+                parent: Rc::clone(&dir),
+                name: (*name).to_owned(),
+            });
+            dir = Rc::new(created);
         }
-        for path in missing.into_iter().rev() {
-            step(Step::CreateDir, path, || fs::create_dir(path))?;
-            self.journal.push(Done::CreatedDir(path.to_owned()));
-        }
-        Ok(())
+        Ok(dir)
     }
 
     /// Undoes the journal in reverse order; returns what could not be undone.
@@ -426,27 +530,39 @@ impl Transaction {
                 fault::check(fault::Kind::Undo).and_then(|()| op())
             };
             let leftover = match done {
-                Done::CreatedDir(path) => undo(&|| fs::remove_dir(&path))
-                    .err()
-                    .map(|source| Leftover::Directory { path, source }),
-                Done::Temp(path) => undo(&|| fs::remove_file(&path))
-                    .err()
-                    .map(|source| Leftover::TempFile { path, source }),
-                Done::MovedAside { original, backup } => undo(&|| fs::rename(&backup, &original))
-                    .err()
-                    .map(|source| Leftover::NotRestored {
-                        path: original,
-                        backup,
-                        source,
-                    }),
-                Done::Placed { target, new: true } => {
-                    undo(&|| fs::remove_file(&target))
+                Done::CreatedDir { parent, name } => {
+                    let path = parent.path().join(&name);
+                    undo(&|| remove_created_dir(&parent, &name))
                         .err()
-                        .map(|source| Leftover::NewFile {
-                            path: target,
+                        .map(|source| Leftover::Directory { path, source })
+                }
+                Done::Temp { dir, name } => {
+                    undo(&|| dir.remove_file(&name).map(drop).map_err(io_error))
+                        .err()
+                        .map(|source| Leftover::TempFile {
+                            path: dir.path().join(&name),
                             source,
                         })
                 }
+                Done::MovedAside { dir, name, backup } => {
+                    undo(&|| dir.rename(&backup, &name).map_err(io_error))
+                        .err()
+                        .map(|source| Leftover::NotRestored {
+                            path: dir.path().join(&name),
+                            backup: dir.path().join(&backup),
+                            source,
+                        })
+                }
+                Done::Placed {
+                    dir,
+                    name,
+                    new: true,
+                } => undo(&|| dir.remove_file(&name).map(drop).map_err(io_error))
+                    .err()
+                    .map(|source| Leftover::NewFile {
+                        path: dir.path().join(&name),
+                        source,
+                    }),
                 Done::Placed { new: false, .. } => None,
             };
             leftovers.extend(leftover);
@@ -459,31 +575,34 @@ impl Transaction {
         self.journal
             .into_iter()
             .filter_map(|done| match done {
-                Done::MovedAside { backup, .. } => Some(backup),
+                Done::MovedAside { dir, backup, .. } => {
+                    let removed = fault::check(fault::Kind::Cleanup)
+                        .and_then(|()| dir.remove_file(&backup).map_err(io_error));
+                    removed.is_err().then(|| dir.path().join(&backup))
+                }
                 _ => None,
-            })
-            .filter(|backup| {
-                fault::check(fault::Kind::Cleanup)
-                    .and_then(|()| fs::remove_file(backup))
-                    .is_err()
             })
             .collect()
     }
 }
 
-fn not_a_regular_file() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
+/// Removes the empty directory `name` that this call created in `parent`: only
+/// when `parent` still holds a directory of that name (not a link), so the path
+/// used for `rmdir` leads where the handle does unless it is swapped in between;
+/// `rmdir` removes nothing but an empty directory in any case.
+fn remove_created_dir(parent: &Dir, name: &OsStr) -> io::Result<()> {
+    match parent.kind(name).map_err(io_error)? {
+        Some(FileKind::Dir) => fs::remove_dir(parent.path().join(name)),
+        Some(kind) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is now {}, not the directory created", kind.describe()),
+        )),
+        None => Ok(()),
+    }
 }
 
-fn parent(path: &Path) -> Result<&Path, Failure> {
-    path.parent().ok_or_else(|| Failure {
-        step: Step::Inspect,
-        path: path.to_owned(),
-        source: io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path has no parent directory",
-        ),
-    })
+fn not_a_regular_file() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
 /// Distinguishes the names this process picks; with the pid, they are unique
@@ -497,45 +616,42 @@ const NAME_ATTEMPTS: u32 = 1000;
 /// the whole name stays under the usual 255-byte limit.
 const MAX_NAME_PART: usize = 64;
 
-fn side_name(dir: &Path, target: &Path, extension: &str) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
+fn side_name(target: &OsStr, extension: &str) -> OsString {
+    let name = target.to_string_lossy();
     let mut end = name.len().min(MAX_NAME_PART);
     while !name.is_char_boundary(end) {
         end -= 1;
     }
     let n = NEXT_NAME.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(
+    OsString::from(format!(
         ".{}.code-commit-{}-{n}.{extension}",
         &name[..end],
         std::process::id()
     ))
 }
 
-/// Creates a new temporary file next to `target`, never opening an existing one.
-fn create_temp(dir: &Path, target: &Path) -> io::Result<(PathBuf, fs::File)> {
+/// Creates a new temporary file in `dir` next to `target`, never opening an
+/// existing file or link.
+fn create_temp(dir: &Dir, target: &OsStr) -> io::Result<(OsString, File)> {
     for _ in 0..NAME_ATTEMPTS {
-        let path = side_name(dir, target, "tmp");
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(err) => return Err(err),
+        let name = side_name(target, "tmp");
+        match dir.create_new(&name) {
+            Ok(file) => return Ok((name, file)),
+            Err(safe_io::Error::Io { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(io_error(err)),
         }
     }
     Err(names_exhausted())
 }
 
-/// A backup name next to `target` that nothing uses. Renaming onto it could race
-/// with another process creating the same pid-tagged name; none does.
-fn free_name(dir: &Path, target: &Path, extension: &str) -> io::Result<PathBuf> {
+/// A backup name in `dir` next to `target` that nothing uses. Renaming onto it
+/// could race with another process creating the same pid-tagged name; none does.
+fn free_name(dir: &Dir, target: &OsStr, extension: &str) -> io::Result<OsString> {
     for _ in 0..NAME_ATTEMPTS {
-        let path = side_name(dir, target, extension);
-        match fs::symlink_metadata(&path) {
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path),
-            Err(err) => return Err(err),
-            Ok(_) => {}
+        let name = side_name(target, extension);
+        if dir.kind(&name).map_err(io_error)?.is_none() {
+            return Ok(name);
         }
     }
     Err(names_exhausted())
@@ -582,8 +698,18 @@ mod fault {
             pub fail: [Option<usize>; 3],
         }
 
+        /// Something run at a chosen step.
+        type Hook = Box<dyn FnOnce()>;
+
         thread_local! {
             static PLAN: RefCell<Plan> = RefCell::new(Plan::default());
+            static HOOK: RefCell<Option<(usize, Hook)>> = RefCell::new(None);
+        }
+
+        /// Runs `hook` just before forward step `n` (0-based) of this thread:
+        /// the moment to swap something on disk behind the transaction's back.
+        pub(crate) fn before_step(n: usize, hook: impl FnOnce() + 'static) {
+            HOOK.with(|h| *h.borrow_mut() = Some((n, Box::new(hook))));
         }
 
         /// Replaces this thread's plan; returns the previous one.
@@ -597,6 +723,21 @@ mod fault {
                 let index = kind as usize;
                 let n = plan.counts[index];
                 plan.counts[index] += 1;
+                if matches!(kind, Kind::Step) {
+                    let due = HOOK.with(|h| {
+                        let mut h = h.borrow_mut();
+                        match h.take() {
+                            Some((at, hook)) if at == n => Some(hook),
+                            other => {
+                                *h = other;
+                                None
+                            }
+                        }
+                    });
+                    if let Some(hook) = due {
+                        hook();
+                    }
+                }
                 if plan.fail[index] == Some(n) {
                     Err(io::Error::other(format!("injected fault at {kind:?} {n}")))
                 } else {
@@ -627,7 +768,10 @@ mod tests {
                     .to_string_lossy()
                     .into_owned();
                 let mode = meta.permissions().mode() & 0o7777;
-                if meta.is_dir() {
+                if meta.is_symlink() {
+                    let target = fs::read_link(&path).unwrap();
+                    out.insert(rel, ('l', 0, target.into_os_string().into_encoded_bytes()));
+                } else if meta.is_dir() {
                     out.insert(rel, ('d', mode, Vec::new()));
                     walk(root, &path, out);
                 } else {
@@ -657,15 +801,13 @@ mod tests {
 
     /// Creates, replaces and deletes, with new files in nested new directories
     /// (two of them sharing a new directory) and an empty new file.
-    fn changes(root: &Path) -> Vec<Change> {
+    fn changes(_root: &Path) -> Vec<Change> {
         let write = |rel: &str, content: &str| Change::Write {
             rel: rel.to_owned(),
-            abs: root.join(rel),
             content: content.as_bytes().to_vec(),
         };
         let delete = |rel: &str| Change::Delete {
             rel: rel.to_owned(),
-            abs: root.join(rel),
         };
         vec![
             write("run.sh", "#!/bin/sh\necho new\n"),
@@ -680,9 +822,14 @@ mod tests {
     }
 
     /// Runs `apply` under `plan`; returns the result and the counters it reached.
-    fn apply_with(plan: Plan, changes: &[Change]) -> (Result<Applied, ApplyError>, Plan) {
+    fn apply_with(
+        root: &Path,
+        plan: Plan,
+        changes: &[Change],
+    ) -> (Result<Applied, ApplyError>, Plan) {
+        let root = Dir::open(root).unwrap();
         fault::set(plan);
-        let result = apply(changes);
+        let result = apply(&root, changes);
         let reached = fault::set(Plan::default());
         (result, reached)
     }
@@ -697,7 +844,7 @@ mod tests {
     /// Counts the forward steps of a successful run of the mixed changes.
     fn step_count() -> usize {
         let dir = fixture();
-        let (result, reached) = apply_with(Plan::default(), &changes(dir.path()));
+        let (result, reached) = apply_with(dir.path(), Plan::default(), &changes(dir.path()));
         assert!(result.is_ok());
         reached.counts[0]
     }
@@ -712,7 +859,7 @@ mod tests {
         for n in 0..steps {
             let dir = fixture();
             let before = snapshot(dir.path());
-            let (result, reached) = apply_with(fail_step(n), &changes(dir.path()));
+            let (result, reached) = apply_with(dir.path(), fail_step(n), &changes(dir.path()));
             let err = result.expect_err("the injected fault must fail the apply");
             assert!(err.restored(), "step {n}: {err}");
             let ApplyError::RolledBack { step, source, .. } = &err else {
@@ -748,7 +895,7 @@ mod tests {
         }
         // One past the last step is never reached: the count is exact.
         let dir = fixture();
-        let (result, _) = apply_with(fail_step(steps), &changes(dir.path()));
+        let (result, _) = apply_with(dir.path(), fail_step(steps), &changes(dir.path()));
         assert!(result.is_ok());
     }
 
@@ -756,7 +903,7 @@ mod tests {
     fn success_lands_every_change_and_leaves_no_side_files() {
         let dir = fixture();
         let root = dir.path();
-        let applied = apply(&changes(root)).unwrap();
+        let applied = apply(&Dir::open(root).unwrap(), &changes(root)).unwrap();
         assert_eq!(
             applied.written,
             [
@@ -813,7 +960,8 @@ mod tests {
         // turn. Every failed undo is listed, and the tree is never silently wrong.
         let undos = {
             let dir = fixture();
-            let (result, reached) = apply_with(fail_step(steps - 1), &changes(dir.path()));
+            let (result, reached) =
+                apply_with(dir.path(), fail_step(steps - 1), &changes(dir.path()));
             assert!(result.is_err());
             reached.counts[1]
         };
@@ -825,7 +973,7 @@ mod tests {
                 fail: [Some(steps - 1), Some(k), None],
                 ..Plan::default()
             };
-            let (result, _) = apply_with(plan, &changes(dir.path()));
+            let (result, _) = apply_with(dir.path(), plan, &changes(dir.path()));
             let err = result.unwrap_err();
             assert!(!err.restored(), "undo {k}: {err}");
             let ApplyError::RollbackIncomplete { leftovers, .. } = &err else {
@@ -855,7 +1003,7 @@ mod tests {
             fail: [None, None, Some(1)],
             ..Plan::default()
         };
-        let (result, reached) = apply_with(plan, &changes(dir.path()));
+        let (result, reached) = apply_with(dir.path(), plan, &changes(dir.path()));
         let applied = result.unwrap();
         // Two replacements and two deletes left four backups.
         assert_eq!(reached.counts[2], 4);
@@ -874,9 +1022,8 @@ mod tests {
         let mut list = changes(dir.path());
         list.push(Change::Delete {
             rel: "./run.sh".to_owned(),
-            abs: dir.path().join("./run.sh"),
         });
-        let err = apply(&list).unwrap_err();
+        let err = apply(&Dir::open(dir.path()).unwrap(), &list).unwrap_err();
         assert!(matches!(&err, ApplyError::Duplicate { rel } if rel == "./run.sh"));
         assert!(err.restored());
         assert_eq!(snapshot(dir.path()), before);
@@ -885,46 +1032,51 @@ mod tests {
     #[test]
     fn side_names_are_recognizable_short_and_fresh() {
         let dir = tempfile::tempdir().unwrap();
+        let handle = Dir::open(dir.path()).unwrap();
         let long = "é".repeat(120);
-        let target = dir.path().join(&long);
-        let a = side_name(dir.path(), &target, "tmp");
-        let b = side_name(dir.path(), &target, "tmp");
+        let target = OsStr::new(&long);
+        let a = side_name(target, "tmp");
+        let b = side_name(target, "tmp");
         assert_ne!(a, b);
-        let name = a.file_name().unwrap().to_str().unwrap();
+        let name = a.to_str().unwrap();
         assert!(name.len() < 120, "{name}");
         assert!(name.starts_with(".éé") && name.ends_with(".tmp"));
         // A taken name is skipped, never reused.
-        let (temp, _) = create_temp(dir.path(), &target).unwrap();
-        let next = free_name(dir.path(), &target, "bak").unwrap();
+        let (temp, _) = create_temp(&handle, target).unwrap();
+        let next = free_name(&handle, target, "bak").unwrap();
         assert_ne!(temp, next);
-        assert!(!next.exists());
+        assert!(!dir.path().join(&next).exists());
     }
 
     #[test]
     fn targets_that_are_not_regular_files_are_refused() {
         let dir = fixture();
         let before = snapshot(dir.path());
-        let err = apply(&[
-            Change::Write {
-                rel: "src/lib.rs".to_owned(),
-                abs: dir.path().join("src/lib.rs"),
-                content: b"x".to_vec(),
-            },
-            Change::Write {
-                rel: "empty".to_owned(),
-                abs: dir.path().join("empty"),
-                content: b"x".to_vec(),
-            },
-        ])
+        let root = Dir::open(dir.path()).unwrap();
+        let err = apply(
+            &root,
+            &[
+                Change::Write {
+                    rel: "src/lib.rs".to_owned(),
+                    content: b"x".to_vec(),
+                },
+                Change::Write {
+                    rel: "empty".to_owned(),
+                    content: b"x".to_vec(),
+                },
+            ],
+        )
         .unwrap_err();
         assert!(
             matches!(&err, ApplyError::RolledBack { step: Step::Inspect, rel, .. } if rel == "empty")
         );
         assert_eq!(snapshot(dir.path()), before);
-        let err = apply(&[Change::Delete {
-            rel: "src".to_owned(),
-            abs: dir.path().join("src"),
-        }])
+        let err = apply(
+            &root,
+            &[Change::Delete {
+                rel: "src".to_owned(),
+            }],
+        )
         .unwrap_err();
         assert!(matches!(
             &err,
@@ -934,5 +1086,95 @@ mod tests {
             }
         ));
         assert_eq!(snapshot(dir.path()), before);
+    }
+    /// A directory on the way swapped for a symlink to a folder outside after
+    /// the target was inspected (as a process left behind by a build could): the
+    /// write lands in the real directory the handle holds, never through the link.
+    #[test]
+    fn a_directory_swapped_for_a_symlink_mid_apply_is_never_written_through() {
+        // Forward steps for a replacement of src/lib.rs: Inspect (0), CreateTemp
+        // (1), WriteTemp, CopyPermissions, SyncTemp, MoveAside, Place. Swap before
+        // each of them in turn.
+        for at in 1..7 {
+            let dir = fixture();
+            let outside = tempfile::tempdir().unwrap();
+            fs::write(outside.path().join("lib.rs"), "outside\n").unwrap();
+            let outside_before = snapshot(outside.path());
+            let root = dir.path().to_path_buf();
+            let target = outside.path().to_path_buf();
+            fault::before_step(at, move || {
+                fs::rename(root.join("src"), root.join("moved-src")).unwrap();
+                std::os::unix::fs::symlink(&target, root.join("src")).unwrap();
+            });
+            let (result, _) = apply_with(
+                dir.path(),
+                Plan::default(),
+                &[Change::Write {
+                    rel: "src/lib.rs".to_owned(),
+                    content: b"new lib\n".to_vec(),
+                }],
+            );
+            result.unwrap_or_else(|e| panic!("swap before step {at}: {e}"));
+            assert_eq!(snapshot(outside.path()), outside_before, "step {at}");
+            assert_eq!(
+                fs::read(dir.path().join("moved-src/lib.rs")).unwrap(),
+                b"new lib\n",
+                "step {at}"
+            );
+        }
+    }
+
+    /// A symlink already on the way (planted after the policy looked) fails the
+    /// change and rolls everything back; nothing outside changes.
+    #[test]
+    fn a_symlink_on_the_way_fails_and_rolls_back() {
+        let dir = fixture();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        let before = snapshot(dir.path());
+        let root = Dir::open(dir.path()).unwrap();
+        for rel in ["link/new.rs", "link/deeper/new.rs", "link"] {
+            let err = apply(
+                &root,
+                &[
+                    Change::Write {
+                        rel: "src/lib.rs".to_owned(),
+                        content: b"x".to_vec(),
+                    },
+                    Change::Write {
+                        rel: rel.to_owned(),
+                        content: b"x".to_vec(),
+                    },
+                ],
+            )
+            .unwrap_err();
+            assert!(err.restored(), "{err}");
+            assert!(
+                matches!(
+                    &err,
+                    ApplyError::RolledBack {
+                        step: Step::Inspect,
+                        ..
+                    }
+                ),
+                "{rel}: {err}"
+            );
+            assert_eq!(snapshot(dir.path()), before, "{rel}");
+            assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0, "{rel}");
+        }
+        let err = apply(
+            &root,
+            &[Change::Delete {
+                rel: "../outside".to_owned(),
+            }],
+        )
+        .unwrap_err();
+        assert!(matches!(
+            &err,
+            ApplyError::RolledBack {
+                step: Step::Validate,
+                ..
+            }
+        ));
     }
 }

@@ -14,6 +14,16 @@
 //!   at most [`MAX_STREAM_BYTES`] of each is kept: the first quarter and the last
 //!   three quarters, with the cut marked in place and [`BuildResult::truncated`]
 //!   set.
+//! - **Invariant:** with [`BuildOptions::sandbox`] set, `build.sh` starts on a
+//!   thread of its own restricted by Landlock ([`crate::sandbox`]): the key's
+//!   location unreadable, writes only inside the project, the temporary
+//!   directory and the build caches. It gets a private temporary directory
+//!   (`TMPDIR`, `TMP`, `TEMP`), removed after the build. When the kernel has no
+//!   Landlock, [`BuildResult::sandbox`] says so and the build runs unconfined.
+//! - When a sandboxed build fails after creating entries it could not read
+//!   (directly in the project root, see the sandbox's limitation), it is run
+//!   again, with them readable, up to [`MAX_SANDBOX_RERUNS`] times;
+//!   [`BuildResult::notes`] says so.
 //! - After `build.sh` exits, its output is read until the pipes close. If
 //!   processes it left behind keep them open past a grace period, the group is
 //!   killed; if the pipes are still open after that (a process that left the
@@ -31,6 +41,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+
+use crate::sandbox::{self, SandboxPolicy, SandboxStatus};
 
 /// The most output kept per stream (stdout, stderr), plus a one-line cut marker.
 pub const MAX_STREAM_BYTES: usize = 32 * 1024 * 1024;
@@ -55,6 +67,12 @@ pub struct BuildOptions {
     /// Secret values: every variable whose value contains one of them is removed
     /// too. Empty strings are ignored.
     pub scrub_values: Vec<String>,
+    /// The Landlock sandbox to run `build.sh` in; `None` runs it unconfined.
+    pub sandbox: Option<SandboxPolicy>,
+    /// Where the private temporary directory of a sandboxed build is created
+    /// (the system's temporary directory, as the binary found it); `None` keeps
+    /// the inherited `TMPDIR`.
+    pub temp_root: Option<PathBuf>,
 }
 
 impl Default for BuildOptions {
@@ -63,6 +81,8 @@ impl Default for BuildOptions {
             timeout: DEFAULT_TIMEOUT,
             remove_env: Vec::new(),
             scrub_values: Vec::new(),
+            sandbox: None,
+            temp_root: None,
         }
     }
 }
@@ -77,6 +97,8 @@ impl fmt::Debug for BuildOptions {
                 "scrub_values",
                 &format_args!("[{} redacted]", self.scrub_values.len()),
             )
+            .field("sandbox", &self.sandbox)
+            .field("temp_root", &self.temp_root)
             .finish()
     }
 }
@@ -106,6 +128,11 @@ pub struct BuildResult {
     /// True when a stream exceeded [`MAX_STREAM_BYTES`] and its middle was cut; the
     /// cut is marked by a line in the stream.
     pub truncated: bool,
+    /// How the build was confined.
+    pub sandbox: SandboxStatus,
+    /// Lines about the run itself (the sandbox hid new entries, the build was
+    /// run again), shown after the status line.
+    pub notes: Vec<String>,
 }
 
 /// The line [`BuildResult::log_text`] adds when output was cut.
@@ -142,6 +169,10 @@ impl BuildResult {
         text.push('\n');
         if self.truncated {
             text.push_str(TRUNCATED_NOTE);
+            text.push('\n');
+        }
+        for note in &self.notes {
+            text.push_str(note);
             text.push('\n');
         }
         for (heading, bytes) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
@@ -265,18 +296,95 @@ pub enum BuildError {
         #[source]
         source: io::Error,
     },
+    /// The sandbox could not be set up (Landlock is there but refused the rules,
+    /// or a path could not be opened).
+    #[error(
+        "could not set up the build sandbox: {0}; set build_sandbox = false in agent-config/config.toml or ~/.config/code-commit/config.toml to build without it"
+    )]
+    Sandbox(#[from] sandbox::SandboxError),
+    /// The private temporary directory could not be created.
+    #[error("could not create a temporary directory for build.sh in {}: {source}", path.display())]
+    TempDir {
+        /// Where it was to be created.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// Runs `project_dir/build.sh` (see the module invariants): directly when it is
 /// executable, so its shebang is respected, else (or when the kernel cannot
 /// execute it) as `sh build.sh`.
 pub fn run_build(project_dir: &Path, options: &BuildOptions) -> Result<BuildResult, BuildError> {
+    let mut notes = Vec::new();
+    let mut elapsed = Duration::ZERO;
+    let mut reruns = 0;
+    loop {
+        let mut once = run_once(project_dir, options)?;
+        elapsed += once.result.elapsed;
+        if once.result.passed() || once.hidden.is_empty() {
+            once.result.notes = notes;
+            once.result.elapsed = elapsed;
+            return Ok(once.result);
+        }
+        if reruns == MAX_SANDBOX_RERUNS {
+            notes.push(hidden_note(&once.hidden, &once.result.sandbox, false));
+            once.result.notes = notes;
+            once.result.elapsed = elapsed;
+            return Ok(once.result);
+        }
+        // The build may have failed only because the sandbox kept it from
+        // reading what it created where Landlock cannot grant new entries:
+        // again, now that they exist and are granted.
+        notes.push(hidden_note(&once.hidden, &once.result.sandbox, true));
+        reruns += 1;
+    }
+}
+
+/// How many times a sandboxed build that failed after creating entries it
+/// could not read is run again (each time only when it created new ones: a
+/// Rust project in a fresh clone creates `Cargo.lock`, then `target/`).
+pub const MAX_SANDBOX_RERUNS: u32 = 3;
+
+/// Says which new entries the sandbox kept unreadable, and what to do.
+fn hidden_note(hidden: &[PathBuf], status: &SandboxStatus, again: bool) -> String {
+    let list: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+    let denied = match status {
+        SandboxStatus::Enforced { denied, .. } if !denied.is_empty() => denied
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "the API key's location".to_owned(),
+    };
+    if again {
+        format!(
+            "note: build.sh failed after creating {} where the sandbox cannot let it read new entries (Landlock keeps {denied} unreadable by granting its siblings, which exist before the build); build.sh was run again, with them readable",
+            list.join(", ")
+        )
+    } else {
+        format!(
+            "note: build.sh again created {} that it could not read during the build; if that is why it fails, keep the API key outside the project (~/.config/code-commit/api-key or an environment variable) so the build may read the whole project, or set build_sandbox = false",
+            list.join(", ")
+        )
+    }
+}
+
+/// One run of `build.sh`, and the entries it created that the sandbox kept
+/// unreadable to it.
+struct Once {
+    result: BuildResult,
+    hidden: Vec<PathBuf>,
+}
+
+fn run_once(project_dir: &Path, options: &BuildOptions) -> Result<Once, BuildError> {
     let dir = std::path::absolute(project_dir).map_err(|source| BuildError::Inspect {
         path: project_dir.to_owned(),
         source,
     })?;
     let script = dir.join("build.sh");
-    let meta = match fs::metadata(&script) {
+    let meta = match fs::symlink_metadata(&script) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             return Err(BuildError::Missing { path: script });
@@ -291,11 +399,62 @@ pub fn run_build(project_dir: &Path, options: &BuildOptions) -> Result<BuildResu
     if !meta.is_file() {
         return Err(BuildError::NotAFile { path: script });
     }
-    let env = child_env(std::env::vars_os(), options);
+    let mut env = child_env(std::env::vars_os(), options);
     let executable = meta.permissions().mode() & 0o111 != 0;
 
+    // The private temporary directory lives until the build is over.
+    let mut _temp = None;
+    let mut prepared = None;
+    if let Some(policy) = &options.sandbox {
+        let mut policy = policy.clone();
+        if let Some(root) = &options.temp_root {
+            let temp = tempfile::Builder::new()
+                .prefix("code-commit-build-")
+                .tempdir_in(root)
+                .map_err(|source| BuildError::TempDir {
+                    path: root.clone(),
+                    source,
+                })?;
+            env.retain(|(name, _)| !["TMPDIR", "TMP", "TEMP"].iter().any(|n| name == n));
+            for name in ["TMPDIR", "TMP", "TEMP"] {
+                env.push((OsString::from(name), temp.path().as_os_str().to_owned()));
+            }
+            policy.writable.push(temp.path().to_path_buf());
+            _temp = Some(temp);
+        }
+        prepared = Some(sandbox::prepare(&policy, &dir)?);
+    }
+
     let start = Instant::now();
-    let mut child = spawn(&dir, &script, executable, &env)?;
+    let (mut child, sandbox_status, watched) = match prepared {
+        None => (
+            spawn(&dir, &script, executable, &env)?,
+            SandboxStatus::Off,
+            Vec::new(),
+        ),
+        Some((rules, watched)) => {
+            let (dir, script_path) = (dir.clone(), script.clone());
+            // Landlock restricts the calling thread and what it starts: this
+            // thread does nothing but restrict itself and spawn the build.
+            let confined = thread::Builder::new()
+                .name("build-sandbox".to_owned())
+                .spawn(move || -> Result<(Child, SandboxStatus), BuildError> {
+                    let status = sandbox::restrict(rules)?;
+                    Ok((spawn(&dir, &script_path, executable, &env)?, status))
+                })
+                .map_err(|source| BuildError::Spawn {
+                    program: "the build-sandbox thread".to_owned(),
+                    script: script.clone(),
+                    source,
+                })?;
+            let (child, status) = confined.join().map_err(|_| {
+                BuildError::Sandbox(sandbox::SandboxError(
+                    "the thread that starts build.sh panicked".to_owned(),
+                ))
+            })??;
+            (child, status, watched)
+        }
+    };
     let stdout = Reader::start(child.stdout.take(), MAX_STREAM_BYTES);
     let stderr = Reader::start(child.stderr.take(), MAX_STREAM_BYTES);
 
@@ -324,12 +483,25 @@ pub fn run_build(project_dir: &Path, options: &BuildOptions) -> Result<BuildResu
     }
     let (stdout, stdout_cut) = stdout.finish();
     let (stderr, stderr_cut) = stderr.finish();
-    Ok(BuildResult {
-        status,
-        stdout,
-        stderr,
-        elapsed,
-        truncated: stdout_cut || stderr_cut,
+    let hidden = if matches!(sandbox_status, SandboxStatus::Enforced { .. }) {
+        watched
+            .iter()
+            .flat_map(sandbox::Watched::new_entries)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Once {
+        result: BuildResult {
+            status,
+            stdout,
+            stderr,
+            elapsed,
+            truncated: stdout_cut || stderr_cut,
+            sandbox: sandbox_status,
+            notes: Vec::new(),
+        },
+        hidden,
     })
 }
 
@@ -655,6 +827,8 @@ mod tests {
             stderr: stderr.as_bytes().to_vec(),
             elapsed: Duration::ZERO,
             truncated: false,
+            sandbox: SandboxStatus::Off,
+            notes: Vec::new(),
         }
     }
 

@@ -186,6 +186,27 @@ impl Policy {
         &self.project
     }
 
+    /// The files git tracks at or below `dir` (relative to the project),
+    /// relative to the project, sorted.
+    pub fn tracked_under(&self, dir: &str) -> Result<Vec<String>, gitctx::Error> {
+        let paths = self.repo.tracked_under(&format!("{}{dir}", self.prefix))?;
+        Ok(paths
+            .into_iter()
+            .map(|p| p.strip_prefix(&self.prefix).map(str::to_owned).unwrap_or(p))
+            .collect())
+    }
+
+    /// Whether git ignores `rel` (relative to the project) and does not track it.
+    pub fn is_ignored(&self, rel: &str) -> Result<bool, gitctx::Error> {
+        self.repo.is_ignored(&format!("{}{rel}", self.prefix))
+    }
+
+    /// The git directory all worktrees of the repository share (hooks and
+    /// config live there).
+    pub fn git_common_dir(&self) -> PathBuf {
+        self.repo.common_dir()
+    }
+
     /// Judges one path for one action (rules in the module docs).
     pub fn check(&self, raw: &str, action: &Action) -> Result<Target, Rejection> {
         let reject = |reason: String| Rejection {

@@ -1,4 +1,5 @@
 //! `code-commit` as a process.
 
+mod attacks;
 mod cli;
 mod run;

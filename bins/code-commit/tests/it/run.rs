@@ -14,10 +14,16 @@ struct Run {
     stderr: String,
 }
 
+/// Runs code-commit in `dir` with a fresh, empty home (no user configuration
+/// or key file from the machine running the tests), then `env`.
 fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let home = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_code-commit"));
     cmd.args(args).current_dir(dir);
     testkit::isolate(&mut cmd);
+    cmd.env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME");
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("run code-commit");
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

@@ -5,20 +5,23 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use code_commit_core::apply::{ApplyError, Change, apply};
+use code_commit_core::apply::{Applied, ApplyError, Change};
+use safe_io::Dir;
 
-fn write(root: &Path, rel: &str, content: &str) -> Change {
+fn apply(root: &Path, changes: &[Change]) -> Result<Applied, ApplyError> {
+    code_commit_core::apply::apply(&Dir::open(root).unwrap(), changes)
+}
+
+fn write(_root: &Path, rel: &str, content: &str) -> Change {
     Change::Write {
         rel: rel.to_owned(),
-        abs: root.join(rel),
         content: content.as_bytes().to_vec(),
     }
 }
 
-fn delete(root: &Path, rel: &str) -> Change {
+fn delete(_root: &Path, rel: &str) -> Change {
     Change::Delete {
         rel: rel.to_owned(),
-        abs: root.join(rel),
     }
 }
 
@@ -61,11 +64,14 @@ fn creates_files_and_nested_directories() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let mode = default_file_mode(root);
-    let applied = apply(&[
-        write(root, "a/b/c/new.rs", "fn main() {}\n"),
-        write(root, "empty.txt", ""),
-        write(root, "a/b/sibling.rs", "x"),
-    ])
+    let applied = apply(
+        root,
+        &[
+            write(root, "a/b/c/new.rs", "fn main() {}\n"),
+            write(root, "empty.txt", ""),
+            write(root, "a/b/sibling.rs", "x"),
+        ],
+    )
     .unwrap();
     assert_eq!(
         applied.written,
@@ -105,10 +111,13 @@ fn replacing_keeps_the_file_mode() {
     fs::write(root.join("secret.txt"), "old").unwrap();
     fs::set_permissions(root.join("secret.txt"), fs::Permissions::from_mode(0o600)).unwrap();
 
-    let applied = apply(&[
-        write(root, "run.sh", "#!/bin/sh\necho new\n"),
-        write(root, "secret.txt", "new"),
-    ])
+    let applied = apply(
+        root,
+        &[
+            write(root, "run.sh", "#!/bin/sh\necho new\n"),
+            write(root, "secret.txt", "new"),
+        ],
+    )
     .unwrap();
     assert_eq!(applied.written, ["run.sh", "secret.txt"]);
     assert!(applied.created.is_empty());
@@ -130,7 +139,7 @@ fn deletes_files() {
     fs::write(root.join("src/old.rs"), "old").unwrap();
     fs::write(root.join("keep.rs"), "keep").unwrap();
 
-    let applied = apply(&[delete(root, "src/old.rs")]).unwrap();
+    let applied = apply(root, &[delete(root, "src/old.rs")]).unwrap();
     assert_eq!(applied.deleted, ["src/old.rs"]);
     assert!(applied.written.is_empty());
 
@@ -143,7 +152,7 @@ fn deletes_files() {
 #[test]
 fn no_changes_is_a_no_op() {
     let dir = tempfile::tempdir().unwrap();
-    let applied = apply(&[]).unwrap();
+    let applied = apply(dir.path(), &[]).unwrap();
     assert!(applied.written.is_empty() && applied.deleted.is_empty());
     assert!(tree(dir.path()).is_empty());
 }
@@ -158,12 +167,15 @@ fn a_late_failure_rolls_back_every_earlier_change() {
     fs::write(root.join("notadir"), "a file, not a directory").unwrap();
     let before = tree(root);
 
-    let err = apply(&[
-        write(root, "run.sh", "#!/bin/bash\nexit 1\n"),
-        write(root, "new/dir/file.rs", "new"),
-        delete(root, "old.rs"),
-        write(root, "notadir/x", "cannot exist"),
-    ])
+    let err = apply(
+        root,
+        &[
+            write(root, "run.sh", "#!/bin/bash\nexit 1\n"),
+            write(root, "new/dir/file.rs", "new"),
+            delete(root, "old.rs"),
+            write(root, "notadir/x", "cannot exist"),
+        ],
+    )
     .unwrap_err();
 
     assert!(err.restored(), "{err}");
@@ -184,10 +196,13 @@ fn a_failure_below_a_file_rolls_back_created_directories() {
     fs::write(root.join("notadir"), "file").unwrap();
     let before = tree(root);
 
-    let err = apply(&[
-        write(root, "fresh/a/b.rs", "b"),
-        write(root, "notadir/deeper/x", "cannot exist"),
-    ])
+    let err = apply(
+        root,
+        &[
+            write(root, "fresh/a/b.rs", "b"),
+            write(root, "notadir/deeper/x", "cannot exist"),
+        ],
+    )
     .unwrap_err();
     assert!(err.restored(), "{err}");
     assert_eq!(tree(root), before);

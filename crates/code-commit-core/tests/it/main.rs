@@ -1,7 +1,9 @@
 //! Integration tests.
 
 mod apply;
+mod attacks;
 mod build;
 mod parse;
 mod policy;
 mod run;
+mod sandbox;

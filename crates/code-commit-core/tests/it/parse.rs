@@ -334,3 +334,162 @@ fn line_endings() {
     // A lone CR inside a line is content.
     check("^^^a.txt\nx\ry\n^^^end\n", &[r#"W 1 a.txt "x\ry\n""#]);
 }
+
+/// Properties over arbitrary input: the parser never panics, and what it
+/// returns grows at most linearly with what it was given.
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The bytes of everything `parse` returned: block paths and contents, or
+    /// the displayed errors.
+    fn output_bytes(result: &Result<Vec<Block>, Vec<ParseError>>) -> (usize, usize) {
+        match result {
+            Ok(blocks) => (
+                blocks
+                    .iter()
+                    .map(|b| {
+                        b.path.len()
+                            + match &b.action {
+                                Action::Write(content) => content.len(),
+                                Action::Delete => 0,
+                            }
+                    })
+                    .sum(),
+                blocks.len(),
+            ),
+            Err(errors) => (
+                errors.iter().map(|e| e.to_string().len()).sum(),
+                errors.len(),
+            ),
+        }
+    }
+
+    /// Asserts the bounds for `input`.
+    fn check_bounds(input: &str) {
+        let result = parse(input);
+        let lines = input.split('\n').count();
+        let (bytes, count) = output_bytes(&result);
+        assert!(count <= lines + 1, "{count} items from {lines} lines");
+        match &result {
+            // Paths and contents are pieces of the input; each content gains at
+            // most one final newline.
+            Ok(blocks) => {
+                assert!(!blocks.is_empty());
+                assert!(bytes <= input.len() + count, "{bytes} > {}", input.len());
+                for block in blocks {
+                    assert!(block.line >= 1 && block.line <= lines);
+                }
+            }
+            // Each error is a fixed instruction plus pieces of the input (a path
+            // may be named twice).
+            Err(errors) => {
+                assert!(!errors.is_empty());
+                assert!(
+                    bytes <= count * 1024 + 3 * input.len(),
+                    "{bytes} bytes of errors for {} bytes of input",
+                    input.len()
+                );
+            }
+        }
+    }
+
+    /// Fragments that exercise every rule when glued together at random.
+    const FRAGMENTS: &[&str] = &[
+        "^^^",
+        "^^^end",
+        "^^^END ",
+        "^^^delete",
+        "^^^ delete",
+        "^^^a.rs",
+        "^^^./a.rs",
+        "^^^b/c.md",
+        "^^^`x.rs`",
+        "^^^[y]",
+        "^^^**z**",
+        "^^^./end",
+        "\n",
+        "\n",
+        "\n",
+        "\r\n",
+        "\r",
+        "```",
+        "```rust",
+        "~~~",
+        "// ... rest of file ...",
+        "# existing code",
+        "...",
+        "…",
+        "<!-- rest unchanged -->",
+        "fn main() {}",
+        " ",
+        "é",
+        "\u{202e}",
+        "\0",
+        "^",
+        "^^",
+        "^^^^^^",
+        "\t",
+    ];
+
+    fn glued() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(FRAGMENTS), 0..200)
+            .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_strings(input in any::<String>()) {
+            check_bounds(&input);
+        }
+
+        #[test]
+        fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+            check_bounds(&String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn marker_soup(input in glued()) {
+            check_bounds(&input);
+        }
+    }
+
+    #[test]
+    fn many_markers() {
+        // 200,000 headers, none terminated.
+        let headers: String = (0..200_000).map(|i| format!("^^^f{i}.rs\n")).collect();
+        check_bounds(&headers);
+        // 100,000 blocks for the same path.
+        check_bounds(&"^^^a.rs\nx\n^^^end\n".repeat(100_000));
+        // 300,000 stray terminators, and markers with nothing else.
+        check_bounds(&"^^^end\n".repeat(300_000));
+        check_bounds(&"^^^\n".repeat(300_000));
+        // Valid blocks, many: every one comes back.
+        let valid: String = (0..50_000)
+            .map(|i| format!("^^^d/f{i}.rs\nline\n^^^end\n"))
+            .collect();
+        let blocks = parse(&valid).unwrap();
+        assert_eq!(blocks.len(), 50_000);
+        check_bounds(&valid);
+    }
+
+    #[test]
+    fn huge_lines() {
+        let huge = "x".repeat(4 * 1024 * 1024);
+        // A 4 MiB path, a 4 MiB content line, a 4 MiB comment that looks
+        // like the start of an elision, a 4 MiB line of carets.
+        check_bounds(&format!("^^^{huge}\nbody\n^^^end\n"));
+        check_bounds(&format!("^^^a.rs\n{huge}\n^^^end\n"));
+        check_bounds(&format!(
+            "^^^a.rs\n// ... rest {}\n^^^end\n",
+            "of the ".repeat(512 * 1024)
+        ));
+        check_bounds(&"^".repeat(4 * 1024 * 1024));
+        check_bounds(&format!("```\n^^^a.rs\n```\n{huge}\n```\n^^^end\n```\n"));
+        // No newline at all, lots of carriage returns.
+        check_bounds(&"\r".repeat(4 * 1024 * 1024));
+    }
+}

@@ -463,3 +463,113 @@ fn provider_errors_stop_the_run_and_are_logged() {
     assert!(error.contains("401"), "{error}");
     assert!(!error.contains(KEY));
 }
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
+    let repo = project();
+    repo.git(&["add", "-f", "agent-config/query.txt"]);
+    repo.commit("track the query");
+    // Nothing is read from it: a FIFO there would hang any read.
+    std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
+    mkfifo(&repo.join("agent-config/codeRollup.txt"));
+    let err = run::preflight(repo.path()).unwrap_err();
+    assert!(matches!(&err, Error::Tracked { path, more: 0 } if path == "agent-config/query.txt"));
+    let text = err.to_string();
+    assert!(
+        text.starts_with("git tracks agent-config/query.txt: "),
+        "{text}"
+    );
+    assert!(text.contains("git rm -r --cached agent-config"), "{text}");
+
+    // In a subdirectory project, paths are the project's.
+    let repo = TestRepo::new();
+    repo.write("app/.gitignore", "/agent-config\n")
+        .write_executable("app/build.sh", "#!/bin/sh\n")
+        .write("app/agent-config/query.txt", "q\n")
+        .write("app/agent-config/codeRollup.txt", "r\n")
+        .write("app/agent-config/config.toml", "model = \"m\"\n");
+    repo.git(&["add", "-f", "app"]);
+    repo.commit("app");
+    let err = run::preflight(&repo.join("app")).unwrap_err();
+    assert_eq!(
+        err.to_string().split(':').next().unwrap(),
+        "git tracks agent-config/codeRollup.txt (and 2 more file(s) under agent-config/)"
+    );
+}
+
+#[test]
+fn preflight_reads_only_regular_files_without_links() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("text"), "/agent-config\n").unwrap();
+    let check = |setup: &dyn Fn(&TestRepo), says: &str| {
+        let repo = project();
+        setup(&repo);
+        let err = run::preflight(repo.path()).unwrap_err().to_string();
+        assert!(err.starts_with(says), "{err}");
+    };
+    check(
+        &|repo| {
+            std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
+            mkfifo(&repo.join("agent-config/query.txt"));
+        },
+        "agent-config/query.txt: is a FIFO, not a regular file",
+    );
+    check(
+        &|repo| {
+            std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
+            std::os::unix::fs::symlink(
+                outside.path().join("text"),
+                repo.join("agent-config/codeRollup.txt"),
+            )
+            .unwrap();
+        },
+        "agent-config/codeRollup.txt: is a symbolic link",
+    );
+    check(
+        &|repo| {
+            std::fs::remove_file(repo.join(".gitignore")).unwrap();
+            std::os::unix::fs::symlink(outside.path().join("text"), repo.join(".gitignore"))
+                .unwrap();
+        },
+        ".gitignore: is a symbolic link",
+    );
+    check(
+        &|repo| {
+            let mut text = "/agent-config\n".to_owned();
+            text.push_str(&"#\n".repeat(600 * 1024));
+            repo.write(".gitignore", text);
+        },
+        ".gitignore: is larger than the limit of 1 MiB",
+    );
+    check(
+        &|repo| {
+            std::fs::remove_file(repo.join("build.sh")).unwrap();
+            mkfifo(&repo.join("build.sh"));
+        },
+        "build.sh: is a FIFO, not a regular file",
+    );
+    check(
+        &|repo| {
+            std::fs::remove_file(repo.join("build.sh")).unwrap();
+            std::os::unix::fs::symlink("/bin/true", repo.join("build.sh")).unwrap();
+        },
+        "build.sh: is a symbolic link, not a regular file",
+    );
+    // agent-config/ itself a link.
+    check(
+        &|repo| {
+            let real = repo.join("agent-config");
+            std::fs::rename(&real, outside.path().join("moved")).unwrap();
+            std::os::unix::fs::symlink(outside.path().join("moved"), &real).unwrap();
+        },
+        "agent-config/query.txt: agent-config/ is a symbolic link",
+    );
+}
