@@ -586,19 +586,11 @@ impl Transaction<'_> {
     }
 }
 
-/// Removes the empty directory `name` that this call created in `parent`: only
-/// when `parent` still holds a directory of that name (not a link), so the path
-/// used for `rmdir` leads where the handle does unless it is swapped in between;
-/// `rmdir` removes nothing but an empty directory in any case.
+/// Removes the empty directory `name` that this call created in `parent`,
+/// relative to `parent`'s handle (`rmdir` removes nothing but an empty
+/// directory, and never follows a link).
 fn remove_created_dir(parent: &Dir, name: &OsStr) -> io::Result<()> {
-    match parent.kind(name).map_err(io_error)? {
-        Some(FileKind::Dir) => fs::remove_dir(parent.path().join(name)),
-        Some(kind) => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("is now {}, not the directory created", kind.describe()),
-        )),
-        None => Ok(()),
-    }
+    parent.remove_dir(name).map(|_| ()).map_err(io_error)
 }
 
 fn not_a_regular_file() -> io::Error {

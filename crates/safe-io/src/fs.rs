@@ -583,6 +583,22 @@ impl Dir {
         })
     }
 
+    /// Removes the empty directory `rel` (never a link, never a non-empty
+    /// directory): `Ok(false)` when it did not exist.
+    pub fn remove_dir(&self, rel: impl AsRef<Path>) -> Result<bool> {
+        self.in_parent(rel.as_ref(), |dir, name| {
+            match rustix::fs::unlinkat(&dir.fd, name, AtFlags::REMOVEDIR) {
+                Ok(()) => Ok(true),
+                Err(rustix::io::Errno::NOENT) => Ok(false),
+                Err(rustix::io::Errno::NOTDIR) => Err(Error::NotDirectory {
+                    path: dir.path.join(name),
+                    kind: dir.kind_of(name).ok().flatten().unwrap_or(FileKind::Other),
+                }),
+                Err(err) => Err(Error::io(dir.path.join(name), err)),
+            }
+        })
+    }
+
     /// The entries of this directory (not `.` and `..`), with what each is.
     pub fn entries(&self) -> Result<Vec<(OsString, FileKind)>> {
         let fail = |e: rustix::io::Errno| Error::io(self.path.clone(), e);

@@ -134,6 +134,21 @@ fn creates_directories_and_files() {
             .unwrap()
             .is_some()
     );
+    root.create_dir_all("gone/inner").unwrap();
+    assert!(root.remove_dir("gone/inner").unwrap());
+    assert!(!root.remove_dir("gone/inner").unwrap());
+    assert!(root.remove_dir("gone").unwrap());
+    assert!(root.remove_dir(".git-agent").is_err(), "not empty");
+    symlink(inside.path().join("sub"), inside.path().join("sublink")).unwrap();
+    assert!(matches!(
+        root.remove_dir("sublink"),
+        Err(Error::NotDirectory {
+            kind: FileKind::Symlink,
+            ..
+        })
+    ));
+    assert!(inside.path().join("sub").is_dir());
+    std::fs::remove_file(inside.path().join("sublink")).unwrap();
     deep.rename("a.txt", "b.txt").unwrap();
     assert!(deep.remove_file("b.txt").unwrap());
     assert!(!deep.remove_file("b.txt").unwrap());
