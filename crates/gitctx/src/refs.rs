@@ -57,24 +57,26 @@ impl Version {
         parts.next().is_none().then_some(version)
     }
 
-    /// The next version: `1.2.3` bumped by `Minor` is `1.3.0`.
-    pub fn bump(self, bump: Bump) -> Version {
-        match bump {
+    /// The next version: `1.2.3` bumped by `Minor` is `1.3.0`. `None` when the
+    /// component is already the largest number (a tag named by the repository
+    /// may say `v18446744073709551615.0.0`).
+    pub fn bump(self, bump: Bump) -> Option<Version> {
+        Some(match bump {
             Bump::Major => Version {
-                major: self.major + 1,
+                major: self.major.checked_add(1)?,
                 minor: 0,
                 patch: 0,
             },
             Bump::Minor => Version {
                 major: self.major,
-                minor: self.minor + 1,
+                minor: self.minor.checked_add(1)?,
                 patch: 0,
             },
             Bump::Patch => Version {
-                patch: self.patch + 1,
+                patch: self.patch.checked_add(1)?,
                 ..self
             },
-        }
+        })
     }
 }
 
@@ -377,8 +379,8 @@ mod tests {
     #[test]
     fn bumps() {
         let base = Version::parse_tag("1.2.3").unwrap();
-        assert_eq!(base.bump(Bump::Patch).to_string(), "1.2.4");
-        assert_eq!(base.bump(Bump::Minor).to_string(), "1.3.0");
-        assert_eq!(base.bump(Bump::Major).to_string(), "2.0.0");
+        assert_eq!(base.bump(Bump::Patch).unwrap().to_string(), "1.2.4");
+        assert_eq!(base.bump(Bump::Minor).unwrap().to_string(), "1.3.0");
+        assert_eq!(base.bump(Bump::Major).unwrap().to_string(), "2.0.0");
     }
 }

@@ -411,6 +411,9 @@ impl Repo {
         // like one.
         let mut out: Vec<(ObjectId, Vec<String>)> = Vec::new();
         let mut expect_commit = true;
+        // git puts a newline between the commit id and its first file name;
+        // later names in the list come as they are.
+        let mut first_name = false;
         for field in output.stdout.split(|&b| b == 0) {
             if field.is_empty() {
                 expect_commit = true;
@@ -426,9 +429,14 @@ impl Repo {
                     })?;
                 out.push((id, Vec::new()));
                 expect_commit = false;
+                first_name = true;
                 continue;
             }
-            let name = field.strip_prefix(b"\n").unwrap_or(field);
+            let name = if std::mem::take(&mut first_name) {
+                field.strip_prefix(b"\n").unwrap_or(field)
+            } else {
+                field
+            };
             if let Some((_, files)) = out.last_mut() {
                 files.push(String::from_utf8_lossy(name).into_owned());
             }

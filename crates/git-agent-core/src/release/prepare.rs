@@ -107,10 +107,16 @@ pub fn resolve_range(repo: &Repo, spec: &RangeSpec) -> Result<Range, Error> {
                 Bump::Minor => "minor",
                 Bump::Major => "major",
             };
+            let version = latest.version.bump(*bump).ok_or_else(|| {
+                Error::InvalidOption(format!(
+                    "the latest version tag {} cannot be given a {name} bump: that number is already the largest there is; pass BASE and RELEASE instead",
+                    latest.tag.name
+                ))
+            })?;
             Range {
                 base,
                 release,
-                version: Some(latest.version.bump(*bump).to_string()),
+                version: Some(version.to_string()),
                 bump: Some(name.to_owned()),
             }
         }

@@ -50,7 +50,11 @@ fn latest_reachable_semver_tag() {
     assert_eq!(latest.tag.commit.to_hex(), two);
     assert_eq!(latest.version, Version::parse_tag("1.2.0").unwrap());
     assert_eq!(
-        latest.version.bump(gitctx::Bump::Patch).to_string(),
+        latest
+            .version
+            .bump(gitctx::Bump::Patch)
+            .unwrap()
+            .to_string(),
         "1.2.1"
     );
     assert_eq!(
