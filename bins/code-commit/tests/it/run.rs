@@ -139,3 +139,35 @@ fn configuration_errors_are_clear() {
     assert!(run.stderr.contains("no API key"), "{}", run.stderr);
     assert!(server.requests().is_empty());
 }
+
+/// Issue 13 attack 4: code-commit's own git work (discovery, tracked and
+/// ignored paths, protected files) runs no program the repository configured.
+/// `build.sh` is the user's program and runs; it touches no git here.
+#[test]
+fn a_run_starts_no_program_the_repository_configured() {
+    let hostile = testkit::hostile::Hostile::new();
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
+    );
+    let repo = &hostile.repo;
+    repo.write(".gitignore", "/agent-config\n")
+        .write_executable("build.sh", "#!/bin/sh\ngrep -q fixed value.txt\n")
+        .write("value.txt", "broken\n");
+    repo.stage_all();
+    repo.commit("project");
+    repo.write("agent-config/query.txt", "Fix value.txt\n")
+        .write("agent-config/codeRollup.txt", "value.txt: broken\n")
+        .write(
+            "agent-config/config.toml",
+            format!(
+                "provider = \"openai-chat\"\nmodel = \"local\"\nbase_url = \"{}\"\napi_key_env = \"MY_KEY\"\n",
+                server.base_url()
+            ),
+        );
+    hostile.make_stat_stale();
+    hostile.clear();
+    let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    hostile.assert_no_program_ran("code-commit");
+}
