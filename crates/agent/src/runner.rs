@@ -13,6 +13,13 @@
 //! Turns are counted as spec 000 says: one `complete` call is one step, whatever
 //! it contains. The step budget bounds the tool loop; the finalization and repair
 //! requests come on top of it (one each at most).
+//!
+//! **Invariant:** the repair request stays small whatever the model sent: the
+//! invalid answer it quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes (head and
+//! tail around a marker, [`crate::clip_middle`]), and the problems to at most
+//! [`REPAIR_PROBLEMS_MAX`] of [`REPAIR_PROBLEM_MAX`] bytes each. Traces get
+//! strings of a reply cut to [`crate::trace::ARTIFACT_MAX`] before they are
+//! copied into an event, which is all a session keeps of them anyway.
 
 use std::time::{Duration, Instant};
 
@@ -22,9 +29,19 @@ use llm::{
 };
 use serde_json::{Value, json};
 
+use crate::clip::{clip_middle, clip_strings};
 use crate::schema;
 use crate::tool::{ToolLimits, ToolRegistry};
-use crate::trace::{Event, TraceSink};
+use crate::trace::{ARTIFACT_MAX, Event, TraceSink};
+
+/// The most of an invalid answer the repair request quotes back: 32 KiB, twice
+/// what a 4,096-token answer takes. A longer answer is quoted as its head and
+/// tail around a marker that says how much was cut.
+pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
+/// The most problems one repair request lists (the rest are counted).
+pub const REPAIR_PROBLEMS_MAX: usize = 20;
+/// The longest one listed problem may be, in bytes.
+pub const REPAIR_PROBLEM_MAX: usize = 500;
 
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +302,7 @@ impl<'a> Runner<'a> {
                 self.trace(
                     Event::warn("validation.failed")
                         .with("problems", json!(problems))
-                        .with("output", text.as_str()),
+                        .with("output", clip_middle(&text, ARTIFACT_MAX)),
                 );
                 let repaired = self.repair(task, state, &text, &problems).await?;
                 let again = repaired.text();
@@ -355,7 +372,7 @@ impl<'a> Runner<'a> {
                 .with("stop_reason", json!(response.stop_reason))
                 .with("input_tokens", json!(response.usage.input_tokens))
                 .with("output_tokens", json!(response.usage.output_tokens))
-                .with("text", response.text())
+                .with("text", clip_middle(&response.text(), ARTIFACT_MAX))
                 .with(
                     "tool_calls",
                     json!(
@@ -366,7 +383,7 @@ impl<'a> Runner<'a> {
                             .collect::<Vec<_>>()
                     ),
                 )
-                .with("raw", response.raw.clone()),
+                .with("raw", clip_strings(&response.raw, ARTIFACT_MAX)),
         );
         Ok(response)
     }
@@ -401,8 +418,10 @@ impl<'a> Runner<'a> {
         problems: &[String],
     ) -> Result<CompletionResponse, AgentError> {
         self.trace(Event::info("repair").with("problems", json!(problems)));
-        state.messages.push(Message::assistant(answer));
-        let list: String = problems.iter().map(|p| format!("- {p}\n")).collect();
+        state
+            .messages
+            .push(Message::assistant(clip_middle(answer, REPAIR_ANSWER_MAX)));
+        let list = problem_list(problems);
         state.messages.push(Message::user(format!(
             "Your answer did not pass validation:\n{list}Reply again with a corrected answer \
              that fixes every problem listed. Do not call tools. {}",
@@ -427,6 +446,23 @@ impl<'a> Runner<'a> {
         }
         Ok(response)
     }
+}
+
+/// The problems as a `- …` list for the repair request: at most
+/// [`REPAIR_PROBLEMS_MAX`] of them, each cut to [`REPAIR_PROBLEM_MAX`] bytes.
+fn problem_list(problems: &[String]) -> String {
+    let mut list: String = problems
+        .iter()
+        .take(REPAIR_PROBLEMS_MAX)
+        .map(|p| format!("- {}\n", clip_middle(p, REPAIR_PROBLEM_MAX)))
+        .collect();
+    if problems.len() > REPAIR_PROBLEMS_MAX {
+        list.push_str(&format!(
+            "- … and {} more problems like these\n",
+            problems.len() - REPAIR_PROBLEMS_MAX
+        ));
+    }
+    list
 }
 
 /// The task's validator decides; without one, any non-empty answer passes.

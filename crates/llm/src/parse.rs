@@ -54,7 +54,7 @@ impl Reader {
     pub fn arguments(&self, tool: &str, raw: Option<&Value>) -> Result<Value, LlmError> {
         let invalid = |reason: String| LlmError::InvalidToolArguments {
             provider: self.provider,
-            tool: tool.to_owned(),
+            tool: crate::http::clip(tool, 100),
             reason,
         };
         match raw {
