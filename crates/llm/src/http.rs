@@ -299,7 +299,15 @@ impl Transport {
         let capacity = declared.unwrap_or(0).min(limit).min(1024 * 1024);
         let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        while let Some(chunk) = response.chunk().await? {
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                // An error answer's status is the news; a body cut short only
+                // costs its message.
+                Err(_) if !success => break,
+                Err(err) => return Err(err.into()),
+            };
             let room = limit - body.len();
             if chunk.len() > room {
                 if success {

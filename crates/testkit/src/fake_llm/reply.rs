@@ -391,7 +391,7 @@ impl Turn {
         };
         let quoted = |text: &str| {
             let json = Value::String(text.to_owned()).to_string();
-            json[1..json.len() - 1].as_bytes().to_vec()
+            json.as_bytes()[1..json.len() - 1].to_vec()
         };
         let mark = quoted(REPEAT_MARK);
         let mut parts = Vec::new();

@@ -738,7 +738,11 @@ fn repeated_text_sends_what_the_whole_text_would() {
     // Units that need JSON escaping, and counts on both sides of a write block.
     for (unit, times) in [("ab", 3), ("line \"q\" \\ é\n", 20_000), ("x", 0)] {
         let whole = unit.repeat(times);
-        for flavor in [Flavor::OpenAiResponses, Flavor::OpenAiChat, Flavor::Anthropic] {
+        for flavor in [
+            Flavor::OpenAiResponses,
+            Flavor::OpenAiChat,
+            Flavor::Anthropic,
+        ] {
             for body in ["{}", r#"{"stream": true}"#] {
                 // One server each, so both turns get the same ids.
                 let whole_server = FakeLlm::start(flavor, vec![Reply::text(&whole)]);
@@ -746,7 +750,10 @@ fn repeated_text_sends_what_the_whole_text_would() {
                 let expected = post(&whole_server, body);
                 let got = post(&server, body);
                 assert_eq!(got.headers, expected.headers, "{flavor:?} {body}");
-                assert!(got.body == expected.body, "{flavor:?} {body} {unit:?}×{times}");
+                assert!(
+                    got.body == expected.body,
+                    "{flavor:?} {body} {unit:?}×{times}"
+                );
             }
         }
     }
