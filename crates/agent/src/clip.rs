@@ -12,19 +12,27 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 /// `text` if it is at most `max` bytes; otherwise its head and tail around a
-/// marker line, `max` bytes of `text` in all (plus the marker), cut on
-/// character boundaries.
+/// marker line, at most `max` bytes in all, cut on character boundaries. So
+/// clipping again with the same bound changes nothing. (A `max` shorter than
+/// the marker itself, under 100 bytes, yields the marker alone.)
 pub fn clip_middle(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let head_end = floor_boundary(text, max - max / 4);
-    let tail_start = ceil_boundary(text, text.len() - max / 4).max(head_end);
-    let cut = tail_start - head_end;
+    let marker = |cut: usize| {
+        format!(
+            "\n[… {cut} bytes cut here: the text is {} bytes, more than the {max} kept …]\n",
+            text.len()
+        )
+    };
+    // The marker with the longest count it can hold, so the real one fits.
+    let keep = max.saturating_sub(marker(text.len()).len());
+    let head_end = floor_boundary(text, keep - keep / 4);
+    let tail_start = ceil_boundary(text, text.len() - keep / 4).max(head_end);
     Cow::Owned(format!(
-        "{}\n[… {cut} bytes cut here: the text is {} bytes, more than the {max} kept …]\n{}",
+        "{}{}{}",
         &text[..head_end],
-        text.len(),
+        marker(tail_start - head_end),
         &text[tail_start..]
     ))
 }
@@ -66,30 +74,39 @@ mod tests {
     #[test]
     fn short_text_is_kept_and_long_text_keeps_both_ends() {
         assert!(matches!(clip_middle("short", 10), Cow::Borrowed("short")));
-        let text = format!("{}{}", "a".repeat(60), "z".repeat(40));
-        let clipped = clip_middle(&text, 40);
+        let text = format!("{}{}", "a".repeat(600), "z".repeat(400));
+        let clipped = clip_middle(&text, 200);
+        let marker = "\n[… 879 bytes cut here: the text is 1000 bytes, more than the 200 kept …]\n";
         assert_eq!(
             clipped,
-            format!(
-                "{}\n[… 60 bytes cut here: the text is 100 bytes, more than the 40 kept …]\n{}",
-                "a".repeat(30),
-                "z".repeat(10)
-            )
+            format!("{}{marker}{}", "a".repeat(91), "z".repeat(30))
+        );
+        assert_eq!(
+            clipped.len(),
+            200 - 1,
+            "the marker's count is a digit short of the bound"
+        );
+        assert_eq!(
+            clip_middle(&clipped, 200),
+            clipped,
+            "clipping twice is clipping once"
         );
         // Multi-byte characters are never split.
-        let wide = "é".repeat(100);
-        let clipped = clip_middle(&wide, 41);
-        assert!(clipped.starts_with(&"é".repeat(15)), "{clipped}");
-        assert!(clipped.ends_with(&"é".repeat(5)), "{clipped}");
-        assert!(clip_middle(&wide, 1).contains("bytes cut here"));
-        assert!(clip_middle(&wide, 0).contains("200 bytes cut here"));
+        let wide = "é".repeat(1000);
+        let clipped = clip_middle(&wide, 201);
+        assert!(clipped.len() <= 201);
+        assert!(
+            clipped.starts_with("éé") && clipped.ends_with("éé"),
+            "{clipped}"
+        );
+        assert!(clip_middle(&wide, 0).contains("2000 bytes cut here"));
     }
 
     #[test]
     fn strings_inside_values_are_clipped() {
         let value = json!({"a": "x".repeat(100), "b": [1, "short"]});
-        let clipped = clip_strings(&value, 20);
+        let clipped = clip_strings(&value, 98);
         assert_eq!(clipped["b"], json!([1, "short"]));
-        assert!(clipped["a"].as_str().unwrap().contains("80 bytes cut here"));
+        assert!(clipped["a"].as_str().unwrap().contains("bytes cut here"));
     }
 }
