@@ -8,13 +8,20 @@
 //!   no session directory. If git refuses the commit (a hook, signing), the exit
 //!   status is 1 and stderr carries git's reason and the generated message, so
 //!   nothing is lost.
+//!
+//! Model text is untrusted on the way to a terminal too. Every line on stderr
+//! passes through [`safe_io::term::sanitize`] (escape sequences, `CR`, C1
+//! controls and bidi overrides show as visible escapes), and a failure shows at
+//! most [`SHOWN_ANSWER_MAX`] bytes of the model's last answer (head and tail)
+//! and names the session trace that keeps more of it. Messages on stdout are
+//! shaped by `git-agent-core`, which removes control characters from them.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent::{ConsoleSink, Event, SessionSink, TraceSink};
+use agent::{ConsoleSink, Event, SessionSink, TraceSink, clip_middle};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use git_agent_core::commit_msg::{self, Options, Request};
@@ -22,6 +29,10 @@ use git_agent_core::pr_message;
 use git_agent_core::release::{self, RangeSpec};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
+use safe_io::term::sanitize;
+
+/// The most of the model's last answer a failure prints (head and tail): 4 KiB.
+pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
 
 /// The flags every generation command shares.
 #[derive(Debug, Clone, Args)]
@@ -107,10 +118,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
-/// One line on stderr, and the exit status of a failure.
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
+/// One line on stderr (control characters escaped), and the exit status of a
+/// failure.
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {}", sanitize(&message.to_string()));
     ExitCode::FAILURE
+}
+
+/// A warning on stderr, control characters escaped.
+fn warn(message: impl std::fmt::Display) {
+    eprintln!("warning: {}", sanitize(&message.to_string()));
+}
+
+/// A `--debug` line on stderr, control characters escaped.
+fn debug_line(message: impl std::fmt::Display) {
+    eprintln!("{}", sanitize(&message.to_string()));
 }
 
 fn error_chain(err: &dyn std::error::Error) -> String {
@@ -218,7 +240,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-fn describe_failure(err: &git_agent_core::Error, debug: bool) -> String {
+/// The failure for stderr; an invalid answer is shown cut to
+/// [`SHOWN_ANSWER_MAX`], with a pointer to `trace` (the session directory, when
+/// there is one) for more.
+fn describe_failure(err: &git_agent_core::Error, debug: bool, trace: Option<&Path>) -> String {
     let mut text = if debug {
         error_chain(err)
     } else {
@@ -226,7 +251,16 @@ fn describe_failure(err: &git_agent_core::Error, debug: bool) -> String {
     };
     if let git_agent_core::Error::Invalid { message, .. } = err {
         text.push_str("\nthe last message the model gave:\n");
-        text.push_str(message);
+        text.push_str(&clip_middle(message, SHOWN_ANSWER_MAX));
+        if message.len() > SHOWN_ANSWER_MAX
+            && let Some(dir) = trace
+        {
+            text.push_str(&format!(
+                "\nthe answer was {} bytes; the session trace keeps more of it: {}",
+                message.len(),
+                dir.join("events.ndjson").display()
+            ));
+        }
     }
     text
 }
@@ -275,7 +309,7 @@ fn open_session(
     let sink = SessionSink::create(dir, metadata, redactor)
         .map_err(|err| fail(format!("{}: {err}", path.display())))?;
     if shared.debug {
-        eprintln!("session: {}", path.display());
+        debug_line(format!("session: {}", path.display()));
     }
     Ok(sink)
 }
@@ -289,12 +323,12 @@ fn print_message(
     source: &AuthSource,
 ) -> ExitCode {
     for problem in sink.problems() {
-        eprintln!("warning: trace: {problem}");
+        warn(format!("trace: {problem}"));
     }
     match result {
         Ok(generated) => {
             if shared.debug {
-                eprintln!("{}", summary(&generated));
+                debug_line(summary(&generated));
             }
             let mut text = generated.message;
             text.push('\n');
@@ -302,7 +336,7 @@ fn print_message(
         }
         Err(err) => fail(format!(
             "{}{}",
-            describe_failure(&err, shared.debug),
+            describe_failure(&err, shared.debug, Some(sink.dir())),
             auth_hint(&err, source)
         )),
     }
@@ -343,7 +377,7 @@ pub fn pr_message(shared: &Shared) -> ExitCode {
     };
     let request = match pr_message::prepare(&cwd, &options(shared, "pr-message", false)) {
         Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug)),
+        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
     };
     let metadata = pr_message::session_metadata(&request);
     let mut sink = match open_session(shared, &request.root, "pr-message", metadata, redactor) {
@@ -402,16 +436,16 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
     let request = match release::task::prepare(&cwd, spec, &options(shared, "release-note", false))
     {
         Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug)),
+        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
     };
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
     };
-    let failure = |err: git_agent_core::Error| {
+    let failure = |err: git_agent_core::Error, trace: Option<&Path>| {
         fail(format!(
             "{}{}",
-            describe_failure(&err, shared.debug),
+            describe_failure(&err, shared.debug, trace),
             auth_hint(&err, &source)
         ))
     };
@@ -432,10 +466,10 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
                 &mut sink,
             )) {
                 Ok(note) => note,
-                Err(err) => return failure(err),
+                Err(err) => return failure(err, None),
             };
             if shared.debug {
-                eprintln!("{}", note_summary(&note));
+                debug_line(note_summary(&note));
             }
             match release::task::write_output(path, &note.markdown) {
                 Ok(()) => {
@@ -462,16 +496,16 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
                 &mut sink,
             ));
             for problem in sink.problems() {
-                eprintln!("warning: trace: {problem}");
+                warn(format!("trace: {problem}"));
             }
             match result {
                 Ok(note) => {
                     if shared.debug {
-                        eprintln!("{}", note_summary(&note));
+                        debug_line(note_summary(&note));
                     }
                     frontend::output_status(std::io::stdout().write_all(note.markdown.as_bytes()))
                 }
-                Err(err) => failure(err),
+                Err(err) => failure(err, Some(sink.dir())),
             }
         }
     }
@@ -506,18 +540,19 @@ pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
         Err(err) => {
             return fail(format!(
                 "{}{}",
-                describe_failure(&err, shared.debug),
+                describe_failure(&err, shared.debug, None),
                 auth_hint(&err, &source)
             ));
         }
     };
     if shared.debug {
-        eprintln!("{}", summary(&generated));
+        debug_line(summary(&generated));
     }
     let message = format!("{}\n", generated.message);
     match git_agent_core::commit(&request.root, &message, amend) {
         Ok(run) if run.success => {
             sink.record(&Event::info("commit.created").with("amend", amend));
+            // git's own words and the user's hooks', passed through as they are.
             eprint!("{}", run.stderr);
             frontend::output_status(std::io::stdout().write_all(run.stdout.as_bytes()))
         }

@@ -36,6 +36,7 @@ pub mod trace;
 pub use clip::{clip_middle, clip_strings};
 pub use runner::{
     AgentError, Budgets, Outcome, Runner, StructuredTask, Task, Validator, extract_json,
+    problem_summary,
 };
 pub use tool::{
     Envelope, RegistryError, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,

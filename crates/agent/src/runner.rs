@@ -132,7 +132,10 @@ pub enum AgentError {
     ToolsNotAllowed { tool: String },
     #[error("the model kept calling tools after being told to answer without them")]
     KeptCallingTools,
-    #[error("the answer is still invalid after one repair pass: {}", problems.join("; "))]
+    #[error(
+        "the answer is still invalid after one repair pass: {}",
+        problem_summary(problems)
+    )]
     Invalid {
         problems: Vec<String>,
         /// The last answer, for the user to fix by hand.
@@ -463,6 +466,21 @@ fn problem_list(problems: &[String]) -> String {
         ));
     }
     list
+}
+
+/// The problems joined with `; ` for one line of an error message: at most
+/// five, each cut to [`REPAIR_PROBLEM_MAX`] bytes, the rest counted.
+pub fn problem_summary(problems: &[String]) -> String {
+    let mut text = problems
+        .iter()
+        .take(5)
+        .map(|p| clip_middle(p, REPAIR_PROBLEM_MAX))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if problems.len() > 5 {
+        text.push_str(&format!("; and {} more", problems.len() - 5));
+    }
+    text
 }
 
 /// The task's validator decides; without one, any non-empty answer passes.

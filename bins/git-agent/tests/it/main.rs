@@ -2,4 +2,5 @@
 //! fake servers on 127.0.0.1.
 
 mod cli;
+mod limits;
 mod message;

@@ -11,16 +11,16 @@ const KEY: &str = "sk-test-0123456789-secret-key";
 
 /// What a run left behind.
 #[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
 /// variables, no proxies, and a home without Codex credentials unless `env` adds
 /// them.
-fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-agent"));
     cmd.args(args).current_dir(dir);
     testkit::isolate(&mut cmd);
@@ -36,7 +36,7 @@ fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Ru
 }
 
 /// `git_agent` with `OPENAI_API_KEY` set and `OPENAI_BASE_URL` pointing at `url`.
-fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str) -> Run {
+pub(crate) fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str) -> Run {
     git_agent(
         repo.path(),
         home.path(),
@@ -45,7 +45,7 @@ fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str)
     )
 }
 
-fn project() -> TestRepo {
+pub(crate) fn project() -> TestRepo {
     let repo = TestRepo::new();
     repo.write(
         "src/net.rs",
@@ -60,7 +60,7 @@ fn project() -> TestRepo {
     repo
 }
 
-fn home() -> tempfile::TempDir {
+pub(crate) fn home() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
@@ -81,7 +81,7 @@ fn all_text(dir: &Path) -> String {
     out
 }
 
-fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
+pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
     let dir = repo.join(".git-agent/sessions");
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -89,7 +89,7 @@ fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
     entries.map(|e| e.unwrap().path()).collect()
 }
 
-const MESSAGE: &str = "fix(net): retry connect three times";
+pub(crate) const MESSAGE: &str = "fix(net): retry connect three times";
 
 #[test]
 fn commit_msg_prints_only_the_message_and_keeps_a_trace() {
