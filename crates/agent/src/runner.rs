@@ -14,10 +14,13 @@
 //! it contains. The step budget bounds the tool loop; the finalization and repair
 //! requests come on top of it (one each at most).
 //!
-//! **Invariant:** the repair request stays small whatever the model sent: the
-//! invalid answer it quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes (head and
-//! tail around a marker, [`crate::clip_middle`]), and the problems to at most
-//! [`REPAIR_PROBLEMS_MAX`] of [`REPAIR_PROBLEM_MAX`] bytes each. Traces get
+//! **Invariant:** the requests stay small whatever the model sent: the invalid
+//! answer the repair request quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes
+//! (head and tail around a marker, [`crate::clip_middle`]), and the problems to
+//! at most [`REPAIR_PROBLEMS_MAX`] of [`REPAIR_PROBLEM_MAX`] bytes each; a turn
+//! kept in the transcript (text beside tool calls, tool arguments) is cut the
+//! same way, since every later request sends it again. A reply is dropped as
+//! soon as its text is taken, so a long one is not held twice. Traces get
 //! strings of a reply cut to [`crate::trace::ARTIFACT_MAX`] before they are
 //! copied into an event, which is all a session keeps of them anyway.
 
@@ -253,8 +256,9 @@ impl<'a> Runner<'a> {
             }
             state.messages.push(Message {
                 role: Role::Assistant,
-                content: response.content.clone(),
+                content: response.content.iter().map(transcript_block).collect(),
             });
+            drop(response);
             let mut results = Vec::with_capacity(uses.len());
             let mut exhausted = false;
             for (id, name, input) in uses {
@@ -297,10 +301,12 @@ impl<'a> Runner<'a> {
                 break self.finalize(task, state, "tool-call").await?;
             }
         };
-        let text = answer.text();
+        // The text is all that is needed of the reply from here on; a long one
+        // must not be held twice while the repair reply arrives.
+        let (text, stop_reason) = into_text(answer);
         let first = check(validator, &text);
         let (output, stop_reason, repaired) = match first {
-            Ok(output) => (output, answer.stop_reason, false),
+            Ok(output) => (output, stop_reason, false),
             Err(problems) => {
                 self.trace(
                     Event::warn("validation.failed")
@@ -308,9 +314,10 @@ impl<'a> Runner<'a> {
                         .with("output", clip_middle(&text, ARTIFACT_MAX)),
                 );
                 let repaired = self.repair(task, state, &text, &problems).await?;
-                let again = repaired.text();
+                drop(text);
+                let (again, stop_reason) = into_text(repaired);
                 match check(validator, &again) {
-                    Ok(output) => (output, repaired.stop_reason, true),
+                    Ok(output) => (output, stop_reason, true),
                     Err(problems) => {
                         return Err(AgentError::Invalid {
                             problems,
@@ -375,7 +382,7 @@ impl<'a> Runner<'a> {
                 .with("stop_reason", json!(response.stop_reason))
                 .with("input_tokens", json!(response.usage.input_tokens))
                 .with("output_tokens", json!(response.usage.output_tokens))
-                .with("text", clip_middle(&response.text(), ARTIFACT_MAX))
+                .with("text", clipped_text(&response, ARTIFACT_MAX))
                 .with(
                     "tool_calls",
                     json!(
@@ -448,6 +455,61 @@ impl<'a> Runner<'a> {
             return Err(AgentError::KeptCallingTools);
         }
         Ok(response)
+    }
+}
+
+/// The reply's text and stop reason, the reply consumed: a reply of one text
+/// block (the usual answer) gives its string up without a copy.
+fn into_text(response: CompletionResponse) -> (String, StopReason) {
+    let CompletionResponse {
+        mut content,
+        stop_reason,
+        raw,
+        ..
+    } = response;
+    drop(raw);
+    let texts = content
+        .iter()
+        .filter(|b| matches!(b, ContentBlock::Text { .. }))
+        .count();
+    if texts == 1
+        && let Some(ContentBlock::Text { text }) = content
+            .iter_mut()
+            .find(|b| matches!(b, ContentBlock::Text { .. }))
+    {
+        return (std::mem::take(text), stop_reason);
+    }
+    (llm::text_of(&content), stop_reason)
+}
+
+/// The reply's text for a trace, cut to `max` bytes, without first joining a
+/// long single block into a copy.
+fn clipped_text(response: &CompletionResponse, max: usize) -> String {
+    let mut texts = response.content.iter().filter_map(|b| match b {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => String::new(),
+        (Some(only), None) => clip_middle(only, max).into_owned(),
+        _ => clip_middle(&response.text(), max).into_owned(),
+    }
+}
+
+/// A block of a model turn as the transcript keeps it (and sends it back on
+/// every later request): text and the strings of tool arguments cut to
+/// [`REPAIR_ANSWER_MAX`] bytes each.
+fn transcript_block(block: &ContentBlock) -> ContentBlock {
+    match block {
+        ContentBlock::Text { text } => ContentBlock::Text {
+            text: clip_middle(text, REPAIR_ANSWER_MAX).into_owned(),
+        },
+        ContentBlock::ToolUse { id, name, input } => ContentBlock::ToolUse {
+            id: id.clone(),
+            name: name.clone(),
+            input: clip_strings(input, REPAIR_ANSWER_MAX),
+        },
+        other => other.clone(),
     }
 }
 

@@ -294,9 +294,10 @@ impl Transport {
         if success && declared.is_some_and(|n| n > limit) {
             return Err(Failure::TooLarge);
         }
-        // Trust a declared length for the first allocation only as far as the
-        // limit allows; the body grows as it arrives.
-        let capacity = declared.unwrap_or(0).min(limit).min(1024 * 1024);
+        // A declared length (within the limit) sizes the buffer once, so a long
+        // body is not copied from buffer to doubled buffer as it arrives; a
+        // server that declares more than it sends costs at most the limit.
+        let capacity = declared.unwrap_or(0).min(limit);
         let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         loop {

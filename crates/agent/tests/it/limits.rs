@@ -261,3 +261,42 @@ fn console_traces_escape_control_characters() {
         "tabs stay in previews: {text}"
     );
 }
+
+#[test]
+fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
+    let kind = ProviderKind::OpenAiResponses;
+    let chatter = "thinking out loud ".repeat(100_000);
+    let server = FakeLlm::start(
+        flavor(kind),
+        vec![
+            Reply::tool_calls(vec![testkit::call(
+                "c1",
+                "word_count",
+                json!({"text": "x ".repeat(500_000)}),
+            )])
+            .with_text(&chatter),
+            Reply::text("GOOD"),
+        ],
+    );
+    let provider = provider(kind, &server);
+    let mut sink = NullSink;
+    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
+    let task = Task {
+        tools: crate::tools(agent::ToolLimits::default()),
+        ..task()
+    };
+    let outcome = runtime().block_on(runner.run(&task, None)).unwrap();
+    assert_eq!(outcome.output, "GOOD");
+    let second = &server.requests()[1];
+    assert!(
+        second.body.len() < 3 * REPAIR_ANSWER_MAX,
+        "the second request is {} bytes",
+        second.body.len()
+    );
+    let body = String::from_utf8_lossy(&second.body);
+    assert_eq!(
+        body.matches("bytes cut here").count(),
+        2,
+        "text and argument"
+    );
+}
