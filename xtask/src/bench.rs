@@ -20,6 +20,11 @@
 //!   --cached` as a process, phase by phase; and the first request `generate`
 //!   sends to a fake model: its size, the hand-written files with diff text in
 //!   it, the lockfile's summary. See [`commit_msg`].
+//! - `reply-memory`: the peak RSS of the release `git-agent commit-msg` process
+//!   answering a valid reply, a 100 MB reply (with and without a
+//!   `Content-Length`) and a 12 MB one (read, repaired, refused), measured with
+//!   `getrusage(RUSAGE_CHILDREN)` in a helper process per run, against the
+//!   design's 100 MB target. See [`reply_memory`].
 //!
 //! The numbers only mean something in a release build, so a debug build of xtask
 //! re-runs itself with `cargo run --release`.
@@ -35,14 +40,20 @@ use crate::{cargo, fixtures, workspace_root};
 
 mod annotate;
 mod commit_msg;
+mod reply_memory;
 
-const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg"];
+const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg", "reply-memory"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
         && flag == READ_ONCE
     {
         return read_once(rest);
+    }
+    if let [flag, rest @ ..] = args
+        && flag == reply_memory::PEAK_RSS
+    {
+        return reply_memory::peak_rss(rest);
     }
     let names: Vec<&str> = match args {
         [] => NAMES.to_vec(),
@@ -80,6 +91,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "read" => read()?,
             "annotate" => annotate::annotate()?,
             "commit-msg" => commit_msg::commit_msg()?,
+            "reply-memory" => reply_memory::reply_memory()?,
             _ => unreachable!("names are checked above"),
         }
     }
@@ -589,17 +601,25 @@ fn verdict(met: bool) -> &'static str {
 /// Builds `target/release/ultragit` (`cargo build --release -p ultragit`) and
 /// returns its path; `Err` says why the rows that need it are skipped.
 fn build_ultragit() -> Result<PathBuf, String> {
+    build_release("ultragit").map_err(|reason| format!("skipped: {reason}"))
+}
+
+/// Builds the release binary of `package` (`cargo build --release -p PACKAGE`,
+/// whose binary has the package's name) and returns its path.
+fn build_release(package: &str) -> Result<PathBuf, String> {
     let status = cargo()
-        .args(["build", "--quiet", "--release", "--package", "ultragit"])
+        .args(["build", "--quiet", "--release", "--package", package])
         .status()
-        .map_err(|e| format!("skipped: could not run cargo: {e}"))?;
+        .map_err(|e| format!("could not run cargo: {e}"))?;
     if !status.success() {
-        return Err("skipped: `cargo build --release -p ultragit` failed (see above)".to_owned());
+        return Err(format!(
+            "`cargo build --release -p {package}` failed (see above)"
+        ));
     }
-    // The release xtask running this lives next to the release ultragit.
+    // The release xtask running this lives next to the release binaries.
     Ok(std::env::current_exe()
-        .map_err(|e| format!("skipped: where is xtask? {e}"))?
-        .with_file_name(format!("ultragit{}", std::env::consts::EXE_SUFFIX)))
+        .map_err(|e| format!("where is xtask? {e}"))?
+        .with_file_name(format!("{package}{}", std::env::consts::EXE_SUFFIX)))
 }
 
 fn binary_case<'a>(exe: &'a Path, dir: &'a Path, args: &'a [&'a str], runs: usize) -> Case<'a> {

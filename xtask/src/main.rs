@@ -19,6 +19,8 @@
 //!   change dominated by `package-lock.json` (target 150 ms) against `git diff
 //!   --cached`, phase by phase, and the first request it sends to the fake model:
 //!   under 96 KiB, every hand-written file's diff in it, the lockfile summarized.
+//!   `reply-memory`: the peak RSS of the release `git-agent commit-msg` answering
+//!   a 100 MB reply (target under 100 MB), against a valid reply.
 //!
 //! Depends on `gitctx` (hardened git processes, the blame engines under test),
 //! `ultragit-read` (the read pipeline under test), `ultragit-annotate`, `llm` and
@@ -26,8 +28,8 @@
 //! `git-agent-core` (the commit-message task under test), `testkit` (the fake LLM
 //! server), `tokio` (the agents' runtime), `serde_json` (the fake's script and
 //! the requests it records), `ultragit-schema` (the notes the fixtures carry),
-//! `outline` (the fixtures' function ranges) and `chrono` (the notes'
-//! timestamps).
+//! `outline` (the fixtures' function ranges), `chrono` (the notes'
+//! timestamps) and `nix` (`getrusage` for peak memory, without `unsafe`).
 
 // xtask is a developer tool: printing is its interface.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -45,8 +47,8 @@ usage: cargo xtask <task>
 
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
-  bench [NAME]        run benchmarks (names: blame, read, annotate, commit-msg;
-                      none: all)
+  bench [NAME]        run benchmarks (names: blame, read, annotate, commit-msg,
+                      reply-memory; none: all)
                       and print medians, ratios and targets (release build; the
                       first run generates fixtures under target/bench-fixtures/)
   conformance         install llama.cpp's server and a tiny model (reused), run

@@ -25,6 +25,11 @@
 //!   failing tool); JSON-ARGS (default `{}`) that is not JSON at all is a usage
 //!   error: one line on stderr, exit 2.
 //!
+//! Everything printed on stderr has its control characters escaped
+//! (`safe_io::term::sanitize`): errors quote model answers, provider messages
+//! and arguments. JSON on stdout (`tools`) is exact; generated messages on stdout
+//! are free of control characters by construction (`git_agent_core::shape`).
+//!
 //! Usage errors exit 2 (clap). Output to a closed pipe (`git-agent tools list |
 //! head`) is not a failure: exit 0. The hidden `--generate KIND` flag (shell
 //! completions for `make install`) is handled before clap so it stays out of
@@ -119,7 +124,7 @@ fn main() -> ExitCode {
             return frontend::output_status(std::io::stdout().write_all(&text));
         }
         Some(Err(message)) => {
-            eprintln!("error: {message}");
+            usage_error(&message);
             return ExitCode::from(2);
         }
         None => {}
@@ -132,7 +137,7 @@ fn main() -> ExitCode {
         Command::ReleaseNote { out, range, shared } => match message::range_spec(&range) {
             Ok(spec) => message::release_note(&shared, out.as_deref(), &spec),
             Err(text) => {
-                eprintln!("error: {text}");
+                usage_error(&text);
                 ExitCode::from(2)
             }
         },
@@ -204,9 +209,9 @@ fn tools(command: ToolsCommand) -> ExitCode {
             let args: Value = match serde_json::from_str(&args) {
                 Ok(args) => args,
                 Err(err) => {
-                    eprintln!(
-                        "error: JSON-ARGS is not valid JSON ({err}); pass an object such as '{{}}' or '{{\"cwd\": \"src\"}}'"
-                    );
+                    usage_error(&format!(
+                        "JSON-ARGS is not valid JSON ({err}); pass an object such as '{{}}' or '{{\"cwd\": \"src\"}}'"
+                    ));
                     return ExitCode::from(2);
                 }
             };
@@ -219,6 +224,12 @@ fn tools(command: ToolsCommand) -> ExitCode {
             print_json(&envelope.to_value(), status)
         }
     }
+}
+
+/// A usage error on stderr (it may quote an argument: control characters are
+/// escaped).
+fn usage_error(message: &str) {
+    eprintln!("error: {}", safe_io::term::sanitize(message));
 }
 
 /// Prints `value` as pretty JSON; `status` unless the write fails (a closed pipe

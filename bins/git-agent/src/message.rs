@@ -8,13 +8,20 @@
 //!   no session directory. If git refuses the commit (a hook, signing), the exit
 //!   status is 1 and stderr carries git's reason and the generated message, so
 //!   nothing is lost.
+//!
+//! Model text is untrusted on the way to a terminal too. Every line on stderr
+//! passes through [`safe_io::term::sanitize`] (escape sequences, `CR`, C1
+//! controls and bidi overrides show as visible escapes), and a failure shows at
+//! most [`SHOWN_ANSWER_MAX`] bytes of the model's last answer (head and tail)
+//! and names the session trace that keeps more of it. Messages on stdout are
+//! shaped by `git-agent-core`, which removes control characters from them.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink};
+use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink, clip_middle};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use git_agent_core::commit_msg::{self, Options, Request};
@@ -22,6 +29,10 @@ use git_agent_core::pr_message;
 use git_agent_core::release::{self, RangeSpec};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
+use safe_io::term::sanitize;
+
+/// The most of the model's last answer a failure prints (head and tail): 4 KiB.
+pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
 
 /// The flags every generation command shares.
 #[derive(Debug, Clone, Args)]
@@ -107,10 +118,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
-/// One line on stderr, and the exit status of a failure.
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
+/// One line on stderr (control characters escaped), and the exit status of a
+/// failure.
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {}", sanitize(&message.to_string()));
     ExitCode::FAILURE
+}
+
+/// A warning on stderr, control characters escaped.
+fn warn(message: impl std::fmt::Display) {
+    eprintln!("warning: {}", sanitize(&message.to_string()));
+}
+
+/// A `--debug` line on stderr, control characters escaped.
+fn debug_line(message: impl std::fmt::Display) {
+    eprintln!("{}", sanitize(&message.to_string()));
 }
 
 fn error_chain(err: &dyn std::error::Error) -> String {
@@ -218,7 +240,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-fn describe_failure(err: &git_agent_core::Error, debug: bool) -> String {
+/// The failure for stderr; an invalid answer is shown cut to
+/// [`SHOWN_ANSWER_MAX`], with a pointer to `trace` (the session directory, when
+/// there is one) for more.
+fn describe_failure(err: &git_agent_core::Error, debug: bool, trace: Option<&Path>) -> String {
     let mut text = if debug {
         error_chain(err)
     } else {
@@ -226,7 +251,16 @@ fn describe_failure(err: &git_agent_core::Error, debug: bool) -> String {
     };
     if let git_agent_core::Error::Invalid { message, .. } = err {
         text.push_str("\nthe last message the model gave:\n");
-        text.push_str(message);
+        text.push_str(&clip_middle(message, SHOWN_ANSWER_MAX));
+        if message.len() > SHOWN_ANSWER_MAX
+            && let Some(dir) = trace
+        {
+            text.push_str(&format!(
+                "\nthe answer was {} bytes; the session trace keeps more of it: {}",
+                message.len(),
+                dir.join("events.ndjson").display()
+            ));
+        }
     }
     text
 }
@@ -260,6 +294,13 @@ fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, ExitC
     })
 }
 
+/// A command's trace: a session directory, or nothing when `.git-agent/` was
+/// refused.
+struct Session {
+    sink: Box<dyn TraceSink>,
+    dir: Option<std::path::PathBuf>,
+}
+
 /// Creates the trace session of a generation-only command (its path on stderr
 /// with `--debug`). When `.git-agent/` cannot be written safely — git tracks
 /// it, or a symbolic link or special file sits where the session goes — the
@@ -271,7 +312,7 @@ fn open_session(
     command: &str,
     metadata: serde_json::Value,
     redactor: llm::Redactor,
-) -> Box<dyn TraceSink> {
+) -> Session {
     let session = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
         .map_err(|err| err.to_string())
         .and_then(|dir| {
@@ -283,16 +324,19 @@ fn open_session(
     match session {
         Ok((sink, path)) => {
             if shared.debug {
-                eprintln!("session: {}", path.display());
+                debug_line(format!("session: {}", path.display()));
             }
-            Box::new(sink)
+            Session {
+                sink: Box::new(sink),
+                dir: Some(path),
+            }
         }
         Err(why) => {
-            eprintln!(
-                "warning: no trace is kept: {}",
-                safe_io::term::sanitize(&why)
-            );
-            Box::new(NullSink)
+            warn(format!("no trace is kept: {why}"));
+            Session {
+                sink: Box::new(NullSink),
+                dir: None,
+            }
         }
     }
 }
@@ -302,16 +346,16 @@ fn open_session(
 fn print_message(
     shared: &Shared,
     result: Result<commit_msg::Generated, git_agent_core::Error>,
-    sink: &dyn TraceSink,
+    session: &Session,
     source: &AuthSource,
 ) -> ExitCode {
-    for problem in sink.problems() {
-        eprintln!("warning: trace: {problem}");
+    for problem in session.sink.problems() {
+        warn(format!("trace: {problem}"));
     }
     match result {
         Ok(generated) => {
             if shared.debug {
-                eprintln!("{}", summary(&generated));
+                debug_line(summary(&generated));
             }
             let mut text = generated.message;
             text.push('\n');
@@ -319,7 +363,7 @@ fn print_message(
         }
         Err(err) => fail(format!(
             "{}{}",
-            describe_failure(&err, shared.debug),
+            describe_failure(&err, shared.debug, session.dir.as_deref()),
             auth_hint(&err, source)
         )),
     }
@@ -336,7 +380,7 @@ pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
         Err(code) => return code,
     };
     let metadata = commit_msg::session_metadata(&request, "commit-msg");
-    let mut sink = open_session(shared, &request.root, "commit-msg", metadata, redactor);
+    let mut session = open_session(shared, &request.root, "commit-msg", metadata, redactor);
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
@@ -344,9 +388,9 @@ pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
     let result = runtime.block_on(commit_msg::generate(
         &request,
         provider.as_ref(),
-        sink.as_mut(),
+        session.sink.as_mut(),
     ));
-    print_message(shared, result, sink.as_ref(), &source)
+    print_message(shared, result, &session, &source)
 }
 
 /// `git-agent pr-message`.
@@ -361,10 +405,10 @@ pub fn pr_message(shared: &Shared) -> ExitCode {
     };
     let request = match pr_message::prepare(&cwd, &options(shared, "pr-message", false)) {
         Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug)),
+        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
     };
     let metadata = pr_message::session_metadata(&request);
-    let mut sink = open_session(shared, &request.root, "pr-message", metadata, redactor);
+    let mut session = open_session(shared, &request.root, "pr-message", metadata, redactor);
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
@@ -372,9 +416,9 @@ pub fn pr_message(shared: &Shared) -> ExitCode {
     let result = runtime.block_on(pr_message::generate(
         &request,
         provider.as_ref(),
-        sink.as_mut(),
+        session.sink.as_mut(),
     ));
-    print_message(shared, result, sink.as_ref(), &source)
+    print_message(shared, result, &session, &source)
 }
 
 /// What `release-note` covers, from its positional arguments.
@@ -421,16 +465,16 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
     let request = match release::task::prepare(&cwd, spec, &options(shared, "release-note", false))
     {
         Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug)),
+        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
     };
     let runtime = match runtime() {
         Ok(r) => r,
         Err(message) => return fail(message),
     };
-    let failure = |err: git_agent_core::Error| {
+    let failure = |err: git_agent_core::Error, trace: Option<&Path>| {
         fail(format!(
             "{}{}",
-            describe_failure(&err, shared.debug),
+            describe_failure(&err, shared.debug, trace),
             auth_hint(&err, &source)
         ))
     };
@@ -451,10 +495,10 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
                 &mut sink,
             )) {
                 Ok(note) => note,
-                Err(err) => return failure(err),
+                Err(err) => return failure(err, None),
             };
             if shared.debug {
-                eprintln!("{}", note_summary(&note));
+                debug_line(note_summary(&note));
             }
             match release::task::write_output(&cwd, path, &note.markdown) {
                 Ok(()) => {
@@ -470,23 +514,24 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
         }
         None => {
             let metadata = release::task::session_metadata(&request);
-            let mut sink = open_session(shared, &request.root, "release-note", metadata, redactor);
+            let mut session =
+                open_session(shared, &request.root, "release-note", metadata, redactor);
             let result = runtime.block_on(release::task::generate(
                 &request,
                 provider.as_ref(),
-                sink.as_mut(),
+                session.sink.as_mut(),
             ));
-            for problem in sink.problems() {
-                eprintln!("warning: trace: {problem}");
+            for problem in session.sink.problems() {
+                warn(format!("trace: {problem}"));
             }
             match result {
                 Ok(note) => {
                     if shared.debug {
-                        eprintln!("{}", note_summary(&note));
+                        debug_line(note_summary(&note));
                     }
                     frontend::output_status(std::io::stdout().write_all(note.markdown.as_bytes()))
                 }
-                Err(err) => failure(err),
+                Err(err) => failure(err, session.dir.as_deref()),
             }
         }
     }
@@ -521,18 +566,19 @@ pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
         Err(err) => {
             return fail(format!(
                 "{}{}",
-                describe_failure(&err, shared.debug),
+                describe_failure(&err, shared.debug, None),
                 auth_hint(&err, &source)
             ));
         }
     };
     if shared.debug {
-        eprintln!("{}", summary(&generated));
+        debug_line(summary(&generated));
     }
     let message = format!("{}\n", generated.message);
     match git_agent_core::commit(&request.root, &message, amend) {
         Ok(run) if run.success => {
             sink.record(&Event::info("commit.created").with("amend", amend));
+            // git's own words and the user's hooks', passed through as they are.
             eprint!("{}", run.stderr);
             frontend::output_status(std::io::stdout().write_all(run.stdout.as_bytes()))
         }

@@ -11,22 +11,32 @@
 //!   validator with exactly one repair pass, and the structured-output mode.
 //! - [`trace`]: sinks for what happened — a session directory (`events.ndjson`,
 //!   `session.json`, `artifacts/`), a console stream, or nothing.
+//! - [`clip_middle`]: long text cut to a bound, head and tail kept around a
+//!   marker that says how much was cut.
 //!
-//! - **Dependencies:** `llm` (providers and message types).
+//! - **Dependencies:** `llm` (providers and message types), `safe-io` (session
+//!   directories through handles; terminal-safe text).
 //! - **Invariant:** nothing the model sends stops the loop abnormally: unknown tools,
 //!   invalid arguments and failing tools return error envelopes the model can read.
 //! - **Invariant:** every budget is enforced here, locally; nothing relies on a
 //!   provider honouring a limit.
 //! - **Invariant:** traces redact known secrets before writing anything.
+//! - **Invariant:** model text never balloons downstream: the repair request
+//!   quotes at most 32 KiB of an invalid answer ([`runner::REPAIR_ANSWER_MAX`]),
+//!   session traces are capped per artifact, per field, per events file and per
+//!   session ([`trace`]), and the console sink escapes control characters.
 //! - No printing, no environment: console traces go to a writer the binary passes.
 
+mod clip;
 pub mod runner;
 pub mod schema;
 pub mod tool;
 pub mod trace;
 
+pub use clip::{clip_middle, clip_strings};
 pub use runner::{
     AgentError, Budgets, Outcome, Runner, StructuredTask, Task, Validator, extract_json,
+    problem_summary,
 };
 pub use tool::{
     Envelope, RegistryError, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,

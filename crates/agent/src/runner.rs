@@ -13,6 +13,16 @@
 //! Turns are counted as spec 000 says: one `complete` call is one step, whatever
 //! it contains. The step budget bounds the tool loop; the finalization and repair
 //! requests come on top of it (one each at most).
+//!
+//! **Invariant:** the requests stay small whatever the model sent: the invalid
+//! answer the repair request quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes
+//! (head and tail around a marker, [`crate::clip_middle`]), and the problems to
+//! at most [`REPAIR_PROBLEMS_MAX`] of [`REPAIR_PROBLEM_MAX`] bytes each; a turn
+//! kept in the transcript (text beside tool calls, tool arguments) is cut the
+//! same way, since every later request sends it again. A reply is dropped as
+//! soon as its text is taken, so a long one is not held twice. Traces get
+//! strings of a reply cut to [`crate::trace::ARTIFACT_MAX`] before they are
+//! copied into an event, which is all a session keeps of them anyway.
 
 use std::time::{Duration, Instant};
 
@@ -22,9 +32,19 @@ use llm::{
 };
 use serde_json::{Value, json};
 
+use crate::clip::{clip_middle, clip_strings};
 use crate::schema;
 use crate::tool::{ToolLimits, ToolRegistry};
-use crate::trace::{Event, TraceSink};
+use crate::trace::{ARTIFACT_MAX, Event, TraceSink};
+
+/// The most of an invalid answer the repair request quotes back: 32 KiB, twice
+/// what a 4,096-token answer takes. A longer answer is quoted as its head and
+/// tail around a marker that says how much was cut.
+pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
+/// The most problems one repair request lists (the rest are counted).
+pub const REPAIR_PROBLEMS_MAX: usize = 20;
+/// The longest one listed problem may be, in bytes.
+pub const REPAIR_PROBLEM_MAX: usize = 500;
 
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +135,10 @@ pub enum AgentError {
     ToolsNotAllowed { tool: String },
     #[error("the model kept calling tools after being told to answer without them")]
     KeptCallingTools,
-    #[error("the answer is still invalid after one repair pass: {}", problems.join("; "))]
+    #[error(
+        "the answer is still invalid after one repair pass: {}",
+        problem_summary(problems)
+    )]
     Invalid {
         problems: Vec<String>,
         /// The last answer, for the user to fix by hand.
@@ -233,8 +256,9 @@ impl<'a> Runner<'a> {
             }
             state.messages.push(Message {
                 role: Role::Assistant,
-                content: response.content.clone(),
+                content: response.content.iter().map(transcript_block).collect(),
             });
+            drop(response);
             let mut results = Vec::with_capacity(uses.len());
             let mut exhausted = false;
             for (id, name, input) in uses {
@@ -277,20 +301,23 @@ impl<'a> Runner<'a> {
                 break self.finalize(task, state, "tool-call").await?;
             }
         };
-        let text = answer.text();
+        // The text is all that is needed of the reply from here on; a long one
+        // must not be held twice while the repair reply arrives.
+        let (text, stop_reason) = into_text(answer);
         let first = check(validator, &text);
         let (output, stop_reason, repaired) = match first {
-            Ok(output) => (output, answer.stop_reason, false),
+            Ok(output) => (output, stop_reason, false),
             Err(problems) => {
                 self.trace(
                     Event::warn("validation.failed")
                         .with("problems", json!(problems))
-                        .with("output", text.as_str()),
+                        .with("output", clip_middle(&text, ARTIFACT_MAX)),
                 );
                 let repaired = self.repair(task, state, &text, &problems).await?;
-                let again = repaired.text();
+                drop(text);
+                let (again, stop_reason) = into_text(repaired);
                 match check(validator, &again) {
-                    Ok(output) => (output, repaired.stop_reason, true),
+                    Ok(output) => (output, stop_reason, true),
                     Err(problems) => {
                         return Err(AgentError::Invalid {
                             problems,
@@ -355,7 +382,7 @@ impl<'a> Runner<'a> {
                 .with("stop_reason", json!(response.stop_reason))
                 .with("input_tokens", json!(response.usage.input_tokens))
                 .with("output_tokens", json!(response.usage.output_tokens))
-                .with("text", response.text())
+                .with("text", clipped_text(&response, ARTIFACT_MAX))
                 .with(
                     "tool_calls",
                     json!(
@@ -366,7 +393,7 @@ impl<'a> Runner<'a> {
                             .collect::<Vec<_>>()
                     ),
                 )
-                .with("raw", response.raw.clone()),
+                .with("raw", clip_strings(&response.raw, ARTIFACT_MAX)),
         );
         Ok(response)
     }
@@ -401,8 +428,10 @@ impl<'a> Runner<'a> {
         problems: &[String],
     ) -> Result<CompletionResponse, AgentError> {
         self.trace(Event::info("repair").with("problems", json!(problems)));
-        state.messages.push(Message::assistant(answer));
-        let list: String = problems.iter().map(|p| format!("- {p}\n")).collect();
+        state
+            .messages
+            .push(Message::assistant(clip_middle(answer, REPAIR_ANSWER_MAX)));
+        let list = problem_list(problems);
         state.messages.push(Message::user(format!(
             "Your answer did not pass validation:\n{list}Reply again with a corrected answer \
              that fixes every problem listed. Do not call tools. {}",
@@ -427,6 +456,93 @@ impl<'a> Runner<'a> {
         }
         Ok(response)
     }
+}
+
+/// The reply's text and stop reason, the reply consumed: a reply of one text
+/// block (the usual answer) gives its string up without a copy.
+fn into_text(response: CompletionResponse) -> (String, StopReason) {
+    let CompletionResponse {
+        mut content,
+        stop_reason,
+        raw,
+        ..
+    } = response;
+    drop(raw);
+    let texts = content
+        .iter()
+        .filter(|b| matches!(b, ContentBlock::Text { .. }))
+        .count();
+    if texts == 1
+        && let Some(ContentBlock::Text { text }) = content
+            .iter_mut()
+            .find(|b| matches!(b, ContentBlock::Text { .. }))
+    {
+        return (std::mem::take(text), stop_reason);
+    }
+    (llm::text_of(&content), stop_reason)
+}
+
+/// The reply's text for a trace, cut to `max` bytes, without first joining a
+/// long single block into a copy.
+fn clipped_text(response: &CompletionResponse, max: usize) -> String {
+    let mut texts = response.content.iter().filter_map(|b| match b {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => String::new(),
+        (Some(only), None) => clip_middle(only, max).into_owned(),
+        _ => clip_middle(&response.text(), max).into_owned(),
+    }
+}
+
+/// A block of a model turn as the transcript keeps it (and sends it back on
+/// every later request): text and the strings of tool arguments cut to
+/// [`REPAIR_ANSWER_MAX`] bytes each.
+fn transcript_block(block: &ContentBlock) -> ContentBlock {
+    match block {
+        ContentBlock::Text { text } => ContentBlock::Text {
+            text: clip_middle(text, REPAIR_ANSWER_MAX).into_owned(),
+        },
+        ContentBlock::ToolUse { id, name, input } => ContentBlock::ToolUse {
+            id: id.clone(),
+            name: name.clone(),
+            input: clip_strings(input, REPAIR_ANSWER_MAX),
+        },
+        other => other.clone(),
+    }
+}
+
+/// The problems as a `- …` list for the repair request: at most
+/// [`REPAIR_PROBLEMS_MAX`] of them, each cut to [`REPAIR_PROBLEM_MAX`] bytes.
+fn problem_list(problems: &[String]) -> String {
+    let mut list: String = problems
+        .iter()
+        .take(REPAIR_PROBLEMS_MAX)
+        .map(|p| format!("- {}\n", clip_middle(p, REPAIR_PROBLEM_MAX)))
+        .collect();
+    if problems.len() > REPAIR_PROBLEMS_MAX {
+        list.push_str(&format!(
+            "- … and {} more problems like these\n",
+            problems.len() - REPAIR_PROBLEMS_MAX
+        ));
+    }
+    list
+}
+
+/// The problems joined with `; ` for one line of an error message: at most
+/// five, each cut to [`REPAIR_PROBLEM_MAX`] bytes, the rest counted.
+pub fn problem_summary(problems: &[String]) -> String {
+    let mut text = problems
+        .iter()
+        .take(5)
+        .map(|p| clip_middle(p, REPAIR_PROBLEM_MAX))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if problems.len() > 5 {
+        text.push_str(&format!("; and {} more", problems.len() - 5));
+    }
+    text
 }
 
 /// The task's validator decides; without one, any non-empty answer passes.

@@ -14,10 +14,32 @@
 //!   replaced in both files by `{"artifact":"artifacts/<sha256>.txt","bytes":…,
 //!   "lines":…,"preview":"…"}`.
 //!
+//! **Invariant:** a session's size is bounded whatever a model or a tool sends.
+//! - One artifact holds at most [`ARTIFACT_MAX`] (1 MiB) of its text: a longer
+//!   one keeps its head and tail around a marker line that says how many bytes
+//!   were cut ([`crate::clip_middle`]), and its reference says
+//!   `"clipped": true` (`bytes` and `lines` are always the whole text's).
+//! - A session writes at most [`SESSION_ARTIFACTS_MAX`] (32 MiB) of artifacts;
+//!   past that, references carry `"artifact": null` and an `omitted` note.
+//! - A field whose JSON is still over [`INLINE_FIELD_MAX`] (256 KiB) after
+//!   long strings went to artifacts (a reply of a million short strings)
+//!   becomes an artifact of its own (`"format": "json"`).
+//! - `events.ndjson` grows to at most [`EVENTS_MAX`] (8 MiB); later events are
+//!   written without their fields, with an `omitted` note.
+//!
+//! A normal session (a few dozen events, prompts under 100 KiB) stays far from
+//! every bound.
+//!
 //! Console lines look like `15:04:05 INF tool.output tool=read_file ok=true`; long
 //! or multi-line values follow as indented preview blocks that say how much was
 //! left out. Colour (keys and levels) only when the caller says the output is a
 //! terminal.
+//!
+//! **Invariant:** the console sink prints no control character it did not put
+//! there itself: event kinds, keys and values (model text, tool output) pass
+//! through [`safe_io::term::sanitize_line`] (inline) or
+//! [`safe_io::term::sanitize`] (preview lines), so `ESC`, `CR`, C1 controls and
+//! bidi overrides show as visible escapes.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -28,9 +50,25 @@ use sha2::{Digest, Sha256};
 
 use llm::Redactor;
 use safe_io::Dir;
+use safe_io::term::{sanitize, sanitize_line};
+
+use crate::clip::clip_middle;
 
 /// Strings longer than this many bytes go to `artifacts/` in session traces.
 pub const ARTIFACT_THRESHOLD: usize = 2048;
+
+/// The most of one text an artifact holds: 1 MiB (head and tail).
+pub const ARTIFACT_MAX: usize = 1024 * 1024;
+
+/// The most bytes of artifacts one session writes: 32 MiB.
+pub const SESSION_ARTIFACTS_MAX: u64 = 32 * 1024 * 1024;
+
+/// A field whose JSON is longer than this after externalizing goes to an
+/// artifact as a whole: 256 KiB.
+pub const INLINE_FIELD_MAX: usize = 256 * 1024;
+
+/// The most bytes `events.ndjson` grows to with full events: 8 MiB.
+pub const EVENTS_MAX: u64 = 8 * 1024 * 1024;
 
 /// Console values longer than this (or multi-line) print as preview blocks.
 const INLINE_MAX: usize = 100;
@@ -163,6 +201,10 @@ pub struct SessionSink {
     last: Option<String>,
     outcome: Option<Value>,
     problems: Vec<String>,
+    /// Bytes written to `artifacts/` so far.
+    artifact_bytes: u64,
+    /// Bytes appended to `events.ndjson` so far.
+    event_bytes: u64,
 }
 
 impl SessionSink {
@@ -183,6 +225,8 @@ impl SessionSink {
             last: None,
             outcome: None,
             problems: Vec::new(),
+            artifact_bytes: 0,
+            event_bytes: 0,
         };
         sink.write_snapshot()?;
         Ok(sink)
@@ -196,13 +240,7 @@ impl SessionSink {
     /// Large strings become artifact references.
     fn externalize(&mut self, value: &Value) -> Value {
         match value {
-            Value::String(s) if s.len() > ARTIFACT_THRESHOLD => match self.write_artifact(s) {
-                Ok(reference) => reference,
-                Err(err) => {
-                    self.problems.push(format!("artifact: {err}"));
-                    Value::String(s.clone())
-                }
-            },
+            Value::String(s) if s.len() > ARTIFACT_THRESHOLD => self.artifact(s, None),
             Value::Array(items) => {
                 Value::Array(items.iter().map(|v| self.externalize(v)).collect())
             }
@@ -215,7 +253,57 @@ impl SessionSink {
         }
     }
 
-    fn write_artifact(&self, text: &str) -> io::Result<Value> {
+    /// One event field as stored: long strings externalized, and the whole
+    /// field an artifact of its own if its JSON is still too long.
+    fn field(&mut self, value: &Value) -> Value {
+        let value = self.externalize(value);
+        if value.is_string() {
+            return value;
+        }
+        let json = value.to_string();
+        if json.len() > INLINE_FIELD_MAX {
+            self.artifact(&json, Some("json"))
+        } else {
+            value
+        }
+    }
+
+    /// The reference to an artifact holding `text` (cut to [`ARTIFACT_MAX`]),
+    /// or, once the session's artifacts reached [`SESSION_ARTIFACTS_MAX`] or
+    /// the write failed, a reference with `"artifact": null`.
+    fn artifact(&mut self, text: &str, format: Option<&str>) -> Value {
+        let kept = clip_middle(text, ARTIFACT_MAX);
+        let mut reference = json!({
+            "artifact": null,
+            "bytes": text.len(),
+            "lines": text.lines().count(),
+            "preview": preview_head(text, 200),
+        });
+        if let Some(format) = format {
+            reference["format"] = json!(format);
+        }
+        if kept.len() < text.len() {
+            reference["clipped"] = json!(true);
+        }
+        match self.write_artifact(&kept) {
+            Ok(Some(name)) => reference["artifact"] = json!(format!("artifacts/{name}")),
+            Ok(None) => {
+                reference["omitted"] = json!(format!(
+                    "the session's {} MiB of artifacts are used up",
+                    SESSION_ARTIFACTS_MAX / (1024 * 1024)
+                ));
+            }
+            Err(err) => {
+                self.problems.push(format!("artifact: {err}"));
+                reference["omitted"] = json!(format!("could not be written: {err}"));
+            }
+        }
+        reference
+    }
+
+    /// Writes `text` as `artifacts/<sha256>.txt` (once per content) and returns
+    /// the name; `None` when the session's artifact budget cannot hold it.
+    fn write_artifact(&mut self, text: &str) -> io::Result<Option<String>> {
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let name = format!("{hex}.txt");
@@ -223,18 +311,19 @@ impl SessionSink {
             .artifacts
             .kind(&name)
             .map_err(io::Error::other)?
-            .is_none()
+            .is_some()
         {
-            self.artifacts
-                .write(&name, text.as_bytes())
-                .map_err(io::Error::other)?;
+            return Ok(Some(name));
         }
-        Ok(json!({
-            "artifact": format!("artifacts/{name}"),
-            "bytes": text.len(),
-            "lines": text.lines().count(),
-            "preview": preview_head(text, 200),
-        }))
+        let size = text.len() as u64;
+        if self.artifact_bytes + size > SESSION_ARTIFACTS_MAX {
+            return Ok(None);
+        }
+        self.artifacts
+            .write(&name, text.as_bytes())
+            .map_err(io::Error::other)?;
+        self.artifact_bytes += size;
+        Ok(Some(name))
     }
 
     fn write_snapshot(&self) -> io::Result<()> {
@@ -256,7 +345,9 @@ impl SessionSink {
     fn append(&mut self, line: &str) -> io::Result<()> {
         let mut file = self.dir.append("events.ndjson").map_err(io::Error::other)?;
         file.write_all(line.as_bytes())?;
-        file.write_all(b"\n")
+        file.write_all(b"\n")?;
+        self.event_bytes += line.len() as u64 + 1;
+        Ok(())
     }
 }
 
@@ -268,10 +359,11 @@ impl TraceSink for SessionSink {
         object.insert("time".into(), json!(now_rfc3339()));
         object.insert("level".into(), json!(event.level.name()));
         object.insert("event".into(), json!(event.kind));
+        let head = object.clone();
         for (key, value) in &event.fields {
             let value = redact_value(value, &self.redactor);
-            let value = self.externalize(&value);
-            object.insert(key.clone(), value);
+            let value = self.field(&value);
+            object.insert(self.redactor.redact(key), value);
         }
         *self.counts.entry(event.kind.clone()).or_default() += 1;
         self.last = Some(event.kind.clone());
@@ -280,7 +372,18 @@ impl TraceSink for SessionSink {
             outcome.remove("seq");
             self.outcome = Some(Value::Object(outcome));
         }
-        let line = Value::Object(object).to_string();
+        let mut line = Value::Object(object).to_string();
+        if self.event_bytes + line.len() as u64 > EVENTS_MAX {
+            let mut short = head;
+            short.insert(
+                "omitted".into(),
+                json!(format!(
+                    "fields left out: events.ndjson reached {} MiB",
+                    EVENTS_MAX / (1024 * 1024)
+                )),
+            );
+            line = Value::Object(short).to_string();
+        }
         if let Err(err) = self.append(&line) {
             self.problems.push(format!("events.ndjson: {err}"));
         }
@@ -359,10 +462,11 @@ impl<W: Write + Send> ConsoleSink<W> {
             "{} {level_on}{}{off} {}",
             (self.clock)(),
             event.level.tag(),
-            event.kind
+            sanitize_line(&event.kind)
         );
         let mut blocks = String::new();
         for (key, value) in &event.fields {
+            let key = sanitize_line(&self.redactor.redact(key)).into_owned();
             if self.summarized && SUMMARIZED_AWAY.contains(&key.as_str()) {
                 let bytes = match value {
                     Value::String(s) => s.len(),
@@ -379,7 +483,7 @@ impl<W: Write + Send> ConsoleSink<W> {
             };
             if text.len() > INLINE_MAX || text.contains('\n') {
                 line.push_str(&format!(" {key_on}{key}{off}=<{}>", size_note(&text)));
-                blocks.push_str(&preview_block(key, &text));
+                blocks.push_str(&preview_block(&key, &text));
             } else {
                 line.push_str(&format!(" {key_on}{key}{off}={}", inline(&text, &value)));
             }
@@ -407,6 +511,9 @@ impl<W: Write + Send> TraceSink for ConsoleSink<W> {
     }
 }
 
+/// A short value for the line itself: as it is when it is one plain word (or
+/// not a string), quoted otherwise; either way with control characters shown
+/// as escapes.
 fn inline(text: &str, value: &Value) -> String {
     let plain = value.is_string()
         && !text.is_empty()
@@ -414,9 +521,10 @@ fn inline(text: &str, value: &Value) -> String {
             .chars()
             .any(|c| c.is_whitespace() || c == '"' || c == '=');
     if plain || !value.is_string() {
-        text.to_owned()
+        sanitize_line(text).into_owned()
     } else {
-        format!("{text:?}")
+        // Debug quoting escapes controls already; bidi marks it may keep.
+        sanitize_line(&format!("{text:?}")).into_owned()
     }
 }
 
@@ -439,7 +547,7 @@ fn preview_block(key: &str, text: &str) -> String {
     out.push('\n');
     for line in text.lines().take(shown) {
         out.push_str("      | ");
-        out.push_str(&preview_head(line, PREVIEW_WIDTH));
+        out.push_str(&sanitize(&preview_head(line, PREVIEW_WIDTH)));
         out.push('\n');
     }
     out

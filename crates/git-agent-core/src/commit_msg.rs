@@ -266,8 +266,22 @@ pub(crate) fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<S
     keys
 }
 
+/// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
+/// tokens a request allows come to, thinking block included. A longer answer
+/// comes from a server that ignored the token limit; it is refused whole (one
+/// problem, sent back in the repair request) instead of being shaped, so no
+/// amount of model text costs more than a bounded amount of work.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
 /// Shapes and validates one answer: `Ok(shaped)` or the problems.
 pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
+    if raw.len() > MAX_ANSWER_BYTES {
+        return Err(vec![format!(
+            "the answer is {} bytes long, far more than a commit message; reply with the \
+             message alone: a subject line and a short body",
+            raw.len()
+        )]);
+    }
     let shaped = shape::shape(raw, &checks.shape_options);
     let mut problems = shape::validate(&shaped, &checks.rules);
     if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {

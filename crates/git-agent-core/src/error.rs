@@ -49,7 +49,10 @@ pub enum Error {
     #[error(transparent)]
     Agent(agent::AgentError),
     /// The message still broke the rules after the repair pass.
-    #[error("the generated message is still invalid after one repair pass: {}", problems.join("; "))]
+    #[error(
+        "the generated message is still invalid after one repair pass: {}",
+        agent::problem_summary(problems)
+    )]
     Invalid {
         problems: Vec<String>,
         /// The last message, for the user to fix by hand.

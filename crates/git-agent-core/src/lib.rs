@@ -9,8 +9,9 @@
 //!   repository tools.
 //! - [`prompt`]: the request layers (instructions, tool policy, environment,
 //!   guidance, task prompt with evidence boundaries and the escaped operator hint).
-//! - [`shape`]: output shaping (think blocks, fences, preambles, trailers, 72-column
-//!   reflow) and validation with the messages the repair pass sends back.
+//! - [`shape`]: output shaping (control characters and escape sequences, think
+//!   blocks, fences, preambles, trailers, 72-column reflow) and validation with
+//!   the messages the repair pass sends back.
 //! - [`commit_msg`]: `prepare` (all git work, synchronous) and `generate` (the
 //!   agent loop, one repair pass, task-ID preservation, final validation).
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
@@ -21,6 +22,11 @@
 //!   `.git-agent/`.
 //! - **Invariant:** every staged path is named in the prompt, whatever happens to
 //!   its diff text; lockfiles are summarized, never hidden.
+//! - **Invariant:** model text is untrusted and bounded: an answer over
+//!   [`commit_msg::MAX_ANSWER_BYTES`] (64 KiB) is refused as one problem without
+//!   being shaped; a shaped message holds no control character but newline and
+//!   tab, so none reaches `git commit` or a terminal; release-note items with
+//!   control characters are sent back for repair.
 //! - No printing, no environment, no home directory: the binary resolves auth and
 //!   passes a provider.
 

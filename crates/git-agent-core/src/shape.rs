@@ -1,7 +1,8 @@
 //! Shaping and validation of model-written commit messages.
 //!
 //! git-agent asks a model for a commit message. The raw answer is first
-//! [`shape`]d: a deterministic cleanup that removes thinking blocks, a fence
+//! [`shape`]d: a deterministic cleanup that removes control characters and
+//! terminal escape sequences ([`strip_controls`]), thinking blocks, a fence
 //! around the whole answer, lead-in lines ("Here is the commit message:"),
 //! `Subject:`/`Body:` labels, AI attribution and trailers nobody asked for,
 //! and then reflows the body to [`WIDTH`] columns. The shaped message is then
@@ -13,10 +14,17 @@
 //!
 //! **Invariants:**
 //! - `shape(shape(x)) == shape(x)` for every input.
+//! - Output of [`shape`] holds no control character but `\n` and `\t`, no
+//!   escape sequence and no bidirectional override: model text is untrusted, and
+//!   the message reaches `git commit`, `git log` and terminals. Cleaning rather
+//!   than rejecting costs no repair round, and nobody means a control
+//!   character in a commit message.
 //! - Output of [`shape`] and [`reflow`] has no trailing whitespace on any
 //!   line, no blank-line runs, and does not end with a newline.
 //! - Widths are counted in `char`s, never bytes.
 
+use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -53,8 +61,8 @@ const MAX_SHAPE_PASSES: usize = 8;
 
 /// Cleans up a model's raw answer into a commit message.
 ///
-/// In order: normalizes line endings and removes thinking blocks
-/// ([`strip_think`]); unwraps a fence around the whole answer; drops lead-in
+/// In order: normalizes line endings, removes control characters and escape
+/// sequences ([`strip_controls`]) and thinking blocks ([`strip_think`]); unwraps a fence around the whole answer; drops lead-in
 /// lines ("Here is the commit message:"), a `Subject:` label and `Body:`
 /// lines; takes the first nonblank line (unquoted) as the subject and the
 /// rest as the body, separated by one blank line; removes AI attribution
@@ -81,12 +89,13 @@ pub fn shape(raw: &str, options: &ShapeOptions) -> String {
 /// One cleanup pass of [`shape`].
 fn shape_pass(raw: &str, options: &ShapeOptions) -> String {
     let text = raw.replace("\r\n", "\n").replace('\r', "\n");
+    let text = strip_controls(&text);
     let text = strip_think(&text);
-    let lines: Vec<String> = text
+    let lines: VecDeque<String> = text
         .split('\n')
         .map(|line| line.trim_end().to_owned())
         .collect();
-    let lines = peel(lines);
+    let lines = Vec::from(peel(lines));
     let Some((subject, body)) = lines.split_first() else {
         return String::new();
     };
@@ -110,26 +119,27 @@ fn shape_pass(raw: &str, options: &ShapeOptions) -> String {
 ///
 /// Each step can expose another (a lead-in above a fence, a label inside
 /// quotes), so the steps repeat until nothing changes. Every step shortens the
-/// text, so the loop ends. Afterwards the first line, if any, is the trimmed,
-/// nonblank subject.
-fn peel(mut lines: Vec<String>) -> Vec<String> {
+/// text, so the loop ends; removing lines from the front costs nothing (a
+/// deque), so it ends in time linear in the lines removed plus the fence checks.
+/// Afterwards the first line, if any, is the trimmed, nonblank subject.
+fn peel(mut lines: VecDeque<String>) -> VecDeque<String> {
     loop {
-        while lines.first().is_some_and(|line| line.trim().is_empty()) {
-            lines.remove(0);
+        while lines.front().is_some_and(|line| line.trim().is_empty()) {
+            lines.pop_front();
         }
-        while lines.last().is_some_and(|line| line.trim().is_empty()) {
-            lines.pop();
+        while lines.back().is_some_and(|line| line.trim().is_empty()) {
+            lines.pop_back();
         }
-        if let Some(inner) = unwrap_fence(&lines) {
-            lines = inner;
+        if let Some(inner) = unwrap_fence(lines.make_contiguous()) {
+            lines = inner.into();
             continue;
         }
-        let Some(first) = lines.first() else {
+        let Some(first) = lines.front() else {
             return lines;
         };
         let first = first.trim();
         if is_preamble(first) || SUBJECT_LABEL_ONLY.is_match(first) || BODY_LABEL.is_match(first) {
-            lines.remove(0);
+            lines.pop_front();
             continue;
         }
         let replacement = if let Some(found) = SUBJECT_LABEL.find(first) {
@@ -142,6 +152,64 @@ fn peel(mut lines: Vec<String>) -> Vec<String> {
             return lines;
         };
         lines[0] = replacement;
+    }
+}
+
+/// `text` without control characters (but `\n` and `\t`), DEL, C1 controls and
+/// bidirectional embeddings, overrides and isolates; an escape sequence goes
+/// as a whole (`ESC [ … final`, `ESC ] … BEL` or `ESC \`, `ESC` and one more
+/// character), so `\x1b[31mred` becomes `red`, not `[31mred`.
+pub fn strip_controls(text: &str) -> Cow<'_, str> {
+    let unwanted = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unwanted) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            if !unwanted(c) {
+                out.push(c);
+            }
+            continue;
+        }
+        match chars.peek() {
+            // CSI: parameters and intermediates up to a final byte.
+            Some('[') => {
+                chars.next();
+                skip_until(&mut chars, |c| ('\u{40}'..='\u{7e}').contains(&c));
+            }
+            // OSC, DCS, SOS, PM, APC: a string up to BEL or ST (`ESC \`).
+            Some(']' | 'P' | 'X' | '^' | '_') => {
+                chars.next();
+                skip_until(&mut chars, |c| c == '\u{7}' || c == '\u{1b}');
+                chars.next_if_eq(&'\\');
+            }
+            Some('\n' | '\t') | None => {}
+            // Any other escape is two characters.
+            Some(_) => {
+                chars.next();
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Skips the characters of an escape sequence through the first for which
+/// `end` holds. A sequence ends at the end of its line at the latest: a broken
+/// one never swallows the rest of the message.
+fn skip_until(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, end: fn(char) -> bool) {
+    while let Some(&c) = chars.peek() {
+        if c == '\n' {
+            return;
+        }
+        chars.next();
+        if end(c) {
+            return;
+        }
     }
 }
 
@@ -732,12 +800,20 @@ fn check_body_width(lines: &[&str], problems: &mut Vec<String>) {
         }
     }
     if !too_long.is_empty() {
+        let more = too_long.len().saturating_sub(MAX_LISTED_LINES);
+        too_long.truncate(MAX_LISTED_LINES);
+        let mut list = too_long.join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
         problems.push(format!(
-            "wrap the body at {WIDTH} characters; too long: {}",
-            too_long.join(", ")
+            "wrap the body at {WIDTH} characters; too long: {list}"
         ));
     }
 }
+
+/// How many too-long lines one problem names.
+const MAX_LISTED_LINES: usize = 10;
 
 /// Phrases that describe an amended commit as a change on top of the
 /// previous version, with the words that name them in problems.
@@ -760,6 +836,9 @@ static DELTA_PHRASES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// A subject reduced for comparison: trimmed, without a task-ID suffix or
 /// trailing periods, whitespace collapsed, lowercase.
 fn normalize_subject(subject: &str) -> String {
+    // An original subject from history may hold controls the shaped message
+    // never can.
+    let subject = strip_controls(subject);
     let mut text = subject.trim().trim_end_matches('.').trim_end();
     if let Some(task) = task_id_suffix(text) {
         text = text.strip_suffix(task.suffix.as_str()).unwrap_or(text);
@@ -1868,5 +1947,67 @@ mod tests {
         let abc = task("ABC-1", " (ABC-1)");
         let message = ensure_task_id("Fix x\n\nBody", &abc);
         assert_eq!(task_id_suffix(subject(&message)), Some(abc));
+    }
+
+    // --- control characters ---
+
+    #[test]
+    fn control_characters_and_escape_sequences_are_removed() {
+        assert!(matches!(strip_controls("plain\ttab\n"), Cow::Borrowed(_)));
+        for (input, expected) in [
+            ("\x1b[31mred\x1b[0m text", "red text"),
+            ("clip\x1b]52;c;ZXZpbA==\x07board", "clipboard"),
+            ("st\x1b]0;title\x1b\\ring", "string"),
+            ("broken \x1b]0;never ends\nnext line", "broken \nnext line"),
+            ("bell\x07 del\x7f c1\u{9b}31m", "bell del c131m"),
+            (
+                "rtl \u{202e}desrever\u{202c} iso\u{2066}x\u{2069}",
+                "rtl desrever isox",
+            ),
+            ("esc at the end\x1b", "esc at the end"),
+            ("esc\x1b\nnewline", "esc\nnewline"),
+            ("two-char \x1bMescape", "two-char escape"),
+        ] {
+            assert_eq!(strip_controls(input), expected, "{input:?}");
+        }
+        check(
+            "\x1b[1mfix: bold\x1b[0m subject\n\nBody\x1b[2J with \u{202e}tricks.\r\n",
+            "fix: bold subject\n\nBody with tricks.",
+        );
+    }
+
+    #[test]
+    fn amended_subjects_compare_without_controls() {
+        check_validate("Keep me\n\nBody.", &amend("Keep\x1b[0m me", None), &[]);
+    }
+
+    #[test]
+    fn many_leading_blank_lines_and_preambles_shape_quickly() {
+        // Quadratic peeling would take minutes here.
+        let input = format!(
+            "{}{}fix: the subject",
+            "\n".repeat(200_000),
+            "Sure:\n".repeat(20_000)
+        );
+        assert_eq!(shape(&input, &ShapeOptions::default()), "fix: the subject");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn shaped_messages_hold_no_control_characters(
+            input in "(\\PC|[\x00-\x1f\x7f-\u{9f}\u{202a}-\u{202e}\u{2066}-\u{2069}]|\x1b\\[[0-9;]*m|\n){0,200}"
+        ) {
+            let options = ShapeOptions::default();
+            let shaped = shape(&input, &options);
+            proptest::prop_assert!(
+                !shaped.chars().any(|c| (c.is_control() && c != '\n' && c != '\t')
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+                "{:?} shaped to {:?}", input, shaped
+            );
+            proptest::prop_assert_eq!(shape(&shaped, &options), shaped);
+        }
     }
 }

@@ -200,10 +200,13 @@ impl Anthropic {
             provider: PROVIDER,
             reason: self.transport.redactor.redact(&format!(
                 "the reply is not JSON ({e}): {}",
-                crate::http::clip(String::from_utf8_lossy(&answer.body).trim(), 200)
+                crate::http::clip(
+                    String::from_utf8_lossy(&answer.body[..answer.body.len().min(400)]).trim(),
+                    200
+                )
             )),
         })?;
-        parse_messages(raw)
+        parse_messages(raw).map_err(|e| e.redacted(&self.transport.redactor))
     }
 }
 
@@ -264,7 +267,7 @@ pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError>
         Some(other) => {
             return Err(LlmError::UnknownStopReason {
                 provider: PROVIDER,
-                value: other.to_owned(),
+                value: crate::http::clip(other, 100),
             });
         }
     };

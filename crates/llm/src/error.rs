@@ -50,6 +50,17 @@ pub enum LlmError {
         message: String,
     },
 
+    /// The reply's body was larger than [`crate::HttpOptions::max_response_bytes`]
+    /// (declared so, or found so while reading it). Not retried: the same server
+    /// would send the same again. Holds no text from the reply.
+    #[error(
+        "the reply from {provider} was larger than {}, the most one reply may be; \
+         no model answer is that large, so it was not read further (check the server \
+         behind the base URL)",
+        crate::http::human_bytes(*limit)
+    )]
+    TooLarge { provider: &'static str, limit: u64 },
+
     /// The reply could not be understood: not JSON, or a required field missing or
     /// of the wrong type. `reason` names the field.
     #[error("{provider}: malformed response: {reason}")]
@@ -77,6 +88,59 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The error with every string that may come from a reply passed through
+    /// `redactor` (for errors built where no redactor is at hand, such as the
+    /// reply parsers).
+    pub(crate) fn redacted(self, redactor: &crate::Redactor) -> LlmError {
+        let r = |text: String| redactor.redact(&text);
+        match self {
+            LlmError::Config { provider, message } => LlmError::Config {
+                provider,
+                message: r(message),
+            },
+            LlmError::Api {
+                provider,
+                status,
+                message,
+            } => LlmError::Api {
+                provider,
+                status,
+                message: r(message),
+            },
+            LlmError::RetriesExhausted {
+                provider,
+                attempts,
+                last,
+            } => LlmError::RetriesExhausted {
+                provider,
+                attempts,
+                last: Box::new(last.redacted(redactor)),
+            },
+            LlmError::Transport { provider, message } => LlmError::Transport {
+                provider,
+                message: r(message),
+            },
+            LlmError::Malformed { provider, reason } => LlmError::Malformed {
+                provider,
+                reason: r(reason),
+            },
+            LlmError::UnknownStopReason { provider, value } => LlmError::UnknownStopReason {
+                provider,
+                value: r(value),
+            },
+            LlmError::InvalidToolArguments {
+                provider,
+                tool,
+                reason,
+            } => LlmError::InvalidToolArguments {
+                provider,
+                tool: r(tool),
+                reason: r(reason),
+            },
+            other @ (LlmError::Timeout { .. } | LlmError::TooLarge { .. }) => other,
+        }
+    }
+
     /// The HTTP status behind the error, if any.
     pub fn status(&self) -> Option<u16> {
         match self {
@@ -95,6 +159,7 @@ impl LlmError {
             | LlmError::Timeout { provider, .. }
             | LlmError::Transport { provider, .. }
             | LlmError::Malformed { provider, .. }
+            | LlmError::TooLarge { provider, .. }
             | LlmError::UnknownStopReason { provider, .. }
             | LlmError::InvalidToolArguments { provider, .. } => provider,
         }

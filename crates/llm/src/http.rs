@@ -7,8 +7,19 @@
 //!
 //! Retried: HTTP 429, 500, 502, 503, 504 and 529 (Anthropic's "overloaded"),
 //! attempts that time out, and transport failures (refused or reset connections,
-//! bodies cut short). Not retried: other statuses, and answers that arrive whole but
-//! cannot be parsed (a server that sends garbage once will send it again).
+//! bodies cut short). Not retried: other statuses, answers that arrive whole but
+//! cannot be parsed (a server that sends garbage once will send it again), and
+//! answers over the size limit.
+//!
+//! **Invariant:** no body is read without a bound. A `2xx` body — plain JSON or
+//! server-sent events alike — may hold at most [`HttpOptions::max_response_bytes`]
+//! (default [`DEFAULT_MAX_RESPONSE_BYTES`], 16 MiB: a completion of even 100,000
+//! tokens is well under 1 MiB of JSON, so only a broken or hostile server gets
+//! near it). A larger declared `Content-Length` is refused before a byte of the
+//! body is read; otherwise the body is read chunk by chunk and the read stops at
+//! the first chunk over the limit, with [`LlmError::TooLarge`]. An error body is
+//! only mined for a message, so at most [`ERROR_BODY_LIMIT`] bytes of it are read
+//! and the rest is left unread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -29,7 +40,18 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
     pub retry: RetryPolicy,
     pub proxy: ProxyConfig,
+    /// The largest successful reply body read, in bytes (server-sent events
+    /// included); a larger one fails with [`LlmError::TooLarge`] and is not
+    /// retried.
+    pub max_response_bytes: u64,
 }
+
+/// [`HttpOptions::max_response_bytes`] by default: 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most of an error body (a non-`2xx` answer) that is read: 64 KiB. Only a
+/// message is taken from it, and that is cut to 600 bytes anyway.
+pub const ERROR_BODY_LIMIT: u64 = 64 * 1024;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -39,6 +61,7 @@ impl Default for HttpOptions {
             connect_timeout: Duration::from_secs(15),
             retry: RetryPolicy::default(),
             proxy: ProxyConfig::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -94,7 +117,7 @@ pub struct ProxyConfig {
     pub no_proxy: Option<String>,
 }
 
-/// A whole `2xx` answer.
+/// A whole answer (an error body possibly cut at [`ERROR_BODY_LIMIT`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Buffered {
     pub status: u16,
@@ -192,14 +215,20 @@ impl Transport {
                     },
                     None,
                 ),
-                Ok(Err(err)) if is_transient(&err) => (
+                Ok(Err(Failure::TooLarge)) => {
+                    return Err(LlmError::TooLarge {
+                        provider,
+                        limit: self.options.max_response_bytes,
+                    });
+                }
+                Ok(Err(Failure::Http(err))) if is_transient(&err) => (
                     LlmError::Transport {
                         provider,
                         message: self.describe(&err),
                     },
                     None,
                 ),
-                Ok(Err(err)) => {
+                Ok(Err(Failure::Http(err))) => {
                     return Err(LlmError::Transport {
                         provider,
                         message: self.describe(&err),
@@ -247,11 +276,49 @@ impl Transport {
         }
     }
 
-    async fn attempt(&self, request: reqwest::Request) -> Result<Buffered, reqwest::Error> {
-        let response = self.client.execute(request).await?;
+    /// One request and its answer, the body read within its bound: a `2xx`
+    /// body over [`HttpOptions::max_response_bytes`] is refused (on its declared
+    /// length, or at the first chunk past the limit); an error body is cut at
+    /// [`ERROR_BODY_LIMIT`].
+    async fn attempt(&self, request: reqwest::Request) -> Result<Buffered, Failure> {
+        let mut response = self.client.execute(request).await?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = response.bytes().await?.to_vec();
+        let success = (200..300).contains(&status);
+        let limit = if success {
+            self.options.max_response_bytes
+        } else {
+            self.options.max_response_bytes.min(ERROR_BODY_LIMIT)
+        };
+        let declared = response.content_length();
+        if success && declared.is_some_and(|n| n > limit) {
+            return Err(Failure::TooLarge);
+        }
+        // A declared length (within the limit) sizes the buffer once, so a long
+        // body is not copied from buffer to doubled buffer as it arrives; a
+        // server that declares more than it sends costs at most the limit.
+        let capacity = declared.unwrap_or(0).min(limit);
+        let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                // An error answer's status is the news; a body cut short only
+                // costs its message.
+                Err(_) if !success => break,
+                Err(err) => return Err(err.into()),
+            };
+            let room = limit - body.len();
+            if chunk.len() > room {
+                if success {
+                    return Err(Failure::TooLarge);
+                }
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
         Ok(Buffered {
             status,
             headers,
@@ -294,6 +361,33 @@ impl Transport {
             message
         };
         self.redactor.redact(&clip(&message, 600))
+    }
+}
+
+/// Why one attempt produced no answer.
+#[derive(Debug)]
+enum Failure {
+    Http(reqwest::Error),
+    /// The body is (or says it is) larger than the limit.
+    TooLarge,
+}
+
+impl From<reqwest::Error> for Failure {
+    fn from(err: reqwest::Error) -> Self {
+        Failure::Http(err)
+    }
+}
+
+/// `bytes` for people: `16 MiB`, `64 KiB`, or a plain byte count.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 

@@ -10,13 +10,20 @@
 //!
 //! All three share [`http`]: retries with backoff and jitter on 429/5xx, timeouts
 //! and dropped connections, honouring `Retry-After`; per-attempt and overall
-//! timeouts; explicit proxies.
+//! timeouts; explicit proxies; bounded bodies.
 //!
 //! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
 //! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.
 //! - **Invariant:** credentials are [`Secret`]s. They travel only in HTTP headers
 //!   (marked sensitive), show as at most their last two characters, and every error
 //!   built from a provider's reply is passed through the provider's [`Redactor`].
+//! - **Invariant:** a reply is untrusted input with a size bound. Bodies are read
+//!   chunk by chunk up to [`HttpOptions::max_response_bytes`] (16 MiB by
+//!   default; [`LlmError::TooLarge`] past it, never retried), error bodies up to
+//!   [`ERROR_BODY_LIMIT`]; server-sent events are split one at a time from that
+//!   bounded body. Reply text quoted in an error (a provider's message, a stop
+//!   reason, a tool name) is cut short and redacted, so no error carries an
+//!   unbounded string.
 //! - **Invariant:** malformed replies (not JSON, missing fields, tool arguments that
 //!   are not JSON, unknown stop reasons) are typed [`LlmError`]s, never panics.
 //!   Optional fields real servers leave out (usage details, ids, timestamps) are
@@ -30,13 +37,16 @@ pub mod http;
 mod openai;
 mod parse;
 mod secret;
+mod sse;
 mod types;
 
 use std::sync::Arc;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
 pub use error::LlmError;
-pub use http::{HttpOptions, ProxyConfig, RetryPolicy};
+pub use http::{
+    DEFAULT_MAX_RESPONSE_BYTES, ERROR_BODY_LIMIT, HttpOptions, ProxyConfig, RetryPolicy,
+};
 pub use openai::{CHATGPT_BASE_URL, OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
 pub use secret::{Redactor, Secret};
 pub use types::*;

@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
@@ -97,6 +97,10 @@ impl tower_service::Service<HttpRequestFactory> for RetryingService {
 struct OpenAiCore {
     client: async_openai::Client<WireConfig>,
     transport: Arc<Transport>,
+    /// The base URL and headers async-openai sends with, for the streamed
+    /// requests we send ourselves.
+    base: String,
+    headers: HeaderMap,
     config: ProviderConfig,
     provider: &'static str,
 }
@@ -137,8 +141,8 @@ impl OpenAiCore {
         }
         let transport = Arc::new(Transport::new(provider, config.http.clone(), redactor)?);
         let wire = WireConfig {
-            base,
-            headers,
+            base: base.clone(),
+            headers: headers.clone(),
             key: secrecy::SecretString::from(key),
         };
         let client = async_openai::Client::build(transport.client.clone(), wire).with_http_service(
@@ -149,6 +153,8 @@ impl OpenAiCore {
         Ok(OpenAiCore {
             client,
             transport,
+            base,
+            headers,
             config,
             provider,
         })
@@ -175,7 +181,7 @@ impl OpenAiCore {
             OpenAIError::ApiError(api) => LlmError::Api {
                 provider,
                 status: api.status_code.as_u16(),
-                message: redact(api.api_error.message),
+                message: redact(clip(&api.api_error.message, 600)),
             },
             OpenAIError::InvalidArgument(message) => LlmError::Config {
                 provider,
@@ -295,28 +301,55 @@ impl OpenAiResponses {
     /// `response.failed` carries it; output items announced by
     /// `response.output_item.done` fill in when the final event leaves `output`
     /// out (lean servers).
+    ///
+    /// The request goes through our transport directly rather than through
+    /// async-openai's event stream: the transport reads the whole body anyway
+    /// (bounded by [`crate::HttpOptions::max_response_bytes`]), and
+    /// async-openai would parse every event into a queue ahead of us, costing
+    /// several times the body for a stream of small events. [`crate::sse`]
+    /// hands over one event at a time; only the items and the final response
+    /// are kept.
     async fn collect_stream(&self, body: Value) -> Result<Value, LlmError> {
-        use futures_core::Stream;
         let provider = self.core.provider;
+        let redactor = &self.core.transport.redactor;
         let malformed = |reason: String| LlmError::Malformed {
             provider,
-            reason: self.core.transport.redactor.redact(&reason),
+            reason: redactor.redact(&reason),
         };
-        let mut stream = self
+        let payload = serde_json::to_vec(&body).map_err(|e| LlmError::Config {
+            provider,
+            message: format!("could not encode the request: {e}"),
+        })?;
+        let client = &self.core.transport.client;
+        let url = format!("{}/responses", self.core.base);
+        let answer = self
             .core
-            .client
-            .responses()
-            .create_stream_byot::<Value, Value>(body)
-            .await
-            .map_err(|e| self.core.map_error(e))?;
+            .transport
+            .send(|| async {
+                client
+                    .post(&url)
+                    .headers(self.core.headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .header(ACCEPT, "text/event-stream")
+                    .body(payload.clone())
+                    .build()
+            })
+            .await?;
         let mut items = Vec::new();
         let mut last = None;
-        while let Some(event) =
-            std::future::poll_fn(|cx| Stream::poll_next(stream.as_mut(), cx)).await
-        {
-            let event = event.map_err(|e| match e {
-                OpenAIError::StreamError(err) => malformed(format!("bad event stream: {err}")),
-                other => self.core.map_error(other),
+        for (index, event) in crate::sse::events(&answer.body).enumerate() {
+            if event.data == "[DONE]" {
+                break;
+            }
+            if event.name == "keepalive" {
+                continue;
+            }
+            let event: Value = serde_json::from_str(&event.data).map_err(|e| {
+                malformed(format!(
+                    "bad event stream: event {} is not JSON ({e}): {}",
+                    index + 1,
+                    clip(event.data.trim(), 200)
+                ))
             })?;
             match event.get("type").and_then(Value::as_str) {
                 Some("response.output_item.done") => {
@@ -336,7 +369,7 @@ impl OpenAiResponses {
                     return Err(LlmError::Api {
                         provider,
                         status: 200,
-                        message: self.core.transport.redactor.redact(message),
+                        message: redactor.redact(&clip(message, 600)),
                     });
                 }
                 _ => {}
@@ -430,7 +463,8 @@ impl LlmProvider for OpenAiResponses {
             if self.streams() {
                 body["stream"] = json!(true);
                 let raw = self.collect_stream(body).await?;
-                return parse_responses(raw, self.core.provider);
+                return parse_responses(raw, self.core.provider)
+                    .map_err(|e| e.redacted(&self.core.transport.redactor));
             }
             let raw: Value = self
                 .core
@@ -440,6 +474,7 @@ impl LlmProvider for OpenAiResponses {
                 .await
                 .map_err(|e| self.core.map_error(e))?;
             parse_responses(raw, self.core.provider)
+                .map_err(|e| e.redacted(&self.core.transport.redactor))
         })
     }
 
@@ -474,7 +509,7 @@ pub(crate) fn parse_responses(
         return Err(LlmError::Api {
             provider,
             status: 200,
-            message: format!("the response failed: {message}"),
+            message: format!("the response failed: {}", clip(message, 600)),
         });
     }
     let output = r.array(&raw, "output", "response")?;
@@ -537,7 +572,7 @@ pub(crate) fn parse_responses(
             Some(other) => {
                 return Err(LlmError::UnknownStopReason {
                     provider,
-                    value: other.to_owned(),
+                    value: clip(other, 100),
                 });
             }
         }
@@ -695,6 +730,7 @@ impl LlmProvider for OpenAiChat {
                 .await
                 .map_err(|e| self.core.map_error(e))?;
             parse_chat(raw, self.core.provider)
+                .map_err(|e| e.redacted(&self.core.transport.redactor))
         })
     }
 
@@ -775,7 +811,7 @@ pub(crate) fn parse_chat(
             Some(other) => {
                 return Err(LlmError::UnknownStopReason {
                     provider,
-                    value: other.to_owned(),
+                    value: clip(other, 100),
                 });
             }
         }

@@ -54,7 +54,7 @@ impl Reader {
     pub fn arguments(&self, tool: &str, raw: Option<&Value>) -> Result<Value, LlmError> {
         let invalid = |reason: String| LlmError::InvalidToolArguments {
             provider: self.provider,
-            tool: tool.to_owned(),
+            tool: crate::http::clip(tool, 100),
             reason,
         };
         match raw {
@@ -113,5 +113,136 @@ pub(crate) fn kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// The reply parsers over arbitrary input: whatever a server sends, each returns
+/// a response or a typed error and never panics.
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value};
+
+    use crate::anthropic::parse_messages;
+    use crate::openai::{parse_chat, parse_responses};
+
+    /// Keys and string values the parsers look at, so arbitrary documents often
+    /// take the paths real replies take.
+    const WORDS: &[&str] = &[
+        "type",
+        "output",
+        "content",
+        "text",
+        "status",
+        "choices",
+        "message",
+        "tool_calls",
+        "function",
+        "name",
+        "arguments",
+        "call_id",
+        "id",
+        "input",
+        "stop_reason",
+        "finish_reason",
+        "usage",
+        "error",
+        "incomplete_details",
+        "reason",
+        "refusal",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "prompt_tokens",
+        "completion_tokens",
+        "function_call",
+        "output_text",
+        "tool_use",
+        "completed",
+        "incomplete",
+        "failed",
+        "cancelled",
+        "stop",
+        "length",
+        "end_turn",
+        "max_tokens",
+        "max_output_tokens",
+        "content_filter",
+        "{",
+        "{}",
+        "[1]",
+        "{\"a\":1}",
+        "",
+    ];
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => prop::sample::select(WORDS).prop_map(str::to_owned),
+            1 => any::<String>(),
+        ]
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            word().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(6, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((word(), inner), 0..6)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    fn parse_all(value: Value) {
+        let _ = parse_responses(value.clone(), "p");
+        let _ = parse_chat(value.clone(), "p");
+        let _ = parse_messages(value);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn json_documents_never_panic(value in json()) {
+            parse_all(value);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+            if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
+                parse_all(value);
+            }
+            for event in crate::sse::events(&bytes) {
+                if let Ok(value) = serde_json::from_str::<Value>(&event.data) {
+                    parse_all(value);
+                }
+            }
+        }
+
+        #[test]
+        fn event_streams_never_panic(lines in prop::collection::vec(
+            prop_oneof![
+                Just(String::new()),
+                Just(":comment".to_owned()),
+                word().prop_map(|w| format!("event: {w}")),
+                json().prop_map(|v| format!("data: {v}")),
+                any::<String>(),
+            ],
+            0..12,
+        ), ending in prop::sample::select(vec!["\n", "\r\n", "\r"])) {
+            let body = lines.join(ending);
+            for event in crate::sse::events(body.as_bytes()) {
+                if let Ok(value) = serde_json::from_str::<Value>(&event.data) {
+                    parse_all(value);
+                }
+            }
+        }
     }
 }

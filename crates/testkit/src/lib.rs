@@ -13,7 +13,10 @@
 //! answers from a script of [`Reply`]s, one per request in arrival order whatever
 //! the path: model turns (text, [`ToolCall`]s, max-tokens) rendered in the flavor's
 //! JSON with deterministic ids, provider-shaped errors, exact or malformed bodies,
-//! and transport faults (truncated bodies, hang-ups, delays). It records every
+//! and transport faults (truncated bodies, hang-ups, delays, chunked framing without
+//! a `Content-Length`). [`Reply::repeated_text`] answers with a huge text (100 MB
+//! and more) that is never built in memory: the server writes it block by block
+//! as the body goes out, so memory tests cost the test process nothing. It records every
 //! request ([`RecordedRequest`]: method, target, path, headers, body) for the test
 //! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
 //! connection; dropping the server stops it.

@@ -2,5 +2,6 @@
 //! fake servers on 127.0.0.1.
 
 mod cli;
+mod limits;
 mod message;
 mod untrusted;

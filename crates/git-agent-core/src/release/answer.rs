@@ -5,8 +5,9 @@
 //!   (item by item as the model wrote them, then duplicates, then emptiness), each
 //!   worded as what to fix: the list goes back to the model in one repair request.
 //! - **Invariant:** an [`Answer`] from `parse` has each section once, in
-//!   [`Section::ALL`] order, none empty; its items are one line of plain text with
-//!   at least one ref, and every ref resolves to exactly one commit or pull request
+//!   [`Section::ALL`] order, none empty; its items are one line of plain text
+//!   (no control characters, escape sequences or bidirectional overrides: the
+//!   Markdown reaches terminals and GitHub) with at least one ref, and every ref resolves to exactly one commit or pull request
 //!   of the context.
 
 use std::collections::HashSet;
@@ -272,6 +273,14 @@ fn check_text(text: &str, place: &str, problems: &mut Vec<String>) {
     if text.contains(['\n', '\r']) {
         problems.push(format!(
             "{place}: put the text on one line; it contains a line break"
+        ));
+    }
+    if text.chars().any(|c| {
+        (c.is_control() && !matches!(c, '\n' | '\r'))
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }) {
+        problems.push(format!(
+            "{place}: remove the control characters (escapes, bidirectional overrides); write plain text"
         ));
     }
     if let Some(mark) = LEADING_MARKUP.find(text) {
@@ -827,6 +836,13 @@ mod tests {
         }
         // A version number is not a list marker.
         assert!(parse_one("2.0 configs load faster.").is_ok());
+        for text in [
+            "Add \u{1b}[2JJSON output.",
+            "Add JSON\u{7} output.",
+            "Add \u{202e}tuptuo NOSJ.",
+        ] {
+            check_one(json!([item(text)]), "remove the control characters");
+        }
     }
 
     fn parse_one(text: &str) -> Result<Answer, Vec<String>> {

@@ -2,6 +2,7 @@
 
 mod backends;
 mod failures;
+mod limits;
 mod streaming;
 mod transport;
 
@@ -43,6 +44,7 @@ pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
             max_retry_after: Duration::from_millis(50),
         },
         proxy: Default::default(),
+        max_response_bytes: llm::DEFAULT_MAX_RESPONSE_BYTES,
     };
     config
 }

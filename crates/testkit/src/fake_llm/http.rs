@@ -301,11 +301,45 @@ fn path_of(target: &str) -> String {
 pub(super) struct Response {
     pub status: u16,
     pub content_type: String,
-    pub body: Vec<u8>,
+    pub body: Body,
     /// `Content-Length` to declare when it is not the body's length (truncation).
     pub declared_len: Option<usize>,
+    /// Send the body with `Transfer-Encoding: chunked` and no `Content-Length`.
+    pub chunked: bool,
     /// Extra headers; one named like a default header replaces the default.
     pub headers: Vec<(String, String)>,
+}
+
+/// A response body: bytes as they are, or a long body described by its pieces
+/// and written piece by piece, so that sending 100 MB costs the server a few
+/// kilobytes of memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Body {
+    Bytes(Vec<u8>),
+    /// `parts[0]`, `unit` × `times`, `parts[1]`, `unit` × `times`, …, the last
+    /// part: the parts joined by the repeated unit.
+    Repeated {
+        parts: Vec<Vec<u8>>,
+        unit: Vec<u8>,
+        times: usize,
+    },
+}
+
+impl Body {
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Body::Bytes(bytes) => bytes.len(),
+            Body::Repeated { parts, unit, times } => {
+                let joins = parts.len().saturating_sub(1);
+                let repeated = unit.len().saturating_mul(*times).saturating_mul(joins);
+                parts
+                    .iter()
+                    .map(Vec::len)
+                    .fold(repeated, usize::saturating_add)
+            }
+        }
+    }
 }
 
 impl Response {
@@ -313,10 +347,69 @@ impl Response {
         Response {
             status,
             content_type: "application/json".to_owned(),
-            body: body.to_string().into_bytes(),
+            body: Body::Bytes(body.to_string().into_bytes()),
             declared_len: None,
+            chunked: false,
             headers: Vec::new(),
         }
+    }
+}
+
+/// Bytes of the body written at a time (and the size of a chunk when chunked).
+const WRITE_BLOCK: usize = 64 * 1024;
+
+/// Writes the body in blocks of [`WRITE_BLOCK`] bytes, framed as chunks when
+/// asked to; the status line and headers go out with the first block, so a
+/// small response is one write.
+struct BodyWriter<'a> {
+    stream: &'a TcpStream,
+    head: Vec<u8>,
+    buf: Vec<u8>,
+    chunked: bool,
+}
+
+impl BodyWriter<'_> {
+    fn put(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            let room = WRITE_BLOCK - self.buf.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.buf.extend_from_slice(now);
+            bytes = later;
+            if self.buf.len() == WRITE_BLOCK {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut stream = self.stream;
+        if !self.chunked && self.head.is_empty() {
+            stream.write_all(&self.buf)?;
+        } else {
+            let mut out = std::mem::take(&mut self.head);
+            if !self.buf.is_empty() {
+                if self.chunked {
+                    out.extend_from_slice(format!("{:x}\r\n", self.buf.len()).as_bytes());
+                    out.extend_from_slice(&self.buf);
+                    out.extend_from_slice(b"\r\n");
+                } else {
+                    out.extend_from_slice(&self.buf);
+                }
+            }
+            stream.write_all(&out)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<()> {
+        self.flush()?;
+        let mut stream = self.stream;
+        if self.chunked {
+            stream.write_all(b"0\r\n\r\n")?;
+        }
+        stream.flush()
     }
 }
 
@@ -326,9 +419,14 @@ pub(super) fn write_response(stream: &TcpStream, response: &Response) -> io::Res
         .declared_len
         .unwrap_or(response.body.len())
         .to_string();
+    let framing = if response.chunked {
+        ("Transfer-Encoding", "chunked")
+    } else {
+        ("Content-Length", length.as_str())
+    };
     let defaults = [
         ("Content-Type", response.content_type.as_str()),
-        ("Content-Length", length.as_str()),
+        framing,
         ("Connection", "close"),
     ];
     let mut head = format!(
@@ -349,11 +447,32 @@ pub(super) fn write_response(stream: &TcpStream, response: &Response) -> io::Res
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    let mut out = head.into_bytes();
-    out.extend_from_slice(&response.body);
-    let mut stream = stream;
-    stream.write_all(&out)?;
-    stream.flush()
+    let mut out = BodyWriter {
+        stream,
+        head: head.into_bytes(),
+        buf: Vec::with_capacity(WRITE_BLOCK),
+        chunked: response.chunked,
+    };
+    match &response.body {
+        Body::Bytes(bytes) => out.put(bytes)?,
+        Body::Repeated { parts, unit, times } => {
+            // A block of whole units, so most writes are one call.
+            let per_block = (WRITE_BLOCK / unit.len().max(1)).max(1);
+            let block = unit.repeat(per_block.min(*times));
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    let mut left = *times;
+                    while left > 0 {
+                        let n = left.min(per_block);
+                        out.put(&block[..n * unit.len()])?;
+                        left -= n;
+                    }
+                }
+                out.put(part)?;
+            }
+        }
+    }
+    out.finish()
 }
 
 /// Closes after a response: send FIN, then read whatever the client still sends

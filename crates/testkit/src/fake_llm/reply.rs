@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Flavor;
-use super::http::Response;
+use super::http::{Body, Response};
 
 /// The model name every rendered turn reports (unless [`Reply::lean`] drops it).
 pub const FAKE_MODEL: &str = "fake-model";
@@ -47,14 +47,20 @@ pub fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
 ///
 /// [`Reply::with_text`], [`Reply::usage`], [`Reply::without_usage`] and
 /// [`Reply::lean`] apply to model turns only and panic on other replies (a mistake
-/// in the test). [`Reply::header`], [`Reply::retry_after`] and [`Reply::delayed`]
-/// apply to every reply ([`Reply::hangup`] ignores headers).
+/// in the test). [`Reply::header`], [`Reply::retry_after`], [`Reply::delayed`] and
+/// [`Reply::chunked`] apply to every reply ([`Reply::hangup`] ignores headers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     kind: Kind,
     headers: Vec<(String, String)>,
     delay: Option<Duration>,
+    chunked: bool,
 }
+
+/// Stands for the repeated text of [`Reply::repeated_text`] while a turn is
+/// rendered; its JSON form is then replaced by the repeated unit as the body is
+/// written. Control characters make a clash with real text impossible in tests.
+const REPEAT_MARK: &str = "\u{1}fake-llm:repeated-text\u{1}";
 
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
@@ -90,6 +96,8 @@ struct Turn {
     stop: Stop,
     usage: Option<(u64, u64)>,
     lean: bool,
+    /// The text is `unit` × `times`, written as the body goes out.
+    repeat: Option<(String, usize)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,6 +113,7 @@ impl Reply {
             kind,
             headers: Vec::new(),
             delay: None,
+            chunked: false,
         }
     }
 
@@ -115,12 +124,25 @@ impl Reply {
             stop,
             usage: Some(DEFAULT_USAGE),
             lean: false,
+            repeat: None,
         }))
     }
 
     /// A final answer: the turn ends with `text`.
     pub fn text(text: &str) -> Reply {
         Reply::turn(Some(text), Vec::new(), Stop::EndTurn)
+    }
+
+    /// A final answer whose text is `unit` repeated `times` times (e.g. 100 MB
+    /// for a memory test). The text is never built: the turn is rendered around a
+    /// placeholder and the server writes the repeated unit into the body as it
+    /// sends it, in blocks, so a huge reply costs the test a few kilobytes. The
+    /// body is exactly what [`Reply::text`] with the whole text would send, in
+    /// every flavor and as server-sent events too.
+    pub fn repeated_text(unit: &str, times: usize) -> Reply {
+        let mut reply = Reply::turn(Some(REPEAT_MARK), Vec::new(), Stop::EndTurn);
+        reply.turn_mut("repeated_text").repeat = Some((unit.to_owned(), times));
+        reply
     }
 
     /// A turn that stops to call tools (no text unless [`Reply::with_text`]).
@@ -178,6 +200,13 @@ impl Reply {
             status,
             message: message.to_owned(),
         })
+    }
+
+    /// Sends the body with `Transfer-Encoding: chunked` instead of a
+    /// `Content-Length`, so the client learns its size only by reading it.
+    pub fn chunked(mut self) -> Reply {
+        self.chunked = true;
+        self
     }
 
     /// Adds a `Retry-After` header.
@@ -247,9 +276,13 @@ impl Reply {
                 };
             }
             Kind::Turn(turn) if stream && flavor == Flavor::OpenAiResponses => {
-                sse_response(&responses_events(&turn.render(flavor, ids)))
+                let response = sse_response(&responses_events(&turn.render(flavor, ids)));
+                turn.expand(response)
             }
-            Kind::Turn(turn) => Response::json(200, &turn.render(flavor, ids)),
+            Kind::Turn(turn) => {
+                let response = Response::json(200, &turn.render(flavor, ids));
+                turn.expand(response)
+            }
             Kind::Sse { events } => sse_response(&events),
             Kind::Error { status, message } => {
                 Response::json(status, &error_body(flavor, status, &message))
@@ -262,8 +295,9 @@ impl Reply {
             } => Response {
                 status,
                 content_type,
-                body,
+                body: Body::Bytes(body),
                 declared_len: None,
+                chunked: false,
                 headers: Vec::new(),
             },
             Kind::Truncated {
@@ -273,8 +307,9 @@ impl Reply {
             } => Response {
                 status,
                 content_type: "application/json".to_owned(),
-                body,
+                body: Body::Bytes(body),
                 declared_len: Some(declared_len),
+                chunked: false,
                 headers: Vec::new(),
             },
         };
@@ -282,6 +317,7 @@ impl Reply {
             delay: self.delay,
             response: Some(Response {
                 headers: self.headers,
+                chunked: self.chunked,
                 ..response
             }),
         }
@@ -322,8 +358,9 @@ fn sse_response(events: &[Value]) -> Response {
     Response {
         status: 200,
         content_type: "text/event-stream".to_owned(),
-        body: body.into_bytes(),
+        body: Body::Bytes(body.into_bytes()),
         declared_len: None,
+        chunked: false,
         headers: Vec::new(),
     }
 }
@@ -345,6 +382,35 @@ pub(super) struct Ids {
 }
 
 impl Turn {
+    /// For a [`Reply::repeated_text`] turn: the rendered body cut at each
+    /// occurrence of the placeholder's JSON form, to be joined by the repeated
+    /// unit (JSON-escaped) as it is written. Other turns pass through.
+    fn expand(&self, response: Response) -> Response {
+        let (Some((unit, times)), Body::Bytes(bytes)) = (&self.repeat, &response.body) else {
+            return response;
+        };
+        let quoted = |text: &str| {
+            let json = Value::String(text.to_owned()).to_string();
+            json.as_bytes()[1..json.len() - 1].to_vec()
+        };
+        let mark = quoted(REPEAT_MARK);
+        let mut parts = Vec::new();
+        let mut rest = &bytes[..];
+        while let Some(at) = rest.windows(mark.len()).position(|w| w == mark) {
+            parts.push(rest[..at].to_vec());
+            rest = &rest[at + mark.len()..];
+        }
+        parts.push(rest.to_vec());
+        Response {
+            body: Body::Repeated {
+                parts,
+                unit: quoted(unit),
+                times: *times,
+            },
+            ..response
+        }
+    }
+
     fn render(&self, flavor: Flavor, ids: &mut Ids) -> Value {
         ids.responses += 1;
         match flavor {

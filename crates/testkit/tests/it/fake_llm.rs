@@ -715,3 +715,69 @@ fn streaming_responses_requests_get_server_sent_events() {
         "event: error\ndata: {\"message\":\"boom\",\"type\":\"error\"}\n\n"
     );
 }
+
+/// Undoes `Transfer-Encoding: chunked`; panics on bad framing.
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size = usize::from_str_radix(std::str::from_utf8(&body[..end]).unwrap(), 16).unwrap();
+        body = &body[end + 2..];
+        if size == 0 {
+            assert_eq!(body, b"\r\n", "the last chunk ends the body");
+            return out;
+        }
+        out.extend_from_slice(&body[..size]);
+        assert_eq!(&body[size..size + 2], b"\r\n");
+        body = &body[size + 2..];
+    }
+}
+
+#[test]
+fn repeated_text_sends_what_the_whole_text_would() {
+    // Units that need JSON escaping, and counts on both sides of a write block.
+    for (unit, times) in [("ab", 3), ("line \"q\" \\ é\n", 20_000), ("x", 0)] {
+        let whole = unit.repeat(times);
+        for flavor in [
+            Flavor::OpenAiResponses,
+            Flavor::OpenAiChat,
+            Flavor::Anthropic,
+        ] {
+            for body in ["{}", r#"{"stream": true}"#] {
+                // One server each, so both turns get the same ids.
+                let whole_server = FakeLlm::start(flavor, vec![Reply::text(&whole)]);
+                let server = FakeLlm::start(flavor, vec![Reply::repeated_text(unit, times)]);
+                let expected = post(&whole_server, body);
+                let got = post(&server, body);
+                assert_eq!(got.headers, expected.headers, "{flavor:?} {body}");
+                assert!(
+                    got.body == expected.body,
+                    "{flavor:?} {body} {unit:?}×{times}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn chunked_replies_have_no_content_length() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::repeated_text("0123456789", 30_000).chunked(),
+            Reply::error(429, "slow down").chunked(),
+        ],
+    );
+    let response = post(&server, "{}");
+    assert_eq!(response.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(response.header("content-length"), None);
+    let body: Value = serde_json::from_slice(&dechunk(&response.body)).unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "0123456789".repeat(30_000)
+    );
+    let error = post(&server, "{}");
+    assert_eq!(error.status, 429);
+    let body: Value = serde_json::from_slice(&dechunk(&error.body)).unwrap();
+    assert_eq!(body["error"]["message"], "slow down");
+}

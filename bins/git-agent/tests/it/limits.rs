@@ -1,0 +1,211 @@
+//! Untrusted model replies: a 100 MB reply fails clearly and cheaply, a large
+//! invalid answer is repaired and reported within bounds, and control
+//! characters reach neither the terminal nor the commit.
+
+use std::path::{Path, PathBuf};
+
+use testkit::{FakeLlm, Flavor, Reply};
+
+use crate::message::{MESSAGE, home, project, sessions, with_key};
+
+/// Every file under `dir` with its size.
+fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push((path.clone(), std::fs::metadata(&path).unwrap().len()));
+        }
+    }
+    out
+}
+
+/// No file of any session is larger than `max` bytes.
+fn assert_sessions_small(repo: &testkit::TestRepo, max: u64) {
+    let sessions = sessions(repo);
+    assert_eq!(sessions.len(), 1);
+    for (path, size) in files(&sessions[0]) {
+        assert!(size <= max, "{} is {size} bytes", path.display());
+    }
+}
+
+/// No terminal control character (but newline and tab) in `text`.
+fn assert_terminal_safe(text: &str) {
+    for c in text.chars() {
+        assert!(
+            c == '\n'
+                || c == '\t'
+                || !(c.is_control()
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{c:?} in {text:?}"
+        );
+    }
+}
+
+#[test]
+fn a_100_mb_reply_fails_with_a_clear_error_and_leaves_little_behind() {
+    for reply in [
+        Reply::repeated_text("x", 100_000_000),
+        Reply::repeated_text("chunked ", 12_500_000).chunked(),
+    ] {
+        let repo = project();
+        let home = home();
+        let server = FakeLlm::start(Flavor::OpenAiResponses, vec![reply]);
+        let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+        assert_eq!(run.code, 1, "{run:?}");
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.starts_with(
+                "error: the reply from openai-responses was larger than 16 MiB, the most one reply may be"
+            ),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.len() < 1024,
+            "stderr is {} bytes",
+            run.stderr.len()
+        );
+        // One request: neither retried nor repaired.
+        assert_eq!(server.requests().len(), 1);
+        assert_sessions_small(&repo, 256 * 1024);
+    }
+}
+
+#[test]
+fn a_large_invalid_answer_is_repaired_with_a_small_request() {
+    let repo = project();
+    let home = home();
+    // 2 MB of answer twice: over the 64 KiB a commit message may take, so each
+    // is one problem, and the repair request quotes only 32 KiB of the first.
+    let second = "Still \u{1b}]52;c;ZXZpbA==\u{7}talking.\n";
+    let second_len = second.len() * 80_000;
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![
+            Reply::repeated_text("Here is a very long line of commentary.\n", 50_000),
+            Reply::repeated_text(second, 80_000),
+        ],
+    );
+    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body.len();
+    let repair = requests[1].body.len();
+    assert!(
+        repair < first + 48 * 1024,
+        "the repair request is {repair} bytes, the first {first}"
+    );
+    let repair_text = String::from_utf8_lossy(&requests[1].body);
+    assert!(
+        repair_text.contains("the answer is 2000000 bytes long"),
+        "{repair_text}"
+    );
+    assert!(repair_text.contains("bytes cut here"));
+
+    let stderr = &run.stderr;
+    assert!(
+        stderr.starts_with(&format!(
+            "error: the generated message is still invalid after one repair pass: the answer is {second_len} bytes long"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the last message the model gave:\nStill \\x1b]52;c;ZXZpbA==\\x07talking.")
+    );
+    assert!(stderr.contains("bytes cut here"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the answer was {second_len} bytes; the session trace keeps more of it: "
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 6 * 1024, "stderr is {} bytes", stderr.len());
+    assert_terminal_safe(stderr);
+    assert_sessions_small(&repo, 1024 * 1024 + 4096);
+}
+
+#[test]
+fn a_large_answer_repaired_into_a_good_one_is_used() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::repeated_text("word ", 1_000_000),
+            Reply::text(MESSAGE),
+        ],
+    );
+    let run = with_key(
+        &repo,
+        &home,
+        &["commit-msg", "--api", "chat"],
+        &server.base_url(),
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, &*format!("{MESSAGE}\n")),
+        "{run:?}"
+    );
+    assert!(server.requests()[1].body.len() < 96 * 1024);
+}
+
+/// A clipboard write, a screen clear, a carriage return and a right-to-left
+/// override.
+const HOSTILE: &str = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\r\u{202e}";
+
+#[test]
+fn control_characters_reach_neither_the_terminal_nor_the_commit() {
+    let repo = project();
+    let home = home();
+    // A carriage return in an answer is a line break (shaping normalizes line
+    // endings); everything else goes.
+    let hostile = HOSTILE.replace('\r', "");
+    let answer = format!(
+        "{hostile}fix(net): retry connect {hostile}three times\n\nRetry up to three\u{1b}[31m times.\u{7f}"
+    );
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::text(&answer), Reply::text(&answer)],
+    );
+    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "fix(net): retry connect three times\n\nRetry up to three times.\n"
+    );
+
+    // `commit`: the console trace on stdout is escaped, the commit is clean.
+    let run = with_key(&repo, &home, &["commit"], &server.base_url());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_terminal_safe(&run.stdout);
+    assert_terminal_safe(&run.stderr);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]).trim_end(),
+        "fix(net): retry connect three times\n\nRetry up to three times."
+    );
+}
+
+#[test]
+fn provider_messages_are_escaped_on_stderr() {
+    let repo = project();
+    let home = home();
+    let server = FakeLlm::start(
+        Flavor::OpenAiResponses,
+        vec![Reply::error(400, &format!("bad request {HOSTILE} indeed"))],
+    );
+    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("bad request \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\r\\u{202e} indeed"),
+        "{}",
+        run.stderr
+    );
+    assert_terminal_safe(&run.stderr);
+}
