@@ -130,6 +130,9 @@ fn warn(message: impl std::fmt::Display) {
     eprintln!("warning: {}", sanitize(&message.to_string()));
 }
 
+/// The largest Codex `auth.json` read.
+const AUTH_FILE_LIMIT: u64 = 1024 * 1024;
+
 /// A `--debug` line on stderr, control characters escaped.
 fn debug_line(message: impl std::fmt::Display) {
     eprintln!("{}", sanitize(&message.to_string()));
@@ -161,10 +164,12 @@ fn provider(
     let auth_path = openai::codex_auth_path(lookup);
     let auth_text = auth_path
         .as_ref()
-        .and_then(|p| match std::fs::read_to_string(p) {
-            Ok(text) => Some(Ok(text)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-            Err(err) => Some(Err(format!("{}: {err}", p.display()))),
+        // The user's own file, but still read as a bounded regular file: a
+        // FIFO or a device there must not hang or flood us.
+        .and_then(|p| match safe_io::fs::read_regular(p, AUTH_FILE_LIMIT) {
+            Ok(bytes) => Some(Ok(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(err) if err.is_not_found() => None,
+            Err(err) => Some(Err(err.to_string())),
         });
     let auth_text = auth_text.transpose()?;
     let auth_file = match (&auth_path, &auth_text) {
