@@ -401,14 +401,6 @@ mod tests {
         (dir, files)
     }
 
-    fn mkfifo(path: &Path) {
-        let status = std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
     #[test]
     fn defaults_without_a_file() {
         let dir = project(None);
@@ -520,11 +512,11 @@ mod tests {
 
         // A FIFO neither hangs nor counts as a file.
         let dir = project(None);
-        mkfifo(&dir.path().join(CONFIG_FILE));
+        testkit::mkfifo(&dir.path().join(CONFIG_FILE));
         let err = load(dir.path(), &none()).unwrap_err().to_string();
         assert!(err.contains("is a FIFO, not a regular file"), "{err}");
         let dir = project(None);
-        mkfifo(&dir.path().join("agent-config/api-key"));
+        testkit::mkfifo(&dir.path().join("agent-config/api-key"));
         let c = load(dir.path(), &none()).unwrap();
         let err = key(&c, dir.path(), &none(), |_| None)
             .unwrap_err()

@@ -407,11 +407,7 @@ mod tests {
     #[test]
     fn a_fifo_is_recorded_not_opened() {
         let dir = project();
-        let status = std::process::Command::new("mkfifo")
-            .arg(dir.path().join("codeRollup.sh"))
-            .status()
-            .unwrap();
-        assert!(status.success());
+        testkit::mkfifo(&dir.path().join("codeRollup.sh"));
         let snap = Protected::new(dir.path(), None).snapshot();
         assert!(snap.paths().any(|p| p == "codeRollup.sh"));
     }

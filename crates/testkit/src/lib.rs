@@ -100,6 +100,16 @@ pub const HOST_ENV: &[&str] = &[
     "ULTRAGIT_TAGS",
 ];
 
+/// Makes a FIFO at `path` (as a repository's working tree may hold one: it must
+/// never be opened for reading, or whatever opens it hangs).
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
 /// Makes `cmd` hermetic for running one of our binaries: removes
 /// [`HOST_ENV`] and sets [`hermetic_env`]. `HOME` is left to the caller.
 pub fn isolate(cmd: &mut std::process::Command) -> &mut std::process::Command {

@@ -150,11 +150,7 @@ fn config_files_that_are_links_or_special_files_are_refused() {
     );
     std::fs::remove_file(repo.join(".ultragit-config.toml")).unwrap();
     // A FIFO neither blocks nor is read.
-    let status = std::process::Command::new("mkfifo")
-        .arg(repo.join(".ultragit-config.toml"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    testkit::mkfifo(&repo.join(".ultragit-config.toml"));
     let run = ultragit(repo.path(), &["read", "src/net.rs"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("a FIFO, not a regular file"), "{run:?}");

@@ -464,14 +464,6 @@ fn provider_errors_stop_the_run_and_are_logged() {
     assert!(!error.contains(KEY));
 }
 
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
     let repo = project();
@@ -479,7 +471,7 @@ fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
     repo.commit("track the query");
     // Nothing is read from it: a FIFO there would hang any read.
     std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
-    mkfifo(&repo.join("agent-config/codeRollup.txt"));
+    testkit::mkfifo(&repo.join("agent-config/codeRollup.txt"));
     let err = run::preflight(repo.path()).unwrap_err();
     assert!(matches!(&err, Error::Tracked { path, more: 0 } if path == "agent-config/query.txt"));
     let text = err.to_string();
@@ -518,7 +510,7 @@ fn preflight_reads_only_regular_files_without_links() {
     check(
         &|repo| {
             std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
-            mkfifo(&repo.join("agent-config/query.txt"));
+            testkit::mkfifo(&repo.join("agent-config/query.txt"));
         },
         "agent-config/query.txt: is a FIFO, not a regular file",
     );
@@ -552,7 +544,7 @@ fn preflight_reads_only_regular_files_without_links() {
     check(
         &|repo| {
             std::fs::remove_file(repo.join("build.sh")).unwrap();
-            mkfifo(&repo.join("build.sh"));
+            testkit::mkfifo(&repo.join("build.sh"));
         },
         "build.sh: is a FIFO, not a regular file",
     );

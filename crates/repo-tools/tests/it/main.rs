@@ -50,11 +50,4 @@ pub fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).expect("create a symlink");
 }
 
-/// Makes a FIFO at `path` (absolute).
-pub fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("run mkfifo");
-    assert!(status.success(), "mkfifo {}", path.display());
-}
+pub use testkit::mkfifo;
