@@ -593,4 +593,17 @@ mod tests {
             "{err}"
         );
     }
+
+    proptest::proptest! {
+        /// The configuration parser over arbitrary bytes: a value or an
+        /// error naming the file, never a panic.
+        #[test]
+        fn arbitrary_bytes_parse_or_fail_cleanly(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)
+        ) {
+            if let Err(err) = parse(&bytes, CONFIG_FILE) {
+                proptest::prop_assert!(err.to_string().contains(CONFIG_FILE));
+            }
+        }
+    }
 }
