@@ -530,8 +530,14 @@ fn git_agent(bin: &Path, base: &str, chat: bool) -> Result<String, String> {
         "smollm2",
         "--max-steps",
         "3",
+        // The 135M model rambles to the 4,096-token output cap at about 20
+        // tokens/s on two cores, longer than one request's 180 s limit, so a
+        // run ends at its overall timeout whatever that is (measured here with
+        // this code and the one before it: both ran to the limit). 300 s still
+        // sees the first request accepted, retried once and stopped cleanly,
+        // and keeps CI ten minutes shorter than 600 s did.
         "--timeout",
-        "600s",
+        "300s",
     ];
     if chat {
         args.extend(["--api", "chat"]);
