@@ -73,7 +73,7 @@ const ATTR_SOURCE_SINCE: (u32, u32) = (2, 42);
 fn git_version() -> Option<(u32, u32)> {
     static VERSION: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
     *VERSION.get_or_init(|| {
-        let output = Command::new("git")
+        let output = scrubbed_git(Path::new("/"))
             .arg("--version")
             .env("LC_ALL", "C")
             .stdin(Stdio::null())

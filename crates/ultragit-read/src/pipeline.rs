@@ -114,6 +114,10 @@ struct Matched {
 struct Dropped {
     note: usize,
     region: usize,
+    /// The highest line of the annotating commit's file that blame saw
+    /// survive: the file had at least this many lines, so a region ending
+    /// there or before is possible.
+    seen_lines: u32,
 }
 
 /// Per-query state shared by the stages.
@@ -671,23 +675,22 @@ impl Run<'_> {
     /// of regions that are merely not current, and reading each commit's file
     /// to count its lines would cost more than the blame. A region that ends a
     /// few lines past the end of a file is therefore not told apart from one
-    /// whose lines were rewritten since.
+    /// whose lines were rewritten since. Only a region ending past the highest
+    /// line blame saw survive from its commit is looked up at all, so a read
+    /// whose regions are merely old costs nothing here.
     fn warn_impossible_lines(
         &mut self,
         fetched: &[Fetched],
         matched: &[Matched],
         dropped: Vec<Dropped>,
     ) {
-        let mut warned: HashSet<(usize, usize)> = HashSet::new();
+        let mut warned: HashSet<(usize, usize)> =
+            matched.iter().map(|m| (m.note, m.region_index)).collect();
         let mut sizes: HashMap<(String, String), Option<u64>> = HashMap::new();
         for drop in dropped {
             let note = &fetched[drop.note];
             let region = &note.annotation.regions[drop.region];
-            if matched
-                .iter()
-                .any(|m| m.note == drop.note && m.region_index == drop.region)
-                || warned.contains(&(drop.note, drop.region))
-            {
+            if warned.contains(&(drop.note, drop.region)) {
                 continue;
             }
             let lines = region.lines;
@@ -695,6 +698,10 @@ impl Run<'_> {
                 "start at line 0 (lines are 1-based)".to_owned()
             } else if lines.end < lines.start {
                 "end before they start".to_owned()
+            } else if lines.end <= drop.seen_lines {
+                // The file had that many lines: the region is possible, only
+                // not current. No need to look at the file.
+                continue;
             } else {
                 let key = (note.commit.clone(), region.file.clone());
                 let repo = self.repo();
@@ -907,6 +914,7 @@ fn filter_regions(
                 dropped.push(Dropped {
                     note: index,
                     region: region_index,
+                    seen_lines: 0,
                 });
                 continue;
             }
@@ -919,6 +927,7 @@ fn filter_regions(
             let not_current = Dropped {
                 note: index,
                 region: region_index,
+                seen_lines: entries.iter().map(|e| e.original_end).max().unwrap_or(0),
             };
             let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
                 (Some(kind), _, range) => {
