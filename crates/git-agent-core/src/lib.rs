@@ -16,7 +16,8 @@
 //!   agent loop, one repair pass, task-ID preservation, final validation).
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
-//! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`.
+//! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,
+//!   `safe-io` (`.git-agent/` and `--out` written without following links).
 //! - **Invariant:** read-only toward the repository until the binary asks for the
 //!   commit ([`commit`]); the only files written are trace sessions under
 //!   `.git-agent/`.

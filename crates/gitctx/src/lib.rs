@@ -4,7 +4,7 @@
 //! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
 //! config and submodule gitlinks — with plain types out.
 //!
-//! - **Dependencies:** none of our crates. `git2` (libgit2, built without network
+//! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
 //!   executable for blame (faster on long histories, see [`blame`]) and for anything a
 //!   caller must run exactly as git would (commits, spec-fixed status commands).
@@ -12,7 +12,13 @@
 //!   [`ObjectId`], times [`GitTime`], errors [`Error`].
 //! - **Invariant:** every `git` process is hardened ([`command`]): fixed locale, no
 //!   optional locks, `core.fsmonitor` off, inherited `GIT_*` location variables
-//!   removed, paths after `--`.
+//!   removed, paths after `--`, and no program the repository configured runs
+//!   (attributes read from the empty tree, `GIT_PAGER=cat`, `--no-textconv`);
+//!   only `git commit` keeps the user's programs.
+//! - **Invariant:** the working tree is untrusted input: its files are read
+//!   bounded and never through a link ([`Repo::read_worktree_file`], through
+//!   `safe-io`), notes over [`MAX_NOTE_BYTES`] are not loaded, and the blame
+//!   cache follows no link below its directory.
 //! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
 //!   checks made before a command runs — never by reading git's English stderr.
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried

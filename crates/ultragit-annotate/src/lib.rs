@@ -8,7 +8,10 @@
 //! time never lose each other. Around it: author context ([`author`]), set-up
 //! ([`setup`]), display ([`show`]) and configuration ([`config`]).
 //!
-//! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`.
+//! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
+//!   `safe-io` (`.git/ultragit/` and the hook written through directory handles).
+//! - **Invariant:** the team config may tune limits, never choose the provider,
+//!   model, endpoint or key ([`config`]).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
 //!   binary only) never reach the model.
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`

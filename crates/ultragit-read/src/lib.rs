@@ -18,8 +18,12 @@
 //! ```
 //!
 //! - **Dependencies:** `ultragit-schema` (the note and output types), `gitctx` (all
-//!   git access), `outline` (tree-sitter). Never `llm` or `agent`: projects using
-//!   this crate get a small dependency tree.
+//!   git access), `outline` (tree-sitter), `safe-io` (terminal-safe rendering).
+//!   Never `llm` or `agent`: projects using this crate get a small dependency tree.
+//! - **Invariant:** notes and the team config are untrusted: the config is read
+//!   bounded, its steering keys never honoured; every note or region that cannot
+//!   be used is named in a warning; markdown and pretty output escape control
+//!   characters, JSON stays exact.
 //! - **Invariant:** overlap is judged in the annotating commit's own line
 //!   coordinates (blame's original lines); regions are reported in today's; a
 //!   region none of whose lines survive is not returned (see [`pipeline`]).
