@@ -229,7 +229,7 @@ pub fn preflight_output(cwd: &Path, path: &Path) -> Result<(), Error> {
 
 /// Writes `text` to `path` (relative to `cwd`) all at once: a temporary file
 /// next to it, renamed over it. A link at `path` itself is replaced, never
-/// written through; see [`output_target`] for the directories on the way.
+/// written through; no link inside the working tree is followed on the way.
 pub fn write_output(cwd: &Path, path: &Path, text: &str) -> Result<(), Error> {
     let (dir, name) = output_target(cwd, path)?;
     dir.write(&name, text.as_bytes())
