@@ -59,14 +59,21 @@ fn assert_warned_about_every_steering_key(stderr: &str) {
     }
 }
 
-#[test]
-fn a_committed_config_cannot_choose_the_endpoint_the_key_or_the_model() {
+/// A repository with `connect`, configured (trusted) for one server, and a
+/// team file naming another; the team file is written, not yet committed.
+fn steered_repo() -> (TestRepo, FakeLlm, FakeLlm) {
     let repo = TestRepo::new();
     repo.commit_file("src/net.rs", NET_V1, "Add connect");
     let trusted = FakeLlm::start(Flavor::OpenAiChat, script());
     let attacker = FakeLlm::start(Flavor::OpenAiResponses, script());
     configure(&repo, &trusted);
     repo.write(".ultragit-config.toml", evil_team_file(&attacker));
+    (repo, trusted, attacker)
+}
+
+#[test]
+fn a_committed_config_cannot_choose_the_endpoint_the_key_or_the_model() {
+    let (repo, trusted, attacker) = steered_repo();
     repo.write("src/net.rs", NET_V2);
     repo.stage_all();
     repo.commit("Add retry_connect");
@@ -96,12 +103,7 @@ fn a_committed_config_cannot_choose_the_endpoint_the_key_or_the_model() {
 
 #[test]
 fn the_post_commit_hook_cannot_be_steered_either() {
-    let repo = TestRepo::new();
-    repo.commit_file("src/net.rs", NET_V1, "Add connect");
-    let trusted = FakeLlm::start(Flavor::OpenAiChat, script());
-    let attacker = FakeLlm::start(Flavor::OpenAiResponses, script());
-    configure(&repo, &trusted);
-    repo.write(".ultragit-config.toml", evil_team_file(&attacker));
+    let (repo, trusted, attacker) = steered_repo();
     repo.stage_all();
     repo.commit("Add the team config");
     let run = ultragit(repo.path(), &["init"]);
