@@ -21,7 +21,13 @@
 //!   (`filter.<name>.clean`/`smudge`/`process` = "", `required` = false) through
 //!   the same `GIT_CONFIG_*` variables; `GIT_PAGER=cat` and `core.fsmonitor=false`
 //!   keep the pager and the file-system monitor out. Callers that produce diffs
-//!   or blame also pass `--no-textconv` and `--no-ext-diff`.
+//!   or blame also pass `--no-textconv` and `--no-ext-diff` (`diff.external` is
+//!   config, not an attribute). A consequence, chosen over running the
+//!   repository's programs: `text`/`eol` conversions named in `.gitattributes`
+//!   do not apply in these processes, so a file whose stat data is stale and
+//!   whose content differs from the index only by such a conversion can show
+//!   as modified in `git status`; `.git/info/attributes` and
+//!   `core.attributesFile`, which are the user's own, still apply.
 //!
 //! The one exception is [`GitCommand::user_programs`], for `git commit`: the user
 //! expects their hooks, filters (Git LFS) and signing programs to run, so nothing
