@@ -62,6 +62,20 @@ impl Home {
     }
 }
 
+/// The run's log folder, as stdout names it (`log: …`).
+fn log_dir(run: &Run) -> PathBuf {
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("log: "))
+        .map(PathBuf::from)
+        .expect("the run names its log folder")
+}
+
+/// The `1-build.txt` of the run's log folder.
+fn first_build_log(run: &Run) -> String {
+    std::fs::read_to_string(log_dir(run).join("1-build.txt")).unwrap()
+}
+
 /// True when the kernel enforces Landlock (probed on a throwaway thread).
 fn landlock_available() -> bool {
     use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
@@ -354,13 +368,7 @@ fn attack_8_the_build_cannot_read_or_leak_the_key() {
     let repo = make_project(&server);
     let run = Home::new().run(repo.path(), &[], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let log_dir = run
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log: "))
-        .unwrap()
-        .to_owned();
-    let build = std::fs::read_to_string(Path::new(&log_dir).join("1-build.txt")).unwrap();
+    let build = first_build_log(&run);
     assert!(build.contains("done"), "{build}");
     if landlock_available() {
         assert!(build.contains("Permission denied"), "{build}");
@@ -377,7 +385,7 @@ fn attack_8_the_build_cannot_read_or_leak_the_key() {
         );
     }
     let base64 = "c2stdHJ1c3RlZC11c2VyLWtleS1RcDdMbTIK";
-    for (path, text) in every_file(Path::new(&log_dir), Path::new("/")) {
+    for (path, text) in every_file(&log_dir(&run), Path::new("/")) {
         assert!(
             !text.contains(KEY) && !text.contains(&base64[..32]),
             "{}",
@@ -422,13 +430,7 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
     );
     let run = Home::new().run(repo.path(), &[], &[("MY_KEY", KEY)]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let log_dir = run
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("log: "))
-        .unwrap()
-        .to_owned();
-    let build = std::fs::read_to_string(Path::new(&log_dir).join("1-build.txt")).unwrap();
+    let build = first_build_log(&run);
     assert!(build.contains("parent: code-commit\n"), "{build}");
     // Landlock keeps a confined build from attaching to code-commit.
     if landlock_available() {

@@ -36,6 +36,12 @@ fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 
 fn project(server: &FakeLlm) -> TestRepo {
     let repo = TestRepo::new();
+    set_up(&repo, server);
+    repo
+}
+
+/// Commits the project's files to `repo` and writes its `agent-config/`.
+fn set_up(repo: &TestRepo, server: &FakeLlm) {
     repo.write(".gitignore", "/agent-config\n")
         .write_executable("build.sh", "#!/bin/sh\ngrep -q fixed value.txt\n")
         .write("value.txt", "broken\n");
@@ -49,7 +55,6 @@ fn project(server: &FakeLlm) -> TestRepo {
                 server.base_url()
             ),
         );
-    repo
 }
 
 #[test]
@@ -151,20 +156,7 @@ fn a_run_starts_no_program_the_repository_configured() {
         vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
     );
     let repo = &hostile.repo;
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable("build.sh", "#!/bin/sh\ngrep -q fixed value.txt\n")
-        .write("value.txt", "broken\n");
-    repo.stage_all();
-    repo.commit("project");
-    repo.write("agent-config/query.txt", "Fix value.txt\n")
-        .write("agent-config/codeRollup.txt", "value.txt: broken\n")
-        .write(
-            "agent-config/config.toml",
-            format!(
-                "provider = \"openai-chat\"\nmodel = \"local\"\nbase_url = \"{}\"\napi_key_env = \"MY_KEY\"\n",
-                server.base_url()
-            ),
-        );
+    set_up(repo, &server);
     hostile.make_stat_stale();
     hostile.clear();
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
