@@ -61,5 +61,6 @@ pub mod prompts;
 pub mod protect;
 pub mod run;
 pub mod sandbox;
+mod session;
 
 pub use error::Error;
