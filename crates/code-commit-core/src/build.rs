@@ -50,7 +50,7 @@ use crate::sandbox::{self, SandboxPolicy, SandboxStatus};
 pub const MAX_STREAM_BYTES: usize = 32 * 1024 * 1024;
 
 /// The build timeout [`BuildOptions::default`] uses.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// How long to wait for the output pipes to close after `build.sh` has exited,
 /// before killing what it left behind (and again after that).

@@ -37,18 +37,18 @@ use crate::session::Session;
 pub use crate::session::{Inputs, Report, RunOptions, Step};
 
 /// The files a run needs, relative to the project.
-pub const QUERY_FILE: &str = "agent-config/query.txt";
+const QUERY_FILE: &str = "agent-config/query.txt";
 /// The code rollup.
-pub const ROLLUP_FILE: &str = "agent-config/codeRollup.txt";
+const ROLLUP_FILE: &str = "agent-config/codeRollup.txt";
 /// The build script.
-pub const BUILD_SCRIPT: &str = "build.sh";
+const BUILD_SCRIPT: &str = "build.sh";
 /// The largest query read: 4 MiB (far more than anyone types).
-pub const QUERY_LIMIT: u64 = 4 * 1024 * 1024;
+const QUERY_LIMIT: u64 = 4 * 1024 * 1024;
 /// The largest code rollup read: 32 MiB (about eight million tokens, beyond
 /// any model's context).
-pub const ROLLUP_LIMIT: u64 = 32 * 1024 * 1024;
+const ROLLUP_LIMIT: u64 = 32 * 1024 * 1024;
 /// The largest `.gitignore` read.
-pub const GITIGNORE_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
+const GITIGNORE_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
 
 /// Reads `rel` below the project as an input: a regular file, no link on the
 /// way, at most `limit` bytes.
@@ -96,11 +96,6 @@ fn unsafe_input(rel: &str, err: &safe_io::Error) -> Error {
 /// Checks that `.gitignore` keeps `agent-config/` out of git: a line
 /// `/agent-config` (or `/agent-config/`). `.gitignore` is read as a regular
 /// file of at most 1 MiB, never through a link.
-pub fn check_gitignore(project: &Path) -> Result<(), Error> {
-    let root = Dir::open(project).map_err(|e| unsafe_input(".", &e))?;
-    gitignore_ok(&root)
-}
-
 fn gitignore_ok(root: &Dir) -> Result<(), Error> {
     let text = match root.read(".gitignore", GITIGNORE_LIMIT) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
@@ -115,7 +110,7 @@ fn gitignore_ok(root: &Dir) -> Result<(), Error> {
 }
 
 /// Refuses a project whose `agent-config/` git tracks (see [`Error::Tracked`]).
-pub fn check_untracked(policy: &Policy) -> Result<(), Error> {
+fn check_untracked(policy: &Policy) -> Result<(), Error> {
     let tracked = policy.tracked_under(CONFIG_DIR).map_err(Error::Git)?;
     match tracked.split_first() {
         None => Ok(()),
