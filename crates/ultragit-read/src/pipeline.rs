@@ -418,16 +418,7 @@ impl Run<'_> {
         let mut regions: Vec<ScoredRegion> = Vec::with_capacity(matched.len());
         for m in matched {
             let note = &fetched[m.note];
-            let factors = ConfidenceFactors {
-                recency: score_recency(
-                    note.timestamp,
-                    self.head_time,
-                    self.pipeline.config.recency_half_life,
-                ),
-                context_level: score_context_level(&note.annotation.context_level),
-                anchor_stability: self.stability(&m.region, m.match_type),
-                provenance: score_provenance(&note.annotation.provenance.operation),
-            };
+            let factors = self.factors(&note.annotation, note.timestamp, &m.region, m.match_type);
             let related = self.follow(&note.commit, &m.region, depth);
             related_hops += related.len() as u32;
             regions.push(ScoredRegion {
@@ -548,6 +539,27 @@ impl Run<'_> {
             .map(Rc::new);
         self.outlines.insert(path.to_owned(), units.clone());
         units
+    }
+
+    /// The four confidence factors of `region`, written at `timestamp` in
+    /// `annotation` and matched to the query as `matched`.
+    fn factors(
+        &mut self,
+        annotation: &Annotation,
+        timestamp: DateTime<Utc>,
+        region: &RegionAnnotation,
+        matched: MatchType,
+    ) -> ConfidenceFactors {
+        ConfidenceFactors {
+            recency: score_recency(
+                timestamp,
+                self.head_time,
+                self.pipeline.config.recency_half_life,
+            ),
+            context_level: score_context_level(&annotation.context_level),
+            anchor_stability: self.stability(region, matched),
+            provenance: score_provenance(&annotation.provenance.operation),
+        }
     }
 
     /// The anchor-stability factor of `region` against today's outline, cached.
@@ -721,16 +733,7 @@ impl Run<'_> {
                 continue;
             };
             let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
-            let factors = ConfidenceFactors {
-                recency: score_recency(
-                    timestamp,
-                    self.head_time,
-                    self.pipeline.config.recency_half_life,
-                ),
-                context_level: score_context_level(&annotation.context_level),
-                anchor_stability: self.stability(found, MatchType::ExactAnchor),
-                provenance: score_provenance(&annotation.provenance.operation),
-            };
+            let factors = self.factors(&annotation, timestamp, found, MatchType::ExactAnchor);
             out.push(ResolvedRelated {
                 commit: target.clone(),
                 anchor: link.anchor.clone(),
