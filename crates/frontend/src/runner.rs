@@ -288,42 +288,31 @@ fn usage_error<C: clap::CommandFactory>(path: &str, message: &str) -> String {
         .to_string()
 }
 
-/// What the hidden `--generate` flag can produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Generate {
-    /// Completions for fish (what `make install` installs).
-    CompleteFish,
-    /// Completions for bash.
-    CompleteBash,
-    /// Completions for zsh.
-    CompleteZsh,
-}
-
-impl Generate {
-    const ALL: [(&'static str, Generate); 3] = [
-        ("complete-fish", Generate::CompleteFish),
-        ("complete-bash", Generate::CompleteBash),
-        ("complete-zsh", Generate::CompleteZsh),
-    ];
-}
+/// What the hidden `--generate` flag can produce: completions for a shell (fish
+/// is what `make install` installs).
+const GENERATE: [(&str, Shell); 3] = [
+    ("complete-fish", Shell::Fish),
+    ("complete-bash", Shell::Bash),
+    ("complete-zsh", Shell::Zsh),
+];
 
 /// Recognises `BINARY --generate KIND` (or `--generate=KIND`) as the whole command
 /// line.
 ///
 /// `None`: not a generate request, parse normally. `Some(Err(message))`: a generate
 /// request with an unknown kind.
-fn generate_request(args: &[OsString]) -> Option<Result<Generate, String>> {
+fn generate_request(args: &[OsString]) -> Option<Result<Shell, String>> {
     let first = args.get(1)?.to_str()?;
     let kind = match first.strip_prefix("--generate") {
         Some("") if args.len() == 3 => args[2].to_str().unwrap_or_default(),
         Some(rest) if args.len() == 2 && rest.starts_with('=') => &rest[1..],
         _ => return None,
     };
-    let known = Generate::ALL.iter().find(|(name, _)| *name == kind);
+    let known = GENERATE.iter().find(|(name, _)| *name == kind);
     Some(match known {
-        Some((_, generate)) => Ok(*generate),
+        Some((_, shell)) => Ok(*shell),
         None => {
-            let names: Vec<&str> = Generate::ALL.iter().map(|(name, _)| *name).collect();
+            let names: Vec<&str> = GENERATE.iter().map(|(name, _)| *name).collect();
             Err(format!(
                 "unknown --generate value '{kind}' (expected one of: {})",
                 names.join(", ")
@@ -332,13 +321,8 @@ fn generate_request(args: &[OsString]) -> Option<Result<Generate, String>> {
     })
 }
 
-/// The generated text for `kind`, for the command `cmd` (its name is the binary's).
-fn generate(kind: Generate, mut cmd: clap::Command) -> Vec<u8> {
-    let shell = match kind {
-        Generate::CompleteFish => Shell::Fish,
-        Generate::CompleteBash => Shell::Bash,
-        Generate::CompleteZsh => Shell::Zsh,
-    };
+/// The completions for `shell`, for the command `cmd` (its name is the binary's).
+fn generate(shell: Shell, mut cmd: clap::Command) -> Vec<u8> {
     let name = cmd.get_name().to_owned();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, name, &mut out);

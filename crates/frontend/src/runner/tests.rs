@@ -261,11 +261,11 @@ fn recognises_generate_requests_only_as_the_whole_command_line() {
     let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
     assert_eq!(
         generate_request(&args(&["bin", "--generate", "complete-fish"])),
-        Some(Ok(Generate::CompleteFish))
+        Some(Ok(Shell::Fish))
     );
     assert_eq!(
         generate_request(&args(&["bin", "--generate=complete-zsh"])),
-        Some(Ok(Generate::CompleteZsh))
+        Some(Ok(Shell::Zsh))
     );
     assert!(matches!(
         generate_request(&args(&["bin", "--generate", "man"])),
