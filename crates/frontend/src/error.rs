@@ -18,7 +18,7 @@
 //! redactor is given, masked with it.
 //!
 //! Library errors become a `CommandError` through [`Classify`], implemented for
-//! each library error type in [`crate::classify`].
+//! each library error type in `classify.rs`.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -30,12 +30,12 @@ use safe_io::term::sanitize;
 pub type Source = Box<dyn StdError + Send + Sync + 'static>;
 
 /// The exit status of a command that succeeded (also: output to a closed pipe).
-pub const EXIT_SUCCESS: u8 = 0;
+pub(crate) const EXIT_SUCCESS: u8 = 0;
 /// The exit status of a command that failed, or finished with a negative
 /// answer (a build that still fails, a tool result that is not ok).
-pub const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 /// The exit status of a usage error: the command line is wrong.
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// What kind of failure an error is: who can fix it, and which exit status it
 /// gets.
@@ -76,7 +76,7 @@ impl ErrorKind {
 }
 
 /// How an error type of ours is classified: implemented once per library error
-/// type (in [`crate::classify`]), so `?` turns it into a [`CommandError`].
+/// type (in `classify.rs`), so `?` turns it into a [`CommandError`].
 pub trait Classify: StdError + Send + Sync + 'static {
     /// The kind of this error.
     fn kind(&self) -> ErrorKind;
@@ -167,13 +167,8 @@ impl CommandError {
         &self.0.message
     }
 
-    /// The hints, in order.
-    pub fn hints(&self) -> &[String] {
-        &self.0.hints
-    }
-
     /// The exit status this error gets.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         self.0.kind.exit_code()
     }
 
@@ -188,7 +183,7 @@ impl CommandError {
     /// The causes `--debug` prints: the chain of the error behind the message,
     /// without a line that repeats the one before it (a transparent wrapper, or
     /// the error whose text is the message).
-    pub fn causes(&self) -> Vec<String> {
+    pub(crate) fn causes(&self) -> Vec<String> {
         let mut causes: Vec<String> = Vec::new();
         let mut previous = self.0.message.clone();
         let mut next: Option<&(dyn StdError + 'static)> = match &self.0.source {
@@ -233,7 +228,7 @@ impl CommandError {
 
     /// The text for stderr: `error: …`, with `debug` a `caused by: …` line per
     /// cause, then a `hint: …` line per hint; control characters escaped.
-    pub fn render(&self, debug: bool) -> String {
+    pub(crate) fn render(&self, debug: bool) -> String {
         let mut out = format!("error: {}\n", sanitize(&self.0.message));
         if debug {
             for cause in self.causes() {

@@ -1,14 +1,14 @@
 //! `frontend`: the wiring the three binaries (`ultragit`, `git-agent`,
 //! `code-commit`) share, so none of them carries a copy.
 //!
-//! - [`run`] ([`runner`]): the one front-end runner. It handles the hidden
+//! - [`run`] (`runner.rs`): the one front-end runner. It handles the hidden
 //!   `--generate` flag, parsing, the async runtime, `warning:` lines, the error
 //!   shape (`error: …`, `caused by: …` with `--debug`, `hint: …`), output to a
 //!   closed pipe, and exit codes; each binary's `main` is one call to it.
-//! - [`CommandError`] ([`error`]): a failure classified once ([`ErrorKind`]:
+//! - [`CommandError`] (`error.rs`): a failure classified once ([`ErrorKind`]:
 //!   usage, config, user, provider, git, internal) with its cause chain and
-//!   hints; [`ErrorKind::exit_code`] is the one exit-code table. [`classify`]
-//!   classifies every library error type the binaries meet.
+//!   hints; [`ErrorKind::exit_code`] is the one exit-code table. `classify.rs`
+//!   classifies every library error type the binaries meet ([`Classify`]).
 //! - [`env`]: the environment variables the binaries read and how they become
 //!   library settings (proxies, author context names); [`provider`]: building the
 //!   LLM provider from provider settings and the key's variable; [`openai`]:
@@ -16,25 +16,25 @@
 //!   → `OPENAI_*` → default).
 //!
 //! - **Dependencies:** `llm` (settings types, `build_provider`, the redactor);
-//!   `safe-io` (terminal sanitizing); the libraries whose errors [`classify`]
+//!   `safe-io` (terminal sanitizing); the libraries whose errors `classify.rs`
 //!   classifies (`gitctx`, `agent`, `ultragit-read`, `ultragit-annotate`,
 //!   `git-agent-core`, `code-commit-core`); `clap`, `clap_complete`, `tokio`
 //!   (the runtime), `serde_json` (Codex's `auth.json`).
-//! - **Invariant:** only [`runner`] writes to stdout and stderr, on behalf of
+//! - **Invariant:** only the runner writes to stdout and stderr, on behalf of
 //!   the binary's `main`, and only the way its docs say; everything it prints
 //!   on stderr is sanitized and, once a command registered the provider's
 //!   redactor, masked. Nothing in this crate exits or reads the environment:
 //!   binaries pass arguments and a lookup in.
 //! - **Invariant:** a library error type is classified in one place
-//!   ([`classify`]); exit codes come from [`ErrorKind::exit_code`] and
+//!   (`classify.rs`); exit codes come from [`ErrorKind::exit_code`] and
 //!   [`Status`] only.
 
-pub mod classify;
+mod classify;
 pub mod env;
-pub mod error;
+mod error;
 pub mod openai;
 pub mod provider;
-pub mod runner;
+mod runner;
 
 pub use error::{Classify, CommandError, ErrorKind};
 pub use runner::{Cli, Context, Outcome, Status, run};

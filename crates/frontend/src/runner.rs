@@ -112,11 +112,6 @@ impl Context {
         }
     }
 
-    /// Whether `--debug` was given.
-    pub fn debug(&self) -> bool {
-        self.debug
-    }
-
     /// From now on, everything the runner prints on stderr (warnings, debug
     /// lines, the error) is masked with `redactor`.
     pub fn redact_with(&self, redactor: &Redactor) {

@@ -128,7 +128,7 @@ fn an_error_is_one_line_and_its_causes_come_with_debug() {
         "error: cannot read the index: short read\nhint: run `git status`\n"
     );
     let run = run_demo(&["read", "--debug"], |cli, context| {
-        assert!(cli.debug && context.debug());
+        assert!(cli.debug && context.debug);
         Err(index_error().context("annotating abc1234 failed"))
     });
     assert_eq!(
