@@ -9,7 +9,7 @@
 //!   usage, config, user, provider, git, internal) with its cause chain and
 //!   hints; [`ErrorKind::exit_code`] is the one exit-code table. `classify.rs`
 //!   classifies every library error type the binaries meet ([`Classify`]).
-//! - [`env`]: the environment variables the binaries read and how they become
+//! - [`env`](mod@env): the environment variables the binaries read and how they become
 //!   library settings (proxies, author context names); [`provider`]: building the
 //!   LLM provider from provider settings and the key's variable; [`openai`]:
 //!   `git-agent`'s resolution of OpenAI credentials (flag → Codex ChatGPT sign-in
