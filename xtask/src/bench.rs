@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use gitctx::{BlameEngine, BlameOptions, Repo};
 use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery, render};
 
-use crate::{cargo, fixtures, workspace_root};
+use crate::{cargo, fixtures};
 
 mod annotate;
 mod commit_msg;
@@ -141,15 +141,34 @@ fn measure(mut case: Case<'_>) -> Result<Measured, String> {
             return Err(format!("{}: output changed between runs", case.name));
         }
     }
-    times.sort();
-    Ok(Measured {
-        name: case.name,
-        runs: case.runs,
-        unit: case.unit,
-        median: times[times.len() / 2],
-        min: times[0],
-        output,
-    })
+    Ok(row(&case.name, times, output, case.unit))
+}
+
+/// Runs `a` and `b` `runs` times in interleaved pairs (the order alternating), so
+/// drift in the machine's load hits both alike; each returns the time it took.
+/// Returns both series of times and the median of the pairs' differences
+/// (`b - a`) in seconds.
+fn interleave(
+    runs: usize,
+    mut a: impl FnMut() -> Result<Duration, String>,
+    mut b: impl FnMut() -> Result<Duration, String>,
+) -> Result<([Vec<Duration>; 2], f64), String> {
+    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut differences = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let (ta, tb) = if i % 2 == 0 {
+            let ta = a()?;
+            (ta, b()?)
+        } else {
+            let tb = b()?;
+            (a()?, tb)
+        };
+        times[0].push(ta);
+        times[1].push(tb);
+        differences.push(tb.as_secs_f64() - ta.as_secs_f64());
+    }
+    differences.sort_by(f64::total_cmp);
+    Ok((times, differences[differences.len() / 2]))
 }
 
 /// Two cases measured in interleaved pairs (the order alternating), so drift in
@@ -162,42 +181,33 @@ fn measure_pair(
     mut b: impl FnMut() -> Result<usize, String>,
 ) -> Result<([Measured; 2], f64), String> {
     let outputs = [a()?, b()?];
-    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    let mut differences = Vec::with_capacity(runs);
-    for i in 0..runs {
-        let mut timed = |which: usize| -> Result<Duration, String> {
-            let start = Instant::now();
-            let n = if which == 0 { a()? } else { b()? };
-            let elapsed = start.elapsed();
-            if n != outputs[which] {
-                return Err(format!("{}: output changed between runs", names[which]));
-            }
-            times[which].push(elapsed);
-            Ok(elapsed)
-        };
-        let (ta, tb) = if i % 2 == 0 {
-            let ta = timed(0)?;
-            (ta, timed(1)?)
-        } else {
-            let tb = timed(1)?;
-            (timed(0)?, tb)
-        };
-        differences.push(tb.as_secs_f64() - ta.as_secs_f64());
-    }
-    differences.sort_by(f64::total_cmp);
-    let row = |which: usize| {
-        let mut sorted = times[which].clone();
-        sorted.sort();
-        Measured {
-            name: names[which].to_owned(),
-            runs,
-            unit: "bytes",
-            median: sorted[sorted.len() / 2],
-            min: sorted[0],
-            output: outputs[which],
+    /// One timed run of `f`, whose output must be `expected`.
+    fn timed(
+        f: &mut impl FnMut() -> Result<usize, String>,
+        expected: usize,
+        name: &str,
+    ) -> Result<Duration, String> {
+        let start = Instant::now();
+        let n = f()?;
+        let elapsed = start.elapsed();
+        if n != expected {
+            return Err(format!("{name}: output changed between runs"));
         }
-    };
-    Ok(([row(0), row(1)], differences[differences.len() / 2]))
+        Ok(elapsed)
+    }
+    let (times, difference) = interleave(
+        runs,
+        || timed(&mut a, outputs[0], names[0]),
+        || timed(&mut b, outputs[1], names[1]),
+    )?;
+    let [ta, tb] = times;
+    Ok((
+        [
+            row(names[0], ta, outputs[0], "bytes"),
+            row(names[1], tb, outputs[1], "bytes"),
+        ],
+        difference,
+    ))
 }
 
 fn report(title: &str, rows: &[Measured], reference: usize) {
@@ -240,11 +250,7 @@ fn fmt(d: Duration) -> String {
 fn blame() -> Result<(), String> {
     let fixture = fixtures::blame()?;
     let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
-    let git_version = repo
-        .git()
-        .arg("--version")
-        .run_text()
-        .map_err(|e| e.to_string())?;
+    let git_version = git_version(&repo)?;
     println!(
         "blame fixture: {} ({}: {} lines, {} commits; {})",
         fixture.repo.display(),
@@ -283,6 +289,14 @@ fn blame() -> Result<(), String> {
         report(&format!("blame, {label}"), &rows, 0);
     }
     Ok(())
+}
+
+/// `git --version`, as git in `repo` answers it.
+fn git_version(repo: &Repo) -> Result<String, String> {
+    repo.git()
+        .arg("--version")
+        .run_text()
+        .map_err(|e| e.to_string())
 }
 
 /// `git blame --porcelain [-L START,END] HEAD -- FILE`, counting blame groups the
@@ -359,11 +373,7 @@ fn read() -> Result<(), String> {
     let fixture = fixtures::read()?;
     let small = fixtures::read_small()?;
     let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
-    let git_version = repo
-        .git()
-        .arg("--version")
-        .run_text()
-        .map_err(|e| e.to_string())?;
+    let git_version = git_version(&repo)?;
     describe_fixture("read fixture", &fixture);
     describe_fixture("small read fixture", &small);
     println!("{}", git_version.trim());
@@ -628,24 +638,36 @@ fn binary_case<'a>(exe: &'a Path, dir: &'a Path, args: &'a [&'a str], runs: usiz
         runs,
         unit: "bytes",
         f: Box::new(move || {
-            let out = Command::new(exe)
-                .current_dir(dir)
-                .arg("read")
-                .args(args)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("could not run {}: {e}", exe.display()))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "ultragit read {} failed ({}): {}",
-                    args.join(" "),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
+            let mut read = Command::new(exe);
+            read.current_dir(dir).arg("read").args(args);
+            let out = succeed(
+                read.stdin(Stdio::null()),
+                &exe.display(),
+                &format!("ultragit read {}", args.join(" ")),
+            )?;
             Ok(out.stdout.len())
         }),
     }
+}
+
+/// Runs `command` to its end and returns its output; an error names `program`
+/// when it does not start, and `what` with its stderr when it fails.
+fn succeed(
+    command: &mut Command,
+    program: &dyn std::fmt::Display,
+    what: &dyn std::fmt::Display,
+) -> Result<std::process::Output, String> {
+    let out = command
+        .output()
+        .map_err(|e| format!("could not run {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out)
 }
 
 /// The git processes one read starts, on the full fixture and on the small one:
@@ -753,10 +775,7 @@ impl GitShim {
         if !found.status.success() || !real.starts_with('/') {
             return Err(format!("could not find git on PATH (got {real:?})"));
         }
-        let root = workspace_root()
-            .join("target")
-            .join("bench-fixtures")
-            .join("git-shim");
+        let root = fixtures::dir("git-shim");
         let io = |e: std::io::Error| format!("{}: {e}", root.display());
         if root.exists() {
             std::fs::remove_dir_all(&root).map_err(io)?;
@@ -785,20 +804,13 @@ impl GitShim {
     /// it started.
     fn run(&self, mut command: Command) -> Result<Vec<String>, String> {
         std::fs::write(&self.log, "").map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let out = command
+        command
             .env("PATH", &self.path)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| format!("could not run {command:?}: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{command:?} failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+            .stderr(Stdio::piped());
+        let shown = format!("{command:?}");
+        succeed(&mut command, &shown, &shown)?;
         let log = std::fs::read_to_string(&self.log)
             .map_err(|e| format!("{}: {e}", self.log.display()))?;
         Ok(log.lines().map(str::to_owned).collect())
