@@ -312,6 +312,14 @@ fn usage_note(r: &llm::CompletionResponse) -> String {
     }
 }
 
+/// The reply to `request`, its error as text.
+async fn ask(
+    provider: &dyn LlmProvider,
+    request: &CompletionRequest,
+) -> Result<llm::CompletionResponse, String> {
+    provider.complete(request).await.map_err(|e| e.to_string())
+}
+
 async fn text_completion(provider: &dyn LlmProvider) -> Result<String, String> {
     let request = CompletionRequest {
         system: Some("You answer in one short sentence.".to_owned()),
@@ -321,10 +329,7 @@ async fn text_completion(provider: &dyn LlmProvider) -> Result<String, String> {
         max_tokens: Some(32),
         json_format: None,
     };
-    let response = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let response = ask(provider, &request).await?;
     if !matches!(
         response.stop_reason,
         StopReason::EndTurn | StopReason::MaxTokens
@@ -357,23 +362,30 @@ fn weather_tool() -> ToolSpec {
     }
 }
 
+/// A request of the weather conversation: `messages`, the weather tool offered
+/// with `tool_choice`, at most `max_tokens`.
+fn weather_turn(
+    messages: Vec<Message>,
+    tool_choice: ToolChoice,
+    max_tokens: u32,
+) -> CompletionRequest {
+    CompletionRequest {
+        system: Some("You are a helpful assistant with tools.".to_owned()),
+        messages,
+        tools: vec![weather_tool()],
+        tool_choice,
+        max_tokens: Some(max_tokens),
+        json_format: None,
+    }
+}
+
 async fn tool_round_trip(provider: &dyn LlmProvider) -> Result<String, String> {
     let mut messages = vec![
         Message::user("What is the weather in Paris right now? Use the get_weather tool."),
         Message::assistant("<tool_call>\n"),
     ];
-    let request = CompletionRequest {
-        system: Some("You are a helpful assistant with tools.".to_owned()),
-        messages: messages.clone(),
-        tools: vec![weather_tool()],
-        tool_choice: ToolChoice::Required,
-        max_tokens: Some(96),
-        json_format: None,
-    };
-    let response = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let request = weather_turn(messages.clone(), ToolChoice::Required, 96);
+    let response = ask(provider, &request).await?;
     let uses: Vec<(String, String, Value)> = response
         .tool_uses()
         .into_iter()
@@ -414,18 +426,7 @@ async fn tool_round_trip(provider: &dyn LlmProvider) -> Result<String, String> {
             })
             .collect(),
     });
-    let request = CompletionRequest {
-        system: Some("You are a helpful assistant with tools.".to_owned()),
-        messages,
-        tools: vec![weather_tool()],
-        tool_choice: ToolChoice::None,
-        max_tokens: Some(48),
-        json_format: None,
-    };
-    let last = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let last = ask(provider, &weather_turn(messages, ToolChoice::None, 48)).await?;
     if !last.tool_uses().is_empty() {
         return Err("the model called a tool with tool_choice none".to_owned());
     }
