@@ -620,18 +620,18 @@ fn ultragit(bin: &Path, base: &str) -> Result<String, String> {
 
 fn code_commit(bin: &Path, base: &str) -> Result<String, String> {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable("build.sh", "#!/bin/sh\ngrep -q hello greeting.txt\n")
-        .write("greeting.txt", "hi\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Make greeting.txt say hello.\n")
-        .write("agent-config/codeRollup.txt", "=== greeting.txt ===\nhi\n")
-        .write(
-            "agent-config/config.toml",
-            format!(
-                "provider = \"openai-chat\"\nmodel = \"smollm2\"\nbase_url = \"{base}\"\nmax_tokens = 512\nbuild_timeout_secs = 60\n"
-            ),
-        );
+    let config = format!(
+        "provider = \"openai-chat\"\nmodel = \"smollm2\"\nbase_url = \"{base}\"\nmax_tokens = 512\nbuild_timeout_secs = 60\n"
+    );
+    repo.code_commit_project(
+        "#!/bin/sh\ngrep -q hello greeting.txt\n",
+        &[("greeting.txt", "hi\n")],
+        &[
+            ("query.txt", "Make greeting.txt say hello.\n"),
+            ("codeRollup.txt", "=== greeting.txt ===\nhi\n"),
+            ("config.toml", &config),
+        ],
+    );
     let ran = run_binary(&bin.join("code-commit"), repo.path(), &[], &[])?;
     judge(
         &ran,
