@@ -193,9 +193,7 @@ impl OpenAiCore {
             },
         }
     }
-}
 
-impl OpenAiCore {
     /// `result` with its error passed through the redactor.
     fn redacted<T>(&self, result: Result<T, LlmError>) -> Result<T, LlmError> {
         result.map_err(|e| e.redacted(&self.transport.redactor))
@@ -377,9 +375,9 @@ impl OpenAiResponses {
     }
 }
 
-/// When the request has tools: each as `function` shapes it from the tool, the
-/// schema sent and whether it is sent strict; then `tool_choice` and
-/// `parallel_tool_calls: false`.
+/// Inserts, when the request has tools, the tools (each shaped by `function`
+/// from the tool, its schema as sent and whether it is sent strict),
+/// `tool_choice` and `parallel_tool_calls: false`.
 fn insert_tools(
     body: &mut Map<String, Value>,
     request: &CompletionRequest,
