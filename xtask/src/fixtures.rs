@@ -117,7 +117,7 @@ pub fn hermetic(dir: &Path) -> GitCommand {
 /// directories), and every 40th change to the big file happens on a short side
 /// branch that is merged back with `--no-ff`, so blame has merges to traverse.
 fn import_history(dir: &Path, file: &str) -> Result<(), String> {
-    let mut child = fast_import(dir, Stdio::null())?;
+    let mut child = fast_import::spawn(hermetic(dir), Stdio::null())?;
     let stdin = child.stdin.take().expect("stdin was piped");
     let mut history = History {
         out: std::io::BufWriter::new(stdin),
@@ -128,37 +128,9 @@ fn import_history(dir: &Path, file: &str) -> Result<(), String> {
     };
     let result = history.write_all();
     drop(history);
-    let finished = finish(child);
+    let finished = fast_import::finish(child);
     result?;
     finished
-}
-
-/// `git fast-import` in `dir`, reading a stream on its stdin, its answers to
-/// `stdout`.
-fn fast_import(dir: &Path, stdout: Stdio) -> Result<std::process::Child, String> {
-    hermetic(dir)
-        .args(["fast-import", "--quiet"])
-        .to_command()
-        .stdin(Stdio::piped())
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not start git fast-import: {e}"))
-}
-
-/// Waits for `git fast-import` (its stdin closed) to finish; an error carries
-/// its stderr.
-fn finish(child: std::process::Child) -> Result<(), String> {
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for git fast-import: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "git fast-import failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(())
 }
 
 const OTHER_FILES: usize = 120;
@@ -488,7 +460,7 @@ struct ReadShape {
 /// `refs/notes/ultragit` at the end of the stream, after `get-mark` has told us the
 /// commits' ids (fast-import answers on its stdout).
 fn import_read_history(dir: &Path, changes: usize) -> Result<ReadShape, String> {
-    let mut child = fast_import(dir, Stdio::piped())?;
+    let mut child = fast_import::spawn(hermetic(dir), Stdio::piped())?;
     let stdin = child.stdin.take().expect("stdin was piped");
     let stdout = child.stdout.take().expect("stdout was piped");
     let mut history = ReadHistory {
@@ -503,7 +475,7 @@ fn import_read_history(dir: &Path, changes: usize) -> Result<ReadShape, String> 
     };
     let result = history.write_all(changes);
     drop(history);
-    finish(child)?;
+    fast_import::finish(child)?;
     result
 }
 
