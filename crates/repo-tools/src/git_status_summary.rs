@@ -29,13 +29,15 @@ mod parse_branch;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit, TypedTool};
 use gitctx::{GitCommand, Repo};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use parse_branch::parse_branch;
 
+use crate::args;
 use crate::cap;
 use crate::codes;
 use crate::paths::{self, RelPath, ResolveError};
@@ -112,8 +114,7 @@ impl GitStatusSummary {
                     "cwd is empty; omit it for the workspace root or give a workspace-relative directory",
                 ));
             }
-            Some(text) => paths::normalize(text)
-                .map_err(|err| ToolFailure::invalid_argument(format!("cwd: {err}")))?,
+            Some(text) => args::path("cwd", text)?,
         };
         // 2. Directory check (a symlink leading out is still an invalid argument).
         let root = workspace::canonical_root(&self.workspace_root)?;
@@ -162,7 +163,15 @@ fn run_git(dir: &Path, args: &[&str]) -> Result<String, ToolFailure> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-impl Tool for GitStatusSummary {
+/// The arguments of `git_status_summary`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    cwd: Option<String>,
+}
+
+impl TypedTool for GitStatusSummary {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -171,41 +180,21 @@ impl Tool for GitStatusSummary {
         DESCRIPTION
     }
 
-    fn parameters(&self) -> Value {
+    fn schema(&self) -> Schema {
         // Spec 002 §4.4 exactly, plus `additionalProperties: false`, which our strict
         // tool rule (spec 004 §5, `agent::schema::strictness_problems`) requires of
         // every object schema. No `minLength`: the spec's schema has none, and an
         // empty `cwd` is refused by the tool itself with INVALID_ARGUMENT.
-        json!({
-            "type": "object",
-            "properties": {
-                "cwd": {
-                    "type": "string",
-                    "default": ".",
-                    "description": CWD_DESCRIPTION,
-                }
-            },
-            "required": [],
-            "additionalProperties": false,
-        })
+        Schema::object().optional(
+            "cwd",
+            Schema::string()
+                .default_value(".")
+                .description(CWD_DESCRIPTION),
+        )
     }
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let Some(map) = args.as_object() else {
-            return Err(ToolFailure::invalid_argument(
-                "arguments must be a JSON object",
-            ));
-        };
-        let cwd = match map.get("cwd") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(text.as_str()),
-            Some(_) => return Err(ToolFailure::invalid_argument("cwd must be a string")),
-        };
-        if let Some(key) = map.keys().find(|key| *key != "cwd") {
-            return Err(ToolFailure::invalid_argument(format!(
-                "unknown argument '{key}' (allowed: cwd)"
-            )));
-        }
+    fn run(&self, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let cwd = args.cwd.as_deref();
         let mut summary = self.summarize(cwd)?;
         let skeleton = json!({
             "repository_root": summary.repository_root,

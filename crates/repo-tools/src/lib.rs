@@ -7,8 +7,8 @@
 //! definitions()           ──► [{"name", "description", "parameters"}, …]
 //! ```
 //!
-//! - **Dependencies:** `agent` (the [`agent::Tool`] trait, results, limits, the
-//!   registry), `gitctx` (every git access: libgit2 reads, hardened git
+//! - **Dependencies:** `agent` (the [`agent::TypedTool`] trait, argument schemas,
+//!   results, limits, the registry), `gitctx` (every git access: libgit2 reads, hardened git
 //!   processes) and `safe-io` (no-follow, bounded file reads). Nothing else of
 //!   ours.
 //! - **Invariant:** every tool is read-only: nothing here writes to the working
@@ -34,7 +34,9 @@
 //!   and the error codes ([`git_status_summary`] lists the two places where it
 //!   cannot be literal).
 //! - **Invariant:** bad input never panics; every failure is an
-//!   [`agent::ToolFailure`] with a stable code from [`codes`].
+//!   [`agent::ToolFailure`] with a stable code from [`codes`]. Arguments are typed
+//!   structs, parsed and checked against their schema by `agent` before a tool
+//!   runs, through the registry or called directly.
 //! - The library never prints and never reads the environment.
 
 mod args;

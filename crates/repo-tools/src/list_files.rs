@@ -10,10 +10,12 @@
 
 use std::path::PathBuf;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
-use serde_json::{Value, json};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit, TypedTool};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap::{self, Budget};
 use crate::gate::Gate;
 use crate::paths::RelPath;
@@ -40,7 +42,16 @@ impl ListFiles {
     }
 }
 
-impl Tool for ListFiles {
+/// The arguments of `list_files`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    path: Option<String>,
+    max_entries: Option<usize>,
+}
+
+impl TypedTool for ListFiles {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -49,34 +60,18 @@ impl Tool for ListFiles {
         DESCRIPTION
     }
 
-    fn parameters(&self) -> Value {
-        let max = ToolLimits::default().max_entries;
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "Workspace-relative directory (or file) to list under; default: the whole workspace. Accepts / or \\ as separator.",
-                },
-                "max_entries": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": max,
-                    "description": format!("At most this many paths (default and maximum: {max})."),
-                },
-            },
-            "required": [],
-            "additionalProperties": false,
-        })
+    fn schema(&self) -> Schema {
+        Schema::object()
+            .optional("path", args::prefix_schema("list"))
+            .optional(
+                "max_entries",
+                args::cap_schema("paths", ToolLimits::default().max_entries),
+            )
     }
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(args, &["path", "max_entries"])?;
-        let prefix = args.prefix("path")?;
-        let max_entries = args
-            .count("max_entries", ToolLimits::default().max_entries)?
-            .unwrap_or(limits.max_entries)
-            .min(limits.max_entries);
+    fn run(&self, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let prefix = args::prefix("path", args.path.as_deref())?;
+        let max_entries = args::cap(args.max_entries, limits.max_entries);
         let view = RepoView::open(&self.workspace_root)?;
         let matching: Vec<String> = view
             .tracked_files()?

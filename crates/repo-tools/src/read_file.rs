@@ -17,14 +17,16 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
-use serde_json::{Value, json};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit, TypedTool};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap;
 use crate::codes;
 use crate::gate::{Gate, Refusal};
-use crate::paths::{self, RelPath};
+use crate::paths::RelPath;
 use crate::workspace;
 
 /// The tool name.
@@ -63,7 +65,17 @@ impl ReadFile {
     }
 }
 
-impl Tool for ReadFile {
+/// The arguments of `read_file`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    path: String,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+}
+
+impl TypedTool for ReadFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -72,37 +84,31 @@ impl Tool for ReadFile {
         DESCRIPTION
     }
 
-    fn parameters(&self) -> Value {
-        let line = |what: &str| {
-            json!({
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LINE_NUMBER,
-                "description": what,
-            })
-        };
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Workspace-relative file path. Accepts / or \\ as separator.",
-                },
-                "start_line": line("First line to show, 1-based (default: 1)."),
-                "end_line": line("Last line to show, inclusive (default: the end of the file, within the caps)."),
-            },
-            "required": ["path"],
-            "additionalProperties": false,
-        })
+    fn schema(&self) -> Schema {
+        let line = |what: &str| Schema::integer(1, MAX_LINE_NUMBER as u64).description(what);
+        Schema::object()
+            .required(
+                "path",
+                Schema::string()
+                    .min_length(1)
+                    .description("Workspace-relative file path. Accepts / or \\ as separator."),
+            )
+            .optional(
+                "start_line",
+                line("First line to show, 1-based (default: 1)."),
+            )
+            .optional(
+                "end_line",
+                line(
+                    "Last line to show, inclusive (default: the end of the file, within the caps).",
+                ),
+            )
     }
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(args, &["path", "start_line", "end_line"])?;
-        let rel = paths::normalize(args.required_str("path")?)
-            .map_err(|err| ToolFailure::invalid_argument(format!("path: {err}")))?;
-        let start = args.count("start_line", MAX_LINE_NUMBER)?.unwrap_or(1);
-        let end = args.count("end_line", MAX_LINE_NUMBER)?;
+    fn run(&self, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let rel = args::path("path", &args.path)?;
+        let start = args.start_line.unwrap_or(1);
+        let end = args.end_line;
         if let Some(end) = end
             && end < start
         {

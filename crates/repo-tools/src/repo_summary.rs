@@ -15,7 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{NoArgs, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit, TypedTool};
 use gitctx::Head;
 use serde_json::{Value, json};
 
@@ -50,7 +51,9 @@ impl RepoSummary {
     }
 }
 
-impl Tool for RepoSummary {
+impl TypedTool for RepoSummary {
+    type Args = NoArgs;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -59,21 +62,11 @@ impl Tool for RepoSummary {
         DESCRIPTION
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {},
-            "required": [],
-            "additionalProperties": false,
-        })
+    fn schema(&self) -> Schema {
+        Schema::object()
     }
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        if !args.as_object().is_some_and(|map| map.is_empty()) {
-            return Err(ToolFailure::invalid_argument(
-                "repo_summary takes no arguments; send {}",
-            ));
-        }
+    fn run(&self, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let view = RepoView::open(&self.workspace_root)?;
         let repo = &view.repo;
         let cap = SUMMARY_ENTRIES.min(limits.max_entries);

@@ -11,12 +11,13 @@
 
 use std::path::PathBuf;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit, TypedTool};
 use regex::RegexBuilder;
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap::{self, Budget};
 use crate::gate::Gate;
 use crate::paths::RelPath;
@@ -70,7 +71,18 @@ struct Skipped {
     unreadable: usize,
 }
 
-impl Tool for SearchFiles {
+/// The arguments of `search_files`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    pattern: String,
+    path: Option<String>,
+    max_results: Option<usize>,
+    case_insensitive: Option<bool>,
+}
+
+impl TypedTool for SearchFiles {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -79,56 +91,34 @@ impl Tool for SearchFiles {
         DESCRIPTION
     }
 
-    fn parameters(&self) -> Value {
-        let max = ToolLimits::default().max_entries;
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_PATTERN_CHARS,
-                    "description": "Regular expression (Rust regex syntax), matched against each line.",
-                },
-                "path": {
-                    "type": "string",
-                    "description": "Workspace-relative directory (or file) to search under; default: the whole workspace. Accepts / or \\ as separator.",
-                },
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": max,
-                    "description": format!("At most this many matches (default and maximum: {max})."),
-                },
-                "case_insensitive": {
-                    "type": "boolean",
-                    "description": "Match letters regardless of case (default: false).",
-                },
-            },
-            "required": ["pattern"],
-            "additionalProperties": false,
-        })
+    fn schema(&self) -> Schema {
+        Schema::object()
+            .required(
+                "pattern",
+                Schema::string()
+                    .min_length(1)
+                    .max_length(MAX_PATTERN_CHARS as u64)
+                    .description(
+                        "Regular expression (Rust regex syntax), matched against each line.",
+                    ),
+            )
+            .optional("path", args::prefix_schema("search"))
+            .optional(
+                "max_results",
+                args::cap_schema("matches", ToolLimits::default().max_entries),
+            )
+            .optional(
+                "case_insensitive",
+                Schema::boolean().description("Match letters regardless of case (default: false)."),
+            )
     }
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(
-            args,
-            &["pattern", "path", "max_results", "case_insensitive"],
-        )?;
-        let pattern = args.required_str("pattern")?;
-        if pattern.chars().count() > MAX_PATTERN_CHARS {
-            return Err(ToolFailure::invalid_argument(format!(
-                "pattern is longer than {MAX_PATTERN_CHARS} characters"
-            )));
-        }
-        let prefix = args.prefix("path")?;
-        let max_results = args
-            .count("max_results", ToolLimits::default().max_entries)?
-            .unwrap_or(limits.max_entries)
-            .min(limits.max_entries)
-            .min(limits.max_lines);
+    fn run(&self, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let pattern = args.pattern.as_str();
+        let prefix = args::prefix("path", args.path.as_deref())?;
+        let max_results = args::cap(args.max_results, limits.max_entries).min(limits.max_lines);
         let regex = RegexBuilder::new(pattern)
-            .case_insensitive(args.bool("case_insensitive")?.unwrap_or(false))
+            .case_insensitive(args.case_insensitive.unwrap_or(false))
             .size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map_err(|err| {

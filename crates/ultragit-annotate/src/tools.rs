@@ -4,11 +4,18 @@
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
-//! false` on every object, and bounds on every number.
+//! false` on every object, and bounds on every number. Each tool's arguments are a
+//! typed struct (the write tools take `ultragit_schema`'s own types), parsed and
+//! checked against the schema by `agent` before the tool runs.
 
 use std::sync::{Arc, Mutex};
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{
+    NoArgs, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit,
+    TypedTool,
+};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use ultragit_schema::{
     Annotation, ContextLevel, CrossCuttingConcern, RegionAnnotation, ValidationContext,
@@ -37,6 +44,9 @@ pub const LIMITS: ToolLimits = ToolLimits {
 
 /// The highest line number the schemas accept.
 const MAX_LINE: u64 = 10_000_000;
+
+/// The description of a `path` argument.
+const PATH_DESCRIPTION: &str = "Relative file path from repository root.";
 
 /// The files one agent run covers (all of the commit, or one chunk), and how the
 /// full diff is shown.
@@ -91,21 +101,31 @@ struct Shared {
     scope: Arc<Scope>,
 }
 
-fn path_arg(args: &Value, key: &str) -> Result<String, ToolFailure> {
-    let path = args
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .trim();
-    let path = path.trim_start_matches("./");
+/// The path the argument `key` names, trimmed and without a leading `./`.
+fn clean_path(key: &str, path: &str) -> Result<String, ToolFailure> {
+    let path = path.trim().trim_start_matches("./");
     if path.is_empty() {
         return Err(ToolFailure::invalid_argument(format!("{key} is empty")));
     }
     Ok(path.to_owned())
 }
 
-fn count_arg(args: &Value, key: &str) -> Option<u64> {
-    args.get(key).and_then(Value::as_u64)
+/// The arguments of the tools that take one file path.
+#[derive(Debug, Deserialize)]
+struct PathArgs {
+    path: String,
+}
+
+impl PathArgs {
+    /// The schema: `path`, required.
+    fn schema() -> Schema {
+        Schema::object().required("path", Schema::string().description(PATH_DESCRIPTION))
+    }
+
+    /// The path, cleaned.
+    fn path(&self) -> Result<String, ToolFailure> {
+        clean_path("path", &self.path)
+    }
 }
 
 /// `{n}| {line}` for each line in `from..=to` (1-based) of `text`.
@@ -235,17 +255,18 @@ fn thousands(n: u32) -> String {
 
 struct GetDiff(Shared);
 
-impl Tool for GetDiff {
+impl TypedTool for GetDiff {
+    type Args = NoArgs;
     fn name(&self) -> &str {
         "get_diff"
     }
     fn description(&self) -> &str {
         "Returns the unified diff for this commit, organized by file with line numbers."
     }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    fn schema(&self) -> Schema {
+        Schema::object()
     }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    fn run(&self, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let context = &self.0.context;
         let scope = &self.0.scope;
         if scope.summarize_diff {
@@ -271,18 +292,19 @@ impl Tool for GetDiff {
 
 struct GetDiffForFile(Shared);
 
-impl Tool for GetDiffForFile {
+impl TypedTool for GetDiffForFile {
+    type Args = PathArgs;
     fn name(&self) -> &str {
         "get_diff_for_file"
     }
     fn description(&self) -> &str {
         "Returns the diff of a single file of this commit, with line numbers."
     }
-    fn parameters(&self) -> Value {
-        path_only()
+    fn schema(&self) -> Schema {
+        PathArgs::schema()
     }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
+    fn run(&self, args: PathArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = args.path()?;
         let Some(diff) = self.0.context.diff_for(&path) else {
             return Err(ToolFailure::new(
                 "NOT_IN_COMMIT",
@@ -332,18 +354,19 @@ fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, Too
     }
 }
 
-impl Tool for GetFileContent {
+impl TypedTool for GetFileContent {
+    type Args = PathArgs;
     fn name(&self) -> &str {
         "get_file_content"
     }
     fn description(&self) -> &str {
         "Returns the full content of a file at the commit being annotated, with line numbers."
     }
-    fn parameters(&self) -> Value {
-        path_only()
+    fn schema(&self) -> Schema {
+        PathArgs::schema()
     }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
+    fn run(&self, args: PathArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = args.path()?;
         let text = file_at_commit(&self.0.context, &path)?;
         let total = text.lines().count();
         Ok(capped(
@@ -358,18 +381,19 @@ impl Tool for GetFileContent {
 
 struct GetAstOutline(Shared);
 
-impl Tool for GetAstOutline {
+impl TypedTool for GetAstOutline {
+    type Args = PathArgs;
     fn name(&self) -> &str {
         "get_ast_outline"
     }
     fn description(&self) -> &str {
         "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges."
     }
-    fn parameters(&self) -> Value {
-        path_only()
+    fn schema(&self) -> Schema {
+        PathArgs::schema()
     }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
+    fn run(&self, args: PathArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = args.path()?;
         let context = &self.0.context;
         let units = match context.ast_outlines.get(&path) {
             Some(units) => Some(units.clone()),
@@ -404,29 +428,39 @@ impl Tool for GetAstOutline {
 
 struct GetSurroundingContext(Shared);
 
-impl Tool for GetSurroundingContext {
+/// The arguments of `get_surrounding_context`.
+#[derive(Debug, Deserialize)]
+struct SurroundingArgs {
+    path: String,
+    line: usize,
+    radius: Option<usize>,
+}
+
+impl TypedTool for GetSurroundingContext {
+    type Args = SurroundingArgs;
     fn name(&self) -> &str {
         "get_surrounding_context"
     }
     fn description(&self) -> &str {
         "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file."
     }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Relative file path from repository root."},
-                "line": {"type": "integer", "description": "Center line number.", "minimum": 1, "maximum": MAX_LINE},
-                "radius": {"type": "integer", "description": "Number of lines above and below to include. Default: 20.", "minimum": 0, "maximum": 500}
-            },
-            "required": ["path", "line"],
-            "additionalProperties": false
-        })
+    fn schema(&self) -> Schema {
+        Schema::object()
+            .required("path", Schema::string().description(PATH_DESCRIPTION))
+            .required(
+                "line",
+                Schema::integer(1, MAX_LINE).description("Center line number."),
+            )
+            .optional(
+                "radius",
+                Schema::integer(0, 500)
+                    .description("Number of lines above and below to include. Default: 20."),
+            )
     }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
-        let line = count_arg(args, "line").unwrap_or(1) as usize;
-        let radius = count_arg(args, "radius").unwrap_or(20) as usize;
+    fn run(&self, args: SurroundingArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let path = clean_path("path", &args.path)?;
+        let line = args.line;
+        let radius = args.radius.unwrap_or(20);
         let text = file_at_commit(&self.0.context, &path)?;
         let total = text.lines().count();
         if line > total.max(1) {
@@ -448,17 +482,18 @@ impl Tool for GetSurroundingContext {
 
 struct GetCommitInfo(Shared);
 
-impl Tool for GetCommitInfo {
+impl TypedTool for GetCommitInfo {
+    type Args = NoArgs;
     fn name(&self) -> &str {
         "get_commit_info"
     }
     fn description(&self) -> &str {
         "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags)."
     }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    fn schema(&self) -> Schema {
+        Schema::object()
     }
-    fn call(&self, _args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    fn run(&self, _: NoArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         let context = &self.0.context;
         let commit = &context.commit;
         let mut text = format!(
@@ -503,27 +538,33 @@ impl Tool for GetCommitInfo {
 
 struct GetRecentAnnotations(Shared);
 
-impl Tool for GetRecentAnnotations {
+/// The arguments of `get_recent_annotations`.
+#[derive(Debug, Deserialize)]
+struct RecentArgs {
+    file: String,
+    n: Option<usize>,
+}
+
+impl TypedTool for GetRecentAnnotations {
+    type Args = RecentArgs;
     fn name(&self) -> &str {
         "get_recent_annotations"
     }
     fn description(&self) -> &str {
         "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links."
     }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file": {"type": "string", "description": "Relative file path."},
-                "n": {"type": "integer", "description": "Maximum number of recent annotations to return. Default: 5.", "minimum": 1, "maximum": 50}
-            },
-            "required": ["file"],
-            "additionalProperties": false
-        })
+    fn schema(&self) -> Schema {
+        Schema::object()
+            .required("file", Schema::string().description("Relative file path."))
+            .optional(
+                "n",
+                Schema::integer(1, 50)
+                    .description("Maximum number of recent annotations to return. Default: 5."),
+            )
     }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let file = path_arg(args, "file")?;
-        let n = count_arg(args, "n").unwrap_or(5) as usize;
+    fn run(&self, args: RecentArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let file = clean_path("file", &args.file)?;
+        let n = args.n.unwrap_or(5);
         let found: Vec<Value> = self
             .0
             .context
@@ -558,23 +599,22 @@ impl Tool for GetRecentAnnotations {
 
 struct EmitAnnotation(Shared, Collector);
 
-impl Tool for EmitAnnotation {
+impl TypedTool for EmitAnnotation {
+    type Args = RegionAnnotation;
     fn name(&self) -> &str {
         "emit_annotation"
     }
     fn description(&self) -> &str {
         "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes."
     }
-    fn parameters(&self) -> Value {
-        emit_annotation_schema()
+    fn schema(&self) -> Schema {
+        region_schema()
     }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let mut region: RegionAnnotation = serde_json::from_value(args.clone()).map_err(|e| {
-            ToolFailure::new(
-                "INVALID_ANNOTATION",
-                format!("the annotation does not fit the schema: {e}"),
-            )
-        })?;
+    fn run(
+        &self,
+        mut region: RegionAnnotation,
+        _limits: &ToolLimits,
+    ) -> Result<ToolOutput, ToolFailure> {
         region.file = region.file.trim().trim_start_matches("./").to_owned();
         let context = &self.0.context;
         let files = commit_files(context);
@@ -614,41 +654,60 @@ impl Tool for EmitAnnotation {
 
 /// The arguments of `emit_annotation`: one region (spec 000), strict.
 pub fn emit_annotation_schema() -> Value {
-    let line = json!({"type": "integer", "minimum": 1, "maximum": MAX_LINE});
-    let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
-    json!({
-        "type": "object",
-        "properties": {
-            "file": {"type": "string"},
-            "ast_anchor": object(
-                json!({
-                    "type": {"type": "string", "enum": ["function", "method", "struct", "class", "impl", "module", "const", "type", "config"]},
-                    "name": {"type": "string"},
-                    "signature": {"type": "string"}
-                }),
-                json!(["type", "name"])
+    region_schema().into()
+}
+
+/// The schema of one region ([`RegionAnnotation`]).
+fn region_schema() -> Schema {
+    let text = Schema::string;
+    let line = || Schema::integer(1, MAX_LINE);
+    // An object of required strings.
+    let strings = |names: [&str; 3]| {
+        names.into_iter().fold(Schema::object(), |object, name| {
+            object.required(name, text())
+        })
+    };
+    Schema::object()
+        .required("file", text())
+        .required(
+            "ast_anchor",
+            Schema::object()
+                .required(
+                    "type",
+                    text().one_of([
+                        "function", "method", "struct", "class", "impl", "module", "const", "type",
+                        "config",
+                    ]),
+                )
+                .required("name", text())
+                .optional("signature", text()),
+        )
+        .required(
+            "lines",
+            Schema::object()
+                .required("start", line())
+                .required("end", line()),
+        )
+        .required("intent", text())
+        .optional("reasoning", text())
+        .optional(
+            "constraints",
+            Schema::array(
+                Schema::object()
+                    .required("text", text())
+                    .required("source", text().one_of(["author", "inferred"])),
             ),
-            "lines": object(json!({"start": line, "end": line}), json!(["start", "end"])),
-            "intent": {"type": "string"},
-            "reasoning": {"type": "string"},
-            "constraints": {"type": "array", "items": object(
-                json!({"text": {"type": "string"}, "source": {"type": "string", "enum": ["author", "inferred"]}}),
-                json!(["text", "source"])
-            )},
-            "semantic_dependencies": {"type": "array", "items": object(
-                json!({"file": {"type": "string"}, "anchor": {"type": "string"}, "nature": {"type": "string"}}),
-                json!(["file", "anchor", "nature"])
-            )},
-            "related_annotations": {"type": "array", "items": object(
-                json!({"commit": {"type": "string"}, "anchor": {"type": "string"}, "relationship": {"type": "string"}}),
-                json!(["commit", "anchor", "relationship"])
-            )},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "risk_notes": {"type": "string"}
-        },
-        "required": ["file", "ast_anchor", "lines", "intent"],
-        "additionalProperties": false
-    })
+        )
+        .optional(
+            "semantic_dependencies",
+            Schema::array(strings(["file", "anchor", "nature"])),
+        )
+        .optional(
+            "related_annotations",
+            Schema::array(strings(["commit", "anchor", "relationship"])),
+        )
+        .optional("tags", Schema::array(text()))
+        .optional("risk_notes", text())
 }
 
 /// Every path the commit changed (new and old names, binary ones included).
@@ -678,46 +737,38 @@ fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) 
     annotation
 }
 
-/// The parameters of the tools that take one file path.
-fn path_only() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
-        "required": ["path"],
-        "additionalProperties": false
-    })
-}
-
 /// The parameters of `emit_cross_cutting`, also one item of the structured
 /// answer's `cross_cutting`.
 pub fn emit_cross_cutting_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "description": {"type": "string"},
-            "regions": {"type": "array", "items": {"type": "string"}},
-            "nature": {"type": "string"}
-        },
-        "required": ["description", "regions", "nature"],
-        "additionalProperties": false
-    })
+    cross_cutting_schema().into()
+}
+
+/// The schema of one [`CrossCuttingConcern`].
+fn cross_cutting_schema() -> Schema {
+    Schema::object()
+        .required("description", Schema::string())
+        .required("regions", Schema::array(Schema::string()))
+        .required("nature", Schema::string())
 }
 
 struct EmitCrossCutting(Collector);
 
-impl Tool for EmitCrossCutting {
+impl TypedTool for EmitCrossCutting {
+    type Args = CrossCuttingConcern;
     fn name(&self) -> &str {
         "emit_cross_cutting"
     }
     fn description(&self) -> &str {
         "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together."
     }
-    fn parameters(&self) -> Value {
-        emit_cross_cutting_schema()
+    fn schema(&self) -> Schema {
+        cross_cutting_schema()
     }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let concern: CrossCuttingConcern = serde_json::from_value(args.clone())
-            .map_err(|e| ToolFailure::new("INVALID_ANNOTATION", e.to_string()))?;
+    fn run(
+        &self,
+        concern: CrossCuttingConcern,
+        _limits: &ToolLimits,
+    ) -> Result<ToolOutput, ToolFailure> {
         let mut problems = Vec::new();
         if concern.description.trim().is_empty() {
             problems.push("description is empty");

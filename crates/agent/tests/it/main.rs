@@ -1,15 +1,20 @@
 //! The runner end to end over real HTTP against `testkit`'s fake servers.
 
 mod limits;
+mod registry;
 mod runs;
 mod traces;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{
+    ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit, TypedTool,
+};
 use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 use testkit::{FakeLlm, Flavor};
 
 pub const KEY: &str = "sk-agent-test-KEY-9876543210-zyxwvutsR7";
@@ -56,20 +61,25 @@ pub fn runtime() -> tokio::runtime::Runtime {
 #[derive(Debug)]
 pub struct WordCount;
 
-impl Tool for WordCount {
+#[derive(Debug, Deserialize)]
+pub struct WordCountArgs {
+    text: String,
+}
+
+impl TypedTool for WordCount {
+    type Args = WordCountArgs;
     fn name(&self) -> &str {
         "word_count"
     }
     fn description(&self) -> &str {
         "Counts the words of a text."
     }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false})
+    fn schema(&self) -> Schema {
+        Schema::object().required("text", Schema::string())
     }
-    fn call(&self, args: &Value, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let text = args["text"].as_str().unwrap_or_default();
+    fn run(&self, args: WordCountArgs, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
         Ok(ToolOutput::complete(
-            json!({"words": text.split_whitespace().count()}),
+            json!({"words": args.text.split_whitespace().count()}),
         ))
     }
 }
@@ -78,22 +88,30 @@ impl Tool for WordCount {
 #[derive(Debug)]
 pub struct Lines;
 
-impl Tool for Lines {
+#[derive(Debug, Deserialize)]
+pub struct LinesArgs {
+    count: usize,
+    echo: Option<String>,
+}
+
+impl TypedTool for Lines {
+    type Args = LinesArgs;
     fn name(&self) -> &str {
         "lines"
     }
     fn description(&self) -> &str {
         "Returns numbered lines."
     }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 100000}, "echo": {"type": "string"}},
-               "required": ["count"], "additionalProperties": false})
+    fn schema(&self) -> Schema {
+        Schema::object()
+            .required("count", Schema::integer(1, 100_000))
+            .optional("echo", Schema::string())
     }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let count = args["count"].as_u64().unwrap_or(0) as usize;
+    fn run(&self, args: LinesArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let count = args.count;
         let shown = count.min(limits.max_lines);
         let text: String = (1..=shown).map(|i| format!("{i}| line {i}\n")).collect();
-        let echo = args.get("echo").and_then(Value::as_str).unwrap_or_default();
+        let echo = args.echo.unwrap_or_default();
         let data = json!({"text": text, "echo": echo});
         if shown < count {
             return Ok(ToolOutput::truncated(
