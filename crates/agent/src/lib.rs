@@ -6,7 +6,9 @@
 //!   metadata.
 //! - [`TypedTool`]: the one way to declare a tool — arguments as a `Deserialize`
 //!   struct, their schema as one [`schema::Schema`] table — and the adapter that
-//!   makes it a [`Tool`], parsing the model's JSON in one place.
+//!   makes it a [`Tool`], parsing the model's JSON in one place. [`ToolDef`]: a
+//!   tool as one table entry (name, description, schema, function), bound to a
+//!   context.
 //! - [`schema`]: the JSON Schema subset tools and structured answers use: the
 //!   [`schema::Schema`] builder, local validation, [`schema::parse`] (the one way
 //!   model JSON becomes a typed value), and the strictness lint every registered
@@ -53,4 +55,4 @@ pub use tool::{
     TruncationLimit,
 };
 pub use trace::{ConsoleSink, Event, Level, NullSink, SessionSink, TraceSink};
-pub use typed::{NoArgs, TypedTool};
+pub use typed::{BoundTool, NoArgs, ToolDef, TypedTool};

@@ -233,41 +233,27 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-                && x < min
-            {
-                return Err(format!("{path}: {n} is below the minimum {min}"));
-            }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-                && x > max
-            {
-                return Err(format!("{path}: {n} is above the maximum {max}"));
+            if let Some((side, bound)) = outside(schema, ["minimum", "maximum"], x, Value::as_f64) {
+                let (word, name) = side.pick(("below", "minimum"), ("above", "maximum"));
+                return Err(format!("{path}: {n} is {word} the {name} {bound}"));
             }
         }
         Value::String(s) => {
             let len = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-                && len < min
+            if let Some((side, bound)) =
+                outside(schema, ["minLength", "maxLength"], len, Value::as_u64)
             {
-                return Err(format!("{path}: shorter than {min} characters"));
-            }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-                && len > max
-            {
-                return Err(format!("{path}: longer than {max} characters"));
+                let word = side.pick("shorter", "longer");
+                return Err(format!("{path}: {word} than {bound} characters"));
             }
         }
         Value::Array(items) => {
             let len = items.len() as u64;
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-                && len < min
+            if let Some((side, bound)) =
+                outside(schema, ["minItems", "maxItems"], len, Value::as_u64)
             {
-                return Err(format!("{path}: fewer than {min} items"));
-            }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-                && len > max
-            {
-                return Err(format!("{path}: more than {max} items"));
+                let word = side.pick("fewer", "more");
+                return Err(format!("{path}: {word} than {bound} items"));
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
@@ -279,6 +265,41 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
         Value::Bool(_) | Value::Null => {}
     }
     Ok(())
+}
+
+/// The side of its range a value falls out on.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Below,
+    Above,
+}
+
+impl Side {
+    fn pick<T>(self, below: T, above: T) -> T {
+        match self {
+            Side::Below => below,
+            Side::Above => above,
+        }
+    }
+}
+
+/// Where `x` falls outside `schema`'s range `[low, high]` (keywords, read by
+/// `read`), and the bound it breaks; `None` inside.
+fn outside<T: PartialOrd>(
+    schema: &Map<String, Value>,
+    [low, high]: [&str; 2],
+    x: T,
+    read: fn(&Value) -> Option<T>,
+) -> Option<(Side, T)> {
+    if let Some(min) = schema.get(low).and_then(read)
+        && x < min
+    {
+        return Some((Side::Below, min));
+    }
+    match schema.get(high).and_then(read) {
+        Some(max) if x > max => Some((Side::Above, max)),
+        _ => None,
+    }
 }
 
 fn check_object(

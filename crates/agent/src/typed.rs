@@ -1,7 +1,8 @@
 //! Tools with typed arguments: the one way a tool is declared.
 //!
 //! A [`TypedTool`] names its arguments as a `Deserialize` struct and declares
-//! their schema once, as a [`Schema`] table. Every `TypedTool` is a [`Tool`]: the
+//! their schema once, as a [`Schema`] table; a [`ToolDef`] is the same as one
+//! table entry (name, description, schema, function) bound to a context. Every `TypedTool` is a [`Tool`]: the
 //! blanket adapter parses the model's JSON into the struct in one place
 //! ([`schema::parse`]: `null` optionals dropped, checked against the schema,
 //! deserialized) and turns a failure into an `INVALID_ARGUMENT` envelope
@@ -101,6 +102,95 @@ impl<T: TypedTool> Tool for T {
 
     fn argument_names(&self) -> Option<&'static [&'static str]> {
         struct_fields::<T::Args>()
+    }
+}
+
+/// A tool declared as one table entry: its name, description and argument
+/// schema, and the function that runs it over a context `C` (the repository,
+/// the commit being annotated, …). [`bind`](Self::bind) makes it a tool.
+///
+/// ```
+/// use agent::schema::Schema;
+/// use agent::{NoArgs, ToolDef, ToolOutput, ToolRegistry};
+/// use serde_json::json;
+/// use std::sync::Arc;
+///
+/// const GREETING: ToolDef<String, NoArgs> = ToolDef {
+///     name: "greeting",
+///     description: "Says hello.",
+///     schema: Schema::object,
+///     run: |name, _, _| Ok(ToolOutput::complete(json!(format!("hello {name}")))),
+/// };
+///
+/// let registry = ToolRegistry::default()
+///     .with(Arc::new(GREETING.bind("you".to_owned())))
+///     .unwrap();
+/// let envelope = registry.dispatch("greeting", &json!({})).to_value();
+/// assert_eq!(envelope["data"], "hello you");
+/// ```
+pub struct ToolDef<C, A> {
+    /// Stable name, e.g. `get_diff`.
+    pub name: &'static str,
+    /// What the tool does, for the model.
+    pub description: &'static str,
+    /// The arguments' schema: one entry per field of `A`.
+    pub schema: fn() -> Schema,
+    /// Runs the tool on arguments that matched the schema.
+    pub run: fn(&C, A, &ToolLimits) -> Result<ToolOutput, ToolFailure>,
+}
+
+impl<C, A> Clone for ToolDef<C, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C, A> Copy for ToolDef<C, A> {}
+
+impl<C, A> std::fmt::Debug for ToolDef<C, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef").field("name", &self.name).finish()
+    }
+}
+
+impl<C, A> ToolDef<C, A> {
+    /// The tool over `context`.
+    pub fn bind(self, context: C) -> BoundTool<C, A> {
+        BoundTool { def: self, context }
+    }
+}
+
+/// A [`ToolDef`] with its context: a [`TypedTool`].
+pub struct BoundTool<C, A> {
+    def: ToolDef<C, A>,
+    context: C,
+}
+
+impl<C, A> std::fmt::Debug for BoundTool<C, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundTool")
+            .field("name", &self.def.name)
+            .finish()
+    }
+}
+
+impl<C: Send + Sync, A: DeserializeOwned> TypedTool for BoundTool<C, A> {
+    type Args = A;
+
+    fn name(&self) -> &str {
+        self.def.name
+    }
+
+    fn description(&self) -> &str {
+        self.def.description
+    }
+
+    fn schema(&self) -> Schema {
+        (self.def.schema)()
+    }
+
+    fn run(&self, args: A, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        (self.def.run)(&self.context, args, limits)
     }
 }
 

@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use agent::schema::Schema;
 use agent::{
-    NoArgs, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit,
-    TypedTool,
+    NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
+    TruncationLimit, TypedTool,
 };
 use gitctx::{Diff, DiffOptions, DiffTarget, FileStatus, Repo};
 use serde::Deserialize;
@@ -52,7 +52,8 @@ const MAX_CONTEXT: u32 = 20;
 /// Lines `git_show_file_at_rev` returns by default.
 const FILE_LINES: usize = 400;
 
-#[derive(Debug)]
+/// The repository every tool reads.
+#[derive(Debug, Clone)]
 struct Ctx {
     root: PathBuf,
 }
@@ -86,26 +87,25 @@ fn git_failure(err: gitctx::Error) -> ToolFailure {
 /// then the shared repository tools (`repo_summary`, `list_files`, `read_file`,
 /// `search_files`).
 pub fn registry(root: &std::path::Path, mode: Mode) -> ToolRegistry {
-    let ctx = Arc::new(Ctx {
+    let ctx = Ctx {
         root: root.to_path_buf(),
-    });
-    let report = |spec| Arc::new(ReportTool(ctx.clone(), spec)) as Arc<dyn Tool>;
+    };
     let diff = |spec| Arc::new(DiffTool(ctx.clone(), spec)) as Arc<dyn Tool>;
     let mut tools: Vec<Arc<dyn Tool>> = vec![
-        report(&STAGED_PATHS),
-        report(&STAGED_STATUS),
-        report(&STAGED_STAT),
+        Arc::new(STAGED_PATHS.bind(ctx.clone())),
+        Arc::new(STAGED_STATUS.bind(ctx.clone())),
+        Arc::new(STAGED_STAT.bind(ctx.clone())),
         diff(&STAGED_DIFF),
         diff(&STAGED_DIFF_FOR_PATHS),
-        Arc::new(RecentCommits(ctx.clone())),
-        report(&HEAD_SHOW),
+        Arc::new(RECENT_COMMITS.bind(ctx.clone())),
+        Arc::new(HEAD_SHOW.bind(ctx.clone())),
         diff(&DIFF_AGAINST_PARENT),
     ];
     if mode == Mode::Amend {
         tools.push(diff(&FINAL_AMENDED_DIFF));
         tools.push(diff(&AMEND_DELTA));
     }
-    tools.push(Arc::new(ShowFileAtRev(ctx)));
+    tools.push(Arc::new(SHOW_FILE_AT_REV.bind(ctx)));
     tools.push(Arc::new(repo_tools::RepoSummary::new(root)));
     tools.push(Arc::new(repo_tools::ListFiles::new(root)));
     tools.push(Arc::new(repo_tools::ReadFile::new(root)));
@@ -310,129 +310,119 @@ fn staged_files(repo: &Repo) -> Result<Diff, ToolFailure> {
     repo.diff(DiffTarget::Staged, &options).map_err(git_failure)
 }
 
-/// A tool without arguments: a report on the repository's state.
-struct ReportSpec {
-    name: &'static str,
-    description: &'static str,
-    report: fn(&Repo, &ToolLimits) -> Result<ToolOutput, ToolFailure>,
-}
-
-/// One [`ReportSpec`] over the repository.
-struct ReportTool(Arc<Ctx>, &'static ReportSpec);
-
-impl TypedTool for ReportTool {
-    type Args = NoArgs;
-    fn name(&self) -> &str {
-        self.1.name
-    }
-    fn description(&self) -> &str {
-        self.1.description
-    }
-    fn schema(&self) -> Schema {
-        Schema::object()
-    }
-    fn run(&self, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        (self.1.report)(&self.0.repo()?, limits)
-    }
-}
-
-const STAGED_PATHS: ReportSpec = ReportSpec {
+const STAGED_PATHS: ToolDef<Ctx, NoArgs> = ToolDef {
     name: "git_staged_paths",
     description: "List the staged paths (the authoritative scope of a new commit) with their status letter (A added, M modified, D deleted, R renamed, C copied, T type changed).",
-    report: |repo, limits| {
-        Ok(entries_output(
-            "paths",
-            path_rows(&staged_files(repo)?),
-            limits,
-            "the list is complete in git_staged_stat's totals; ask git_staged_diff_for_paths about a directory",
-        ))
-    },
+    schema: Schema::object,
+    run: staged_paths,
 };
 
-const STAGED_STATUS: ReportSpec = ReportSpec {
+fn staged_paths(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    Ok(entries_output(
+        "paths",
+        path_rows(&staged_files(repo)?),
+        limits,
+        "the list is complete in git_staged_stat's totals; ask git_staged_diff_for_paths about a directory",
+    ))
+}
+
+const STAGED_STATUS: ToolDef<Ctx, NoArgs> = ToolDef {
     name: "git_staged_status",
     description: "Show the branch and the index/working-tree state of every changed path, like `git status --porcelain` (XY codes): which paths are staged, which also have unstaged changes, and how many files are untracked. Only staged changes belong to the commit.",
-    report: |repo, limits| {
-        let head = repo.head().map_err(git_failure)?;
-        let status = repo.status(true).map_err(git_failure)?;
-        let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
-        let rows: Vec<Value> = status
-            .iter()
-            .filter(|e| e.worktree != Some('?'))
-            .map(|e| {
-                let mut row = json!({"xy": e.xy(), "path": e.path});
-                if let Some(from) = &e.renamed_from {
-                    row["renamed_from"] = json!(from);
-                }
-                row
-            })
-            .collect();
-        let mut out = entries_output(
-            "entries",
-            rows,
-            limits,
-            "use git_staged_paths and git_staged_stat for the staged part",
-        );
-        out.data["branch"] = json!(head.branch());
-        out.data["head"] = json!(head.commit().map(|c| c.short()));
-        out.data["untracked"] = json!(untracked);
-        Ok(out)
-    },
+    schema: Schema::object,
+    run: staged_status,
 };
 
-const STAGED_STAT: ReportSpec = ReportSpec {
+fn staged_status(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let head = repo.head().map_err(git_failure)?;
+    let status = repo.status(true).map_err(git_failure)?;
+    let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
+    let rows: Vec<Value> = status
+        .iter()
+        .filter(|e| e.worktree != Some('?'))
+        .map(|e| {
+            let mut row = json!({"xy": e.xy(), "path": e.path});
+            if let Some(from) = &e.renamed_from {
+                row["renamed_from"] = json!(from);
+            }
+            row
+        })
+        .collect();
+    let mut out = entries_output(
+        "entries",
+        rows,
+        limits,
+        "use git_staged_paths and git_staged_stat for the staged part",
+    );
+    out.data["branch"] = json!(head.branch());
+    out.data["head"] = json!(head.commit().map(|c| c.short()));
+    out.data["untracked"] = json!(untracked);
+    Ok(out)
+}
+
+const STAGED_STAT: ToolDef<Ctx, NoArgs> = ToolDef {
     name: "git_staged_stat",
     description: "Show added and deleted line counts per staged path and in total (like `git diff --cached --numstat`), with the kind of each path (lockfile, generated, binary, submodule).",
-    report: |repo, limits| {
-        let diff = staged_files(repo)?;
-        let mut out = entries_output(
-            "files",
-            file_rows(repo, &diff),
-            limits,
-            "the totals cover every file; ask git_staged_diff_for_paths about specific paths",
-        );
-        out.data["additions"] = json!(diff.additions());
-        out.data["deletions"] = json!(diff.deletions());
-        Ok(out)
-    },
+    schema: Schema::object,
+    run: staged_stat,
 };
 
-const HEAD_SHOW: ReportSpec = ReportSpec {
+fn staged_stat(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let diff = staged_files(repo)?;
+    let mut out = entries_output(
+        "files",
+        file_rows(repo, &diff),
+        limits,
+        "the totals cover every file; ask git_staged_diff_for_paths about specific paths",
+    );
+    out.data["additions"] = json!(diff.additions());
+    out.data["deletions"] = json!(diff.deletions());
+    Ok(out)
+}
+
+const HEAD_SHOW: ToolDef<Ctx, NoArgs> = ToolDef {
     name: "git_head_show",
     description: "Show the HEAD commit: id, author, dates, parents, full message and its changed paths with line counts (no diff text; use git_diff_against_parent for that).",
-    report: |repo, limits| {
-        let head = repo.head().map_err(git_failure)?;
-        let Some(id) = head.commit() else {
-            return Err(ToolFailure::new("NO_COMMITS", "HEAD has no commits yet"));
-        };
-        let info = repo.commit_info_by_id(id).map_err(git_failure)?;
-        let diff = repo
-            .diff(
-                DiffTarget::Commit(&id.to_hex()),
-                &DiffOptions {
-                    hunks: false,
-                    ..DiffOptions::default()
-                },
-            )
-            .map_err(git_failure)?;
-        let mut out = entries_output(
-            "files",
-            file_rows(repo, &diff),
-            limits,
-            "use git_diff_against_parent with paths for details",
-        );
-        out.data["id"] = json!(id.to_hex());
-        out.data["branch"] = json!(head.branch());
-        out.data["author"] = json!(format!("{} <{}>", info.author.name, info.author.email));
-        out.data["author_date"] = json!(info.author.time.to_rfc3339());
-        out.data["committer_date"] = json!(info.committer.time.to_rfc3339());
-        out.data["parents"] = json!(info.parents.iter().map(|p| p.short()).collect::<Vec<_>>());
-        out.data["message"] = json!(info.message);
-        out.data["additions"] = json!(diff.additions());
-        out.data["deletions"] = json!(diff.deletions());
-        Ok(out)
-    },
+    schema: Schema::object,
+    run: head_show,
 };
+
+fn head_show(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let head = repo.head().map_err(git_failure)?;
+    let Some(id) = head.commit() else {
+        return Err(ToolFailure::new("NO_COMMITS", "HEAD has no commits yet"));
+    };
+    let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+    let diff = repo
+        .diff(
+            DiffTarget::Commit(&id.to_hex()),
+            &DiffOptions {
+                hunks: false,
+                ..DiffOptions::default()
+            },
+        )
+        .map_err(git_failure)?;
+    let mut out = entries_output(
+        "files",
+        file_rows(repo, &diff),
+        limits,
+        "use git_diff_against_parent with paths for details",
+    );
+    out.data["id"] = json!(id.to_hex());
+    out.data["branch"] = json!(head.branch());
+    out.data["author"] = json!(format!("{} <{}>", info.author.name, info.author.email));
+    out.data["author_date"] = json!(info.author.time.to_rfc3339());
+    out.data["committer_date"] = json!(info.committer.time.to_rfc3339());
+    out.data["parents"] = json!(info.parents.iter().map(|p| p.short()).collect::<Vec<_>>());
+    out.data["message"] = json!(info.message);
+    out.data["additions"] = json!(diff.additions());
+    out.data["deletions"] = json!(diff.deletions());
+    Ok(out)
+}
 
 /// Which diff a diff tool shows.
 #[derive(Debug, Clone, Copy)]
@@ -508,7 +498,7 @@ const AMEND_DELTA: DiffSpec = DiffSpec {
 };
 
 /// One [`DiffSpec`] over the repository.
-struct DiffTool(Arc<Ctx>, &'static DiffSpec);
+struct DiffTool(Ctx, &'static DiffSpec);
 
 /// The arguments of the diff tools.
 #[derive(Debug, Deserialize)]
@@ -589,55 +579,52 @@ impl TypedTool for DiffTool {
     }
 }
 
-struct RecentCommits(Arc<Ctx>);
-
 /// The arguments of `git_recent_commits`.
 #[derive(Debug, Deserialize)]
 struct RecentArgs {
     limit: Option<usize>,
 }
 
-impl TypedTool for RecentCommits {
-    type Args = RecentArgs;
-    fn name(&self) -> &str {
-        "git_recent_commits"
-    }
-    fn description(&self) -> &str {
-        "List recent commits reachable from HEAD (short id, date, author, subject), newest first: a reference for the repository's message style, not evidence of the staged change."
-    }
-    fn schema(&self) -> Schema {
+const RECENT_COMMITS: ToolDef<Ctx, RecentArgs> = ToolDef {
+    name: "git_recent_commits",
+    description: "List recent commits reachable from HEAD (short id, date, author, subject), newest first: a reference for the repository's message style, not evidence of the staged change.",
+    schema: || {
         Schema::object().optional(
             "limit",
             Schema::integer(1, MAX_RECENT as u64).description("How many commits (default 10)."),
         )
-    }
-    fn run(&self, args: RecentArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let limit = args.limit.unwrap_or(10);
-        let repo = self.0.repo()?;
-        if repo.head().map_err(git_failure)?.commit().is_none() {
-            return Ok(ToolOutput::complete(json!({"commits": [], "count": 0})));
-        }
-        let ids = repo.log("HEAD", limit).map_err(git_failure)?;
-        let mut rows = Vec::with_capacity(ids.len());
-        for id in ids {
-            let info = repo.commit_info_by_id(id).map_err(git_failure)?;
-            rows.push(json!({
-                "id": id.short(),
-                "date": info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
-                "author": info.author.name,
-                "subject": info.summary,
-            }));
-        }
-        Ok(entries_output(
-            "commits",
-            rows,
-            limits,
-            "ask for a smaller limit",
-        ))
-    }
-}
+    },
+    run: recent_commits,
+};
 
-struct ShowFileAtRev(Arc<Ctx>);
+fn recent_commits(
+    ctx: &Ctx,
+    args: RecentArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let limit = args.limit.unwrap_or(10);
+    let repo = ctx.repo()?;
+    if repo.head().map_err(git_failure)?.commit().is_none() {
+        return Ok(ToolOutput::complete(json!({"commits": [], "count": 0})));
+    }
+    let ids = repo.log("HEAD", limit).map_err(git_failure)?;
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+        rows.push(json!({
+            "id": id.short(),
+            "date": info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
+            "author": info.author.name,
+            "subject": info.summary,
+        }));
+    }
+    Ok(entries_output(
+        "commits",
+        rows,
+        limits,
+        "ask for a smaller limit",
+    ))
+}
 
 /// The arguments of `git_show_file_at_rev`.
 #[derive(Debug, Deserialize)]
@@ -648,15 +635,10 @@ struct ShowFileArgs {
     max_lines: Option<usize>,
 }
 
-impl TypedTool for ShowFileAtRev {
-    type Args = ShowFileArgs;
-    fn name(&self) -> &str {
-        "git_show_file_at_rev"
-    }
-    fn description(&self) -> &str {
-        "Show a file's content (numbered lines) at a commit (e.g. HEAD, HEAD~1, a short id) or as staged (rev INDEX), to read code around a change. Use start_line and max_lines to page."
-    }
-    fn schema(&self) -> Schema {
+const SHOW_FILE_AT_REV: ToolDef<Ctx, ShowFileArgs> = ToolDef {
+    name: "git_show_file_at_rev",
+    description: "Show a file's content (numbered lines) at a commit (e.g. HEAD, HEAD~1, a short id) or as staged (rev INDEX), to read code around a change. Use start_line and max_lines to page.",
+    schema: || {
         Schema::object()
             .required(
                 "rev",
@@ -678,67 +660,74 @@ impl TypedTool for ShowFileAtRev {
                 "max_lines",
                 Schema::integer(1, 800).description("Lines to show (default 400)."),
             )
+    },
+    run: show_file_at_rev,
+};
+
+fn show_file_at_rev(
+    ctx: &Ctx,
+    args: ShowFileArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let rev = args.rev.trim();
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(ToolFailure::invalid_argument(format!(
+            "'{rev}' is not a revision"
+        )));
     }
-    fn run(&self, args: ShowFileArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let rev = args.rev.trim();
-        if rev.is_empty() || rev.starts_with('-') {
-            return Err(ToolFailure::invalid_argument(format!(
-                "'{rev}' is not a revision"
-            )));
-        }
-        let path = repo_path(&args.path)?;
-        let first = args.start_line.unwrap_or(1);
-        let max = args.max_lines.unwrap_or(FILE_LINES).min(limits.max_lines);
-        let repo = self.0.repo()?;
-        let bytes = if rev.eq_ignore_ascii_case("INDEX") || rev == ":" {
-            repo.file_in_index(&path)
-                .map_err(git_failure)?
-                .ok_or_else(|| ToolFailure::new("NOT_FOUND", format!("'{path}' is not staged")))?
-        } else {
-            repo.file_at(rev, &path).map_err(git_failure)?
-        };
-        if bytes.iter().take(8000).any(|&b| b == 0) {
-            return Err(ToolFailure::new(
-                "NOT_TEXT",
-                format!("'{path}' at {rev} is binary ({} bytes)", bytes.len()),
-            ));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let total = text.lines().count();
-        if total > 0 && first > total {
-            return Err(ToolFailure::invalid_argument(format!(
-                "start_line {first} is past the end of '{path}' ({total} lines)"
-            )));
-        }
-        let mut numbered = String::new();
-        let mut shown: usize = 0;
-        for (i, line) in text.lines().enumerate().skip(first - 1).take(max) {
-            numbered.push_str(&format!("{:>6}\t{line}\n", i + 1));
-            shown += 1;
-        }
-        let (content, cut) = cap_text(
-            &numbered,
-            limits,
-            "ask for the rest with a later start_line",
-        );
-        let last = first + shown.saturating_sub(1);
-        let data = json!({"rev": rev, "path": path, "lines": total, "start_line": first, "content": content});
-        let more = last < total;
-        Ok(match (cut, more) {
-            (Some(t), _) => ToolOutput::truncated(data, t),
-            (None, true) => ToolOutput::truncated(
-                data,
-                Truncation {
-                    limit: TruncationLimit::Lines,
-                    max,
-                    total: Some(total),
-                    shown,
-                    hint: format!("call again with start_line {}", last + 1),
-                },
-            ),
-            (None, false) => ToolOutput::complete(data),
-        })
+    let path = repo_path(&args.path)?;
+    let first = args.start_line.unwrap_or(1);
+    let max = args.max_lines.unwrap_or(FILE_LINES).min(limits.max_lines);
+    let repo = ctx.repo()?;
+    let bytes = if rev.eq_ignore_ascii_case("INDEX") || rev == ":" {
+        repo.file_in_index(&path)
+            .map_err(git_failure)?
+            .ok_or_else(|| ToolFailure::new("NOT_FOUND", format!("'{path}' is not staged")))?
+    } else {
+        repo.file_at(rev, &path).map_err(git_failure)?
+    };
+    if bytes.iter().take(8000).any(|&b| b == 0) {
+        return Err(ToolFailure::new(
+            "NOT_TEXT",
+            format!("'{path}' at {rev} is binary ({} bytes)", bytes.len()),
+        ));
     }
+    let text = String::from_utf8_lossy(&bytes);
+    let total = text.lines().count();
+    if total > 0 && first > total {
+        return Err(ToolFailure::invalid_argument(format!(
+            "start_line {first} is past the end of '{path}' ({total} lines)"
+        )));
+    }
+    let mut numbered = String::new();
+    let mut shown: usize = 0;
+    for (i, line) in text.lines().enumerate().skip(first - 1).take(max) {
+        numbered.push_str(&format!("{:>6}\t{line}\n", i + 1));
+        shown += 1;
+    }
+    let (content, cut) = cap_text(
+        &numbered,
+        limits,
+        "ask for the rest with a later start_line",
+    );
+    let last = first + shown.saturating_sub(1);
+    let data =
+        json!({"rev": rev, "path": path, "lines": total, "start_line": first, "content": content});
+    let more = last < total;
+    Ok(match (cut, more) {
+        (Some(t), _) => ToolOutput::truncated(data, t),
+        (None, true) => ToolOutput::truncated(
+            data,
+            Truncation {
+                limit: TruncationLimit::Lines,
+                max,
+                total: Some(total),
+                shown,
+                hint: format!("call again with start_line {}", last + 1),
+            },
+        ),
+        (None, false) => ToolOutput::complete(data),
+    })
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use agent::schema::Schema;
 use agent::{
-    NoArgs, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit,
-    TypedTool,
+    NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
+    TruncationLimit,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -67,17 +67,18 @@ pub fn registry(
     let shared = Shared {
         context,
         scope: Arc::new(scope),
+        collector: collector.clone(),
     };
     let tools: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(GetDiff(shared.clone())),
-        Arc::new(GetFileContent(shared.clone())),
-        Arc::new(GetAstOutline(shared.clone())),
-        Arc::new(GetSurroundingContext(shared.clone())),
-        Arc::new(GetCommitInfo(shared.clone())),
-        Arc::new(GetRecentAnnotations(shared.clone())),
-        Arc::new(GetDiffForFile(shared.clone())),
-        Arc::new(EmitAnnotation(shared.clone(), collector.clone())),
-        Arc::new(EmitCrossCutting(collector)),
+        Arc::new(GET_DIFF.bind(shared.clone())),
+        Arc::new(GET_FILE_CONTENT.bind(shared.clone())),
+        Arc::new(GET_AST_OUTLINE.bind(shared.clone())),
+        Arc::new(GET_SURROUNDING_CONTEXT.bind(shared.clone())),
+        Arc::new(GET_COMMIT_INFO.bind(shared.clone())),
+        Arc::new(GET_RECENT_ANNOTATIONS.bind(shared.clone())),
+        Arc::new(GET_DIFF_FOR_FILE.bind(shared.clone())),
+        Arc::new(EMIT_ANNOTATION.bind(shared)),
+        Arc::new(EMIT_CROSS_CUTTING.bind(collector)),
     ];
     let mut registry = ToolRegistry::new(LIMITS);
     for tool in tools {
@@ -91,14 +92,16 @@ pub fn registry(
 /// The registry of the cross-chunk pass: only `emit_cross_cutting`.
 pub fn cross_cutting_registry(collector: Collector) -> ToolRegistry {
     ToolRegistry::new(LIMITS)
-        .with(Arc::new(EmitCrossCutting(collector)))
+        .with(Arc::new(EMIT_CROSS_CUTTING.bind(collector)))
         .expect("one strict tool")
 }
 
+/// What the tools of one run work on.
 #[derive(Clone)]
 struct Shared {
     context: Arc<AnnotationContext>,
     scope: Arc<Scope>,
+    collector: Collector,
 }
 
 /// The path the argument `key` names, trimmed and without a leading `./`.
@@ -253,78 +256,66 @@ fn thousands(n: u32) -> String {
     out
 }
 
-struct GetDiff(Shared);
+const GET_DIFF: ToolDef<Shared, NoArgs> = ToolDef {
+    name: "get_diff",
+    description: "Returns the unified diff for this commit, organized by file with line numbers.",
+    schema: Schema::object,
+    run: get_diff,
+};
 
-impl TypedTool for GetDiff {
-    type Args = NoArgs;
-    fn name(&self) -> &str {
-        "get_diff"
+fn get_diff(shared: &Shared, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let context = &shared.context;
+    let scope = &shared.scope;
+    if scope.summarize_diff {
+        return Ok(ToolOutput::complete(
+            json!({"summary": diff_summary(context, &scope.files)}),
+        ));
     }
-    fn description(&self) -> &str {
-        "Returns the unified diff for this commit, organized by file with line numbers."
-    }
-    fn schema(&self) -> Schema {
-        Schema::object()
-    }
-    fn run(&self, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let context = &self.0.context;
-        let scope = &self.0.scope;
-        if scope.summarize_diff {
-            return Ok(ToolOutput::complete(
-                json!({"summary": diff_summary(context, &scope.files)}),
-            ));
+    let mut text = String::new();
+    for path in &scope.files {
+        if let Some(diff) = context.diff_for(path) {
+            text.push_str(&render_file_diff(diff));
         }
-        let mut text = String::new();
-        for path in &scope.files {
-            if let Some(diff) = context.diff_for(path) {
-                text.push_str(&render_file_diff(diff));
-            }
-        }
-        Ok(capped(
-            "diff",
-            text,
-            json!({"files": scope.files}),
-            limits,
-            "the diff was cut; call get_diff_for_file(path) for the files after the cut",
-        ))
     }
+    Ok(capped(
+        "diff",
+        text,
+        json!({"files": scope.files}),
+        limits,
+        "the diff was cut; call get_diff_for_file(path) for the files after the cut",
+    ))
 }
 
-struct GetDiffForFile(Shared);
+const GET_DIFF_FOR_FILE: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_diff_for_file",
+    description: "Returns the diff of a single file of this commit, with line numbers.",
+    schema: PathArgs::schema,
+    run: get_diff_for_file,
+};
 
-impl TypedTool for GetDiffForFile {
-    type Args = PathArgs;
-    fn name(&self) -> &str {
-        "get_diff_for_file"
-    }
-    fn description(&self) -> &str {
-        "Returns the diff of a single file of this commit, with line numbers."
-    }
-    fn schema(&self) -> Schema {
-        PathArgs::schema()
-    }
-    fn run(&self, args: PathArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = args.path()?;
-        let Some(diff) = self.0.context.diff_for(&path) else {
-            return Err(ToolFailure::new(
-                "NOT_IN_COMMIT",
-                format!(
-                    "'{path}' is not among the text files this commit changes: {}",
-                    self.0.context.paths().join(", ")
-                ),
-            ));
-        };
-        Ok(capped(
-            "diff",
-            render_file_diff(diff),
-            json!({"path": path}),
-            limits,
-            "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
-        ))
-    }
+fn get_diff_for_file(
+    shared: &Shared,
+    args: PathArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let Some(diff) = shared.context.diff_for(&path) else {
+        return Err(ToolFailure::new(
+            "NOT_IN_COMMIT",
+            format!(
+                "'{path}' is not among the text files this commit changes: {}",
+                shared.context.paths().join(", ")
+            ),
+        ));
+    };
+    Ok(capped(
+        "diff",
+        render_file_diff(diff),
+        json!({"path": path}),
+        limits,
+        "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
+    ))
 }
-
-struct GetFileContent(Shared);
 
 /// The file's text at the commit: from the context, or read from git.
 fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, ToolFailure> {
@@ -354,79 +345,73 @@ fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, Too
     }
 }
 
-impl TypedTool for GetFileContent {
-    type Args = PathArgs;
-    fn name(&self) -> &str {
-        "get_file_content"
-    }
-    fn description(&self) -> &str {
-        "Returns the full content of a file at the commit being annotated, with line numbers."
-    }
-    fn schema(&self) -> Schema {
-        PathArgs::schema()
-    }
-    fn run(&self, args: PathArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = args.path()?;
-        let text = file_at_commit(&self.0.context, &path)?;
-        let total = text.lines().count();
-        Ok(capped(
-            "content",
-            numbered(&text, 1, total),
-            json!({"path": path, "lines": total}),
-            limits,
-            "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
-        ))
-    }
+const GET_FILE_CONTENT: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_file_content",
+    description: "Returns the full content of a file at the commit being annotated, with line numbers.",
+    schema: PathArgs::schema,
+    run: get_file_content,
+};
+
+fn get_file_content(
+    shared: &Shared,
+    args: PathArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let text = file_at_commit(&shared.context, &path)?;
+    let total = text.lines().count();
+    Ok(capped(
+        "content",
+        numbered(&text, 1, total),
+        json!({"path": path, "lines": total}),
+        limits,
+        "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
+    ))
 }
 
-struct GetAstOutline(Shared);
+const GET_AST_OUTLINE: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_ast_outline",
+    description: "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges.",
+    schema: PathArgs::schema,
+    run: get_ast_outline,
+};
 
-impl TypedTool for GetAstOutline {
-    type Args = PathArgs;
-    fn name(&self) -> &str {
-        "get_ast_outline"
-    }
-    fn description(&self) -> &str {
-        "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges."
-    }
-    fn schema(&self) -> Schema {
-        PathArgs::schema()
-    }
-    fn run(&self, args: PathArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = args.path()?;
-        let context = &self.0.context;
-        let units = match context.ast_outlines.get(&path) {
-            Some(units) => Some(units.clone()),
-            None => {
-                let text = file_at_commit(context, &path)?;
-                outline::outline(&path, &text).ok()
-            }
-        };
-        let Some(units) = units else {
-            return Ok(ToolOutput::complete(json!({
-                "path": path,
-                "outline": null,
-                "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
-            })));
-        };
-        let outline: Vec<Value> = units
-            .iter()
-            .map(|u| {
-                json!({
-                    "kind": u.kind.as_str(),
-                    "name": u.qualified_name,
-                    "signature": u.signature,
-                    "lines": {"start": u.lines.start, "end": u.lines.end},
-                })
+fn get_ast_outline(
+    shared: &Shared,
+    args: PathArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let context = &shared.context;
+    let units = match context.ast_outlines.get(&path) {
+        Some(units) => Some(units.clone()),
+        None => {
+            let text = file_at_commit(context, &path)?;
+            outline::outline(&path, &text).ok()
+        }
+    };
+    let Some(units) = units else {
+        return Ok(ToolOutput::complete(json!({
+            "path": path,
+            "outline": null,
+            "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
+        })));
+    };
+    let outline: Vec<Value> = units
+        .iter()
+        .map(|u| {
+            json!({
+                "kind": u.kind.as_str(),
+                "name": u.qualified_name,
+                "signature": u.signature,
+                "lines": {"start": u.lines.start, "end": u.lines.end},
             })
-            .collect();
-        Ok(ToolOutput::complete(
-            json!({"path": path, "outline": outline}),
-        ))
-    }
+        })
+        .collect();
+    Ok(ToolOutput::complete(
+        json!({"path": path, "outline": outline}),
+    ))
 }
-
-struct GetSurroundingContext(Shared);
 
 /// The arguments of `get_surrounding_context`.
 #[derive(Debug, Deserialize)]
@@ -436,15 +421,10 @@ struct SurroundingArgs {
     radius: Option<usize>,
 }
 
-impl TypedTool for GetSurroundingContext {
-    type Args = SurroundingArgs;
-    fn name(&self) -> &str {
-        "get_surrounding_context"
-    }
-    fn description(&self) -> &str {
-        "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file."
-    }
-    fn schema(&self) -> Schema {
+const GET_SURROUNDING_CONTEXT: ToolDef<Shared, SurroundingArgs> = ToolDef {
+    name: "get_surrounding_context",
+    description: "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file.",
+    schema: || {
         Schema::object()
             .required("path", Schema::string().description(PATH_DESCRIPTION))
             .required(
@@ -456,87 +436,88 @@ impl TypedTool for GetSurroundingContext {
                 Schema::integer(0, 500)
                     .description("Number of lines above and below to include. Default: 20."),
             )
+    },
+    run: get_surrounding_context,
+};
+
+fn get_surrounding_context(
+    shared: &Shared,
+    args: SurroundingArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = clean_path("path", &args.path)?;
+    let line = args.line;
+    let radius = args.radius.unwrap_or(20);
+    let text = file_at_commit(&shared.context, &path)?;
+    let total = text.lines().count();
+    if line > total.max(1) {
+        return Err(ToolFailure::invalid_argument(format!(
+            "line {line} is past the end of '{path}' ({total} lines)"
+        )));
     }
-    fn run(&self, args: SurroundingArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = clean_path("path", &args.path)?;
-        let line = args.line;
-        let radius = args.radius.unwrap_or(20);
-        let text = file_at_commit(&self.0.context, &path)?;
-        let total = text.lines().count();
-        if line > total.max(1) {
-            return Err(ToolFailure::invalid_argument(format!(
-                "line {line} is past the end of '{path}' ({total} lines)"
-            )));
-        }
-        let from = line.saturating_sub(radius).max(1);
-        let to = (line + radius).min(total);
-        Ok(capped(
-            "content",
-            numbered(&text, from, to),
-            json!({"path": path, "from": from, "to": to, "lines": total}),
-            limits,
-            "ask for a smaller radius",
-        ))
-    }
+    let from = line.saturating_sub(radius).max(1);
+    let to = (line + radius).min(total);
+    Ok(capped(
+        "content",
+        numbered(&text, from, to),
+        json!({"path": path, "from": from, "to": to, "lines": total}),
+        limits,
+        "ask for a smaller radius",
+    ))
 }
 
-struct GetCommitInfo(Shared);
+const GET_COMMIT_INFO: ToolDef<Shared, NoArgs> = ToolDef {
+    name: "get_commit_info",
+    description: "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags).",
+    schema: Schema::object,
+    run: get_commit_info,
+};
 
-impl TypedTool for GetCommitInfo {
-    type Args = NoArgs;
-    fn name(&self) -> &str {
-        "get_commit_info"
-    }
-    fn description(&self) -> &str {
-        "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags)."
-    }
-    fn schema(&self) -> Schema {
-        Schema::object()
-    }
-    fn run(&self, _: NoArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let context = &self.0.context;
-        let commit = &context.commit;
-        let mut text = format!(
-            "Commit: {}\nAuthor: {}\nDate: {}\nParents: {}\n\nMessage:\n{}\n",
-            commit.sha,
-            commit.author,
-            commit.timestamp.to_rfc3339(),
-            if commit.parent_shas.is_empty() {
-                "(none: root commit)".to_owned()
-            } else {
-                commit.parent_shas.join(", ")
-            },
-            commit.message.trim_end()
-        );
-        if let Some(author) = &context.author_context {
-            text.push_str("\nAuthor-provided context:\n");
-            let field = |label: &str, value: Option<&str>| {
-                value
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| format!("  {label}: {v}\n"))
-                    .unwrap_or_default()
-            };
-            text.push_str(&field("Task", author.task.as_deref()));
-            text.push_str(&field("Reasoning", author.reasoning.as_deref()));
-            text.push_str(&field("Dependencies", author.dependencies.as_deref()));
-            if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
-                text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
-            }
-            if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
-                text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
-            }
+fn get_commit_info(
+    shared: &Shared,
+    _: NoArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let context = &shared.context;
+    let commit = &context.commit;
+    let parents = if commit.parent_shas.is_empty() {
+        "(none: root commit)".to_owned()
+    } else {
+        commit.parent_shas.join(", ")
+    };
+    let mut text = format!(
+        "Commit: {}\nAuthor: {}\nDate: {}\nParents: {parents}\n\nMessage:\n{}\n",
+        commit.sha,
+        commit.author,
+        commit.timestamp.to_rfc3339(),
+        commit.message.trim_end()
+    );
+    if let Some(author) = &context.author_context {
+        text.push_str("\nAuthor-provided context:\n");
+        let field = |label: &str, value: Option<&str>| {
+            value
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| format!("  {label}: {v}\n"))
+                .unwrap_or_default()
+        };
+        text.push_str(&field("Task", author.task.as_deref()));
+        text.push_str(&field("Reasoning", author.reasoning.as_deref()));
+        text.push_str(&field("Dependencies", author.dependencies.as_deref()));
+        if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
+            text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
         }
-        if !context.skipped.is_empty() {
-            text.push_str(&format!(
-                "\nNot annotated (binary or submodule): {}\n",
-                context.skipped.join(", ")
-            ));
+        if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
+            text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
         }
-        Ok(ToolOutput::complete(json!({"info": text})))
     }
+    if !context.skipped.is_empty() {
+        text.push_str(&format!(
+            "\nNot annotated (binary or submodule): {}\n",
+            context.skipped.join(", ")
+        ));
+    }
+    Ok(ToolOutput::complete(json!({"info": text})))
 }
-
-struct GetRecentAnnotations(Shared);
 
 /// The arguments of `get_recent_annotations`.
 #[derive(Debug, Deserialize)]
@@ -545,15 +526,10 @@ struct RecentArgs {
     n: Option<usize>,
 }
 
-impl TypedTool for GetRecentAnnotations {
-    type Args = RecentArgs;
-    fn name(&self) -> &str {
-        "get_recent_annotations"
-    }
-    fn description(&self) -> &str {
-        "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links."
-    }
-    fn schema(&self) -> Schema {
+const GET_RECENT_ANNOTATIONS: ToolDef<Shared, RecentArgs> = ToolDef {
+    name: "get_recent_annotations",
+    description: "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links.",
+    schema: || {
         Schema::object()
             .required("file", Schema::string().description("Relative file path."))
             .optional(
@@ -561,95 +537,98 @@ impl TypedTool for GetRecentAnnotations {
                 Schema::integer(1, 50)
                     .description("Maximum number of recent annotations to return. Default: 5."),
             )
-    }
-    fn run(&self, args: RecentArgs, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let file = clean_path("file", &args.file)?;
-        let n = args.n.unwrap_or(5);
-        let found: Vec<Value> = self
-            .0
-            .context
-            .recent_annotations
-            .iter()
-            .filter(|e| e.annotation.regions.iter().any(|r| r.file == file))
-            .take(n)
-            .map(|e| {
-                let regions: Vec<&RegionAnnotation> = e
-                    .annotation
-                    .regions
-                    .iter()
-                    .filter(|r| r.file == file)
-                    .collect();
-                json!({
-                    "commit": e.commit_sha,
-                    "timestamp": e.annotation.timestamp,
-                    "summary": e.annotation.summary,
-                    "regions": regions,
-                })
+    },
+    run: get_recent_annotations,
+};
+
+fn get_recent_annotations(
+    shared: &Shared,
+    args: RecentArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let file = clean_path("file", &args.file)?;
+    let n = args.n.unwrap_or(5);
+    let found: Vec<Value> = shared
+        .context
+        .recent_annotations
+        .iter()
+        .filter(|e| e.annotation.regions.iter().any(|r| r.file == file))
+        .take(n)
+        .map(|e| {
+            let regions: Vec<&RegionAnnotation> = e
+                .annotation
+                .regions
+                .iter()
+                .filter(|r| r.file == file)
+                .collect();
+            json!({
+                "commit": e.commit_sha,
+                "timestamp": e.annotation.timestamp,
+                "summary": e.annotation.summary,
+                "regions": regions,
             })
-            .collect();
-        if found.is_empty() {
-            return Ok(ToolOutput::complete(json!({
-                "annotations": [],
-                "note": format!("No recent annotations touch {file}."),
-            })));
-        }
-        Ok(ToolOutput::complete(json!({"annotations": found})))
+        })
+        .collect();
+    if found.is_empty() {
+        return Ok(ToolOutput::complete(json!({
+            "annotations": [],
+            "note": format!("No recent annotations touch {file}."),
+        })));
     }
+    Ok(ToolOutput::complete(json!({"annotations": found})))
 }
 
-struct EmitAnnotation(Shared, Collector);
+const EMIT_ANNOTATION: ToolDef<Shared, RegionAnnotation> = ToolDef {
+    name: "emit_annotation",
+    description: "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes.",
+    schema: region_schema,
+    run: emit_annotation,
+};
 
-impl TypedTool for EmitAnnotation {
-    type Args = RegionAnnotation;
-    fn name(&self) -> &str {
-        "emit_annotation"
-    }
-    fn description(&self) -> &str {
-        "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes."
-    }
-    fn schema(&self) -> Schema {
-        region_schema()
-    }
-    fn run(
-        &self,
-        mut region: RegionAnnotation,
-        _limits: &ToolLimits,
-    ) -> Result<ToolOutput, ToolFailure> {
-        region.file = region.file.trim().trim_start_matches("./").to_owned();
-        let context = &self.0.context;
-        let files = commit_files(context);
-        let probe = one_region_annotation(context, region.clone());
-        let problems = probe.validate(&ValidationContext {
-            expected_commit: Some(&context.commit.sha),
-            commit_files: Some(&files),
-        });
-        let mut messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
-        if let Some(text) = context.file_contents.get(&region.file) {
-            let total = text.lines().count() as u32;
-            if region.lines.end > total.max(1) {
-                messages.push(format!(
-                    "lines {}-{} run past the end of {} ({total} lines at this commit)",
-                    region.lines.start, region.lines.end, region.file
-                ));
-            }
-        }
-        if !messages.is_empty() {
-            self.1.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
-            return Err(ToolFailure::new(
-                "INVALID_ANNOTATION",
-                format!("annotation not stored: {}", messages.join("; ")),
+fn emit_annotation(
+    shared: &Shared,
+    mut region: RegionAnnotation,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    region.file = region.file.trim().trim_start_matches("./").to_owned();
+    let context = &shared.context;
+    let files = commit_files(context);
+    let probe = one_region_annotation(context, region.clone());
+    let problems = probe.validate(&ValidationContext {
+        expected_commit: Some(&context.commit.sha),
+        commit_files: Some(&files),
+    });
+    let mut messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+    if let Some(text) = context.file_contents.get(&region.file) {
+        let total = text.lines().count() as u32;
+        if region.lines.end > total.max(1) {
+            messages.push(format!(
+                "lines {}-{} run past the end of {} ({total} lines at this commit)",
+                region.lines.start, region.lines.end, region.file
             ));
         }
-        let label = format!("{}:{}", region.file, region.ast_anchor.name);
-        self.1
+    }
+    if !messages.is_empty() {
+        shared
+            .collector
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .regions
-            .push(region);
-        Ok(ToolOutput::complete(
-            json!({"message": format!("Annotation emitted for {label}")}),
-        ))
+            .rejected += 1;
+        return Err(ToolFailure::new(
+            "INVALID_ANNOTATION",
+            format!("annotation not stored: {}", messages.join("; ")),
+        ));
     }
+    let label = format!("{}:{}", region.file, region.ast_anchor.name);
+    shared
+        .collector
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .regions
+        .push(region);
+    Ok(ToolOutput::complete(
+        json!({"message": format!("Annotation emitted for {label}")}),
+    ))
 }
 
 /// The arguments of `emit_annotation`: one region (spec 000), strict.
@@ -751,51 +730,44 @@ fn cross_cutting_schema() -> Schema {
         .required("nature", Schema::string())
 }
 
-struct EmitCrossCutting(Collector);
+const EMIT_CROSS_CUTTING: ToolDef<Collector, CrossCuttingConcern> = ToolDef {
+    name: "emit_cross_cutting",
+    description: "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together.",
+    schema: cross_cutting_schema,
+    run: emit_cross_cutting,
+};
 
-impl TypedTool for EmitCrossCutting {
-    type Args = CrossCuttingConcern;
-    fn name(&self) -> &str {
-        "emit_cross_cutting"
+fn emit_cross_cutting(
+    collector: &Collector,
+    concern: CrossCuttingConcern,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let mut problems = Vec::new();
+    if concern.description.trim().is_empty() {
+        problems.push("description is empty");
     }
-    fn description(&self) -> &str {
-        "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together."
+    if concern.nature.trim().is_empty() {
+        problems.push("nature is empty");
     }
-    fn schema(&self) -> Schema {
-        cross_cutting_schema()
+    if concern
+        .regions
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .count()
+        < 2
+    {
+        problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
     }
-    fn run(
-        &self,
-        concern: CrossCuttingConcern,
-        _limits: &ToolLimits,
-    ) -> Result<ToolOutput, ToolFailure> {
-        let mut problems = Vec::new();
-        if concern.description.trim().is_empty() {
-            problems.push("description is empty");
-        }
-        if concern.nature.trim().is_empty() {
-            problems.push("nature is empty");
-        }
-        if concern
-            .regions
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .count()
-            < 2
-        {
-            problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
-        }
-        if !problems.is_empty() {
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
-            return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
-        }
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .cross_cutting
-            .push(concern);
-        Ok(ToolOutput::complete(
-            json!({"message": "Cross-cutting concern recorded"}),
-        ))
+    if !problems.is_empty() {
+        collector.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
+        return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
     }
+    collector
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .cross_cutting
+        .push(concern);
+    Ok(ToolOutput::complete(
+        json!({"message": "Cross-cutting concern recorded"}),
+    ))
 }

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent::schema::Schema;
-use agent::{
-    ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit, TypedTool,
-};
+use agent::{ToolDef, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
 use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use serde::Deserialize;
 use serde_json::json;
@@ -57,36 +55,22 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Counts the words of a text.
-#[derive(Debug)]
-pub struct WordCount;
-
 #[derive(Debug, Deserialize)]
 pub struct WordCountArgs {
     text: String,
 }
 
-impl TypedTool for WordCount {
-    type Args = WordCountArgs;
-    fn name(&self) -> &str {
-        "word_count"
-    }
-    fn description(&self) -> &str {
-        "Counts the words of a text."
-    }
-    fn schema(&self) -> Schema {
-        Schema::object().required("text", Schema::string())
-    }
-    fn run(&self, args: WordCountArgs, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+/// Counts the words of a text.
+pub const WORD_COUNT: ToolDef<(), WordCountArgs> = ToolDef {
+    name: "word_count",
+    description: "Counts the words of a text.",
+    schema: || Schema::object().required("text", Schema::string()),
+    run: |(), args, _| {
         Ok(ToolOutput::complete(
             json!({"words": args.text.split_whitespace().count()}),
         ))
-    }
-}
-
-/// Returns `count` numbered lines, honouring the line cap.
-#[derive(Debug)]
-pub struct Lines;
+    },
+};
 
 #[derive(Debug, Deserialize)]
 pub struct LinesArgs {
@@ -94,20 +78,16 @@ pub struct LinesArgs {
     echo: Option<String>,
 }
 
-impl TypedTool for Lines {
-    type Args = LinesArgs;
-    fn name(&self) -> &str {
-        "lines"
-    }
-    fn description(&self) -> &str {
-        "Returns numbered lines."
-    }
-    fn schema(&self) -> Schema {
+/// Returns `count` numbered lines, honouring the line cap.
+pub const LINES: ToolDef<(), LinesArgs> = ToolDef {
+    name: "lines",
+    description: "Returns numbered lines.",
+    schema: || {
         Schema::object()
             .required("count", Schema::integer(1, 100_000))
             .optional("echo", Schema::string())
-    }
-    fn run(&self, args: LinesArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    },
+    run: |(), args, limits| {
         let count = args.count;
         let shown = count.min(limits.max_lines);
         let text: String = (1..=shown).map(|i| format!("{i}| line {i}\n")).collect();
@@ -126,13 +106,13 @@ impl TypedTool for Lines {
             ));
         }
         Ok(ToolOutput::complete(data))
-    }
-}
+    },
+};
 
 pub fn tools(limits: ToolLimits) -> ToolRegistry {
     ToolRegistry::new(limits)
-        .with(Arc::new(WordCount))
+        .with(Arc::new(WORD_COUNT.bind(())))
         .unwrap()
-        .with(Arc::new(Lines))
+        .with(Arc::new(LINES.bind(())))
         .unwrap()
 }

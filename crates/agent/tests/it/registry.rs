@@ -4,11 +4,9 @@
 use std::sync::Arc;
 
 use agent::schema::Schema;
-use agent::{RegistryError, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, TypedTool};
+use agent::{RegistryError, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry};
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-struct Echo;
 
 #[derive(Debug, Deserialize)]
 struct EchoArgs {
@@ -16,20 +14,16 @@ struct EchoArgs {
     times: Option<usize>,
 }
 
-impl TypedTool for Echo {
-    type Args = EchoArgs;
-    fn name(&self) -> &str {
-        "echo"
-    }
-    fn description(&self) -> &str {
-        "Echoes its text."
-    }
-    fn schema(&self) -> Schema {
+/// Echoes its text `times` times; fails on "boom", panics on "panic".
+const ECHO: ToolDef<(), EchoArgs> = ToolDef {
+    name: "echo",
+    description: "Echoes its text.",
+    schema: || {
         Schema::object()
             .required("text", Schema::string())
             .optional("times", Schema::integer(1, 3))
-    }
-    fn run(&self, args: EchoArgs, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    },
+    run: |(), args, _| {
         if args.text == "boom" {
             return Err(ToolFailure::new("NOPE", "cannot echo boom"));
         }
@@ -39,11 +33,13 @@ impl TypedTool for Echo {
         Ok(ToolOutput::complete(
             json!({"echo": args.text.repeat(args.times.unwrap_or(1))}),
         ))
-    }
-}
+    },
+};
 
 fn registry(limits: ToolLimits) -> ToolRegistry {
-    ToolRegistry::new(limits).with(Arc::new(Echo)).unwrap()
+    ToolRegistry::new(limits)
+        .with(Arc::new(ECHO.bind(())))
+        .unwrap()
 }
 
 #[test]
@@ -98,11 +94,9 @@ fn invalid_arguments_name_the_problem_and_whole_numbers_are_integers() {
         .to_value();
     assert_eq!(env["data"], json!({"echo": "xx"}));
     // Called directly, without the registry, the arguments are checked the same way.
-    let direct = Tool::call(
-        &Echo,
-        &json!({"text": "x", "extra": 1}),
-        &ToolLimits::default(),
-    );
+    let direct = ECHO
+        .bind(())
+        .call(&json!({"text": "x", "extra": 1}), &ToolLimits::default());
     assert_eq!(
         direct.unwrap_err().message,
         "arguments do not match the schema: $: unknown field 'extra' (allowed: text, times)"
@@ -129,7 +123,7 @@ fn oversized_results_are_cut_and_marked() {
 fn duplicate_and_lax_tools_are_refused() {
     let mut reg = registry(ToolLimits::default());
     assert_eq!(
-        reg.register(Arc::new(Echo)),
+        reg.register(Arc::new(ECHO.bind(()))),
         Err(RegistryError::Duplicate("echo".into()))
     );
     struct Lax;
@@ -155,26 +149,17 @@ fn duplicate_and_lax_tools_are_refused() {
 
 #[test]
 fn a_schema_that_declares_an_argument_the_tool_does_not_read_is_refused() {
-    /// Its schema names `count`, which its arguments call `times`.
-    struct Drifted;
-    impl TypedTool for Drifted {
-        type Args = EchoArgs;
-        fn name(&self) -> &str {
-            "drifted"
-        }
-        fn description(&self) -> &str {
-            "Drifted."
-        }
-        fn schema(&self) -> Schema {
+    // Its schema names `count`, which its arguments call `times`.
+    let drifted = ToolDef {
+        name: "drifted",
+        schema: || {
             Schema::object()
                 .required("text", Schema::string())
                 .optional("count", Schema::integer(1, 3))
-        }
-        fn run(&self, _: EchoArgs, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-            unreachable!()
-        }
-    }
-    let refused = ToolRegistry::default().register(Arc::new(Drifted));
+        },
+        ..ECHO
+    };
+    let refused = ToolRegistry::default().register(Arc::new(drifted.bind(())));
     assert_eq!(
         refused,
         Err(RegistryError::UnreadArguments {
@@ -187,23 +172,15 @@ fn a_schema_that_declares_an_argument_the_tool_does_not_read_is_refused() {
         "tool 'drifted' declares arguments it does not read: count"
     );
     // A field the schema leaves out is never sent: the tool may read fewer.
-    struct Narrow;
-    impl TypedTool for Narrow {
-        type Args = EchoArgs;
-        fn name(&self) -> &str {
-            "narrow"
-        }
-        fn description(&self) -> &str {
-            "Narrow."
-        }
-        fn schema(&self) -> Schema {
-            Schema::object().required("text", Schema::string())
-        }
-        fn run(&self, args: EchoArgs, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-            Ok(ToolOutput::complete(json!({"times": args.times})))
-        }
-    }
-    let registry = ToolRegistry::default().with(Arc::new(Narrow)).unwrap();
+    let narrow = ToolDef {
+        name: "narrow",
+        schema: || Schema::object().required("text", Schema::string()),
+        run: |(), args: EchoArgs, _| Ok(ToolOutput::complete(json!({"times": args.times}))),
+        ..ECHO
+    };
+    let registry = ToolRegistry::default()
+        .with(Arc::new(narrow.bind(())))
+        .unwrap();
     let env = registry
         .dispatch("narrow", &json!({"text": "x"}))
         .to_value();
