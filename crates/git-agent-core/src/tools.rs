@@ -18,6 +18,12 @@
 //! Every tool opens the repository afresh, reads, and returns; none writes to the
 //! working tree, the index, refs or config. Text results are cut at line ends to
 //! the registry's limits with a truncation note saying how to read the rest.
+//!
+//! Each tool is one [`ToolDef`] entry (name, description, argument schema, a
+//! function over the repository), its arguments a `Deserialize` struct that
+//! `agent` parses and checks before the function runs. The five diff tools are
+//! one parametrised type, `DiffTool`, over a table of `DiffSpec`s: which diff,
+//! whether it takes `paths`, and what to say when the diff is cut.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,11 +4,12 @@
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
-//! false` on every object, and bounds on every number. Each tool's arguments are a
-//! typed struct (the write tools take `ultragit_schema`'s own types), parsed and
-//! checked against the schema by `agent` before the tool runs.
+//! false` on every object, and bounds on every number. Each tool is one
+//! [`agent::ToolDef`] entry; its arguments are a typed struct (the write tools
+//! take `ultragit_schema`'s own types) that `agent` parses and checks against the
+//! schema before the tool's function runs.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent::schema::Schema;
 use agent::{
@@ -34,6 +35,13 @@ pub struct Collected {
 
 /// Shared between the write tools and the run.
 pub type Collector = Arc<Mutex<Collected>>;
+
+/// What `collector` holds, to add to. A tool that panicked while holding it (the
+/// registry turns that into an error envelope) leaves whole entries behind, so a
+/// poisoned lock is still used.
+fn collected(collector: &Collector) -> MutexGuard<'_, Collected> {
+    collector.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Caps of the annotation tools: diffs are long, so more room than the defaults.
 pub const LIMITS: ToolLimits = ToolLimits {
@@ -609,23 +617,14 @@ fn emit_annotation(
         }
     }
     if !messages.is_empty() {
-        shared
-            .collector
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .rejected += 1;
+        collected(&shared.collector).rejected += 1;
         return Err(ToolFailure::new(
             "INVALID_ANNOTATION",
             format!("annotation not stored: {}", messages.join("; ")),
         ));
     }
     let label = format!("{}:{}", region.file, region.ast_anchor.name);
-    shared
-        .collector
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .regions
-        .push(region);
+    collected(&shared.collector).regions.push(region);
     Ok(ToolOutput::complete(
         json!({"message": format!("Annotation emitted for {label}")}),
     ))
@@ -759,14 +758,10 @@ fn emit_cross_cutting(
         problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
     }
     if !problems.is_empty() {
-        collector.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
+        collected(collector).rejected += 1;
         return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
     }
-    collector
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .cross_cutting
-        .push(concern);
+    collected(collector).cross_cutting.push(concern);
     Ok(ToolOutput::complete(
         json!({"message": "Cross-cutting concern recorded"}),
     ))
