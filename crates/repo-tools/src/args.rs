@@ -1,9 +1,12 @@
 //! The arguments the tools share: their schema entries and how they are read.
 //!
-//! Each tool's arguments are a `Deserialize` struct with its schema declared once
-//! ([`agent::TypedTool`]); `agent` parses and checks them against the schema before
-//! the tool runs. What is left here is what a schema cannot say: a path's
-//! spelling ([`paths::normalize`]) and caps lowered to the registry's limits.
+//! Each tool's arguments are a `Deserialize` struct (`Args` in its module) with
+//! its schema declared once, beside it (`schema()`); `agent` parses and checks
+//! them against the schema before the tool runs ([`agent::TypedTool`]). The
+//! structs are `pub` only because the public tool types' `TypedTool` impls name
+//! them; their fields are private. What is left here is what a schema cannot say:
+//! a path's spelling ([`paths::normalize`]) and caps lowered to the registry's
+//! limits, plus the schema entries two tools share.
 
 use agent::ToolFailure;
 use agent::schema::Schema;
