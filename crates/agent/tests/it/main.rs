@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent::schema::Schema;
-use agent::{ToolDef, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::{
+    AgentError, Budgets, NullSink, Outcome, Runner, Task, ToolDef, ToolLimits, ToolOutput,
+    ToolRegistry, Truncation, TruncationLimit, Validator,
+};
 use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use serde::Deserialize;
 use serde_json::json;
@@ -45,6 +48,20 @@ pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
         ..HttpOptions::default()
     };
     llm::build_provider(config).unwrap()
+}
+
+/// Runs `task` once, without traces, against the fake `server` (of `kind`).
+pub fn run_task(
+    kind: ProviderKind,
+    server: &FakeLlm,
+    budgets: Budgets,
+    task: &Task,
+    validator: Option<&dyn Validator>,
+) -> Result<Outcome, AgentError> {
+    let provider = provider(kind, server);
+    let mut sink = NullSink;
+    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink);
+    runtime().block_on(runner.run(task, validator))
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
