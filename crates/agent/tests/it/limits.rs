@@ -48,7 +48,7 @@ fn the_repair_request_quotes_a_huge_answer_clipped() {
             Reply::repeated_text("still bad\n", 400_000),
         ],
     );
-    let err = run_task(kind, &server, Budgets::default(), &task(), Some(&validator)).unwrap_err();
+    let err = run_task(kind, &server, &task(), Some(&validator)).unwrap_err();
     match err {
         AgentError::Invalid { problems, output } => {
             assert_eq!(problems.len(), 400_000);
@@ -276,7 +276,7 @@ fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
         tools: crate::tools(agent::ToolLimits::default()),
         ..task()
     };
-    let outcome = run_task(kind, &server, Budgets::default(), &task, None).unwrap();
+    let outcome = run_task(kind, &server, &task, None).unwrap();
     assert_eq!(outcome.output, "GOOD");
     let second = &server.requests()[1];
     assert!(

@@ -50,8 +50,19 @@ pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
     llm::build_provider(config).unwrap()
 }
 
-/// Runs `task` once, without traces, against the fake `server` (of `kind`).
+/// Runs `task` once with the default budgets, without traces, against the fake
+/// `server` (of `kind`).
 pub fn run_task(
+    kind: ProviderKind,
+    server: &FakeLlm,
+    task: &Task,
+    validator: Option<&dyn Validator>,
+) -> Result<Outcome, AgentError> {
+    run_task_within(kind, server, Budgets::default(), task, validator)
+}
+
+/// [`run_task`] within `budgets`.
+pub fn run_task_within(
     kind: ProviderKind,
     server: &FakeLlm,
     budgets: Budgets,

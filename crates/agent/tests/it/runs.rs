@@ -9,7 +9,7 @@ use llm::{Message, ProviderKind, StopReason};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, call};
 
-use crate::{KINDS, flavor, provider, run_task, runtime, tools};
+use crate::{KINDS, flavor, provider, run_task, run_task_within, runtime, tools};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {
@@ -68,14 +68,7 @@ fn every_backend_completes_a_two_tool_conversation() {
                 Reply::text("Three words; two lines shown."),
             ],
         );
-        let outcome = run_task(
-            kind,
-            &server,
-            Budgets::default(),
-            &task(tools(ToolLimits::default())),
-            None,
-        )
-        .unwrap();
+        let outcome = run_task(kind, &server, &task(tools(ToolLimits::default())), None).unwrap();
         assert_eq!(outcome.output, "Three words; two lines shown.", "{kind:?}");
         assert_eq!((outcome.steps, outcome.tool_calls), (3, 2));
         assert!(!outcome.finalized && !outcome.repaired);
@@ -116,14 +109,8 @@ fn the_step_budget_ends_with_one_request_without_tools() {
         max_steps: 2,
         ..Budgets::default()
     };
-    let outcome = run_task(
-        kind,
-        &server,
-        budgets,
-        &task(tools(ToolLimits::default())),
-        None,
-    )
-    .unwrap();
+    let task = task(tools(ToolLimits::default()));
+    let outcome = run_task_within(kind, &server, budgets, &task, None).unwrap();
     assert!(outcome.finalized);
     assert_eq!((outcome.steps, outcome.tool_calls), (3, 2));
     let last = server.requests()[2].json();
@@ -155,14 +142,8 @@ fn the_tool_call_budget_answers_extra_calls_with_an_error_and_finalizes() {
         max_tool_calls: 1,
         ..Budgets::default()
     };
-    let outcome = run_task(
-        kind,
-        &server,
-        budgets,
-        &task(tools(ToolLimits::default())),
-        None,
-    )
-    .unwrap();
+    let task = task(tools(ToolLimits::default()));
+    let outcome = run_task_within(kind, &server, budgets, &task, None).unwrap();
     assert!(outcome.finalized);
     assert_eq!(outcome.tool_calls, 1);
     let results = tool_results(kind, &server.requests()[1].json());
@@ -188,14 +169,8 @@ fn one_repair_pass_then_a_clear_error() {
         flavor(kind),
         vec![Reply::text("sorry, bad"), Reply::text("GOOD answer  ")],
     );
-    let outcome = run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(ToolRegistry::default()),
-        Some(&validator),
-    )
-    .unwrap();
+    let plain = task(ToolRegistry::default());
+    let outcome = run_task(kind, &server, &plain, Some(&validator)).unwrap();
     assert_eq!(outcome.output, "GOOD answer");
     assert!(outcome.repaired);
     let repair = server.requests()[1].json();
@@ -220,13 +195,7 @@ fn one_repair_pass_then_a_clear_error() {
             Reply::text("unused"),
         ],
     );
-    match run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(ToolRegistry::default()),
-        Some(&validator),
-    ) {
+    match run_task(kind, &server, &plain, Some(&validator)) {
         Err(AgentError::Invalid { problems, output }) => {
             assert_eq!(output, "still bad");
             assert_eq!(problems[0], "must start with GOOD");
@@ -249,14 +218,7 @@ fn unknown_tools_and_bad_arguments_go_back_to_the_model() {
             Reply::text("Recovered."),
         ],
     );
-    let outcome = run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(tools(ToolLimits::default())),
-        None,
-    )
-    .unwrap();
+    let outcome = run_task(kind, &server, &task(tools(ToolLimits::default())), None).unwrap();
     assert_eq!(outcome.output, "Recovered.");
     let results = tool_results(kind, &server.requests()[1].json());
     assert_eq!(results[0]["error"]["code"], "UNKNOWN_TOOL");
@@ -283,14 +245,7 @@ fn truncated_results_carry_metadata_to_the_model() {
         max_lines: 10,
         ..ToolLimits::default()
     };
-    run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(tools(limits)),
-        None,
-    )
-    .unwrap();
+    run_task(kind, &server, &task(tools(limits)), None).unwrap();
     let result = &tool_results(kind, &server.requests()[1].json())[0];
     assert_eq!(result["truncated"], true);
     assert_eq!(
@@ -310,14 +265,7 @@ fn a_task_without_tools_rejects_tool_calls() {
             json!({"text": "x"}),
         )])],
     );
-    let err = run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(ToolRegistry::default()),
-        None,
-    )
-    .unwrap_err();
+    let err = run_task(kind, &server, &task(ToolRegistry::default()), None).unwrap_err();
     assert!(
         matches!(&err, AgentError::ToolsNotAllowed { tool } if tool == "word_count"),
         "{err}"
@@ -333,14 +281,7 @@ fn empty_answers_are_repaired_too() {
         flavor(kind),
         vec![Reply::max_tokens(""), Reply::text("Now complete.")],
     );
-    let outcome = run_task(
-        kind,
-        &server,
-        Budgets::default(),
-        &task(ToolRegistry::default()),
-        None,
-    )
-    .unwrap();
+    let outcome = run_task(kind, &server, &task(ToolRegistry::default()), None).unwrap();
     assert_eq!(outcome.output, "Now complete.");
     assert!(outcome.repaired);
 }
@@ -356,7 +297,8 @@ fn the_overall_timeout_bounds_a_run() {
         overall_timeout: Duration::from_millis(300),
         ..Budgets::default()
     };
-    let err = run_task(kind, &server, budgets, &task(ToolRegistry::default()), None).unwrap_err();
+    let err =
+        run_task_within(kind, &server, budgets, &task(ToolRegistry::default()), None).unwrap_err();
     assert!(matches!(err, AgentError::Timeout { .. }), "{err}");
 }
 
