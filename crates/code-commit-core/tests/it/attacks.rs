@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
-use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 use crate::sandbox::landlock_available;
@@ -38,20 +37,21 @@ fn key_base64() -> String {
 /// A project whose build.sh runs `make` and then checks src/value.txt.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable(
-            "build.sh",
-            "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed src/value.txt\n",
-        )
-        .write("Makefile", "all:\n\t@echo compiling\n")
-        .write("src/value.txt", "broken\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Make src/value.txt say fixed.\n")
-        .write(
-            "agent-config/codeRollup.txt",
-            "=== Makefile ===\nall:\n\t@echo compiling\n=== src/value.txt ===\nbroken\n",
-        )
-        .write("agent-config/api-key", format!("{KEY}\n"));
+    repo.code_commit_project(
+        "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed src/value.txt\n",
+        &[
+            ("Makefile", "all:\n\t@echo compiling\n"),
+            ("src/value.txt", "broken\n"),
+        ],
+        &[
+            ("query.txt", "Make src/value.txt say fixed.\n"),
+            (
+                "codeRollup.txt",
+                "=== Makefile ===\nall:\n\t@echo compiling\n=== src/value.txt ===\nbroken\n",
+            ),
+            ("api-key", &format!("{KEY}\n")),
+        ],
+    );
     repo
 }
 
@@ -80,21 +80,7 @@ struct Outcome {
 /// sandbox denying agent-config/ (or no sandbox).
 fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) -> Outcome {
     let server = FakeLlm::start(Flavor::OpenAiChat, script);
-    let mut config = ProviderConfig::new(ProviderKind::OpenAiChat, "test-model");
-    config.base_url = Some(server.base_url());
-    config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.tool_use = false;
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 1,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(1),
-            max_retry_after: Duration::from_millis(1),
-        },
-        ..HttpOptions::default()
-    };
-    let redactor = config.redactor();
-    let provider = llm::build_provider(config).unwrap();
+    let (provider, redactor) = crate::provider(&server, KEY);
     let inputs = run::preflight(repo.path()).unwrap();
     let project = inputs.policy.project_dir().to_path_buf();
     let options = RunOptions {
@@ -430,19 +416,20 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
 fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
     let lock_project = || {
         let repo = TestRepo::new();
-        repo.write(".gitignore", "/agent-config\n")
-            .write_executable(
-                "build.sh",
-                // What cargo does when the manifest names a new dependency.
-                "#!/bin/sh\nif grep -q serde Cargo.toml; then echo 'name = \"serde\"' >> Cargo.lock; fi\ngrep -q fixed src/value.txt\n",
-            )
-            .write("Cargo.toml", "[package]\nname = \"p\"\n")
-            .write("Cargo.lock", "version = 4\n")
-            .write("src/value.txt", "broken\n");
-        repo.commit_all("project");
-        repo.write("agent-config/query.txt", "Fix it.\n")
-            .write("agent-config/codeRollup.txt", "src/value.txt: broken\n")
-            .write("agent-config/api-key", format!("{KEY}\n"));
+        repo.code_commit_project(
+            // What cargo does when the manifest names a new dependency.
+            "#!/bin/sh\nif grep -q serde Cargo.toml; then echo 'name = \"serde\"' >> Cargo.lock; fi\ngrep -q fixed src/value.txt\n",
+            &[
+                ("Cargo.toml", "[package]\nname = \"p\"\n"),
+                ("Cargo.lock", "version = 4\n"),
+                ("src/value.txt", "broken\n"),
+            ],
+            &[
+                ("query.txt", "Fix it.\n"),
+                ("codeRollup.txt", "src/value.txt: broken\n"),
+                ("api-key", &format!("{KEY}\n")),
+            ],
+        );
         repo
     };
     let temp = tempfile::tempdir().unwrap();
