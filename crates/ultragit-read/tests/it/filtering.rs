@@ -7,6 +7,9 @@ use crate::support::{
     MQTT_V1, commit_annotated, mqtt_v1_regions, names, read, region, regions, shifted,
 };
 
+/// One function, `compute`, on lines 1-3.
+const COMPUTE: &str = "pub fn compute() -> u32 {\n    1 + 1\n}\n";
+
 #[test]
 fn regions_are_reported_in_todays_lines() {
     let (repo, c1, c2) = shifted();
@@ -136,7 +139,7 @@ fn anchor_matching_prefers_names_and_falls_back_to_overlap() {
     commit_annotated(
         &repo,
         "src/lib.rs",
-        "pub fn compute() -> u32 {\n    1 + 1\n}\n",
+        COMPUTE,
         "compute",
         vec![
             region("src/lib.rs", "function", "calculate", (1, 3), "adds"),
@@ -197,7 +200,7 @@ fn fuzzy_region_names_count_only_without_exact_ones() {
     commit_annotated(
         &repo,
         "src/lib.rs",
-        "pub fn compute() -> u32 {\n    1 + 1\n}\n",
+        COMPUTE,
         "compute",
         vec![region(
             "src/lib.rs",
