@@ -74,11 +74,14 @@ struct Outcome {
     server: FakeLlm,
     /// The sandbox line the run reported.
     sandbox: String,
+    /// The run's temporary folder, removed with the outcome.
+    _temp_root: tempfile::TempDir,
 }
 
-/// Runs the loop the way the binary does: key from agent-config/, the
-/// sandbox denying agent-config/ (or no sandbox).
-fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) -> Outcome {
+/// Runs the loop the way the binary does: key from agent-config/, a fresh
+/// temporary folder, the sandbox denying agent-config/ (or no sandbox).
+fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
+    let temp_root = tempfile::tempdir().unwrap();
     let server = FakeLlm::start(Flavor::OpenAiChat, script);
     let (provider, redactor) = crate::provider(&server, KEY);
     let inputs = run::preflight(repo.path()).unwrap();
@@ -90,10 +93,10 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) ->
             SandboxPolicy::new(
                 &project,
                 vec![project.join("agent-config")],
-                vec![temp_root.to_path_buf()],
+                vec![temp_root.path().to_path_buf()],
             )
         }),
-        temp_root: Some(temp_root.to_path_buf()),
+        temp_root: Some(temp_root.path().to_path_buf()),
         ..RunOptions::default()
     };
     let mut steps = Vec::new();
@@ -122,6 +125,7 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) ->
         steps,
         server,
         sandbox,
+        _temp_root: temp_root,
     }
 }
 
@@ -194,7 +198,6 @@ fn assert_no_leak(outcome: &Outcome) {
 #[test]
 fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_run() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![
@@ -203,7 +206,6 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
             Reply::text(&block("src/value.txt", "fixed\n")),
         ],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -233,14 +235,12 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
 #[test]
 fn a_build_that_installs_a_git_hook_is_named() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(
             "@mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
         )],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -260,14 +260,12 @@ fn a_build_that_installs_a_git_hook_is_named() {
 #[test]
 fn a_build_that_changes_agent_config_or_git_config_is_named() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(
             "@echo 'model = \"x\"' > agent-config/config.toml; git config core.hooksPath /tmp/hooks",
         )],
         true,
-        temp.path(),
     );
     assert_eq!(
         outcome.report.tampered,
@@ -289,7 +287,6 @@ fn a_build_that_changes_agent_config_or_git_config_is_named() {
 #[test]
 fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("pwned.txt");
     let outcome = go(
@@ -302,7 +299,6 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
             Reply::text(&block("src/value.txt", "fixed\n")),
         ],
         true,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     if landlock_available() {
@@ -346,12 +342,10 @@ fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; base64 -w 20 agent-config/api-key; xxd -p agent-config/api-key";
     // Sandboxed: the key cannot be read at all.
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(recipe), makefile_reply(recipe)],
         true,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     if landlock_available() {
@@ -366,7 +360,6 @@ fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
         &repo,
         vec![makefile_reply(recipe), makefile_reply(recipe)],
         false,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     assert!(build.contains("****"), "{build}");
@@ -379,7 +372,6 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
     // The Makefile starts a detached job that outlives the build and changes
     // build.sh once the second attempt has begun (its query is logged).
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let job = "setsid sh -c 'i=0; while [ $$i -lt 1200 ] && ! ls agent-config/logs/*/2-query.txt >/dev/null 2>&1; do sleep 0.05; i=$$((i+1)); done; echo \"exit 0\" >> build.sh' </dev/null >/dev/null 2>&1 &";
     let still_broken = || Reply::text(&block("src/value.txt", "still broken\n"));
     let outcome = go(
@@ -393,7 +385,6 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
             still_broken(),
         ],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -432,7 +423,6 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
         );
         repo
     };
-    let temp = tempfile::tempdir().unwrap();
     let repo = lock_project();
     let outcome = go(
         &repo,
@@ -445,7 +435,6 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
             block("src/value.txt", "fixed\n")
         ))],
         true,
-        temp.path(),
     );
     assert!(outcome.report.passed, "{:?}", outcome.report.failure);
     assert!(outcome.report.tampered.is_empty());
@@ -467,7 +456,6 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
         &repo,
         vec![Reply::text(&block("src/value.txt", "fixed\n"))],
         true,
-        temp.path(),
     );
     assert!(!outcome.report.passed);
     assert_eq!(outcome.report.tampered, ["Cargo.lock (changed)"]);
