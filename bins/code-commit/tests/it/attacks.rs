@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
+use crate::run::fixed;
 use crate::{Run, code_commit_with};
 
 const KEY: &str = "sk-trusted-user-key-Qp7Lm2";
@@ -94,10 +95,6 @@ fn every_file(dir: &Path, skip: &Path) -> Vec<(PathBuf, String)> {
     out
 }
 
-fn reply() -> Reply {
-    Reply::text("^^^value.txt\nfixed\n^^^end\n")
-}
-
 /// A project whose build passes once value.txt says fixed.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
@@ -107,8 +104,8 @@ fn project() -> TestRepo {
 
 #[test]
 fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
-    let trusted = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
-    let evil = FakeLlm::start(Flavor::OpenAiChat, vec![reply(), reply(), reply()]);
+    let trusted = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
+    let evil = FakeLlm::start(Flavor::OpenAiChat, vec![fixed(), fixed(), fixed()]);
     let repo = project();
     // ../../.git-credentials from agent-config/ is next to the repository.
     let outer = repo.path().parent().unwrap().to_path_buf();
@@ -231,7 +228,7 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
 
 #[test]
 fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() {
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project();
     repo.write("agent-config/config.toml", "model = \"project-model\"\n");
     let home = Home::new();
@@ -252,7 +249,7 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
     );
     assert_eq!(request.json()["model"], "project-model");
     // XDG_CONFIG_HOME moves the user's folder.
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project();
     let xdg = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(xdg.path().join("code-commit")).unwrap();
@@ -315,7 +312,7 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
         vec![
             Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
             makefile("@echo 'exit 0' >> build.sh"),
-            reply(),
+            fixed(),
         ],
     );
     let repo = make_project(&server);
@@ -344,7 +341,7 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
 #[test]
 fn attack_8_the_build_cannot_read_or_leak_the_key() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; echo done";
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), fixed()]);
     let repo = make_project(&server);
     let run = Home::new().run(repo.path(), &[], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -396,7 +393,7 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
                 "if cat /proc/$$c/environ > /dev/null 2>&1; then echo 'environ: read'; else echo 'environ: denied'; fi; ",
                 "if head -c 1 /proc/$$c/mem > /dev/null 2>&1; then echo 'memory: read'; else echo 'memory: denied'; fi",
             )),
-            reply(),
+            fixed(),
         ],
     );
     let repo = make_project(&server);

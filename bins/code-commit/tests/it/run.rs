@@ -49,12 +49,14 @@ fn set_up(repo: &TestRepo, server: &FakeLlm) {
         );
 }
 
+/// The model's reply that makes the build pass.
+pub(crate) fn fixed() -> Reply {
+    Reply::text("^^^value.txt\nfixed\n^^^end\n")
+}
+
 #[test]
 fn a_run_that_passes_prints_the_outcome() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project(&server);
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -102,10 +104,7 @@ fn a_run_that_keeps_failing_exits_1() {
 
 #[test]
 fn the_key_can_live_in_agent_config() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project(&server);
     repo.write("agent-config/api-key", format!("{KEY}\n"));
     let run = code_commit(repo.path(), &["--project", "."], &[]);
@@ -143,10 +142,7 @@ fn configuration_errors_are_clear() {
 #[test]
 fn a_run_starts_no_program_the_repository_configured() {
     let hostile = testkit::hostile::Hostile::new();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = &hostile.repo;
     set_up(repo, &server);
     hostile.make_stat_stale();
