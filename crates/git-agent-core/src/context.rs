@@ -24,8 +24,8 @@ use gitctx::{DiffOptions, DiffTarget, FileDiff, FileStatus, Head, ObjectId, Repo
 use crate::classify::{Class, classify};
 use crate::error::Error;
 use crate::fit::{self, Fitted};
-use crate::lockfile::{self, LockSummary};
 use crate::shape::{self, TaskId};
+use lockfile_diff::{self as lockfile, LockSummary};
 
 /// Which commit message is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
