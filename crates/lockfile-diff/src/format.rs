@@ -6,9 +6,9 @@
 //! [`insert`](crate::packages::insert).
 
 use std::borrow::Cow;
+use std::fmt;
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 pub(crate) mod composer;
 pub(crate) mod gemfile;
@@ -22,11 +22,61 @@ pub(crate) mod yarn;
 /// Any value, kept only when it is a string: a version written as a number,
 /// say, is skipped rather than failing the whole file. The string is borrowed
 /// from the input when it has no escapes.
-#[derive(Deserialize)]
-#[serde(untagged)]
+///
+/// Hand-written rather than an untagged enum: that would buffer every value
+/// before trying it as a string, measurably slowing the parse of a large npm
+/// lockfile (`cargo xtask bench commit-msg`).
 enum Loose<'a> {
-    Text(#[serde(borrow)] Cow<'a, str>),
-    Other(IgnoredAny),
+    Text(Cow<'a, str>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(LooseVisitor)
+    }
+}
+
+struct LooseVisitor;
+
+impl<'de> Visitor<'de> for LooseVisitor {
+    type Value = Loose<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Loose::Text(Cow::Borrowed(s)))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Loose::Text(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Loose::Text(Cow::Owned(s)))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Loose::Other)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Loose::Other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Loose::Other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Loose::Other)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Loose::Other)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Loose::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Loose::Other)
+    }
 }
 
 /// The string in an optional [`Loose`] value.

@@ -14,9 +14,10 @@
 //! label and parser. One module per format under `format/`: the TOML ones
 //! (`Cargo.lock`, `poetry.lock`, `uv.lock`) through the `toml` crate, the
 //! JSON ones (npm, Composer) through `serde_json`, both with derived
-//! `serde` types that borrow from the input; the text ones (Yarn, pnpm, Go,
-//! Bundler) line by line. Parsers read only names and versions and ignore the
-//! rest.
+//! `serde` types that borrow from the input (plus two small generic
+//! deserializers where derive was slower: a lenient string and a map's
+//! entries); the text ones (Yarn, pnpm, Go, Bundler) line by line. Parsers
+//! read only names and versions and ignore the rest.
 //!
 //! - **Dependencies:** none of our crates; `serde`, `serde_json`, `toml`,
 //!   `thiserror`. Pure: no I/O, no git, no printing — callers pass contents.

@@ -11,10 +11,11 @@
 //! of it in allocation.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::{Loose, json, text};
 use crate::packages::{Packages, ParseError, insert};
@@ -22,9 +23,35 @@ use crate::packages::{Packages, ParseError, insert};
 const EXPECTED: &str = "a `packages` or `dependencies` object";
 
 /// A JSON object key, borrowed from the input when it has no escapes.
-#[derive(Deserialize, PartialEq, Eq, Hash)]
+#[derive(Deserialize)]
 #[serde(transparent)]
 struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// A map's entries in the order they come, duplicates included: an object
+/// whose keys are data (install paths, package names), walked without the
+/// hashing and allocation of a `HashMap`, which made the derived parser
+/// slower than the hand-written visitors it replaced.
+struct Entries<K, V>(Vec<(K, V)>);
+
+impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Entries<K, V> {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<K, V>(PhantomData<(K, V)>);
+        impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for EntriesVisitor<K, V> {
+            type Value = Entries<K, V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        de.deserialize_map(EntriesVisitor(PhantomData))
+    }
+}
 
 /// The first pass: `packages` (versions 2 and 3) read, the version 1
 /// `dependencies` tree only noticed; `null` counts as absent.
@@ -32,7 +59,7 @@ struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 #[serde(expecting = "a package-lock.json object")]
 struct PackageLock<'a> {
     #[serde(default, borrow)]
-    packages: Option<HashMap<Key<'a>, Installed<'a>>>,
+    packages: Option<Entries<Key<'a>, Installed<'a>>>,
     #[serde(default)]
     dependencies: Option<IgnoredAny>,
 }
@@ -60,7 +87,7 @@ enum Flag {
 #[serde(expecting = "a package-lock.json object")]
 struct DependencyLock<'a> {
     #[serde(default, borrow)]
-    dependencies: Option<HashMap<Key<'a>, Dependency<'a>>>,
+    dependencies: Option<Entries<Key<'a>, Dependency<'a>>>,
 }
 
 /// One version 1 dependency, `{version, dependencies}`. The recursion is
@@ -71,7 +98,7 @@ struct Dependency<'a> {
     #[serde(default, borrow)]
     version: Option<Loose<'a>>,
     #[serde(default, borrow)]
-    dependencies: Option<HashMap<Key<'a>, Dependency<'a>>>,
+    dependencies: Option<Entries<Key<'a>, Dependency<'a>>>,
 }
 
 pub(crate) fn parse(input: &str) -> Result<Packages, ParseError> {
@@ -79,7 +106,7 @@ pub(crate) fn parse(input: &str) -> Result<Packages, ParseError> {
     let lock: PackageLock<'_> = from_str(input)?;
     let mut packages = Packages::new();
     if let Some(installed) = lock.packages {
-        for (path, entry) in &installed {
+        for (path, entry) in &installed.0 {
             record_installed(&mut packages, &path.0, entry);
         }
         return Ok(packages);
@@ -118,8 +145,8 @@ fn record_installed(packages: &mut Packages, path: &str, entry: &Installed<'_>) 
 
 /// Records a version 1 `dependencies` object and, depth first, the ones
 /// nested in it.
-fn record_tree(packages: &mut Packages, tree: &HashMap<Key<'_>, Dependency<'_>>) {
-    for (name, dependency) in tree {
+fn record_tree(packages: &mut Packages, tree: &Entries<Key<'_>, Dependency<'_>>) {
+    for (name, dependency) in &tree.0 {
         if let Some(nested) = &dependency.dependencies {
             record_tree(packages, nested);
         }
