@@ -8,7 +8,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::packages::{Packages, insert};
 
 pub(crate) mod composer;
 pub(crate) mod gemfile;
@@ -76,6 +79,26 @@ impl<'de> Visitor<'de> for LooseVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Loose::Other)
+    }
+}
+
+/// A package entry with a `name` and a `version` (Composer's objects, the
+/// TOML formats' `[[package]]` tables); other keys are ignored.
+#[derive(Deserialize)]
+#[serde(expecting = "a package entry")]
+struct NameVersion<'a> {
+    #[serde(default, borrow)]
+    name: Option<Loose<'a>>,
+    #[serde(default, borrow)]
+    version: Option<Loose<'a>>,
+}
+
+impl NameVersion<'_> {
+    /// Records the entry when both its name and version are strings.
+    fn record(&self, packages: &mut Packages) {
+        if let (Some(name), Some(version)) = (text(&self.name), text(&self.version)) {
+            insert(packages, name, version);
+        }
     }
 }
 

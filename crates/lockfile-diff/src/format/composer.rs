@@ -3,25 +3,16 @@
 
 use serde::Deserialize;
 
-use super::{Loose, json, text};
-use crate::packages::{Packages, ParseError, insert};
+use super::{NameVersion, json};
+use crate::packages::{Packages, ParseError};
 
 #[derive(Deserialize)]
 #[serde(expecting = "a composer.lock object")]
 struct ComposerLock<'a> {
     #[serde(default, borrow)]
-    packages: Option<Vec<ComposerPackage<'a>>>,
+    packages: Option<Vec<NameVersion<'a>>>,
     #[serde(default, borrow, rename = "packages-dev")]
-    packages_dev: Option<Vec<ComposerPackage<'a>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(expecting = "a package object")]
-struct ComposerPackage<'a> {
-    #[serde(default, borrow)]
-    name: Option<Loose<'a>>,
-    #[serde(default, borrow)]
-    version: Option<Loose<'a>>,
+    packages_dev: Option<Vec<NameVersion<'a>>>,
 }
 
 pub(crate) fn parse(input: &str) -> Result<Packages, ParseError> {
@@ -34,9 +25,7 @@ pub(crate) fn parse(input: &str) -> Result<Packages, ParseError> {
     }
     let mut packages = Packages::new();
     for package in lock.packages.iter().chain(&lock.packages_dev).flatten() {
-        if let (Some(name), Some(version)) = (text(&package.name), text(&package.version)) {
-            insert(&mut packages, name, version);
-        }
+        package.record(&mut packages);
     }
     Ok(packages)
 }

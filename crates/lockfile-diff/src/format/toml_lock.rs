@@ -10,8 +10,8 @@
 use serde::Deserialize;
 use toml::de::Deserializer;
 
-use super::{Loose, text};
-use crate::packages::{Packages, ParseError, insert};
+use super::NameVersion;
+use crate::packages::{Packages, ParseError};
 
 const EXPECTED: &str = "`[[package]]` tables with `name` and `version`";
 
@@ -22,16 +22,7 @@ const MAX_MESSAGE: usize = 160;
 #[derive(Deserialize)]
 struct Lock<'a> {
     #[serde(default, borrow)]
-    package: Option<Vec<Package<'a>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(expecting = "a `[[package]]` table")]
-struct Package<'a> {
-    #[serde(default, borrow)]
-    name: Option<Loose<'a>>,
-    #[serde(default, borrow)]
-    version: Option<Loose<'a>>,
+    package: Option<Vec<NameVersion<'a>>>,
 }
 
 /// Text that is not TOML is [`ParseError::NotToml`] when it has a
@@ -65,9 +56,7 @@ fn packages(input: &str, document: Deserializer<'_>) -> Result<Packages, ParseEr
     };
     let mut packages = Packages::new();
     for package in list {
-        if let (Some(name), Some(version)) = (text(&package.name), text(&package.version)) {
-            insert(&mut packages, name, version);
-        }
+        package.record(&mut packages);
     }
     Ok(packages)
 }
