@@ -9,7 +9,6 @@
 //! generators follow).
 
 use gitctx::{FileDiff, LineKind, Repo};
-
 use lockfile_diff::{self as lockfile, LockKind};
 
 /// The kind of one changed path.

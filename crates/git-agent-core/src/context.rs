@@ -20,12 +20,12 @@
 use std::fmt::Write as _;
 
 use gitctx::{DiffOptions, DiffTarget, FileDiff, FileStatus, Head, ObjectId, Repo};
+use lockfile_diff::{self as lockfile, LockSummary};
 
 use crate::classify::{Class, classify};
 use crate::error::Error;
 use crate::fit::{self, Fitted};
 use crate::shape::{self, TaskId};
-use lockfile_diff::{self as lockfile, LockSummary};
 
 /// Which commit message is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

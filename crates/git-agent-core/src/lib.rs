@@ -18,8 +18,8 @@
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
 //! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,
-//!   `lockfile-diff`,
-//!   `safe-io` (`.git-agent/` and `--out` written without following links).
+//!   `lockfile-diff`, `safe-io` (`.git-agent/` and `--out` written without
+//!   following links).
 //! - **Invariant:** read-only toward the repository until the binary asks for the
 //!   commit ([`commit`]); the only files written are trace sessions under
 //!   `.git-agent/`.
