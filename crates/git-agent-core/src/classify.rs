@@ -9,8 +9,7 @@
 //! generators follow).
 
 use gitctx::{FileDiff, LineKind, Repo};
-
-use crate::lockfile::{self, LockKind};
+use lockfile_diff::{self as lockfile, LockKind};
 
 /// The kind of one changed path.
 #[derive(Debug, Clone, PartialEq, Eq)]

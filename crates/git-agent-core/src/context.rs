@@ -20,11 +20,11 @@
 use std::fmt::Write as _;
 
 use gitctx::{DiffOptions, DiffTarget, FileDiff, FileStatus, Head, ObjectId, Repo};
+use lockfile_diff::{self as lockfile, LockSummary};
 
 use crate::classify::{Class, classify};
 use crate::error::Error;
 use crate::fit::{self, Fitted};
-use crate::lockfile::{self, LockSummary};
 use crate::shape::{self, TaskId};
 
 /// Which commit message is being written.

@@ -3,8 +3,9 @@
 //!
 //! - [`context`]: the evidence prepared before the first model call (staged or
 //!   amend mode), with [`classify`] (hand-written, lockfile, generated, binary,
-//!   submodule), [`lockfile`] (package version changes) and [`fit`] (every file
-//!   gets its share of the diff budget).
+//!   submodule; lockfiles summarized as package version changes by
+//!   `lockfile-diff`) and [`fit`] (every file gets its share of the diff
+//!   budget).
 //! - [`tools`]: the read-only commit-message tools of §5 plus the shared
 //!   repository tools.
 //! - [`prompt`]: the request layers (instructions, tool policy, environment,
@@ -17,7 +18,8 @@
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
 //! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,
-//!   `safe-io` (`.git-agent/` and `--out` written without following links).
+//!   `lockfile-diff`, `safe-io` (`.git-agent/` and `--out` written without
+//!   following links).
 //! - **Invariant:** read-only toward the repository until the binary asks for the
 //!   commit ([`commit`]); the only files written are trace sessions under
 //!   `.git-agent/`.
@@ -36,13 +38,16 @@ pub mod commit_msg;
 pub mod context;
 mod error;
 pub mod fit;
-pub mod lockfile;
 pub mod pr_message;
 pub mod prompt;
 pub mod release;
 pub mod session;
 pub mod shape;
 pub mod tools;
+
+// Serves `release/` (and `tools.rs`) as `crate::lockfile` until the lead
+// rewires them to `lockfile_diff` directly.
+use lockfile_diff as lockfile;
 
 use std::path::Path;
 

@@ -30,10 +30,10 @@ use std::time::{Duration, Instant};
 use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::context::{self, Limits, Mode};
 use git_agent_core::fit::Shown;
-use git_agent_core::lockfile::{self, LockKind};
 use git_agent_core::{prompt, tools};
 use gitctx::{DiffOptions, DiffTarget, GitCommand, Repo};
 use llm::{ProviderConfig, ProviderKind};
+use lockfile_diff::{self as lockfile, LockKind};
 use serde_json::Value;
 use testkit::{FakeLlm, Flavor, Reply};
 
