@@ -10,7 +10,7 @@ use std::path::Path;
 use clap::Args;
 use gitctx::Repo;
 use ultragit_annotate::setup::{self, HookChange};
-use ultragit_annotate::{NOTES_REF, Settings, author};
+use ultragit_annotate::{NOTES_REF, ProviderFlags, Settings, author};
 
 use crate::outcome::{Failure, Output};
 
@@ -100,12 +100,11 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
     }
     // Which model will annotate, so a missing key shows up now rather than in
     // .git/ultragit/failed.log after the next commit.
-    let settings = Settings::load(&repo);
-    if let Ok(settings) = &settings {
-        output.warnings.extend(settings.warnings.iter().cloned());
-    }
-    match settings.and_then(|settings| settings.provider.resolve()) {
-        Ok(provider) => {
+    match Settings::load(&repo, &ProviderFlags::default()) {
+        Ok(Settings {
+            provider, warnings, ..
+        }) => {
+            output.warnings.extend(warnings);
             let key = match &provider.api_key_env {
                 Some(variable) => format!("key from ${variable}"),
                 None => "no key".to_owned(),

@@ -44,16 +44,23 @@ impl fmt::Debug for Layer<'_> {
 }
 
 impl<'a> Layer<'a> {
-    /// The flags given on the command line: `(flag, value)`, `None` for a flag
-    /// not given.
-    pub fn flags(flags: impl IntoIterator<Item = (&'static str, Option<String>)>) -> Layer<'a> {
-        let given = flags
-            .into_iter()
-            .filter_map(|(flag, value)| value.map(|value| (flag, value)))
-            .collect();
+    /// The flags given on the command line; add each key's with
+    /// [`Layer::flag`].
+    pub fn flags() -> Layer<'a> {
         Layer {
-            source: LayerSource::Flags(given),
+            source: LayerSource::Flags(Vec::new()),
         }
+    }
+
+    /// In a flags layer: `key`'s flag, given with `value` (`None`: not given).
+    /// Nothing for a key without a flag, or another kind of layer.
+    pub fn flag<T>(mut self, key: &Key<T>, value: Option<String>) -> Layer<'a> {
+        if let (LayerSource::Flags(given), Some(flag), Some(value)) =
+            (&mut self.source, key.flag, value)
+        {
+            given.push((flag, value));
+        }
+        self
     }
 
     /// The environment, through the binary's lookup (`|name|
@@ -235,6 +242,20 @@ impl Section {
                 ),
             }),
         }
+    }
+
+    /// The table at `path` below this one (`["ultragit", "read"]` for
+    /// `[ultragit.read]`): `None` when the file has none, an error when a table
+    /// on the way is not one.
+    pub fn at(&self, path: &[&str]) -> Result<Option<Section>, ConfigError> {
+        let mut section = self.clone();
+        for name in path {
+            match section.table(name)? {
+                Some(inner) => section = inner,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(section))
     }
 
     /// How messages name the file.

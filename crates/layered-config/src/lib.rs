@@ -170,15 +170,12 @@ impl fmt::Display for Value {
 }
 
 /// How git config spells a key's value. git has its own syntax for integers
-/// (`1k`, `2m`), so an integer key is read as one; everything else is text for
-/// the parser.
+/// (`1k`, `2m`), so an integer key is read as one; everything else reaches the
+/// parser as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Text,
     Int,
-    Float,
-    Bool,
-    List,
 }
 
 /// Whether a file in the repository may set a key.

@@ -55,8 +55,18 @@ fn file(text: &str, name: &str) -> Section {
     Section::parse(text, name).unwrap()
 }
 
+/// A flags layer with `turns`, `url` and `model` given as in `pairs`.
 fn flags(pairs: &[(&'static str, &str)]) -> Layer<'static> {
-    Layer::flags(pairs.iter().map(|(f, v)| (*f, Some(v.to_string()))))
+    let given = |flag: &str| {
+        pairs
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(_, v)| v.to_string())
+    };
+    Layer::flags()
+        .flag(&TURNS, given("--turns"))
+        .flag(&URL, given("--url"))
+        .flag(&MODEL, given("--model"))
 }
 
 /// Every layer kind, each setting `turns` to a different number.
@@ -296,6 +306,8 @@ fn files_that_are_not_toml_or_not_tables_name_the_file() {
         "t.toml: [tool] must be a table, not 3"
     );
     assert_eq!(section.table("missing").unwrap(), None);
+    assert_eq!(section.at(&["other", "deeper"]).unwrap(), None);
+    assert!(section.at(&["tool", "x"]).is_err());
     assert_eq!(section.keys().collect::<Vec<_>>(), ["other", "tool"]);
 }
 

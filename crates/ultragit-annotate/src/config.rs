@@ -1,25 +1,31 @@
 //! Configuration of the writing agent (spec 000 "Configuration") and of the model
-//! it talks to.
+//! it talks to: the table of `ultragit annotate`'s keys and their resolution.
 //!
-//! Sources, lowest precedence first: defaults; git config `[ultragit]`
-//! (`maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`,
-//! `recentAnnotationsLimit`, `chunkSize`, `provider`, `model`, `baseUrl`,
-//! `apiKeyEnv`); `.ultragit-config.toml` at the top of the working tree
-//! (`[ultragit.annotate]`: `max_diff_lines`, `max_agent_turns`,
-//! `max_tokens_per_response`, `recent_annotations_limit`, `chunk_size`) — the team
-//! file wins for these limits, as for `ultragit read`. The binary's flags override
-//! all of these.
+//! | key | flag | git config | `.ultragit-config.toml` | default |
+//! |---|---|---|---|---|
+//! | limits | — | `ultragit.maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`, `recentAnnotationsLimit`, `chunkSize` | `[ultragit.annotate]` `max_diff_lines`, … | [`AnnotateConfig::default`] |
+//! | provider | `--provider` | `ultragit.provider` | ignored | `openai-responses` |
+//! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
+//! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
+//! | key variable | `--api-key-env` | `ultragit.apiKeyEnv` | ignored | the provider's |
+//!
+//! Precedence, highest first: the flags, then the team file (for the limits: it
+//! wins over git config, as for `ultragit read`, spec 003 §6), then git config
+//! (the user's own, or `.git/config`), then the defaults. `layered-config`
+//! resolves the table; only the value that wins is checked, and a bad one names
+//! its source.
 //!
 //! **Invariant (trust):** the team file is committed, so anyone who can push to the
 //! repository (or whoever it was cloned from) wrote it. It may tune the limits; it
 //! may never choose the provider, the model, the endpoint or the key's variable.
-//! Those come only from git config (the user's own, or `.git/config`) and flags;
-//! where the file sets them they are ignored and [`Settings::warnings`] says so,
-//! naming the trusted place (see [`ultragit_schema::team_config`]).
+//! Those keys are steering keys in the table: the file is never asked for them,
+//! and where it sets one [`Settings::warnings`] says so, naming the trusted place
+//! (`git config …` or the flag).
 
 use gitctx::Repo;
+use layered_config::{ConfigError, Key, Kind, Layer, Section, Stack, Value, parse};
 use llm::ProviderKind;
-use ultragit_schema::team_config::{TEAM_CONFIG_LIMIT, TeamAnnotate, TeamConfig};
+use ultragit_schema::team_config::{ANNOTATE_SECTION, TEAM_CONFIG_LIMIT};
 
 use crate::error::AnnotateError;
 
@@ -60,6 +66,63 @@ pub const CHUNK_FILE_THRESHOLD: usize = 10;
 /// chunk of its own).
 pub const CHUNK_LINE_BUDGET: u32 = 1500;
 
+const MAX_DIFF_LINES: Key<u32> = Key::new("max_diff_lines", parse::whole::<u32, 1>)
+    .git("ultragit.maxDiffLines")
+    .file("max_diff_lines")
+    .kind(Kind::Int);
+const MAX_AGENT_TURNS: Key<u32> = Key::new("max_agent_turns", parse::whole::<u32, 1>)
+    .git("ultragit.maxAgentTurns")
+    .file("max_agent_turns")
+    .kind(Kind::Int);
+const MAX_TOKENS_PER_RESPONSE: Key<u32> =
+    Key::new("max_tokens_per_response", parse::whole::<u32, 1>)
+        .git("ultragit.maxTokensPerResponse")
+        .file("max_tokens_per_response")
+        .kind(Kind::Int);
+const RECENT_ANNOTATIONS_LIMIT: Key<u32> =
+    Key::new("recent_annotations_limit", parse::whole::<u32, 0>)
+        .git("ultragit.recentAnnotationsLimit")
+        .file("recent_annotations_limit")
+        .kind(Kind::Int);
+const CHUNK_SIZE: Key<u32> = Key::new("chunk_size", parse::whole::<u32, 1>)
+    .git("ultragit.chunkSize")
+    .file("chunk_size")
+    .kind(Kind::Int);
+
+const PROVIDER: Key<ProviderKind> = Key::new("provider", provider_kind)
+    .flag("--provider")
+    .git("ultragit.provider")
+    .file("provider")
+    .steering("which provider is used")
+    .blank_is_unset();
+const MODEL: Key<String> = Key::new("model", parse::text)
+    .flag("--model")
+    .git("ultragit.model")
+    .file("model")
+    .steering("which model is used")
+    .blank_is_unset();
+/// Blank is a value: no URL, the API's own (`--base-url ""` hides git config's).
+const BASE_URL: Key<Option<String>> = Key::new("base_url", parse::optional_text)
+    .flag("--base-url")
+    .git("ultragit.baseUrl")
+    .file("base_url")
+    .steering("where requests go");
+/// Blank or `none` is a value: no key (a local server).
+const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", key_variable)
+    .flag("--api-key-env")
+    .git("ultragit.apiKeyEnv")
+    .file("api_key_env")
+    .steering("which credential is sent");
+
+fn provider_kind(value: &Value) -> Result<ProviderKind, String> {
+    ProviderKind::parse_or_explain(&parse::text(value)?)
+}
+
+fn key_variable(value: &Value) -> Result<Option<String>, String> {
+    let name = parse::text(value)?;
+    Ok((!name.is_empty() && !name.eq_ignore_ascii_case("none")).then_some(name))
+}
+
 /// Which model annotates, and where its key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderSettings {
@@ -72,179 +135,88 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
 }
 
-impl ProviderSettings {
-    /// The defaults for a provider: a current model and the usual key variable.
-    pub fn defaults(kind: ProviderKind) -> ProviderSettings {
-        let (model, key) = match kind {
-            ProviderKind::OpenAiResponses | ProviderKind::OpenAiChat => {
-                ("gpt-5-mini", "OPENAI_API_KEY")
-            }
-            ProviderKind::Anthropic => ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-        };
-        ProviderSettings {
-            kind,
-            model: model.to_owned(),
-            base_url: None,
-            api_key_env: Some(key.to_owned()),
-        }
-    }
-}
-
-/// Both configurations of a repository, as written: the limits resolved, the
-/// provider settings not yet (flags may override them), and the warnings about
-/// what the team file tried to set and may not.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub limits: AnnotateConfig,
-    pub provider: RawProvider,
-    /// One line per ignored key of the team file (see the module's trust rule).
-    pub warnings: Vec<String>,
-}
-
-impl Settings {
-    /// Loads defaults, then git config, then `.ultragit-config.toml` (read
-    /// bounded and without following links; steering keys ignored).
-    pub fn load(repo: &Repo) -> Result<Settings, AnnotateError> {
-        load_parts(repo)
-    }
-}
-
-fn load_parts(repo: &Repo) -> Result<Settings, AnnotateError> {
-    let mut limits = AnnotateConfig::default();
-    let int = |key: &str, min: i64| -> Result<Option<u32>, AnnotateError> {
-        let source = format!("git config ultragit.{key}");
-        match repo.config_get_i64(&format!("ultragit.{key}")) {
-            Ok(Some(v)) => bounded(&source, v, min).map(Some),
-            Ok(None) => Ok(None),
-            Err(err) => Err(AnnotateError::Config(format!("{source}: {err}"))),
-        }
-    };
-    let text = |key: &str| -> Result<Option<String>, AnnotateError> {
-        repo.config_get(&format!("ultragit.{key}"))
-            .map_err(|err| AnnotateError::Config(format!("git config ultragit.{key}: {err}")))
-    };
-    if let Some(v) = int("maxDiffLines", 1)? {
-        limits.max_diff_lines = v;
-    }
-    if let Some(v) = int("maxAgentTurns", 1)? {
-        limits.max_agent_turns = v;
-    }
-    if let Some(v) = int("maxTokensPerResponse", 1)? {
-        limits.max_tokens_per_response = v;
-    }
-    if let Some(v) = int("recentAnnotationsLimit", 0)? {
-        limits.recent_annotations_limit = v;
-    }
-    if let Some(v) = int("chunkSize", 1)? {
-        limits.chunk_size = v;
-    }
-    let non_empty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
-    let raw = RawProvider {
-        kind: non_empty(text("provider")?),
-        model: non_empty(text("model")?),
-        base_url: non_empty(text("baseUrl")?),
-        api_key_env: text("apiKeyEnv")?,
-    };
-    let mut warnings = Vec::new();
-    let bytes = repo
-        .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
-        .map_err(|e| AnnotateError::Config(e.to_string()))?;
-    if let Some(bytes) = bytes {
-        let team = TeamConfig::parse_bytes(&bytes)
-            .and_then(|team| team.annotate())
-            .map_err(|e| AnnotateError::Config(e.to_string()))?;
-        apply_team(&team.limits, &mut limits)?;
-        warnings = team.warnings();
-    }
-    Ok(Settings {
-        limits,
-        provider: raw,
-        warnings,
-    })
-}
-
-/// Provider settings as written, before defaults fill the gaps.
+/// The provider flags as given (`None`: not given). They win over everything.
 #[derive(Debug, Default, Clone)]
-pub struct RawProvider {
-    pub kind: Option<String>,
+pub struct ProviderFlags {
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// `Some("")` or `Some("none")`: no key.
     pub api_key_env: Option<String>,
 }
 
-impl RawProvider {
-    /// The settings, with the provider's defaults where nothing was said.
-    pub fn resolve(&self) -> Result<ProviderSettings, AnnotateError> {
-        let kind = match &self.kind {
-            None => ProviderKind::OpenAiResponses,
-            Some(name) => ProviderKind::parse(name).ok_or_else(|| {
-                AnnotateError::Config(format!(
-                    "unknown provider '{name}': use one of {}",
-                    ProviderKind::NAMES.join(", ")
-                ))
-            })?,
-        };
-        let mut settings = ProviderSettings::defaults(kind);
-        if let Some(model) = &self.model {
-            settings.model = model.trim().to_owned();
-        }
-        settings.base_url = self.base_url.clone().filter(|u| !u.trim().is_empty());
-        if let Some(env) = &self.api_key_env {
-            let env = env.trim();
-            settings.api_key_env = if env.is_empty() || env.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                Some(env.to_owned())
-            };
-        }
-        Ok(settings)
-    }
+/// The configuration of a repository, resolved: the limits, the provider
+/// settings, and the warnings about what the team file tried to set and may not.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: AnnotateConfig,
+    pub provider: ProviderSettings,
+    /// One line per ignored key of the team file (see the module's trust rule).
+    pub warnings: Vec<String>,
+}
 
-    /// `other`'s values where it has them.
-    pub fn overridden_by(mut self, other: &RawProvider) -> RawProvider {
-        if other.kind.is_some() {
-            self.kind = other.kind.clone();
-        }
-        if other.model.is_some() {
-            self.model = other.model.clone();
-        }
-        if other.base_url.is_some() {
-            self.base_url = other.base_url.clone();
-        }
-        if other.api_key_env.is_some() {
-            self.api_key_env = other.api_key_env.clone();
-        }
-        self
+impl Settings {
+    /// Resolves the table over `flags`, `.ultragit-config.toml` (read bounded
+    /// and without following links; steering keys ignored) and git config.
+    pub fn load(repo: &Repo, flags: &ProviderFlags) -> Result<Settings, AnnotateError> {
+        let team = repo
+            .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
+            .map_err(|e| AnnotateError::Config(e.to_string()))?;
+        let git = Layer::git_config(|key| repo.config_get(key), |key| repo.config_get_i64(key));
+        resolve(flags, team.as_deref(), git).map_err(|e| AnnotateError::Config(e.to_string()))
     }
 }
 
-/// The team file's limits (the only thing it may set here).
-fn apply_team(a: &TeamAnnotate, limits: &mut AnnotateConfig) -> Result<(), AnnotateError> {
-    let source = |key: &str| format!("{CONFIG_FILE} ultragit.annotate.{key}");
-    if let Some(v) = a.max_diff_lines {
-        limits.max_diff_lines = bounded(&source("max_diff_lines"), v, 1)?;
+/// The table resolved over `flags`, the team file's bytes (if any) and `git`.
+fn resolve(
+    flags: &ProviderFlags,
+    team: Option<&[u8]>,
+    git: Layer<'_>,
+) -> Result<Settings, ConfigError> {
+    let mut stack = Stack::new().with(
+        Layer::flags()
+            .flag(&PROVIDER, flags.provider.clone())
+            .flag(&MODEL, flags.model.clone())
+            .flag(&BASE_URL, flags.base_url.clone())
+            .flag(&API_KEY_ENV, flags.api_key_env.clone()),
+    );
+    if let Some(bytes) = team
+        && let Some(section) = Section::parse_bytes(bytes, CONFIG_FILE)?.at(ANNOTATE_SECTION)?
+    {
+        stack = stack.with(Layer::repo_file(section));
     }
-    if let Some(v) = a.max_agent_turns {
-        limits.max_agent_turns = bounded(&source("max_agent_turns"), v, 1)?;
-    }
-    if let Some(v) = a.max_tokens_per_response {
-        limits.max_tokens_per_response = bounded(&source("max_tokens_per_response"), v, 1)?;
-    }
-    if let Some(v) = a.recent_annotations_limit {
-        limits.recent_annotations_limit = bounded(&source("recent_annotations_limit"), v, 0)?;
-    }
-    if let Some(v) = a.chunk_size {
-        limits.chunk_size = bounded(&source("chunk_size"), v, 1)?;
-    }
-    Ok(())
+    let mut stack = stack.with(git);
+
+    let defaults = AnnotateConfig::default();
+    let limits = AnnotateConfig {
+        max_diff_lines: stack.value(&MAX_DIFF_LINES, defaults.max_diff_lines)?.value,
+        max_agent_turns: stack
+            .value(&MAX_AGENT_TURNS, defaults.max_agent_turns)?
+            .value,
+        max_tokens_per_response: stack
+            .value(&MAX_TOKENS_PER_RESPONSE, defaults.max_tokens_per_response)?
+            .value,
+        recent_annotations_limit: stack
+            .value(&RECENT_ANNOTATIONS_LIMIT, defaults.recent_annotations_limit)?
+            .value,
+        chunk_size: stack.value(&CHUNK_SIZE, defaults.chunk_size)?.value,
+    };
+    let kind = stack.value(&PROVIDER, ProviderKind::OpenAiResponses)?.value;
+    let provider = ProviderSettings {
+        kind,
+        model: stack.value(&MODEL, kind.default_model().to_owned())?.value,
+        base_url: stack.value(&BASE_URL, None)?.value,
+        api_key_env: stack
+            .value(&API_KEY_ENV, Some(kind.default_key_variable().to_owned()))?
+            .value,
+    };
+    let warnings = stack.finish()?.iter().map(|i| i.warning()).collect();
+    Ok(Settings {
+        limits,
+        provider,
+        warnings,
+    })
 }
 
-fn bounded(source: &str, value: i64, min: i64) -> Result<u32, AnnotateError> {
-    if value < min || value > i64::from(u32::MAX) {
-        return Err(AnnotateError::Config(format!(
-            "{source} must be a whole number of at least {min}, not {value}"
-        )));
-    }
-    Ok(value as u32)
-}
+#[cfg(test)]
+mod tests;
