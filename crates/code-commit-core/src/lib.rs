@@ -31,6 +31,7 @@
 //!
 //! - **Dependencies:** `llm` (the providers, secrets), `gitctx` (discovery,
 //!   ignore rules, the index), `safe-io` (no-follow, bounded file access),
+//!   `layered-config` (the configuration table, resolved with its sources),
 //!   `landlock` (the sandbox, Linux only).
 //! - **Trust:** an `agent-config/` git tracks came with the repository and is
 //!   refused; an untracked one is the user's own and may name the endpoint and
