@@ -212,18 +212,9 @@ impl Section {
         }
     }
 
-    /// An empty file.
-    pub fn empty(file: impl Into<String>) -> Section {
-        Section {
-            file: file.into(),
-            path: Vec::new(),
-            table: toml::Table::new(),
-        }
-    }
-
     /// The table `name` within this one (`[ultragit]`, then `[ultragit.read]`):
     /// `None` when the file has none, an error when `name` is not a table.
-    pub fn table(&self, name: &str) -> Result<Option<Section>, ConfigError> {
+    pub(crate) fn table(&self, name: &str) -> Result<Option<Section>, ConfigError> {
         let mut path = self.path.clone();
         path.push(name.to_owned());
         match self.table.get(name) {
@@ -259,12 +250,12 @@ impl Section {
     }
 
     /// How messages name the file.
-    pub fn file(&self) -> &str {
+    pub(crate) fn file(&self) -> &str {
         &self.file
     }
 
     /// The keys the section sets, in order of name.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.table.keys().map(String::as_str)
     }
 
@@ -286,7 +277,7 @@ impl Section {
     }
 
     /// The value of `name`, if the section sets it.
-    pub fn get(&self, name: &str) -> Option<Value> {
+    pub(crate) fn get(&self, name: &str) -> Option<Value> {
         self.table.get(name).map(convert)
     }
 }

@@ -63,13 +63,6 @@ pub enum Source {
     Default,
 }
 
-impl Source {
-    /// Whether the source is the user's own (anything but a repository file).
-    pub fn is_trusted(&self) -> bool {
-        !matches!(self, Source::RepoFile { .. })
-    }
-}
-
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -91,34 +84,6 @@ pub struct Resolved<T> {
     pub source: Source,
 }
 
-impl<T> Resolved<T> {
-    /// The same source, another value.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Resolved<U> {
-        Resolved {
-            value: f(self.value),
-            source: self.source,
-        }
-    }
-
-    /// A further check or conversion; its problem becomes an error naming the
-    /// source.
-    pub fn try_map<U>(
-        self,
-        f: impl FnOnce(T) -> Result<U, String>,
-    ) -> Result<Resolved<U>, ConfigError> {
-        match f(self.value) {
-            Ok(value) => Ok(Resolved {
-                value,
-                source: self.source,
-            }),
-            Err(problem) => Err(ConfigError::Invalid {
-                origin: self.source,
-                problem,
-            }),
-        }
-    }
-}
-
 /// A raw value, as a source holds it: text from flags, variables and git config,
 /// typed values from files.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +99,7 @@ pub enum Value {
 
 impl Value {
     /// The text, when the value is text.
-    pub fn as_text(&self) -> Option<&str> {
+    pub(crate) fn as_text(&self) -> Option<&str> {
         match self {
             Value::Text(text) => Some(text),
             _ => None,
@@ -287,7 +252,7 @@ impl<T> Key<T> {
 
     /// The trusted places to set the key, for a warning: "`git config x` or
     /// `--x`".
-    pub fn trusted_places(&self) -> String {
+    pub(crate) fn trusted_places(&self) -> String {
         let git = self.git.map(|key| format!("`git config {key}`"));
         let flag = self.flag.map(|flag| format!("`{flag}`"));
         let env = self.env.map(|name| format!("`${name}`"));
@@ -297,7 +262,7 @@ impl<T> Key<T> {
 }
 
 /// A setting that cannot be used, naming where it came from.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// A value the key's parser refused.
