@@ -224,6 +224,7 @@ fn annotate_now(
         limits,
         provider: settings,
         warnings: config_warnings,
+        ..
     } = Settings::load(repo, &args.provider.flags()).map_err(Failure::new)?;
     let request = ProviderRequest {
         kind: settings.kind,

@@ -102,7 +102,10 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
     // .git/ultragit/failed.log after the next commit.
     match Settings::load(&repo, &ProviderFlags::default()) {
         Ok(Settings {
-            provider, warnings, ..
+            provider,
+            sources,
+            warnings,
+            ..
         }) => {
             output.warnings.extend(warnings);
             let key = match &provider.api_key_env {
@@ -111,13 +114,17 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
             };
             let _ = writeln!(
                 text,
-                "  model            {} {} at {}, {key}\n                 \x20                  (git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
+                "  model            {} {} at {}, {key}\n                 \x20                  (provider: {}, model: {}, URL: {}, key variable: {};\n                 \x20                   set with git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
                 provider.kind.as_str(),
                 provider.model,
                 provider
                     .base_url
                     .as_deref()
                     .unwrap_or("the API's default URL"),
+                sources.kind,
+                sources.model,
+                sources.base_url,
+                sources.api_key_env,
             );
         }
         Err(err) => output.warnings.push(err.to_string()),

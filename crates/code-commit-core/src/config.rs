@@ -79,21 +79,17 @@ pub struct UserFiles {
 
 /// The table: each key's name in the files, and its parser. Blank text is a
 /// value that means "not set" (the default), and it hides the user's value.
-const PROVIDER: Key<ProviderKind> = Key::new("provider", provider_kind).file("provider");
-const MODEL: Key<Option<String>> = Key::new("model", parsers::optional_text).file("model");
-const BASE_URL: Key<Option<String>> = Key::new("base_url", parsers::optional_text).file("base_url");
-const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file).file("api_key_file");
-const API_KEY_ENV: Key<Option<String>> =
-    Key::new("api_key_env", parsers::optional_text).file("api_key_env");
-const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>).file("max_tokens");
-const BUILD_TIMEOUT_SECS: Key<u64> =
-    Key::new("build_timeout_secs", parsers::whole::<u64, 1>).file("build_timeout_secs");
-const REQUEST_TIMEOUT_SECS: Key<u64> =
-    Key::new("request_timeout_secs", parsers::whole::<u64, 1>).file("request_timeout_secs");
-const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean).file("build_sandbox");
+const PROVIDER: Key<ProviderKind> = Key::new("provider", provider_kind);
+const MODEL: Key<Option<String>> = Key::new("model", parsers::optional_text);
+const BASE_URL: Key<Option<String>> = Key::new("base_url", parsers::optional_text);
+const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file);
+const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", parsers::optional_text);
+const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>);
+const BUILD_TIMEOUT_SECS: Key<u64> = Key::new("build_timeout_secs", parsers::whole::<u64, 1>);
+const REQUEST_TIMEOUT_SECS: Key<u64> = Key::new("request_timeout_secs", parsers::whole::<u64, 1>);
+const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean);
 /// Joined across the files (the project's entries first).
-const BUILD_WRITABLE: Key<Vec<PathBuf>> =
-    Key::new("build_writable", writable_paths).file("build_writable");
+const BUILD_WRITABLE: Key<Vec<PathBuf>> = Key::new("build_writable", writable_paths);
 
 fn provider_kind(value: &Value) -> Result<ProviderKind, String> {
     ProviderKind::parse_or_explain(&parsers::text(value)?)
@@ -214,21 +210,21 @@ pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
 
 /// The table resolved over `stack`.
 fn resolve(mut stack: Stack<'_>) -> Result<Config, ConfigError> {
-    let provider = stack.value(&PROVIDER, ProviderKind::OpenAiResponses)?.value;
+    let provider = stack.value(&PROVIDER, ProviderKind::OpenAiResponses)?;
     let text = |value: Option<String>, default: &str| value.unwrap_or_else(|| default.to_owned());
     let config = Config {
         provider,
-        model: text(stack.value(&MODEL, None)?.value, provider.default_model()),
-        base_url: stack.value(&BASE_URL, None)?.value,
-        api_key_file: stack.value(&API_KEY_FILE, None)?.value,
+        model: text(stack.value(&MODEL, None)?, provider.default_model()),
+        base_url: stack.value(&BASE_URL, None)?,
+        api_key_file: stack.value(&API_KEY_FILE, None)?,
         api_key_env: text(
-            stack.value(&API_KEY_ENV, None)?.value,
+            stack.value(&API_KEY_ENV, None)?,
             provider.default_key_variable(),
         ),
-        max_tokens: stack.value(&MAX_TOKENS, 32_000)?.value,
-        build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?.value),
-        request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?.value),
-        build_sandbox: stack.value(&BUILD_SANDBOX, true)?.value,
+        max_tokens: stack.value(&MAX_TOKENS, 32_000)?,
+        build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?),
+        request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?),
+        build_sandbox: stack.value(&BUILD_SANDBOX, true)?,
         build_writable: stack
             .all(&BUILD_WRITABLE)?
             .into_iter()

@@ -38,20 +38,24 @@ use serde_json::Value;
 use crate::env::{self, proxy_config};
 
 /// The model: `--model`, then `OPENAI_MODEL`, then the provider's default.
-const MODEL: Key<String> = Key::new("model", parse::text)
-    .flag("--model")
-    .env(env::OPENAI_MODEL)
-    .blank_is_unset();
+const MODEL: Key<String> = Key {
+    flag: Some("--model"),
+    env: Some(env::OPENAI_MODEL),
+    blank_is_unset: true,
+    ..Key::new("model", parse::text)
+};
 /// The base URL on the API-key path: `--base-url`, then `OPENAI_BASE_URL`.
-const BASE_URL: Key<String> = Key::new("base_url", parse::text)
-    .flag("--base-url")
-    .env(env::OPENAI_BASE_URL)
-    .blank_is_unset();
+const BASE_URL: Key<String> = Key {
+    env: Some(env::OPENAI_BASE_URL),
+    ..SIGNED_IN_BASE_URL
+};
 /// The base URL with ChatGPT sign-in: only the flag changes it (the sign-in's
 /// own URL is the provider's default; `OPENAI_BASE_URL` belongs to API keys).
-const SIGNED_IN_BASE_URL: Key<String> = Key::new("base_url", parse::text)
-    .flag("--base-url")
-    .blank_is_unset();
+const SIGNED_IN_BASE_URL: Key<String> = Key {
+    flag: Some("--base-url"),
+    blank_is_unset: true,
+    ..Key::new("base_url", parse::text)
+};
 
 /// Where the credentials came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,9 +200,7 @@ pub fn resolve(
                 .flag(&BASE_URL, given(flags.base_url)),
         )
         .with(Layer::env(&lookup));
-    let model = settings
-        .value(&MODEL, kind.default_model().to_owned())?
-        .value;
+    let model = settings.value(&MODEL, kind.default_model().to_owned())?;
     let mut config = ProviderConfig::new(kind, model);
     config.http = HttpOptions {
         proxy: proxy_config(&lookup),

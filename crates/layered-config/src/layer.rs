@@ -9,8 +9,8 @@ type Lookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
 type GitRead<'a, T> = Box<dyn Fn(&str) -> Result<Option<T>, String> + 'a>;
 
 /// One source of values. A key is looked up by its name for that kind of
-/// source ([`Key::flag`], [`Key::env`], [`Key::git`], [`Key::file`]); a key
-/// without that name is not looked up there.
+/// source ([`Key::flag`], [`Key::env`], [`Key::git`], [`Key::name`] in files);
+/// a key without a name for it is not looked up there.
 pub struct Layer<'a> {
     pub(crate) source: LayerSource<'a>,
 }
@@ -155,9 +155,7 @@ impl<'a> Layer<'a> {
                 }
             }
             LayerSource::File { section, trusted } => {
-                let Some(name) = key.file else {
-                    return Ok(None);
-                };
+                let name = key.name;
                 Ok(section.get(name).map(|value| {
                     let (file, key) = (section.file.clone(), section.qualified(name));
                     let source = if *trusted {

@@ -156,20 +156,25 @@ pub enum Untrusted {
 }
 
 /// One setting: its names in each kind of source, whether a repository file may
-/// set it, and how a raw value becomes a `T`. Built in `const` tables:
+/// set it, and how a raw value becomes a `T`. Built in `const` tables, with
+/// [`Key::new`] (or [`Key::whole`]) and struct update syntax:
 ///
 /// ```
-/// use layered_config::{Key, Kind, parse};
+/// use layered_config::{Key, Untrusted, parse};
 ///
-/// const MAX_TURNS: Key<u32> = Key::new("max_turns", parse::whole::<u32, 1>)
-///     .git("tool.maxTurns")
-///     .file("max_turns")
-///     .kind(Kind::Int);
+/// const MAX_TURNS: Key<u32> = Key::whole::<1>("max_turns", "tool.maxTurns");
+/// const MODEL: Key<String> = Key {
+///     flag: Some("--model"),
+///     git: Some("tool.model"),
+///     untrusted: Untrusted::MayNotChoose("which model is used"),
+///     ..Key::new("model", parse::text)
+/// };
 /// assert_eq!(MAX_TURNS.git, Some("tool.maxTurns"));
+/// assert_eq!(MODEL.name, "model");
 /// ```
 #[derive(Debug)]
 pub struct Key<T> {
-    /// The setting's name, for documentation and tests.
+    /// The key in a configuration file (in its section), e.g. `model`.
     pub name: &'static str,
     /// The command-line flag, e.g. `--model`.
     pub flag: Option<&'static str>,
@@ -177,8 +182,6 @@ pub struct Key<T> {
     pub env: Option<&'static str>,
     /// The git config key, e.g. `ultragit.model`.
     pub git: Option<&'static str>,
-    /// The key in a configuration file (in its section), e.g. `model`.
-    pub file: Option<&'static str>,
     /// How git config spells the value.
     pub kind: Kind,
     /// Whether a repository file may set it.
@@ -192,62 +195,19 @@ pub struct Key<T> {
 }
 
 impl<T> Key<T> {
-    /// A key read from no source yet: tuning, text, blank text is a value.
+    /// The key `name` of configuration files, read from no other source yet:
+    /// tuning, text in git config, blank text is a value.
     pub const fn new(name: &'static str, parse: fn(&Value) -> Result<T, String>) -> Key<T> {
         Key {
             name,
             flag: None,
             env: None,
             git: None,
-            file: None,
             kind: Kind::Text,
             untrusted: Untrusted::MayTune,
             blank_is_unset: false,
             parse,
         }
-    }
-
-    /// Read from this flag.
-    pub const fn flag(mut self, flag: &'static str) -> Key<T> {
-        self.flag = Some(flag);
-        self
-    }
-
-    /// Read from this environment variable.
-    pub const fn env(mut self, name: &'static str) -> Key<T> {
-        self.env = Some(name);
-        self
-    }
-
-    /// Read from this git config key.
-    pub const fn git(mut self, key: &'static str) -> Key<T> {
-        self.git = Some(key);
-        self
-    }
-
-    /// Read from this key of a file's section.
-    pub const fn file(mut self, key: &'static str) -> Key<T> {
-        self.file = Some(key);
-        self
-    }
-
-    /// How git config spells the value.
-    pub const fn kind(mut self, kind: Kind) -> Key<T> {
-        self.kind = kind;
-        self
-    }
-
-    /// A steering key: no repository file may set it; `chooses` says what it
-    /// would choose ("where requests go").
-    pub const fn steering(mut self, chooses: &'static str) -> Key<T> {
-        self.untrusted = Untrusted::MayNotChoose(chooses);
-        self
-    }
-
-    /// Blank text counts as not set.
-    pub const fn blank_is_unset(mut self) -> Key<T> {
-        self.blank_is_unset = true;
-        self
     }
 
     /// The trusted places to set the key, for a warning: "`git config x` or
@@ -258,6 +218,18 @@ impl<T> Key<T> {
         let env = self.env.map(|name| format!("`${name}`"));
         let places: Vec<String> = [git, flag, env].into_iter().flatten().collect();
         places.join(" or ")
+    }
+}
+
+impl<N: TryFrom<i64>> Key<N> {
+    /// The common tuning key: a whole number of at least `MIN`, `name` in
+    /// files and `git` in git config (read in git's integer syntax).
+    pub const fn whole<const MIN: i64>(name: &'static str, git: &'static str) -> Key<N> {
+        Key {
+            git: Some(git),
+            kind: Kind::Int,
+            ..Key::new(name, parse::whole::<N, MIN>)
+        }
     }
 }
 

@@ -3,11 +3,11 @@
 
 use std::fmt;
 
-use crate::{ConfigError, Key, Layer, Resolved, Source, Untrusted};
+use crate::{ConfigError, Key, Layer, Resolved, Section, Source, Untrusted};
 
 /// The layers a command reads, highest precedence first (see the crate docs for
 /// the usual order). Resolve every key of the table with [`Stack::get`],
-/// [`Stack::value`] or [`Stack::all`], then call [`Stack::finish`]: it rejects
+/// [`Stack::resolve`], [`Stack::value`] or [`Stack::all`], then call [`Stack::finish`]: it rejects
 /// file keys no key named and returns the steering keys a repository file set.
 #[derive(Debug, Default)]
 pub struct Stack<'a> {
@@ -60,6 +60,24 @@ impl<'a> Stack<'a> {
         self
     }
 
+    /// Below the layers so far: the table at `path` of the repository file
+    /// `bytes` (TOML; `file` is how messages name it), when there is a file and
+    /// it has that table.
+    pub fn with_repo_file(
+        self,
+        bytes: Option<&[u8]>,
+        file: &str,
+        path: &[&str],
+    ) -> Result<Stack<'a>, ConfigError> {
+        let Some(bytes) = bytes else {
+            return Ok(self);
+        };
+        Ok(match Section::parse_bytes(bytes, file)?.at(path)? {
+            Some(section) => self.with(Layer::repo_file(section)),
+            None => self,
+        })
+    }
+
     /// The value of `key` from the highest layer that holds one, parsed; `None`
     /// when no layer does. A repository file is not asked for a steering key.
     pub fn get<T>(&mut self, key: &Key<T>) -> Result<Option<Resolved<T>>, ConfigError> {
@@ -74,11 +92,16 @@ impl<'a> Stack<'a> {
     }
 
     /// [`Stack::get`], or `default` (from [`Source::Default`]).
-    pub fn value<T>(&mut self, key: &Key<T>, default: T) -> Result<Resolved<T>, ConfigError> {
+    pub fn resolve<T>(&mut self, key: &Key<T>, default: T) -> Result<Resolved<T>, ConfigError> {
         Ok(self.get(key)?.unwrap_or(Resolved {
             value: default,
             source: Source::Default,
         }))
+    }
+
+    /// The value of [`Stack::resolve`], without its source.
+    pub fn value<T>(&mut self, key: &Key<T>, default: T) -> Result<T, ConfigError> {
+        Ok(self.resolve(key, default)?.value)
     }
 
     /// The value of every layer that holds one, highest first: for lists that
@@ -149,9 +172,7 @@ impl<'a> Stack<'a> {
     /// Records `key` as known to files, and, for a steering key, every
     /// repository file that sets it (whatever the value).
     fn note<T>(&mut self, key: &Key<T>) {
-        let Some(name) = key.file else {
-            return;
-        };
+        let name = key.name;
         if !self.known.contains(&name) {
             self.known.push(name);
         }

@@ -3,27 +3,28 @@ use std::collections::HashMap;
 use super::*;
 
 /// A tuning key every kind of source can set.
-const TURNS: Key<u32> = Key::new("turns", parse::whole::<u32, 1>)
-    .flag("--turns")
-    .env("TOOL_TURNS")
-    .git("tool.turns")
-    .file("turns")
-    .kind(Kind::Int);
+const TURNS: Key<u32> = Key {
+    flag: Some("--turns"),
+    env: Some("TOOL_TURNS"),
+    ..Key::whole::<1>("turns", "tool.turns")
+};
 
 /// A steering key.
-const URL: Key<Option<String>> = Key::new("url", parse::optional_text)
-    .flag("--url")
-    .git("tool.url")
-    .file("url")
-    .steering("where requests go");
+const URL: Key<Option<String>> = Key {
+    flag: Some("--url"),
+    git: Some("tool.url"),
+    untrusted: Untrusted::MayNotChoose("where requests go"),
+    ..Key::new("url", parse::optional_text)
+};
 
 /// Blank counts as unset.
-const MODEL: Key<String> = Key::new("model", parse::text)
-    .flag("--model")
-    .env("TOOL_MODEL")
-    .file("model")
-    .steering("which model is used")
-    .blank_is_unset();
+const MODEL: Key<String> = Key {
+    flag: Some("--model"),
+    env: Some("TOOL_MODEL"),
+    untrusted: Untrusted::MayNotChoose("which model is used"),
+    blank_is_unset: true,
+    ..Key::new("model", parse::text)
+};
 
 fn env(vars: &[(&str, &str)]) -> Layer<'static> {
     let map: HashMap<String, String> = vars
@@ -104,7 +105,7 @@ fn precedence_is_the_order_of_the_layers() {
             }
             stack = stack.with(layer);
         }
-        let resolved = stack.value(&TURNS, 99).unwrap();
+        let resolved = stack.resolve(&TURNS, 99).unwrap();
         assert_eq!((resolved.source, resolved.value), expected, "skip {skip}");
         assert_eq!(stack.finish().unwrap(), []);
     }
@@ -117,7 +118,7 @@ fn a_key_is_looked_up_only_under_its_own_names() {
         .with(git(&[("tool.model", "from-git")]))
         .with(env(&[("TOOL_TURNS", "x")]));
     assert_eq!(stack.get(&MODEL).unwrap(), None);
-    let resolved = stack.value(&MODEL, "default".to_owned()).unwrap();
+    let resolved = stack.resolve(&MODEL, "default".to_owned()).unwrap();
     assert_eq!(resolved.source, Source::Default);
     assert_eq!(resolved.value, "default");
 }
@@ -143,7 +144,7 @@ fn a_repository_file_may_tune_but_not_steer() {
     let mut stack = Stack::new()
         .with(Layer::repo_file(file(repo, "repo.toml")))
         .with(git(&[("tool.url", "http://trusted")]));
-    assert_eq!(stack.value(&TURNS, 1).unwrap().value, 6);
+    assert_eq!(stack.value(&TURNS, 1).unwrap(), 6);
     let url = stack.get(&URL).unwrap().unwrap();
     assert_eq!(url.value.as_deref(), Some("http://trusted"));
     assert_eq!(url.source, Source::GitConfig("tool.url"));
@@ -238,12 +239,12 @@ fn only_the_winning_value_is_parsed() {
     let mut stack = Stack::new()
         .with(Layer::repo_file(file("turns = 4", "repo.toml")))
         .with(git(&[("tool.turns", "lots")]));
-    assert_eq!(stack.value(&TURNS, 1).unwrap().value, 4);
+    assert_eq!(stack.value(&TURNS, 1).unwrap(), 4);
 }
 
 #[test]
 fn lists_add_up_across_layers() {
-    const PATHS: Key<Vec<String>> = Key::new("paths", parse::text_list).file("paths");
+    const PATHS: Key<Vec<String>> = Key::new("paths", parse::text_list);
     let mut stack = Stack::new()
         .with(Layer::user_file(file("paths = [\"/p\"]", "project.toml")))
         .with(Layer::user_file(file("", "none.toml")))

@@ -23,7 +23,7 @@
 //! (`git config …` or the flag).
 
 use gitctx::Repo;
-use layered_config::{ConfigError, Key, Kind, Layer, Section, Stack, Value, parse};
+use layered_config::{ConfigError, Key, Layer, Source, Stack, Untrusted, Value, parse};
 use llm::ProviderKind;
 use ultragit_schema::team_config::{ANNOTATE_SECTION, TEAM_CONFIG_LIMIT};
 
@@ -66,53 +66,44 @@ pub const CHUNK_FILE_THRESHOLD: usize = 10;
 /// chunk of its own).
 pub const CHUNK_LINE_BUDGET: u32 = 1500;
 
-const MAX_DIFF_LINES: Key<u32> = Key::new("max_diff_lines", parse::whole::<u32, 1>)
-    .git("ultragit.maxDiffLines")
-    .file("max_diff_lines")
-    .kind(Kind::Int);
-const MAX_AGENT_TURNS: Key<u32> = Key::new("max_agent_turns", parse::whole::<u32, 1>)
-    .git("ultragit.maxAgentTurns")
-    .file("max_agent_turns")
-    .kind(Kind::Int);
+const MAX_DIFF_LINES: Key<u32> = Key::whole::<1>("max_diff_lines", "ultragit.maxDiffLines");
+const MAX_AGENT_TURNS: Key<u32> = Key::whole::<1>("max_agent_turns", "ultragit.maxAgentTurns");
 const MAX_TOKENS_PER_RESPONSE: Key<u32> =
-    Key::new("max_tokens_per_response", parse::whole::<u32, 1>)
-        .git("ultragit.maxTokensPerResponse")
-        .file("max_tokens_per_response")
-        .kind(Kind::Int);
-const RECENT_ANNOTATIONS_LIMIT: Key<u32> =
-    Key::new("recent_annotations_limit", parse::whole::<u32, 0>)
-        .git("ultragit.recentAnnotationsLimit")
-        .file("recent_annotations_limit")
-        .kind(Kind::Int);
-const CHUNK_SIZE: Key<u32> = Key::new("chunk_size", parse::whole::<u32, 1>)
-    .git("ultragit.chunkSize")
-    .file("chunk_size")
-    .kind(Kind::Int);
+    Key::whole::<1>("max_tokens_per_response", "ultragit.maxTokensPerResponse");
+const RECENT_ANNOTATIONS_LIMIT: Key<u32> = Key::whole::<0>(
+    "recent_annotations_limit",
+    "ultragit.recentAnnotationsLimit",
+);
+const CHUNK_SIZE: Key<u32> = Key::whole::<1>("chunk_size", "ultragit.chunkSize");
 
-const PROVIDER: Key<ProviderKind> = Key::new("provider", provider_kind)
-    .flag("--provider")
-    .git("ultragit.provider")
-    .file("provider")
-    .steering("which provider is used")
-    .blank_is_unset();
-const MODEL: Key<String> = Key::new("model", parse::text)
-    .flag("--model")
-    .git("ultragit.model")
-    .file("model")
-    .steering("which model is used")
-    .blank_is_unset();
+const PROVIDER: Key<ProviderKind> = Key {
+    flag: Some("--provider"),
+    git: Some("ultragit.provider"),
+    untrusted: Untrusted::MayNotChoose("which provider is used"),
+    blank_is_unset: true,
+    ..Key::new("provider", provider_kind)
+};
+const MODEL: Key<String> = Key {
+    flag: Some("--model"),
+    git: Some("ultragit.model"),
+    untrusted: Untrusted::MayNotChoose("which model is used"),
+    blank_is_unset: true,
+    ..Key::new("model", parse::text)
+};
 /// Blank is a value: no URL, the API's own (`--base-url ""` hides git config's).
-const BASE_URL: Key<Option<String>> = Key::new("base_url", parse::optional_text)
-    .flag("--base-url")
-    .git("ultragit.baseUrl")
-    .file("base_url")
-    .steering("where requests go");
+const BASE_URL: Key<Option<String>> = Key {
+    flag: Some("--base-url"),
+    git: Some("ultragit.baseUrl"),
+    untrusted: Untrusted::MayNotChoose("where requests go"),
+    ..Key::new("base_url", parse::optional_text)
+};
 /// Blank or `none` is a value: no key (a local server).
-const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", key_variable)
-    .flag("--api-key-env")
-    .git("ultragit.apiKeyEnv")
-    .file("api_key_env")
-    .steering("which credential is sent");
+const API_KEY_ENV: Key<Option<String>> = Key {
+    flag: Some("--api-key-env"),
+    git: Some("ultragit.apiKeyEnv"),
+    untrusted: Untrusted::MayNotChoose("which credential is sent"),
+    ..Key::new("api_key_env", key_variable)
+};
 
 fn provider_kind(value: &Value) -> Result<ProviderKind, String> {
     ProviderKind::parse_or_explain(&parse::text(value)?)
@@ -145,12 +136,23 @@ pub struct ProviderFlags {
     pub api_key_env: Option<String>,
 }
 
+/// Where each provider setting came from: a flag, git config, or the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSources {
+    pub kind: Source,
+    pub model: Source,
+    pub base_url: Source,
+    pub api_key_env: Source,
+}
+
 /// The configuration of a repository, resolved: the limits, the provider
-/// settings, and the warnings about what the team file tried to set and may not.
+/// settings and where they came from, and the warnings about what the team file
+/// tried to set and may not.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub limits: AnnotateConfig,
     pub provider: ProviderSettings,
+    pub sources: ProviderSources,
     /// One line per ignored key of the team file (see the module's trust rule).
     pub warnings: Vec<String>,
 }
@@ -173,47 +175,48 @@ fn resolve(
     team: Option<&[u8]>,
     git: Layer<'_>,
 ) -> Result<Settings, ConfigError> {
-    let mut stack = Stack::new().with(
-        Layer::flags()
-            .flag(&PROVIDER, flags.provider.clone())
-            .flag(&MODEL, flags.model.clone())
-            .flag(&BASE_URL, flags.base_url.clone())
-            .flag(&API_KEY_ENV, flags.api_key_env.clone()),
-    );
-    if let Some(bytes) = team
-        && let Some(section) = Section::parse_bytes(bytes, CONFIG_FILE)?.at(ANNOTATE_SECTION)?
-    {
-        stack = stack.with(Layer::repo_file(section));
-    }
-    let mut stack = stack.with(git);
+    let flags = Layer::flags()
+        .flag(&PROVIDER, flags.provider.clone())
+        .flag(&MODEL, flags.model.clone())
+        .flag(&BASE_URL, flags.base_url.clone())
+        .flag(&API_KEY_ENV, flags.api_key_env.clone());
+    let mut stack = Stack::new()
+        .with(flags)
+        .with_repo_file(team, CONFIG_FILE, ANNOTATE_SECTION)?
+        .with(git);
 
     let defaults = AnnotateConfig::default();
     let limits = AnnotateConfig {
-        max_diff_lines: stack.value(&MAX_DIFF_LINES, defaults.max_diff_lines)?.value,
-        max_agent_turns: stack
-            .value(&MAX_AGENT_TURNS, defaults.max_agent_turns)?
-            .value,
+        max_diff_lines: stack.value(&MAX_DIFF_LINES, defaults.max_diff_lines)?,
+        max_agent_turns: stack.value(&MAX_AGENT_TURNS, defaults.max_agent_turns)?,
         max_tokens_per_response: stack
-            .value(&MAX_TOKENS_PER_RESPONSE, defaults.max_tokens_per_response)?
-            .value,
+            .value(&MAX_TOKENS_PER_RESPONSE, defaults.max_tokens_per_response)?,
         recent_annotations_limit: stack
-            .value(&RECENT_ANNOTATIONS_LIMIT, defaults.recent_annotations_limit)?
-            .value,
-        chunk_size: stack.value(&CHUNK_SIZE, defaults.chunk_size)?.value,
+            .value(&RECENT_ANNOTATIONS_LIMIT, defaults.recent_annotations_limit)?,
+        chunk_size: stack.value(&CHUNK_SIZE, defaults.chunk_size)?,
     };
-    let kind = stack.value(&PROVIDER, ProviderKind::OpenAiResponses)?.value;
+    let kind = stack.resolve(&PROVIDER, ProviderKind::OpenAiResponses)?;
+    let model = stack.resolve(&MODEL, kind.value.default_model().to_owned())?;
+    let base_url = stack.resolve(&BASE_URL, None)?;
+    let default_key = Some(kind.value.default_key_variable().to_owned());
+    let api_key_env = stack.resolve(&API_KEY_ENV, default_key)?;
     let provider = ProviderSettings {
-        kind,
-        model: stack.value(&MODEL, kind.default_model().to_owned())?.value,
-        base_url: stack.value(&BASE_URL, None)?.value,
-        api_key_env: stack
-            .value(&API_KEY_ENV, Some(kind.default_key_variable().to_owned()))?
-            .value,
+        kind: kind.value,
+        model: model.value,
+        base_url: base_url.value,
+        api_key_env: api_key_env.value,
+    };
+    let sources = ProviderSources {
+        kind: kind.source,
+        model: model.source,
+        base_url: base_url.source,
+        api_key_env: api_key_env.source,
     };
     let warnings = stack.finish()?.iter().map(|i| i.warning()).collect();
     Ok(Settings {
         limits,
         provider,
+        sources,
         warnings,
     })
 }

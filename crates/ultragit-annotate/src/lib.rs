@@ -39,7 +39,7 @@ use gitctx::Repo;
 use llm::LlmProvider;
 
 pub use author::AuthorContext;
-pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, Settings};
+pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, ProviderSources, Settings};
 pub use error::{AgentError, AnnotateError};
 pub use gather::{AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, triviality};
 pub use run::{Annotated, annotate_commit};

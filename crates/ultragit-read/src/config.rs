@@ -13,7 +13,7 @@
 //! of a bad value, are `layered-config`'s.
 
 use gitctx::Repo;
-use layered_config::{ConfigError, Key, Kind, Layer, Section, Stack, Value, parse};
+use layered_config::{ConfigError, Key, Layer, Stack, Value};
 use ultragit_schema::team_config::{READ_SECTION, TEAM_CONFIG_LIMIT};
 
 use crate::error::ReadError;
@@ -21,22 +21,15 @@ use crate::error::ReadError;
 /// The file name of the shared configuration.
 pub const CONFIG_FILE: &str = ultragit_schema::team_config::TEAM_CONFIG_FILE;
 
-/// Most recent annotated commits scanned for `dependencies_on_this`.
-const DEPS_SCAN_LIMIT: Key<u32> = Key::new("deps_scan_limit", parse::whole::<u32, 0>)
-    .git("ultragit.depsScanLimit")
-    .file("deps_scan_limit")
-    .kind(Kind::Int);
-
-/// `--max-regions` when the query gives none.
-const DEFAULT_MAX_REGIONS: Key<u32> = Key::new("default_max_regions", parse::whole::<u32, 1>)
-    .git("ultragit.defaultMaxRegions")
-    .file("default_max_regions")
-    .kind(Kind::Int);
-
-/// Days after which an annotation's recency score halves.
-const RECENCY_HALF_LIFE: Key<f64> = Key::new("recency_half_life", half_life)
-    .git("ultragit.recencyHalfLife")
-    .file("recency_half_life");
+/// The table (the fields of [`ReadConfig`]): `[ultragit.read]` key, git config
+/// key, parser.
+const DEPS_SCAN_LIMIT: Key<u32> = Key::whole::<0>("deps_scan_limit", "ultragit.depsScanLimit");
+const DEFAULT_MAX_REGIONS: Key<u32> =
+    Key::whole::<1>("default_max_regions", "ultragit.defaultMaxRegions");
+const RECENCY_HALF_LIFE: Key<f64> = Key {
+    git: Some("ultragit.recencyHalfLife"),
+    ..Key::new("recency_half_life", half_life)
+};
 
 /// Settings of the read pipeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,24 +69,14 @@ impl ReadConfig {
 
 /// The table resolved over the team file's bytes (if any) and `git`.
 fn resolve(team: Option<&[u8]>, git: Layer<'_>) -> Result<ReadConfig, ConfigError> {
-    let mut stack = Stack::new();
-    if let Some(bytes) = team
-        && let Some(section) = Section::parse_bytes(bytes, CONFIG_FILE)?.at(READ_SECTION)?
-    {
-        stack = stack.with(Layer::repo_file(section));
-    }
-    let mut stack = stack.with(git);
+    let mut stack = Stack::new()
+        .with_repo_file(team, CONFIG_FILE, READ_SECTION)?
+        .with(git);
     let defaults = ReadConfig::default();
     let config = ReadConfig {
-        deps_scan_limit: stack
-            .value(&DEPS_SCAN_LIMIT, defaults.deps_scan_limit)?
-            .value,
-        default_max_regions: stack
-            .value(&DEFAULT_MAX_REGIONS, defaults.default_max_regions)?
-            .value,
-        recency_half_life: stack
-            .value(&RECENCY_HALF_LIFE, defaults.recency_half_life)?
-            .value,
+        deps_scan_limit: stack.value(&DEPS_SCAN_LIMIT, defaults.deps_scan_limit)?,
+        default_max_regions: stack.value(&DEFAULT_MAX_REGIONS, defaults.default_max_regions)?,
+        recency_half_life: stack.value(&RECENCY_HALF_LIFE, defaults.recency_half_life)?,
     };
     stack.finish()?;
     Ok(config)
