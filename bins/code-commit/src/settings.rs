@@ -18,17 +18,15 @@
 //!   temporary directory, the build caches, `build_writable`) and the folder of
 //!   the key file it may not read.
 //!
-//! The variables read are constants in `frontend::env`; they come through the
-//! `lookup` `main` passes.
+//! The variables read are constants in `frontend::env`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use code_commit_core::config::{self, KeySource, UserFiles};
+use code_commit_core::config::{self, Config, KeySource, UserFiles};
 use code_commit_core::run::RunOptions;
 use code_commit_core::sandbox::SandboxPolicy;
-use code_commit_core::{Error, config::Config};
-use frontend::env;
+use frontend::{CommandError, Context, env};
 use llm::{LlmProvider, ProviderKind, Redactor};
 
 /// Caches under the home directory build.sh may write, besides those the
@@ -44,12 +42,10 @@ pub struct Settings {
 }
 
 /// Resolves the settings for a run in `project` (canonical) with `max_repairs`
-/// repair rounds; `lookup` reads the environment.
-pub fn load(
-    project: &Path,
-    max_repairs: u32,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Settings, Error> {
+/// repair rounds. From the moment the key is known, `ctx` masks it in every
+/// message.
+pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings, CommandError> {
+    let lookup = |name: &str| std::env::var(name).ok();
     let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
     // An absolute path from a variable (relative values are ignored, as the XDG
     // specification asks).
@@ -57,12 +53,12 @@ pub fn load(
 
     let user = user_files(&var_path);
     let config = config::load(project, &user)?;
-    let (key, key_source) = config::key(&config, project, &user, &lookup)?;
+    let (key, key_source) = config::key(&config, project, &user, lookup)?;
     let mut provider_config = config::provider_config(&config, key.clone())?;
-    provider_config.http.proxy = env::proxy_config(&lookup);
+    provider_config.http.proxy = env::proxy_config(lookup);
     let redactor = provider_config.redactor();
-    let provider = llm::build_provider(provider_config)
-        .map_err(|err| Error::Config(redactor.redact(&err.to_string())))?;
+    ctx.redact_with(&redactor);
+    let provider = llm::build_provider(provider_config)?;
 
     let temp = std::env::temp_dir();
     let mut build_remove_env = vec![config.api_key_env.clone()];
