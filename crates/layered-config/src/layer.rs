@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use crate::{ConfigError, Key, Kind, Source, Value};
+use crate::key::{Key, Kind};
+use crate::value::{ConfigError, Source, Value};
 
 type Lookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
 type GitRead<'a, T> = Box<dyn Fn(&str) -> Result<Option<T>, String> + 'a>;

@@ -2,7 +2,7 @@
 //! as a phrase that reads after the source's name ("must be a whole number of
 //! at least 1, not 0").
 
-use crate::Value;
+use crate::value::Value;
 
 /// Text, trimmed.
 pub fn text(value: &Value) -> Result<String, String> {

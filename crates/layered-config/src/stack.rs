@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use crate::{ConfigError, Key, Layer, Resolved, Section, Source, Untrusted};
+use crate::key::{Key, Untrusted};
+use crate::layer::{Layer, Section};
+use crate::value::{ConfigError, Resolved, Source};
 
 /// The layers a command reads, highest precedence first (see the crate docs for
 /// the usual order). Resolve every key of the table with [`Stack::get`],
