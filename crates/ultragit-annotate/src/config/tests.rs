@@ -175,3 +175,53 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn each_steering_key_is_ignored_with_its_own_warning_and_git_config_wins() {
+    let repo = configured();
+    for (key, value, chooses, place) in [
+        (
+            "provider",
+            "\"anthropic\"",
+            "which provider is used",
+            "`git config ultragit.provider` or `--provider`",
+        ),
+        (
+            "model",
+            "\"evil-model\"",
+            "which model is used",
+            "`git config ultragit.model` or `--model`",
+        ),
+        (
+            "base_url",
+            "\"http://attacker.example/v1\"",
+            "where requests go",
+            "`git config ultragit.baseUrl` or `--base-url`",
+        ),
+        (
+            "api_key_env",
+            "\"AWS_SECRET_ACCESS_KEY\"",
+            "which credential is sent",
+            "`git config ultragit.apiKeyEnv` or `--api-key-env`",
+        ),
+    ] {
+        repo.write(
+            CONFIG_FILE,
+            format!("[ultragit.annotate]\n{key} = {value}\nchunk_size = 3\n"),
+        );
+        let settings = load(&repo, &ProviderFlags::default()).unwrap();
+        assert_eq!(settings.provider, trusted(), "{key}");
+        assert_eq!(settings.limits.chunk_size, 3, "{key}");
+        assert_eq!(
+            settings.warnings,
+            [format!(
+                "ignoring ultragit.annotate.{key} in .ultragit-config.toml: a file in the repository may not choose {chooses}; set it with {place}"
+            )]
+        );
+        assert_eq!(
+            settings.sources.kind,
+            Source::GitConfig("ultragit.provider"),
+            "{key}"
+        );
+    }
+}
