@@ -2,20 +2,16 @@
 //! servers on 127.0.0.1 and a fresh home directory per run.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+
+use crate::run::fixed;
+use crate::{Run, code_commit_with};
 
 const KEY: &str = "sk-trusted-user-key-Qp7Lm2";
 /// What the attacker's symlink points at: a credentials file outside the
 /// project.
 const MARKER: &str = "https://victim:ghp_MARKER_credential_8d1f@github.example";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// A home directory with the user's own code-commit configuration.
 struct Home {
@@ -42,23 +38,12 @@ impl Home {
     }
 
     fn run(&self, project: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_code-commit"));
-        cmd.args(args).current_dir(project);
-        testkit::isolate(&mut cmd);
-        cmd.env("HOME", self.dir.path())
-            .env("TMPDIR", self.temp.path())
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("CARGO_HOME")
-            .env_remove("RUSTUP_HOME")
-            .envs(env.iter().copied());
-        let out = cmd.output().expect("run code-commit");
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: text(&out.stdout),
-            stderr: text(&out.stderr),
-        }
+        code_commit_with(project, args, self.dir.path(), |cmd| {
+            cmd.env("TMPDIR", self.temp.path())
+                .env_remove("CARGO_HOME")
+                .env_remove("RUSTUP_HOME")
+                .envs(env.iter().copied());
+        })
     }
 }
 
@@ -110,26 +95,17 @@ fn every_file(dir: &Path, skip: &Path) -> Vec<(PathBuf, String)> {
     out
 }
 
-fn reply() -> Reply {
-    Reply::text("^^^value.txt\nfixed\n^^^end\n")
-}
-
 /// A project whose build passes once value.txt says fixed.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable("build.sh", "#!/bin/sh\ngrep -q fixed value.txt\n")
-        .write("value.txt", "broken\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Fix value.txt\n")
-        .write("agent-config/codeRollup.txt", "value.txt: broken\n");
+    crate::run::set_up_value_project(&repo);
     repo
 }
 
 #[test]
 fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
-    let trusted = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
-    let evil = FakeLlm::start(Flavor::OpenAiChat, vec![reply(), reply(), reply()]);
+    let trusted = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
+    let evil = FakeLlm::start(Flavor::OpenAiChat, vec![fixed(), fixed(), fixed()]);
     let repo = project();
     // ../../.git-credentials from agent-config/ is next to the repository.
     let outer = repo.path().parent().unwrap().to_path_buf();
@@ -252,7 +228,7 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
 
 #[test]
 fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() {
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project();
     repo.write("agent-config/config.toml", "model = \"project-model\"\n");
     let home = Home::new();
@@ -273,7 +249,7 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
     );
     assert_eq!(request.json()["model"], "project-model");
     // XDG_CONFIG_HOME moves the user's folder.
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project();
     let xdg = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(xdg.path().join("code-commit")).unwrap();
@@ -301,24 +277,25 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
 /// A project whose build.sh runs make, with the key in agent-config/.
 fn make_project(server: &FakeLlm) -> TestRepo {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable(
-            "build.sh",
-            "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed value.txt\n",
-        )
-        .write("Makefile", "all:\n\t@echo compiling\n")
-        .write("value.txt", "broken\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Fix value.txt\n")
-        .write("agent-config/codeRollup.txt", "Makefile, value.txt\n")
-        .write("agent-config/api-key", format!("{KEY}\n"))
-        .write(
-            "agent-config/config.toml",
-            format!(
-                "provider = \"openai-chat\"\nmodel = \"local\"\nbase_url = \"{}\"\n",
-                server.base_url()
+    repo.code_commit_project(
+        "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed value.txt\n",
+        &[
+            ("Makefile", "all:\n\t@echo compiling\n"),
+            ("value.txt", "broken\n"),
+        ],
+        &[
+            ("query.txt", "Fix value.txt\n"),
+            ("codeRollup.txt", "Makefile, value.txt\n"),
+            ("api-key", &format!("{KEY}\n")),
+            (
+                "config.toml",
+                &format!(
+                    "provider = \"openai-chat\"\nmodel = \"local\"\nbase_url = \"{}\"\n",
+                    server.base_url()
+                ),
             ),
-        );
+        ],
+    );
     repo
 }
 
@@ -335,7 +312,7 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
         vec![
             Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
             makefile("@echo 'exit 0' >> build.sh"),
-            reply(),
+            fixed(),
         ],
     );
     let repo = make_project(&server);
@@ -364,7 +341,7 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
 #[test]
 fn attack_8_the_build_cannot_read_or_leak_the_key() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; echo done";
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), reply()]);
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), fixed()]);
     let repo = make_project(&server);
     let run = Home::new().run(repo.path(), &[], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -416,7 +393,7 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
                 "if cat /proc/$$c/environ > /dev/null 2>&1; then echo 'environ: read'; else echo 'environ: denied'; fi; ",
                 "if head -c 1 /proc/$$c/mem > /dev/null 2>&1; then echo 'memory: read'; else echo 'memory: denied'; fi",
             )),
-            reply(),
+            fixed(),
         ],
     );
     let repo = make_project(&server);
@@ -439,7 +416,11 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
     // Non-dumpable: the environment is closed to processes of the same user.
     // Root is the exception the kernel makes (see `protect_process`), so the
     // assertion holds for everyone else.
-    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+    let uid = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout;
     if String::from_utf8_lossy(&uid).trim() != "0" {
         assert!(build.contains("environ: denied\n"), "{build}");
     }

@@ -2,36 +2,20 @@
 //! server on 127.0.0.1.
 
 use std::path::Path;
-use std::process::Command;
 
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
-pub(crate) const KEY: &str = "sk-binary-run-secret-7Hq";
+use crate::{Run, code_commit_with};
 
-pub(crate) struct Run {
-    pub(crate) code: i32,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
+pub(crate) const KEY: &str = "sk-binary-run-secret-7Hq";
 
 /// Runs code-commit in `dir` with a fresh, empty home (no user configuration
 /// or key file from the machine running the tests), then `env`.
 pub(crate) fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_code-commit"));
-    cmd.args(args).current_dir(dir);
-    testkit::isolate(&mut cmd);
-    cmd.env("HOME", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_CACHE_HOME");
-    cmd.envs(env.iter().copied());
-    let out = cmd.output().expect("run code-commit");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
+    code_commit_with(dir, args, home.path(), |cmd| {
+        cmd.envs(env.iter().copied());
+    })
 }
 
 pub(crate) fn project(server: &FakeLlm) -> TestRepo {
@@ -40,15 +24,23 @@ pub(crate) fn project(server: &FakeLlm) -> TestRepo {
     repo
 }
 
-/// Commits the project's files to `repo` and writes its `agent-config/`.
+/// Makes `repo` a project whose build passes once value.txt says fixed, with
+/// the query and the rollup in `agent-config/` (and no configuration).
+pub(crate) fn set_up_value_project(repo: &TestRepo) {
+    repo.code_commit_project(
+        "#!/bin/sh\ngrep -q fixed value.txt\n",
+        &[("value.txt", "broken\n")],
+        &[
+            ("query.txt", "Fix value.txt\n"),
+            ("codeRollup.txt", "value.txt: broken\n"),
+        ],
+    );
+}
+
+/// [`set_up_value_project`], configured to use `server` with the key in `MY_KEY`.
 fn set_up(repo: &TestRepo, server: &FakeLlm) {
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable("build.sh", "#!/bin/sh\ngrep -q fixed value.txt\n")
-        .write("value.txt", "broken\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Fix value.txt\n")
-        .write("agent-config/codeRollup.txt", "value.txt: broken\n")
-        .write(
+    set_up_value_project(repo);
+    repo.write(
             "agent-config/config.toml",
             format!(
                 "provider = \"openai-chat\"\nmodel = \"local\"\nbase_url = \"{}\"\napi_key_env = \"MY_KEY\"\n",
@@ -57,12 +49,14 @@ fn set_up(repo: &TestRepo, server: &FakeLlm) {
         );
 }
 
+/// The model's reply that makes the build pass.
+pub(crate) fn fixed() -> Reply {
+    Reply::text("^^^value.txt\nfixed\n^^^end\n")
+}
+
 #[test]
 fn a_run_that_passes_prints_the_outcome() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project(&server);
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -110,10 +104,7 @@ fn a_run_that_keeps_failing_exits_1() {
 
 #[test]
 fn the_key_can_live_in_agent_config() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project(&server);
     repo.write("agent-config/api-key", format!("{KEY}\n"));
     let run = code_commit(repo.path(), &["--project", "."], &[]);
@@ -151,10 +142,7 @@ fn configuration_errors_are_clear() {
 #[test]
 fn a_run_starts_no_program_the_repository_configured() {
     let hostile = testkit::hostile::Hostile::new();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text("^^^value.txt\nfixed\n^^^end\n")],
-    );
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = &hostile.repo;
     set_up(repo, &server);
     hostile.make_stat_stale();

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
-use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 use crate::sandbox::landlock_available;
@@ -38,20 +37,21 @@ fn key_base64() -> String {
 /// A project whose build.sh runs `make` and then checks src/value.txt.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable(
-            "build.sh",
-            "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed src/value.txt\n",
-        )
-        .write("Makefile", "all:\n\t@echo compiling\n")
-        .write("src/value.txt", "broken\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Make src/value.txt say fixed.\n")
-        .write(
-            "agent-config/codeRollup.txt",
-            "=== Makefile ===\nall:\n\t@echo compiling\n=== src/value.txt ===\nbroken\n",
-        )
-        .write("agent-config/api-key", format!("{KEY}\n"));
+    repo.code_commit_project(
+        "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed src/value.txt\n",
+        &[
+            ("Makefile", "all:\n\t@echo compiling\n"),
+            ("src/value.txt", "broken\n"),
+        ],
+        &[
+            ("query.txt", "Make src/value.txt say fixed.\n"),
+            (
+                "codeRollup.txt",
+                "=== Makefile ===\nall:\n\t@echo compiling\n=== src/value.txt ===\nbroken\n",
+            ),
+            ("api-key", &format!("{KEY}\n")),
+        ],
+    );
     repo
 }
 
@@ -74,27 +74,16 @@ struct Outcome {
     server: FakeLlm,
     /// The sandbox line the run reported.
     sandbox: String,
+    /// The run's temporary folder, removed with the outcome.
+    _temp_root: tempfile::TempDir,
 }
 
-/// Runs the loop the way the binary does: key from agent-config/, the
-/// sandbox denying agent-config/ (or no sandbox).
-fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) -> Outcome {
+/// Runs the loop the way the binary does: key from agent-config/, a fresh
+/// temporary folder, the sandbox denying agent-config/ (or no sandbox).
+fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
+    let temp_root = tempfile::tempdir().unwrap();
     let server = FakeLlm::start(Flavor::OpenAiChat, script);
-    let mut config = ProviderConfig::new(ProviderKind::OpenAiChat, "test-model");
-    config.base_url = Some(server.base_url());
-    config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.tool_use = false;
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 1,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(1),
-            max_retry_after: Duration::from_millis(1),
-        },
-        ..HttpOptions::default()
-    };
-    let redactor = config.redactor();
-    let provider = llm::build_provider(config).unwrap();
+    let (provider, redactor) = crate::provider(&server, KEY);
     let inputs = run::preflight(repo.path()).unwrap();
     let project = inputs.policy.project_dir().to_path_buf();
     let options = RunOptions {
@@ -104,10 +93,10 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) ->
             SandboxPolicy::new(
                 &project,
                 vec![project.join("agent-config")],
-                vec![temp_root.to_path_buf()],
+                vec![temp_root.path().to_path_buf()],
             )
         }),
-        temp_root: Some(temp_root.to_path_buf()),
+        temp_root: Some(temp_root.path().to_path_buf()),
         ..RunOptions::default()
     };
     let mut steps = Vec::new();
@@ -136,6 +125,7 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool, temp_root: &Path) ->
         steps,
         server,
         sandbox,
+        _temp_root: temp_root,
     }
 }
 
@@ -208,7 +198,6 @@ fn assert_no_leak(outcome: &Outcome) {
 #[test]
 fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_run() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![
@@ -217,7 +206,6 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
             Reply::text(&block("src/value.txt", "fixed\n")),
         ],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -247,14 +235,12 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
 #[test]
 fn a_build_that_installs_a_git_hook_is_named() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(
             "@mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
         )],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -274,14 +260,12 @@ fn a_build_that_installs_a_git_hook_is_named() {
 #[test]
 fn a_build_that_changes_agent_config_or_git_config_is_named() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(
             "@echo 'model = \"x\"' > agent-config/config.toml; git config core.hooksPath /tmp/hooks",
         )],
         true,
-        temp.path(),
     );
     assert_eq!(
         outcome.report.tampered,
@@ -303,7 +287,6 @@ fn a_build_that_changes_agent_config_or_git_config_is_named() {
 #[test]
 fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("pwned.txt");
     let outcome = go(
@@ -316,7 +299,6 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
             Reply::text(&block("src/value.txt", "fixed\n")),
         ],
         true,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     if landlock_available() {
@@ -360,12 +342,10 @@ fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; base64 -w 20 agent-config/api-key; xxd -p agent-config/api-key";
     // Sandboxed: the key cannot be read at all.
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let outcome = go(
         &repo,
         vec![makefile_reply(recipe), makefile_reply(recipe)],
         true,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     if landlock_available() {
@@ -380,7 +360,6 @@ fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
         &repo,
         vec![makefile_reply(recipe), makefile_reply(recipe)],
         false,
-        temp.path(),
     );
     let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
     assert!(build.contains("****"), "{build}");
@@ -393,7 +372,6 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
     // The Makefile starts a detached job that outlives the build and changes
     // build.sh once the second attempt has begun (its query is logged).
     let repo = project();
-    let temp = tempfile::tempdir().unwrap();
     let job = "setsid sh -c 'i=0; while [ $$i -lt 1200 ] && ! ls agent-config/logs/*/2-query.txt >/dev/null 2>&1; do sleep 0.05; i=$$((i+1)); done; echo \"exit 0\" >> build.sh' </dev/null >/dev/null 2>&1 &";
     let still_broken = || Reply::text(&block("src/value.txt", "still broken\n"));
     let outcome = go(
@@ -407,7 +385,6 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
             still_broken(),
         ],
         true,
-        temp.path(),
     );
     let report = &outcome.report;
     assert!(!report.passed);
@@ -430,22 +407,22 @@ fn a_process_the_build_left_running_cannot_tamper_unnoticed() {
 fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
     let lock_project = || {
         let repo = TestRepo::new();
-        repo.write(".gitignore", "/agent-config\n")
-            .write_executable(
-                "build.sh",
-                // What cargo does when the manifest names a new dependency.
-                "#!/bin/sh\nif grep -q serde Cargo.toml; then echo 'name = \"serde\"' >> Cargo.lock; fi\ngrep -q fixed src/value.txt\n",
-            )
-            .write("Cargo.toml", "[package]\nname = \"p\"\n")
-            .write("Cargo.lock", "version = 4\n")
-            .write("src/value.txt", "broken\n");
-        repo.commit_all("project");
-        repo.write("agent-config/query.txt", "Fix it.\n")
-            .write("agent-config/codeRollup.txt", "src/value.txt: broken\n")
-            .write("agent-config/api-key", format!("{KEY}\n"));
+        repo.code_commit_project(
+            // What cargo does when the manifest names a new dependency.
+            "#!/bin/sh\nif grep -q serde Cargo.toml; then echo 'name = \"serde\"' >> Cargo.lock; fi\ngrep -q fixed src/value.txt\n",
+            &[
+                ("Cargo.toml", "[package]\nname = \"p\"\n"),
+                ("Cargo.lock", "version = 4\n"),
+                ("src/value.txt", "broken\n"),
+            ],
+            &[
+                ("query.txt", "Fix it.\n"),
+                ("codeRollup.txt", "src/value.txt: broken\n"),
+                ("api-key", &format!("{KEY}\n")),
+            ],
+        );
         repo
     };
-    let temp = tempfile::tempdir().unwrap();
     let repo = lock_project();
     let outcome = go(
         &repo,
@@ -458,7 +435,6 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
             block("src/value.txt", "fixed\n")
         ))],
         true,
-        temp.path(),
     );
     assert!(outcome.report.passed, "{:?}", outcome.report.failure);
     assert!(outcome.report.tampered.is_empty());
@@ -480,7 +456,6 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
         &repo,
         vec![Reply::text(&block("src/value.txt", "fixed\n"))],
         true,
-        temp.path(),
     );
     assert!(!outcome.report.passed);
     assert_eq!(outcome.report.tampered, ["Cargo.lock (changed)"]);

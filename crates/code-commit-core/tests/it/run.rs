@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use code_commit_core::Error;
 use code_commit_core::run::{self, Report, RunOptions, Step};
-use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Redactor, RetryPolicy, Secret};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 const KEY: &str = "sk-code-commit-secret-key-Zq";
@@ -15,39 +14,23 @@ const KEY: &str = "sk-code-commit-secret-key-Zq";
 /// A project whose build passes when `src/value.txt` says `fixed`.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\ntarget/\n*.log\n")
-        .write_executable(
-            "build.sh",
-            "#!/bin/sh\necho building\nif grep -q fixed src/value.txt 2>/dev/null; then echo ok; exit 0; fi\necho 'error: src/value.txt does not say fixed' >&2\nexit 1\n",
-        )
-        .write("src/value.txt", "broken\n")
-        .write("src/other.txt", "other\n")
-        .write("Cargo.lock", "# lock\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Make src/value.txt say fixed.\n")
-        .write(
-            "agent-config/codeRollup.txt",
-            "=== src/value.txt ===\nbroken\n=== src/other.txt ===\nother\n",
-        );
+    repo.code_commit_project(
+        "#!/bin/sh\necho building\nif grep -q fixed src/value.txt 2>/dev/null; then echo ok; exit 0; fi\necho 'error: src/value.txt does not say fixed' >&2\nexit 1\n",
+        &[
+            (".gitignore", "/agent-config\ntarget/\n*.log\n"),
+            ("src/value.txt", "broken\n"),
+            ("src/other.txt", "other\n"),
+            ("Cargo.lock", "# lock\n"),
+        ],
+        &[
+            ("query.txt", "Make src/value.txt say fixed.\n"),
+            (
+                "codeRollup.txt",
+                "=== src/value.txt ===\nbroken\n=== src/other.txt ===\nother\n",
+            ),
+        ],
+    );
     repo
-}
-
-fn provider(server: &FakeLlm) -> (std::sync::Arc<dyn llm::LlmProvider>, Redactor) {
-    let mut config = ProviderConfig::new(ProviderKind::OpenAiChat, "test-model");
-    config.base_url = Some(server.base_url());
-    config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.tool_use = false;
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 1,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(1),
-            max_retry_after: Duration::from_millis(1),
-        },
-        ..HttpOptions::default()
-    };
-    let redactor = config.redactor();
-    (llm::build_provider(config).unwrap(), redactor)
 }
 
 /// Runs the loop against `script`; returns the report (or error), the steps and
@@ -64,7 +47,7 @@ fn go_beside(
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
     let server = FakeLlm::start(Flavor::OpenAiChat, script);
-    let (provider, redactor) = provider(&server);
+    let (provider, redactor) = crate::provider(&server, KEY);
     let inputs = run::preflight(repo.path()).unwrap();
     let options = RunOptions {
         build_timeout: Duration::from_secs(60),
@@ -514,6 +497,18 @@ fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
     );
 }
 
+/// Replaces the file `rel` of `repo` with a FIFO.
+fn replace_with_fifo(repo: &TestRepo, rel: &str) {
+    std::fs::remove_file(repo.join(rel)).unwrap();
+    testkit::mkfifo(&repo.join(rel));
+}
+
+/// Replaces the file `rel` of `repo` with a symbolic link to `target`.
+fn replace_with_link(repo: &TestRepo, rel: &str, target: &Path) {
+    std::fs::remove_file(repo.join(rel)).unwrap();
+    std::os::unix::fs::symlink(target, repo.join(rel)).unwrap();
+}
+
 #[test]
 fn preflight_reads_only_regular_files_without_links() {
     let outside = tempfile::tempdir().unwrap();
@@ -525,29 +520,21 @@ fn preflight_reads_only_regular_files_without_links() {
         assert!(err.starts_with(says), "{err}");
     };
     check(
-        &|repo| {
-            std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
-            testkit::mkfifo(&repo.join("agent-config/query.txt"));
-        },
+        &|repo| replace_with_fifo(repo, "agent-config/query.txt"),
         "agent-config/query.txt: is a FIFO, not a regular file",
     );
     check(
         &|repo| {
-            std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
-            std::os::unix::fs::symlink(
-                outside.path().join("text"),
-                repo.join("agent-config/codeRollup.txt"),
+            replace_with_link(
+                repo,
+                "agent-config/codeRollup.txt",
+                &outside.path().join("text"),
             )
-            .unwrap();
         },
         "agent-config/codeRollup.txt: is a symbolic link",
     );
     check(
-        &|repo| {
-            std::fs::remove_file(repo.join(".gitignore")).unwrap();
-            std::os::unix::fs::symlink(outside.path().join("text"), repo.join(".gitignore"))
-                .unwrap();
-        },
+        &|repo| replace_with_link(repo, ".gitignore", &outside.path().join("text")),
         ".gitignore: is a symbolic link",
     );
     check(
@@ -559,17 +546,11 @@ fn preflight_reads_only_regular_files_without_links() {
         ".gitignore: is larger than the limit of 1 MiB",
     );
     check(
-        &|repo| {
-            std::fs::remove_file(repo.join("build.sh")).unwrap();
-            testkit::mkfifo(&repo.join("build.sh"));
-        },
+        &|repo| replace_with_fifo(repo, "build.sh"),
         "build.sh: is a FIFO, not a regular file",
     );
     check(
-        &|repo| {
-            std::fs::remove_file(repo.join("build.sh")).unwrap();
-            std::os::unix::fs::symlink("/bin/true", repo.join("build.sh")).unwrap();
-        },
+        &|repo| replace_with_link(repo, "build.sh", Path::new("/bin/true")),
         "build.sh: is a symbolic link, not a regular file",
     );
     // agent-config/ itself a link.

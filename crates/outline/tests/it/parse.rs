@@ -30,6 +30,15 @@ fn assert_sane(units: &[Unit], source: &str) {
     }
 }
 
+/// The qualified names of `units`, once [`assert_sane`] has checked them.
+fn sane_names<'u>(units: &'u [Unit], source: &str) -> Vec<&'u str> {
+    assert_sane(units, source);
+    units
+        .iter()
+        .map(|unit| unit.qualified_name.as_str())
+        .collect()
+}
+
 #[test]
 fn languages_from_paths() {
     let cases = [
@@ -109,11 +118,7 @@ impl After {
 @@@ garbage
 ";
     let units = rust(source);
-    assert_sane(&units, source);
-    let names: Vec<&str> = units
-        .iter()
-        .map(|unit| unit.qualified_name.as_str())
-        .collect();
+    let names = sane_names(&units, source);
     for expected in ["good", "broken", "After", "After::method"] {
         assert!(
             names.contains(&expected),
@@ -129,11 +134,7 @@ impl After {
 fn rust_unbalanced_signature_swallows_what_follows() {
     let source = "fn good() {}\nfn broken(x: { let = ; }\nstruct After;\n";
     let units = rust(source);
-    assert_sane(&units, source);
-    let names: Vec<&str> = units
-        .iter()
-        .map(|unit| unit.qualified_name.as_str())
-        .collect();
+    let names = sane_names(&units, source);
     assert_eq!(names, ["good", "broken"]);
 }
 
@@ -151,11 +152,7 @@ class After:
         return )
 ";
     let units = python(source);
-    assert_sane(&units, source);
-    let names: Vec<&str> = units
-        .iter()
-        .map(|unit| unit.qualified_name.as_str())
-        .collect();
+    let names = sane_names(&units, source);
     for expected in ["good", "After"] {
         assert!(
             names.contains(&expected),

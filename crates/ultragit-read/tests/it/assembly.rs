@@ -5,7 +5,7 @@ use serde_json::json;
 use testkit::TestRepo;
 use ultragit_read::{ReadConfig, ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{annotate, names, note, pipeline, pipeline_with, read, region};
+use crate::support::{annotate, names, note, pipeline, read, read_with, region};
 
 /// `src/wire.rs` (encode, decode) and `src/client.rs` (send, recv). The client's
 /// regions declare dependencies on the wire format; one cross-cutting concern ties
@@ -121,9 +121,11 @@ fn the_scan_limit_bounds_the_dependency_scan() {
         deps_scan_limit: 1,
         ..ReadConfig::default()
     };
-    let out = pipeline_with(&repo, one)
-        .execute(&ReadQuery::file("src/wire.rs").with_anchor("decode"))
-        .unwrap();
+    let out = read_with(
+        &repo,
+        one,
+        &ReadQuery::file("src/wire.rs").with_anchor("decode"),
+    );
     assert_eq!(
         out.dependencies_on_this.len(),
         1,
@@ -134,9 +136,11 @@ fn the_scan_limit_bounds_the_dependency_scan() {
         deps_scan_limit: 0,
         ..ReadConfig::default()
     };
-    let out = pipeline_with(&repo, off)
-        .execute(&ReadQuery::file("src/wire.rs").with_anchor("decode"))
-        .unwrap();
+    let out = read_with(
+        &repo,
+        off,
+        &ReadQuery::file("src/wire.rs").with_anchor("decode"),
+    );
     assert!(out.dependencies_on_this.is_empty());
 }
 

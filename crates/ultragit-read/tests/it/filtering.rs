@@ -3,7 +3,12 @@
 use testkit::TestRepo;
 use ultragit_read::ReadQuery;
 
-use crate::support::{MQTT_V1, annotate, names, note, read, region, regions, shifted};
+use crate::support::{
+    MQTT_V1, commit_annotated, mqtt_v1_regions, names, read, region, regions, shifted,
+};
+
+/// One function, `compute`, on lines 1-3.
+const COMPUTE: &str = "pub fn compute() -> u32 {\n    1 + 1\n}\n";
 
 #[test]
 fn regions_are_reported_in_todays_lines() {
@@ -77,23 +82,15 @@ fn whole_file_mode_returns_every_current_region() {
 #[test]
 fn a_region_whose_lines_are_all_gone_is_not_current() {
     let repo = TestRepo::new();
-    let c1 = repo.commit_file(
+    commit_annotated(
+        &repo,
         "src/lib.rs",
         "pub fn old() -> u8 {\n    1\n}\n\npub fn keep() {}\n",
         "two",
-    );
-    annotate(
-        &repo,
-        &c1,
-        &note(
-            &c1,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![
-                region("src/lib.rs", "function", "old", (1, 3), "old behaviour"),
-                region("src/lib.rs", "function", "keep", (5, 5), "kept"),
-            ],
-        ),
+        vec![
+            region("src/lib.rs", "function", "old", (1, 3), "old behaviour"),
+            region("src/lib.rs", "function", "keep", (5, 5), "kept"),
+        ],
     );
     repo.commit_file(
         "src/lib.rs",
@@ -108,25 +105,21 @@ fn a_region_whose_lines_are_all_gone_is_not_current() {
 #[test]
 fn file_paths_must_match_and_renames_are_followed() {
     let repo = TestRepo::new();
-    let c1 = repo.commit_file("src/old.rs", "pub fn f() {}\n\npub fn g() {}\n", "f and g");
-    annotate(
+    commit_annotated(
         &repo,
-        &c1,
-        &note(
-            &c1,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![
-                region("src/old.rs", "function", "f", (1, 1), "f"),
-                region(
-                    "src/elsewhere.rs",
-                    "function",
-                    "g",
-                    (3, 3),
-                    "a region of another file",
-                ),
-            ],
-        ),
+        "src/old.rs",
+        "pub fn f() {}\n\npub fn g() {}\n",
+        "f and g",
+        vec![
+            region("src/old.rs", "function", "f", (1, 1), "f"),
+            region(
+                "src/elsewhere.rs",
+                "function",
+                "g",
+                (3, 3),
+                "a region of another file",
+            ),
+        ],
     );
     repo.rename("src/old.rs", "src/new.rs");
     repo.commit("move");
@@ -141,26 +134,18 @@ fn file_paths_must_match_and_renames_are_followed() {
 #[test]
 fn anchor_matching_prefers_names_and_falls_back_to_overlap() {
     let repo = TestRepo::new();
-    let c1 = repo.commit_file(
-        "src/lib.rs",
-        "pub fn compute() -> u32 {\n    1 + 1\n}\n",
-        "compute",
-    );
     // The note names the function differently (written before a rename), but its
     // lines are compute's lines: overlap still finds it.
-    annotate(
+    commit_annotated(
         &repo,
-        &c1,
-        &note(
-            &c1,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![
-                region("src/lib.rs", "function", "calculate", (1, 3), "adds"),
-                region("src/lib.rs", "function", "compute", (1, 3), "computes"),
-                region("src/lib.rs", "function", "compte", (1, 3), "typo"),
-            ],
-        ),
+        "src/lib.rs",
+        COMPUTE,
+        "compute",
+        vec![
+            region("src/lib.rs", "function", "calculate", (1, 3), "adds"),
+            region("src/lib.rs", "function", "compute", (1, 3), "computes"),
+            region("src/lib.rs", "function", "compte", (1, 3), "typo"),
+        ],
     );
     let out = read(&repo, &ReadQuery::file("src/lib.rs").with_anchor("compute"));
     let kinds: Vec<(String, f64)> = out
@@ -192,17 +177,7 @@ fn anchor_matching_prefers_names_and_falls_back_to_overlap() {
 #[test]
 fn only_some_regions_of_an_annotation_match() {
     let repo = TestRepo::new();
-    let c = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt");
-    annotate(
-        &repo,
-        &c,
-        &note(
-            &c,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            crate::support::mqtt_v1_regions(),
-        ),
-    );
+    commit_annotated(&repo, "src/mqtt.rs", MQTT_V1, "mqtt", mqtt_v1_regions());
     let out = read(&repo, &ReadQuery::file("src/mqtt.rs").with_lines(6, 12));
     let mut found = names(&out);
     found.sort();
@@ -212,17 +187,7 @@ fn only_some_regions_of_an_annotation_match() {
 #[test]
 fn a_file_with_one_commit_blames_to_it() {
     let repo = TestRepo::new();
-    let c = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt");
-    annotate(
-        &repo,
-        &c,
-        &note(
-            &c,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            crate::support::mqtt_v1_regions(),
-        ),
-    );
+    let c = commit_annotated(&repo, "src/mqtt.rs", MQTT_V1, "mqtt", mqtt_v1_regions());
     let out = read(&repo, &ReadQuery::file("src/mqtt.rs"));
     assert_eq!(out.stats.commits_examined, 1);
     assert_eq!(out.regions.len(), 4);
@@ -232,26 +197,18 @@ fn a_file_with_one_commit_blames_to_it() {
 #[test]
 fn fuzzy_region_names_count_only_without_exact_ones() {
     let repo = TestRepo::new();
-    let c1 = repo.commit_file(
-        "src/lib.rs",
-        "pub fn compute() -> u32 {\n    1 + 1\n}\n",
-        "compute",
-    );
-    annotate(
+    commit_annotated(
         &repo,
-        &c1,
-        &note(
-            &c1,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![region(
-                "src/lib.rs",
-                "function",
-                "compte",
-                (1, 3),
-                "written with a typo",
-            )],
-        ),
+        "src/lib.rs",
+        COMPUTE,
+        "compute",
+        vec![region(
+            "src/lib.rs",
+            "function",
+            "compte",
+            (1, 3),
+            "written with a typo",
+        )],
     );
     let out = read(&repo, &ReadQuery::file("src/lib.rs").with_anchor("compute"));
     assert_eq!(names(&out), ["compte"]);

@@ -22,47 +22,38 @@ fn chain() -> (TestRepo, [String; 3]) {
         r["related_annotations"] = related;
         r
     };
-    annotate(
-        &repo,
+    let annotate_one = |commit: &str, timestamp: &str, level: &str, region: serde_json::Value| {
+        annotate(&repo, commit, &note(commit, timestamp, level, vec![region]));
+    };
+    annotate_one(
         &c1,
-        &note(
-            &c1,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![with(
-                region("src/lib.rs", "function", "low", (1, 1), "the base"),
-                json!([{"commit": c3, "anchor": "top", "relationship": "used by"}]),
-            )],
+        "2024-01-01T00:00:00Z",
+        "inferred",
+        with(
+            region("src/lib.rs", "function", "low", (1, 1), "the base"),
+            json!([{"commit": c3, "anchor": "top", "relationship": "used by"}]),
         ),
     );
-    annotate(
-        &repo,
+    annotate_one(
         &c2,
-        &note(
-            &c2,
-            "2024-01-02T00:00:00Z",
-            "inferred",
-            vec![with(
-                region("src/lib.rs", "function", "mid", (3, 3), "the middle"),
-                json!([{"commit": c1, "anchor": "low", "relationship": "builds on"}]),
-            )],
+        "2024-01-02T00:00:00Z",
+        "inferred",
+        with(
+            region("src/lib.rs", "function", "mid", (3, 3), "the middle"),
+            json!([{"commit": c1, "anchor": "low", "relationship": "builds on"}]),
         ),
     );
-    annotate(
-        &repo,
+    annotate_one(
         &c3,
-        &note(
-            &c3,
-            "2024-01-03T00:00:00Z",
-            "enhanced",
-            vec![with(
-                region("src/lib.rs", "function", "top", (5, 5), "the top"),
-                json!([
-                    {"commit": c2, "anchor": "mid", "relationship": "calls"},
-                    {"commit": "0123456789abcdef0123456789abcdef01234567", "anchor": "ghost", "relationship": "gone"},
-                    {"commit": c2, "anchor": "not_there", "relationship": "renamed away"}
-                ]),
-            )],
+        "2024-01-03T00:00:00Z",
+        "enhanced",
+        with(
+            region("src/lib.rs", "function", "top", (5, 5), "the top"),
+            json!([
+                {"commit": c2, "anchor": "mid", "relationship": "calls"},
+                {"commit": "0123456789abcdef0123456789abcdef01234567", "anchor": "ghost", "relationship": "gone"},
+                {"commit": c2, "anchor": "not_there", "relationship": "renamed away"}
+            ]),
         ),
     );
     (repo, [c1, c2, c3])

@@ -3,7 +3,7 @@
 use testkit::TestRepo;
 use ultragit_read::{ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{annotate, mqtt_v1_repo, note, pipeline, read};
+use crate::support::{commit_annotated, mqtt_v1_repo, pipeline, read, region};
 
 fn scope_of(repo: &TestRepo, anchor: &str) -> Vec<(String, u32, u32, String, bool)> {
     let out = read(repo, &ReadQuery::file("src/mqtt.rs").with_anchor(anchor));
@@ -92,19 +92,15 @@ fn unknown_anchors_list_the_available_ones() {
 fn ambiguous_anchors_keep_every_match() {
     let repo = TestRepo::new();
     let text = "pub struct A;\npub struct B;\n\nimpl A {\n    pub fn run(&self) {}\n}\n\nimpl B {\n    pub fn run(&self) {}\n}\n";
-    let c = repo.commit_file("src/two.rs", text, "two runs");
-    annotate(
+    commit_annotated(
         &repo,
-        &c,
-        &note(
-            &c,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![
-                crate::support::region("src/two.rs", "method", "A::run", (5, 5), "runs A"),
-                crate::support::region("src/two.rs", "method", "B::run", (9, 9), "runs B"),
-            ],
-        ),
+        "src/two.rs",
+        text,
+        "two runs",
+        vec![
+            region("src/two.rs", "method", "A::run", (5, 5), "runs A"),
+            region("src/two.rs", "method", "B::run", (9, 9), "runs B"),
+        ],
     );
     let out = read(&repo, &ReadQuery::file("src/two.rs").with_anchor("run"));
     assert!(out.query.ambiguous_anchor);
@@ -215,26 +211,18 @@ impl Drop for TestDir {
 #[test]
 fn unsupported_languages_fall_back_to_line_ranges() {
     let repo = TestRepo::new();
-    let c = repo.commit_file(
+    commit_annotated(
+        &repo,
         "config/app.toml",
         "[server]\nport = 8080\nhost = \"x\"\n",
         "config",
-    );
-    annotate(
-        &repo,
-        &c,
-        &note(
-            &c,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![crate::support::region(
-                "config/app.toml",
-                "config",
-                "server",
-                (1, 3),
-                "server settings",
-            )],
-        ),
+        vec![region(
+            "config/app.toml",
+            "config",
+            "server",
+            (1, 3),
+            "server settings",
+        )],
     );
     let out = read(&repo, &ReadQuery::file("config/app.toml"));
     assert!(

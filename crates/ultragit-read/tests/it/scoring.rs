@@ -2,9 +2,9 @@
 
 use serde_json::json;
 use testkit::TestRepo;
-use ultragit_read::{ReadConfig, ReadPipeline, ReadQuery};
+use ultragit_read::{ReadConfig, ReadQuery};
 
-use crate::support::{annotate, names, note, pipeline_with, read, region};
+use crate::support::{annotate, commit_annotated, names, note, read, read_with, region};
 
 /// One file, four functions, annotated by commits of different ages, levels and
 /// provenance, with tags.
@@ -117,9 +117,7 @@ fn min_confidence_tags_and_max_regions() {
         default_max_regions: 1,
         ..ReadConfig::default()
     };
-    let out = pipeline_with(&repo, config)
-        .execute(&ReadQuery::file("src/lib.rs"))
-        .unwrap();
+    let out = read_with(&repo, config, &ReadQuery::file("src/lib.rs"));
     assert_eq!(
         names(&out),
         ["a"],
@@ -134,31 +132,29 @@ fn the_half_life_comes_from_configuration() {
         recency_half_life: 365.0,
         ..ReadConfig::default()
     };
-    let out = pipeline_with(&repo, config)
-        .execute(&ReadQuery::file("src/lib.rs").with_anchor("c"))
-        .unwrap();
+    let out = read_with(
+        &repo,
+        config,
+        &ReadQuery::file("src/lib.rs").with_anchor("c"),
+    );
     assert!((out.regions[0].confidence_factors.recency - 0.5).abs() < 0.01);
 }
 
 #[test]
 fn removed_anchors_score_low() {
     let repo = TestRepo::new();
-    let c = repo.commit_file("src/lib.rs", "pub fn renamed() {\n    1;\n}\n", "f");
-    annotate(
+    commit_annotated(
         &repo,
-        &c,
-        &note(
-            &c,
-            "2024-01-01T00:00:00Z",
-            "inferred",
-            vec![region(
-                "src/lib.rs",
-                "function",
-                "original_name",
-                (1, 3),
-                "f",
-            )],
-        ),
+        "src/lib.rs",
+        "pub fn renamed() {\n    1;\n}\n",
+        "f",
+        vec![region(
+            "src/lib.rs",
+            "function",
+            "original_name",
+            (1, 3),
+            "f",
+        )],
     );
     let out = read(&repo, &ReadQuery::file("src/lib.rs"));
     assert_eq!(out.regions[0].confidence_factors.anchor_stability, 0.3);

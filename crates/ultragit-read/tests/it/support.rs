@@ -19,6 +19,24 @@ pub fn write_raw(repo: &TestRepo, commit: &str, text: &str) {
         .unwrap();
 }
 
+/// Commits `text` as `path` with `message` and annotates that commit with
+/// `regions` (an inferred note of 2024-01-01); returns the commit.
+pub fn commit_annotated(
+    repo: &TestRepo,
+    path: &str,
+    text: &str,
+    message: &str,
+    regions: Vec<Value>,
+) -> String {
+    let commit = repo.commit_file(path, text, message);
+    annotate(
+        repo,
+        &commit,
+        &note(&commit, "2024-01-01T00:00:00Z", "inferred", regions),
+    );
+    commit
+}
+
 /// An `ultragit/v1` document.
 pub fn note(commit: &str, timestamp: &str, level: &str, regions: Vec<Value>) -> Value {
     json!({
@@ -55,9 +73,11 @@ pub fn pipeline(repo: &TestRepo) -> GitReadPipeline {
     GitReadPipeline::open(repo.path()).unwrap()
 }
 
-/// The pipeline of `repo` with `config`.
-pub fn pipeline_with(repo: &TestRepo, config: ReadConfig) -> GitReadPipeline {
+/// Runs `query` on `repo` with `config`.
+pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> ReadOutput {
     GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
+        .execute(query)
+        .unwrap()
 }
 
 /// `(file, anchor name, start, end)` of every returned region, in order.
@@ -146,11 +166,12 @@ pub fn mqtt_v1_regions() -> Vec<Value> {
 /// annotated with [`mqtt_v1_regions`]; returns it and the commit.
 pub fn mqtt_v1_repo() -> (TestRepo, String) {
     let repo = TestRepo::new();
-    let c1 = repo.commit_file("src/mqtt.rs", MQTT_V1, "mqtt client");
-    annotate(
+    let c1 = commit_annotated(
         &repo,
-        &c1,
-        &note(&c1, "2024-01-01T00:00:00Z", "inferred", mqtt_v1_regions()),
+        "src/mqtt.rs",
+        MQTT_V1,
+        "mqtt client",
+        mqtt_v1_regions(),
     );
     (repo, c1)
 }

@@ -1,0 +1,198 @@
+use super::*;
+
+#[test]
+fn scrubs_location_and_trace_variables_but_keeps_identity() {
+    let scrubbed = [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_TRACE",
+        "GIT_NAMESPACE",
+    ];
+    let kept = [
+        "GIT_AUTHOR_NAME",
+        "GIT_COMMITTER_DATE",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_NOSYSTEM",
+        "HOME",
+        "PATH",
+        "LC_ALL",
+    ];
+    let removed: Vec<String> = scrubbed_vars(scrubbed.iter().chain(&kept))
+        .into_iter()
+        .map(|v| v.into_string().unwrap())
+        .collect();
+    assert_eq!(removed, scrubbed);
+}
+
+#[test]
+fn hardened_environment_is_set_and_config_goes_through_env() {
+    let cmd = GitCommand::new("/")
+        .args(["status", "--porcelain=v1", "--branch"])
+        .config("core.quotepath", "false")
+        .env("GIT_AUTHOR_DATE", "@0 +0000")
+        .to_command();
+    let args: Vec<_> = cmd.get_args().collect();
+    assert_eq!(args, ["status", "--porcelain=v1", "--branch"]);
+    let envs: std::collections::HashMap<_, _> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
+        .collect();
+    assert_eq!(envs["LC_ALL"], "C");
+    assert_eq!(envs["GIT_OPTIONAL_LOCKS"], "0");
+    assert_eq!(envs["GIT_CONFIG_COUNT"], "2");
+    assert_eq!(envs["GIT_CONFIG_KEY_0"], "core.fsmonitor");
+    assert_eq!(envs["GIT_CONFIG_VALUE_0"], "false");
+    assert_eq!(envs["GIT_CONFIG_KEY_1"], "core.quotepath");
+    assert_eq!(envs["GIT_AUTHOR_DATE"], "@0 +0000");
+    assert_eq!(envs["GIT_LITERAL_PATHSPECS"], "1");
+}
+
+#[test]
+fn attributes_are_neutralised_except_for_user_programs() {
+    let envs = |cmd: Command| -> std::collections::HashMap<String, Option<String>> {
+        cmd.get_envs()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.to_str()?.to_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                ))
+            })
+            .collect()
+    };
+    let read = envs(GitCommand::new("/").arg("status").to_command());
+    assert_eq!(read["GIT_ATTR_SOURCE"].as_deref(), Some(EMPTY_TREE));
+    assert_eq!(read["GIT_PAGER"].as_deref(), Some("cat"));
+    let commit = envs(
+        GitCommand::new("/")
+            .user_programs()
+            .arg("commit")
+            .to_command(),
+    );
+    assert!(!commit.contains_key("GIT_ATTR_SOURCE"));
+    assert!(!commit.contains_key("GIT_PAGER"));
+    assert_eq!(
+        commit["GIT_CONFIG_KEY_0"].as_deref(),
+        Some("core.fsmonitor")
+    );
+}
+
+#[test]
+fn the_fallback_empties_every_configured_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let output = scrubbed_git(&repo)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+    };
+    git(&["init", "--quiet"]);
+    std::fs::write(repo.join(".gitattributes"), "* filter=evil\n").unwrap();
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "one"]);
+    let clean = format!("sh -c 'echo clean >> {}; cat' --", marks.display());
+    git(&["config", "filter.evil.clean", &clean]);
+    git(&["config", "filter.evil.required", "true"]);
+    let stale = || {
+        std::fs::File::options()
+            .write(true)
+            .open(repo.join("a.txt"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::UNIX_EPOCH)
+            .unwrap();
+    };
+    let guard = filter_guard(&repo);
+    assert_eq!(
+        guard,
+        [
+            ("filter.evil.clean".to_owned(), String::new()),
+            ("filter.evil.smudge".to_owned(), String::new()),
+            ("filter.evil.process".to_owned(), String::new()),
+            ("filter.evil.required".to_owned(), "false".to_owned()),
+        ]
+    );
+    let mut status = scrubbed_git(&repo);
+    status
+        .args(["status", "--porcelain"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_COUNT", guard.len().to_string());
+    for (i, (key, value)) in guard.iter().enumerate() {
+        status
+            .env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    stale();
+    let output = status.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(!marks.exists(), "the clean filter ran despite the guard");
+    // Without the guard, it does run: the test can fail.
+    stale();
+    git(&["status", "--porcelain"]);
+    assert!(marks.exists());
+}
+
+#[test]
+fn git_versions_parse() {
+    assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
+    assert_eq!(
+        parse_version("git version 2.39.5 (Apple Git-154)"),
+        Some((2, 39))
+    );
+    assert_eq!(parse_version("git version 2.45.0.windows.1"), Some((2, 45)));
+    assert_eq!(parse_version("nonsense"), None);
+}
+
+#[test]
+fn a_command_that_outlives_its_timeout_is_killed() {
+    let dir = std::env::temp_dir();
+    // A shell alias that sleeps: the kill must reach the alias's own children too,
+    // or they would keep the output pipes open.
+    let cmd = GitCommand::new(&dir)
+        .args(["-c", "alias.wait=!sleep 5", "wait"])
+        .timeout(Duration::from_millis(200));
+    match cmd.run() {
+        Err(Error::Timeout { args, after }) => {
+            assert_eq!(args, "-c alias.wait=!sleep 5 wait");
+            assert_eq!(after, Duration::from_millis(200));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let quick = GitCommand::new(&dir)
+        .arg("--version")
+        .timeout(Duration::from_secs(30))
+        .run_text()
+        .unwrap();
+    assert!(quick.starts_with("git version"));
+}
+
+#[test]
+fn failure_keeps_stderr_and_status() {
+    let dir = std::env::temp_dir();
+    let cmd = GitCommand::new(&dir).args(["definitely-not-a-git-command"]);
+    let err = cmd.run().unwrap_err();
+    match err {
+        Error::Command { args, status, .. } => {
+            assert_eq!(args, "definitely-not-a-git-command");
+            assert!(status.starts_with("exit status"), "{status}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
