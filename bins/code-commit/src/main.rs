@@ -2,10 +2,11 @@
 //!
 //! A thin front end over `code_commit_core`, run by `frontend::run` (parsing,
 //! printing, the error shape and exit codes are the same in all three
-//! binaries): it resolves the user's own files
-//! (`$XDG_CONFIG_HOME/code-commit/config.toml` and `api-key`, by default under
-//! `~/.config/`), the temporary directory and the build caches the sandbox lets
-//! `build.sh` write, reads the configuration and the key, runs the loop, prints
+//! binaries): it resolves the settings ([`settings`]: the user's own files
+//! `$XDG_CONFIG_HOME/code-commit/config.toml` and `api-key`, by default under
+//! `~/.config/`, the configuration, the key, the provider, and the temporary
+//! directory and build caches the sandbox lets `build.sh` write), runs the
+//! loop, prints
 //! progress on stderr and the outcome on stdout. Exit status: 0 when `build.sh`
 //! passes; 1 when it still fails (the outcome on stdout, no error), a build
 //! tampered with a protected file, or the run cannot start (`error: …`, with
@@ -24,39 +25,15 @@
 // Progress lines are printed as the run goes.
 #![allow(clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use code_commit_core::config::{KeySource, UserFiles};
-use code_commit_core::run::{self, RunOptions, Step};
-use code_commit_core::sandbox::SandboxPolicy;
-use code_commit_core::{Error, config};
+use code_commit_core::Error;
+use code_commit_core::run::{self, Step};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 
-/// The environment variables this binary reads (besides the key's, which the
-/// configuration names, and the proxies `frontend::env` knows).
-mod env {
-    /// The user's configuration directory (default `$HOME/.config`).
-    pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
-    /// The user's cache directory (default `$HOME/.cache`); build.sh may write it.
-    pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
-    /// The user's home directory.
-    pub const HOME: &str = "HOME";
-    /// Cargo's home (default `$HOME/.cargo`); build.sh may write it.
-    pub const CARGO_HOME: &str = "CARGO_HOME";
-    /// rustup's home (default `$HOME/.rustup`); build.sh may write it.
-    pub const RUSTUP_HOME: &str = "RUSTUP_HOME";
-    /// Go's workspace (default `$HOME/go`); build.sh may write it.
-    pub const GOPATH: &str = "GOPATH";
-    /// Go's build cache; build.sh may write it.
-    pub const GOCACHE: &str = "GOCACHE";
-    /// Go's module cache; build.sh may write it.
-    pub const GOMODCACHE: &str = "GOMODCACHE";
-}
-
-/// Caches under the home directory build.sh may write, besides those above.
-const HOME_CACHES: &[&str] = &[".npm", ".yarn", ".m2", ".gradle"];
+mod settings;
 
 #[derive(Debug, Parser)]
 #[command(name = "code-commit", version, about, long_about = LONG_ABOUT, after_long_help = AFTER_HELP)]
@@ -120,59 +97,6 @@ and stops the run (cargo may update Cargo.lock after the model changed a Cargo.t
 The model may not touch .gitignore, Cargo.lock, build.sh, codeRollup.sh, LLMInstructions.md, UserSpecification.md, .git/, agent-config/, target/ or anything .gitignore ignores; one such block rejects the whole response.
 
 Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, a build changed a protected file, or the run cannot start (`error: ...` on stderr; --debug adds its causes); 2 on usage errors.";
-
-/// A variable's value when set to something non-empty.
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// An absolute path from a variable (relative values are ignored, as the XDG
-/// specification asks).
-fn var_path(name: &str) -> Option<PathBuf> {
-    var(name).map(PathBuf::from).filter(|p| p.is_absolute())
-}
-
-/// The user's own code-commit files.
-fn user_files() -> UserFiles {
-    let home = var_path(env::HOME);
-    let config_home = var_path(env::XDG_CONFIG_HOME).or_else(|| home.map(|h| h.join(".config")));
-    match config_home {
-        Some(dir) => {
-            let dir = dir.join("code-commit");
-            UserFiles {
-                config: Some(dir.join("config.toml")),
-                key: Some(dir.join("api-key")),
-            }
-        }
-        None => UserFiles::default(),
-    }
-}
-
-/// What build.sh may write besides the project: the temporary directory, the
-/// build caches and `extra`.
-fn writable(temp: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let home = var_path(env::HOME);
-    let under_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
-    let mut out = vec![temp.to_path_buf()];
-    out.extend(var_path(env::CARGO_HOME).or_else(|| under_home(".cargo")));
-    out.extend(var_path(env::RUSTUP_HOME).or_else(|| under_home(".rustup")));
-    out.extend(var_path(env::XDG_CACHE_HOME).or_else(|| under_home(".cache")));
-    out.extend(HOME_CACHES.iter().filter_map(|rel| under_home(rel)));
-    out.extend(var_path(env::GOPATH).or_else(|| under_home("go")));
-    out.extend(var_path(env::GOCACHE));
-    out.extend(var_path(env::GOMODCACHE));
-    out.extend(extra.iter().cloned());
-    out
-}
-
-/// What build.sh must not read: the folder the key file is in.
-fn denied(project: &Path, source: &KeySource) -> Vec<PathBuf> {
-    match source {
-        KeySource::ProjectFile(_) => vec![project.join(config::CONFIG_DIR)],
-        KeySource::UserFile(path) => path.parent().map(Path::to_path_buf).into_iter().collect(),
-        KeySource::Env(_) | KeySource::None => Vec::new(),
-    }
-}
 
 /// Text that may hold model or build output, safe for a terminal.
 fn sanitize(text: &str) -> String {
@@ -245,42 +169,17 @@ fn main() -> ExitCode {
     frontend::run(std::env::args_os(), run)
 }
 
-/// One run: the configuration and the key, then the loop.
+/// One run: the settings, then the loop.
 fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
     let project = std::fs::canonicalize(&cli.project).map_err(|err| {
         CommandError::from_error(ErrorKind::User, err).context(cli.project.display())
     })?;
     let inputs = run::preflight(&project)?;
-    let user = user_files();
-    let config = config::load(&project, &user)?;
-    let lookup = |name: &str| std::env::var(name).ok();
-    let (key, key_source) = config::key(&config, &project, &user, lookup)?;
-    let mut provider_config = config::provider_config(&config, key.clone())?;
-    provider_config.http.proxy = frontend::env::proxy_config(lookup);
-    let redactor = provider_config.redactor();
-    ctx.redact_with(&redactor);
-    let provider = llm::build_provider(provider_config)?;
-    let temp = std::env::temp_dir();
-    let options = RunOptions {
-        max_repairs: cli.max_repairs,
-        max_tokens: config.max_tokens,
-        build_timeout: config.build_timeout,
-        build_remove_env: vec![
-            config.api_key_env.clone(),
-            frontend::env::OPENAI_API_KEY.to_owned(),
-            "ANTHROPIC_API_KEY".to_owned(),
-        ],
-        build_scrub_values: key.iter().map(|k| k.expose().to_owned()).collect(),
-        sandbox: config.build_sandbox.then(|| {
-            SandboxPolicy::new(
-                &project,
-                denied(&project, &key_source),
-                writable(&temp, &config.build_writable),
-            )
-        }),
-        temp_root: Some(temp),
-        ..RunOptions::default()
-    };
+    let settings::Settings {
+        provider,
+        redactor,
+        options,
+    } = settings::load(&project, cli.max_repairs, ctx)?;
     let quiet = cli.quiet;
     let mut progress = |step: &Step| {
         // Tampering is always shown, so is a sandbox that could not be had.

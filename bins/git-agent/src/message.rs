@@ -37,8 +37,10 @@ pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
 /// The flags every generation command shares.
 #[derive(Debug, Clone, Args)]
 pub struct Shared {
-    /// The model [default: OPENAI_MODEL, or gpt-5-mini]
-    #[arg(long, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL", help = format!(
+        "The model [default: OPENAI_MODEL, or {}]",
+        llm::defaults::OPENAI_MODEL
+    ))]
     pub model: Option<String>,
     /// Ask for priority processing (service_tier=priority)
     #[arg(long)]

@@ -1,10 +1,10 @@
 //! `ultragit annotate [--commit REV] [--sync|--async] [--squash-sources REV...]`:
 //! the writing agent on one commit, its note stored under `refs/notes/ultragit`.
 //!
-//! **`--sync`** (the default): resolve the commit; load the configuration
-//! (`[ultragit]` git config, then `.ultragit-config.toml`, then the provider
-//! flags); build the provider, reading the key from the variable the
-//! configuration names; collect the author context (below); run
+//! **`--sync`** (the default): resolve the commit; resolve the configuration
+//! (`ultragit_annotate::Settings`: the provider flags over the limits of
+//! `.ultragit-config.toml` over `[ultragit]` git config); build the provider,
+//! reading the key from the variable the configuration names; collect the author context (below); run
 //! `ultragit_annotate::annotate` on the runner's tokio runtime; print
 //! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)` or
 //! `skipped <sha>: <reason>` for a trivial commit (no model call). Any failure
@@ -46,9 +46,9 @@ use clap::Args;
 use frontend::provider::{ProviderError, ProviderRequest, build_provider};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
-use llm::ProviderKind;
+use llm::{ProviderKind, defaults};
 use ultragit_annotate::{
-    AuthorContext, RawProvider, Report, Settings, Trivial, author, gather, record_failure,
+    AuthorContext, ProviderFlags, Report, Settings, Trivial, author, gather, record_failure,
     triviality,
 };
 
@@ -56,7 +56,7 @@ use crate::context;
 
 /// The arguments of `ultragit annotate`.
 #[derive(Debug, Args)]
-#[command(after_long_help = AFTER_HELP)]
+#[command(after_long_help = after_help())]
 pub struct AnnotateArgs {
     /// The commit to annotate
     #[arg(long, value_name = "REV", default_value = "HEAD")]
@@ -102,15 +102,18 @@ struct ProviderArgs {
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
 
-    /// The environment variable holding the API key; `none` for servers without keys [default: ultragit.apiKeyEnv, or OPENAI_API_KEY / ANTHROPIC_API_KEY]
-    #[arg(long, value_name = "VAR")]
+    #[arg(long, value_name = "VAR", help = format!(
+        "The environment variable holding the API key; `none` for servers without keys [default: ultragit.apiKeyEnv, or {} / {}]",
+        defaults::OPENAI_API_KEY,
+        defaults::ANTHROPIC_API_KEY
+    ))]
     api_key_env: Option<String>,
 }
 
 impl ProviderArgs {
-    fn raw(&self) -> RawProvider {
-        RawProvider {
-            kind: self.provider.clone(),
+    fn flags(&self) -> ProviderFlags {
+        ProviderFlags {
+            provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             api_key_env: self.api_key_env.clone(),
@@ -144,22 +147,28 @@ fn parse_provider(text: &str) -> Result<String, String> {
     }
 }
 
-const AFTER_HELP: &str = "\
+/// The long help's epilogue (the defaults are `llm`'s).
+fn after_help() -> String {
+    format!(
+        "\
 Examples:
   ultragit annotate                        # HEAD, now
   ultragit annotate --commit HEAD~1 --verbose
   ultragit annotate --provider openai-chat --base-url http://127.0.0.1:8080/v1 --model qwen3 --api-key-env none
 
-Configuration (git config [ultragit], overridden by [ultragit.annotate] in \
-.ultragit-config.toml at the top of the working tree, overridden by the flags):
+Configuration, highest precedence first: the flags; [ultragit.annotate] in \
+.ultragit-config.toml at the top of the working tree, for the limits only (a file in the \
+repository may not choose the provider, the model, the URL or the key: those keys are \
+ignored there with a warning); git config [ultragit]:
   ultragit.provider   openai-responses (default), openai-chat (Ollama, vLLM, llama.cpp, \
-LM Studio, OpenRouter) or anthropic      [file: provider]
-  ultragit.model      the model; default gpt-5-mini (OpenAI), claude-sonnet-4-5 (Anthropic)   [file: model]
-  ultragit.baseUrl    the API's base URL; default the provider's own   [file: base_url]
+LM Studio, OpenRouter) or anthropic
+  ultragit.model      the model; default {openai_model} (OpenAI), {anthropic_model} (Anthropic)
+  ultragit.baseUrl    the API's base URL; default the provider's own
   ultragit.apiKeyEnv  the NAME of the environment variable holding the key; default \
-OPENAI_API_KEY or ANTHROPIC_API_KEY; `none` or empty: no key   [file: api_key_env]
+{openai_key} or {anthropic_key}; `none` or empty: no key
   ultragit.maxDiffLines, maxAgentTurns, maxTokensPerResponse, recentAnnotationsLimit, \
-chunkSize   the agent's limits
+chunkSize   the agent's limits   [file: max_diff_lines, max_agent_turns, \
+max_tokens_per_response, recent_annotations_limit, chunk_size]
 
 Author context (makes the annotation `enhanced`): `ultragit context set`, or the \
 environment variables ULTRAGIT_TASK, ULTRAGIT_REASONING, ULTRAGIT_DEPENDENCIES and \
@@ -172,7 +181,13 @@ annotations are listed in .git/ultragit/failed.log; --async writes its output to
 .git/ultragit/annotate.log.
 
 Exit status: 0 when the note was stored, the commit skipped, or (--async) the \
-background annotation started; 1 on failure; 2 on usage errors.";
+background annotation started; 1 on failure; 2 on usage errors.",
+        openai_model = defaults::OPENAI_MODEL,
+        anthropic_model = defaults::ANTHROPIC_MODEL,
+        openai_key = defaults::OPENAI_API_KEY,
+        anthropic_key = defaults::ANTHROPIC_API_KEY,
+    )
+}
 
 /// Runs `ultragit annotate` in the repository containing `cwd`; `lookup` reads the
 /// environment.
@@ -210,13 +225,13 @@ fn annotate_now(
     let sha = commit.to_hex();
     let Settings {
         limits,
-        provider: raw,
+        provider: settings,
         warnings: config_warnings,
-    } = Settings::load(repo)?;
+        ..
+    } = Settings::load(repo, &args.provider.flags())?;
     for warning in &config_warnings {
         ctx.warn(warning);
     }
-    let settings = raw.overridden_by(&args.provider.raw()).resolve()?;
     let request = ProviderRequest {
         kind: settings.kind,
         model: &settings.model,

@@ -11,7 +11,7 @@ use clap::Args;
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::setup::{self, HookChange};
-use ultragit_annotate::{NOTES_REF, Settings, author};
+use ultragit_annotate::{NOTES_REF, ProviderFlags, Settings, author};
 
 /// The arguments of `ultragit init` (none).
 #[derive(Debug, Args)]
@@ -102,27 +102,33 @@ pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comma
     }
     // Which model will annotate, so a missing key shows up now rather than in
     // .git/ultragit/failed.log after the next commit.
-    let settings = Settings::load(&repo);
-    if let Ok(settings) = &settings {
-        for warning in &settings.warnings {
-            ctx.warn(warning);
-        }
-    }
-    match settings.and_then(|settings| settings.provider.resolve()) {
-        Ok(provider) => {
+    match Settings::load(&repo, &ProviderFlags::default()) {
+        Ok(Settings {
+            provider,
+            sources,
+            warnings,
+            ..
+        }) => {
+            for warning in &warnings {
+                ctx.warn(warning);
+            }
             let key = match &provider.api_key_env {
                 Some(variable) => format!("key from ${variable}"),
                 None => "no key".to_owned(),
             };
             let _ = writeln!(
                 text,
-                "  model            {} {} at {}, {key}\n                 \x20                  (git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
+                "  model            {} {} at {}, {key}\n                 \x20                  (provider: {}, model: {}, URL: {}, key variable: {};\n                 \x20                   set with git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
                 provider.kind.as_str(),
                 provider.model,
                 provider
                     .base_url
                     .as_deref()
                     .unwrap_or("the API's default URL"),
+                sources.kind,
+                sources.model,
+                sources.base_url,
+                sources.api_key_env,
             );
         }
         Err(err) => ctx.warn(err),

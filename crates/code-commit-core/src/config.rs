@@ -11,13 +11,15 @@
 //!    [`UserFiles`]).
 //!
 //! For each key the project file wins over the user file; `build_writable` lists
-//! of both are joined. Both are trusted: code-commit refuses to run at all when
+//! of both are joined. The keys are one table resolved by `layered-config`, so a
+//! bad value or an unknown key is an error naming the file (and the key). Both
+//! files are trusted: code-commit refuses to run at all when
 //! git tracks anything under `agent-config/` (see [`crate::run::preflight`]), so
 //! an `agent-config/` that exists is the user's own, not the repository's.
 //!
 //! ```toml
 //! provider = "openai-chat"        # openai-responses (default) | openai-chat | anthropic
-//! model = "gpt-5-mini"            # default: gpt-5-mini, or claude-sonnet-4-5 for anthropic
+//! model = "gpt-5-mini"            # default: llm::defaults (gpt-5-mini, or claude-sonnet-4-5 for anthropic)
 //! base_url = "http://127.0.0.1:8080/v1"   # optional; default: the provider's own
 //! api_key_file = "api-key"        # optional; a file under agent-config/ holding the key
 //! api_key_env = "OPENAI_API_KEY"  # optional; default OPENAI_API_KEY / ANTHROPIC_API_KEY
@@ -47,9 +49,10 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use layered_config::parse as parsers;
+use layered_config::{ConfigError, Key, Layer, Section, Stack, Value};
 use llm::{Auth, ProviderConfig, ProviderKind, Secret};
 use safe_io::Dir;
-use serde::Deserialize;
 
 use crate::error::Error;
 
@@ -74,41 +77,52 @@ pub struct UserFiles {
     pub key: Option<PathBuf>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    provider: Option<String>,
-    model: Option<String>,
-    base_url: Option<String>,
-    api_key_file: Option<String>,
-    api_key_env: Option<String>,
-    max_tokens: Option<u32>,
-    build_timeout_secs: Option<u64>,
-    request_timeout_secs: Option<u64>,
-    build_sandbox: Option<bool>,
-    build_writable: Option<Vec<String>>,
+/// The table: each key's name in the files, and its parser. Blank text is a
+/// value that means "not set" (the default), and it hides the user's value.
+const PROVIDER: Key<ProviderKind> = Key::new("provider", provider_kind);
+const MODEL: Key<Option<String>> = Key::new("model", parsers::optional_text);
+const BASE_URL: Key<Option<String>> = Key::new("base_url", parsers::optional_text);
+const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file);
+const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", parsers::optional_text);
+const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>);
+const BUILD_TIMEOUT_SECS: Key<u64> = Key::new("build_timeout_secs", parsers::whole::<u64, 1>);
+const REQUEST_TIMEOUT_SECS: Key<u64> = Key::new("request_timeout_secs", parsers::whole::<u64, 1>);
+const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean);
+/// Joined across the files (the project's entries first).
+const BUILD_WRITABLE: Key<Vec<PathBuf>> = Key::new("build_writable", writable_paths);
+
+fn provider_kind(value: &Value) -> Result<ProviderKind, String> {
+    ProviderKind::parse_or_explain(&parsers::text(value)?)
 }
 
-impl File {
-    /// `self`, with the keys it lacks taken from `lower`; lists joined.
-    fn over(self, lower: File) -> File {
-        let writable = match (self.build_writable, lower.build_writable) {
-            (None, None) => None,
-            (a, b) => Some(a.into_iter().chain(b).flatten().collect()),
-        };
-        File {
-            provider: self.provider.or(lower.provider),
-            model: self.model.or(lower.model),
-            base_url: self.base_url.or(lower.base_url),
-            api_key_file: self.api_key_file.or(lower.api_key_file),
-            api_key_env: self.api_key_env.or(lower.api_key_env),
-            max_tokens: self.max_tokens.or(lower.max_tokens),
-            build_timeout_secs: self.build_timeout_secs.or(lower.build_timeout_secs),
-            request_timeout_secs: self.request_timeout_secs.or(lower.request_timeout_secs),
-            build_sandbox: self.build_sandbox.or(lower.build_sandbox),
-            build_writable: writable,
-        }
+/// A plain relative path inside `agent-config/` (checked when not blank).
+fn key_file(value: &Value) -> Result<Option<String>, String> {
+    let Some(key_file) = parsers::optional_text(value)? else {
+        return Ok(None);
+    };
+    let p = Path::new(&key_file);
+    if p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(format!(
+            "'{key_file}' must be a plain path inside {CONFIG_DIR}/ (for a key outside the project, use the user key file)"
+        ));
     }
+    Ok(Some(key_file))
+}
+
+/// Absolute paths without `..`.
+fn writable_paths(value: &Value) -> Result<Vec<PathBuf>, String> {
+    parsers::text_list(value)?
+        .into_iter()
+        .map(|entry| {
+            let path = PathBuf::from(&entry);
+            if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+                return Err(format!(
+                    "entry '{entry}' must be an absolute path without '..'"
+                ));
+            }
+            Ok(path)
+        })
+        .collect()
 }
 
 /// The resolved configuration.
@@ -131,12 +145,14 @@ pub struct Config {
     pub build_writable: Vec<PathBuf>,
 }
 
-/// Reads one configuration file's text into a [`File`]; `name` is how messages
-/// name it.
-fn parse(text: &[u8], name: &str) -> Result<File, Error> {
-    let text =
-        std::str::from_utf8(text).map_err(|_| Error::Config(format!("{name}: not valid UTF-8")))?;
-    toml::from_str(text).map_err(|e| Error::Config(format!("{name}: {}", e.message())))
+/// Reads one configuration file's text into a [`Section`]; `name` is how
+/// messages name it.
+fn parse(text: &[u8], name: &str) -> Result<Section, Error> {
+    Section::parse_bytes(text, name).map_err(config_error)
+}
+
+fn config_error(err: ConfigError) -> Error {
+    Error::Config(err.to_string())
 }
 
 /// Why a file under `agent-config/` cannot be read, said for a person.
@@ -170,95 +186,53 @@ fn unsafe_file(rel: &str, err: &safe_io::Error, what: &str) -> Error {
 pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
     let project_dir = Dir::open(project).map_err(|e| Error::Config(e.to_string()))?;
     let project_file = match project_dir.read_optional(CONFIG_FILE, CONFIG_LIMIT) {
-        Ok(Some(bytes)) => parse(&bytes, CONFIG_FILE)?,
-        Ok(None) => File::default(),
+        Ok(Some(bytes)) => Some(parse(&bytes, CONFIG_FILE)?),
+        Ok(None) => None,
         Err(err) => return Err(unsafe_file(CONFIG_FILE, &err, "the configuration")),
     };
     let user_file = match &user.config {
-        None => File::default(),
-        Some(path) => {
-            let name = path.display().to_string();
-            match safe_io::fs::read_regular_optional(path, CONFIG_LIMIT) {
-                Ok(Some(bytes)) => parse(&bytes, &name)?,
-                Ok(None) => File::default(),
-                Err(err) => return Err(Error::Config(err.to_string())),
-            }
-        }
+        None => None,
+        Some(path) => match safe_io::fs::read_regular_optional(path, CONFIG_LIMIT) {
+            Ok(Some(bytes)) => Some(parse(&bytes, &path.display().to_string())?),
+            Ok(None) => None,
+            Err(err) => return Err(Error::Config(err.to_string())),
+        },
     };
-    check(&project_file, CONFIG_FILE)?;
-    if let Some(path) = &user.config {
-        check(&user_file, &path.display().to_string())?;
-    }
-    let file = project_file.over(user_file);
-    let provider = match file.provider.as_deref() {
-        None => ProviderKind::OpenAiResponses,
-        Some(name) => ProviderKind::parse(name).expect("checked"),
-    };
-    let (default_model, default_env) = match provider {
-        ProviderKind::Anthropic => ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-        _ => ("gpt-5-mini", "OPENAI_API_KEY"),
-    };
-    let or = |v: Option<u64>, default: u64| v.unwrap_or(default);
-    Ok(Config {
+    // Both files are the user's own: code-commit refuses a tracked agent-config/.
+    let stack = [project_file, user_file]
+        .into_iter()
+        .flatten()
+        .fold(Stack::new(), |stack, file| {
+            stack.with(Layer::user_file(file))
+        });
+    resolve(stack).map_err(config_error)
+}
+
+/// The table resolved over `stack`.
+fn resolve(mut stack: Stack<'_>) -> Result<Config, ConfigError> {
+    let provider = stack.value(&PROVIDER, ProviderKind::OpenAiResponses)?;
+    let text = |value: Option<String>, default: &str| value.unwrap_or_else(|| default.to_owned());
+    let config = Config {
         provider,
-        model: nonempty(file.model).unwrap_or_else(|| default_model.to_owned()),
-        base_url: nonempty(file.base_url),
-        api_key_file: nonempty(file.api_key_file),
-        api_key_env: nonempty(file.api_key_env).unwrap_or_else(|| default_env.to_owned()),
-        max_tokens: file.max_tokens.unwrap_or(32_000),
-        build_timeout: Duration::from_secs(or(file.build_timeout_secs, 900)),
-        request_timeout: Duration::from_secs(or(file.request_timeout_secs, 600)),
-        build_sandbox: file.build_sandbox.unwrap_or(true),
-        build_writable: file
-            .build_writable
-            .unwrap_or_default()
-            .iter()
-            .map(|entry| PathBuf::from(entry.trim()))
+        model: text(stack.value(&MODEL, None)?, provider.default_model()),
+        base_url: stack.value(&BASE_URL, None)?,
+        api_key_file: stack.value(&API_KEY_FILE, None)?,
+        api_key_env: text(
+            stack.value(&API_KEY_ENV, None)?,
+            provider.default_key_variable(),
+        ),
+        max_tokens: stack.value(&MAX_TOKENS, 32_000)?,
+        build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?),
+        request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?),
+        build_sandbox: stack.value(&BUILD_SANDBOX, true)?,
+        build_writable: stack
+            .all(&BUILD_WRITABLE)?
+            .into_iter()
+            .flat_map(|resolved| resolved.value)
             .collect(),
-    })
-}
-
-fn nonempty(v: Option<String>) -> Option<String> {
-    v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
-}
-
-/// Checks the values one file sets; errors name the file `name`.
-fn check(file: &File, name: &str) -> Result<(), Error> {
-    let error = |message: String| Error::Config(format!("{name}: {message}"));
-    if let Some(provider) = &file.provider
-        && ProviderKind::parse(provider).is_none()
-    {
-        return Err(error(format!(
-            "provider '{provider}' is not one of {}",
-            ProviderKind::NAMES.join(", ")
-        )));
-    }
-    if let Some(key_file) = nonempty(file.api_key_file.clone()) {
-        let p = Path::new(&key_file);
-        if p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(error(format!(
-                "api_key_file '{key_file}' must be a plain path inside {CONFIG_DIR}/ (for a key outside the project, use the user key file)"
-            )));
-        }
-    }
-    for entry in file.build_writable.iter().flatten() {
-        let path = Path::new(entry.trim());
-        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
-            return Err(error(format!(
-                "build_writable entry '{entry}' must be an absolute path without '..'"
-            )));
-        }
-    }
-    for (key, value) in [
-        ("max_tokens", file.max_tokens.map(u64::from)),
-        ("build_timeout_secs", file.build_timeout_secs),
-        ("request_timeout_secs", file.request_timeout_secs),
-    ] {
-        if value == Some(0) {
-            return Err(error(format!("{key} must be at least 1")));
-        }
-    }
-    Ok(())
+    };
+    stack.finish()?;
+    Ok(config)
 }
 
 /// Where the key came from.
@@ -369,241 +343,4 @@ pub fn provider_config(config: &Config, key: Option<Secret>) -> Result<ProviderC
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn project(config: Option<&str>) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(CONFIG_DIR)).unwrap();
-        if let Some(text) = config {
-            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
-        }
-        dir
-    }
-
-    fn none() -> UserFiles {
-        UserFiles::default()
-    }
-
-    /// A user configuration directory with `config.toml` and/or `api-key`.
-    fn user(config: Option<&str>, key: Option<&str>) -> (tempfile::TempDir, UserFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        let files = UserFiles {
-            config: Some(dir.path().join("config.toml")),
-            key: Some(dir.path().join("api-key")),
-        };
-        if let Some(text) = config {
-            std::fs::write(dir.path().join("config.toml"), text).unwrap();
-        }
-        if let Some(text) = key {
-            std::fs::write(dir.path().join("api-key"), text).unwrap();
-        }
-        (dir, files)
-    }
-
-    #[test]
-    fn defaults_without_a_file() {
-        let dir = project(None);
-        let c = load(dir.path(), &none()).unwrap();
-        assert_eq!(c.provider, ProviderKind::OpenAiResponses);
-        assert_eq!(c.model, "gpt-5-mini");
-        assert_eq!(c.api_key_env, "OPENAI_API_KEY");
-        assert_eq!(c.max_tokens, 32_000);
-        assert_eq!(c.build_timeout, Duration::from_secs(900));
-        assert!(c.build_sandbox);
-        assert!(c.build_writable.is_empty());
-        // A missing user file is no error either.
-        let (_home, files) = user(None, None);
-        assert_eq!(load(dir.path(), &files).unwrap(), c);
-    }
-
-    #[test]
-    fn the_file_sets_everything_and_is_checked() {
-        let dir = project(Some(
-            "provider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/\"\nmax_tokens = 1000\nbuild_timeout_secs = 5\nbuild_sandbox = false\nbuild_writable = [\"/opt/cache\"]\n",
-        ));
-        let c = load(dir.path(), &none()).unwrap();
-        assert_eq!(c.provider, ProviderKind::Anthropic);
-        assert_eq!(c.model, "claude-sonnet-4-5");
-        assert_eq!(c.api_key_env, "ANTHROPIC_API_KEY");
-        assert_eq!(c.max_tokens, 1000);
-        assert!(!c.build_sandbox);
-        assert_eq!(c.build_writable, [PathBuf::from("/opt/cache")]);
-        for (bad, says) in [
-            ("provider = \"gemini\"", "not one of"),
-            ("modle = \"x\"", "unknown field"),
-            ("max_tokens = 0", "at least 1"),
-            ("api_key_file = \"../key\"", "inside agent-config"),
-            ("api_key_file = \"/etc/key\"", "inside agent-config"),
-            ("build_writable = [\"cache\"]", "absolute path"),
-            ("build_writable = [\"/a/../b\"]", "absolute path"),
-        ] {
-            let dir = project(Some(bad));
-            let err = load(dir.path(), &none()).unwrap_err().to_string();
-            assert!(err.contains(says), "{bad}: {err}");
-            assert!(err.starts_with(CONFIG_FILE), "{err}");
-        }
-    }
-
-    #[test]
-    fn the_project_file_wins_over_the_user_file_key_by_key() {
-        let dir = project(Some(
-            "model = \"project-model\"\nbuild_writable = [\"/p\"]\n",
-        ));
-        let (_home, files) = user(
-            Some(
-                "provider = \"openai-chat\"\nmodel = \"user-model\"\nbase_url = \"http://127.0.0.1:1/v1\"\nbuild_writable = [\"/u\"]\n",
-            ),
-            None,
-        );
-        let c = load(dir.path(), &files).unwrap();
-        assert_eq!(c.provider, ProviderKind::OpenAiChat);
-        assert_eq!(c.model, "project-model");
-        assert_eq!(c.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
-        assert_eq!(c.build_writable, [PathBuf::from("/p"), PathBuf::from("/u")]);
-        // Errors in the user file name it.
-        let (home, files) = user(Some("provider = 3\n"), None);
-        let err = load(dir.path(), &files).unwrap_err().to_string();
-        assert!(
-            err.starts_with(&home.path().join("config.toml").display().to_string()),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn project_files_are_never_read_through_links_or_special_files() {
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("config.toml"), "model = \"evil\"\n").unwrap();
-        std::fs::write(outside.path().join("secret"), "sk-outside-secret-1\n").unwrap();
-
-        let dir = project(None);
-        std::os::unix::fs::symlink(
-            outside.path().join("config.toml"),
-            dir.path().join(CONFIG_FILE),
-        )
-        .unwrap();
-        let err = load(dir.path(), &none()).unwrap_err().to_string();
-        assert!(
-            err.starts_with("agent-config/config.toml: is a symbolic link"),
-            "{err}"
-        );
-
-        let dir = project(None);
-        std::os::unix::fs::symlink(
-            outside.path().join("secret"),
-            dir.path().join("agent-config/api-key"),
-        )
-        .unwrap();
-        let c = load(dir.path(), &none()).unwrap();
-        let err = key(&c, dir.path(), &none(), |_| None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("agent-config/api-key: is a symbolic link"),
-            "{err}"
-        );
-        assert!(!err.contains("sk-outside"), "{err}");
-
-        // agent-config/ itself a link.
-        let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join(CONFIG_DIR)).unwrap();
-        let err = load(dir.path(), &none()).unwrap_err().to_string();
-        assert!(err.contains("agent-config/ is a symbolic link"), "{err}");
-
-        // A FIFO neither hangs nor counts as a file.
-        let dir = project(None);
-        testkit::mkfifo(&dir.path().join(CONFIG_FILE));
-        let err = load(dir.path(), &none()).unwrap_err().to_string();
-        assert!(err.contains("is a FIFO, not a regular file"), "{err}");
-        let dir = project(None);
-        testkit::mkfifo(&dir.path().join("agent-config/api-key"));
-        let c = load(dir.path(), &none()).unwrap();
-        let err = key(&c, dir.path(), &none(), |_| None)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("is a FIFO"), "{err}");
-
-        // Size caps.
-        let dir = project(Some(&"#".repeat(CONFIG_LIMIT as usize + 1)));
-        let err = load(dir.path(), &none()).unwrap_err().to_string();
-        assert!(err.contains("larger than 1024 KiB"), "{err}");
-        let dir = project(None);
-        std::fs::write(
-            dir.path().join("agent-config/api-key"),
-            "k".repeat(KEY_LIMIT as usize + 1),
-        )
-        .unwrap();
-        let c = load(dir.path(), &none()).unwrap();
-        let err = key(&c, dir.path(), &none(), |_| None)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("larger than 64 KiB"), "{err}");
-    }
-
-    #[test]
-    fn the_key_comes_from_the_project_then_the_user_then_the_environment() {
-        let dir = project(None);
-        let c = load(dir.path(), &none()).unwrap();
-        let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-env-1234".to_owned());
-        assert_eq!(
-            key(&c, dir.path(), &none(), env).unwrap(),
-            (
-                Some(Secret::new("sk-env-1234")),
-                KeySource::Env("OPENAI_API_KEY".into())
-            )
-        );
-        let (home, files) = user(None, Some("sk-user-0000\n"));
-        assert_eq!(
-            key(&c, dir.path(), &files, env).unwrap(),
-            (
-                Some(Secret::new("sk-user-0000")),
-                KeySource::UserFile(home.path().join("api-key"))
-            )
-        );
-        std::fs::write(dir.path().join("agent-config/api-key"), "sk-file-5678\n").unwrap();
-        assert_eq!(
-            key(&c, dir.path(), &files, env).unwrap(),
-            (
-                Some(Secret::new("sk-file-5678")),
-                KeySource::ProjectFile("agent-config/api-key".into())
-            )
-        );
-        let none_dir = project(None);
-        let c = load(none_dir.path(), &none()).unwrap();
-        assert_eq!(
-            key(&c, none_dir.path(), &none(), |_| None).unwrap(),
-            (None, KeySource::None)
-        );
-        let err = provider_config(&c, None).unwrap_err().to_string();
-        assert!(
-            err.contains("OPENAI_API_KEY")
-                && err.contains("agent-config/api-key")
-                && err.contains("~/.config/code-commit/api-key"),
-            "{err}"
-        );
-        let mut local = c.clone();
-        local.base_url = Some("http://127.0.0.1:8080/v1".into());
-        assert_eq!(provider_config(&local, None).unwrap().auth, Auth::None);
-        // A named key file must exist.
-        let named = project(Some("api_key_file = \"keys/mine\"\n"));
-        let c = load(named.path(), &none()).unwrap();
-        let err = key(&c, named.path(), &none(), env).unwrap_err().to_string();
-        assert!(
-            err.contains("agent-config/keys/mine does not exist"),
-            "{err}"
-        );
-    }
-
-    proptest::proptest! {
-        /// The configuration parser over arbitrary bytes: a value or an
-        /// error naming the file, never a panic.
-        #[test]
-        fn arbitrary_bytes_parse_or_fail_cleanly(
-            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)
-        ) {
-            if let Err(err) = parse(&bytes, CONFIG_FILE) {
-                proptest::prop_assert!(err.to_string().contains(CONFIG_FILE));
-            }
-        }
-    }
-}
+mod tests;

@@ -34,6 +34,7 @@
 //!
 //! - **Dependencies:** `llm` (the providers, secrets), `gitctx` (discovery,
 //!   ignore rules, the index), `safe-io` (no-follow, bounded file access),
+//!   `layered-config` (the configuration table, resolved with its sources),
 //!   `landlock` (the sandbox, Linux only), `rustix` (killing the build's
 //!   process group; the sandbox's no-follow opens and capabilities).
 //! - **Trust:** an `agent-config/` git tracks came with the repository and is

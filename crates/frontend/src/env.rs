@@ -13,8 +13,9 @@ pub const ALL_PROXY: &str = "ALL_PROXY";
 /// Hosts that bypass the proxies (also read in lower case).
 pub const NO_PROXY: &str = "NO_PROXY";
 
-/// `git-agent`: the OpenAI API key (the fallback after ChatGPT sign-in).
-pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// `git-agent`: the OpenAI API key (the fallback after ChatGPT sign-in); the
+/// default key variable of the OpenAI providers ([`llm::defaults`]).
+pub const OPENAI_API_KEY: &str = llm::defaults::OPENAI_API_KEY;
 /// `git-agent`: the base URL on the API-key path.
 pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// `git-agent`: the model when `--model` is not given.
@@ -23,6 +24,23 @@ pub const OPENAI_MODEL: &str = "OPENAI_MODEL";
 pub const CODEX_HOME: &str = "CODEX_HOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
+
+/// `code-commit`: the user's configuration directory (default `$HOME/.config`);
+/// its `code-commit/` holds the user's `config.toml` and `api-key`.
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+/// `code-commit`: the user's cache directory (default `$HOME/.cache`); build.sh
+/// may write it.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// `code-commit`: Cargo's home (default `$HOME/.cargo`); build.sh may write it.
+pub const CARGO_HOME: &str = "CARGO_HOME";
+/// `code-commit`: rustup's home (default `$HOME/.rustup`); build.sh may write it.
+pub const RUSTUP_HOME: &str = "RUSTUP_HOME";
+/// `code-commit`: Go's workspace (default `$HOME/go`); build.sh may write it.
+pub const GOPATH: &str = "GOPATH";
+/// `code-commit`: Go's build cache; build.sh may write it.
+pub const GOCACHE: &str = "GOCACHE";
+/// `code-commit`: Go's module cache; build.sh may write it.
+pub const GOMODCACHE: &str = "GOMODCACHE";
 
 /// `ultragit`: the task behind the next commit (author context; wins over
 /// `ultragit context set`).

@@ -13,9 +13,12 @@
 //!   library settings (proxies, author context names); [`provider`]: building the
 //!   LLM provider from provider settings and the key's variable; [`openai`]:
 //!   `git-agent`'s resolution of OpenAI credentials (flag → Codex ChatGPT sign-in
-//!   → `OPENAI_*` → default).
+//!   → `OPENAI_*` → default), its model and base URL a table of keys resolved
+//!   by `layered-config` (the other tools' tables live with the libraries that
+//!   read them).
 //!
-//! - **Dependencies:** `llm` (settings types, `build_provider`, the redactor);
+//! - **Dependencies:** `llm` (settings types, `build_provider`, the redactor,
+//!   the default models); `layered-config` (`git-agent`'s keys);
 //!   `safe-io` (terminal sanitizing); the libraries whose errors `classify.rs`
 //!   classifies (`gitctx`, `agent`, `ultragit-read`, `ultragit-annotate`,
 //!   `git-agent-core`, `code-commit-core`); `clap`, `clap_complete`, `tokio`

@@ -9,7 +9,12 @@
 //!    unless `--base-url` is given;
 //! 3. the environment: `OPENAI_API_KEY`, with `OPENAI_BASE_URL` (only on this
 //!    API-key path) and `OPENAI_MODEL`;
-//! 4. the default model, [`DEFAULT_MODEL`].
+//! 4. the default model, `llm::defaults::OPENAI_MODEL`.
+//!
+//! The model and the base URL are keys of one table (flag, then variable),
+//! resolved by `layered-config`; blank values count as unset. The credentials
+//! are not a key: which of them is used decides whether `OPENAI_BASE_URL`
+//! applies.
 //!
 //! Choices this module makes where the spec is silent:
 //! - `--api chat` (Chat Completions, for local servers) skips ChatGPT sign-in:
@@ -26,13 +31,31 @@
 
 use std::path::{Path, PathBuf};
 
+use layered_config::{ConfigError, Key, Layer, Stack, parse};
 use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Secret};
 use serde_json::Value;
 
 use crate::env::{self, proxy_config};
 
-/// The model used when neither `--model` nor `OPENAI_MODEL` names one.
-pub const DEFAULT_MODEL: &str = "gpt-5-mini";
+/// The model: `--model`, then `OPENAI_MODEL`, then the provider's default.
+const MODEL: Key<String> = Key {
+    flag: Some("--model"),
+    env: Some(env::OPENAI_MODEL),
+    blank_is_unset: true,
+    ..Key::new("model", parse::text)
+};
+/// The base URL on the API-key path: `--base-url`, then `OPENAI_BASE_URL`.
+const BASE_URL: Key<String> = Key {
+    env: Some(env::OPENAI_BASE_URL),
+    ..SIGNED_IN_BASE_URL
+};
+/// The base URL with ChatGPT sign-in: only the flag changes it (the sign-in's
+/// own URL is the provider's default; `OPENAI_BASE_URL` belongs to API keys).
+const SIGNED_IN_BASE_URL: Key<String> = Key {
+    flag: Some("--base-url"),
+    blank_is_unset: true,
+    ..Key::new("base_url", parse::text)
+};
 
 /// Where the credentials came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +84,8 @@ pub enum AuthError {
     NoCredentials { auth_file: Option<PathBuf> },
     /// `auth.json` exists but cannot be used.
     BadAuthFile { path: PathBuf, reason: String },
+    /// A setting is unusable (it names its source).
+    Config(ConfigError),
 }
 
 impl std::fmt::Display for AuthError {
@@ -79,11 +104,25 @@ impl std::fmt::Display for AuthError {
             AuthError::BadAuthFile { path, reason } => {
                 write!(f, "{}: {reason}", path.display())
             }
+            AuthError::Config(err) => err.fmt(f),
         }
     }
 }
 
-impl std::error::Error for AuthError {}
+impl std::error::Error for AuthError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AuthError::Config(err) => Some(err),
+            _ => None,
+        }
+    }
+}
+
+impl From<ConfigError> for AuthError {
+    fn from(err: ConfigError) -> Self {
+        AuthError::Config(err)
+    }
+}
 
 /// The resolved settings: a provider config (with auth, base URL, model and
 /// proxies) and where its credentials came from.
@@ -148,20 +187,20 @@ pub fn resolve(
     auth_file: Option<(&Path, &str)>,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Resolved, AuthError> {
-    let nonempty = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-    let flag = |v: Option<&str>| {
-        v.map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
     let kind = if flags.chat {
         ProviderKind::OpenAiChat
     } else {
         ProviderKind::OpenAiResponses
     };
-    let model = flag(flags.model)
-        .or_else(|| nonempty(lookup(env::OPENAI_MODEL)))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    let given = |value: Option<&str>| value.map(str::to_owned);
+    let mut settings = Stack::new()
+        .with(
+            Layer::flags()
+                .flag(&MODEL, given(flags.model))
+                .flag(&BASE_URL, given(flags.base_url)),
+        )
+        .with(Layer::env(&lookup));
+    let model = settings.value(&MODEL, kind.default_model().to_owned())?;
     let mut config = ProviderConfig::new(kind, model);
     config.http = HttpOptions {
         proxy: proxy_config(&lookup),
@@ -180,9 +219,7 @@ pub fn resolve(
                 access_token,
                 account_id,
             };
-            // The ChatGPT base URL is the provider's default for this auth; only
-            // an explicit flag changes it (not OPENAI_BASE_URL).
-            config.base_url = flag(flags.base_url);
+            config.base_url = settings.get(&SIGNED_IN_BASE_URL)?.map(|url| url.value);
             return Ok(Resolved {
                 config,
                 source: AuthSource::ChatGpt(path.to_path_buf()),
@@ -190,8 +227,11 @@ pub fn resolve(
         }
     }
 
-    config.base_url = flag(flags.base_url).or_else(|| nonempty(lookup(env::OPENAI_BASE_URL)));
-    if let Some(key) = nonempty(lookup(env::OPENAI_API_KEY)) {
+    config.base_url = settings.get(&BASE_URL)?.map(|url| url.value);
+    let key = lookup(env::OPENAI_API_KEY)
+        .map(|key| key.trim().to_owned())
+        .filter(|key| !key.is_empty());
+    if let Some(key) = key {
         config.auth = Auth::ApiKey(Secret::new(key));
         return Ok(Resolved {
             config,
@@ -212,6 +252,8 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use llm::defaults::OPENAI_MODEL as DEFAULT_MODEL;
 
     use super::*;
 

@@ -32,6 +32,7 @@
 //!   are passed in by the binary.
 
 mod anthropic;
+pub mod defaults;
 mod error;
 pub mod http;
 mod openai;

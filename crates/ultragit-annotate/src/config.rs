@@ -1,25 +1,31 @@
 //! Configuration of the writing agent (spec 000 "Configuration") and of the model
-//! it talks to.
+//! it talks to: the table of `ultragit annotate`'s keys and their resolution.
 //!
-//! Sources, lowest precedence first: defaults; git config `[ultragit]`
-//! (`maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`,
-//! `recentAnnotationsLimit`, `chunkSize`, `provider`, `model`, `baseUrl`,
-//! `apiKeyEnv`); `.ultragit-config.toml` at the top of the working tree
-//! (`[ultragit.annotate]`: `max_diff_lines`, `max_agent_turns`,
-//! `max_tokens_per_response`, `recent_annotations_limit`, `chunk_size`) — the team
-//! file wins for these limits, as for `ultragit read`. The binary's flags override
-//! all of these.
+//! | key | flag | git config | `.ultragit-config.toml` | default |
+//! |---|---|---|---|---|
+//! | limits | — | `ultragit.maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`, `recentAnnotationsLimit`, `chunkSize` | `[ultragit.annotate]` `max_diff_lines`, … | [`AnnotateConfig::default`] |
+//! | provider | `--provider` | `ultragit.provider` | ignored | `openai-responses` |
+//! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
+//! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
+//! | key variable | `--api-key-env` | `ultragit.apiKeyEnv` | ignored | the provider's |
+//!
+//! Precedence, highest first: the flags, then the team file (for the limits: it
+//! wins over git config, as for `ultragit read`, spec 003 §6), then git config
+//! (the user's own, or `.git/config`), then the defaults. `layered-config`
+//! resolves the table; only the value that wins is checked, and a bad one names
+//! its source.
 //!
 //! **Invariant (trust):** the team file is committed, so anyone who can push to the
 //! repository (or whoever it was cloned from) wrote it. It may tune the limits; it
 //! may never choose the provider, the model, the endpoint or the key's variable.
-//! Those come only from git config (the user's own, or `.git/config`) and flags;
-//! where the file sets them they are ignored and [`Settings::warnings`] says so,
-//! naming the trusted place (see [`ultragit_schema::team_config`]).
+//! Those keys are steering keys in the table: the file is never asked for them,
+//! and where it sets one [`Settings::warnings`] says so, naming the trusted place
+//! (`git config …` or the flag).
 
 use gitctx::Repo;
+use layered_config::{ConfigError, Key, Layer, Source, Stack, Untrusted, Value, parse};
 use llm::ProviderKind;
-use ultragit_schema::team_config::{TEAM_CONFIG_LIMIT, TeamAnnotate, TeamConfig};
+use ultragit_schema::team_config::{ANNOTATE_SECTION, TEAM_CONFIG_LIMIT};
 
 use crate::error::AnnotateError;
 
@@ -60,6 +66,54 @@ pub const CHUNK_FILE_THRESHOLD: usize = 10;
 /// chunk of its own).
 pub const CHUNK_LINE_BUDGET: u32 = 1500;
 
+const MAX_DIFF_LINES: Key<u32> = Key::whole::<1>("max_diff_lines", "ultragit.maxDiffLines");
+const MAX_AGENT_TURNS: Key<u32> = Key::whole::<1>("max_agent_turns", "ultragit.maxAgentTurns");
+const MAX_TOKENS_PER_RESPONSE: Key<u32> =
+    Key::whole::<1>("max_tokens_per_response", "ultragit.maxTokensPerResponse");
+const RECENT_ANNOTATIONS_LIMIT: Key<u32> = Key::whole::<0>(
+    "recent_annotations_limit",
+    "ultragit.recentAnnotationsLimit",
+);
+const CHUNK_SIZE: Key<u32> = Key::whole::<1>("chunk_size", "ultragit.chunkSize");
+
+const PROVIDER: Key<ProviderKind> = Key {
+    flag: Some("--provider"),
+    git: Some("ultragit.provider"),
+    untrusted: Untrusted::MayNotChoose("which provider is used"),
+    blank_is_unset: true,
+    ..Key::new("provider", provider_kind)
+};
+const MODEL: Key<String> = Key {
+    flag: Some("--model"),
+    git: Some("ultragit.model"),
+    untrusted: Untrusted::MayNotChoose("which model is used"),
+    blank_is_unset: true,
+    ..Key::new("model", parse::text)
+};
+/// Blank is a value: no URL, the API's own (`--base-url ""` hides git config's).
+const BASE_URL: Key<Option<String>> = Key {
+    flag: Some("--base-url"),
+    git: Some("ultragit.baseUrl"),
+    untrusted: Untrusted::MayNotChoose("where requests go"),
+    ..Key::new("base_url", parse::optional_text)
+};
+/// Blank or `none` is a value: no key (a local server).
+const API_KEY_ENV: Key<Option<String>> = Key {
+    flag: Some("--api-key-env"),
+    git: Some("ultragit.apiKeyEnv"),
+    untrusted: Untrusted::MayNotChoose("which credential is sent"),
+    ..Key::new("api_key_env", key_variable)
+};
+
+fn provider_kind(value: &Value) -> Result<ProviderKind, String> {
+    ProviderKind::parse_or_explain(&parse::text(value)?)
+}
+
+fn key_variable(value: &Value) -> Result<Option<String>, String> {
+    let name = parse::text(value)?;
+    Ok((!name.is_empty() && !name.eq_ignore_ascii_case("none")).then_some(name))
+}
+
 /// Which model annotates, and where its key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderSettings {
@@ -72,179 +126,100 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
 }
 
-impl ProviderSettings {
-    /// The defaults for a provider: a current model and the usual key variable.
-    pub fn defaults(kind: ProviderKind) -> ProviderSettings {
-        let (model, key) = match kind {
-            ProviderKind::OpenAiResponses | ProviderKind::OpenAiChat => {
-                ("gpt-5-mini", "OPENAI_API_KEY")
-            }
-            ProviderKind::Anthropic => ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-        };
-        ProviderSettings {
-            kind,
-            model: model.to_owned(),
-            base_url: None,
-            api_key_env: Some(key.to_owned()),
-        }
-    }
-}
-
-/// Both configurations of a repository, as written: the limits resolved, the
-/// provider settings not yet (flags may override them), and the warnings about
-/// what the team file tried to set and may not.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub limits: AnnotateConfig,
-    pub provider: RawProvider,
-    /// One line per ignored key of the team file (see the module's trust rule).
-    pub warnings: Vec<String>,
-}
-
-impl Settings {
-    /// Loads defaults, then git config, then `.ultragit-config.toml` (read
-    /// bounded and without following links; steering keys ignored).
-    pub fn load(repo: &Repo) -> Result<Settings, AnnotateError> {
-        load_parts(repo)
-    }
-}
-
-fn load_parts(repo: &Repo) -> Result<Settings, AnnotateError> {
-    let mut limits = AnnotateConfig::default();
-    let int = |key: &str, min: i64| -> Result<Option<u32>, AnnotateError> {
-        let source = format!("git config ultragit.{key}");
-        match repo.config_get_i64(&format!("ultragit.{key}")) {
-            Ok(Some(v)) => bounded(&source, v, min).map(Some),
-            Ok(None) => Ok(None),
-            Err(err) => Err(AnnotateError::Config(format!("{source}: {err}"))),
-        }
-    };
-    let text = |key: &str| -> Result<Option<String>, AnnotateError> {
-        repo.config_get(&format!("ultragit.{key}"))
-            .map_err(|err| AnnotateError::Config(format!("git config ultragit.{key}: {err}")))
-    };
-    if let Some(v) = int("maxDiffLines", 1)? {
-        limits.max_diff_lines = v;
-    }
-    if let Some(v) = int("maxAgentTurns", 1)? {
-        limits.max_agent_turns = v;
-    }
-    if let Some(v) = int("maxTokensPerResponse", 1)? {
-        limits.max_tokens_per_response = v;
-    }
-    if let Some(v) = int("recentAnnotationsLimit", 0)? {
-        limits.recent_annotations_limit = v;
-    }
-    if let Some(v) = int("chunkSize", 1)? {
-        limits.chunk_size = v;
-    }
-    let non_empty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
-    let raw = RawProvider {
-        kind: non_empty(text("provider")?),
-        model: non_empty(text("model")?),
-        base_url: non_empty(text("baseUrl")?),
-        api_key_env: text("apiKeyEnv")?,
-    };
-    let mut warnings = Vec::new();
-    let bytes = repo
-        .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
-        .map_err(|e| AnnotateError::Config(e.to_string()))?;
-    if let Some(bytes) = bytes {
-        let team = TeamConfig::parse_bytes(&bytes)
-            .and_then(|team| team.annotate())
-            .map_err(|e| AnnotateError::Config(e.to_string()))?;
-        apply_team(&team.limits, &mut limits)?;
-        warnings = team.warnings();
-    }
-    Ok(Settings {
-        limits,
-        provider: raw,
-        warnings,
-    })
-}
-
-/// Provider settings as written, before defaults fill the gaps.
+/// The provider flags as given (`None`: not given). They win over everything.
 #[derive(Debug, Default, Clone)]
-pub struct RawProvider {
-    pub kind: Option<String>,
+pub struct ProviderFlags {
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// `Some("")` or `Some("none")`: no key.
     pub api_key_env: Option<String>,
 }
 
-impl RawProvider {
-    /// The settings, with the provider's defaults where nothing was said.
-    pub fn resolve(&self) -> Result<ProviderSettings, AnnotateError> {
-        let kind = match &self.kind {
-            None => ProviderKind::OpenAiResponses,
-            Some(name) => ProviderKind::parse(name).ok_or_else(|| {
-                AnnotateError::Config(format!(
-                    "unknown provider '{name}': use one of {}",
-                    ProviderKind::NAMES.join(", ")
-                ))
-            })?,
-        };
-        let mut settings = ProviderSettings::defaults(kind);
-        if let Some(model) = &self.model {
-            settings.model = model.trim().to_owned();
-        }
-        settings.base_url = self.base_url.clone().filter(|u| !u.trim().is_empty());
-        if let Some(env) = &self.api_key_env {
-            let env = env.trim();
-            settings.api_key_env = if env.is_empty() || env.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                Some(env.to_owned())
-            };
-        }
-        Ok(settings)
-    }
+/// Where each provider setting came from: a flag, git config, or the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSources {
+    pub kind: Source,
+    pub model: Source,
+    pub base_url: Source,
+    pub api_key_env: Source,
+}
 
-    /// `other`'s values where it has them.
-    pub fn overridden_by(mut self, other: &RawProvider) -> RawProvider {
-        if other.kind.is_some() {
-            self.kind = other.kind.clone();
-        }
-        if other.model.is_some() {
-            self.model = other.model.clone();
-        }
-        if other.base_url.is_some() {
-            self.base_url = other.base_url.clone();
-        }
-        if other.api_key_env.is_some() {
-            self.api_key_env = other.api_key_env.clone();
-        }
-        self
+/// The configuration of a repository, resolved: the limits, the provider
+/// settings and where they came from, and the warnings about what the team file
+/// tried to set and may not.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: AnnotateConfig,
+    pub provider: ProviderSettings,
+    pub sources: ProviderSources,
+    /// One line per ignored key of the team file (see the module's trust rule).
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Resolves the table over `flags`, `.ultragit-config.toml` (read bounded
+    /// and without following links; steering keys ignored) and git config.
+    pub fn load(repo: &Repo, flags: &ProviderFlags) -> Result<Settings, AnnotateError> {
+        let team = repo
+            .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
+            .map_err(|e| AnnotateError::Config(e.to_string()))?;
+        let git = Layer::git_config(|key| repo.config_get(key), |key| repo.config_get_i64(key));
+        resolve(flags, team.as_deref(), git).map_err(|e| AnnotateError::Config(e.to_string()))
     }
 }
 
-/// The team file's limits (the only thing it may set here).
-fn apply_team(a: &TeamAnnotate, limits: &mut AnnotateConfig) -> Result<(), AnnotateError> {
-    let source = |key: &str| format!("{CONFIG_FILE} ultragit.annotate.{key}");
-    if let Some(v) = a.max_diff_lines {
-        limits.max_diff_lines = bounded(&source("max_diff_lines"), v, 1)?;
-    }
-    if let Some(v) = a.max_agent_turns {
-        limits.max_agent_turns = bounded(&source("max_agent_turns"), v, 1)?;
-    }
-    if let Some(v) = a.max_tokens_per_response {
-        limits.max_tokens_per_response = bounded(&source("max_tokens_per_response"), v, 1)?;
-    }
-    if let Some(v) = a.recent_annotations_limit {
-        limits.recent_annotations_limit = bounded(&source("recent_annotations_limit"), v, 0)?;
-    }
-    if let Some(v) = a.chunk_size {
-        limits.chunk_size = bounded(&source("chunk_size"), v, 1)?;
-    }
-    Ok(())
+/// The table resolved over `flags`, the team file's bytes (if any) and `git`.
+fn resolve(
+    flags: &ProviderFlags,
+    team: Option<&[u8]>,
+    git: Layer<'_>,
+) -> Result<Settings, ConfigError> {
+    let flags = Layer::flags()
+        .flag(&PROVIDER, flags.provider.clone())
+        .flag(&MODEL, flags.model.clone())
+        .flag(&BASE_URL, flags.base_url.clone())
+        .flag(&API_KEY_ENV, flags.api_key_env.clone());
+    let mut stack = Stack::new()
+        .with(flags)
+        .with_repo_file(team, CONFIG_FILE, ANNOTATE_SECTION)?
+        .with(git);
+
+    let defaults = AnnotateConfig::default();
+    let limits = AnnotateConfig {
+        max_diff_lines: stack.value(&MAX_DIFF_LINES, defaults.max_diff_lines)?,
+        max_agent_turns: stack.value(&MAX_AGENT_TURNS, defaults.max_agent_turns)?,
+        max_tokens_per_response: stack
+            .value(&MAX_TOKENS_PER_RESPONSE, defaults.max_tokens_per_response)?,
+        recent_annotations_limit: stack
+            .value(&RECENT_ANNOTATIONS_LIMIT, defaults.recent_annotations_limit)?,
+        chunk_size: stack.value(&CHUNK_SIZE, defaults.chunk_size)?,
+    };
+    let kind = stack.resolve(&PROVIDER, ProviderKind::OpenAiResponses)?;
+    let model = stack.resolve(&MODEL, kind.value.default_model().to_owned())?;
+    let base_url = stack.resolve(&BASE_URL, None)?;
+    let default_key = Some(kind.value.default_key_variable().to_owned());
+    let api_key_env = stack.resolve(&API_KEY_ENV, default_key)?;
+    let provider = ProviderSettings {
+        kind: kind.value,
+        model: model.value,
+        base_url: base_url.value,
+        api_key_env: api_key_env.value,
+    };
+    let sources = ProviderSources {
+        kind: kind.source,
+        model: model.source,
+        base_url: base_url.source,
+        api_key_env: api_key_env.source,
+    };
+    let warnings = stack.finish()?.iter().map(|i| i.warning()).collect();
+    Ok(Settings {
+        limits,
+        provider,
+        sources,
+        warnings,
+    })
 }
 
-fn bounded(source: &str, value: i64, min: i64) -> Result<u32, AnnotateError> {
-    if value < min || value > i64::from(u32::MAX) {
-        return Err(AnnotateError::Config(format!(
-            "{source} must be a whole number of at least {min}, not {value}"
-        )));
-    }
-    Ok(value as u32)
-}
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,8 @@
 //! ([`setup`]), display ([`show`]) and configuration ([`config`]).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
-//!   `safe-io` (`.git/ultragit/` and the hook written through directory handles).
+//!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
+//!   `layered-config` (the configuration table, resolved with its sources).
 //! - **Invariant:** the team config may tune limits, never choose the provider,
 //!   model, endpoint or key ([`config`]).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
@@ -38,7 +39,7 @@ use gitctx::Repo;
 use llm::LlmProvider;
 
 pub use author::AuthorContext;
-pub use config::{AnnotateConfig, ProviderSettings, RawProvider, Settings};
+pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, ProviderSources, Settings};
 pub use error::{AgentError, AnnotateError};
 pub use gather::{AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, triviality};
 pub use run::{Annotated, annotate_commit};

@@ -18,8 +18,9 @@
 //! ```
 //!
 //! - **Dependencies:** `ultragit-schema` (the note and output types), `gitctx` (all
-//!   git access), `outline` (tree-sitter), `safe-io` (terminal-safe rendering).
-//!   Never `llm` or `agent`: projects using this crate get a small dependency tree.
+//!   git access), `outline` (tree-sitter), `safe-io` (terminal-safe rendering),
+//!   `layered-config` (the settings from git config and the team file, each
+//!   with its source). Never `llm` or `agent`: projects using this crate get a small dependency tree.
 //! - **Invariant:** notes and the team config are untrusted: the config is read
 //!   bounded, its steering keys never honoured; every note or region that cannot
 //!   be used is named in a warning; markdown and pretty output escape control

@@ -9,12 +9,12 @@
 //!   problem and able to strip invalid regions while keeping the rest.
 //! - [`read`]: the `ultragit-read/v1` output and error object (spec 003), with
 //!   compact and verbose JSON.
-//! - [`team_config`]: `.ultragit-config.toml`, the team's committed settings,
-//!   and the trust rule applied to it (tuning honoured, steering keys ignored
-//!   with a warning).
+//! - [`team_config`]: the shape of `.ultragit-config.toml`, the team's
+//!   committed (untrusted) settings: its name, size limit and sections; the
+//!   keys and the trust rule are in the readers' key tables.
 //!
-//! This crate depends on none of our crates (only serde, serde_json, toml,
-//! chrono, thiserror), so `ultragit-read`'s users get a small dependency tree.
+//! This crate depends on none of our crates (only serde, serde_json, chrono,
+//! thiserror), so `ultragit-read`'s users get a small dependency tree.
 //!
 //! **Invariants**
 //! - JSON field names, renames (`"$schema"`, `"type"`) and omit-when-empty

@@ -1,0 +1,227 @@
+use testkit::TestRepo;
+
+use super::*;
+
+/// A repository whose git config names a trusted OpenAI-compatible server.
+fn configured() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "first");
+    for (key, value) in [
+        ("ultragit.provider", "openai-chat"),
+        ("ultragit.baseUrl", "http://127.0.0.1:1/v1"),
+        ("ultragit.model", "test-model"),
+        ("ultragit.apiKeyEnv", "MY_KEY"),
+    ] {
+        repo.git(&["config", key, value]);
+    }
+    repo
+}
+
+fn load(repo: &TestRepo, flags: &ProviderFlags) -> Result<Settings, String> {
+    let repo = Repo::discover(repo.path()).unwrap();
+    Settings::load(&repo, flags).map_err(|e| e.to_string())
+}
+
+fn trusted() -> ProviderSettings {
+    ProviderSettings {
+        kind: ProviderKind::OpenAiChat,
+        model: "test-model".to_owned(),
+        base_url: Some("http://127.0.0.1:1/v1".to_owned()),
+        api_key_env: Some("MY_KEY".to_owned()),
+    }
+}
+
+#[test]
+fn tuning_keys_are_read_and_steering_keys_ignored_with_a_warning() {
+    let repo = configured();
+    repo.git(&["config", "ultragit.maxAgentTurns", "9"]);
+    repo.git(&["config", "ultragit.chunkSize", "2"]);
+    repo.write(
+        CONFIG_FILE,
+        r#"
+        [ultragit.read]
+        deps_scan_limit = 10
+        [ultragit.annotate]
+        max_agent_turns = 3
+        base_url = "http://attacker.example/v1"
+        api_key_env = "AWS_SECRET_ACCESS_KEY"
+        [other.tool]
+        anything = true
+        "#,
+    );
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    // The file wins over git config for the limits it sets.
+    assert_eq!(settings.limits.max_agent_turns, 3);
+    assert_eq!(settings.limits.chunk_size, 2);
+    assert_eq!(settings.limits.max_diff_lines, 2000);
+    assert_eq!(settings.provider, trusted());
+    assert_eq!(
+        settings.warnings,
+        [
+            "ignoring ultragit.annotate.base_url in .ultragit-config.toml: a file in the repository may not choose where requests go; set it with `git config ultragit.baseUrl` or `--base-url`",
+            "ignoring ultragit.annotate.api_key_env in .ultragit-config.toml: a file in the repository may not choose which credential is sent; set it with `git config ultragit.apiKeyEnv` or `--api-key-env`",
+        ]
+    );
+}
+
+#[test]
+fn flags_win_over_git_config_and_none_means_no_key() {
+    let repo = configured();
+    repo.git(&["config", "ultragit.provider", "bogus-provider"]);
+    let flags = ProviderFlags {
+        provider: Some("anthropic".to_owned()),
+        model: Some("flag-model".to_owned()),
+        base_url: Some(String::new()),
+        api_key_env: Some("none".to_owned()),
+    };
+    let settings = load(&repo, &flags).unwrap();
+    assert_eq!(
+        settings.provider,
+        ProviderSettings {
+            kind: ProviderKind::Anthropic,
+            model: "flag-model".to_owned(),
+            // An empty --base-url means the API's own, whatever git config says.
+            base_url: None,
+            api_key_env: None,
+        }
+    );
+    // Blank git config values are not set, except the key variable's: no key.
+    let repo = TestRepo::new();
+    repo.git(&["config", "ultragit.provider", " "]);
+    repo.git(&["config", "ultragit.model", ""]);
+    repo.git(&["config", "ultragit.apiKeyEnv", ""]);
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    assert_eq!(settings.provider.kind, ProviderKind::OpenAiResponses);
+    assert_eq!(settings.provider.model, "gpt-5-mini");
+    assert_eq!(settings.provider.api_key_env, None);
+}
+
+#[test]
+fn defaults_follow_the_provider() {
+    let repo = TestRepo::new();
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    assert_eq!(settings.limits, AnnotateConfig::default());
+    assert_eq!(settings.provider.model, "gpt-5-mini");
+    assert_eq!(
+        settings.provider.api_key_env.as_deref(),
+        Some("OPENAI_API_KEY")
+    );
+    assert!(settings.warnings.is_empty());
+    repo.git(&["config", "ultragit.provider", "claude"]);
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    assert_eq!(settings.provider.kind, ProviderKind::Anthropic);
+    assert_eq!(settings.provider.model, "claude-sonnet-4-5");
+    assert_eq!(
+        settings.provider.api_key_env.as_deref(),
+        Some("ANTHROPIC_API_KEY")
+    );
+}
+
+#[test]
+fn bad_values_and_unknown_keys_name_their_source() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "ultragit.maxDiffLines", "0"]);
+    assert_eq!(
+        load(&repo, &ProviderFlags::default()).unwrap_err(),
+        "invalid configuration: git config ultragit.maxDiffLines must be a whole number of at least 1, not 0"
+    );
+    repo.git(&["config", "--unset", "ultragit.maxDiffLines"]);
+    repo.git(&["config", "ultragit.provider", "bogus"]);
+    assert_eq!(
+        load(&repo, &ProviderFlags::default()).unwrap_err(),
+        "invalid configuration: git config ultragit.provider 'bogus' is not one of openai-responses, openai-chat, anthropic"
+    );
+    repo.git(&["config", "--unset", "ultragit.provider"]);
+    for (text, message) in [
+        (
+            "[ultragit.annotate]\nrecent_annotations_limit = -1\n",
+            ".ultragit-config.toml: ultragit.annotate.recent_annotations_limit must be a whole number of at least 0, not -1",
+        ),
+        (
+            "[ultragit.annotate]\nmax_agent_turn = 3\n",
+            "[ultragit.annotate]: unknown field `max_agent_turn`",
+        ),
+        ("[ultragit.annotate\n", ".ultragit-config.toml: "),
+    ] {
+        repo.write(CONFIG_FILE, text);
+        let err = load(&repo, &ProviderFlags::default()).unwrap_err();
+        assert!(err.contains(message), "{text}: {err}");
+    }
+    // Each reader judges only its own section.
+    repo.write(CONFIG_FILE, "[ultragit.read]\nfuture = true\n");
+    assert!(load(&repo, &ProviderFlags::default()).is_ok());
+}
+
+fn no_git() -> Layer<'static> {
+    Layer::git_config(|_| Ok::<_, String>(None), |_| Ok(None))
+}
+
+proptest::proptest! {
+    /// TOML-shaped text with steering keys of any type and value: each is
+    /// ignored, once, and changes nothing.
+    #[test]
+    fn steering_keys_of_any_shape_are_ignored(
+        key in proptest::sample::select(vec!["provider", "model", "base_url", "api_key_env"]),
+        value in "[ -~]{0,40}",
+        quoted in proptest::prelude::any::<bool>(),
+    ) {
+        let value = if quoted { format!("{value:?}") } else { value };
+        let text = format!("[ultragit.annotate]\n{key} = {value}\n");
+        if let Ok(settings) = resolve(&ProviderFlags::default(), Some(text.as_bytes()), no_git()) {
+            proptest::prop_assert_eq!(settings.warnings.len(), 1);
+            proptest::prop_assert_eq!(settings.limits, AnnotateConfig::default());
+            proptest::prop_assert_eq!(settings.provider.model, "gpt-5-mini");
+            proptest::prop_assert_eq!(settings.provider.base_url, None);
+        }
+    }
+}
+
+#[test]
+fn each_steering_key_is_ignored_with_its_own_warning_and_git_config_wins() {
+    let repo = configured();
+    for (key, value, chooses, place) in [
+        (
+            "provider",
+            "\"anthropic\"",
+            "which provider is used",
+            "`git config ultragit.provider` or `--provider`",
+        ),
+        (
+            "model",
+            "\"evil-model\"",
+            "which model is used",
+            "`git config ultragit.model` or `--model`",
+        ),
+        (
+            "base_url",
+            "\"http://attacker.example/v1\"",
+            "where requests go",
+            "`git config ultragit.baseUrl` or `--base-url`",
+        ),
+        (
+            "api_key_env",
+            "\"AWS_SECRET_ACCESS_KEY\"",
+            "which credential is sent",
+            "`git config ultragit.apiKeyEnv` or `--api-key-env`",
+        ),
+    ] {
+        repo.write(
+            CONFIG_FILE,
+            format!("[ultragit.annotate]\n{key} = {value}\nchunk_size = 3\n"),
+        );
+        let settings = load(&repo, &ProviderFlags::default()).unwrap();
+        assert_eq!(settings.provider, trusted(), "{key}");
+        assert_eq!(settings.limits.chunk_size, 3, "{key}");
+        assert_eq!(
+            settings.warnings,
+            [format!(
+                "ignoring ultragit.annotate.{key} in .ultragit-config.toml: a file in the repository may not choose {chooses}; set it with {place}"
+            )]
+        );
+        assert_eq!(
+            settings.sources.kind,
+            Source::GitConfig("ultragit.provider"),
+            "{key}"
+        );
+    }
+}
