@@ -68,6 +68,8 @@
 use std::cmp::Reverse;
 use std::sync::LazyLock;
 
+use commit_text::Conventional;
+use commit_text::trailer::is_trailer_line;
 use regex::Regex;
 
 use super::types::{
@@ -82,30 +84,6 @@ const GROUP_SUBJECTS: usize = 5;
 const GROUP_REFS: usize = 10;
 /// The most paths in a commit's evidence.
 const EVIDENCE_PATHS: usize = 5;
-
-/// A Conventional Commits header: `type(scope)!: description`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conventional {
-    /// The type: lowercase ASCII letters (`feat`, `fix`, …).
-    pub kind: String,
-    /// The scope between parentheses, trimmed; `None` without one.
-    pub scope: Option<String>,
-    /// A `!` before the colon.
-    pub breaking: bool,
-    /// The text after the colon, trimmed.
-    pub description: String,
-}
-
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([a-z]+)(?:\(([^()]+)\))?(!)?:\s+(\S.*)$").expect("the header pattern is valid")
-});
-
-static PULL_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"\(#(\d+)\)|Merge pull request #(\d+)|\(pull request #(\d+)\)|See merge request [\w./-]+!(\d+)",
-    )
-    .expect("the pull request pattern is valid")
-});
 
 static PULL_REQUEST_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:\s*\(#\d+\))+\s*$").expect("the pull request suffix pattern is valid")
@@ -123,42 +101,8 @@ static VERSION_BUMP: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the version bump pattern is valid")
 });
 
-static TRAILER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*):\s")
-        .expect("the trailer pattern is valid")
-});
-
 static URL_ONLY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^<?https?://\S+>?$").expect("the URL pattern is valid"));
-
-/// Parses a Conventional Commits header from the first line of `subject`.
-pub fn parse_conventional(subject: &str) -> Option<Conventional> {
-    let caps = HEADER.captures(subject.lines().next()?.trim())?;
-    Some(Conventional {
-        kind: caps[1].to_owned(),
-        scope: caps
-            .get(2)
-            .map(|m| m.as_str().trim().to_owned())
-            .filter(|s| !s.is_empty()),
-        breaking: caps.get(3).is_some(),
-        description: caps[4].trim().to_owned(),
-    })
-}
-
-/// The pull (or merge) request numbers a message mentions, sorted and unique:
-/// `(#123)` anywhere, `Merge pull request #123`, Bitbucket's
-/// `(pull request #123)`, GitLab's `See merge request group/repo!45`.
-pub fn pull_requests(message: &str) -> Vec<u64> {
-    let mut numbers: Vec<u64> = PULL_REQUEST
-        .captures_iter(message)
-        .filter_map(|caps| caps.iter().skip(1).flatten().next())
-        .filter_map(|m| m.as_str().parse().ok())
-        .filter(|&n| n > 0)
-        .collect();
-    numbers.sort_unstable();
-    numbers.dedup();
-    numbers
-}
 
 /// The candidate items of a range's `commits` and moved `submodules`, by the
 /// rules of the module documentation.
@@ -211,7 +155,7 @@ impl Verdict {
 }
 
 fn commit_candidate(commit: &ReleaseCommit) -> Candidate {
-    let conventional = parse_conventional(&commit.subject);
+    let conventional = Conventional::parse(&commit.subject);
     let footer = breaking_footer(&commit.message);
     let verdict = judge(commit, conventional.as_ref(), footer.is_some());
     let head = match &conventional {
@@ -712,24 +656,11 @@ fn detail_line(message: &str) -> Option<String> {
         })
         .find(|line| {
             line.chars().any(char::is_alphanumeric)
-                && !is_trailer(line)
+                && !is_trailer_line(line)
                 && !URL_ONLY.is_match(line)
                 && !line.starts_with("BREAKING")
         })
         .map(str::to_owned)
-}
-
-/// `Token: value` with a hyphenated token (`Signed-off-by:`) or a well-known
-/// one (`Fixes:`, `Refs:`, …).
-fn is_trailer(line: &str) -> bool {
-    const KNOWN: &[&str] = &[
-        "fixes", "fix", "closes", "close", "closed", "resolves", "refs", "ref", "see", "cc", "bug",
-        "issue", "issues", "ticket", "jira", "task", "related",
-    ];
-    TRAILER.captures(line).is_some_and(|caps| {
-        let token = &caps[1];
-        token.contains('-') || KNOWN.contains(&token.to_ascii_lowercase().as_str())
-    })
 }
 
 /// `line` says more than `head` already does.
@@ -774,6 +705,7 @@ fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use commit_text::pull_requests;
     use gitctx::ObjectId;
 
     use super::*;
@@ -860,61 +792,6 @@ mod tests {
 
     use Confidence::{High, Low, Medium};
     use Section::*;
-
-    #[test]
-    fn conventional_headers() {
-        #[track_caller]
-        fn check(subject: &str, expected: Option<(&str, Option<&str>, bool, &str)>) {
-            let got = parse_conventional(subject);
-            let got = got.as_ref().map(|h| {
-                (
-                    h.kind.as_str(),
-                    h.scope.as_deref(),
-                    h.breaking,
-                    h.description.as_str(),
-                )
-            });
-            assert_eq!(got, expected, "{subject}");
-        }
-        check("feat: add x", Some(("feat", None, false, "add x")));
-        check("fix(api): y", Some(("fix", Some("api"), false, "y")));
-        check(
-            "feat(cli)!: drop z",
-            Some(("feat", Some("cli"), true, "drop z")),
-        );
-        check(
-            "refactor!:  spaces  ",
-            Some(("refactor", None, true, "spaces")),
-        );
-        check(
-            "chore( deps ): bump",
-            Some(("chore", Some("deps"), false, "bump")),
-        );
-        check("fix: a\n\nbody", Some(("fix", None, false, "a")));
-        check("Fix: capitalized", None);
-        check("feat:no space", None);
-        check("feat: ", None);
-        check("feat(): empty scope", None);
-        check("feat-x: dash", None);
-        check("Add a thing", None);
-        check("", None);
-    }
-
-    #[test]
-    fn pull_request_numbers() {
-        #[track_caller]
-        fn check(message: &str, expected: &[u64]) {
-            assert_eq!(pull_requests(message), expected, "{message}");
-        }
-        check("Add x (#123)", &[123]);
-        check("Add x (#12) (#7)\n\nSee (#12)", &[7, 12]);
-        check("Merge pull request #45 from a/b", &[45]);
-        check("Merged in feature (pull request #9)", &[9]);
-        check("Fix y\n\nSee merge request group/sub/repo!45", &[45]);
-        check("Fix #12 and issue #13", &[]);
-        check("Add x (#abc) (# 5) #6 (#0)", &[]);
-        check("Use a!3 in code", &[]);
-    }
 
     #[test]
     fn features_and_fixes() {

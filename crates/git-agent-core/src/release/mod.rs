@@ -6,7 +6,6 @@
 
 pub mod answer;
 pub mod candidates;
-pub mod clamp;
 #[cfg(test)]
 mod fixtures;
 pub mod links;

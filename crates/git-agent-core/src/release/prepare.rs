@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use commit_text::clamp;
 use gitctx::{Bump, DiffOptions, DiffTarget, FileDiff, ObjectId, Repo, Version};
 
 use crate::classify::{self, Class};
@@ -16,7 +17,7 @@ use crate::lockfile;
 use crate::release::types::{
     ChangedPath, LinkHints, Range, RefInfo, ReleaseCommit, ReleaseContext, SubmoduleGroup,
 };
-use crate::release::{candidates, clamp, links, signals};
+use crate::release::{candidates, links, signals};
 
 /// Sizes of the prepared evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,7 +241,7 @@ fn release_commit(
         deletions: diff.deletions(),
         excerpt,
         signals,
-        pull_requests: candidates::pull_requests(&info.message),
+        pull_requests: commit_text::pull_requests(&info.message),
     })
 }
 

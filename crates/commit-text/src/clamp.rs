@@ -1,6 +1,7 @@
-//! Commit messages in prepared context are clamped independently: each keeps
-//! at most [`MAX_LINES`] lines and [`MAX_WORDS`] words, so one long message
-//! cannot crowd out the others.
+//! Commit messages from history, clamped for prepared context (a squash
+//! message's branch commits, a release note's commits): each keeps at most
+//! [`MAX_LINES`] lines and [`MAX_WORDS`] words, so one long message cannot
+//! crowd out the others.
 //!
 //! **Invariants:** the kept text is a prefix of the message (original spacing
 //! and newlines, minus trailing whitespace), cut between words, never inside a
