@@ -26,9 +26,9 @@ use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::pr_message;
-use git_agent_core::release::{self, RangeSpec};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
+use release_note::{self as release, RangeSpec};
 use safe_io::term::sanitize;
 
 /// The most of the model's last answer a failure prints (head and tail): 4 KiB.

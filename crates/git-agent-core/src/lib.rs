@@ -41,7 +41,6 @@ pub mod fit;
 pub mod lockfile;
 pub mod pr_message;
 pub mod prompt;
-pub mod release;
 pub mod session;
 pub mod tools;
 

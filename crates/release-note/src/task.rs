@@ -8,17 +8,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent::{Budgets, Runner, Task, ToolRegistry, TraceSink};
+use git_agent_core::Error;
+use git_agent_core::commit_msg::{self, Options};
+use git_agent_core::prompt::{self, Environment};
 use gitctx::Repo;
 use guidance::Guidance;
 use llm::{JsonFormat, LlmProvider, Usage};
 use serde_json::{Value, json};
 
-use crate::commit_msg::{self, Options};
-use crate::error::Error;
-use crate::prompt::{self, Environment};
-use crate::release::prepare::{self, RangeSpec, ReleaseLimits};
-use crate::release::types::ReleaseContext;
-use crate::release::{answer, markdown};
+use crate::prepare::{self, RangeSpec, ReleaseLimits};
+use crate::types::ReleaseContext;
+use crate::{answer, markdown};
 
 /// The least model steps a release note gets, whatever `--max-steps` says.
 pub const MIN_STEPS: u32 = 6;
@@ -26,17 +26,17 @@ pub const MIN_STEPS: u32 = 6;
 pub const MIN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The one sentence the finalization and repair requests repeat.
-pub const FORMAT_REMINDER: &str = "Reply with the JSON object only, matching the schema: sections from the fixed set, each item one concise line with typed refs to commits, pull requests or submodule commits from the prepared context.";
+const FORMAT_REMINDER: &str = "Reply with the JSON object only, matching the schema: sections from the fixed set, each item one concise line with typed refs to commits, pull requests or submodule commits from the prepared context.";
 
 /// Raises `budgets` to the release-note floors.
-pub fn with_floors(mut budgets: Budgets) -> Budgets {
+fn with_floors(mut budgets: Budgets) -> Budgets {
     budgets.max_steps = budgets.max_steps.max(MIN_STEPS);
     budgets.overall_timeout = budgets.overall_timeout.max(MIN_TIMEOUT);
     budgets
 }
 
 /// The instructions of the release-note task.
-pub fn instructions() -> String {
+fn instructions() -> String {
     "You are git-agent, writing the body of a GitHub release for the people who deploy and operate it.\n\
 \n\
 Evidence:\n\
@@ -56,7 +56,7 @@ Output: one JSON object matching the schema, nothing else — no prose, no code 
 }
 
 /// The tool policy of the release-note task.
-pub const TOOL_POLICY: &str = "Tool policy: the only tool is repo_summary, read-only, a fallback for rare metadata gaps. It cannot run shell commands or change anything, and returns a JSON envelope {\"ok\", \"tool\", \"data\", \"truncated\"}. Everything else you need is in the prepared context.";
+const TOOL_POLICY: &str = "Tool policy: the only tool is repo_summary, read-only, a fallback for rare metadata gaps. It cannot run shell commands or change anything, and returns a JSON envelope {\"ok\", \"tool\", \"data\", \"truncated\"}. Everything else you need is in the prepared context.";
 
 /// A prepared release-note request.
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ pub fn prepare(cwd: &Path, spec: &RangeSpec, options: &Options) -> Result<Reques
     text.push_str(&prepare::render(&context));
     text.push_str(&prompt::operator_hint(options.operator_hint.as_deref()));
     let messages = prompt::layers(TOOL_POLICY, environment, &guidance, text);
-    let mut tools = ToolRegistry::new(crate::tools::LIMITS);
+    let mut tools = ToolRegistry::new(git_agent_core::tools::LIMITS);
     tools
         .register(Arc::new(repo_tools::RepoSummary::new(&root)))
         .expect("repo_summary has a strict schema (tested in repo-tools)");
@@ -136,7 +136,7 @@ pub fn prepare(cwd: &Path, spec: &RangeSpec, options: &Options) -> Result<Reques
 }
 
 /// Checks one answer and builds its Markdown: `Ok(markdown)` or the problems.
-pub fn check(context: &ReleaseContext, raw: &str) -> Result<String, Vec<String>> {
+fn check(context: &ReleaseContext, raw: &str) -> Result<String, Vec<String>> {
     let parsed = answer::parse(raw, context)?;
     let markdown = markdown::render(&parsed, context);
     let problems = markdown::validate_document(&markdown, context);

@@ -8,16 +8,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use commit_text::clamp;
+use git_agent_core::Error;
+use git_agent_core::classify::{self, Class};
+use git_agent_core::fit;
+use git_agent_core::lockfile;
 use gitctx::{Bump, DiffOptions, DiffTarget, FileDiff, ObjectId, Repo, Version};
 
-use crate::classify::{self, Class};
-use crate::error::Error;
-use crate::fit;
-use crate::lockfile;
-use crate::release::types::{
-    ChangedPath, LinkHints, Range, RefInfo, ReleaseCommit, ReleaseContext, SubmoduleGroup,
+use crate::types::{
+    ChangedPath, ItemRef, LinkHints, Range, RefInfo, ReleaseCommit, ReleaseContext, SubmoduleGroup,
 };
-use crate::release::{candidates, links, signals};
+use crate::{candidates, links, signals};
 
 /// Sizes of the prepared evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,7 +414,7 @@ fn write_commit(out: &mut String, c: &ReleaseCommit, indent: &str) {
         "{indent}<commit id=\"{}\" date=\"{}\" author=\"{}\"{}{}>",
         c.short,
         c.date,
-        crate::prompt::escape(&c.author),
+        git_agent_core::prompt::escape(&c.author),
         if c.merge { " merge=\"true\"" } else { "" },
         if c.pull_requests.is_empty() {
             String::new()
@@ -465,7 +465,7 @@ fn write_commit(out: &mut String, c: &ReleaseCommit, indent: &str) {
 }
 
 fn data(text: &str) -> String {
-    crate::context::data(text)
+    git_agent_core::context::data(text)
         .replace("</commit", "<\\/commit")
         .replace("</message", "<\\/message")
         .replace("</excerpt", "<\\/excerpt")
@@ -473,7 +473,7 @@ fn data(text: &str) -> String {
 }
 
 /// The policy the candidates follow, for the model.
-pub const POLICY: &str = "Include/omit policy: write for the people who deploy and operate this release. Include user- or operator-visible behaviour, API/CLI/config changes, breaking changes with the action they require, security fixes, notable performance changes and dependency updates that matter. Omit tests-only, CI/tooling-only, internal refactors without visible effect, internal docs and merge commits (their content is in the merged commits). Candidates marked include=\"false\" should normally be left out; those marked include=\"true\" should normally be kept, polished.";
+const POLICY: &str = "Include/omit policy: write for the people who deploy and operate this release. Include user- or operator-visible behaviour, API/CLI/config changes, breaking changes with the action they require, security fixes, notable performance changes and dependency updates that matter. Omit tests-only, CI/tooling-only, internal refactors without visible effect, internal docs and merge commits (their content is in the merged commits). Candidates marked include=\"false\" should normally be left out; those marked include=\"true\" should normally be kept, polished.";
 
 /// Renders the evidence as the data block of the task prompt.
 pub fn render(ctx: &ReleaseContext) -> String {
@@ -521,9 +521,9 @@ pub fn render(ctx: &ReleaseContext) -> String {
             .refs
             .iter()
             .map(|r| match r {
-                crate::release::ItemRef::Commit(id) => format!("commit:{id}"),
-                crate::release::ItemRef::PullRequest(n) => format!("pull_request:#{n}"),
-                crate::release::ItemRef::SubmoduleCommit { path, id } => {
+                ItemRef::Commit(id) => format!("commit:{id}"),
+                ItemRef::PullRequest(n) => format!("pull_request:#{n}"),
+                ItemRef::SubmoduleCommit { path, id } => {
                     format!("submodule_commit:{path}@{id}")
                 }
             })

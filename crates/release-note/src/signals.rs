@@ -24,8 +24,9 @@
 //! A [`Class::Binary`] path has no signal of its own: an image under `docs/`
 //! is documentation, a binary under `tests/` a fixture.
 
-use super::types::{ChangedPath, Signal};
-use crate::classify::Class;
+use git_agent_core::classify::Class;
+
+use crate::types::{ChangedPath, Signal};
 
 /// One path rule: the directories and the file-name test of a signal.
 struct Rule {
@@ -98,7 +99,7 @@ const RULES: &[Rule] = &[
 const JS_EXTENSIONS: &[&str] = &["js", "jsx", "ts", "tsx", "mjs"];
 
 /// The signal of one changed path of class `class` (see the module table).
-pub fn signal_of(path: &str, class: &Class) -> Signal {
+pub(crate) fn signal_of(path: &str, class: &Class) -> Signal {
     match class {
         Class::Submodule => return Signal::Submodule,
         Class::Lockfile(_) => return Signal::Dependency,
@@ -114,7 +115,7 @@ pub fn signal_of(path: &str, class: &Class) -> Signal {
 }
 
 /// The distinct signals of a commit's paths, sorted.
-pub fn commit_signals(paths: &[ChangedPath]) -> Vec<Signal> {
+pub(crate) fn commit_signals(paths: &[ChangedPath]) -> Vec<Signal> {
     let mut signals: Vec<Signal> = paths.iter().map(|p| p.signal).collect();
     signals.sort_unstable();
     signals.dedup();
@@ -242,8 +243,9 @@ fn is_config_file(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use git_agent_core::lockfile::LockKind;
+
     use super::*;
-    use crate::lockfile::LockKind;
 
     #[track_caller]
     fn check(path: &str, expected: Signal) {

@@ -17,7 +17,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::types::{
+use crate::types::{
     Answer, AnswerItem, AnswerSection, ItemRef, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
 };
@@ -583,8 +583,8 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::fixtures::{self, end, github, oid};
-    use crate::release::types::{Candidate, Confidence, Range, SubmoduleGroup};
+    use crate::fixtures::{self, end, github, oid};
+    use crate::types::{Candidate, Confidence, Range, SubmoduleGroup};
 
     /// A GitHub-linked parent with two commits, a submodule linked to another
     /// GitHub repository, and an unlinked submodule without commits.

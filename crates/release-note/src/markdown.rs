@@ -21,7 +21,7 @@
 //! - **Invariant:** short ids are the first 7 digits of the full id found in the
 //!   context, whatever prefix the model gave.
 
-use super::types::{
+use crate::types::{
     Answer, AnswerItem, ItemRef, LinkHints, RefInfo, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
 };
@@ -480,8 +480,8 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::fixtures::{self, end, github, hex, oid};
-    use crate::release::types::{AnswerSection, Range};
+    use crate::fixtures::{self, end, github, hex, oid};
+    use crate::types::{AnswerSection, Range};
 
     /// A parent linked to `acme/app` with three commits (a merge among them) and
     /// one more unlisted; a submodule linked to ANOTHER repository, `acme/lib`;

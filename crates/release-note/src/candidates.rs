@@ -72,7 +72,7 @@ use commit_text::Conventional;
 use commit_text::trailer::is_trailer_line;
 use regex::Regex;
 
-use super::types::{
+use crate::types::{
     Candidate, ChangedPath, Confidence, ItemRef, ReleaseCommit, Section, Signal, SubmoduleGroup,
 };
 
@@ -106,7 +106,7 @@ static URL_ONLY: LazyLock<Regex> =
 
 /// The candidate items of a range's `commits` and moved `submodules`, by the
 /// rules of the module documentation.
-pub fn candidates(commits: &[ReleaseCommit], submodules: &[SubmoduleGroup]) -> Vec<Candidate> {
+pub(crate) fn candidates(commits: &[ReleaseCommit], submodules: &[SubmoduleGroup]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = commits
         .iter()
         .filter(|c| !c.merge && !moves_grouped_submodule(c, submodules))
@@ -706,11 +706,11 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use commit_text::pull_requests;
+    use git_agent_core::classify::Class;
     use gitctx::ObjectId;
 
     use super::*;
-    use crate::classify::Class;
-    use crate::release::signals::{commit_signals, signal_of};
+    use crate::signals::{commit_signals, signal_of};
 
     fn id(seed: &str) -> ObjectId {
         let byte = seed

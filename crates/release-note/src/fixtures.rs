@@ -2,7 +2,7 @@
 
 use gitctx::ObjectId;
 
-use crate::release::types::{Host, LinkHints, RefInfo, ReleaseCommit, Signal};
+use crate::types::{Host, LinkHints, RefInfo, ReleaseCommit, Signal};
 
 /// `prefix` padded with zeros to a full id.
 pub fn hex(prefix: &str) -> String {

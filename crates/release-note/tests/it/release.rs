@@ -2,15 +2,37 @@
 //! evidence, submodules with and without their history, the model's JSON and the
 //! Markdown built from it, over real HTTP.
 
+use std::sync::Arc;
+
 use git_agent_core::Error;
 use git_agent_core::commit_msg::Options;
-use git_agent_core::release::prepare::{self, RangeSpec, ReleaseLimits};
-use git_agent_core::release::{self, Section, Signal, answer, markdown};
 use gitctx::{Bump, Repo};
+use llm::{LlmProvider, ProviderConfig, ProviderKind};
+use release_note::prepare::{self, RangeSpec, ReleaseLimits};
+use release_note::{self as release, Section, Signal, answer, markdown};
 use serde_json::json;
-use testkit::{Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 
-use crate::support::{chat, responses};
+/// A fake server of `flavor` playing `script`, and a provider of `kind` for it.
+fn fake(flavor: Flavor, kind: ProviderKind, script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    let server = FakeLlm::start(flavor, script);
+    let mut config = ProviderConfig::new(kind, "test-model");
+    config.base_url = Some(server.base_url());
+    let provider = llm::build_provider(config).unwrap();
+    (server, provider)
+}
+
+fn responses(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    fake(
+        Flavor::OpenAiResponses,
+        ProviderKind::OpenAiResponses,
+        script,
+    )
+}
+
+fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    fake(Flavor::OpenAiChat, ProviderKind::OpenAiChat, script)
+}
 
 /// v1.0.0, then a feature (PR #12), a fix, a docs change, a test-only change
 /// and a dependency bump; origin is a GitHub repository.

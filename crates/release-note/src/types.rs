@@ -70,7 +70,7 @@ pub enum Signal {
 
 impl Signal {
     /// The snake-case name used in the prepared context.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Signal::Runtime => "runtime",
             Signal::ConfigSchema => "config_schema",
@@ -86,7 +86,7 @@ impl Signal {
     }
 
     /// Whether a change of this kind is code a release ships.
-    pub fn is_code(self) -> bool {
+    pub(crate) fn is_code(self) -> bool {
         matches!(
             self,
             Signal::Runtime | Signal::ConfigSchema | Signal::Api | Signal::Cli
@@ -201,7 +201,7 @@ pub enum Section {
 
 impl Section {
     /// Every section, in rendering order.
-    pub const ALL: [Section; 9] = [
+    pub(crate) const ALL: [Section; 9] = [
         Section::Breaking,
         Section::Security,
         Section::Features,
@@ -214,7 +214,7 @@ impl Section {
     ];
 
     /// The key in the model's JSON (`breaking`, `features`, …).
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Section::Breaking => "breaking",
             Section::Security => "security",
@@ -229,7 +229,7 @@ impl Section {
     }
 
     /// The Markdown heading text (`Breaking changes`, `Features`, …).
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Section::Breaking => "Breaking changes",
             Section::Security => "Security",
@@ -241,11 +241,6 @@ impl Section {
             Section::Documentation => "Documentation",
             Section::Other => "Other changes",
         }
-    }
-
-    /// The section for a key.
-    pub fn from_key(key: &str) -> Option<Section> {
-        Section::ALL.into_iter().find(|s| s.key() == key)
     }
 }
 

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use super::types::{Host, LinkHints};
+use crate::types::{Host, LinkHints};
 
 /// The links of the repository whose remote is `remote_url`, when its host is
 /// one we know: GitHub (`github.com` and hosts containing `github`, as GitHub
@@ -19,7 +19,7 @@ use super::types::{Host, LinkHints};
 /// nested groups), Bitbucket (`bitbucket.org`), Gitea (`codeberg.org` and hosts
 /// containing `gitea` or `forgejo`). `web` is always `https://host/slug`,
 /// without credentials, port, `.git` or trailing slash.
-pub fn link_hints(remote_url: &str) -> Option<LinkHints> {
+pub(crate) fn link_hints(remote_url: &str) -> Option<LinkHints> {
     let remote = parse_remote(remote_url.trim())?;
     let (host, web_host) = known_host(&remote.host)?;
     let path = remote.path.split(['?', '#']).next().unwrap_or_default();
@@ -46,7 +46,7 @@ pub fn link_hints(remote_url: &str) -> Option<LinkHints> {
 
 impl LinkHints {
     /// The page of commit `sha`.
-    pub fn commit_url(&self, sha: &str) -> String {
+    pub(crate) fn commit_url(&self, sha: &str) -> String {
         let web = &self.web;
         match self.host {
             Host::GitHub | Host::Gitea => format!("{web}/commit/{sha}"),
@@ -56,7 +56,7 @@ impl LinkHints {
     }
 
     /// The page of pull request (GitLab: merge request) `n`.
-    pub fn pull_url(&self, n: u64) -> String {
+    pub(crate) fn pull_url(&self, n: u64) -> String {
         let web = &self.web;
         match self.host {
             Host::GitHub | Host::Gitea => format!("{web}/pull/{n}"),
@@ -67,7 +67,7 @@ impl LinkHints {
 
     /// The comparison of `from` and `to` (refs or ids, percent-encoded where
     /// needed); `None` on Bitbucket, whose comparison URLs are not stable.
-    pub fn compare_url(&self, from: &str, to: &str) -> Option<String> {
+    pub(crate) fn compare_url(&self, from: &str, to: &str) -> Option<String> {
         let web = &self.web;
         let (from, to) = (encode_ref(from), encode_ref(to));
         match self.host {
@@ -85,7 +85,7 @@ impl LinkHints {
 /// pass through. `None`: a relative URL without a parent remote, or one that
 /// climbs above the parent's host. Credentials of an `http(s)` parent URL are
 /// dropped, and so is the password of any other.
-pub fn resolve_submodule_url(parent_remote: Option<&str>, submodule_url: &str) -> Option<String> {
+pub(crate) fn resolve_submodule_url(parent_remote: Option<&str>, submodule_url: &str) -> Option<String> {
     let url = submodule_url.trim();
     if url.is_empty() {
         return None;
