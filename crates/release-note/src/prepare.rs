@@ -1,8 +1,10 @@
 //! The release-note evidence, computed before the model runs: the refs peeled
 //! and validated, the parent repository's commits with clamped messages,
 //! changed paths, statistics, patch excerpts and operator signals, submodule
-//! moves with their own commit groups when the history is available locally,
-//! candidate items, and link hints from the remotes.
+//! moves with their own commit groups when the history is available locally
+//! (and their URLs from `.gitmodules`, read by git through
+//! [`gitctx::Repo::submodule_urls`]), candidate items, and link hints from the
+//! remotes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -272,35 +274,6 @@ fn commits_in(
     Ok((out, more))
 }
 
-/// `path → url` from a `.gitmodules` text.
-fn gitmodules_urls(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut path: Option<String> = None;
-    let mut url: Option<String> = None;
-    let mut flush = |path: &mut Option<String>, url: &mut Option<String>| {
-        if let (Some(p), Some(u)) = (path.take(), url.take()) {
-            out.insert(p, u);
-        }
-    };
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            flush(&mut path, &mut url);
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim().trim_matches('"').to_owned();
-            match key.trim() {
-                "path" => path = Some(value),
-                "url" => url = Some(value),
-                _ => {}
-            }
-        }
-    }
-    flush(&mut path, &mut url);
-    out
-}
-
 fn submodule_groups(
     repo: &Repo,
     range: &Range,
@@ -316,15 +289,19 @@ fn submodule_groups(
     for link in release {
         moves.entry(link.path).or_default().1 = Some(link.commit);
     }
-    let urls = repo
-        .file_at_opt(&range.release.commit.to_hex(), ".gitmodules")?
-        .map(|b| gitmodules_urls(&String::from_utf8_lossy(&b)))
-        .unwrap_or_default();
+    moves.retain(|_, (old, new)| old != new);
+    if moves.is_empty() {
+        return Ok(Vec::new());
+    }
+    let urls = match repo.submodule_urls(&range.release.commit.to_hex()) {
+        Ok(urls) => urls,
+        // The URLs only make links: a `.gitmodules` git cannot read, or one
+        // over gitctx's bounds, leaves the groups unlinked.
+        Err(gitctx::Error::InvalidInput { .. }) => BTreeMap::new(),
+        Err(err) => return Err(err.into()),
+    };
     let mut out = Vec::new();
     for (path, (old, new)) in moves {
-        if old == new {
-            continue;
-        }
         let links: Option<LinkHints> = urls
             .get(&path)
             .and_then(|url| links::resolve_submodule_url(parent_remote, url))
@@ -589,20 +566,6 @@ pub fn render(ctx: &ReleaseContext) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gitmodules_paths_and_urls() {
-        let text = "[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = ../lib.git\n[submodule \"x\"]\n\turl = https://example.com/x.git\n\tpath = x\n";
-        let urls = gitmodules_urls(text);
-        assert_eq!(
-            urls.get("vendor/lib").map(String::as_str),
-            Some("../lib.git")
-        );
-        assert_eq!(
-            urls.get("x").map(String::as_str),
-            Some("https://example.com/x.git")
-        );
-    }
 
     #[test]
     fn shortcut_words() {

@@ -201,7 +201,7 @@ pub enum Section {
 
 impl Section {
     /// Every section, in rendering order.
-    pub(crate) const ALL: [Section; 9] = [
+    pub const ALL: [Section; 9] = [
         Section::Breaking,
         Section::Security,
         Section::Features,
@@ -293,8 +293,8 @@ pub struct ReleaseContext {
     pub candidates: Vec<Candidate>,
     /// Links of the parent repository, when its `origin` is a known host.
     pub links: Option<LinkHints>,
-    /// Some commit of the range (or a submodule move) touched code (a path whose
-    /// signal [`Signal::is_code`], or a submodule).
+    /// Some commit of the range (or a submodule move) touched code: a path
+    /// whose signal is runtime, config schema, API or CLI, or a submodule.
     pub touched_code: bool,
 }
 
