@@ -11,7 +11,7 @@ use crate::validate::{Rules, squash_problems, validate};
 /// comes from a server that ignored the token limit; it is refused whole (one
 /// problem, sent back in the repair request) instead of being shaped, so no
 /// amount of model text costs more than a bounded amount of work.
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What a generated commit message (or squash message) is shaped and checked
 /// against.

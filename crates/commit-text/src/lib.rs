@@ -8,13 +8,12 @@
 //! - [`Conventional`]: the one Conventional Commits header grammar (which
 //!   grammar, and why, is documented on it).
 //! - [`TaskId`] and [`pull_requests`]: the references a message makes.
-//! - [`shape()`]: the deterministic cleanup of a model's answer (control
-//!   characters, thinking blocks, fences, preambles, attribution, unrequested
-//!   trailers, [`reflow`] to [`WIDTH`] columns).
-//! - [`validate()`] and [`squash_problems`]: the problems of a shaped message,
-//!   each an imperative sentence for the model's one repair request;
-//!   [`check()`] runs the whole chain for one answer against a task's
-//!   [`Checks`].
+//! - [`check()`]: one model answer against a task's [`Checks`] — bounded,
+//!   shaped (the deterministic cleanup of control characters, thinking blocks,
+//!   fences, preambles, attribution and unrequested trailers, and a reflow to
+//!   72 columns), then validated: every problem an imperative sentence for the
+//!   model's one repair request ([`Rules`]; the squash rules with
+//!   [`Checks::squash`]).
 //! - [`clamp`]: messages from history cut to a size for prepared context.
 //!
 //! - **Dependencies:** `regex` only; none of our crates. Pure text: no git, no
@@ -25,8 +24,8 @@
 //!   and tab, no escape sequence and no bidirectional override, so model text
 //!   reaches neither `git commit` nor a terminal with them; shaping is
 //!   idempotent.
-//! - **Invariant:** an answer over [`MAX_ANSWER_BYTES`] is refused as one
-//!   problem without being shaped.
+//! - **Invariant:** an answer over 64 KiB is refused as one problem without
+//!   being shaped.
 
 mod check;
 pub mod clamp;
@@ -41,14 +40,13 @@ mod validate;
 #[cfg(test)]
 mod corpus;
 
-pub use check::{Checks, MAX_ANSWER_BYTES, check};
+pub use check::{Checks, check};
 pub use conventional::Conventional;
-pub use message::{Message, subject};
-pub use reflow::reflow;
+pub use message::Message;
 pub use refs::{TaskId, ensure_task_id, pull_requests, task_id_suffix};
-pub use shape::{ShapeOptions, shape, strip_controls, strip_think};
+pub use shape::ShapeOptions;
 pub use trailer::Trailer;
-pub use validate::{Rules, SubmoduleRule, quote, squash_problems, validate};
+pub use validate::{Rules, SubmoduleRule, quote};
 
 /// Target width, in characters, of the subject and of every body line.
-pub const WIDTH: usize = 72;
+const WIDTH: usize = 72;

@@ -6,7 +6,7 @@ use crate::trailer::Trailer;
 /// A commit message split into its parts ([`Message::parse`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Message {
-    /// The first line ([`subject`]).
+    /// The first line, trailing whitespace removed.
     pub subject: String,
     /// What follows the subject, without the trailer block: its lines as
     /// written (trailing whitespace removed), blank lines at either end
@@ -65,7 +65,7 @@ impl Message {
 }
 
 /// The first line of `message` (the subject), or `""` for an empty message.
-pub fn subject(message: &str) -> &str {
+pub(crate) fn subject(message: &str) -> &str {
     message.lines().next().unwrap_or("")
 }
 
@@ -108,18 +108,8 @@ pub(crate) fn join_paragraphs<S: AsRef<str>>(paragraphs: Vec<Vec<S>>) -> String 
 mod tests {
     use super::*;
 
-    #[test]
-    fn subject_is_the_first_line() {
-        assert_eq!(subject("Fix x\n\nBody"), "Fix x");
-        assert_eq!(subject("Fix x\r\nBody"), "Fix x");
-        assert_eq!(subject(""), "");
-    }
-
     fn trailer(key: &str, value: &str) -> Trailer {
-        Trailer {
-            key: key.to_owned(),
-            value: value.to_owned(),
-        }
+        Trailer::parse(&format!("{key}: {value}")).expect("a trailer line")
     }
 
     #[track_caller]
@@ -176,5 +166,12 @@ mod tests {
             "Refs: #1\n\nBody.",
             &[],
         );
+    }
+
+    #[test]
+    fn subject_is_the_first_line() {
+        assert_eq!(subject("Fix x\n\nBody"), "Fix x");
+        assert_eq!(subject("Fix x\r\nBody"), "Fix x");
+        assert_eq!(subject(""), "");
     }
 }

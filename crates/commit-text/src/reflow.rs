@@ -45,7 +45,7 @@ pub(crate) static UNBREAKABLE: LazyLock<Regex> = LazyLock::new(|| {
 ///
 /// A marker-like word (`-`, `1.`) is never wrapped to the start of a line, so
 /// rewrapping never invents a list item and `reflow` is idempotent.
-pub fn reflow(body: &str, width: usize) -> String {
+pub(crate) fn reflow(body: &str, width: usize) -> String {
     let paragraphs: Vec<Vec<String>> = paragraphs(body)
         .into_iter()
         .map(|lines| {

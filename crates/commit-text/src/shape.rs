@@ -30,7 +30,7 @@ use crate::message::{join_paragraphs, paragraphs};
 use crate::reflow::reflow;
 use crate::trailer::{is_trailer_line, trailer_key};
 
-/// Options for [`shape`].
+/// Options for shaping a model's answer ([`check`](crate::check())).
 #[derive(Debug, Clone, Default)]
 pub struct ShapeOptions {
     /// Trailer keys (compared case-insensitively) that may remain in the
@@ -72,7 +72,7 @@ const MAX_SHAPE_PASSES: usize = 8;
 /// [`validate`](crate::validate()) to reject. The result has no trailing newline and is a fixed
 /// point: shaping it again changes nothing. An answer with no content
 /// shapes to the empty string.
-pub fn shape(raw: &str, options: &ShapeOptions) -> String {
+pub(crate) fn shape(raw: &str, options: &ShapeOptions) -> String {
     let mut current = shape_pass(raw, options);
     for _ in 1..MAX_SHAPE_PASSES {
         let next = shape_pass(&current, options);
@@ -157,7 +157,7 @@ fn peel(mut lines: VecDeque<String>) -> VecDeque<String> {
 /// bidirectional embeddings, overrides and isolates; an escape sequence goes
 /// as a whole (`ESC [ … final`, `ESC ] … BEL` or `ESC \`, `ESC` and one more
 /// character), so `\x1b[31mred` becomes `red`, not `[31mred`.
-pub fn strip_controls(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip_controls(text: &str) -> Cow<'_, str> {
     let unwanted = |c: char| {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -281,7 +281,7 @@ static THINK_TAG: LazyLock<Regex> = LazyLock::new(|| {
 /// opening tag) drops everything up to and including it; an opening tag that
 /// is never closed drops everything from it to the end. The result contains no
 /// thinking tags, even ones that removing a block would have joined together.
-pub fn strip_think(text: &str) -> String {
+pub(crate) fn strip_think(text: &str) -> String {
     let mut current = strip_think_once(text);
     // Removing a block can join `<thi` and `nk>` into a new tag; every round
     // that changes the text removes a tag, so this ends.

@@ -11,8 +11,10 @@
 //! `Note: …` line a trailer, so where prose must be told apart — shaping a
 //! model's answer, picking a body line for a release-note draft — a trailer
 //! also needs a key with a hyphen (`Signed-off-by`, `Co-authored-by`) or one of
-//! the single words used as trailer keys by convention ([`KNOWN_SINGLE_WORD`]:
-//! `Fixes`, `Refs`, `Closes`, `Jira`, …). A commit's own trailer block, by
+//! the single words used as trailer keys by convention (`Bug`, `Cc`, `Close`,
+//! `Closed`, `Closes`, `Fix`, `Fixes`, `Issue`, `Issues`, `Jira`, `Link`, `Ref`,
+//! `References`, `Refs`, `Related`, `Resolves`, `See`, `Task`, `Ticket`, in any
+//! case). A commit's own trailer block, by
 //! contrast, is read with the syntax alone ([`crate::Message::parse`]), as git
 //! reads it.
 
@@ -31,7 +33,7 @@ static TRAILER: LazyLock<Regex> = LazyLock::new(|| {
 /// case-insensitively): references to issues, tickets and reviews. Other
 /// single-word keys ("Note:", "Example:") usually start prose, which must not
 /// be dropped or left unwrapped.
-pub const KNOWN_SINGLE_WORD: [&str; 19] = [
+const KNOWN_SINGLE_WORD: [&str; 19] = [
     "bug",
     "cc",
     "close",
@@ -92,7 +94,8 @@ pub(crate) fn trailer_key(line: &str) -> Option<&str> {
 }
 
 /// Whether `line` is a recognized trailer — the syntax of [`Trailer::parse`]
-/// and a key with a hyphen or in [`KNOWN_SINGLE_WORD`] — not prose that
+/// and a key with a hyphen or a single word used as a trailer key by
+/// convention (see the module documentation) — not prose that
 /// happens to start with a word and a colon.
 pub fn is_trailer_line(line: &str) -> bool {
     trailer_key(line).is_some()

@@ -18,7 +18,8 @@ use crate::refs::task_id_suffix;
 use crate::shape::strip_controls;
 use crate::trailer::is_trailer_line;
 
-/// Extra rules for [`validate`], from the task at hand.
+/// Extra rules for validating a message, from the task at hand
+/// ([`Checks::rules`](crate::Checks::rules)).
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
     /// When amending: the subject of the commit being amended, which the new
@@ -59,7 +60,7 @@ const EMPTY_MESSAGE: &str = "the message is empty; reply with a commit message";
 /// previous commit") unless the original message already was; and each
 /// submodule rule's summaries are mentioned. A subject ending with a period
 /// is not a problem.
-pub fn validate(message: &str, rules: &Rules) -> Vec<String> {
+pub(crate) fn validate(message: &str, rules: &Rules) -> Vec<String> {
     if message.trim().is_empty() {
         return vec![EMPTY_MESSAGE.to_owned()];
     }
@@ -334,7 +335,7 @@ fn normalized(text: &str) -> String {
 /// The squash rules: a Conventional Commits subject ([`Conventional`]), no
 /// pull-request prose, no commit-by-commit changelog (three or more body lines
 /// that are `branch_subjects` or start with commit ids).
-pub fn squash_problems(message: &str, branch_subjects: &[String]) -> Vec<String> {
+pub(crate) fn squash_problems(message: &str, branch_subjects: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     let subject = subject(message);
     if !subject.trim().is_empty() && Conventional::parse(subject).is_none() {

@@ -59,7 +59,7 @@ impl Default for Options {
 
 /// The default budgets of a commit-message run: 8 model steps, 12 tool calls,
 /// 5 minutes, 4096 output tokens per call.
-pub fn default_budgets() -> Budgets {
+fn default_budgets() -> Budgets {
     Budgets {
         max_steps: 8,
         max_tool_calls: 12,

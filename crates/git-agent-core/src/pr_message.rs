@@ -11,8 +11,9 @@
 //! — and no tool is offered: an answer that calls one fails the run.
 //!
 //! The answer is shaped and checked like a commit message, plus the squash
-//! rules ([`commit_text::squash_problems`]): a Conventional Commits subject (release tooling
-//! parses squash commits), no pull-request prose, no commit-by-commit changelog.
+//! rules ([`commit_text::Checks::squash`]): a Conventional Commits subject
+//! (release tooling parses squash commits), no pull-request prose, no
+//! commit-by-commit changelog.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -205,7 +206,7 @@ pub fn render(pr: &PrContext) -> String {
 }
 
 /// The instructions of the squash-message task.
-pub fn instructions() -> String {
+fn instructions() -> String {
     "You are git-agent, writing the one commit message a squash merge of this branch will record, the way a careful senior engineer would.\n\
 \n\
 Evidence and scope:\n\
@@ -225,7 +226,7 @@ Form:\n\
 }
 
 /// The squash-task policy (no tools).
-pub const NO_TOOLS_POLICY: &str = "Tool policy: this task exposes no tools. Do not call any function; a response that calls one fails the run. Everything you need is in the prepared context.";
+const NO_TOOLS_POLICY: &str = "Tool policy: this task exposes no tools. Do not call any function; a response that calls one fails the run. Everything you need is in the prepared context.";
 
 /// A prepared squash-message request.
 #[derive(Debug, Clone)]

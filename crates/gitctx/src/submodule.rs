@@ -18,20 +18,15 @@
 //!   `.gitmodules` refused by a bound or that git cannot read as config is
 //!   [`Error::InvalidInput`].
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use crate::error::{Error, Result, git, is_not_found};
+use crate::error::{Error, Result, git};
 use crate::repo::Repo;
+use std::collections::BTreeMap;
 
 /// The largest `.gitmodules` read: 1 MiB, [`safe_io::fs::CONFIG_LIMIT`].
 const MAX_GITMODULES_BYTES: u64 = safe_io::fs::CONFIG_LIMIT;
 
 /// The largest listing git may be asked to produce from a `.gitmodules`: 4 MiB.
 const MAX_LISTING_BYTES: u64 = 4 * 1024 * 1024;
-
-/// The file mode of a symbolic link in a tree.
-const SYMLINK_MODE: i32 = 0o120_000;
 
 /// The name of the file, at the top of the tree.
 const GITMODULES: &str = ".gitmodules";
@@ -49,32 +44,25 @@ impl Repo {
     /// header in front of each of its keys), is refused before git runs, as
     /// is one git cannot read as config: [`Error::InvalidInput`].
     pub fn submodule_urls(&self, rev: &str) -> Result<BTreeMap<String, String>> {
-        let tree = self
-            .find_commit(rev)?
-            .tree()
-            .map_err(git("reading a tree"))?;
-        let entry = match tree.get_path(Path::new(GITMODULES)) {
-            Ok(entry) => entry,
-            Err(err) if is_not_found(&err) => return Ok(BTreeMap::new()),
-            Err(err) => return Err(git("reading a tree")(err)),
+        let Some(entry) = self.blob_at(rev, GITMODULES)? else {
+            return Ok(BTreeMap::new());
         };
-        if entry.kind() != Some(git2::ObjectType::Blob) || entry.filemode() == SYMLINK_MODE {
+        if entry.symlink {
             return Ok(BTreeMap::new());
         }
         let invalid = |reason: String| Error::InvalidInput {
             what: format!("{GITMODULES} at {rev}"),
             reason,
         };
-        let odb = self.inner.odb().map_err(git("reading a file"))?;
-        let (size, _) = odb.read_header(entry.id()).map_err(git("reading a file"))?;
-        if size as u64 > MAX_GITMODULES_BYTES {
+        if entry.size > MAX_GITMODULES_BYTES {
             return Err(invalid(format!(
-                "it is {size} bytes, over the limit of {MAX_GITMODULES_BYTES}"
+                "it is {} bytes, over the limit of {MAX_GITMODULES_BYTES}",
+                entry.size
             )));
         }
         let blob = self
             .inner
-            .find_blob(entry.id())
+            .find_blob(entry.id)
             .map_err(git("reading a file"))?;
         let bound = listing_bound(blob.content());
         if bound > MAX_LISTING_BYTES {
@@ -85,7 +73,7 @@ impl Repo {
         let output = self
             .git()
             .args(["config", "--blob"])
-            .arg(entry.id().to_string())
+            .arg(entry.id.to_string())
             .args(["--no-includes", "-z", "--list"])
             .run_unchecked()?;
         if !output.status.success() {

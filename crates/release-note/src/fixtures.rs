@@ -2,7 +2,7 @@
 
 use gitctx::ObjectId;
 
-use crate::types::{Host, LinkHints, RefInfo, ReleaseCommit, Signal};
+use crate::types::{Host, LinkHints, Range, RefInfo, ReleaseCommit, Signal, SubmoduleGroup};
 
 /// `prefix` padded with zeros to a full id.
 pub fn hex(prefix: &str) -> String {
@@ -53,4 +53,44 @@ pub fn end(name: &str, prefix: &str) -> RefInfo {
         subject: String::new(),
         date: "2024-05-01".to_owned(),
     }
+}
+
+/// The range `v1.2.0` (`0a0a0a0`) .. `v1.3.0` (`abc1234`), version 1.3.0.
+pub fn range() -> Range {
+    Range {
+        base: end("v1.2.0", "0a0a0a0"),
+        release: end("v1.3.0", "abc1234"),
+        version: Some("1.3.0".to_owned()),
+        bump: None,
+    }
+}
+
+/// `vendor/lib`, linked to `acme/lib`, moving from `1111111` to `2222222` with
+/// `commits` and `more` unlisted ones; then `vendor/old`, unlinked and not
+/// checked out, moving from `4444444` to `old_to`.
+pub fn submodules(
+    commits: Vec<ReleaseCommit>,
+    more: usize,
+    old_to: Option<ObjectId>,
+) -> Vec<SubmoduleGroup> {
+    vec![
+        SubmoduleGroup {
+            path: "vendor/lib".to_owned(),
+            old: Some(oid("1111111")),
+            new: Some(oid("2222222")),
+            commits,
+            more,
+            note: None,
+            links: Some(github("acme/lib")),
+        },
+        SubmoduleGroup {
+            path: "vendor/old".to_owned(),
+            old: Some(oid("4444444")),
+            new: old_to,
+            commits: Vec::new(),
+            more: 0,
+            note: Some("not checked out".to_owned()),
+            links: None,
+        },
+    ]
 }

@@ -21,6 +21,8 @@
 //! - **Invariant:** short ids are the first 7 digits of the full id found in the
 //!   context, whatever prefix the model gave.
 
+use commit_text::quote;
+
 use crate::types::{
     Answer, AnswerItem, ItemRef, LinkHints, RefInfo, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
@@ -352,7 +354,7 @@ pub fn validate_document(markdown: &str, ctx: &ReleaseContext) -> Vec<String> {
     } else if let Some(first) = before.first() {
         problems.push(format!(
             "remove the text before the first `### ` heading: '{}'",
-            quote(first)
+            quote(first, QUOTE_LIMIT)
         ));
     }
     check_headings(&blocks, &mut problems);
@@ -414,7 +416,7 @@ fn check_bullets(blocks: &[Block<'_>], problems: &mut Vec<String>) {
             match seen.iter().find(|(k, _)| *k == key) {
                 Some((_, first)) => problems.push(format!(
                     "remove the repeated bullet '{}' (under `### {first}` and `### {}`)",
-                    quote(without_refs(text)),
+                    quote(without_refs(text), QUOTE_LIMIT),
                     block.title
                 )),
                 None => seen.push((key, block.title)),
@@ -461,19 +463,9 @@ fn check_links(markdown: &str, problems: &mut Vec<String>) {
             reported.push(target);
             problems.push(format!(
                 "make the link target '{}' an https:// URL or remove the link",
-                quote(target)
+                quote(target, QUOTE_LIMIT)
             ));
         }
-    }
-}
-
-fn quote(text: &str) -> String {
-    let text = text.trim();
-    if text.chars().count() <= QUOTE_LIMIT {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(QUOTE_LIMIT).collect();
-        format!("{}…", cut.trim_end())
     }
 }
 

@@ -49,13 +49,13 @@ fn a_submodule_added_by_git_is_read() {
     let sub = TestRepo::named("sub");
     sub.commit_file("lib.rs", "pub fn f() {}\n", "sub: first");
     let repo = TestRepo::new();
-    repo.commit_file("README", "x\n", "first");
-    repo.add_submodule("vendor/sub", &sub);
-    repo.commit("add the submodule");
-    let urls = open(&repo).submodule_urls("HEAD").unwrap();
-    assert_eq!(urls, map(&[("vendor/sub", &sub.path().to_string_lossy())]));
-    // The first commit has no .gitmodules.
-    assert!(open(&repo).submodule_urls("HEAD~1").unwrap().is_empty());
+    repo.add_submodule("vendor/sub", &sub)
+        .commit("add the submodule");
+    let url = sub.path().to_string_lossy();
+    assert_eq!(
+        open(&repo).submodule_urls("HEAD").unwrap(),
+        map(&[("vendor/sub", &url)])
+    );
 }
 
 #[test]
@@ -195,7 +195,10 @@ fn only_a_regular_file_declares_anything() {
 }
 
 #[test]
-fn an_unknown_revision_is_an_error() {
+fn no_or_an_empty_file_declares_nothing_and_an_unknown_revision_is_an_error() {
+    let repo = TestRepo::new();
+    repo.commit_file("README", "x\n", "first");
+    assert!(open(&repo).submodule_urls("HEAD").unwrap().is_empty());
     let repo = with_gitmodules("", &[]);
     assert!(open(&repo).submodule_urls("HEAD").unwrap().is_empty());
     assert!(matches!(

@@ -1,6 +1,6 @@
 use super::*;
-use crate::fixtures::{self, end, github, oid};
-use crate::types::{Candidate, Confidence, Range, SubmoduleGroup};
+use crate::fixtures::{self, github, oid};
+use crate::types::{Candidate, Confidence};
 
 /// A GitHub-linked parent with two commits, a submodule linked to another
 /// GitHub repository, and an unlinked submodule without commits.
@@ -13,37 +13,17 @@ fn commit(prefix: &str, subject: &str, pull_requests: &[u64]) -> ReleaseCommit {
 
 fn context() -> ReleaseContext {
     ReleaseContext {
-        range: Range {
-            base: end("v1.2.0", "0a0a0a0"),
-            release: end("v1.3.0", "abc1234"),
-            version: Some("1.3.0".to_owned()),
-            bump: None,
-        },
+        range: fixtures::range(),
         commits: vec![
             commit("abc1234", "Add --json output to status (#12)", &[12]),
             commit("def5678", "Fix crash on empty config", &[]),
         ],
         more_commits: 0,
-        submodules: vec![
-            SubmoduleGroup {
-                path: "vendor/lib".to_owned(),
-                old: Some(oid("1111111")),
-                new: Some(oid("2222222")),
-                commits: vec![commit("3333333", "Handle empty input", &[])],
-                more: 0,
-                note: None,
-                links: Some(github("acme/lib")),
-            },
-            SubmoduleGroup {
-                path: "vendor/old".to_owned(),
-                old: Some(oid("4444444")),
-                new: Some(oid("5555555")),
-                commits: Vec::new(),
-                more: 0,
-                note: Some("not checked out".to_owned()),
-                links: None,
-            },
-        ],
+        submodules: fixtures::submodules(
+            vec![commit("3333333", "Handle empty input", &[])],
+            0,
+            Some(oid("5555555")),
+        ),
         candidates: vec![Candidate {
             section: Section::Features,
             draft: "Add --json output to status".to_owned(),

@@ -1,6 +1,6 @@
 use super::*;
-use crate::fixtures::{self, end, github, hex, oid};
-use crate::types::{AnswerSection, Range};
+use crate::fixtures::{self, github, hex};
+use crate::types::AnswerSection;
 
 /// A parent linked to `acme/app` with three commits (a merge among them) and
 /// one more unlisted; a submodule linked to ANOTHER repository, `acme/lib`;
@@ -14,38 +14,18 @@ fn commit(prefix: &str, subject: &str, merge: bool) -> ReleaseCommit {
 
 fn linked() -> ReleaseContext {
     ReleaseContext {
-        range: Range {
-            base: end("v1.2.0", "0a0a0a0"),
-            release: end("v1.3.0", "abc1234"),
-            version: Some("1.3.0".to_owned()),
-            bump: None,
-        },
+        range: fixtures::range(),
         commits: vec![
             commit("abc1234", "Add --json output to status (#12)", false),
             commit("9876543", "Merge pull request #12 from acme/json", true),
             commit("def5678", "Fix <crash> on [empty] config", false),
         ],
         more_commits: 1,
-        submodules: vec![
-            SubmoduleGroup {
-                path: "vendor/lib".to_owned(),
-                old: Some(oid("1111111")),
-                new: Some(oid("2222222")),
-                commits: vec![commit("3333333", "Handle empty input", false)],
-                more: 2,
-                note: None,
-                links: Some(github("acme/lib")),
-            },
-            SubmoduleGroup {
-                path: "vendor/old".to_owned(),
-                old: Some(oid("4444444")),
-                new: None,
-                commits: Vec::new(),
-                more: 0,
-                note: Some("not checked out".to_owned()),
-                links: None,
-            },
-        ],
+        submodules: fixtures::submodules(
+            vec![commit("3333333", "Handle empty input", false)],
+            2,
+            None,
+        ),
         candidates: Vec::new(),
         links: Some(github("acme/app")),
         touched_code: true,
