@@ -4,7 +4,8 @@
 //!
 //! - [`Message`]: a message as git reads it, `{ subject, body, trailers }`.
 //! - [`trailer`]: the one trailer grammar ([`Trailer`]; which keys count as
-//!   trailers rather than prose; which trailers a generated message may keep).
+//!   trailers rather than prose); [`kept_trailers`]: which trailers a
+//!   generated message may keep.
 //! - [`Conventional`]: the one Conventional Commits header grammar (which
 //!   grammar, and why, is documented on it).
 //! - [`TaskId`] and [`pull_requests`]: the references a message makes.
@@ -44,7 +45,7 @@ pub use check::{Checks, check};
 pub use conventional::Conventional;
 pub use message::Message;
 pub use refs::{TaskId, ensure_task_id, pull_requests, task_id_suffix};
-pub use shape::ShapeOptions;
+pub use shape::{ShapeOptions, kept_trailers};
 pub use trailer::Trailer;
 pub use validate::{Rules, SubmoduleRule, quote};
 

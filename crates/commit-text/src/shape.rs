@@ -6,7 +6,7 @@
 //! whole answer, lead-in lines ("Here is the commit message:"),
 //! `Subject:`/`Body:` labels, AI attribution and trailers nobody asked for,
 //! and then [`reflow`]s the body to [`WIDTH`] columns. The shaped message then
-//! goes to [`validate`](crate::validate()).
+//! goes to [`validate`](crate::validate::validate).
 //!
 //! **Invariants:**
 //! - `shape(shape(x)) == shape(x)` for every input.
@@ -26,6 +26,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::WIDTH;
+use crate::message::Message;
 use crate::message::{join_paragraphs, paragraphs};
 use crate::reflow::reflow;
 use crate::trailer::{is_trailer_line, trailer_key};
@@ -49,6 +50,43 @@ impl ShapeOptions {
     }
 }
 
+/// Trailer keys the operator may ask for by naming them in a hint.
+const HINTABLE_KEYS: [&str; 9] = [
+    "Signed-off-by",
+    "Co-authored-by",
+    "Reviewed-by",
+    "Acked-by",
+    "Tested-by",
+    "Refs",
+    "Fixes",
+    "Closes",
+    "Change-Id",
+];
+
+/// Trailer keys that may stay in a generated message, sorted and unique: the
+/// keys of the trailer block of the `original` message (when amending) and
+/// those of the usual keys (`Signed-off-by`, `Co-authored-by`, `Reviewed-by`,
+/// `Acked-by`, `Tested-by`, `Refs`, `Fixes`, `Closes`, `Change-Id`) the
+/// operator's `hint` names (case-insensitively).
+pub fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
+    let mut keys: Vec<String> = original
+        .map(Message::parse)
+        .map(|message| message.trailers.into_iter().map(|t| t.key).collect())
+        .unwrap_or_default();
+    if let Some(hint) = hint {
+        let lower = hint.to_ascii_lowercase();
+        keys.extend(
+            HINTABLE_KEYS
+                .iter()
+                .filter(|key| lower.contains(&key.to_ascii_lowercase()))
+                .map(|key| (*key).to_owned()),
+        );
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// How many times [`shape`] repeats its cleanup pass at most.
 ///
 /// One pass is nearly always a fixed point already; a second is needed when
@@ -69,7 +107,7 @@ const MAX_SHAPE_PASSES: usize = 8;
 /// [`WIDTH`].
 ///
 /// Fences that do not wrap the whole answer are left in place for
-/// [`validate`](crate::validate()) to reject. The result has no trailing newline and is a fixed
+/// [`validate`](crate::validate::validate) to reject. The result has no trailing newline and is a fixed
 /// point: shaping it again changes nothing. An answer with no content
 /// shapes to the empty string.
 pub(crate) fn shape(raw: &str, options: &ShapeOptions) -> String {

@@ -22,8 +22,6 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::Message;
-
 /// A trailer line, `Key-Name: value`; group 1 is the key, group 2 the value.
 static TRAILER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([A-Za-z][A-Za-z0-9-]*):\s+(\S.*)$").expect("the trailer pattern is valid")
@@ -101,60 +99,9 @@ pub fn is_trailer_line(line: &str) -> bool {
     trailer_key(line).is_some()
 }
 
-/// Trailer keys the operator may ask for by naming them in a hint.
-const HINTABLE_KEYS: [&str; 9] = [
-    "Signed-off-by",
-    "Co-authored-by",
-    "Reviewed-by",
-    "Acked-by",
-    "Tested-by",
-    "Refs",
-    "Fixes",
-    "Closes",
-    "Change-Id",
-];
-
-/// Trailer keys that may stay in a generated message, sorted and unique: the
-/// keys of the trailer block of the `original` message (when amending) and
-/// those of the usual keys (`Signed-off-by`, `Co-authored-by`, `Reviewed-by`,
-/// `Acked-by`, `Tested-by`, `Refs`, `Fixes`, `Closes`, `Change-Id`) the
-/// operator's `hint` names (case-insensitively).
-pub fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
-    let mut keys: Vec<String> = original
-        .map(Message::parse)
-        .map(|message| message.trailers.into_iter().map(|t| t.key).collect())
-        .unwrap_or_default();
-    if let Some(hint) = hint {
-        let lower = hint.to_ascii_lowercase();
-        keys.extend(
-            HINTABLE_KEYS
-                .iter()
-                .filter(|key| lower.contains(&key.to_ascii_lowercase()))
-                .map(|key| (*key).to_owned()),
-        );
-    }
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailers_kept_from_the_original_and_the_hint() {
-        assert_eq!(
-            kept_trailers(
-                Some(
-                    "Subject\n\nBody: not a trailer, the paragraph goes on\nlike this.\n\nSigned-off-by: A <a@x>\n"
-                ),
-                Some("please add a Refs: line")
-            ),
-            ["Refs", "Signed-off-by"]
-        );
-        assert!(kept_trailers(None, None).is_empty());
-    }
 
     #[test]
     fn trailer_syntax() {

@@ -146,10 +146,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         submodules: submodule_rules(&prepared.changes),
     };
     let shape_options = ShapeOptions {
-        keep_trailers: commit_text::trailer::kept_trailers(
-            original,
-            options.operator_hint.as_deref(),
-        ),
+        keep_trailers: commit_text::kept_trailers(original, options.operator_hint.as_deref()),
     };
     let task_id = match mode {
         Mode::Amend => original_subject

@@ -289,10 +289,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     let checks = Checks {
         rules,
         shape_options: ShapeOptions {
-            keep_trailers: commit_text::trailer::kept_trailers(
-                None,
-                options.operator_hint.as_deref(),
-            ),
+            keep_trailers: commit_text::kept_trailers(None, options.operator_hint.as_deref()),
         },
         task_id: None,
         lockfile_packages: commit_msg::lockfile_packages(&pr.changes),

@@ -344,3 +344,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(shape(&shaped, &options), shaped);
     }
 }
+
+// --- kept trailers ---
+
+#[test]
+fn trailers_kept_from_the_original_and_the_hint() {
+    assert_eq!(
+        kept_trailers(
+            Some(
+                "Subject\n\nBody: not a trailer, the paragraph goes on\nlike this.\n\nSigned-off-by: A <a@x>\n"
+            ),
+            Some("please add a Refs: line")
+        ),
+        ["Refs", "Signed-off-by"]
+    );
+    assert!(kept_trailers(None, None).is_empty());
+}
