@@ -5,11 +5,12 @@
 //! reference, with the design's targets next to the figures. Timing lives here and
 //! only here: tests never assert on time, and neither do benchmarks — they report.
 //!
-//! - `blame`: `gitctx` blame (both engines) against `git blame --porcelain`.
+//! - `blame`: `gitctx` blame (both engines) against `git blame --porcelain`. See
+//!   [`blame`].
 //! - `read`: `ultragit read` with an anchor and for a whole file, in-process and as
 //!   the real binary, against `git blame --porcelain` over the same lines; the cost
 //!   of `dependencies_on_this`; the git processes one read starts on a long and a
-//!   short history (counted with a `git` shim first on `PATH`).
+//!   short history (counted with a `git` shim first on `PATH`). See [`read`].
 //! - `annotate`: our own time to annotate a 10-file, 300-line commit against a
 //!   fake model that answers at once (in-process, phase by phase, with the HTTP
 //!   requests per run), and the `post-commit` hook `ultragit init` installs: the
@@ -26,29 +27,34 @@
 //!   `getrusage(RUSAGE_CHILDREN)` in a helper process per run, against the
 //!   design's 100 MB target. See [`reply_memory`].
 //!
+//! This module holds what the benchmarks share: measuring cases (alone, in
+//! interleaved pairs, or phase by phase by hand), the report table, and release
+//! builds of the binaries.
+//!
 //! The numbers only mean something in a release build, so a debug build of xtask
 //! re-runs itself with `cargo run --release`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gitctx::{BlameEngine, BlameOptions, Repo};
-use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery, render};
+use gitctx::Repo;
 
-use crate::{cargo, fixtures, workspace_root};
+use crate::cargo;
 
 mod annotate;
+mod blame;
 mod commit_msg;
+mod read;
 mod reply_memory;
 
 const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg", "reply-memory"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
-        && flag == READ_ONCE
+        && flag == read::READ_ONCE
     {
-        return read_once(rest);
+        return read::read_once(rest);
     }
     if let [flag, rest @ ..] = args
         && flag == reply_memory::PEAK_RSS
@@ -87,8 +93,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     for name in names {
         match name {
-            "blame" => blame()?,
-            "read" => read()?,
+            "blame" => blame::blame()?,
+            "read" => read::read()?,
             "annotate" => annotate::annotate()?,
             "commit-msg" => commit_msg::commit_msg()?,
             "reply-memory" => reply_memory::reply_memory()?,
@@ -141,15 +147,34 @@ fn measure(mut case: Case<'_>) -> Result<Measured, String> {
             return Err(format!("{}: output changed between runs", case.name));
         }
     }
-    times.sort();
-    Ok(Measured {
-        name: case.name,
-        runs: case.runs,
-        unit: case.unit,
-        median: times[times.len() / 2],
-        min: times[0],
-        output,
-    })
+    Ok(row(&case.name, times, output, case.unit))
+}
+
+/// Runs `a` and `b` `runs` times in interleaved pairs (the order alternating), so
+/// drift in the machine's load hits both alike; each returns the time it took.
+/// Returns both series of times and the median of the pairs' differences
+/// (`b - a`) in seconds.
+fn interleave(
+    runs: usize,
+    mut a: impl FnMut() -> Result<Duration, String>,
+    mut b: impl FnMut() -> Result<Duration, String>,
+) -> Result<([Vec<Duration>; 2], f64), String> {
+    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut differences = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let (ta, tb) = if i % 2 == 0 {
+            let ta = a()?;
+            (ta, b()?)
+        } else {
+            let tb = b()?;
+            (a()?, tb)
+        };
+        times[0].push(ta);
+        times[1].push(tb);
+        differences.push(tb.as_secs_f64() - ta.as_secs_f64());
+    }
+    differences.sort_by(f64::total_cmp);
+    Ok((times, differences[differences.len() / 2]))
 }
 
 /// Two cases measured in interleaved pairs (the order alternating), so drift in
@@ -162,42 +187,33 @@ fn measure_pair(
     mut b: impl FnMut() -> Result<usize, String>,
 ) -> Result<([Measured; 2], f64), String> {
     let outputs = [a()?, b()?];
-    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    let mut differences = Vec::with_capacity(runs);
-    for i in 0..runs {
-        let mut timed = |which: usize| -> Result<Duration, String> {
-            let start = Instant::now();
-            let n = if which == 0 { a()? } else { b()? };
-            let elapsed = start.elapsed();
-            if n != outputs[which] {
-                return Err(format!("{}: output changed between runs", names[which]));
-            }
-            times[which].push(elapsed);
-            Ok(elapsed)
-        };
-        let (ta, tb) = if i % 2 == 0 {
-            let ta = timed(0)?;
-            (ta, timed(1)?)
-        } else {
-            let tb = timed(1)?;
-            (timed(0)?, tb)
-        };
-        differences.push(tb.as_secs_f64() - ta.as_secs_f64());
-    }
-    differences.sort_by(f64::total_cmp);
-    let row = |which: usize| {
-        let mut sorted = times[which].clone();
-        sorted.sort();
-        Measured {
-            name: names[which].to_owned(),
-            runs,
-            unit: "bytes",
-            median: sorted[sorted.len() / 2],
-            min: sorted[0],
-            output: outputs[which],
+    /// One timed run of `f`, whose output must be `expected`.
+    fn timed(
+        f: &mut impl FnMut() -> Result<usize, String>,
+        expected: usize,
+        name: &str,
+    ) -> Result<Duration, String> {
+        let start = Instant::now();
+        let n = f()?;
+        let elapsed = start.elapsed();
+        if n != expected {
+            return Err(format!("{name}: output changed between runs"));
         }
-    };
-    Ok(([row(0), row(1)], differences[differences.len() / 2]))
+        Ok(elapsed)
+    }
+    let (times, difference) = interleave(
+        runs,
+        || timed(&mut a, outputs[0], names[0]),
+        || timed(&mut b, outputs[1], names[1]),
+    )?;
+    let [ta, tb] = times;
+    Ok((
+        [
+            row(names[0], ta, outputs[0], "bytes"),
+            row(names[1], tb, outputs[1], "bytes"),
+        ],
+        difference,
+    ))
 }
 
 fn report(title: &str, rows: &[Measured], reference: usize) {
@@ -235,363 +251,12 @@ fn fmt(d: Duration) -> String {
     }
 }
 
-/// `gitctx` blame, both engines, against `git blame --porcelain` on the same range,
-/// on a generated file of ~8,000 lines with 1,600 commits.
-fn blame() -> Result<(), String> {
-    let fixture = fixtures::blame()?;
-    let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
-    let git_version = repo
-        .git()
+/// `git --version`, as git in `repo` answers it.
+fn git_version(repo: &Repo) -> Result<String, String> {
+    repo.git()
         .arg("--version")
         .run_text()
-        .map_err(|e| e.to_string())?;
-    println!(
-        "blame fixture: {} ({}: {} lines, {} commits; {})",
-        fixture.repo.display(),
-        fixture.file,
-        fixture.lines,
-        fixture.commits,
-        git_version.trim()
-    );
-    let mid = fixture.lines / 2;
-    let ranges = [
-        (Some((mid, mid + 314)), "a 315-line range"),
-        (None, "whole file"),
-    ];
-    for (lines, label) in ranges {
-        let mut rows = Vec::new();
-        rows.push(measure(git_blame(&repo, fixture.file, lines, 10))?);
-        for (engine, runs) in [(BlameEngine::Cli, 10), (BlameEngine::Libgit2, 3)] {
-            let options = BlameOptions {
-                rev: None,
-                lines,
-                engine,
-            };
-            let repo = &repo;
-            let file = fixture.file;
-            rows.push(measure(Case {
-                name: format!("gitctx blame ({engine:?})"),
-                runs,
-                unit: "entries",
-                f: Box::new(move || {
-                    repo.blame(file, &options)
-                        .map(|entries| entries.len())
-                        .map_err(|e| e.to_string())
-                }),
-            })?);
-        }
-        report(&format!("blame, {label}"), &rows, 0);
-    }
-    Ok(())
-}
-
-/// `git blame --porcelain [-L START,END] HEAD -- FILE`, counting blame groups the
-/// way `gitctx` does, so the output columns compare.
-fn git_blame<'a>(
-    repo: &'a Repo,
-    file: &'a str,
-    lines: Option<(u32, u32)>,
-    runs: usize,
-) -> Case<'a> {
-    let range = lines.map(|(s, e)| format!("{s},{e}"));
-    Case {
-        name: match &range {
-            Some(r) => format!("git blame --porcelain -L {r}"),
-            None => "git blame --porcelain".to_owned(),
-        },
-        runs,
-        unit: "entries",
-        f: Box::new(move || {
-            let mut cmd = repo.git().args(["blame", "--porcelain"]);
-            if let Some(r) = &range {
-                cmd = cmd.arg("-L").arg(r);
-            }
-            let out = cmd
-                .args(["HEAD", "--", file])
-                .run()
-                .map_err(|e| e.to_string())?;
-            Ok(out
-                .stdout
-                .split(|&b| b == b'\n')
-                .filter(|l| {
-                    l.len() > 41 && l[40] == b' ' && l.iter().filter(|&&c| c == b' ').count() == 3
-                })
-                .count())
-        }),
-    }
-}
-
-/// The hidden `bench --read-once DIR FILE [ANCHOR]`: one read through the library,
-/// in a process of its own, so the read benchmark can count the git processes the
-/// library starts even before the `ultragit` binary has a `read` command.
-const READ_ONCE: &str = "--read-once";
-
-fn read_once(args: &[String]) -> Result<(), String> {
-    let (dir, file, anchor) = match args {
-        [dir, file] => (dir, file, None),
-        [dir, file, anchor] => (dir, file, Some(anchor)),
-        _ => {
-            return Err(format!(
-                "usage: cargo xtask bench {READ_ONCE} DIR FILE [ANCHOR]"
-            ));
-        }
-    };
-    let pipeline = GitReadPipeline::open(dir).map_err(|e| e.to_string())?;
-    let mut query = ReadQuery::file(file.as_str());
-    if let Some(anchor) = anchor {
-        query = query.with_anchor(anchor.as_str());
-    }
-    let output = pipeline.execute(&query).map_err(|e| e.to_string())?;
-    render(&output, Format::Markdown, false);
-    Ok(())
-}
-
-const RATIO_TARGET: f64 = 1.2;
-const ANCHOR_TARGET_MS: f64 = 500.0;
-const DEPS_TARGET_MS: f64 = 50.0;
-const DEPS_SCAN_LIMIT: u32 = 500;
-
-/// `ultragit read` against `git blame --porcelain` over the same lines, on a
-/// generated ~8,000-line file whose ~1,700 changes are all annotated: with
-/// the blame cache emptied before each run (cold, the first read at a HEAD)
-/// and with it filled (warm, a later read of the same lines).
-fn read() -> Result<(), String> {
-    let fixture = fixtures::read()?;
-    let small = fixtures::read_small()?;
-    let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
-    let git_version = repo
-        .git()
-        .arg("--version")
-        .run_text()
-        .map_err(|e| e.to_string())?;
-    describe_fixture("read fixture", &fixture);
-    describe_fixture("small read fixture", &small);
-    println!("{}", git_version.trim());
-    let (start, end) = anchor_range(&repo, &fixture)?;
-    println!(
-        "anchor: {} (lines {start}-{end} at HEAD; changed by {} commits, the first one included)",
-        fixture.anchor, fixture.anchor_commits
-    );
-    let binary = build_ultragit();
-    let pipeline = GitReadPipeline::open(&fixture.repo).map_err(|e| e.to_string())?;
-    let anchor_args = [fixture.file, fixture.anchor.as_str()];
-    let whole_args = [fixture.file];
-    let queries = [
-        (
-            ReadQuery::file(fixture.file).with_anchor(fixture.anchor.as_str()),
-            Some((start, end)),
-            &anchor_args[..],
-            10,
-        ),
-        (ReadQuery::file(fixture.file), None, &whole_args[..], 5),
-    ];
-
-    // 1 and 2: the anchor query and the whole file. "cold": the blame cache
-    // emptied before each run (the first read at a HEAD); "warm": the cache
-    // left as the previous run filled it (a later read of the same lines).
-    let cache_dir = GitReadPipeline::default_blame_cache(&repo)
-        .dir()
-        .to_path_buf();
-    let clear = || remove_dir_if_present(&cache_dir);
-    for (query, lines, args, runs) in &queries {
-        clear()?;
-        let output = pipeline.execute(query).map_err(|e| e.to_string())?;
-        let mut rows = vec![measure(git_blame(&repo, fixture.file, *lines, *runs))?];
-        let mut labels = Vec::new();
-        for warm in [false, true] {
-            let temperature = if warm { "warm" } else { "cold" };
-            rows.push(measure(Case {
-                name: format!("ultragit read, in-process, {temperature} cache"),
-                runs: *runs,
-                unit: "bytes",
-                f: Box::new(|| {
-                    if !warm {
-                        clear()?;
-                    }
-                    let output = pipeline.execute(query).map_err(|e| e.to_string())?;
-                    Ok(render(&output, Format::Markdown, false).len())
-                }),
-            })?);
-            labels.push(format!("in-process {temperature}"));
-            if let Ok(exe) = &binary {
-                let mut case = binary_case(exe, &fixture.repo, args, *runs);
-                case.name = format!("ultragit read (binary), {temperature} cache");
-                let mut inner = case.f;
-                case.f = Box::new(move || {
-                    if !warm {
-                        clear()?;
-                    }
-                    inner()
-                });
-                rows.push(measure(case)?);
-                labels.push(format!("binary {temperature}"));
-            }
-        }
-        report(
-            &format!("read: `ultragit read {}`", args.join(" ")),
-            &rows,
-            0,
-        );
-        if let Err(reason) = &binary {
-            println!("  {:<46} {reason}", "ultragit read (binary)");
-        }
-        describe_output(&output, query.anchor.as_deref())?;
-        let base = rows[0].median.as_secs_f64();
-        let mut verdicts = Vec::new();
-        for (row, label) in rows[1..].iter().zip(&labels) {
-            let ratio = row.median.as_secs_f64() / base;
-            verdicts.push(format!(
-                "{label} {ratio:.2}x ({})",
-                verdict(ratio <= RATIO_TARGET)
-            ));
-        }
-        let mut target = format!(
-            "  target: within {RATIO_TARGET:.1}x of git blame: {}",
-            verdicts.join(", ")
-        );
-        if query.anchor.is_some() {
-            let times: Vec<String> = rows[1..]
-                .iter()
-                .zip(&labels)
-                .map(|(row, label)| {
-                    let ms = row.median.as_secs_f64() * 1000.0;
-                    format!(
-                        "{label} {} ({})",
-                        fmt(row.median),
-                        verdict(ms < ANCHOR_TARGET_MS)
-                    )
-                })
-                .collect();
-            target.push_str(&format!(
-                "; under {ANCHOR_TARGET_MS:.0} ms: {}",
-                times.join(", ")
-            ));
-        }
-        println!("{target}");
-    }
-    clear()?;
-
-    // 3: the dependency scan, as the difference of interleaved pairs of runs with
-    // and without it (blame dominates each run; pairing cancels its drift). Once on
-    // the anchor query, once on a file with a short history, whose cheap blame
-    // leaves the scan's cost visible.
-    let limited = |limit: u32| -> Result<GitReadPipeline, String> {
-        let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
-        let config = ReadConfig {
-            deps_scan_limit: limit,
-            ..ReadConfig::default()
-        };
-        // Without the blame cache, as the scan was first measured.
-        Ok(GitReadPipeline::with_config(repo, config).with_blame_cache(None))
-    };
-    let without = limited(0)?;
-    let with = limited(DEPS_SCAN_LIMIT)?;
-    let scanned = DEPS_SCAN_LIMIT.min(fixture.notes);
-    let cheap = ReadQuery::file(fixture.other_file());
-    for (query, runs) in [(&queries[0].0, 15), (&cheap, 30)] {
-        let dependencies = with
-            .execute(query)
-            .map_err(|e| e.to_string())?
-            .dependencies_on_this
-            .len();
-        let run = |pipeline: &GitReadPipeline| -> Result<usize, String> {
-            let output = pipeline.execute(query).map_err(|e| e.to_string())?;
-            Ok(render(&output, Format::Markdown, false).len())
-        };
-        let (rows, extra) = measure_pair(
-            [
-                "deps_scan_limit = 0",
-                &format!("deps_scan_limit = {DEPS_SCAN_LIMIT}"),
-            ],
-            runs,
-            || run(&without),
-            || run(&with),
-        )?;
-        let subject = match &query.anchor {
-            Some(anchor) => format!("{} {anchor}", query.files[0]),
-            None => query.files[0].clone(),
-        };
-        report(
-            &format!("read: dependencies_on_this, in-process `ultragit read {subject}`"),
-            &rows,
-            0,
-        );
-        println!(
-            "  dependencies_on_this over the {scanned} most recent annotated commits: \
-             {:+.1} ms (median of paired differences; {dependencies} entries found); \
-             target under {DEPS_TARGET_MS:.0} ms: {}",
-            extra * 1000.0,
-            verdict(extra * 1000.0 < DEPS_TARGET_MS)
-        );
-    }
-
-    // 4: processes per read.
-    processes(&fixture, &small, binary.as_deref().ok())
-}
-
-fn describe_fixture(label: &str, fixture: &fixtures::ReadFixture) {
-    println!(
-        "{label}: {} ({}: {} lines, {} functions; {} commits, {} of them change the file, \
-         {} notes)",
-        fixture.repo.display(),
-        fixture.file,
-        fixture.lines,
-        fixture.functions,
-        fixture.total_commits,
-        fixture.file_commits,
-        fixture.notes
-    );
-}
-
-/// The anchor's lines at HEAD, from the outline the read pipeline uses.
-fn anchor_range(repo: &Repo, fixture: &fixtures::ReadFixture) -> Result<(u32, u32), String> {
-    let bytes = repo
-        .file_at("HEAD", fixture.file)
-        .map_err(|e| e.to_string())?;
-    let units = outline::outline(fixture.file, &String::from_utf8_lossy(&bytes))
-        .map_err(|e| e.to_string())?;
-    let unit = units
-        .iter()
-        .find(|u| u.qualified_name == fixture.anchor)
-        .ok_or_else(|| format!("{} has no unit {}", fixture.file, fixture.anchor))?;
-    Ok((unit.lines.start, unit.lines.end))
-}
-
-/// What a read returned, so a broken fixture or pipeline shows; a read that finds
-/// no annotation at all is an error, not a figure.
-fn describe_output(output: &ultragit_read::ReadOutput, anchor: Option<&str>) -> Result<(), String> {
-    let stats = &output.stats;
-    if stats.annotations_found == 0 {
-        return Err(format!(
-            "the read found no annotation in {} commits: the fixture's notes were not read",
-            stats.commits_examined
-        ));
-    }
-    let others = match anchor {
-        Some(anchor) => {
-            let n = output
-                .regions
-                .iter()
-                .filter(|r| r.region.ast_anchor.name != anchor)
-                .count();
-            format!(" ({n} of other functions)")
-        }
-        None => String::new(),
-    };
-    println!(
-        "  returned {} regions{others}; {} commits examined, {} annotations found, {} related \
-         followed, {} dependencies_on_this, {} cross-cutting",
-        stats.regions_returned,
-        stats.commits_examined,
-        stats.annotations_found,
-        stats.related_hops,
-        output.dependencies_on_this.len(),
-        output.cross_cutting.len()
-    );
-    for warning in output.warnings.iter().take(3) {
-        println!("  warning: {warning}");
-    }
-    Ok(())
+        .map_err(|e| e.to_string())
 }
 
 fn verdict(met: bool) -> &'static str {
@@ -622,185 +287,22 @@ fn build_release(package: &str) -> Result<PathBuf, String> {
         .with_file_name(format!("{package}{}", std::env::consts::EXE_SUFFIX)))
 }
 
-fn binary_case<'a>(exe: &'a Path, dir: &'a Path, args: &'a [&'a str], runs: usize) -> Case<'a> {
-    Case {
-        name: "ultragit read (binary)".to_owned(),
-        runs,
-        unit: "bytes",
-        f: Box::new(move || {
-            let out = Command::new(exe)
-                .current_dir(dir)
-                .arg("read")
-                .args(args)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("could not run {}: {e}", exe.display()))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "ultragit read {} failed ({}): {}",
-                    args.join(" "),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-            Ok(out.stdout.len())
-        }),
-    }
-}
-
-/// The git processes one read starts, on the full fixture and on the small one:
-/// the design wants them equal (the count must not grow with history). The
-/// binary is counted when it has `read`; the library always, through a helper
-/// process (`bench --read-once`).
-fn processes(
-    full: &fixtures::ReadFixture,
-    small: &fixtures::ReadFixture,
-    binary: Option<&Path>,
-) -> Result<(), String> {
-    let shim = GitShim::create()?;
-    let xtask = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
-    println!(
-        "\nread: git processes per read ({} notes vs {} notes; a `git` shim first on PATH logs them; \
-         both fixtures queried for {})",
-        full.notes, small.notes, full.anchor
-    );
-    println!(
-        "  {:<46} {:>6} {:>6}  verdict (target: does not grow with history)",
-        "read", "full", "small"
-    );
-    let queries: [&[&str]; 2] = [&[full.file, full.anchor.as_str()], &[full.file]];
-    for args in queries {
-        // Each reader runs in the fixture: (name, program, arguments before the query).
-        let mut readers: Vec<(String, &Path, &[&str])> = Vec::new();
-        if let Some(exe) = binary {
-            readers.push((
-                format!("ultragit read {} (binary)", args.join(" ")),
-                exe,
-                &["read"],
-            ));
-        }
-        readers.push((
-            format!("library, {} (helper process)", args.join(" ")),
-            &xtask,
-            &["bench", READ_ONCE, "."],
+/// Runs `command` to its end and returns its output; an error names `program`
+/// when it does not start, and `what` with its stderr when it fails.
+fn succeed(
+    command: &mut Command,
+    program: &dyn std::fmt::Display,
+    what: &dyn std::fmt::Display,
+) -> Result<std::process::Output, String> {
+    let out = command
+        .output()
+        .map_err(|e| format!("could not run {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
         ));
-        for (name, program, before) in readers {
-            let command = |dir: &Path| {
-                let mut cmd = Command::new(program);
-                cmd.current_dir(dir).args(before).args(args);
-                cmd
-            };
-            clear_blame_cache(&full.repo)?;
-            clear_blame_cache(&small.repo)?;
-            let on_full = shim.run(command(&full.repo))?;
-            let on_small = shim.run(command(&small.repo))?;
-            let warm = shim.run(command(&full.repo))?.len();
-            let equal = on_full.len() == on_small.len();
-            let mut commands: Vec<&str> = on_full
-                .iter()
-                .map(|line| line.split(' ').next().unwrap_or(""))
-                .collect();
-            commands.sort_unstable();
-            commands.dedup();
-            println!(
-                "  {name:<46} {:>6} {:>6}  {} ({}) — git {}; again with the cache filled: {warm}",
-                on_full.len(),
-                on_small.len(),
-                if equal { "equal" } else { "NOT equal" },
-                verdict(equal),
-                commands.join(", ")
-            );
-        }
     }
-    if binary.is_none() {
-        println!(
-            "  {:<46} skipped: the ultragit binary has no read command yet",
-            "ultragit read (binary)"
-        );
-    }
-    Ok(())
-}
-
-/// Empties the default blame cache of the repository at `dir`.
-fn clear_blame_cache(dir: &Path) -> Result<(), String> {
-    let repo = Repo::open(dir).map_err(|e| e.to_string())?;
-    remove_dir_if_present(GitReadPipeline::default_blame_cache(&repo).dir())
-}
-
-fn remove_dir_if_present(dir: &Path) -> Result<(), String> {
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("{}: {e}", dir.display())),
-    }
-}
-
-/// A directory with a `git` script that logs its arguments and runs the real git.
-struct GitShim {
-    log: PathBuf,
-    /// `PATH` with the shim first.
-    path: std::ffi::OsString,
-}
-
-impl GitShim {
-    fn create() -> Result<GitShim, String> {
-        // Resolved before PATH changes, so the shim cannot find itself.
-        let found = Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .map_err(|e| format!("could not run sh: {e}"))?;
-        let real = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-        if !found.status.success() || !real.starts_with('/') {
-            return Err(format!("could not find git on PATH (got {real:?})"));
-        }
-        let root = workspace_root()
-            .join("target")
-            .join("bench-fixtures")
-            .join("git-shim");
-        let io = |e: std::io::Error| format!("{}: {e}", root.display());
-        if root.exists() {
-            std::fs::remove_dir_all(&root).map_err(io)?;
-        }
-        let bin = root.join("bin");
-        std::fs::create_dir_all(&bin).map_err(io)?;
-        let log = root.join("git.log");
-        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-        let script = format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec {} \"$@\"\n",
-            quote(&log.to_string_lossy()),
-            quote(&real)
-        );
-        let shim = bin.join("git");
-        std::fs::write(&shim, script).map_err(io)?;
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
-        let inherited = std::env::var_os("PATH").unwrap_or_default();
-        let path =
-            std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&inherited)))
-                .map_err(|e| format!("could not build PATH: {e}"))?;
-        Ok(GitShim { log, path })
-    }
-
-    /// Runs `command` with the shim first on PATH; returns the git command lines
-    /// it started.
-    fn run(&self, mut command: Command) -> Result<Vec<String>, String> {
-        std::fs::write(&self.log, "").map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let out = command
-            .env("PATH", &self.path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| format!("could not run {command:?}: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{command:?} failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let log = std::fs::read_to_string(&self.log)
-            .map_err(|e| format!("{}: {e}", self.log.display()))?;
-        Ok(log.lines().map(str::to_owned).collect())
-    }
+    Ok(out)
 }

@@ -312,6 +312,14 @@ fn usage_note(r: &llm::CompletionResponse) -> String {
     }
 }
 
+/// The reply to `request`, its error as text.
+async fn ask(
+    provider: &dyn LlmProvider,
+    request: &CompletionRequest,
+) -> Result<llm::CompletionResponse, String> {
+    provider.complete(request).await.map_err(|e| e.to_string())
+}
+
 async fn text_completion(provider: &dyn LlmProvider) -> Result<String, String> {
     let request = CompletionRequest {
         system: Some("You answer in one short sentence.".to_owned()),
@@ -321,10 +329,7 @@ async fn text_completion(provider: &dyn LlmProvider) -> Result<String, String> {
         max_tokens: Some(32),
         json_format: None,
     };
-    let response = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let response = ask(provider, &request).await?;
     if !matches!(
         response.stop_reason,
         StopReason::EndTurn | StopReason::MaxTokens
@@ -357,23 +362,30 @@ fn weather_tool() -> ToolSpec {
     }
 }
 
+/// A request of the weather conversation: `messages`, the weather tool offered
+/// with `tool_choice`, at most `max_tokens`.
+fn weather_turn(
+    messages: Vec<Message>,
+    tool_choice: ToolChoice,
+    max_tokens: u32,
+) -> CompletionRequest {
+    CompletionRequest {
+        system: Some("You are a helpful assistant with tools.".to_owned()),
+        messages,
+        tools: vec![weather_tool()],
+        tool_choice,
+        max_tokens: Some(max_tokens),
+        json_format: None,
+    }
+}
+
 async fn tool_round_trip(provider: &dyn LlmProvider) -> Result<String, String> {
     let mut messages = vec![
         Message::user("What is the weather in Paris right now? Use the get_weather tool."),
         Message::assistant("<tool_call>\n"),
     ];
-    let request = CompletionRequest {
-        system: Some("You are a helpful assistant with tools.".to_owned()),
-        messages: messages.clone(),
-        tools: vec![weather_tool()],
-        tool_choice: ToolChoice::Required,
-        max_tokens: Some(96),
-        json_format: None,
-    };
-    let response = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let request = weather_turn(messages.clone(), ToolChoice::Required, 96);
+    let response = ask(provider, &request).await?;
     let uses: Vec<(String, String, Value)> = response
         .tool_uses()
         .into_iter()
@@ -414,18 +426,7 @@ async fn tool_round_trip(provider: &dyn LlmProvider) -> Result<String, String> {
             })
             .collect(),
     });
-    let request = CompletionRequest {
-        system: Some("You are a helpful assistant with tools.".to_owned()),
-        messages,
-        tools: vec![weather_tool()],
-        tool_choice: ToolChoice::None,
-        max_tokens: Some(48),
-        json_format: None,
-    };
-    let last = provider
-        .complete(&request)
-        .await
-        .map_err(|e| e.to_string())?;
+    let last = ask(provider, &weather_turn(messages, ToolChoice::None, 48)).await?;
     if !last.tool_uses().is_empty() {
         return Err("the model called a tool with tool_choice none".to_owned());
     }
@@ -619,18 +620,18 @@ fn ultragit(bin: &Path, base: &str) -> Result<String, String> {
 
 fn code_commit(bin: &Path, base: &str) -> Result<String, String> {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "/agent-config\n")
-        .write_executable("build.sh", "#!/bin/sh\ngrep -q hello greeting.txt\n")
-        .write("greeting.txt", "hi\n");
-    repo.commit_all("project");
-    repo.write("agent-config/query.txt", "Make greeting.txt say hello.\n")
-        .write("agent-config/codeRollup.txt", "=== greeting.txt ===\nhi\n")
-        .write(
-            "agent-config/config.toml",
-            format!(
-                "provider = \"openai-chat\"\nmodel = \"smollm2\"\nbase_url = \"{base}\"\nmax_tokens = 512\nbuild_timeout_secs = 60\n"
-            ),
-        );
+    let config = format!(
+        "provider = \"openai-chat\"\nmodel = \"smollm2\"\nbase_url = \"{base}\"\nmax_tokens = 512\nbuild_timeout_secs = 60\n"
+    );
+    repo.code_commit_project(
+        "#!/bin/sh\ngrep -q hello greeting.txt\n",
+        &[("greeting.txt", "hi\n")],
+        &[
+            ("query.txt", "Make greeting.txt say hello.\n"),
+            ("codeRollup.txt", "=== greeting.txt ===\nhi\n"),
+            ("config.toml", &config),
+        ],
+    );
     let ran = run_binary(&bin.join("code-commit"), repo.path(), &[], &[])?;
     judge(
         &ran,

@@ -9,7 +9,6 @@
 //! every machine measures the same history. A fixture directory is complete only
 //! when its `.complete` marker exists; a half-written one is rebuilt.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,9 +23,12 @@ use crate::workspace_root;
 
 mod annotate;
 mod commit_msg;
+mod fast_import;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
+
+use fast_import::{Commit, push_note};
 
 /// The blame fixture: one ~8,000-line Rust file with a long history, in a
 /// repository with other files and merges.
@@ -48,10 +50,7 @@ const EDITS_PER_COMMIT: usize = 3;
 
 /// Returns the blame fixture, generating it first if needed.
 pub fn blame() -> Result<BlameFixture, String> {
-    let dir = workspace_root()
-        .join("target")
-        .join("bench-fixtures")
-        .join(format!("blame-v{BLAME_VERSION}"));
+    let dir = dir(&format!("blame-v{BLAME_VERSION}"));
     let fixture = BlameFixture {
         repo: dir.clone(),
         file: "src/big.rs",
@@ -61,17 +60,10 @@ pub fn blame() -> Result<BlameFixture, String> {
     if dir.join(".complete").exists() {
         return Ok(fixture);
     }
-    if dir.exists() {
-        fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    eprintln!(
-        "generating {} ({} commits of {})…",
-        dir.display(),
-        fixture.commits,
-        fixture.file
-    );
-    git(&dir, &["init", "--quiet", "--initial-branch=main"], None)?;
+    start_generating(
+        &dir,
+        &format!("{} commits of {}", fixture.commits, fixture.file),
+    )?;
     import_history(&dir, fixture.file)?;
     git(&dir, &["reset", "--quiet", "--hard", "main"], None)?;
     // As for the read fixture: fast-import stores the big file's versions whole;
@@ -82,6 +74,26 @@ pub fn blame() -> Result<BlameFixture, String> {
     Ok(fixture)
 }
 
+/// `target/bench-fixtures/NAME`: where fixtures and the benchmarks' scratch
+/// copies live.
+pub fn dir(name: &str) -> PathBuf {
+    workspace_root()
+        .join("target")
+        .join("bench-fixtures")
+        .join(name)
+}
+
+/// Empties `dir` and starts the repository of a fixture there, saying what it
+/// will hold.
+fn start_generating(dir: &Path, what: &str) -> Result<(), String> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    eprintln!("generating {} ({what})…", dir.display());
+    git(dir, &["init", "--quiet", "--initial-branch=main"], None)
+}
+
 fn git(dir: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Result<(), String> {
     let mut cmd = hermetic(dir).args(args);
     if let Some(bytes) = stdin {
@@ -90,7 +102,8 @@ fn git(dir: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Result<(), String> 
     cmd.run().map(|_| ()).map_err(|e| e.to_string())
 }
 
-fn hermetic(dir: &Path) -> GitCommand {
+/// git in `dir` with no user or system config.
+pub fn hermetic(dir: &Path) -> GitCommand {
     GitCommand::new(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -104,14 +117,7 @@ fn hermetic(dir: &Path) -> GitCommand {
 /// directories), and every 40th change to the big file happens on a short side
 /// branch that is merged back with `--no-ff`, so blame has merges to traverse.
 fn import_history(dir: &Path, file: &str) -> Result<(), String> {
-    let mut child = hermetic(dir)
-        .args(["fast-import", "--quiet"])
-        .to_command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not start git fast-import: {e}"))?;
+    let mut child = fast_import::spawn(hermetic(dir), Stdio::null())?;
     let stdin = child.stdin.take().expect("stdin was piped");
     let mut history = History {
         out: std::io::BufWriter::new(stdin),
@@ -122,17 +128,9 @@ fn import_history(dir: &Path, file: &str) -> Result<(), String> {
     };
     let result = history.write_all();
     drop(history);
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for git fast-import: {e}"))?;
+    let finished = fast_import::finish(child);
     result?;
-    if !output.status.success() {
-        return Err(format!(
-            "git fast-import failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(())
+    finished
 }
 
 const OTHER_FILES: usize = 120;
@@ -266,32 +264,21 @@ impl<W: std::io::Write> History<'_, W> {
         let mark = self.next_mark;
         self.next_mark += 1;
         self.when += 600;
-        let when = self.when;
-        let mut header = String::new();
-        let _ = writeln!(header, "commit refs/heads/main");
-        let _ = writeln!(header, "mark :{mark}");
-        let _ = writeln!(header, "author Bench <bench@example.com> {when} +0000");
-        let _ = writeln!(header, "committer Bench <bench@example.com> {when} +0000");
-        let _ = writeln!(header, "data {}\n{message}", message.len());
-        if let Some(from) = from {
-            let _ = writeln!(header, "from :{from}");
-        }
-        if let Some(merge) = merge {
-            let _ = writeln!(header, "merge :{merge}");
-        }
-        let io = |e: std::io::Error| format!("writing to git fast-import: {e}");
-        self.out.write_all(header.as_bytes()).map_err(io)?;
-        for change in changes {
-            let (path, content) = match change {
+        let files: Vec<(String, String)> = changes
+            .iter()
+            .map(|change| match change {
                 Change::Big(lines) => (self.file.to_owned(), join(lines)),
                 Change::Other(path, content) => (path.clone(), content.clone()),
-            };
-            let data = format!("M 100644 inline {path}\ndata {}\n", content.len());
-            self.out.write_all(data.as_bytes()).map_err(io)?;
-            self.out.write_all(content.as_bytes()).map_err(io)?;
-            self.out.write_all(b"\n").map_err(io)?;
-        }
-        self.out.write_all(b"\n").map_err(io)?;
+            })
+            .collect();
+        let mut text = String::new();
+        Commit::main(self.when, message)
+            .marked(mark)
+            .parents(from, merge)
+            .push(&mut text, &files);
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(|e| format!("writing to git fast-import: {e}"))?;
         Ok(mark)
     }
 }
@@ -380,10 +367,7 @@ pub fn read_small() -> Result<ReadFixture, String> {
 }
 
 fn read_fixture(name: &str, changes: usize) -> Result<ReadFixture, String> {
-    let dir = workspace_root()
-        .join("target")
-        .join("bench-fixtures")
-        .join(format!("{name}-v{READ_VERSION}"));
+    let dir = dir(&format!("{name}-v{READ_VERSION}"));
     let marker = dir.join(".complete");
     // The marker holds the fixture's shape, so a cached fixture needs no scan.
     if let Ok(text) = fs::read_to_string(&marker)
@@ -391,15 +375,10 @@ fn read_fixture(name: &str, changes: usize) -> Result<ReadFixture, String> {
     {
         return Ok(fixture);
     }
-    if dir.exists() {
-        fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    eprintln!(
-        "generating {} ({changes} annotated changes of {ENGINE_FILE})…",
-        dir.display()
-    );
-    git(&dir, &["init", "--quiet", "--initial-branch=main"], None)?;
+    start_generating(
+        &dir,
+        &format!("{changes} annotated changes of {ENGINE_FILE}"),
+    )?;
     let shape = import_read_history(&dir, changes)?;
     git(&dir, &["reset", "--quiet", "--hard", "main"], None)?;
     // fast-import deltifies a blob only against the blob written just before it
@@ -481,14 +460,7 @@ struct ReadShape {
 /// `refs/notes/ultragit` at the end of the stream, after `get-mark` has told us the
 /// commits' ids (fast-import answers on its stdout).
 fn import_read_history(dir: &Path, changes: usize) -> Result<ReadShape, String> {
-    let mut child = hermetic(dir)
-        .args(["fast-import", "--quiet"])
-        .to_command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not start git fast-import: {e}"))?;
+    let mut child = fast_import::spawn(hermetic(dir), Stdio::piped())?;
     let stdin = child.stdin.take().expect("stdin was piped");
     let stdout = child.stdout.take().expect("stdout was piped");
     let mut history = ReadHistory {
@@ -503,15 +475,7 @@ fn import_read_history(dir: &Path, changes: usize) -> Result<ReadShape, String> 
     };
     let result = history.write_all(changes);
     drop(history);
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("waiting for git fast-import: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "git fast-import failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    fast_import::finish(child)?;
     result
 }
 
@@ -839,26 +803,12 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
         let mark = self.next_mark;
         self.next_mark += 1;
         self.commits += 1;
-        let mut header = String::new();
-        let _ = writeln!(header, "commit refs/heads/main");
-        let _ = writeln!(header, "mark :{mark}");
-        let _ = writeln!(header, "author Bench <bench@example.com> {when} +0000");
-        let _ = writeln!(header, "committer Bench <bench@example.com> {when} +0000");
-        let _ = writeln!(header, "data {}\n{message}", message.len());
-        if let Some(from) = from {
-            let _ = writeln!(header, "from :{from}");
-        }
-        if let Some(merge) = merge {
-            let _ = writeln!(header, "merge :{merge}");
-        }
-        self.write(header.as_bytes())?;
-        for (path, content) in files {
-            let data = format!("M 100644 inline {path}\ndata {}\n", content.len());
-            self.write(data.as_bytes())?;
-            self.write(content.as_bytes())?;
-            self.write(b"\n")?;
-        }
-        self.write(b"\n")?;
+        let mut text = String::new();
+        Commit::main(when, message)
+            .marked(mark)
+            .parents(from, merge)
+            .push(&mut text, files);
+        self.write(text.as_bytes())?;
         Ok(mark)
     }
 
@@ -896,14 +846,10 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
     /// One commit on `refs/notes/ultragit` with every note (fast-import fans the
     /// notes tree out by itself). A few notes are checked against the schema first.
     fn write_notes(&mut self, ids: &[String], when: i64) -> Result<(), String> {
-        let message = "Notes added by the benchmark generator";
         let mark = self.next_mark;
         self.next_mark += 1;
-        let header = format!(
-            "commit refs/notes/ultragit\nmark :{mark}\n\
-             committer Bench <bench@example.com> {when} +0000\ndata {}\n{message}\n",
-            message.len()
-        );
+        let mut header = String::new();
+        Commit::notes(when).marked(mark).push_header(&mut header);
         self.write(header.as_bytes())?;
         let checked = [0, 1, 2, ids.len() / 2, ids.len() - 2, ids.len() - 1];
         for (i, id) in ids.iter().enumerate() {
@@ -911,14 +857,9 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
             if checked.contains(&i) {
                 check_note(&json, id)?;
             }
-            let note = format!(
-                "N inline :{}\ndata {}\n",
-                self.annotated[i].mark,
-                json.len()
-            );
+            let mut note = String::new();
+            push_note(&mut note, &format!(":{}", self.annotated[i].mark), &json);
             self.write(note.as_bytes())?;
-            self.write(json.as_bytes())?;
-            self.write(b"\n")?;
         }
         self.write(b"\n")?;
         self.out

@@ -1,14 +1,16 @@
 //! `code-commit`: applies one LLM-driven code edit, checked, all-or-nothing, with build repair.
 //!
-//! A thin front end over `code_commit_core`: it resolves the user's own files
+//! A thin front end over `code_commit_core`, run by `frontend::run` (parsing,
+//! printing, the error shape and exit codes are the same in all three
+//! binaries): it resolves the user's own files
 //! (`$XDG_CONFIG_HOME/code-commit/config.toml` and `api-key`, by default under
 //! `~/.config/`), the temporary directory and the build caches the sandbox lets
 //! `build.sh` write, reads the configuration and the key, runs the loop, prints
-//! progress on stderr and the outcome on stdout, and maps it to an exit code: 0
-//! when `build.sh` passes, 1 when it still fails, a build tampered with a
-//! protected file, or the run cannot start, 2 on usage errors. The hidden
-//! `--generate KIND` flag (shell completions for `make install`) is handled
-//! before clap.
+//! progress on stderr and the outcome on stdout. Exit status: 0 when `build.sh`
+//! passes; 1 when it still fails (the outcome on stdout, no error), a build
+//! tampered with a protected file, or the run cannot start (`error: …`, with
+//! `--debug` its causes); 2 on usage errors. The hidden `--generate KIND` flag
+//! (shell completions for `make install`) is handled by the runner before clap.
 //!
 //! Before anything else it makes itself non-dumpable (see `protect_process`),
 //! so `build.sh` cannot read a key from its environment or memory.
@@ -19,18 +21,18 @@
 //! variable `api_key_env` names. The run refuses to start when git tracks
 //! anything under `agent-config/`.
 
-// Binaries are where output happens.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+// Progress lines are printed as the run goes.
+#![allow(clippy::print_stderr)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use code_commit_core::config::{KeySource, UserFiles};
 use code_commit_core::run::{self, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
 use code_commit_core::{Error, config};
+use frontend::{CommandError, Context, ErrorKind, Outcome};
 
 /// The environment variables this binary reads (besides the key's, which the
 /// configuration names, and the proxies `frontend::env` knows).
@@ -68,6 +70,15 @@ struct Cli {
     /// Print only the outcome, not each step
     #[arg(long, short)]
     quiet: bool,
+    /// Print the causes of an error (its full chain) on stderr
+    #[arg(long)]
+    debug: bool,
+}
+
+impl frontend::Cli for Cli {
+    fn debug(&self) -> bool {
+        self.debug
+    }
 }
 
 const LONG_ABOUT: &str = "code-commit performs one agentic edit: it sends your query and a rollup of the code to an LLM, checks the whole-file replacements it returns, applies them all-or-nothing, runs build.sh, and asks for up to three repairs if the build fails.";
@@ -108,7 +119,7 @@ and stops the run (cargo may update Cargo.lock after the model changed a Cargo.t
 
 The model may not touch .gitignore, Cargo.lock, build.sh, codeRollup.sh, LLMInstructions.md, UserSpecification.md, .git/, agent-config/, target/ or anything .gitignore ignores; one such block rejects the whole response.
 
-Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, a build changed a protected file, or the run cannot start; 2 on usage errors.";
+Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, a build changed a protected file, or the run cannot start (`error: ...` on stderr; --debug adds its causes); 2 on usage errors.";
 
 /// A variable's value when set to something non-empty.
 fn var(name: &str) -> Option<String> {
@@ -161,11 +172,6 @@ fn denied(project: &Path, source: &KeySource) -> Vec<PathBuf> {
         KeySource::UserFile(path) => path.parent().map(Path::to_path_buf).into_iter().collect(),
         KeySource::Env(_) | KeySource::None => Vec::new(),
     }
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {}", sanitize(&message.to_string()));
-    ExitCode::FAILURE
 }
 
 /// Text that may hold model or build output, safe for a terminal.
@@ -236,47 +242,24 @@ fn protect_process() {
 
 fn main() -> ExitCode {
     protect_process();
-    let args: Vec<_> = std::env::args_os().collect();
-    match frontend::generate_request(&args) {
-        Some(Ok(kind)) => {
-            let text = frontend::generate(kind, Cli::command());
-            return frontend::output_status(std::io::stdout().write_all(&text));
-        }
-        Some(Err(message)) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-        None => {}
-    }
-    let cli = Cli::parse_from(args);
-    let project = match std::fs::canonicalize(&cli.project) {
-        Ok(p) => p,
-        Err(err) => return fail(format!("{}: {err}", cli.project.display())),
-    };
-    let inputs = match run::preflight(&project) {
-        Ok(inputs) => inputs,
-        Err(err) => return fail(err),
-    };
+    frontend::run(std::env::args_os(), run)
+}
+
+/// One run: the configuration and the key, then the loop.
+fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
+    let project = std::fs::canonicalize(&cli.project).map_err(|err| {
+        CommandError::from_error(ErrorKind::User, err).context(cli.project.display())
+    })?;
+    let inputs = run::preflight(&project)?;
     let user = user_files();
-    let config = match config::load(&project, &user) {
-        Ok(c) => c,
-        Err(err) => return fail(err),
-    };
+    let config = config::load(&project, &user)?;
     let lookup = |name: &str| std::env::var(name).ok();
-    let (key, key_source) = match config::key(&config, &project, &user, lookup) {
-        Ok(k) => k,
-        Err(err) => return fail(err),
-    };
-    let mut provider_config = match config::provider_config(&config, key.clone()) {
-        Ok(c) => c,
-        Err(err) => return fail(err),
-    };
+    let (key, key_source) = config::key(&config, &project, &user, lookup)?;
+    let mut provider_config = config::provider_config(&config, key.clone())?;
     provider_config.http.proxy = frontend::env::proxy_config(lookup);
     let redactor = provider_config.redactor();
-    let provider = match llm::build_provider(provider_config) {
-        Ok(p) => p,
-        Err(err) => return fail(redactor.redact(&err.to_string())),
-    };
+    ctx.redact_with(&redactor);
+    let provider = llm::build_provider(provider_config)?;
     let temp = std::env::temp_dir();
     let options = RunOptions {
         max_repairs: cli.max_repairs,
@@ -298,14 +281,6 @@ fn main() -> ExitCode {
         temp_root: Some(temp),
         ..RunOptions::default()
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(err) => return fail(format!("cannot start the async runtime: {err}")),
-    };
     let quiet = cli.quiet;
     let mut progress = |step: &Step| {
         // Tampering is always shown, so is a sandbox that could not be had.
@@ -318,50 +293,42 @@ fn main() -> ExitCode {
             eprintln!("{}", redactor.redact(&sanitize(&describe(step))));
         }
     };
-    let result = runtime.block_on(run::run(
-        &project,
-        &inputs,
-        provider.as_ref(),
-        &redactor,
-        &options,
-        &mut progress,
-    ));
-    match result {
-        Ok(report) => {
-            let mut out = String::new();
-            if report.passed {
-                out.push_str(&format!(
-                    "build.sh passed after {} attempt(s)\n",
-                    report.attempts
-                ));
-            } else {
-                out.push_str(&format!(
-                    "failed after {} attempt(s): {}\n",
-                    report.attempts,
-                    report.failure.as_deref().unwrap_or("build.sh still fails")
-                ));
-            }
-            for path in &report.changed {
-                out.push_str(&format!("changed: {path}\n"));
-            }
-            out.push_str(&format!("log: {}\n", report.log_dir.display()));
-            let status = frontend::output_status(
-                std::io::stdout().write_all(sanitize(&redactor.redact(&out)).as_bytes()),
-            );
-            if report.passed {
-                status
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(err) => {
-            let text = match &err {
-                Error::Provider(_) => format!("the model could not be asked: {err}"),
-                _ => err.to_string(),
-            };
-            fail(redactor.redact(&text))
-        }
+    let report = ctx
+        .block_on(run::run(
+            &project,
+            &inputs,
+            provider.as_ref(),
+            &redactor,
+            &options,
+            &mut progress,
+        ))?
+        .map_err(|err| match err {
+            Error::Provider(_) => CommandError::from(err).context("the model could not be asked"),
+            _ => err.into(),
+        })?;
+    let mut out = String::new();
+    if report.passed {
+        out.push_str(&format!(
+            "build.sh passed after {} attempt(s)\n",
+            report.attempts
+        ));
+    } else {
+        out.push_str(&format!(
+            "failed after {} attempt(s): {}\n",
+            report.attempts,
+            report.failure.as_deref().unwrap_or("build.sh still fails")
+        ));
     }
+    for path in &report.changed {
+        out.push_str(&format!("changed: {path}\n"));
+    }
+    out.push_str(&format!("log: {}\n", report.log_dir.display()));
+    let outcome = Outcome::text(sanitize(&redactor.redact(&out)));
+    Ok(if report.passed {
+        outcome
+    } else {
+        outcome.failed()
+    })
 }
 
 #[cfg(test)]

@@ -10,26 +10,26 @@
 //!   nothing is lost.
 //!
 //! Model text is untrusted on the way to a terminal too. Every line on stderr
-//! passes through [`safe_io::term::sanitize`] (escape sequences, `CR`, C1
-//! controls and bidi overrides show as visible escapes), and a failure shows at
-//! most [`SHOWN_ANSWER_MAX`] bytes of the model's last answer (head and tail)
-//! and names the session trace that keeps more of it. Messages on stdout are
+//! goes through the runner (`frontend::Context`), which escapes control
+//! characters (escape sequences, `CR`, C1 controls and bidi overrides show as
+//! visible escapes) and masks the provider's key; a failure shows at most
+//! [`SHOWN_ANSWER_MAX`] bytes of the model's last answer (head and tail) and
+//! names the session trace that keeps more of it. Messages on stdout are
 //! shaped by `git-agent-core`, which removes control characters from them.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink, clip_middle};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
+use frontend::{CommandError, Context, ErrorKind, Outcome};
 use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::pr_message;
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
 use release_note::{self as release, RangeSpec};
-use safe_io::term::sanitize;
 
 /// The most of the model's last answer a failure prints (head and tail): 4 KiB.
 pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
@@ -118,35 +118,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
-/// One line on stderr (control characters escaped), and the exit status of a
-/// failure.
-pub fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {}", sanitize(&message.to_string()));
-    ExitCode::FAILURE
-}
-
-/// A warning on stderr, control characters escaped.
-fn warn(message: impl std::fmt::Display) {
-    eprintln!("warning: {}", sanitize(&message.to_string()));
-}
-
 /// The largest Codex `auth.json` read.
 const AUTH_FILE_LIMIT: u64 = 1024 * 1024;
-
-/// A `--debug` line on stderr, control characters escaped.
-fn debug_line(message: impl std::fmt::Display) {
-    eprintln!("{}", sanitize(&message.to_string()));
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(&format!("\n  caused by: {cause}"));
-        source = cause.source();
-    }
-    text
-}
 
 /// Builds the provider from the flags, `auth.json` and the environment.
 fn provider(
@@ -158,7 +131,7 @@ fn provider(
         llm::Redactor,
         AuthSource,
     ),
-    String,
+    CommandError,
 > {
     let lookup = |name: &str| std::env::var(name).ok();
     let auth_path = openai::codex_auth_path(lookup);
@@ -169,7 +142,7 @@ fn provider(
         .and_then(|p| match safe_io::fs::read_regular(p, AUTH_FILE_LIMIT) {
             Ok(bytes) => Some(Ok(String::from_utf8_lossy(&bytes).into_owned())),
             Err(err) if err.is_not_found() => None,
-            Err(err) => Some(Err(err.to_string())),
+            Err(err) => Some(Err(err)),
         });
     let auth_text = auth_text.transpose()?;
     let auth_file = match (&auth_path, &auth_text) {
@@ -184,8 +157,7 @@ fn provider(
         },
         auth_file,
         lookup,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut config = resolved.config;
     config.priority = shared.fast;
     config.reasoning_effort = if shared.low {
@@ -202,7 +174,7 @@ fn provider(
     config.http.overall_timeout = timeout;
     config.http.request_timeout = timeout.min(config.http.request_timeout);
     let redactor = config.redactor();
-    let provider = llm::build_provider(config).map_err(|e| e.to_string())?;
+    let provider = llm::build_provider(config)?;
     Ok((provider, redactor, resolved.source))
 }
 
@@ -219,8 +191,9 @@ fn options(shared: &Shared, command: &str, amend: bool) -> Options {
     options
 }
 
-/// A hint added to provider errors that usually mean expired ChatGPT sign-in.
-fn auth_hint(err: &git_agent_core::Error, source: &AuthSource) -> &'static str {
+/// A hint for provider errors that usually mean expired ChatGPT sign-in or a
+/// wrong key.
+fn auth_hint(err: &git_agent_core::Error, source: &AuthSource) -> Option<&'static str> {
     let unauthorized = matches!(
         err,
         git_agent_core::Error::Agent(agent::AgentError::Provider(LlmError::Api {
@@ -230,44 +203,37 @@ fn auth_hint(err: &git_agent_core::Error, source: &AuthSource) -> &'static str {
     );
     match (unauthorized, source) {
         (true, AuthSource::ChatGpt(_)) => {
-            "\nhint: the ChatGPT sign-in may have expired; run `codex` once to refresh it"
+            Some("the ChatGPT sign-in may have expired; run `codex` once to refresh it")
         }
-        (true, AuthSource::ApiKey) => "\nhint: check OPENAI_API_KEY",
-        _ => "",
+        (true, AuthSource::ApiKey) => Some("check OPENAI_API_KEY"),
+        _ => None,
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
-/// The failure for stderr; an invalid answer is shown cut to
+/// A failed generation: an invalid answer is shown below the message, cut to
 /// [`SHOWN_ANSWER_MAX`], with a pointer to `trace` (the session directory, when
-/// there is one) for more.
-fn describe_failure(err: &git_agent_core::Error, debug: bool, trace: Option<&Path>) -> String {
-    let mut text = if debug {
-        error_chain(err)
-    } else {
-        err.to_string()
-    };
-    if let git_agent_core::Error::Invalid { message, .. } = err {
-        text.push_str("\nthe last message the model gave:\n");
-        text.push_str(&clip_middle(message, SHOWN_ANSWER_MAX));
+/// there is one) for more; a refused key gets a hint.
+fn failure(err: git_agent_core::Error, trace: Option<&Path>, source: &AuthSource) -> CommandError {
+    let hint = auth_hint(&err, source);
+    let mut answer = String::new();
+    if let git_agent_core::Error::Invalid { message, .. } = &err {
+        answer.push_str("\nthe last message the model gave:\n");
+        answer.push_str(&clip_middle(message, SHOWN_ANSWER_MAX));
         if message.len() > SHOWN_ANSWER_MAX
             && let Some(dir) = trace
         {
-            text.push_str(&format!(
+            answer.push_str(&format!(
                 "\nthe answer was {} bytes; the session trace keeps more of it: {}",
                 message.len(),
                 dir.join("events.ndjson").display()
             ));
         }
     }
-    text
+    let err = CommandError::from(err).map_message(|message| message + &answer);
+    match hint {
+        Some(hint) => err.with_hint(hint),
+        None => err,
+    }
 }
 
 fn summary(generated: &commit_msg::Generated) -> String {
@@ -288,15 +254,18 @@ fn summary(generated: &commit_msg::Generated) -> String {
     )
 }
 
-fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, ExitCode> {
-    let cwd = std::env::current_dir().map_err(|e| fail(format!("the current directory: {e}")))?;
-    commit_msg::prepare(&cwd, &options(shared, command, amend)).map_err(|err| {
-        fail(if shared.debug {
-            error_chain(&err)
-        } else {
-            err.to_string()
-        })
+/// The current directory, where every command starts.
+fn current_dir() -> Result<std::path::PathBuf, CommandError> {
+    std::env::current_dir().map_err(|err| {
+        CommandError::from_error(ErrorKind::Internal, err).context("the current directory")
     })
+}
+
+fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, CommandError> {
+    Ok(commit_msg::prepare(
+        &current_dir()?,
+        &options(shared, command, amend),
+    )?)
 }
 
 /// A command's trace: a session directory, or nothing when `.git-agent/` was
@@ -312,7 +281,7 @@ struct Session {
 /// command runs without a trace and says why on stderr: the repository may
 /// refuse us a trace, not the message.
 fn open_session(
-    shared: &Shared,
+    ctx: &Context,
     root: &Path,
     command: &str,
     metadata: serde_json::Value,
@@ -328,16 +297,14 @@ fn open_session(
         });
     match session {
         Ok((sink, path)) => {
-            if shared.debug {
-                debug_line(format!("session: {}", path.display()));
-            }
+            ctx.debug_line(format!("session: {}", path.display()));
             Session {
                 sink: Box::new(sink),
                 dir: Some(path),
             }
         }
         Err(why) => {
-            warn(format!("no trace is kept: {why}"));
+            ctx.warn(format!("no trace is kept: {why}"));
             Session {
                 sink: Box::new(NullSink),
                 dir: None,
@@ -346,84 +313,49 @@ fn open_session(
     }
 }
 
-/// Prints a generated message on stdout (and `--debug` summaries), or the
-/// failure on stderr.
-fn print_message(
-    shared: &Shared,
+/// A generated message for stdout (and `--debug` summaries), or the failure.
+fn message_outcome(
+    ctx: &Context,
     result: Result<commit_msg::Generated, git_agent_core::Error>,
     session: &Session,
     source: &AuthSource,
-) -> ExitCode {
+) -> Result<Outcome, CommandError> {
     for problem in session.sink.problems() {
-        warn(format!("trace: {problem}"));
+        ctx.warn(format!("trace: {problem}"));
     }
-    match result {
-        Ok(generated) => {
-            if shared.debug {
-                debug_line(summary(&generated));
-            }
-            let mut text = generated.message;
-            text.push('\n');
-            frontend::output_status(std::io::stdout().write_all(text.as_bytes()))
-        }
-        Err(err) => fail(format!(
-            "{}{}",
-            describe_failure(&err, shared.debug, session.dir.as_deref()),
-            auth_hint(&err, source)
-        )),
-    }
+    let generated = result.map_err(|err| failure(err, session.dir.as_deref(), source))?;
+    ctx.debug_line(summary(&generated));
+    Ok(Outcome::text(generated.message + "\n"))
 }
 
 /// `git-agent commit-msg [--amend]`.
-pub fn commit_msg(shared: &Shared, amend: bool) -> ExitCode {
-    let (provider, redactor, source) = match provider(shared, shared.timeout) {
-        Ok(p) => p,
-        Err(message) => return fail(message),
-    };
-    let request = match prepare(shared, "commit-msg", amend) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+pub fn commit_msg(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
+    let (provider, redactor, source) = provider(shared, shared.timeout)?;
+    ctx.redact_with(&redactor);
+    let request = prepare(shared, "commit-msg", amend)?;
     let metadata = commit_msg::session_metadata(&request, "commit-msg");
-    let mut session = open_session(shared, &request.root, "commit-msg", metadata, redactor);
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(message) => return fail(message),
-    };
-    let result = runtime.block_on(commit_msg::generate(
+    let mut session = open_session(ctx, &request.root, "commit-msg", metadata, redactor);
+    let result = ctx.block_on(commit_msg::generate(
         &request,
         provider.as_ref(),
         session.sink.as_mut(),
-    ));
-    print_message(shared, result, &session, &source)
+    ))?;
+    message_outcome(ctx, result, &session, &source)
 }
 
 /// `git-agent pr-message`.
-pub fn pr_message(shared: &Shared) -> ExitCode {
-    let (provider, redactor, source) = match provider(shared, shared.timeout) {
-        Ok(p) => p,
-        Err(message) => return fail(message),
-    };
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(err) => return fail(format!("the current directory: {err}")),
-    };
-    let request = match pr_message::prepare(&cwd, &options(shared, "pr-message", false)) {
-        Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
-    };
+pub fn pr_message(shared: &Shared, ctx: &Context) -> Result<Outcome, CommandError> {
+    let (provider, redactor, source) = provider(shared, shared.timeout)?;
+    ctx.redact_with(&redactor);
+    let request = pr_message::prepare(&current_dir()?, &options(shared, "pr-message", false))?;
     let metadata = pr_message::session_metadata(&request);
-    let mut session = open_session(shared, &request.root, "pr-message", metadata, redactor);
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(message) => return fail(message),
-    };
-    let result = runtime.block_on(pr_message::generate(
+    let mut session = open_session(ctx, &request.root, "pr-message", metadata, redactor);
+    let result = ctx.block_on(pr_message::generate(
         &request,
         provider.as_ref(),
         session.sink.as_mut(),
-    ));
-    print_message(shared, result, &session, &source)
+    ))?;
+    message_outcome(ctx, result, &session, &source)
 }
 
 /// What `release-note` covers, from its positional arguments.
@@ -452,37 +384,20 @@ fn note_summary(note: &release::Note) -> String {
 }
 
 /// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`.
-pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> ExitCode {
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(err) => return fail(format!("the current directory: {err}")),
-    };
-    if let Some(path) = out
-        && let Err(err) = release::task::preflight_output(&cwd, path)
-    {
-        return fail(err);
+pub fn release_note(
+    shared: &Shared,
+    out: Option<&Path>,
+    spec: &RangeSpec,
+    ctx: &Context,
+) -> Result<Outcome, CommandError> {
+    let cwd = current_dir()?;
+    if let Some(path) = out {
+        release::task::preflight_output(&cwd, path)?;
     }
     let (provider, redactor, source) =
-        match provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT)) {
-            Ok(p) => p,
-            Err(message) => return fail(message),
-        };
-    let request = match release::task::prepare(&cwd, spec, &options(shared, "release-note", false))
-    {
-        Ok(r) => r,
-        Err(err) => return fail(describe_failure(&err, shared.debug, None)),
-    };
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(message) => return fail(message),
-    };
-    let failure = |err: git_agent_core::Error, trace: Option<&Path>| {
-        fail(format!(
-            "{}{}",
-            describe_failure(&err, shared.debug, trace),
-            auth_hint(&err, &source)
-        ))
-    };
+        provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT))?;
+    ctx.redact_with(&redactor);
+    let request = release::task::prepare(&cwd, spec, &options(shared, "release-note", false))?;
     match out {
         Some(path) => {
             let stdout = std::io::stdout();
@@ -494,64 +409,49 @@ pub fn release_note(shared: &Shared, out: Option<&Path>, spec: &RangeSpec) -> Ex
                     .with("commits", request.context.commits.len())
                     .with("out", path.display().to_string()),
             );
-            let note = match runtime.block_on(release::task::generate(
-                &request,
-                provider.as_ref(),
-                &mut sink,
-            )) {
-                Ok(note) => note,
-                Err(err) => return failure(err, None),
-            };
-            if shared.debug {
-                debug_line(note_summary(&note));
-            }
-            match release::task::write_output(&cwd, path, &note.markdown) {
-                Ok(()) => {
-                    sink.record(
-                        &Event::info("output.written")
-                            .with("path", path.display().to_string())
-                            .with("bytes", note.markdown.len()),
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(err) => fail(format!("{err}; the release note was:\n\n{}", note.markdown)),
-            }
+            let note = ctx
+                .block_on(release::task::generate(
+                    &request,
+                    provider.as_ref(),
+                    &mut sink,
+                ))?
+                .map_err(|err| failure(err, None, &source))?;
+            ctx.debug_line(note_summary(&note));
+            release::task::write_output(&cwd, path, &note.markdown).map_err(|err| {
+                CommandError::from(err).map_message(|message| {
+                    format!("{message}; the release note was:\n\n{}", note.markdown)
+                })
+            })?;
+            sink.record(
+                &Event::info("output.written")
+                    .with("path", path.display().to_string())
+                    .with("bytes", note.markdown.len()),
+            );
+            Ok(Outcome::nothing())
         }
         None => {
             let metadata = release::task::session_metadata(&request);
-            let mut session =
-                open_session(shared, &request.root, "release-note", metadata, redactor);
-            let result = runtime.block_on(release::task::generate(
+            let mut session = open_session(ctx, &request.root, "release-note", metadata, redactor);
+            let result = ctx.block_on(release::task::generate(
                 &request,
                 provider.as_ref(),
                 session.sink.as_mut(),
-            ));
+            ))?;
             for problem in session.sink.problems() {
-                warn(format!("trace: {problem}"));
+                ctx.warn(format!("trace: {problem}"));
             }
-            match result {
-                Ok(note) => {
-                    if shared.debug {
-                        debug_line(note_summary(&note));
-                    }
-                    frontend::output_status(std::io::stdout().write_all(note.markdown.as_bytes()))
-                }
-                Err(err) => failure(err, session.dir.as_deref()),
-            }
+            let note = result.map_err(|err| failure(err, session.dir.as_deref(), &source))?;
+            ctx.debug_line(note_summary(&note));
+            Ok(Outcome::text(note.markdown))
         }
     }
 }
 
 /// `git-agent commit [--amend]`.
-pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
-    let (provider, redactor, source) = match provider(shared, shared.timeout) {
-        Ok(p) => p,
-        Err(message) => return fail(message),
-    };
-    let request = match prepare(shared, "commit", amend) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+pub fn commit(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
+    let (provider, redactor, source) = provider(shared, shared.timeout)?;
+    ctx.redact_with(&redactor);
+    let request = prepare(shared, "commit", amend)?;
     let stdout = std::io::stdout();
     let color = stdout.is_terminal();
     let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
@@ -561,31 +461,17 @@ pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
             .with("mode", request.prepared.mode.as_str())
             .with("paths", request.prepared.changes.paths.len()),
     );
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(message) => return fail(message),
-    };
-    let result = runtime.block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink));
-    let generated = match result {
-        Ok(generated) => generated,
-        Err(err) => {
-            return fail(format!(
-                "{}{}",
-                describe_failure(&err, shared.debug, None),
-                auth_hint(&err, &source)
-            ));
-        }
-    };
-    if shared.debug {
-        debug_line(summary(&generated));
-    }
+    let generated = ctx
+        .block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink))?
+        .map_err(|err| failure(err, None, &source))?;
+    ctx.debug_line(summary(&generated));
     let message = format!("{}\n", generated.message);
     match git_agent_core::commit(&request.root, &message, amend) {
         Ok(run) if run.success => {
             sink.record(&Event::info("commit.created").with("amend", amend));
             // git's own words and the user's hooks', passed through as they are.
             eprint!("{}", run.stderr);
-            frontend::output_status(std::io::stdout().write_all(run.stdout.as_bytes()))
+            Ok(Outcome::text(run.stdout))
         }
         Ok(run) => {
             sink.record(
@@ -594,16 +480,19 @@ pub fn commit(shared: &Shared, amend: bool) -> ExitCode {
                     .with("stderr", run.stderr.as_str()),
             );
             eprint!("{}", run.stderr);
-            commit_failure(&run.status, &message, amend, &request.root)
+            let refused = CommandError::new(ErrorKind::Git, run.status);
+            Err(commit_failure(refused, &message, amend, &request.root))
         }
         Err(err) => {
             sink.record(&Event::error("commit.failed").with("error", err.to_string()));
-            commit_failure(&err.to_string(), &message, amend, &request.root)
+            Err(commit_failure(err.into(), &message, amend, &request.root))
         }
     }
 }
 
-fn commit_failure(reason: &str, message: &str, amend: bool, root: &Path) -> ExitCode {
+/// `reason` (why git did not commit) as the failure of `git-agent commit`: the
+/// generated message is printed and saved, so nothing is lost.
+fn commit_failure(reason: CommandError, message: &str, amend: bool, root: &Path) -> CommandError {
     let saved = git_agent_core::session::save_message(root, message).ok();
     let how = if amend {
         "git commit --amend -F"
@@ -618,9 +507,9 @@ fn commit_failure(reason: &str, message: &str, amend: bool, root: &Path) -> Exit
         ),
         None => format!("\ncommit it yourself with `{how} -` and the message above"),
     };
-    fail(format!(
-        "git commit failed ({reason}); the generated message was:\n\n{message}{saved_note}"
-    ))
+    reason.map_message(|reason| {
+        format!("git commit failed ({reason}); the generated message was:\n\n{message}{saved_note}")
+    })
 }
 
 #[cfg(test)]

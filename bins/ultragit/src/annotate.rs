@@ -5,7 +5,7 @@
 //! (`[ultragit]` git config, then `.ultragit-config.toml`, then the provider
 //! flags); build the provider, reading the key from the variable the
 //! configuration names; collect the author context (below); run
-//! `ultragit_annotate::annotate` on a small tokio runtime; print
+//! `ultragit_annotate::annotate` on the runner's tokio runtime; print
 //! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)` or
 //! `skipped <sha>: <reason>` for a trivial commit (no model call). Any failure
 //! once the commit is known is appended to `.git/ultragit/failed.log` (time, full
@@ -44,6 +44,7 @@ use std::process::{Command, Stdio};
 use agent::{ConsoleSink, NullSink, TraceSink};
 use clap::Args;
 use frontend::provider::{ProviderError, ProviderRequest, build_provider};
+use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
 use llm::ProviderKind;
 use ultragit_annotate::{
@@ -52,7 +53,6 @@ use ultragit_annotate::{
 };
 
 use crate::context;
-use crate::outcome::{Failure, Output};
 
 /// The arguments of `ultragit annotate`.
 #[derive(Debug, Args)]
@@ -180,21 +180,23 @@ pub fn run(
     args: &AnnotateArgs,
     cwd: &Path,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Output, Failure> {
-    let repo = Repo::discover(cwd).map_err(Failure::new)?;
-    let commit = repo.resolve_commit(&args.commit).map_err(Failure::new)?;
+    ctx: &Context,
+) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
+    let commit = repo.resolve_commit(&args.commit)?;
     let result = if args.run_async {
         start_in_background(args, &repo, commit)
     } else {
-        annotate_now(args, &repo, commit, &lookup)
+        annotate_now(args, &repo, commit, &lookup, ctx)
     };
-    result.map_err(|failure| {
-        let mut message = failure.message;
-        if let Err(err) = record_failure(&repo, &commit.to_hex(), &message) {
-            message.push_str(&format!(" (and it could not be recorded: {err})"));
-        }
-        Failure::new(message)
-    })
+    result.map_err(
+        |err| match record_failure(&repo, &commit.to_hex(), err.message()) {
+            Ok(()) => err,
+            Err(record) => err.map_message(|message| {
+                format!("{message} (and it could not be recorded: {record})")
+            }),
+        },
+    )
 }
 
 /// The annotation itself (`--sync`).
@@ -203,17 +205,18 @@ fn annotate_now(
     repo: &Repo,
     commit: ObjectId,
     lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<Output, Failure> {
+    ctx: &Context,
+) -> Result<Outcome, CommandError> {
     let sha = commit.to_hex();
     let Settings {
         limits,
         provider: raw,
         warnings: config_warnings,
-    } = Settings::load(repo).map_err(Failure::new)?;
-    let settings = raw
-        .overridden_by(&args.provider.raw())
-        .resolve()
-        .map_err(Failure::new)?;
+    } = Settings::load(repo)?;
+    for warning in &config_warnings {
+        ctx.warn(warning);
+    }
+    let settings = raw.overridden_by(&args.provider.raw()).resolve()?;
     let request = ProviderRequest {
         kind: settings.kind,
         model: &settings.model,
@@ -228,23 +231,17 @@ fn annotate_now(
             if let Ok(context) = gather(repo, &sha, None, &limits)
                 && let Some(reason) = triviality(&context)
             {
-                let mut output = skipped(commit, reason, source.as_deref());
-                output.warnings.splice(0..0, config_warnings);
-                return Ok(output);
+                return Ok(skipped(commit, reason, source.as_deref(), ctx));
             }
-            return Err(Failure::new(format!(
-                "{err} (or set ultragit.apiKeyEnv; `none` for a server without keys)"
-            )));
+            return Err(CommandError::from(err).map_message(|message| {
+                format!("{message} (or set ultragit.apiKeyEnv; `none` for a server without keys)")
+            }));
         }
-        Err(err) => return Err(Failure::new(err)),
+        Err(err) => return Err(err.into()),
     };
+    ctx.redact_with(&redactor);
     let author = author_context(args, repo, source.as_deref(), lookup)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|err| Failure::new(format!("cannot start the async runtime: {err}")))?;
     let mut trace: Box<dyn TraceSink> = if args.verbose {
         let stderr = std::io::stderr();
         let color = stderr.is_terminal();
@@ -252,7 +249,7 @@ fn annotate_now(
     } else {
         Box::new(NullSink)
     };
-    let report = runtime
+    let report = ctx
         .block_on(ultragit_annotate::annotate(
             repo.root(),
             &sha,
@@ -260,12 +257,15 @@ fn annotate_now(
             provider.as_ref(),
             &limits,
             trace.as_mut(),
-        ))
+        ))?
         .map_err(|err| {
-            Failure::new(redactor.redact(&format!("annotating {} failed: {err}", commit.short())))
+            // Redacted here already: the message goes to failed.log too.
+            CommandError::from(err)
+                .context(format_args!("annotating {} failed", commit.short()))
+                .redacted(&redactor)
         })?;
 
-    let mut output = match report {
+    let output = match report {
         Report::Annotated {
             regions,
             cross_cutting,
@@ -273,7 +273,10 @@ fn annotate_now(
             warnings,
             ..
         } => {
-            let mut output = Output::text(format!(
+            for warning in &warnings {
+                ctx.warn(warning);
+            }
+            let output = Outcome::text(format!(
                 "annotated {}: {}, {} ({context_level})\n",
                 commit.short(),
                 count(regions, "region", "regions"),
@@ -283,32 +286,29 @@ fn annotate_now(
                     "cross-cutting concerns"
                 ),
             ));
-            output.warnings = warnings.iter().map(|w| redactor.redact(w)).collect();
-            consume(source.as_deref(), &mut output);
+            consume(source.as_deref(), ctx);
             output
         }
-        Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref()),
+        Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref(), ctx),
     };
-    output.warnings.splice(0..0, config_warnings);
     for problem in trace.problems() {
-        output.warnings.push(format!("trace: {problem}"));
+        ctx.warn(format!("trace: {problem}"));
     }
     Ok(output)
 }
 
 /// The output for a trivial commit (its context is consumed too).
-fn skipped(commit: ObjectId, reason: Trivial, source: Option<&Path>) -> Output {
-    let mut output = Output::text(format!("skipped {}: {reason}\n", commit.short()));
-    consume(source, &mut output);
-    output
+fn skipped(commit: ObjectId, reason: Trivial, source: Option<&Path>, ctx: &Context) -> Outcome {
+    consume(source, ctx);
+    Outcome::text(format!("skipped {}: {reason}\n", commit.short()))
 }
 
 /// Removes the author context file an annotation used.
-fn consume(source: Option<&Path>, output: &mut Output) {
+fn consume(source: Option<&Path>, ctx: &Context) {
     if let Some(path) = source
         && let Err(err) = author::discard(path)
     {
-        output.warnings.push(format!(
+        ctx.warn(format!(
             "the author context was used but could not be removed: {err}"
         ));
     }
@@ -334,9 +334,9 @@ fn author_context(
     repo: &Repo,
     source: Option<&Path>,
     lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<Option<AuthorContext>, Failure> {
+) -> Result<Option<AuthorContext>, CommandError> {
     let from_file = match source {
-        Some(path) => author::read_context(path).map_err(Failure::new)?,
+        Some(path) => author::read_context(path)?,
         None => None,
     };
     let mut context = from_file
@@ -350,7 +350,7 @@ fn author_context(
 
 /// Squash sources as full SHAs. A revision that does not resolve is kept only
 /// when it is a full SHA already (a commit no longer in this repository).
-fn squash_sources(repo: &Repo, revs: &[String]) -> Result<Vec<String>, Failure> {
+fn squash_sources(repo: &Repo, revs: &[String]) -> Result<Vec<String>, CommandError> {
     let mut out: Vec<String> = Vec::new();
     for rev in revs.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
         let sha = match repo.resolve_commit(rev) {
@@ -358,7 +358,7 @@ fn squash_sources(repo: &Repo, revs: &[String]) -> Result<Vec<String>, Failure> 
             Err(_) if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) => {
                 rev.to_ascii_lowercase()
             }
-            Err(err) => return Err(Failure::new(format!("--squash-sources: {err}"))),
+            Err(err) => return Err(CommandError::from(err).context("--squash-sources")),
         };
         if !out.contains(&sha) {
             out.push(sha);
@@ -372,24 +372,26 @@ fn start_in_background(
     args: &AnnotateArgs,
     repo: &Repo,
     commit: ObjectId,
-) -> Result<Output, Failure> {
+) -> Result<Outcome, CommandError> {
     if rebase_in_progress(repo) {
-        return Ok(Output::default());
+        return Ok(Outcome::nothing());
     }
     let sha = commit.to_hex();
     let common = repo.common_dir();
-    let state = author::state(&common).map_err(Failure::new)?;
+    let state = author::state(&common)?;
     let claimed = match &args.context_file {
         Some(path) => Some(path.clone()),
-        None => author::claim_pending(&common, &sha).map_err(Failure::new)?,
+        None => author::claim_pending(&common, &sha)?,
     };
     // Opened through the directory handle: never through a link.
-    let open_log = || state.append("annotate.log").map_err(Failure::new);
+    let open_log = || state.append("annotate.log");
     let mut log = open_log()?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let _ = writeln!(log, "{now} annotate {sha}");
-    let exe = std::env::current_exe()
-        .map_err(|err| Failure::new(format!("cannot find the ultragit executable: {err}")))?;
+    let exe = std::env::current_exe().map_err(|err| {
+        CommandError::from_error(ErrorKind::Internal, err)
+            .context("cannot find the ultragit executable")
+    })?;
 
     let mut cmd = Command::new(exe);
     cmd.args(["annotate", "--sync", "--commit", &sha]);
@@ -409,12 +411,12 @@ fn start_in_background(
         .stderr(log);
     detach(&mut cmd);
     cmd.spawn().map_err(|err| {
-        Failure::new(format!(
-            "cannot start the background annotation of {}: {err}",
+        CommandError::from_error(ErrorKind::Internal, err).context(format_args!(
+            "cannot start the background annotation of {}",
             commit.short()
         ))
     })?;
-    Ok(Output::default())
+    Ok(Outcome::nothing())
 }
 
 /// True while `git rebase` replays commits (either backend; `rebase-apply` without

@@ -13,11 +13,10 @@ use std::path::Path;
 
 use clap::{ArgGroup, Args, Subcommand};
 use frontend::env::{ULTRAGIT_DEPENDENCIES, ULTRAGIT_REASONING, ULTRAGIT_TAGS, ULTRAGIT_TASK};
+use frontend::{CommandError, Context, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::AuthorContext;
 use ultragit_annotate::author;
-
-use crate::outcome::{Failure, Output};
 
 /// The arguments of `ultragit context`.
 #[derive(Debug, Args)]
@@ -78,15 +77,14 @@ pub fn run(
     args: &ContextArgs,
     cwd: &Path,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Output, Failure> {
-    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+    ctx: &Context,
+) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
     let common = repo.common_dir();
     let pending = author::pending_path(&common);
     match &args.command {
         ContextCommand::Set(set) => {
-            let current = author::read_context(&pending)
-                .map_err(Failure::new)?
-                .unwrap_or_default();
+            let current = author::read_context(&pending)?.unwrap_or_default();
             let given = AuthorContext {
                 task: non_blank(set.task.as_deref()),
                 reasoning: non_blank(set.reasoning.as_deref()),
@@ -95,19 +93,19 @@ pub fn run(
                 squash_sources: None,
             };
             let context = current.merged_with(given);
-            let path = author::write_pending(&common, &context).map_err(Failure::new)?;
-            Ok(Output::text(format!(
+            let path = author::write_pending(&common, &context)?;
+            Ok(Outcome::text(format!(
                 "recorded the author context for the next annotation in {}\n",
                 path.display()
             )))
         }
         ContextCommand::Show => {
-            let file = author::read_context(&pending).map_err(Failure::new)?;
+            let file = author::read_context(&pending)?;
             let env = from_env(&lookup);
             let overrides = set_variables(&lookup);
             let effective = file.clone().unwrap_or_default().merged_with(env);
             if effective.is_empty() {
-                return Ok(Output::text(
+                return Ok(Outcome::text(
                     "no author context is pending: the next annotation will be inferred\n",
                 ));
             }
@@ -123,22 +121,21 @@ pub fn run(
                 ));
             }
             let _ = writeln!(text, "(from {})", sources.join(" and "));
-            Ok(Output::text(safe_io::term::sanitize(&text)))
+            Ok(Outcome::text(safe_io::term::sanitize(&text)))
         }
         ContextCommand::Clear => {
             let existed = pending.exists();
-            author::discard(&pending).map_err(Failure::new)?;
-            let mut output = Output::text(if existed {
-                "cleared the pending author context\n"
-            } else {
-                "no author context was pending\n"
-            });
+            author::discard(&pending)?;
             for name in set_variables(&lookup) {
-                output.warnings.push(format!(
+                ctx.warn(format!(
                     "{name} is set in the environment and still applies"
                 ));
             }
-            Ok(output)
+            Ok(Outcome::text(if existed {
+                "cleared the pending author context\n"
+            } else {
+                "no author context was pending\n"
+            }))
         }
     }
 }

@@ -8,11 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use clap::Args;
+use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::setup::{self, HookChange};
 use ultragit_annotate::{NOTES_REF, Settings, author};
-
-use crate::outcome::{Failure, Output};
 
 /// The arguments of `ultragit init` (none).
 #[derive(Debug, Args)]
@@ -32,15 +31,18 @@ notes.rewrite.rebase=true, so amend and rebase carry annotations along;
 Exit status: 0 on success, 1 on failure, 2 on usage errors.";
 
 /// Sets up the repository containing `cwd`.
-pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
-    let repo = Repo::discover(cwd).map_err(Failure::new)?;
+pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
     let exe = std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
-        .map_err(|err| Failure::new(format!("cannot find the ultragit executable: {err}")))?;
-    let report = setup::init(&repo, &exe).map_err(Failure::new)?;
+        .map_err(|err| {
+            CommandError::from_error(ErrorKind::Internal, err)
+                .context("cannot find the ultragit executable")
+        })?;
+    let report = setup::init(&repo, &exe)?;
 
-    let mut output = Output::default();
-    let text = &mut output.text;
+    let mut output = Outcome::nothing();
+    let text = &mut output.stdout;
     let _ = writeln!(text, "ultragit is set up in {}", repo.root().display());
     let _ = writeln!(
         text,
@@ -80,7 +82,7 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
                  \x20   add this line to it so each commit is annotated:\n\
                  \x20   {line}"
             );
-            output.warnings.push(format!(
+            ctx.warn(format!(
                 "{hook} is not a shell script; add the line printed below to it by hand"
             ));
         }
@@ -102,7 +104,9 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
     // .git/ultragit/failed.log after the next commit.
     let settings = Settings::load(&repo);
     if let Ok(settings) = &settings {
-        output.warnings.extend(settings.warnings.iter().cloned());
+        for warning in &settings.warnings {
+            ctx.warn(warning);
+        }
     }
     match settings.and_then(|settings| settings.provider.resolve()) {
         Ok(provider) => {
@@ -121,7 +125,7 @@ pub fn run(_args: &InitArgs, cwd: &Path) -> Result<Output, Failure> {
                     .unwrap_or("the API's default URL"),
             );
         }
-        Err(err) => output.warnings.push(err.to_string()),
+        Err(err) => ctx.warn(err),
     }
     Ok(output)
 }

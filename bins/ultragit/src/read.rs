@@ -12,8 +12,8 @@
 //!
 //! `--lines` with an anchor is a usage error: through `--anchor` clap reports it;
 //! for a positional anchor, known only once HEAD has been looked at, [`run`]
-//! returns [`Failure::Usage`] and the error names the argument taken as the
-//! anchor (so a mistyped path is recognisable as such).
+//! returns a usage error (printed like clap's, exit 2) that names the argument
+//! taken as the anchor (so a mistyped path is recognisable as such).
 //!
 //! **Paths.** The spec's paths are repository-relative. In addition, when the
 //! command runs in a subdirectory of the working tree, a path is first taken
@@ -27,13 +27,14 @@
 //! Syntax errors in option values (`--lines 20:10`, `--since 2025-13-45`,
 //! `--min-confidence 2`, `--max-regions 0`) are clap usage errors; everything the
 //! pipeline finds out (a missing file, an unknown anchor, lines past the end) is
-//! a [`ReadError`], which `main` prints as `error: …` or, with `--format json`, as
-//! the spec's JSON error object.
+//! a [`ReadError`]: `error: …` on stderr (exit 1) or, with `--format json`, the
+//! spec's JSON error object on stdout (exit 1, nothing on stderr).
 
 use std::path::{Component, Path, PathBuf};
 
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use frontend::{CommandError, Context, Outcome};
 use ultragit_read::{
     ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadPipeline, ReadQuery,
     SinceFilter,
@@ -128,25 +129,18 @@ relative to the current directory is used first when it names a file (in src/, \
 Exit status: 0 on success (also when no annotation matches), 1 when the read fails \
 (with --format json the error is a JSON object on stdout), 2 on usage errors.";
 
-impl ReadArgs {
-    /// The output format asked for.
-    pub fn format(&self) -> Format {
-        self.format
-    }
-}
-
 /// What a successful read prints.
 #[derive(Debug)]
-pub struct Rendered {
+struct Rendered {
     /// The rendered output, for stdout.
-    pub text: String,
+    text: String,
     /// Warnings to repeat on stderr (none for JSON: they are in the document).
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
 }
 
 /// Why a read failed.
 #[derive(Debug)]
-pub enum Failure {
+enum Failure {
     /// A usage error clap could not see (exit 2).
     Usage(String),
     /// The read pipeline failed (exit 1).
@@ -159,8 +153,27 @@ impl From<ReadError> for Failure {
     }
 }
 
+/// Runs `ultragit read` from the directory `cwd`: the rendered output, its
+/// warnings on stderr (markdown and pretty), or the failure in the format asked
+/// for.
+pub fn run(args: &ReadArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+    match read(args, cwd) {
+        Ok(rendered) => {
+            for warning in &rendered.warnings {
+                ctx.warn(warning);
+            }
+            Ok(Outcome::text(rendered.text))
+        }
+        Err(Failure::Usage(message)) => Err(CommandError::usage(message).with_usage_of("read")),
+        Err(Failure::Read(err)) if args.format == Format::Json => {
+            Ok(Outcome::text(format!("{}\n", err.body().to_json())).failed())
+        }
+        Err(Failure::Read(err)) => Err(err.into()),
+    }
+}
+
 /// Runs the read for `args` from the directory `cwd` and renders the output.
-pub fn run(args: &ReadArgs, cwd: &Path) -> Result<Rendered, Failure> {
+fn read(args: &ReadArgs, cwd: &Path) -> Result<Rendered, Failure> {
     let pipeline = GitReadPipeline::open(cwd)?;
     let resolver = PathResolver::new(&pipeline, cwd);
     let (files, anchor) = split_targets(args, &resolver)?;

@@ -8,11 +8,10 @@
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
+use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::{NOTES_REF, show};
 use ultragit_schema::Annotation;
-
-use crate::outcome::{Failure, Output};
 
 /// The arguments of `ultragit show`.
 #[derive(Debug, Args)]
@@ -43,22 +42,22 @@ its note is not a valid ultragit/v1 document (the raw note is printed on stdout)
 the revision is unknown; 2 on usage errors.";
 
 /// Prints the annotation of `args.rev` in the repository containing `cwd`.
-pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Output, Failure> {
-    let repo = Repo::discover(cwd).map_err(Failure::new)?;
-    let commit = repo.resolve_commit(&args.rev).map_err(Failure::new)?;
-    let note = repo
-        .notes(NOTES_REF)
-        .and_then(|notes| notes.read(commit))
-        .map_err(Failure::new)?;
+pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
+    let commit = repo.resolve_commit(&args.rev)?;
+    let note = repo.notes(NOTES_REF).and_then(|notes| notes.read(commit))?;
     let Some(text) = note else {
-        return Err(Failure::new(format!(
-            "commit {} has no ultragit annotation (annotate it with `ultragit annotate --commit {}`)",
-            commit.short(),
-            args.rev
-        )));
+        return Err(CommandError::new(
+            ErrorKind::User,
+            format!(
+                "commit {} has no ultragit annotation (annotate it with `ultragit annotate --commit {}`)",
+                commit.short(),
+                args.rev
+            ),
+        ));
     };
     match Annotation::from_json(&text) {
-        Ok(annotation) => Ok(Output::text(match args.format {
+        Ok(annotation) => Ok(Outcome::text(match args.format {
             ShowFormat::Pretty => show::render_pretty(&annotation),
             ShowFormat::Json => show::render_json(&annotation),
         })),
@@ -68,14 +67,15 @@ pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Output, Failure> {
             if !raw.ends_with('\n') {
                 raw.push('\n');
             }
-            Err(Failure {
-                message: format!(
+            Err(CommandError::new(
+                ErrorKind::User,
+                format!(
                     "the note of commit {} is not a valid ultragit/v1 annotation ({}); its raw text is on stdout",
                     commit.short(),
                     err.reason()
                 ),
-                text: raw,
-            })
+            )
+            .with_stdout(raw))
         }
     }
 }

@@ -42,13 +42,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process_group};
+
 use crate::sandbox::{self, SandboxPolicy, SandboxStatus};
 
 /// The most output kept per stream (stdout, stderr), plus a one-line cut marker.
 pub const MAX_STREAM_BYTES: usize = 32 * 1024 * 1024;
 
 /// The build timeout [`BuildOptions::default`] uses.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// How long to wait for the output pipes to close after `build.sh` has exited,
 /// before killing what it left behind (and again after that).
@@ -597,17 +599,11 @@ fn status_of(status: ExitStatus) -> BuildStatus {
 }
 
 /// Kills the build's process group (the child leads it) with SIGKILL, then the
-/// child itself, and reaps it. Uses the `kill` utility: no signals without
-/// `unsafe`. Killing an already reaped leader's group is harmless while any of
-/// its members live (the group id stays taken), and a no-op otherwise.
+/// child itself, and reaps it. Killing an already reaped leader's group is
+/// harmless while any of its members live (the group id stays taken), and a
+/// no-op otherwise (`ESRCH`, ignored).
 fn kill_group(child: &mut Child) {
-    let group = format!("-{}", child.id());
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &group])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+    let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
     let _ = child.kill();
     let _ = child.wait();
 }

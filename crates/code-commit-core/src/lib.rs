@@ -24,14 +24,18 @@
 //!   before and after every build; a build that changed one fails and stops the
 //!   run.
 //! - [`run`]: the preflight (a tracked `agent-config/` is refused before anything
-//!   is read from it) and the loop; [`logs`]: one numbered folder per run under
-//!   `agent-config/logs/`, written through a directory handle; [`config`]:
+//!   is read from it) and the loop, run as a session: one `attempt()` per
+//!   round (ask, check, apply all or nothing) returning `Result<Applied,
+//!   Rejected>`, then the build on tokio's blocking pool; [`logs`]: one
+//!   numbered folder per run under `agent-config/logs/`, written through a
+//!   directory handle; [`config`]:
 //!   provider, model, base URL and key from `agent-config/` and the user's own
 //!   configuration folder.
 //!
 //! - **Dependencies:** `llm` (the providers, secrets), `gitctx` (discovery,
 //!   ignore rules, the index), `safe-io` (no-follow, bounded file access),
-//!   `landlock` (the sandbox, Linux only).
+//!   `landlock` (the sandbox, Linux only), `rustix` (killing the build's
+//!   process group; the sandbox's no-follow opens and capabilities).
 //! - **Trust:** an `agent-config/` git tracks came with the repository and is
 //!   refused; an untracked one is the user's own and may name the endpoint and
 //!   the key. Everything the model returns, and everything `build.sh` does, is
@@ -61,5 +65,6 @@ pub mod prompts;
 pub mod protect;
 pub mod run;
 pub mod sandbox;
+mod session;
 
 pub use error::Error;

@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::blame_cache::BlameCache;
 use crate::error::{Error, Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
@@ -107,36 +106,13 @@ impl Repo {
         Ok(merge_adjacent(entries))
     }
 
-    /// [`Repo::blame`] through `cache`: lines of this commit's file blamed
-    /// before (by any range) come from the cache, the others are blamed in one
-    /// run and added to it. The answer is the same as [`Repo::blame`]'s; see
-    /// [`crate::blame_cache`] for what keys the cache and why it is safe.
-    pub fn blame_cached(
+    /// Resolves and checks what [`Repo::blame`] is asked; `None` for an empty
+    /// file.
+    pub(crate) fn blame_target(
         &self,
         path: &str,
         options: &BlameOptions,
-        cache: &BlameCache,
-    ) -> Result<Vec<BlameEntry>> {
-        let Some(target) = self.blame_target(path, options)? else {
-            return Ok(Vec::new());
-        };
-        let settings = crate::blame_cache::settings(self, options.engine);
-        let file = cache.file(target.commit, path, &settings);
-        let mut known = crate::blame_cache::load(&file, target.commit, path, target.len);
-        let gaps = known.gaps(target.start, target.end);
-        if !gaps.is_empty() {
-            let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
-            known.add(&gaps, fresh);
-            // Best effort: a cache that cannot be written only costs speed.
-            let _ = crate::blame_cache::store(&file, target.commit, path, &known);
-        }
-        // The known entries are merged already; cutting keeps them so.
-        Ok(known.clip(target.start, target.end))
-    }
-
-    /// Resolves and checks what [`Repo::blame`] is asked; `None` for an empty
-    /// file.
-    fn blame_target(&self, path: &str, options: &BlameOptions) -> Result<Option<BlameTarget>> {
+    ) -> Result<Option<BlameTarget>> {
         let rev = options.rev.as_deref().unwrap_or("HEAD");
         let commit = self.resolve_commit(rev)?;
         let content = self
@@ -178,7 +154,7 @@ impl Repo {
 
     /// Blames the disjoint, sorted `ranges` of `path` at `commit`: one process
     /// for the CLI engine whatever the number of ranges.
-    fn blame_ranges(
+    pub(crate) fn blame_ranges(
         &self,
         commit: ObjectId,
         path: &str,
@@ -264,11 +240,11 @@ impl Repo {
 }
 
 /// A checked blame request: the commit, the range, and the file's length.
-struct BlameTarget {
-    commit: ObjectId,
-    start: u32,
-    end: u32,
-    len: u32,
+pub(crate) struct BlameTarget {
+    pub(crate) commit: ObjectId,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) len: u32,
 }
 
 /// Joins entries that continue each other (same commit and path, consecutive in

@@ -37,7 +37,8 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::blame::{BlameEngine, BlameEntry};
+use crate::blame::{BlameEngine, BlameEntry, BlameOptions, merge_adjacent};
+use crate::error::Result;
 use crate::oid::ObjectId;
 use crate::repo::Repo;
 
@@ -69,7 +70,7 @@ impl BlameCache {
     }
 
     /// The file holding `path`'s blame at `commit` under `settings`.
-    pub(crate) fn file(&self, commit: ObjectId, path: &str, settings: &str) -> CacheFile {
+    fn file(&self, commit: ObjectId, path: &str, settings: &str) -> CacheFile {
         CacheFile {
             base: self.dir.clone(),
             subdir: short_hash(path.as_bytes()),
@@ -78,10 +79,39 @@ impl BlameCache {
     }
 }
 
+impl Repo {
+    /// [`Repo::blame`] through `cache`: lines of this commit's file blamed
+    /// before (by any range) come from the cache, the others are blamed in one
+    /// run and added to it. The answer is the same as [`Repo::blame`]'s; see
+    /// the [module docs](self) for what keys the cache and why it is safe.
+    pub fn blame_cached(
+        &self,
+        path: &str,
+        options: &BlameOptions,
+        cache: &BlameCache,
+    ) -> Result<Vec<BlameEntry>> {
+        let Some(target) = self.blame_target(path, options)? else {
+            return Ok(Vec::new());
+        };
+        let settings = settings(self, options.engine);
+        let file = cache.file(target.commit, path, &settings);
+        let mut known = load(&file, target.commit, path, target.len);
+        let gaps = known.gaps(target.start, target.end);
+        if !gaps.is_empty() {
+            let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
+            known.add(&gaps, fresh);
+            // Best effort: a cache that cannot be written only costs speed.
+            let _ = store(&file, target.commit, path, &known);
+        }
+        // The known entries are merged already; cutting keeps them so.
+        Ok(known.clip(target.start, target.end))
+    }
+}
+
 /// One cache file: `base/subdir/name`, reached without following links below
 /// `base`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CacheFile {
+struct CacheFile {
     base: PathBuf,
     subdir: String,
     name: String,
@@ -94,7 +124,7 @@ impl CacheFile {
 
     /// The file's path.
     #[cfg(test)]
-    pub(crate) fn path(&self) -> PathBuf {
+    fn path(&self) -> PathBuf {
         self.base.join(self.rel())
     }
 }
@@ -102,7 +132,7 @@ impl CacheFile {
 /// What the cache knows about one (commit, path): the final-line ranges that
 /// were blamed, and the entries covering them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Known {
+struct Known {
     /// Disjoint, sorted, inclusive final-line ranges.
     pub covered: Vec<(u32, u32)>,
     /// Entries inside `covered`, sorted by `final_start`.
@@ -149,7 +179,7 @@ impl Known {
         }
         self.covered = merged;
         self.entries.extend(entries);
-        self.entries = crate::blame::merge_adjacent(std::mem::take(&mut self.entries));
+        self.entries = merge_adjacent(std::mem::take(&mut self.entries));
     }
 
     /// The entries for `start..=end`, cut to it.
@@ -230,7 +260,7 @@ fn short_hash(bytes: &[u8]) -> String {
 }
 
 /// The hash of what can change a blame answer for a fixed commit in `repo`.
-pub(crate) fn settings(repo: &Repo, engine: BlameEngine) -> String {
+fn settings(repo: &Repo, engine: BlameEngine) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "engine {engine:?}");
     let algorithm = repo
@@ -286,7 +316,7 @@ fn git_program_identity() -> String {
 
 /// Reads the cache file for (`commit`, `path`) of a `len`-line file; anything
 /// missing, malformed or inconsistent reads as nothing known.
-pub(crate) fn load(file: &CacheFile, commit: ObjectId, path: &str, len: u32) -> Known {
+fn load(file: &CacheFile, commit: ObjectId, path: &str, len: u32) -> Known {
     let Ok(Some(bytes)) = safe_io::fs::read_within(&file.base, &file.rel(), MAX_FILE_BYTES) else {
         return Known::default();
     };
@@ -355,12 +385,7 @@ fn parse(text: &str, commit: ObjectId, path: &str) -> Option<Known> {
 /// Writes `known` for (`commit`, `path`) to `file` atomically, then trims the
 /// path's directory to [`KEEP_PER_PATH`] files. Errors are the caller's to
 /// ignore.
-pub(crate) fn store(
-    file: &CacheFile,
-    commit: ObjectId,
-    path: &str,
-    known: &Known,
-) -> std::io::Result<()> {
+fn store(file: &CacheFile, commit: ObjectId, path: &str, known: &Known) -> std::io::Result<()> {
     std::fs::create_dir_all(&file.base)?;
     let dir = safe_io::Dir::open(&file.base)
         .and_then(|base| base.create_dir_all(&file.subdir))

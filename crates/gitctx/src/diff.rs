@@ -344,6 +344,10 @@ impl FileDiff {
     }
 }
 
+fn tree_of<'r>(commit: &git2::Commit<'r>) -> Result<git2::Tree<'r>> {
+    commit.tree().map_err(git("reading a tree"))
+}
+
 fn range_text(start: u32, lines: u32) -> String {
     if lines == 1 {
         start.to_string()
@@ -360,49 +364,23 @@ impl Repo {
         let mut diff = match target {
             DiffTarget::Commit(rev) => {
                 let commit = self.find_commit(rev)?;
-                let new = commit.tree().map_err(git("reading a tree"))?;
-                let old = match commit.parents().next() {
-                    Some(parent) => Some(parent.tree().map_err(git("reading a tree"))?),
-                    None => None,
-                };
+                let new = tree_of(&commit)?;
+                let old = commit.parents().next().map(|p| tree_of(&p)).transpose()?;
                 repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut opts))
                     .map_err(git("diffing a commit"))?
             }
             DiffTarget::Staged => {
-                let head = match self.head()?.commit() {
-                    Some(id) => Some(
-                        self.find_commit_id(id)?
-                            .tree()
-                            .map_err(git("reading a tree"))?,
-                    ),
-                    None => None,
-                };
-                let index = self.index()?;
-                repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))
-                    .map_err(git("diffing the index"))?
+                let head = self.head()?.commit();
+                let head = head.map(|id| self.find_commit_id(id)).transpose()?;
+                self.diff_index_against(head.as_ref(), &mut opts)?
             }
             DiffTarget::IndexAgainst(base) => {
-                let old = match base {
-                    Some(rev) => Some(
-                        self.find_commit(rev)?
-                            .tree()
-                            .map_err(git("reading a tree"))?,
-                    ),
-                    None => None,
-                };
-                let index = self.index()?;
-                repo.diff_tree_to_index(old.as_ref(), Some(&index), Some(&mut opts))
-                    .map_err(git("diffing the index"))?
+                let old = base.map(|rev| self.find_commit(rev)).transpose()?;
+                self.diff_index_against(old.as_ref(), &mut opts)?
             }
             DiffTarget::Range { from, to } => {
-                let old = self
-                    .find_commit(from)?
-                    .tree()
-                    .map_err(git("reading a tree"))?;
-                let new = self
-                    .find_commit(to)?
-                    .tree()
-                    .map_err(git("reading a tree"))?;
+                let old = tree_of(&self.find_commit(from)?)?;
+                let new = tree_of(&self.find_commit(to)?)?;
                 repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
                     .map_err(git("diffing two revisions"))?
             }
@@ -414,6 +392,19 @@ impl Repo {
                 .map_err(git("finding renames"))?;
         }
         convert(&diff, options.hunks)
+    }
+
+    /// The index against `commit`'s tree (the empty tree without one).
+    fn diff_index_against(
+        &self,
+        commit: Option<&git2::Commit<'_>>,
+        opts: &mut git2::DiffOptions,
+    ) -> Result<git2::Diff<'_>> {
+        let old = commit.map(tree_of).transpose()?;
+        let index = self.index()?;
+        self.inner
+            .diff_tree_to_index(old.as_ref(), Some(&index), Some(opts))
+            .map_err(git("diffing the index"))
     }
 
     /// Shorthand for [`DiffTarget::Commit`].

@@ -15,10 +15,9 @@ use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
 use crate::http::Transport;
-use crate::parse::{Reader, response};
+use crate::parse::{INPUT_OUTPUT_TOKENS, Reader, calls_tools, response};
 use crate::types::{
-    BoxFuture, CompletionRequest, CompletionResponse, ContentBlock, LlmProvider, Role, StopReason,
-    ToolChoice,
+    CompletionRequest, CompletionResponse, ContentBlock, Role, StopReason, ToolChoice, backend,
 };
 use crate::{Auth, ProviderConfig};
 
@@ -35,14 +34,6 @@ pub struct Anthropic {
     url: String,
     key: Option<HeaderValue>,
     config: ProviderConfig,
-}
-
-impl std::fmt::Debug for Anthropic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic")
-            .field("model", &self.config.model)
-            .finish_non_exhaustive()
-    }
 }
 
 const PROVIDER: &str = "anthropic";
@@ -210,33 +201,11 @@ impl Anthropic {
     }
 }
 
-impl LlmProvider for Anthropic {
-    fn complete<'a>(
-        &'a self,
-        request: &'a CompletionRequest,
-    ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
-        Box::pin(self.call(request))
-    }
-
-    fn supports_tool_use(&self) -> bool {
-        self.config.tool_use
-    }
-
-    fn name(&self) -> &'static str {
-        PROVIDER
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-}
+backend!(Anthropic, config, PROVIDER);
 
 /// Reads a Messages API reply.
 pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError> {
-    let r = Reader { provider: PROVIDER };
-    if !raw.is_object() {
-        return Err(r.malformed("the reply is not a JSON object"));
-    }
+    let r = Reader::reply(PROVIDER, &raw)?;
     let blocks = r.array(&raw, "content", "message")?;
     let mut content = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
@@ -246,37 +215,23 @@ pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError>
             Some("tool_use") => {
                 let name = r.str(block, "name", &path)?.to_owned();
                 let id = r.str(block, "id", &path)?.to_owned();
-                let input = r.arguments(&name, block.get("input"))?;
-                content.push(ContentBlock::ToolUse { id, name, input });
+                content.push(r.tool_use(id, name, block.get("input"))?);
             }
             // Thinking blocks and other server-side content are not ours.
             _ => {}
         }
     }
-    let has_tools = content
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
     let stop_reason = match raw.get("stop_reason").and_then(Value::as_str) {
-        _ if has_tools => StopReason::ToolUse,
+        _ if calls_tools(&content) => StopReason::ToolUse,
         None | Some("end_turn" | "stop_sequence") => StopReason::EndTurn,
         Some("max_tokens") => StopReason::MaxTokens,
         Some("tool_use") => StopReason::ToolUse,
         Some(other @ ("refusal" | "pause_turn" | "model_context_window_exceeded")) => {
             StopReason::Other(other.to_owned())
         }
-        Some(other) => {
-            return Err(LlmError::UnknownStopReason {
-                provider: PROVIDER,
-                value: crate::http::clip(other, 100),
-            });
-        }
+        Some(other) => return Err(r.unknown_stop_reason(other)),
     };
-    Ok(response(
-        content,
-        stop_reason,
-        raw,
-        ("/usage/input_tokens", "/usage/output_tokens"),
-    ))
+    Ok(response(content, stop_reason, raw, INPUT_OUTPUT_TOKENS))
 }
 
 #[cfg(test)]

@@ -19,10 +19,10 @@ use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
 use crate::http::{Transport, clip};
-use crate::parse::{Reader, response};
+use crate::parse::{INPUT_OUTPUT_TOKENS, Reader, calls_tools, response};
 use crate::types::{
-    BoxFuture, CompletionRequest, CompletionResponse, ContentBlock, LlmProvider, Role, StopReason,
-    ToolChoice, ToolSpec,
+    CompletionRequest, CompletionResponse, ContentBlock, Role, StopReason, ToolChoice, ToolSpec,
+    backend,
 };
 use crate::{Auth, ProviderConfig, ReasoningEffort};
 
@@ -193,6 +193,11 @@ impl OpenAiCore {
             },
         }
     }
+
+    /// `result` with its error passed through the redactor.
+    fn redacted<T>(&self, result: Result<T, LlmError>) -> Result<T, LlmError> {
+        result.map_err(|e| e.redacted(&self.transport.redactor))
+    }
 }
 
 fn bearer(provider: &'static str, token: &str) -> Result<HeaderValue, LlmError> {
@@ -205,6 +210,10 @@ fn bearer(provider: &'static str, token: &str) -> Result<HeaderValue, LlmError> 
     Ok(value)
 }
 
+/// The provider names of the two APIs.
+const RESPONSES: &str = "openai-responses";
+const CHAT: &str = "openai-chat";
+
 /// The Responses API (`POST {base}/responses`).
 ///
 /// Requests carry `instructions`, input message items, `function_call` and
@@ -216,20 +225,10 @@ pub struct OpenAiResponses {
     core: OpenAiCore,
 }
 
-impl std::fmt::Debug for OpenAiResponses {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponses")
-            .field("model", &self.core.config.model)
-            .finish_non_exhaustive()
-    }
-}
-
 impl OpenAiResponses {
     /// The provider for `config`.
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
-        Ok(OpenAiResponses {
-            core: OpenAiCore::new("openai-responses", config)?,
-        })
+        OpenAiCore::new(RESPONSES, config).map(|core| OpenAiResponses { core })
     }
 
     /// The JSON body sent for `request` (also what traces record).
@@ -241,28 +240,15 @@ impl OpenAiResponses {
             body.insert("instructions".into(), json!(system));
         }
         body.insert("input".into(), Value::Array(responses_input(request)));
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    let (parameters, strict) = wire_schema(tool);
-                    json!({
-                        "type": "function",
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": parameters,
-                        "strict": strict,
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-            body.insert(
-                "tool_choice".into(),
-                json!(tool_choice(request.tool_choice)),
-            );
-            body.insert("parallel_tool_calls".into(), json!(false));
-        }
+        insert_tools(&mut body, request, |tool, parameters, strict| {
+            json!({
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters,
+                "strict": strict,
+            })
+        });
         body.insert("store".into(), json!(false));
         if let Some(max) = request.max_tokens {
             body.insert("max_output_tokens".into(), json!(max));
@@ -389,21 +375,36 @@ impl OpenAiResponses {
     }
 }
 
-fn tool_choice(choice: ToolChoice) -> &'static str {
-    match choice {
+/// Inserts, when the request has tools, the tools (each shaped by `function`
+/// from the tool, its schema as sent and whether it is sent strict),
+/// `tool_choice` and `parallel_tool_calls: false`.
+fn insert_tools(
+    body: &mut Map<String, Value>,
+    request: &CompletionRequest,
+    function: impl Fn(&ToolSpec, Value, bool) -> Value,
+) {
+    if request.tools.is_empty() {
+        return;
+    }
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| {
+            if tool.strict {
+                function(tool, strict_schema(&tool.parameters), true)
+            } else {
+                function(tool, tool.parameters.clone(), false)
+            }
+        })
+        .collect();
+    body.insert("tools".into(), Value::Array(tools));
+    let choice = match request.tool_choice {
         ToolChoice::Auto => "auto",
         ToolChoice::None => "none",
         ToolChoice::Required => "required",
-    }
-}
-
-/// The schema sent for a tool and whether it is sent strict.
-fn wire_schema(tool: &ToolSpec) -> (Value, bool) {
-    if tool.strict {
-        (strict_schema(&tool.parameters), true)
-    } else {
-        (tool.parameters.clone(), false)
-    }
+    };
+    body.insert("tool_choice".into(), json!(choice));
+    body.insert("parallel_tool_calls".into(), json!(false));
 }
 
 fn responses_input(request: &CompletionRequest) -> Vec<Value> {
@@ -453,41 +454,23 @@ fn responses_input(request: &CompletionRequest) -> Vec<Value> {
     items
 }
 
-impl LlmProvider for OpenAiResponses {
-    fn complete<'a>(
-        &'a self,
-        request: &'a CompletionRequest,
-    ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
-        Box::pin(async move {
-            let mut body = self.request_body(request);
-            if self.streams() {
-                body["stream"] = json!(true);
-                let raw = self.collect_stream(body).await?;
-                return parse_responses(raw, self.core.provider)
-                    .map_err(|e| e.redacted(&self.core.transport.redactor));
-            }
-            let raw: Value = self
-                .core
+backend!(OpenAiResponses, core.config, RESPONSES);
+
+impl OpenAiResponses {
+    async fn call(&self, request: &CompletionRequest) -> Result<CompletionResponse, LlmError> {
+        let mut body = self.request_body(request);
+        let raw: Value = if self.streams() {
+            body["stream"] = json!(true);
+            self.collect_stream(body).await?
+        } else {
+            self.core
                 .client
                 .responses()
                 .create_byot(body)
                 .await
-                .map_err(|e| self.core.map_error(e))?;
-            parse_responses(raw, self.core.provider)
-                .map_err(|e| e.redacted(&self.core.transport.redactor))
-        })
-    }
-
-    fn supports_tool_use(&self) -> bool {
-        self.core.config.tool_use
-    }
-
-    fn name(&self) -> &'static str {
-        self.core.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.core.config.model
+                .map_err(|e| self.core.map_error(e))?
+        };
+        self.core.redacted(parse_responses(raw, self.core.provider))
     }
 }
 
@@ -496,10 +479,7 @@ pub(crate) fn parse_responses(
     raw: Value,
     provider: &'static str,
 ) -> Result<CompletionResponse, LlmError> {
-    let r = Reader { provider };
-    if !raw.is_object() {
-        return Err(r.malformed("the reply is not a JSON object"));
-    }
+    let r = Reader::reply(provider, &raw)?;
     let status = raw.get("status").and_then(Value::as_str);
     if status == Some("failed") {
         let message = raw
@@ -542,17 +522,13 @@ pub(crate) fn parse_responses(
                     Some(Value::String(id)) => id.clone(),
                     _ => return Err(r.malformed(format!("{path}.call_id is missing"))),
                 };
-                let input = r.arguments(&name, item.get("arguments"))?;
-                content.push(ContentBlock::ToolUse { id, name, input });
+                content.push(r.tool_use(id, name, item.get("arguments"))?);
             }
             // Reasoning summaries, web search calls, … are not ours to handle.
             _ => {}
         }
     }
-    let has_tools = content
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
-    let stop_reason = if has_tools {
+    let stop_reason = if calls_tools(&content) {
         StopReason::ToolUse
     } else {
         match status {
@@ -569,20 +545,10 @@ pub(crate) fn parse_responses(
                 }
             }
             Some("cancelled") => StopReason::Other("cancelled".into()),
-            Some(other) => {
-                return Err(LlmError::UnknownStopReason {
-                    provider,
-                    value: clip(other, 100),
-                });
-            }
+            Some(other) => return Err(r.unknown_stop_reason(other)),
         }
     };
-    Ok(response(
-        content,
-        stop_reason,
-        raw,
-        ("/usage/input_tokens", "/usage/output_tokens"),
-    ))
+    Ok(response(content, stop_reason, raw, INPUT_OUTPUT_TOKENS))
 }
 
 /// Chat Completions (`POST {base}/chat/completions`): the API most
@@ -596,20 +562,10 @@ pub struct OpenAiChat {
     core: OpenAiCore,
 }
 
-impl std::fmt::Debug for OpenAiChat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChat")
-            .field("model", &self.core.config.model)
-            .finish_non_exhaustive()
-    }
-}
-
 impl OpenAiChat {
     /// The provider for `config`.
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
-        Ok(OpenAiChat {
-            core: OpenAiCore::new("openai-chat", config)?,
-        })
+        OpenAiCore::new(CHAT, config).map(|core| OpenAiChat { core })
     }
 
     /// The JSON body sent for `request`.
@@ -625,27 +581,14 @@ impl OpenAiChat {
         let mut body = Map::new();
         body.insert("model".into(), json!(config.model));
         body.insert("messages".into(), Value::Array(messages));
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    let (parameters, strict) = wire_schema(tool);
-                    json!({"type": "function", "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": parameters,
-                        "strict": strict,
-                    }})
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-            body.insert(
-                "tool_choice".into(),
-                json!(tool_choice(request.tool_choice)),
-            );
-            body.insert("parallel_tool_calls".into(), json!(false));
-        }
+        insert_tools(&mut body, request, |tool, parameters, strict| {
+            json!({"type": "function", "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters,
+                "strict": strict,
+            }})
+        });
         if let Some(max) = request.max_tokens {
             let field = if config.max_completion_tokens {
                 "max_completion_tokens"
@@ -715,35 +658,19 @@ fn chat_messages(message: &crate::Message, out: &mut Vec<Value>) {
     }
 }
 
-impl LlmProvider for OpenAiChat {
-    fn complete<'a>(
-        &'a self,
-        request: &'a CompletionRequest,
-    ) -> BoxFuture<'a, Result<CompletionResponse, LlmError>> {
-        Box::pin(async move {
-            let body = self.request_body(request);
-            let raw: Value = self
-                .core
-                .client
-                .chat()
-                .create_byot(body)
-                .await
-                .map_err(|e| self.core.map_error(e))?;
-            parse_chat(raw, self.core.provider)
-                .map_err(|e| e.redacted(&self.core.transport.redactor))
-        })
-    }
+backend!(OpenAiChat, core.config, CHAT);
 
-    fn supports_tool_use(&self) -> bool {
-        self.core.config.tool_use
-    }
-
-    fn name(&self) -> &'static str {
-        self.core.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.core.config.model
+impl OpenAiChat {
+    async fn call(&self, request: &CompletionRequest) -> Result<CompletionResponse, LlmError> {
+        let body = self.request_body(request);
+        let raw: Value = self
+            .core
+            .client
+            .chat()
+            .create_byot(body)
+            .await
+            .map_err(|e| self.core.map_error(e))?;
+        self.core.redacted(parse_chat(raw, self.core.provider))
     }
 }
 
@@ -752,10 +679,7 @@ pub(crate) fn parse_chat(
     raw: Value,
     provider: &'static str,
 ) -> Result<CompletionResponse, LlmError> {
-    let r = Reader { provider };
-    if !raw.is_object() {
-        return Err(r.malformed("the reply is not a JSON object"));
-    }
+    let r = Reader::reply(provider, &raw)?;
     let choices = r.array(&raw, "choices", "response")?;
     let choice = choices
         .first()
@@ -792,15 +716,11 @@ pub(crate) fn parse_chat(
                 .filter(|id| !id.is_empty())
                 .map(str::to_owned)
                 .unwrap_or_else(|| format!("call_{i}"));
-            let input = r.arguments(&name, function.get("arguments"))?;
-            content.push(ContentBlock::ToolUse { id, name, input });
+            content.push(r.tool_use(id, name, function.get("arguments"))?);
         }
     }
-    let has_tools = content
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
     let finish = choice.get("finish_reason").and_then(Value::as_str);
-    let stop_reason = if has_tools {
+    let stop_reason = if calls_tools(&content) {
         StopReason::ToolUse
     } else {
         match finish {
@@ -808,12 +728,7 @@ pub(crate) fn parse_chat(
             Some("length" | "max_tokens") => StopReason::MaxTokens,
             Some("tool_calls" | "function_call" | "tool_use") => StopReason::ToolUse,
             Some("content_filter") => StopReason::Other("content_filter".into()),
-            Some(other) => {
-                return Err(LlmError::UnknownStopReason {
-                    provider,
-                    value: clip(other, 100),
-                });
-            }
+            Some(other) => return Err(r.unknown_stop_reason(other)),
         }
     };
     Ok(response(

@@ -13,6 +13,16 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
+    /// A reader for `raw`, which must be a JSON object.
+    pub fn reply(provider: &'static str, raw: &Value) -> Result<Reader, LlmError> {
+        let reader = Reader { provider };
+        if raw.is_object() {
+            Ok(reader)
+        } else {
+            Err(reader.malformed("the reply is not a JSON object"))
+        }
+    }
+
     pub fn malformed(&self, reason: impl Into<String>) -> LlmError {
         LlmError::Malformed {
             provider: self.provider,
@@ -22,14 +32,7 @@ impl Reader {
 
     /// `value[key]` as a string, required.
     pub fn str<'v>(&self, value: &'v Value, key: &str, path: &str) -> Result<&'v str, LlmError> {
-        match value.get(key) {
-            Some(Value::String(s)) => Ok(s),
-            Some(other) => Err(self.malformed(format!(
-                "{path}.{key} should be a string, found {}",
-                kind(other)
-            ))),
-            None => Err(self.malformed(format!("{path}.{key} is missing"))),
-        }
+        self.required(value, key, path, "a string", Value::as_str)
     }
 
     /// `value[key]` as an array, required.
@@ -39,14 +42,47 @@ impl Reader {
         key: &str,
         path: &str,
     ) -> Result<&'v Vec<Value>, LlmError> {
+        self.required(value, key, path, "an array", Value::as_array)
+    }
+
+    /// `value[key]` as what `pick` takes (`expected` names it), required.
+    fn required<'v, T: ?Sized>(
+        &self,
+        value: &'v Value,
+        key: &str,
+        path: &str,
+        expected: &str,
+        pick: impl Fn(&'v Value) -> Option<&'v T>,
+    ) -> Result<&'v T, LlmError> {
         match value.get(key) {
-            Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(self.malformed(format!(
-                "{path}.{key} should be an array, found {}",
-                kind(other)
-            ))),
+            Some(found) => pick(found).ok_or_else(|| {
+                self.malformed(format!(
+                    "{path}.{key} should be {expected}, found {}",
+                    kind(found)
+                ))
+            }),
             None => Err(self.malformed(format!("{path}.{key} is missing"))),
         }
+    }
+
+    /// A stop reason we do not know (cut short for the message).
+    pub fn unknown_stop_reason(&self, value: &str) -> LlmError {
+        LlmError::UnknownStopReason {
+            provider: self.provider,
+            value: crate::http::clip(value, 100),
+        }
+    }
+
+    /// A tool call named `name` with `id` and its raw arguments (see
+    /// [`Reader::arguments`]).
+    pub fn tool_use(
+        &self,
+        id: String,
+        name: String,
+        arguments: Option<&Value>,
+    ) -> Result<ContentBlock, LlmError> {
+        let input = self.arguments(&name, arguments)?;
+        Ok(ContentBlock::ToolUse { id, name, input })
     }
 
     /// Tool-call arguments: a JSON text (OpenAI) or an object (some servers, and
@@ -79,6 +115,10 @@ impl Reader {
     }
 }
 
+/// Where the Responses and Messages APIs put their token counts.
+pub(crate) const INPUT_OUTPUT_TOKENS: (&str, &str) =
+    ("/usage/input_tokens", "/usage/output_tokens");
+
 /// The response, with usage read from the two JSON pointers the API uses and the
 /// model name when the reply names one.
 pub(crate) fn response(
@@ -97,6 +137,14 @@ pub(crate) fn response(
         model: raw.get("model").and_then(Value::as_str).map(str::to_owned),
         raw,
     }
+}
+
+/// Whether the reply's content calls a tool (which then decides the stop reason,
+/// whatever the reply says).
+pub(crate) fn calls_tools(content: &[ContentBlock]) -> bool {
+    content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
 }
 
 /// An optional unsigned count.

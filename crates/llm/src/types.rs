@@ -263,3 +263,42 @@ pub trait LlmProvider: Send + Sync + std::fmt::Debug {
     /// The model asked for.
     fn model(&self) -> &str;
 }
+
+/// `Debug` (the model only) and [`LlmProvider`] for a backend type: `$config` is
+/// the path of its [`ProviderConfig`](crate::ProviderConfig) field, `$name` its
+/// provider name, and its inherent `async fn call(&self, &CompletionRequest)`
+/// sends one request.
+macro_rules! backend {
+    ($backend:ident, $($config:ident).+, $name:expr) => {
+        impl std::fmt::Debug for $backend {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($backend))
+                    .field("model", &self.$($config).+.model)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl $crate::LlmProvider for $backend {
+            fn complete<'a>(
+                &'a self,
+                request: &'a $crate::CompletionRequest,
+            ) -> $crate::BoxFuture<'a, Result<$crate::CompletionResponse, $crate::LlmError>> {
+                Box::pin(self.call(request))
+            }
+
+            fn supports_tool_use(&self) -> bool {
+                self.$($config).+.tool_use
+            }
+
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn model(&self) -> &str {
+                &self.$($config).+.model
+            }
+        }
+    };
+}
+
+pub(crate) use backend;

@@ -265,21 +265,11 @@ pub fn anchor_stability(units: &[Unit], anchor_name: &str, signature: Option<&st
 }
 
 /// The Levenshtein (edit) distance between `a` and `b`, counted in
-/// characters.
+/// characters (Unicode scalar values, not bytes): the distance fuzzy anchor
+/// matching uses. A thin wrapper over [`strsim::levenshtein`], kept so the
+/// unit is part of this crate's contract.
 pub fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
+    strsim::levenshtein(a, b)
 }
 
 fn resolution(kind: MatchKind, units: Vec<&Unit>, warning: Option<String>) -> AnchorResolution {

@@ -26,7 +26,7 @@
 //!
 //! # Dependencies
 //! None of our crates. tree-sitter and the grammars are used internally; no
-//! tree-sitter type appears in the API.
+//! tree-sitter type appears in the API. `strsim` computes edit distances.
 //!
 //! # Invariants
 //! - Text in, outline out: no git, no files, no environment, no printing.

@@ -21,6 +21,11 @@
 //! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
 //! connection; dropping the server stops it.
 //!
+//! Ready-made repositories several crates share: [`TestRepo::with_staged_change`]
+//! (one commit and a small staged change to describe) and
+//! [`TestRepo::code_commit_project`] (a `build.sh` project with its
+//! `agent-config/`).
+//!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
@@ -40,8 +45,10 @@
 pub mod cli;
 mod fake_llm;
 pub mod hostile;
+mod projects;
 
 pub use fake_llm::{FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};
+pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -37,6 +37,9 @@ mod error;
 pub mod format;
 pub mod pipeline;
 mod query;
+mod rank;
+mod regions;
+mod scope;
 pub mod score;
 pub mod trim;
 

@@ -1,4 +1,19 @@
-//! The seven stages of spec 003 §4, run by [`GitReadPipeline`].
+//! The seven stages of spec 003 §4, run by [`GitReadPipeline`]: one method
+//! each, each returning what the next one needs.
+//!
+//! 1. *resolve*: the scopes of each file asked for — the whole file, a line
+//!    range, or the units an anchor resolves to in today's outline;
+//! 2. *blame*: each scope at HEAD;
+//! 3. *fetch notes*: the notes of the blamed commits that pass `--since` and
+//!    the context level;
+//! 4. *match regions*: the regions of those notes that concern a scope, in
+//!    today's lines; a region whose lines cannot exist is named in a warning;
+//! 5. *score*: the confidence of each region, its related annotations
+//!    followed;
+//! 6. *rank*: best first, filtered by confidence and tags, capped;
+//! 7. *assemble*: what depends on the scopes, the cross-cutting concerns that
+//!    mention them, the query's echo and the counts — then trimmed to
+//!    `--max-tokens` ([`crate::trim`]).
 //!
 //! **Line coordinates.** A region's `lines` are in the coordinates of the commit
 //! that wrote it. Blame says, for each commit, which of its own lines survive and
@@ -31,14 +46,17 @@ use chrono::{DateTime, Utc};
 use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
 use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
-    Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
-    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho,
-    ScoredRegion,
+    Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, QueryEcho, READ_SCHEMA_V1,
+    ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho, ScoredRegion,
 };
 
 use crate::config::ReadConfig;
 use crate::error::ReadError;
 use crate::query::{ReadQuery, SinceFilter, validate_range};
+use crate::rank::{group_by_file, rank};
+use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions};
+pub use crate::scope::ResolvedScope;
+use crate::scope::{FileAtHead, Resolved, dedup, resolve_scope};
 use crate::score::{
     MatchType, compute_confidence, score_anchor_stability, score_context_level, score_provenance,
     score_recency,
@@ -65,59 +83,18 @@ pub struct GitReadPipeline {
     blame_cache: Option<BlameCache>,
 }
 
-/// One resolved query scope (spec 003 §4.2 `ResolvedScope`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedScope {
-    pub file: String,
-    /// Today's lines; `None` for the whole file.
-    pub line_range: Option<LineRange>,
-    /// The unit the anchor resolved to.
-    pub anchor_name: Option<String>,
-    pub anchor_type: Option<String>,
-    pub anchor_signature: Option<String>,
-    /// One of several units the anchor matched.
-    pub ambiguous: bool,
-    /// The anchor as asked (used to match regions by name, even when it could not
-    /// be resolved because the file has no grammar).
-    pub query_anchor: Option<String>,
+/// What stage 3 found: the notes that passed the filters.
+struct FetchedNotes {
+    /// How many distinct commits blame named.
+    commits_examined: u32,
+    fetched: Vec<Fetched>,
 }
 
-/// A file at HEAD: its text and outline.
-struct FileAtHead {
-    path: String,
-    line_count: u32,
-    /// `None`: no grammar for this file.
-    units: Option<Vec<Unit>>,
-}
-
-/// A note that passed the filters.
-struct Fetched {
-    commit: String,
-    annotation: Rc<Annotation>,
-    timestamp: DateTime<Utc>,
-}
-
-/// A region matched to a scope, its lines already in today's coordinates.
-struct Matched {
-    region: RegionAnnotation,
-    /// Index into the fetched annotations.
-    note: usize,
-    /// Index of the region in its annotation.
-    region_index: usize,
-    match_type: MatchType,
-    /// The region's lines as written (its commit's coordinates), for dedup.
-    original: LineRange,
-}
-
-/// A region of a scope's file that matched nothing: its lines are impossible or
-/// no longer survive (told apart by [`Run::warn_impossible_lines`]).
-struct Dropped {
-    note: usize,
-    region: usize,
-    /// The highest line of the annotating commit's file that blame saw
-    /// survive: the file had at least this many lines, so a region ending
-    /// there or before is possible.
-    seen_lines: u32,
+/// What stage 5 found: every matched region scored, in no particular order.
+struct Scored {
+    regions: Vec<ScoredRegion>,
+    /// Related annotations resolved, over all regions.
+    related_hops: u32,
 }
 
 /// Per-query state shared by the stages.
@@ -217,27 +194,7 @@ impl GitReadPipeline {
 impl ReadPipeline for GitReadPipeline {
     fn execute(&self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
         validate_query(query)?;
-        let first = query.files[0].clone();
-        let head = match self.repo.resolve_commit("HEAD") {
-            Ok(id) => id,
-            Err(gitctx::Error::UnbornHead { .. }) => {
-                return Err(ReadError::FileNotFound { path: first });
-            }
-            Err(err) => return Err(ReadError::Git(err)),
-        };
-        let head_time = self.repo.commit_info_by_id(head)?.committer.time.to_utc();
-        let notes_ref_exists = self.repo.notes(NOTES_REF)?.tip()?.is_some();
-        let mut run = Run {
-            pipeline: self,
-            head,
-            head_time,
-            warnings: Vec::new(),
-            notes: HashMap::new(),
-            outlines: HashMap::new(),
-            stability: HashMap::new(),
-            notes_ref_exists,
-        };
-        run.execute(query)
+        Run::start(self, &query.files[0])?.execute(query)
     }
 }
 
@@ -283,24 +240,71 @@ impl Run<'_> {
         &self.pipeline.repo
     }
 
+    /// The state of one query at today's HEAD; an unborn HEAD has no file
+    /// `first` (the first file asked for).
+    fn start<'p>(pipeline: &'p GitReadPipeline, first: &str) -> Result<Run<'p>, ReadError> {
+        let repo = &pipeline.repo;
+        let head = match repo.resolve_commit("HEAD") {
+            Ok(id) => id,
+            Err(gitctx::Error::UnbornHead { .. }) => {
+                return Err(ReadError::FileNotFound {
+                    path: first.to_owned(),
+                });
+            }
+            Err(err) => return Err(ReadError::Git(err)),
+        };
+        let head_time = repo.commit_info_by_id(head)?.committer.time.to_utc();
+        let notes_ref_exists = repo.notes(NOTES_REF)?.tip()?.is_some();
+        Ok(Run {
+            pipeline,
+            head,
+            head_time,
+            warnings: Vec::new(),
+            notes: HashMap::new(),
+            outlines: HashMap::new(),
+            stability: HashMap::new(),
+            notes_ref_exists,
+        })
+    }
+
+    /// The stages of spec 003 §4, in order; each returns what the next needs.
     fn execute(&mut self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
         let cutoff = self.since_cutoff(query.since.as_ref())?;
+        let resolved = self.resolve(query)?;
+        let blames = self.blame(&resolved)?;
+        let notes = self.fetch_notes(&blames, cutoff, query)?;
+        let matched = self.match_regions(&resolved, &blames, &notes.fetched);
+        let scored = self.score(matched, &notes.fetched, query.depth);
+        let regions = rank(
+            scored.regions,
+            query,
+            self.pipeline.config.default_max_regions,
+            &resolved.paths,
+        );
+        let mut output = self.assemble(query, &resolved, &notes, regions, scored.related_hops)?;
+        if let Some(budget) = query.max_tokens {
+            trim::trim_to_budget(&mut output, budget, query.format, query.verbose);
+            group_by_file(&mut output.regions, &resolved.paths);
+        }
+        Ok(output)
+    }
 
-        // Stage 1: scopes.
+    /// Stage 1: the scopes of every file asked for. With several files, an
+    /// anchor needs to exist in one of them only: the others are left out,
+    /// with a warning.
+    fn resolve(&mut self, query: &ReadQuery) -> Result<Resolved, ReadError> {
+        let paths = dedup(&query.files);
         let mut scopes = Vec::new();
         let mut files = Vec::new();
         let mut ambiguous = false;
-        let paths = dedup(&query.files);
         let mut first_miss = None;
         for path in &paths {
             let file = self.file_at_head(path)?;
-            match self.resolve_scope(&file, query) {
+            match resolve_scope(&file, query, &mut self.warnings) {
                 Ok(resolved) => {
                     ambiguous |= resolved.iter().any(|s| s.ambiguous);
                     scopes.extend(resolved);
                 }
-                // With several files, an anchor needs to exist in one of them only:
-                // the others are left out, with a warning.
                 Err(err @ ReadError::AnchorNotFound { .. }) if paths.len() > 1 => {
                     self.warnings.push(format!(
                         "{path}: no unit matches '{}'; the file is left out",
@@ -317,10 +321,19 @@ impl Run<'_> {
         {
             return Err(err);
         }
+        Ok(Resolved {
+            paths,
+            files,
+            scopes,
+            ambiguous,
+        })
+    }
 
-        // Stage 2: blame, once per scope.
-        let mut blames = Vec::with_capacity(scopes.len());
-        for scope in &scopes {
+    /// Stage 2: each scope blamed at HEAD (through the blame cache, if any),
+    /// in the order of the scopes.
+    fn blame(&self, resolved: &Resolved) -> Result<Vec<Vec<BlameEntry>>, ReadError> {
+        let mut blames = Vec::with_capacity(resolved.scopes.len());
+        for scope in &resolved.scopes {
             let options = BlameOptions {
                 rev: Some(self.head.to_hex()),
                 lines: scope.line_range.map(|r| (r.start, r.end)),
@@ -336,8 +349,17 @@ impl Run<'_> {
             })?;
             blames.push(entries);
         }
+        Ok(blames)
+    }
 
-        // Stage 3: notes of the blamed commits, filtered.
+    /// Stage 3: the notes of the blamed commits, kept when they are as recent
+    /// as `cutoff` and of the context level the query admits.
+    fn fetch_notes(
+        &mut self,
+        blames: &[Vec<BlameEntry>],
+        cutoff: Option<DateTime<Utc>>,
+        query: &ReadQuery,
+    ) -> Result<FetchedNotes, ReadError> {
         let mut commits: Vec<String> = Vec::new();
         let mut seen = HashSet::new();
         for entry in blames.iter().flatten() {
@@ -370,38 +392,36 @@ impl Run<'_> {
         if !self.notes_ref_exists {
             self.warnings.push(NO_NOTES_HINT.to_owned());
         }
+        Ok(FetchedNotes {
+            commits_examined: commits.len() as u32,
+            fetched,
+        })
+    }
 
-        // Stage 4: regions of the query.
-        let mut matched: Vec<Matched> = Vec::new();
-        let mut dropped: Vec<Dropped> = Vec::new();
-        for (scope, entries) in scopes.iter().zip(&blames) {
-            let units = files
-                .iter()
-                .find(|f| f.path == scope.file)
-                .and_then(|f| f.units.as_deref());
-            filter_regions(scope, entries, units, &fetched, &mut matched, &mut dropped);
-        }
-        let matched = dedup_matches(matched);
-        self.warn_impossible_lines(&fetched, &matched, dropped);
+    /// Stage 4: the regions of the query ([`match_regions`]), with a warning
+    /// for every region left out because its lines cannot exist.
+    fn match_regions(
+        &mut self,
+        resolved: &Resolved,
+        blames: &[Vec<BlameEntry>],
+        fetched: &[Fetched],
+    ) -> Vec<Matched> {
+        let Matches { matched, dropped } = match_regions(resolved, blames, fetched);
+        self.warn_impossible_lines(fetched, &matched, dropped);
+        matched
+    }
 
-        // Stages 5 and 6: follow references, score, rank and cut.
+    /// Stage 5: each matched region scored, with its related annotations
+    /// followed up to `depth` hops.
+    fn score(&mut self, matched: Vec<Matched>, fetched: &[Fetched], depth: u32) -> Scored {
         let mut related_hops = 0;
-        let mut scored: Vec<ScoredRegion> = Vec::new();
+        let mut regions: Vec<ScoredRegion> = Vec::with_capacity(matched.len());
         for m in matched {
             let note = &fetched[m.note];
-            let factors = ConfidenceFactors {
-                recency: score_recency(
-                    note.timestamp,
-                    self.head_time,
-                    self.pipeline.config.recency_half_life,
-                ),
-                context_level: score_context_level(&note.annotation.context_level),
-                anchor_stability: self.stability(&m.region, m.match_type),
-                provenance: score_provenance(&note.annotation.provenance.operation),
-            };
-            let related = self.follow(&note.commit, &m.region, query.depth);
+            let factors = self.factors(&note.annotation, note.timestamp, &m.region, m.match_type);
+            let related = self.follow(&note.commit, &m.region, depth);
             related_hops += related.len() as u32;
-            scored.push(ScoredRegion {
+            regions.push(ScoredRegion {
                 region: m.region,
                 commit_sha: note.commit.clone(),
                 timestamp: note.timestamp,
@@ -410,52 +430,41 @@ impl Run<'_> {
                 related,
             });
         }
-        sort_by_confidence(&mut scored);
-        scored.retain(|r| r.confidence >= query.min_confidence);
-        if let Some(tags) = &query.tags {
-            let wanted: Vec<String> = tags.iter().map(|t| t.trim().to_lowercase()).collect();
-            scored.retain(|r| {
-                r.region
-                    .tags
-                    .iter()
-                    .any(|t| wanted.contains(&t.trim().to_lowercase()))
-            });
+        Scored {
+            regions,
+            related_hops,
         }
-        let cap = query
-            .max_regions
-            .unwrap_or(self.pipeline.config.default_max_regions) as usize;
-        scored.truncate(cap);
-        group_by_file(&mut scored, &paths);
+    }
 
-        // Stage 7: assembly.
-        let dependencies_on_this = self.dependencies_on(&scopes, &files)?;
-        let cross_cutting = cross_cutting(&scopes, &fetched);
-        let mut output = ReadOutput {
+    /// Stage 7: the output around the ranked `regions`: what depends on the
+    /// scopes, the cross-cutting concerns that mention them, the query's echo,
+    /// the counts and every warning so far.
+    fn assemble(
+        &mut self,
+        query: &ReadQuery,
+        resolved: &Resolved,
+        notes: &FetchedNotes,
+        regions: Vec<ScoredRegion>,
+        related_hops: u32,
+    ) -> Result<ReadOutput, ReadError> {
+        let dependencies_on_this = self.dependencies_on(resolved)?;
+        let cross_cutting = cross_cutting(&resolved.scopes, &notes.fetched);
+        let regions_returned = regions.len() as u32;
+        Ok(ReadOutput {
             schema: READ_SCHEMA_V1.to_owned(),
-            query: echo(
-                query,
-                &scopes,
-                ambiguous,
-                self.pipeline.config.default_max_regions,
-            ),
-            regions: scored,
+            query: echo(query, resolved, self.pipeline.config.default_max_regions),
+            regions,
             dependencies_on_this,
             cross_cutting,
             stats: ReadStats {
-                commits_examined: commits.len() as u32,
-                annotations_found: fetched.len() as u32,
-                regions_returned: 0,
+                commits_examined: notes.commits_examined,
+                annotations_found: notes.fetched.len() as u32,
+                regions_returned,
                 related_hops,
             },
             trimmed: None,
             warnings: std::mem::take(&mut self.warnings),
-        };
-        output.stats.regions_returned = output.regions.len() as u32;
-        if let Some(budget) = query.max_tokens {
-            trim::trim_to_budget(&mut output, budget, query.format, query.verbose);
-            group_by_file(&mut output.regions, &paths);
-        }
-        Ok(output)
+        })
     }
 
     fn since_cutoff(
@@ -532,6 +541,27 @@ impl Run<'_> {
         units
     }
 
+    /// The four confidence factors of `region`, written at `timestamp` in
+    /// `annotation` and matched to the query as `matched`.
+    fn factors(
+        &mut self,
+        annotation: &Annotation,
+        timestamp: DateTime<Utc>,
+        region: &RegionAnnotation,
+        matched: MatchType,
+    ) -> ConfidenceFactors {
+        ConfidenceFactors {
+            recency: score_recency(
+                timestamp,
+                self.head_time,
+                self.pipeline.config.recency_half_life,
+            ),
+            context_level: score_context_level(&annotation.context_level),
+            anchor_stability: self.stability(region, matched),
+            provenance: score_provenance(&annotation.provenance.operation),
+        }
+    }
+
     /// The anchor-stability factor of `region` against today's outline, cached.
     fn stability(&mut self, region: &RegionAnnotation, matched: MatchType) -> f64 {
         let class = match matched {
@@ -552,72 +582,6 @@ impl Run<'_> {
         let score = score_anchor_stability(region, units.as_deref().map(Vec::as_slice), matched);
         self.stability.insert(key, score);
         score
-    }
-
-    /// Stage 1 for one file.
-    fn resolve_scope(
-        &mut self,
-        file: &FileAtHead,
-        query: &ReadQuery,
-    ) -> Result<Vec<ResolvedScope>, ReadError> {
-        let whole = ResolvedScope {
-            file: file.path.clone(),
-            line_range: None,
-            anchor_name: None,
-            anchor_type: None,
-            anchor_signature: None,
-            ambiguous: false,
-            query_anchor: query.anchor.clone(),
-        };
-        if let Some(lines) = query.lines {
-            if lines.end > file.line_count {
-                return Err(ReadError::LineRangeOutOfBounds {
-                    start: lines.start,
-                    end: lines.end,
-                    len: file.line_count,
-                });
-            }
-            return Ok(vec![ResolvedScope {
-                line_range: Some(lines),
-                ..whole
-            }]);
-        }
-        let Some(anchor) = &query.anchor else {
-            return Ok(vec![whole]);
-        };
-        let Some(units) = &file.units else {
-            // No grammar: regions are matched by name over the whole file.
-            return Ok(vec![whole]);
-        };
-        let resolution = outline::resolve_anchor(units, anchor).map_err(|err| match err {
-            outline::AnchorError::NotFound { available, .. } => ReadError::AnchorNotFound {
-                path: file.path.clone(),
-                anchor: anchor.clone(),
-                available,
-            },
-            outline::AnchorError::EmptyQuery => {
-                ReadError::InvalidArgument("The anchor is empty".to_owned())
-            }
-        })?;
-        if let Some(warning) = &resolution.warning {
-            self.warnings.push(format!("{}: {warning}", file.path));
-        }
-        Ok(resolution
-            .units
-            .iter()
-            .map(|unit| ResolvedScope {
-                file: file.path.clone(),
-                line_range: Some(LineRange {
-                    start: unit.lines.start,
-                    end: unit.lines.end.min(file.line_count.max(unit.lines.start)),
-                }),
-                anchor_name: Some(unit.qualified_name.clone()),
-                anchor_type: Some(unit.kind.as_str().to_owned()),
-                anchor_signature: Some(unit.signature.clone()),
-                ambiguous: resolution.ambiguous,
-                query_anchor: Some(anchor.clone()),
-            })
-            .collect())
     }
 
     /// Reads and parses the notes of `commits` not read yet; malformed ones are
@@ -769,16 +733,7 @@ impl Run<'_> {
                 continue;
             };
             let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
-            let factors = ConfidenceFactors {
-                recency: score_recency(
-                    timestamp,
-                    self.head_time,
-                    self.pipeline.config.recency_half_life,
-                ),
-                context_level: score_context_level(&annotation.context_level),
-                anchor_stability: self.stability(found, MatchType::ExactAnchor),
-                provenance: score_provenance(&annotation.provenance.operation),
-            };
+            let factors = self.factors(&annotation, timestamp, found, MatchType::ExactAnchor);
             out.push(ResolvedRelated {
                 commit: target.clone(),
                 anchor: link.anchor.clone(),
@@ -804,11 +759,7 @@ impl Run<'_> {
 
     /// `dependencies_on_this`: semantic dependencies declared by the regions of the
     /// most recent `depsScanLimit` annotated commits that point at a queried scope.
-    fn dependencies_on(
-        &mut self,
-        scopes: &[ResolvedScope],
-        files: &[FileAtHead],
-    ) -> Result<Vec<DependencyEntry>, ReadError> {
+    fn dependencies_on(&mut self, resolved: &Resolved) -> Result<Vec<DependencyEntry>, ReadError> {
         let limit = self.pipeline.config.deps_scan_limit as usize;
         if limit == 0 || !self.notes_ref_exists {
             return Ok(Vec::new());
@@ -823,7 +774,11 @@ impl Run<'_> {
             };
             for region in &annotation.regions {
                 for dep in &region.semantic_dependencies {
-                    let Some(scope) = scopes.iter().find(|s| depends_on(dep, s, files)) else {
+                    let Some(scope) = resolved
+                        .scopes
+                        .iter()
+                        .find(|s| depends_on(dep, s, resolved))
+                    else {
                         continue;
                     };
                     let is_self = region.file == scope.file
@@ -873,254 +828,18 @@ impl Run<'_> {
     }
 }
 
-/// Stage 4 for one scope: the regions of the blamed commits' notes that concern
-/// it, with their lines moved to today's coordinates.
-fn filter_regions(
-    scope: &ResolvedScope,
-    entries: &[BlameEntry],
-    units: Option<&[Unit]>,
-    fetched: &[Fetched],
-    out: &mut Vec<Matched>,
-    dropped: &mut Vec<Dropped>,
-) {
-    let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
-    for entry in entries {
-        by_commit
-            .entry(entry.commit.to_hex())
-            .or_default()
-            .push(entry);
-    }
-    let named = fetched
-        .iter()
-        .filter(|note| by_commit.contains_key(&note.commit))
-        .flat_map(|note| &note.annotation.regions)
-        .any(|region| {
-            matches!(
-                name_match(scope, region),
-                Some(MatchKind::Exact | MatchKind::Unqualified)
-            )
-        });
-    for (index, note) in fetched.iter().enumerate() {
-        let Some(entries) = by_commit.get(&note.commit) else {
-            continue;
-        };
-        for (region_index, region) in note.annotation.regions.iter().enumerate() {
-            let same_file =
-                region.file == scope.file || entries.iter().any(|e| e.original_path == region.file);
-            if !same_file {
-                continue;
-            }
-            if region.lines.start == 0 || region.lines.end < region.lines.start {
-                dropped.push(Dropped {
-                    note: index,
-                    region: region_index,
-                    seen_lines: 0,
-                });
-                continue;
-            }
-            let surviving = surviving_lines(region, entries);
-            // A fuzzy name counts only when no region of this scope matches by
-            // name exactly (exact > unqualified > fuzzy, as for scopes): `encode`
-            // is two edits from `decode` but is not about it.
-            let name_match = name_match(scope, region)
-                .filter(|kind| !matches!(kind, MatchKind::Fuzzy { .. }) || !named);
-            let not_current = Dropped {
-                note: index,
-                region: region_index,
-                seen_lines: entries.iter().map(|e| e.original_end).max().unwrap_or(0),
-            };
-            let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
-                (Some(kind), _, range) => {
-                    let Some(today) = surviving.or(range) else {
-                        dropped.push(not_current);
-                        continue;
-                    };
-                    (anchor_match(kind), today)
-                }
-                (None, Some(_), Some(_)) | (None, None, Some(_)) => {
-                    let Some(today) = surviving else {
-                        dropped.push(not_current);
-                        continue;
-                    };
-                    let len = region.lines.end - region.lines.start + 1;
-                    let kept = count_surviving(region, entries);
-                    let overlap_ratio = f64::from(kept) / f64::from(len);
-                    (MatchType::LineOverlap { overlap_ratio }, today)
-                }
-                // An anchor that could not be resolved (no grammar) matches by name
-                // only.
-                (None, Some(_), None) => continue,
-                (None, None, None) => {
-                    let Some(today) = surviving else {
-                        dropped.push(not_current);
-                        continue;
-                    };
-                    (MatchType::WholeFile, today)
-                }
-            };
-            let mut region = region.clone();
-            let original = region.lines;
-            region.lines = widen_to_unit(&region, today, units);
-            out.push(Matched {
-                region,
-                note: index,
-                region_index,
-                match_type,
-                original,
-            });
-        }
-    }
-}
-
-/// How a region's anchor name matches the scope: against the unit the anchor
-/// resolved to (so `B::run` does not match the scope of `A::run`), or the anchor as
-/// asked when it could not be resolved.
-fn name_match(scope: &ResolvedScope, region: &RegionAnnotation) -> Option<MatchKind> {
-    let target = scope
-        .anchor_name
-        .as_deref()
-        .or(scope.query_anchor.as_deref())?;
-    outline::match_name(target, &region.ast_anchor.name)
-}
-
-/// Blame only knows the lines a commit itself last changed; lines of the region
-/// that an older commit wrote are attributed to that one. When today's outline has
-/// the region's unit (by name) around those lines, the unit's range is the
-/// region's today; otherwise the span of its surviving lines is.
-fn widen_to_unit(region: &RegionAnnotation, today: LineRange, units: Option<&[Unit]>) -> LineRange {
-    let Some(units) = units else {
-        return today;
-    };
-    units
-        .iter()
-        .filter(|unit| unit.lines.start <= today.start && unit.lines.end >= today.end)
-        .filter(|unit| {
-            matches!(
-                outline::match_name(&region.ast_anchor.name, &unit.qualified_name),
-                Some(MatchKind::Exact | MatchKind::Unqualified)
-            )
-        })
-        .min_by_key(|unit| unit.lines.end - unit.lines.start)
-        .map(|unit| LineRange {
-            start: unit.lines.start,
-            end: unit.lines.end,
-        })
-        .unwrap_or(today)
-}
-
-/// Today's span of the region's lines that survive in this commit's blame
-/// entries (judged in the commit's own coordinates).
-fn surviving_lines(region: &RegionAnnotation, entries: &[&BlameEntry]) -> Option<LineRange> {
-    let mut span: Option<LineRange> = None;
-    for entry in entries.iter().filter(|e| e.original_path == region.file) {
-        let start = region.lines.start.max(entry.original_start);
-        let end = region.lines.end.min(entry.original_end);
-        if start > end {
-            continue;
-        }
-        let (Some(from), Some(to)) = (entry.to_final(start), entry.to_final(end)) else {
-            continue;
-        };
-        span = Some(match span {
-            None => LineRange {
-                start: from,
-                end: to,
-            },
-            Some(s) => LineRange {
-                start: s.start.min(from),
-                end: s.end.max(to),
-            },
-        });
-    }
-    span
-}
-
-fn count_surviving(region: &RegionAnnotation, entries: &[&BlameEntry]) -> u32 {
-    entries
-        .iter()
-        .filter(|e| e.original_path == region.file)
-        .map(|e| {
-            let start = region.lines.start.max(e.original_start);
-            let end = region.lines.end.min(e.original_end);
-            if start > end { 0 } else { end - start + 1 }
-        })
-        .sum()
-}
-
-fn anchor_match(kind: MatchKind) -> MatchType {
-    match kind {
-        MatchKind::Exact => MatchType::ExactAnchor,
-        MatchKind::Unqualified => MatchType::UnqualifiedAnchor,
-        MatchKind::Fuzzy { distance } => MatchType::FuzzyAnchor { distance },
-    }
-}
-
-/// The same region matched by several scopes (an ambiguous anchor, two files of
-/// one commit) is kept once, with its best match.
-fn dedup_matches(matched: Vec<Matched>) -> Vec<Matched> {
-    let mut best: Vec<Matched> = Vec::with_capacity(matched.len());
-    let mut index: HashMap<(usize, String, String, u32, u32), usize> = HashMap::new();
-    for m in matched {
-        // The note index stands for the commit: one note per commit.
-        let key = (
-            m.note,
-            m.region.file.clone(),
-            m.region.ast_anchor.name.clone(),
-            m.original.start,
-            m.original.end,
-        );
-        match index.get(&key) {
-            Some(&i) if m.match_type.rank() < best[i].match_type.rank() => best[i] = m,
-            Some(_) => {}
-            None => {
-                index.insert(key, best.len());
-                best.push(m);
-            }
-        }
-    }
-    best
-}
-
-/// Best first; ties newest first, then by file and anchor, so output is stable.
-pub(crate) fn sort_by_confidence(regions: &mut [ScoredRegion]) {
-    regions.sort_by(|a, b| {
-        b.confidence
-            .total_cmp(&a.confidence)
-            .then(b.timestamp.cmp(&a.timestamp))
-            .then(a.region.file.cmp(&b.region.file))
-            .then(a.region.ast_anchor.name.cmp(&b.region.ast_anchor.name))
-            .then(a.region.lines.start.cmp(&b.region.lines.start))
-    });
-}
-
-/// Multi-file output groups regions by file, in the order the files were asked
-/// for (spec 003 §4.10); within a file the confidence order stays. Regions of a
-/// file that was renamed since they were written sort with the file they were
-/// found in last.
-pub(crate) fn group_by_file(regions: &mut [ScoredRegion], files: &[String]) {
-    if files.len() < 2 {
-        return;
-    }
-    let rank = |file: &str| files.iter().position(|f| f == file).unwrap_or(files.len());
-    regions.sort_by_key(|r| rank(&r.region.file));
-}
-
 /// Does `dep` point at `scope`? Same file, and: the scope's anchor (by name), or
 /// for a line range a unit of today's outline overlapping it, or for the whole
 /// file anything.
 fn depends_on(
     dep: &ultragit_schema::SemanticDependency,
     scope: &ResolvedScope,
-    files: &[FileAtHead],
+    resolved: &Resolved,
 ) -> bool {
     if dep.file != scope.file {
         return false;
     }
-    if let Some(anchor) = scope
-        .anchor_name
-        .as_deref()
-        .or(scope.query_anchor.as_deref())
-    {
+    if let Some(anchor) = scope.anchor() {
         return matches!(
             outline::match_name(&dep.anchor, anchor),
             Some(MatchKind::Exact | MatchKind::Unqualified)
@@ -1129,11 +848,7 @@ fn depends_on(
     let Some(range) = scope.line_range else {
         return true;
     };
-    let units = files
-        .iter()
-        .find(|f| f.path == scope.file)
-        .and_then(|f| f.units.as_ref());
-    let Some(units) = units else {
+    let Some(units) = resolved.units(&scope.file) else {
         return true;
     };
     units.iter().any(|unit| {
@@ -1156,11 +871,7 @@ fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCutt
                 let (file, anchor) = reference.split_once(':').unwrap_or((reference, ""));
                 scopes.iter().any(|scope| {
                     file == scope.file
-                        && match scope
-                            .anchor_name
-                            .as_deref()
-                            .or(scope.query_anchor.as_deref())
-                        {
+                        && match scope.anchor() {
                             None => true,
                             Some(queried) => {
                                 anchor.is_empty()
@@ -1188,14 +899,10 @@ fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCutt
     out
 }
 
-fn echo(
-    query: &ReadQuery,
-    scopes: &[ResolvedScope],
-    ambiguous: bool,
-    default_max: u32,
-) -> QueryEcho {
+/// The query as the output repeats it, with the scopes it resolved to.
+fn echo(query: &ReadQuery, resolved: &Resolved, default_max: u32) -> QueryEcho {
     QueryEcho {
-        files: dedup(&query.files),
+        files: resolved.paths.clone(),
         anchor: query.anchor.clone(),
         lines: query.lines,
         since: query.since.as_ref().map(|s| match s {
@@ -1208,7 +915,8 @@ fn echo(
         depth: query.depth,
         max_regions: query.max_regions.unwrap_or(default_max),
         max_tokens: query.max_tokens,
-        scopes: scopes
+        scopes: resolved
+            .scopes
             .iter()
             .map(|s| ScopeEcho {
                 file: s.file.clone(),
@@ -1219,17 +927,6 @@ fn echo(
                 ambiguous: s.ambiguous,
             })
             .collect(),
-        ambiguous_anchor: ambiguous,
+        ambiguous_anchor: resolved.ambiguous,
     }
-}
-
-fn dedup(files: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for file in files {
-        let file = file.trim_start_matches("./").to_owned();
-        if !out.contains(&file) {
-            out.push(file);
-        }
-    }
-    out
 }

@@ -21,8 +21,8 @@
 use ultragit_schema::{ReadOutput, ScoredRegion, TrimmedInfo};
 
 use crate::format::estimate_tokens;
-use crate::pipeline::sort_by_confidence;
 use crate::query::Format;
+use crate::rank::sort_by_confidence;
 
 /// The strategy name reported in `trimmed`.
 pub const STRATEGY: &str = "newest_commits_first";

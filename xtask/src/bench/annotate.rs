@@ -29,9 +29,8 @@ use serde_json::json;
 use testkit::{FAKE_MODEL, FakeLlm, Flavor, Reply, call};
 use ultragit_annotate::{AnnotateConfig, NOTES_REF, annotate_commit, gather, store, triviality};
 
-use super::{Case, build_ultragit, fmt, measure, report, row, verdict};
+use super::{Case, build_ultragit, fmt, interleave, measure, report, row, succeed, verdict};
 use crate::fixtures::{self, AnnotateFixture, scratch_copy};
-use crate::workspace_root;
 
 const TOTAL_TARGET_MS: f64 = 100.0;
 const HOOK_TARGET_MS: f64 = 50.0;
@@ -92,17 +91,8 @@ fn script(fixture: &AnnotateFixture) -> Vec<Reply> {
     ]
 }
 
-fn scratch(name: &str) -> PathBuf {
-    workspace_root()
-        .join("target")
-        .join("bench-fixtures")
-        .join(name)
-}
-
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    GitCommand::new(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    fixtures::hermetic(dir)
         .args(args)
         .run_text()
         .map(|s| s.trim().to_owned())
@@ -128,7 +118,7 @@ struct Phases {
 }
 
 fn in_process(fixture: &AnnotateFixture) -> Result<(), String> {
-    let dir = scratch("annotate-run");
+    let dir = fixtures::dir("annotate-run");
     scratch_copy(&fixture.repo, &dir)?;
     let tip = git(&dir, &["rev-parse", NOTES_REF])?;
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
@@ -384,7 +374,7 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
             return Ok(());
         }
     };
-    let root = scratch("annotate-hook");
+    let root = fixtures::dir("annotate-hook");
     let dir = root.join("repo");
     let home = root.join("home");
     scratch_copy(&fixture.repo, &dir)?;
@@ -396,17 +386,11 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
     let mut init = Command::new(&exe);
     init.current_dir(&dir).arg("init");
     hermetic(&mut init, &home);
-    let out = init
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("could not run {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "ultragit init failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    succeed(
+        init.stderr(Stdio::piped()),
+        &exe.display(),
+        &"ultragit init",
+    )?;
     let repo = Repo::open(&dir).map_err(|e| e.to_string())?;
     let hook = repo
         .hooks_dir()
@@ -532,22 +516,8 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
     };
     commit(false)?;
     commit(true)?;
-    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    let mut differences = Vec::with_capacity(RUNS);
-    for i in 0..RUNS {
-        let (without, with) = if i % 2 == 0 {
-            let without = commit(false)?;
-            (without, commit(true)?)
-        } else {
-            let with = commit(true)?;
-            (commit(false)?, with)
-        };
-        times[0].push(without);
-        times[1].push(with);
-        differences.push(with.as_secs_f64() - without.as_secs_f64());
-    }
-    differences.sort_by(f64::total_cmp);
-    let extra = differences[differences.len() / 2] * 1000.0;
+    let (times, difference) = interleave(RUNS, || commit(false), || commit(true))?;
+    let extra = difference * 1000.0;
     let [without, with] = times;
     let rows = [
         row("git commit (hook disabled)", without, 0, ""),

@@ -127,7 +127,7 @@ const CASES: &[Case] = &[
 pub(super) fn reply_memory() -> Result<(), String> {
     let git_agent = build_release("git-agent")?;
     let helper = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
-    let repo = project();
+    let repo = TestRepo::with_staged_change();
     let home = tempfile::tempdir().map_err(|e| format!("a temporary home: {e}"))?;
     println!(
         "reply-memory: peak RSS of `git-agent commit-msg` (release: {}) answering the fake \
@@ -205,23 +205,6 @@ fn mib(kib: u64) -> f64 {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
-}
-
-/// A repository with one staged change to describe.
-fn project() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
-    );
-    repo.commit_all("feat: add connect");
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() \
-         {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
-    repo
 }
 
 /// One `git-agent commit-msg` through the helper, hermetic: no host OpenAI or

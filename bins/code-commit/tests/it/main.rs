@@ -2,4 +2,5 @@
 
 mod attacks;
 mod cli;
+mod errors;
 mod run;

@@ -6,17 +6,17 @@ use std::process::Command;
 
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
-const KEY: &str = "sk-binary-run-secret-7Hq";
+pub(crate) const KEY: &str = "sk-binary-run-secret-7Hq";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs code-commit in `dir` with a fresh, empty home (no user configuration
 /// or key file from the machine running the tests), then `env`.
-fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_code-commit"));
     cmd.args(args).current_dir(dir);
@@ -34,7 +34,7 @@ fn code_commit(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-fn project(server: &FakeLlm) -> TestRepo {
+pub(crate) fn project(server: &FakeLlm) -> TestRepo {
     let repo = TestRepo::new();
     set_up(&repo, server);
     repo

@@ -2,6 +2,7 @@
 //! fake servers on 127.0.0.1.
 
 mod cli;
+mod errors;
 mod limits;
 mod message;
 mod untrusted;

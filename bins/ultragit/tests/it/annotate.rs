@@ -65,7 +65,7 @@ pub fn script() -> Vec<Reply> {
 }
 
 /// A repository with `connect`, then `retry_connect` (HEAD).
-fn repo() -> (TestRepo, String) {
+pub fn repo() -> (TestRepo, String) {
     let repo = TestRepo::new();
     repo.commit_file("src/net.rs", NET_V1, "Add connect");
     let head = repo.commit_file("src/net.rs", NET_V2, "Add retry_connect");

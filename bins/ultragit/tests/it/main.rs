@@ -4,6 +4,7 @@
 
 mod annotate;
 mod cli;
+mod errors;
 mod golden;
 mod init;
 mod read;

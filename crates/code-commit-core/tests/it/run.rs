@@ -53,6 +53,16 @@ fn provider(server: &FakeLlm) -> (std::sync::Arc<dyn llm::LlmProvider>, Redactor
 /// Runs the loop against `script`; returns the report (or error), the steps and
 /// the server (for its recorded requests).
 fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
+    go_beside(repo, script, async {})
+}
+
+/// [`go`] with `beside` running as another task of the same single-threaded
+/// runtime, stopped when the loop ends.
+fn go_beside(
+    repo: &TestRepo,
+    script: Vec<Reply>,
+    beside: impl std::future::Future<Output = ()> + 'static,
+) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
     let server = FakeLlm::start(Flavor::OpenAiChat, script);
     let (provider, redactor) = provider(&server);
     let inputs = run::preflight(repo.path()).unwrap();
@@ -62,18 +72,25 @@ fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>,
         ..RunOptions::default()
     };
     let mut steps = Vec::new();
-    let result = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap()
-        .block_on(run::run(
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, async {
+        let beside = tokio::task::spawn_local(beside);
+        let result = run::run(
             repo.path(),
             &inputs,
             provider.as_ref(),
             &redactor,
             &options,
             &mut |s: &Step| steps.push(s.clone()),
-        ));
+        )
+        .await;
+        beside.abort();
+        result
+    });
     (result, steps, server)
 }
 
@@ -564,4 +581,35 @@ fn preflight_reads_only_regular_files_without_links() {
         },
         "agent-config/query.txt: agent-config/ is a symbolic link",
     );
+}
+
+/// `build.sh` runs off the runtime's thread: here it waits for a file that
+/// another task of the same single-threaded runtime writes once the build has
+/// started. A build blocking the thread would never see it, and fail.
+#[test]
+fn the_build_does_not_block_the_runtime() {
+    let repo = project();
+    repo.write_executable(
+        "build.sh",
+        "#!/bin/sh\ntouch started\ni=0\nwhile [ ! -e go ]; do\n  i=$((i+1))\n  if [ $i -gt 1200 ]; then echo 'nobody said go' >&2; exit 1; fi\n  sleep 0.05\ndone\necho went\n",
+    );
+    let root = repo.path().to_path_buf();
+    let beside = async move {
+        while !root.join("started").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        std::fs::write(root.join("go"), "").unwrap();
+    };
+    let (result, steps, _server) = go_beside(
+        &repo,
+        vec![Reply::text(&file("src/value.txt", "fixed\n"))],
+        beside,
+    );
+    let report = result.unwrap();
+    assert!(report.passed, "{:?}", report.failure);
+    assert!(steps.contains(&Step::Built {
+        attempt: 1,
+        passed: true,
+        status: "build.sh exited with status 0".to_owned(),
+    }));
 }

@@ -1,6 +1,7 @@
 //! Per-file and total byte budgets.
 
-use guidance::{FamilyChoice, Options};
+use guidance::{FamilyChoice, Guidance, Options};
+use tempfile::TempDir;
 
 use crate::{repo, resolve_with};
 
@@ -9,6 +10,21 @@ fn options(max_file_bytes: usize, max_total_bytes: usize) -> Options {
         max_file_bytes,
         max_total_bytes,
     }
+}
+
+/// Resolves `targets` under `root` (family `auto`) within the two budgets.
+fn within(
+    root: &TempDir,
+    targets: &[&str],
+    max_file_bytes: usize,
+    max_total_bytes: usize,
+) -> Guidance {
+    resolve_with(
+        root.path(),
+        targets,
+        FamilyChoice::Auto,
+        &options(max_file_bytes, max_total_bytes),
+    )
 }
 
 #[test]
@@ -22,12 +38,7 @@ fn a_long_file_is_cut_and_marked() {
         ("AGENTS.md", "0123456789abcdef\n"),
         ("src/AGENTS.md", "short\n"),
     ]);
-    let found = resolve_with(
-        root.path(),
-        &["src/x"],
-        FamilyChoice::Auto,
-        &options(10, 1000),
-    );
+    let found = within(&root, &["src/x"], 10, 1000);
     let [first, second] = &found.sources[..] else {
         panic!("two sources: {:?}", found.sources)
     };
@@ -42,7 +53,7 @@ fn a_long_file_is_cut_and_marked() {
 #[test]
 fn a_file_exactly_at_the_limit_is_whole() {
     let root = repo(&[("AGENTS.md", "0123456789")]);
-    let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(10, 10));
+    let found = within(&root, &[], 10, 10);
     assert_eq!(found.sources[0].text, "0123456789");
     assert!(!found.sources[0].truncated);
 }
@@ -60,10 +71,10 @@ fn cuts_fall_on_character_boundaries() {
         (6, "aé€"),
     ];
     for (max, expected) in cases {
-        let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(max, 100));
+        let found = within(&root, &[], max, 100);
         assert_eq!(found.sources[0].text, expected, "max_file_bytes {max}");
         assert!(found.sources[0].truncated);
-        let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(100, max));
+        let found = within(&root, &[], 100, max);
         assert_eq!(found.sources[0].text, expected, "max_total_bytes {max}");
         assert!(found.sources[0].truncated);
     }
@@ -76,12 +87,7 @@ fn the_total_budget_cuts_then_empties_later_sources() {
         ("x/AGENTS.md", "bbbbbbbbbb"),
         ("x/y/AGENTS.md", "cccccccccc"),
     ]);
-    let found = resolve_with(
-        root.path(),
-        &["x/y/z"],
-        FamilyChoice::Auto,
-        &options(100, 15),
-    );
+    let found = within(&root, &["x/y/z"], 100, 15);
     let shown: Vec<(&str, &str, bool)> = found
         .sources
         .iter()
@@ -105,7 +111,7 @@ fn a_file_whose_shown_part_is_blank_does_not_count() {
         ("AGENTS.md", "     text after the limit\n"),
         ("CLAUDE.md", "claude\n"),
     ]);
-    let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(5, 100));
+    let found = within(&root, &[], 5, 100);
     assert_eq!(found.paths(), ["CLAUDE.md"]);
 }
 
@@ -113,10 +119,10 @@ fn a_file_whose_shown_part_is_blank_does_not_count() {
 fn zero_budgets() {
     let root = repo(&[("AGENTS.md", "rules\n")]);
     // Nothing can be shown of any file, so none counts.
-    let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(0, 100));
+    let found = within(&root, &[], 0, 100);
     assert!(found.is_empty());
     // The file counts, but nothing of it fits the total.
-    let found = resolve_with(root.path(), &[], FamilyChoice::Auto, &options(100, 0));
+    let found = within(&root, &[], 100, 0);
     assert_eq!(found.paths(), ["AGENTS.md"]);
     assert_eq!(found.sources[0].text, "");
     assert!(found.sources[0].truncated);
@@ -125,11 +131,6 @@ fn zero_budgets() {
 #[test]
 fn huge_budgets_do_not_overflow() {
     let root = repo(&[("AGENTS.md", "rules\n")]);
-    let found = resolve_with(
-        root.path(),
-        &[],
-        FamilyChoice::Auto,
-        &options(usize::MAX, usize::MAX),
-    );
+    let found = within(&root, &[], usize::MAX, usize::MAX);
     assert_eq!(found.sources[0].text, "rules\n");
 }

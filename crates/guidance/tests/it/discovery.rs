@@ -16,6 +16,23 @@ const THREE_LEVELS: &[&str] = &[
     "backend/api.rs",
 ];
 
+/// `target`, in `frontend/admin/` of [`THREE_LEVELS`], sees the guidance of
+/// every level, root first.
+fn sees_all_three_levels(target: &str) {
+    let found = check(
+        THREE_LEVELS,
+        &[target],
+        AUTO,
+        AGENTS,
+        &[
+            "AGENTS.md",
+            "frontend/AGENTS.md",
+            "frontend/admin/AGENTS.md",
+        ],
+    );
+    assert!(found.target.ends_with("frontend/admin"));
+}
+
 #[test]
 fn override_beats_agents_md_in_the_same_directory() {
     check(
@@ -36,18 +53,7 @@ fn override_beats_agents_md_in_the_same_directory() {
 
 #[test]
 fn scoped_root_to_leaf_order_over_three_levels() {
-    let found = check(
-        THREE_LEVELS,
-        &["frontend/admin/page.tsx"],
-        AUTO,
-        AGENTS,
-        &[
-            "AGENTS.md",
-            "frontend/AGENTS.md",
-            "frontend/admin/AGENTS.md",
-        ],
-    );
-    assert!(found.target.ends_with("frontend/admin"));
+    sees_all_three_levels("frontend/admin/page.tsx");
     // A sibling branch sees only the root.
     check(
         THREE_LEVELS,
@@ -225,18 +231,7 @@ fn forced_family_choices() {
 
 #[test]
 fn deleted_file_target_uses_its_parent_chain() {
-    let found = check(
-        THREE_LEVELS,
-        &["frontend/admin/deleted.tsx"],
-        AUTO,
-        AGENTS,
-        &[
-            "AGENTS.md",
-            "frontend/AGENTS.md",
-            "frontend/admin/AGENTS.md",
-        ],
-    );
-    assert!(found.target.ends_with("frontend/admin"));
+    sees_all_three_levels("frontend/admin/deleted.tsx");
     // A file in a deleted directory: the chain stops where the tree does,
     // the heading still names the target's directory.
     let root = repo(&[("AGENTS.md", "root\n"), ("old/AGENTS.md", "old\n")]);

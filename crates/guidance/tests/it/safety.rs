@@ -10,6 +10,11 @@ use crate::{resolve, write_files};
 /// An outer directory with guidance of both families, and an empty
 /// repository root inside it.
 fn nested() -> (TempDir, std::path::PathBuf) {
+    nested_with(&[])
+}
+
+/// [`nested`], with `files` written under the repository root.
+fn nested_with(files: &[(&str, &str)]) -> (TempDir, std::path::PathBuf) {
     let outer = tempfile::tempdir().unwrap();
     write_files(
         outer.path(),
@@ -21,6 +26,7 @@ fn nested() -> (TempDir, std::path::PathBuf) {
         ],
     );
     let root = outer.path().join("repo");
+    write_files(&root, files);
     (outer, root)
 }
 
@@ -64,11 +70,7 @@ fn dot_dot_and_absolute_targets_never_leave_the_root() {
 
 #[test]
 fn rejected_targets_still_see_the_root_guidance() {
-    let (_outer, root) = nested();
-    write_files(
-        &root,
-        &[("CLAUDE.md", "inside\n"), ("src/CLAUDE.md", "src\n")],
-    );
+    let (_outer, root) = nested_with(&[("CLAUDE.md", "inside\n"), ("src/CLAUDE.md", "src\n")]);
     let found = resolve(&root, &["../elsewhere/x", "src/lib.rs"], FamilyChoice::Auto);
     assert_eq!(found.family, Some(Family::Claude));
     assert_eq!(found.paths(), ["CLAUDE.md", "src/CLAUDE.md"]);
@@ -77,16 +79,12 @@ fn rejected_targets_still_see_the_root_guidance() {
 
 #[test]
 fn git_directory_targets_are_treated_as_the_root() {
-    let (_outer, root) = nested();
-    write_files(
-        &root,
-        &[
-            ("AGENTS.md", "inside\n"),
-            (".git/AGENTS.md", "GIT DIR\n"),
-            (".git/refs/AGENTS.md", "GIT DIR\n"),
-            ("sub/.git/AGENTS.md", "GIT DIR\n"),
-        ],
-    );
+    let (_outer, root) = nested_with(&[
+        ("AGENTS.md", "inside\n"),
+        (".git/AGENTS.md", "GIT DIR\n"),
+        (".git/refs/AGENTS.md", "GIT DIR\n"),
+        ("sub/.git/AGENTS.md", "GIT DIR\n"),
+    ]);
     for target in [
         ".git",
         ".git/refs/heads/main",
@@ -105,7 +103,7 @@ mod symlinks {
 
     use guidance::{Family, FamilyChoice};
 
-    use super::nested;
+    use super::{nested, nested_with};
     use crate::{resolve, write_files};
 
     #[test]
@@ -133,8 +131,7 @@ mod symlinks {
 
     #[test]
     fn symlinked_candidate_inside_the_root_counts() {
-        let (_outer, root) = nested();
-        write_files(&root, &[("docs/agents.txt", "shared rules\n")]);
+        let (_outer, root) = nested_with(&[("docs/agents.txt", "shared rules\n")]);
         symlink("docs/agents.txt", root.join("AGENTS.md")).unwrap();
         let found = resolve(&root, &[], FamilyChoice::Auto);
         assert_eq!(found.family, Some(Family::Agents));
@@ -171,11 +168,7 @@ mod symlinks {
 
     #[test]
     fn a_root_reached_through_a_symlink_works() {
-        let (outer, root) = nested();
-        write_files(
-            &root,
-            &[("AGENTS.md", "inside\n"), ("docs/x.md", "shared\n")],
-        );
+        let (outer, root) = nested_with(&[("AGENTS.md", "inside\n"), ("docs/x.md", "shared\n")]);
         symlink("../docs/x.md", root.join("src/AGENTS.md")).unwrap();
         let alias = outer.path().join("alias");
         symlink(&root, &alias).unwrap();

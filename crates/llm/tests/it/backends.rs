@@ -5,7 +5,7 @@ use llm::{
     Role, Secret, StopReason, ToolChoice, ToolSpec, build_provider,
 };
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, call};
+use testkit::{FakeLlm, RecordedRequest, Reply, call};
 
 use crate::{KEY, KINDS, config, flavor, runtime};
 
@@ -21,6 +21,21 @@ fn tool(name: &str) -> ToolSpec {
         }),
         strict: true,
     }
+}
+
+/// What `kind`'s backend sent for `request`, its config first changed by
+/// `edit`.
+fn sent(
+    kind: ProviderKind,
+    request: &CompletionRequest,
+    edit: impl FnOnce(&mut llm::ProviderConfig),
+) -> RecordedRequest {
+    let server = FakeLlm::start(flavor(kind), vec![Reply::text("ok")]);
+    let mut cfg = config(kind, &server);
+    edit(&mut cfg);
+    let provider = build_provider(cfg).unwrap();
+    runtime().block_on(provider.complete(request)).unwrap();
+    server.requests().remove(0)
 }
 
 /// A conversation midway: a user prompt, an assistant tool call and its result.
@@ -107,16 +122,10 @@ fn each_backend_parses_text_tool_calls_and_max_tokens() {
 
 #[test]
 fn responses_requests_carry_the_layers_items_and_flags() {
-    let server = FakeLlm::start(
-        flavor(ProviderKind::OpenAiResponses),
-        vec![Reply::text("ok")],
-    );
-    let mut cfg = config(ProviderKind::OpenAiResponses, &server);
-    cfg.priority = true;
-    cfg.reasoning_effort = Some(ReasoningEffort::Xhigh);
-    let provider = build_provider(cfg).unwrap();
-    runtime().block_on(provider.complete(&history())).unwrap();
-    let request = &server.requests()[0];
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), |cfg| {
+        cfg.priority = true;
+        cfg.reasoning_effort = Some(ReasoningEffort::Xhigh);
+    });
     assert_eq!(
         (request.method.as_str(), request.path.as_str()),
         ("POST", "/v1/responses")
@@ -157,11 +166,6 @@ fn responses_requests_carry_the_layers_items_and_flags() {
 
 #[test]
 fn responses_without_tools_omit_tool_fields_and_ask_for_json_when_told() {
-    let server = FakeLlm::start(
-        flavor(ProviderKind::OpenAiResponses),
-        vec![Reply::text("{}")],
-    );
-    let provider = build_provider(config(ProviderKind::OpenAiResponses, &server)).unwrap();
     let request = CompletionRequest {
         messages: vec![Message::user("hi")],
         json_format: Some(JsonFormat {
@@ -170,8 +174,7 @@ fn responses_without_tools_omit_tool_fields_and_ask_for_json_when_told() {
         }),
         ..Default::default()
     };
-    runtime().block_on(provider.complete(&request)).unwrap();
-    let body = server.requests()[0].json();
+    let body = sent(ProviderKind::OpenAiResponses, &request, |_| {}).json();
     for absent in [
         "tools",
         "tool_choice",
@@ -192,18 +195,12 @@ fn responses_without_tools_omit_tool_fields_and_ask_for_json_when_told() {
 
 #[test]
 fn chatgpt_auth_sends_the_bearer_token_and_account_header() {
-    let server = FakeLlm::start(
-        flavor(ProviderKind::OpenAiResponses),
-        vec![Reply::text("ok")],
-    );
-    let mut cfg = config(ProviderKind::OpenAiResponses, &server);
-    cfg.auth = Auth::ChatGpt {
-        access_token: Secret::new(KEY),
-        account_id: "acct-42".into(),
-    };
-    let provider = build_provider(cfg).unwrap();
-    runtime().block_on(provider.complete(&history())).unwrap();
-    let request = &server.requests()[0];
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), |cfg| {
+        cfg.auth = Auth::ChatGpt {
+            access_token: Secret::new(KEY),
+            account_id: "acct-42".into(),
+        };
+    });
     assert_eq!(
         request.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
@@ -213,10 +210,7 @@ fn chatgpt_auth_sends_the_bearer_token_and_account_header() {
 
 #[test]
 fn chat_requests_use_system_tool_and_tool_call_messages() {
-    let server = FakeLlm::start(flavor(ProviderKind::OpenAiChat), vec![Reply::text("ok")]);
-    let provider = build_provider(config(ProviderKind::OpenAiChat, &server)).unwrap();
-    runtime().block_on(provider.complete(&history())).unwrap();
-    let request = &server.requests()[0];
+    let request = &sent(ProviderKind::OpenAiChat, &history(), |_| {});
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(
         request.header("authorization"),
@@ -242,12 +236,9 @@ fn chat_requests_use_system_tool_and_tool_call_messages() {
 
 #[test]
 fn anthropic_requests_use_headers_system_and_blocks() {
-    let server = FakeLlm::start(flavor(ProviderKind::Anthropic), vec![Reply::text("ok")]);
-    let provider = build_provider(config(ProviderKind::Anthropic, &server)).unwrap();
     let mut request = history();
     request.tool_choice = ToolChoice::None;
-    runtime().block_on(provider.complete(&request)).unwrap();
-    let recorded = &server.requests()[0];
+    let recorded = &sent(ProviderKind::Anthropic, &request, |_| {});
     assert_eq!(recorded.path, "/v1/messages");
     assert_eq!(recorded.header("x-api-key"), Some(KEY));
     assert_eq!(recorded.header("anthropic-version"), Some("2023-06-01"));

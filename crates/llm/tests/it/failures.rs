@@ -1,24 +1,14 @@
 //! Malformed replies and provider errors are typed errors, never panics, and never
 //! carry the key.
 
-use llm::{CompletionRequest, LlmError, Message, build_provider};
+use llm::LlmError;
 use serde_json::json;
 use testkit::{FakeLlm, Reply, call};
 
-use crate::{KEY, KINDS, assert_no_key, config, flavor, runtime};
-
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
-    }
-}
+use crate::{KEY, KINDS, assert_no_key, complete, flavor};
 
 fn run(server: &FakeLlm, kind: llm::ProviderKind) -> LlmError {
-    let provider = build_provider(config(kind, server)).unwrap();
-    runtime()
-        .block_on(provider.complete(&request()))
-        .unwrap_err()
+    complete(server, kind, |_| {}).unwrap_err()
 }
 
 #[test]

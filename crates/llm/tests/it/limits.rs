@@ -2,33 +2,13 @@
 //! or streamed) is a clear `TooLarge` error, not retried; error bodies are read
 //! only as far as a message needs.
 
-use llm::{
-    CompletionRequest, DEFAULT_MAX_RESPONSE_BYTES, LlmError, Message, ProviderKind, build_provider,
-};
+use llm::{DEFAULT_MAX_RESPONSE_BYTES, LlmError, ProviderKind};
 use testkit::{FakeLlm, Reply};
 
-use crate::{KEY, KINDS, config, flavor, runtime};
+use crate::{KEY, KINDS, complete, flavor};
 
 /// 100 MB of reply text.
 const HUGE: usize = 100_000_000;
-
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
-    }
-}
-
-fn complete(
-    server: &FakeLlm,
-    kind: ProviderKind,
-    edit: impl FnOnce(&mut llm::ProviderConfig),
-) -> Result<llm::CompletionResponse, LlmError> {
-    let mut cfg = config(kind, server);
-    edit(&mut cfg);
-    let provider = build_provider(cfg).unwrap();
-    runtime().block_on(provider.complete(&request()))
-}
 
 fn assert_too_large(err: &LlmError, kind: ProviderKind, limit: &str) {
     assert!(

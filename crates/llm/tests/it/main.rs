@@ -8,7 +8,10 @@ mod transport;
 
 use std::time::Duration;
 
-use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, RetryPolicy, Secret};
+use llm::{
+    Auth, CompletionRequest, CompletionResponse, HttpOptions, LlmError, Message, ProviderConfig,
+    ProviderKind, RetryPolicy, Secret, build_provider,
+};
 use testkit::{FakeLlm, Flavor};
 
 /// A key the tests look for everywhere it must not appear.
@@ -47,6 +50,27 @@ pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
         max_response_bytes: llm::DEFAULT_MAX_RESPONSE_BYTES,
     };
     config
+}
+
+/// A one-message request: "hi" from the user.
+pub fn request() -> CompletionRequest {
+    CompletionRequest {
+        messages: vec![Message::user("hi")],
+        ..Default::default()
+    }
+}
+
+/// Sends [`request`] once to `kind`'s backend at `server`, its config first
+/// changed by `edit`.
+pub fn complete(
+    server: &FakeLlm,
+    kind: ProviderKind,
+    edit: impl FnOnce(&mut ProviderConfig),
+) -> Result<CompletionResponse, LlmError> {
+    let mut config = config(kind, server);
+    edit(&mut config);
+    let provider = build_provider(config).unwrap();
+    runtime().block_on(provider.complete(&request()))
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {

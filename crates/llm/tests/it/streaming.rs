@@ -1,19 +1,10 @@
 //! The Responses API as server-sent events.
 
-use llm::{
-    Auth, CompletionRequest, LlmError, Message, ProviderKind, Secret, StopReason, build_provider,
-};
+use llm::{Auth, LlmError, ProviderKind, Secret, StopReason, build_provider};
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, call};
 
-use crate::{KEY, config, runtime};
-
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
-    }
-}
+use crate::{KEY, complete, config, request, runtime};
 
 fn streaming(server: &FakeLlm) -> std::sync::Arc<dyn llm::LlmProvider> {
     let mut cfg = config(ProviderKind::OpenAiResponses, server);
@@ -57,27 +48,15 @@ fn chatgpt_sign_in_streams_by_default_and_api_keys_do_not() {
         Flavor::OpenAiResponses,
         vec![Reply::text("a"), Reply::text("b")],
     );
-    let mut cfg = config(ProviderKind::OpenAiResponses, &server);
-    cfg.auth = Auth::ChatGpt {
-        access_token: Secret::new(KEY),
-        account_id: "acct".into(),
-    };
-    let chatgpt = build_provider(cfg).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(chatgpt.complete(&request()))
-            .unwrap()
-            .text(),
-        "a"
-    );
-    let plain = build_provider(config(ProviderKind::OpenAiResponses, &server)).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(plain.complete(&request()))
-            .unwrap()
-            .text(),
-        "b"
-    );
+    let chatgpt = complete(&server, ProviderKind::OpenAiResponses, |cfg| {
+        cfg.auth = Auth::ChatGpt {
+            access_token: Secret::new(KEY),
+            account_id: "acct".into(),
+        }
+    });
+    assert_eq!(chatgpt.unwrap().text(), "a");
+    let plain = complete(&server, ProviderKind::OpenAiResponses, |_| {});
+    assert_eq!(plain.unwrap().text(), "b");
     let requests = server.requests();
     assert_eq!(requests[0].json()["stream"], true);
     assert!(requests[1].json().get("stream").is_none());

@@ -2,35 +2,46 @@
 
 use std::time::Duration;
 
-use llm::{CompletionRequest, LlmError, Message, ProviderKind, ProxyConfig, build_provider};
+use llm::{LlmError, ProviderKind, ProxyConfig};
 use testkit::{FakeLlm, Flavor, Reply};
 
-use crate::{KINDS, config, flavor, runtime};
+use crate::{KINDS, complete, config, flavor, request, runtime};
 
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        messages: vec![Message::user("hi")],
-        ..Default::default()
+/// Every backend, served `script()`, keeps retrying up to its last reply, the
+/// text `answer`.
+fn assert_retried_to_the_end(script: impl Fn() -> Vec<Reply>, answer: &str) {
+    for kind in KINDS {
+        let replies = script();
+        let sent = replies.len();
+        let server = FakeLlm::start(flavor(kind), replies);
+        let response = complete(&server, kind, |_| {}).unwrap();
+        assert_eq!(response.text(), answer, "{kind:?}");
+        assert_eq!(server.requests().len(), sent);
     }
+}
+
+/// The text of the one answer `kind`'s backend at `server` gives.
+fn answer(
+    server: &FakeLlm,
+    kind: ProviderKind,
+    edit: impl FnOnce(&mut llm::ProviderConfig),
+) -> String {
+    complete(server, kind, edit).unwrap().text()
 }
 
 #[test]
 fn retryable_statuses_are_retried_until_success() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
+    assert_retried_to_the_end(
+        || {
             vec![
                 Reply::error(429, "slow down").retry_after("0"),
                 Reply::error(500, "oops"),
                 Reply::error(503, "busy"),
                 Reply::text("finally"),
-            ],
-        );
-        let provider = build_provider(config(kind, &server)).unwrap();
-        let response = runtime().block_on(provider.complete(&request())).unwrap();
-        assert_eq!(response.text(), "finally", "{kind:?}");
-        assert_eq!(server.requests().len(), 4);
-    }
+            ]
+        },
+        "finally",
+    );
 }
 
 #[test]
@@ -46,10 +57,7 @@ fn attempts_are_bounded_and_the_last_error_is_kept() {
                 Reply::text("never reached"),
             ],
         );
-        let provider = build_provider(config(kind, &server)).unwrap();
-        let err = runtime()
-            .block_on(provider.complete(&request()))
-            .unwrap_err();
+        let err = complete(&server, kind, |_| {}).unwrap_err();
         match &err {
             LlmError::RetriesExhausted { attempts, last, .. } => {
                 assert_eq!(*attempts, 4);
@@ -72,14 +80,7 @@ fn retry_after_is_honoured_within_its_cap() {
             Reply::text("ok"),
         ],
     );
-    let provider = build_provider(config(ProviderKind::OpenAiChat, &server)).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(provider.complete(&request()))
-            .unwrap()
-            .text(),
-        "ok"
-    );
+    assert_eq!(answer(&server, ProviderKind::OpenAiChat, |_| {}), "ok");
     // A Retry-After far beyond the cap is cut to the cap, not obeyed literally.
     let server = FakeLlm::start(
         Flavor::OpenAiChat,
@@ -88,32 +89,21 @@ fn retry_after_is_honoured_within_its_cap() {
             Reply::text("ok"),
         ],
     );
-    let provider = build_provider(config(ProviderKind::OpenAiChat, &server)).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(provider.complete(&request()))
-            .unwrap()
-            .text(),
-        "ok"
-    );
+    assert_eq!(answer(&server, ProviderKind::OpenAiChat, |_| {}), "ok");
 }
 
 #[test]
 fn dropped_connections_and_cut_bodies_are_retried() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
+    assert_retried_to_the_end(
+        || {
             vec![
                 Reply::hangup(),
                 Reply::truncated(200, b"{\"id\":", 400),
                 Reply::text("recovered"),
-            ],
-        );
-        let provider = build_provider(config(kind, &server)).unwrap();
-        let response = runtime().block_on(provider.complete(&request())).unwrap();
-        assert_eq!(response.text(), "recovered", "{kind:?}");
-        assert_eq!(server.requests().len(), 3);
-    }
+            ]
+        },
+        "recovered",
+    );
 }
 
 #[test]
@@ -126,11 +116,10 @@ fn slow_attempts_time_out_and_are_retried() {
                 Reply::text("in time"),
             ],
         );
-        let mut cfg = config(kind, &server);
-        cfg.http.request_timeout = Duration::from_millis(300);
-        let provider = build_provider(cfg).unwrap();
-        let response = runtime().block_on(provider.complete(&request())).unwrap();
-        assert_eq!(response.text(), "in time", "{kind:?}");
+        let text = answer(&server, kind, |cfg| {
+            cfg.http.request_timeout = Duration::from_millis(300)
+        });
+        assert_eq!(text, "in time", "{kind:?}");
     }
 }
 
@@ -144,13 +133,11 @@ fn the_overall_timeout_stops_retrying() {
             Reply::text("late").delayed(Duration::from_secs(30)),
         ],
     );
-    let mut cfg = config(ProviderKind::OpenAiResponses, &server);
-    cfg.http.request_timeout = Duration::from_secs(20);
-    cfg.http.overall_timeout = Duration::from_millis(400);
-    let provider = build_provider(cfg).unwrap();
-    let err = runtime()
-        .block_on(provider.complete(&request()))
-        .unwrap_err();
+    let err = complete(&server, ProviderKind::OpenAiResponses, |cfg| {
+        cfg.http.request_timeout = Duration::from_secs(20);
+        cfg.http.overall_timeout = Duration::from_millis(400);
+    })
+    .unwrap_err();
     assert!(
         matches!(err, LlmError::Timeout { overall: true, .. }),
         "{err}"
@@ -163,7 +150,7 @@ fn a_refused_connection_is_a_transport_error_after_retries() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let cfg = config(ProviderKind::OpenAiChat, &server);
     drop(server);
-    let provider = build_provider(cfg).unwrap();
+    let provider = llm::build_provider(cfg).unwrap();
     let err = runtime()
         .block_on(provider.complete(&request()))
         .unwrap_err();
@@ -182,21 +169,15 @@ fn requests_go_through_the_configured_proxy_unless_no_proxy_matches() {
     // The fake server plays the proxy for a host that does not exist: the request
     // reaches it in absolute form.
     let proxy = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("via proxy")]);
-    let mut cfg = config(ProviderKind::OpenAiChat, &proxy);
-    cfg.base_url = Some("http://llm.invalid/v1".into());
-    cfg.http.proxy = ProxyConfig {
-        http: Some(format!("http://{}", proxy.addr())),
-        https: None,
-        no_proxy: None,
-    };
-    let provider = build_provider(cfg).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(provider.complete(&request()))
-            .unwrap()
-            .text(),
-        "via proxy"
-    );
+    let text = answer(&proxy, ProviderKind::OpenAiChat, |cfg| {
+        cfg.base_url = Some("http://llm.invalid/v1".into());
+        cfg.http.proxy = ProxyConfig {
+            http: Some(format!("http://{}", proxy.addr())),
+            https: None,
+            no_proxy: None,
+        };
+    });
+    assert_eq!(text, "via proxy");
     let seen = &proxy.requests()[0];
     assert_eq!(seen.target, "http://llm.invalid/v1/chat/completions");
     assert_eq!(seen.path, "/v1/chat/completions");
@@ -206,19 +187,13 @@ fn requests_go_through_the_configured_proxy_unless_no_proxy_matches() {
     let dead = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let dead_addr = dead.addr();
     drop(dead);
-    let mut cfg = config(ProviderKind::OpenAiChat, &server);
-    cfg.http.proxy = ProxyConfig {
-        http: Some(format!("http://{dead_addr}")),
-        https: None,
-        no_proxy: Some("127.0.0.1,localhost".into()),
-    };
-    let provider = build_provider(cfg).unwrap();
-    assert_eq!(
-        runtime()
-            .block_on(provider.complete(&request()))
-            .unwrap()
-            .text(),
-        "direct"
-    );
+    let text = answer(&server, ProviderKind::OpenAiChat, |cfg| {
+        cfg.http.proxy = ProxyConfig {
+            http: Some(format!("http://{dead_addr}")),
+            https: None,
+            no_proxy: Some("127.0.0.1,localhost".into()),
+        };
+    });
+    assert_eq!(text, "direct");
     assert_eq!(server.requests()[0].target, "/v1/chat/completions");
 }

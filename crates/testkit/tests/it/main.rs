@@ -129,3 +129,58 @@ fn removal_rename_and_executables() {
     let mode = git(&repo, &["ls-tree", "HEAD~1", "run.sh"]);
     assert!(mode.starts_with("100755"), "{mode}");
 }
+
+#[test]
+fn a_staged_change_on_one_commit() {
+    let repo = TestRepo::with_staged_change();
+    assert_eq!(
+        git(&repo, &["log", "--format=%s"]).trim(),
+        "feat: add connect"
+    );
+    assert_eq!(git(&repo, &["show", "HEAD:src/net.rs"]), testkit::NET_RS);
+    assert_eq!(
+        git(&repo, &["diff", "--cached", "--name-status"]),
+        "M\tsrc/net.rs\n"
+    );
+    assert_eq!(git(&repo, &["diff", "--name-only"]), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/net.rs")).unwrap(),
+        testkit::NET_RS_WITH_RETRIES
+    );
+}
+
+#[test]
+fn a_code_commit_project_commits_its_files_and_not_its_agent_config() {
+    let repo = TestRepo::new();
+    repo.code_commit_project(
+        "#!/bin/sh\ngrep -q fixed value.txt\n",
+        &[("value.txt", "broken\n")],
+        &[
+            ("query.txt", "Fix value.txt\n"),
+            ("config.toml", "model = \"m\"\n"),
+        ],
+    );
+    assert_eq!(git(&repo, &["log", "--format=%s"]).trim(), "project");
+    let tree = git(&repo, &["ls-tree", "HEAD"]);
+    let entries: Vec<(&str, &str)> = tree
+        .lines()
+        .map(|line| {
+            let (meta, path) = line.split_once('\t').unwrap();
+            (meta.split(' ').next().unwrap(), path)
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("100644", ".gitignore"),
+            ("100755", "build.sh"),
+            ("100644", "value.txt")
+        ]
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("agent-config/query.txt")).unwrap(),
+        "Fix value.txt\n"
+    );
+    assert!(repo.join("agent-config/config.toml").is_file());
+}

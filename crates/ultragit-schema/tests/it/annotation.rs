@@ -299,49 +299,30 @@ fn parse_error(text: &str) -> ultragit_schema::NoteParseError {
     }
 }
 
+/// [`minimal_note`] without `field` of the object at `pointer`.
+fn without(pointer: &str, field: &str) -> Value {
+    let mut note = minimal_note();
+    let object = note.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
+    object.remove(field).unwrap();
+    note
+}
+
 #[test]
 fn missing_required_fields_are_errors_naming_the_field() {
-    let cases: [(&str, Edit); 10] = [
-        ("$schema", |v| {
-            drop(v.as_object_mut().unwrap().remove("$schema"))
-        }),
-        ("commit", |v| {
-            drop(v.as_object_mut().unwrap().remove("commit"))
-        }),
-        ("timestamp", |v| {
-            drop(v.as_object_mut().unwrap().remove("timestamp"))
-        }),
-        ("summary", |v| {
-            drop(v.as_object_mut().unwrap().remove("summary"))
-        }),
-        ("context_level", |v| {
-            drop(v.as_object_mut().unwrap().remove("context_level"))
-        }),
-        ("provenance", |v| {
-            drop(v.as_object_mut().unwrap().remove("provenance"))
-        }),
-        ("intent", |v| {
-            drop(v["regions"][0].as_object_mut().unwrap().remove("intent"))
-        }),
-        ("file", |v| {
-            drop(v["regions"][0].as_object_mut().unwrap().remove("file"))
-        }),
-        ("lines", |v| {
-            drop(v["regions"][0].as_object_mut().unwrap().remove("lines"))
-        }),
-        ("name", |v| {
-            drop(
-                v["regions"][0]["ast_anchor"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("name"),
-            )
-        }),
+    let cases = [
+        ("", "$schema"),
+        ("", "commit"),
+        ("", "timestamp"),
+        ("", "summary"),
+        ("", "context_level"),
+        ("", "provenance"),
+        ("/regions/0", "intent"),
+        ("/regions/0", "file"),
+        ("/regions/0", "lines"),
+        ("/regions/0/ast_anchor", "name"),
     ];
-    for (field, remove) in cases {
-        let mut note = minimal_note();
-        remove(&mut note);
-        let err = parse_error(&note.to_string());
+    for (pointer, field) in cases {
+        let err = parse_error(&without(pointer, field).to_string());
         assert_eq!(err.kind(), NoteParseErrorKind::Data, "{field}");
         assert!(
             err.reason()
@@ -350,15 +331,11 @@ fn missing_required_fields_are_errors_naming_the_field() {
             err.reason()
         );
     }
-    for (path, field) in [("ast_anchor", "type"), ("provenance", "operation")] {
-        let mut note = minimal_note();
-        let object = if path == "ast_anchor" {
-            &mut note["regions"][0]["ast_anchor"]
-        } else {
-            &mut note["provenance"]
-        };
-        object.as_object_mut().unwrap().remove(field);
-        let err = parse_error(&note.to_string());
+    for (pointer, field) in [
+        ("/regions/0/ast_anchor", "type"),
+        ("/provenance", "operation"),
+    ] {
+        let err = parse_error(&without(pointer, field).to_string());
         assert!(
             err.reason()
                 .starts_with(&format!("missing field `{field}`")),

@@ -1,0 +1,84 @@
+//! The command line of `ultragit` and the dispatch to one module per command.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use frontend::{CommandError, Context, Outcome};
+
+use crate::{annotate, context, init, read, show};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ultragit",
+    version,
+    about,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+
+    /// Print the causes of an error (its full chain) on stderr
+    #[arg(long, global = true)]
+    debug: bool,
+}
+
+impl frontend::Cli for Cli {
+    fn debug(&self) -> bool {
+        self.debug
+    }
+}
+
+const LONG_ABOUT: &str = "ultragit keeps the reasoning behind code next to the code: an LLM agent records, per commit, why each changed function, type or config block exists (intent, constraints, hidden dependencies, rejected alternatives, risks) as a JSON git note under refs/notes/ultragit, and `read` turns blame and those notes into scored, token-budgeted context for an agent about to edit the code — with no LLM on the read path.
+
+Start with `ultragit init` in a repository: from then on every commit is annotated in the background.";
+
+const AFTER_LONG_HELP: &str = "\
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY  the API key, by default; ultragit.apiKeyEnv names another variable
+  ULTRAGIT_TASK, ULTRAGIT_REASONING, ULTRAGIT_DEPENDENCIES, ULTRAGIT_TAGS
+                                     author context for the next annotation (see `ultragit context`)
+  HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY   proxies for the model's API
+
+Exit status: 0 on success, 1 when the command fails (`error: ...` on stderr; --debug adds \
+its causes), 2 on usage errors.";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Annotate a commit: an LLM agent records why each changed unit exists, as a git note
+    Annotate(annotate::AnnotateArgs),
+    /// Set the repository up: notes ref, post-commit hook, notes rewriting, defaults
+    Init(init::InitArgs),
+    /// Record, show or clear the author context the next annotation uses
+    Context(context::ContextArgs),
+    /// Print a commit's annotation
+    Show(show::ShowArgs),
+    /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
+    Read(read::ReadArgs),
+}
+
+/// Runs the command `cli` names.
+pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
+    // A vanished current directory: discovery from "." then fails with a clear
+    // "Not a git repository" error.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let env = |name: &str| std::env::var(name).ok();
+    match cli.command {
+        Command::Annotate(args) => annotate::run(&args, &cwd, env, ctx),
+        Command::Init(args) => init::run(&args, &cwd, ctx),
+        Command::Context(args) => context::run(&args, &cwd, env, ctx),
+        Command::Show(args) => show::run(&args, &cwd),
+        Command::Read(args) => read::run(&args, &cwd, ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}
