@@ -4,8 +4,15 @@
 //!   the result envelope `{"ok", "tool", "data", "truncated"}` /
 //!   `{"ok": false, "tool", "error": {"code", "message"}}` with explicit truncation
 //!   metadata.
-//! - [`schema`]: local checking of the JSON Schema subset tools and structured
-//!   answers use, and the strictness lint every registered tool passes.
+//! - [`TypedTool`]: the one way to declare a tool — arguments as a `Deserialize`
+//!   struct, their schema as one [`schema::Schema`] table — and the adapter that
+//!   makes it a [`Tool`], parsing the model's JSON in one place. [`ToolDef`]: a
+//!   tool as one table entry (name, description, schema, function), bound to a
+//!   context.
+//! - [`schema`]: the JSON Schema subset tools and structured answers use: the
+//!   [`schema::Schema`] builder, local validation, [`schema::parse`] (the one way
+//!   model JSON becomes a typed value), and the strictness lint every registered
+//!   tool passes.
 //! - [`runner`]: the loop — budgets (model steps, tool calls, result caps, overall
 //!   timeout), one final tool-free request when a budget runs out, the task's
 //!   validator with exactly one repair pass, and the structured-output mode.
@@ -18,6 +25,10 @@
 //!   directories through handles; terminal-safe text).
 //! - **Invariant:** nothing the model sends stops the loop abnormally: unknown tools,
 //!   invalid arguments and failing tools return error envelopes the model can read.
+//! - **Invariant:** a tool's code sees only arguments that matched its schema:
+//!   [`TypedTool`]'s adapter parses them through [`schema::parse`] before `run`,
+//!   and the registry refuses a tool whose schema is not strict or declares other
+//!   fields than its argument struct reads.
 //! - **Invariant:** every budget is enforced here, locally; nothing relies on a
 //!   provider honouring a limit.
 //! - **Invariant:** traces redact known secrets before writing anything.
@@ -32,6 +43,7 @@ pub mod runner;
 pub mod schema;
 pub mod tool;
 pub mod trace;
+mod typed;
 
 pub use clip::{clip_middle, clip_strings};
 pub use runner::{
@@ -43,3 +55,4 @@ pub use tool::{
     TruncationLimit,
 };
 pub use trace::{ConsoleSink, Event, Level, NullSink, SessionSink, TraceSink};
+pub use typed::{BoundTool, NoArgs, ToolDef, TypedTool};

@@ -6,8 +6,205 @@
 //!
 //! Models are not trusted to honour a schema, even in strict mode, so every tool
 //! call and every structured answer is validated here before it is used.
+//!
+//! - [`Schema`] declares a schema in code, one entry per field; what it builds is
+//!   strict ([`strictness_problems`] finds nothing) by construction.
+//! - [`parse`] is the one way a model's JSON becomes a typed value: `null`
+//!   optionals dropped, [`validate`]d, deserialized.
 
-use serde_json::{Map, Value};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// A JSON Schema of the subset, declared in code: a tool's arguments (or a
+/// structured answer) as one table, an entry per field.
+///
+/// Objects always say `additionalProperties: false` and list `required` (possibly
+/// empty); integers always carry both bounds. So every schema built here passes
+/// [`strictness_problems`].
+///
+/// ```
+/// use agent::schema::Schema;
+///
+/// let schema = Schema::object()
+///     .required("path", Schema::string().min_length(1).description("A file."))
+///     .optional("limit", Schema::integer(1, 50));
+/// assert_eq!(
+///     serde_json::Value::from(schema),
+///     serde_json::json!({
+///         "type": "object",
+///         "properties": {
+///             "path": {"type": "string", "minLength": 1, "description": "A file."},
+///             "limit": {"type": "integer", "minimum": 1, "maximum": 50}
+///         },
+///         "required": ["path"],
+///         "additionalProperties": false
+///     })
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema(Map<String, Value>);
+
+impl Schema {
+    fn of_type(name: &str) -> Schema {
+        let mut map = Map::new();
+        map.insert("type".to_owned(), Value::from(name));
+        Schema(map)
+    }
+
+    fn with(mut self, keyword: &str, value: Value) -> Schema {
+        self.0.insert(keyword.to_owned(), value);
+        self
+    }
+
+    /// `{"type": "string"}`.
+    pub fn string() -> Schema {
+        Schema::of_type("string")
+    }
+
+    /// `{"type": "integer", "minimum", "maximum"}`: caps are always bounded.
+    pub fn integer(minimum: u64, maximum: u64) -> Schema {
+        Schema::of_type("integer")
+            .with("minimum", Value::from(minimum))
+            .with("maximum", Value::from(maximum))
+    }
+
+    /// `{"type": "boolean"}`.
+    pub fn boolean() -> Schema {
+        Schema::of_type("boolean")
+    }
+
+    /// `{"type": "array", "items"}`.
+    pub fn array(items: Schema) -> Schema {
+        Schema::of_type("array").with("items", items.into())
+    }
+
+    /// An object without fields yet: `{"type": "object", "properties": {},
+    /// "required": [], "additionalProperties": false}`. Add fields with
+    /// [`required`](Self::required) and [`optional`](Self::optional).
+    pub fn object() -> Schema {
+        Schema::of_type("object")
+            .with("properties", Value::Object(Map::new()))
+            .with("required", Value::Array(Vec::new()))
+            .with("additionalProperties", Value::Bool(false))
+    }
+
+    /// Adds the property `name`, which must be present.
+    pub fn required(self, name: &str, schema: Schema) -> Schema {
+        let mut object = self.optional(name, schema);
+        if let Some(Value::Array(required)) = object.0.get_mut("required") {
+            required.push(Value::from(name));
+        }
+        object
+    }
+
+    /// Adds the property `name`, which may be left out (or sent as `null`).
+    pub fn optional(mut self, name: &str, schema: Schema) -> Schema {
+        if let Some(Value::Object(properties)) = self.0.get_mut("properties") {
+            properties.insert(name.to_owned(), schema.into());
+        }
+        self
+    }
+
+    /// What the value means, for the model.
+    pub fn description(self, text: impl Into<String>) -> Schema {
+        self.with("description", Value::String(text.into()))
+    }
+
+    /// The value assumed when the field is left out (an annotation).
+    pub fn default_value(self, value: impl Into<Value>) -> Schema {
+        self.with("default", value.into())
+    }
+
+    /// The only values allowed (`enum`).
+    pub fn one_of<S: Into<String>>(self, values: impl IntoIterator<Item = S>) -> Schema {
+        let values = values
+            .into_iter()
+            .map(|v| Value::String(v.into()))
+            .collect();
+        self.with("enum", Value::Array(values))
+    }
+
+    /// `minLength`, in characters.
+    pub fn min_length(self, n: u64) -> Schema {
+        self.with("minLength", json!(n))
+    }
+
+    /// `maxLength`, in characters.
+    pub fn max_length(self, n: u64) -> Schema {
+        self.with("maxLength", json!(n))
+    }
+
+    /// `minItems`.
+    pub fn min_items(self, n: u64) -> Schema {
+        self.with("minItems", json!(n))
+    }
+
+    /// `maxItems`.
+    pub fn max_items(self, n: u64) -> Schema {
+        self.with("maxItems", json!(n))
+    }
+}
+
+impl From<Schema> for Value {
+    fn from(schema: Schema) -> Value {
+        Value::Object(schema.0)
+    }
+}
+
+/// The one way a model's JSON becomes a typed value: `null`s of optional
+/// properties dropped ([`drop_null_optionals`]), the rest checked against
+/// `schema` ([`validate`]), whole numbers given where integers are asked for made
+/// integers (`3.0` counts as the integer 3, as [`validate`] says), then
+/// deserialized into `T`. The error names the first problem, as [`validate`]
+/// does.
+pub fn parse<T: DeserializeOwned>(value: &Value, schema: &Value) -> Result<T, String> {
+    let mut value = drop_null_optionals(value, schema);
+    validate(&value, schema)?;
+    whole_numbers_as_integers(&mut value, schema);
+    serde_json::from_value(value).map_err(|err| format!("$: {err}"))
+}
+
+/// Rewrites numbers like `3.0` as integers where `schema` asks for an integer, so
+/// that what [`validate`] accepts also deserializes.
+fn whole_numbers_as_integers(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Number(n) if n.is_f64() && types(schema).contains(&"integer") => {
+            // `validate` checked that the value is whole; one too large for a
+            // 64-bit integer stays as it is, and fails to deserialize.
+            let whole = n.as_f64().unwrap_or(f64::NAN);
+            if (0.0..u64::MAX as f64).contains(&whole) {
+                *value = json!(whole as u64);
+            } else if (i64::MIN as f64..0.0).contains(&whole) {
+                *value = json!(whole as i64);
+            }
+        }
+        Value::Array(items) => {
+            let sub = schema.get("items").unwrap_or(&Value::Null);
+            for item in items {
+                whole_numbers_as_integers(item, sub);
+            }
+        }
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (key, item) in map.iter_mut() {
+                if let Some(sub) = properties.and_then(|p| p.get(key)) {
+                    whole_numbers_as_integers(item, sub);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The types `schema` allows (`"type"`, one or several); empty when it does not
+/// say.
+fn types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
 
 /// Checks `value` against `schema`. The error names the first offending path,
 /// e.g. `$.lines.start: expected integer, got string`.
@@ -16,22 +213,16 @@ pub fn validate(value: &Value, schema: &Value) -> Result<(), String> {
 }
 
 fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    let allowed = types(schema);
     let Some(schema) = schema.as_object() else {
         return Ok(()); // `true`/absent schemas accept anything
     };
-    if let Some(types) = schema.get("type") {
-        let allowed: Vec<&str> = match types {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        if !allowed.is_empty() && !allowed.iter().any(|t| has_type(value, t)) {
-            return Err(format!(
-                "{path}: expected {}, got {}",
-                allowed.join(" or "),
-                type_name(value)
-            ));
-        }
+    if !allowed.is_empty() && !allowed.iter().any(|t| has_type(value, t)) {
+        return Err(format!(
+            "{path}: expected {}, got {}",
+            allowed.join(" or "),
+            type_name(value)
+        ));
     }
     if let Some(Value::Array(options)) = schema.get("enum")
         && !options.contains(value)
@@ -42,41 +233,27 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-                && x < min
-            {
-                return Err(format!("{path}: {n} is below the minimum {min}"));
-            }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-                && x > max
-            {
-                return Err(format!("{path}: {n} is above the maximum {max}"));
+            if let Some((side, bound)) = outside(schema, ["minimum", "maximum"], x, Value::as_f64) {
+                let (word, name) = side.pick(("below", "minimum"), ("above", "maximum"));
+                return Err(format!("{path}: {n} is {word} the {name} {bound}"));
             }
         }
         Value::String(s) => {
             let len = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-                && len < min
+            if let Some((side, bound)) =
+                outside(schema, ["minLength", "maxLength"], len, Value::as_u64)
             {
-                return Err(format!("{path}: shorter than {min} characters"));
-            }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-                && len > max
-            {
-                return Err(format!("{path}: longer than {max} characters"));
+                let word = side.pick("shorter", "longer");
+                return Err(format!("{path}: {word} than {bound} characters"));
             }
         }
         Value::Array(items) => {
             let len = items.len() as u64;
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-                && len < min
+            if let Some((side, bound)) =
+                outside(schema, ["minItems", "maxItems"], len, Value::as_u64)
             {
-                return Err(format!("{path}: fewer than {min} items"));
-            }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-                && len > max
-            {
-                return Err(format!("{path}: more than {max} items"));
+                let word = side.pick("fewer", "more");
+                return Err(format!("{path}: {word} than {bound} items"));
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
@@ -88,6 +265,41 @@ fn check(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
         Value::Bool(_) | Value::Null => {}
     }
     Ok(())
+}
+
+/// The side of its range a value falls out on.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Below,
+    Above,
+}
+
+impl Side {
+    fn pick<T>(self, below: T, above: T) -> T {
+        match self {
+            Side::Below => below,
+            Side::Above => above,
+        }
+    }
+}
+
+/// Where `x` falls outside `schema`'s range `[low, high]` (keywords, read by
+/// `read`), and the bound it breaks; `None` inside.
+fn outside<T: PartialOrd>(
+    schema: &Map<String, Value>,
+    [low, high]: [&str; 2],
+    x: T,
+    read: fn(&Value) -> Option<T>,
+) -> Option<(Side, T)> {
+    if let Some(min) = schema.get(low).and_then(read)
+        && x < min
+    {
+        return Some((Side::Below, min));
+    }
+    match schema.get(high).and_then(read) {
+        Some(max) if x > max => Some((Side::Above, max)),
+        _ => None,
+    }
 }
 
 fn check_object(
@@ -201,13 +413,9 @@ pub fn strictness_problems(schema: &Value) -> Vec<String> {
 }
 
 fn lint(schema: &Value, path: &str, problems: &mut Vec<String>) {
+    let types = types(schema);
     let Some(map) = schema.as_object() else {
         return;
-    };
-    let types: Vec<&str> = match map.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
     };
     if types.contains(&"object") {
         if map.get("additionalProperties") != Some(&Value::Bool(false)) {
@@ -337,5 +545,70 @@ mod tests {
         let problems = strictness_problems(&lax);
         assert_eq!(problems.len(), 4, "{problems:?}");
         assert!(strictness_problems(&json!({"type": "string"}))[0].contains("top level"));
+    }
+
+    #[test]
+    fn built_schemas_are_strict_and_keep_the_required_order() {
+        let built: Value = Schema::object()
+            .required("b", Schema::string().one_of(["x", "y"]))
+            .optional("c", Schema::boolean().default_value(true))
+            .required(
+                "a",
+                Schema::array(Schema::object().required("n", Schema::integer(0, 9)))
+                    .min_items(0)
+                    .max_items(3)
+                    .description("some"),
+            )
+            .into();
+        assert!(strictness_problems(&built).is_empty(), "{built}");
+        assert_eq!(built["required"], json!(["b", "a"]));
+        assert_eq!(built["properties"]["b"]["enum"], json!(["x", "y"]));
+        assert_eq!(built["properties"]["c"]["default"], json!(true));
+        assert_eq!(built["properties"]["a"]["minItems"], json!(0));
+        assert_eq!(
+            built["properties"]["a"]["items"]["additionalProperties"],
+            json!(false)
+        );
+        assert!(strictness_problems(&Schema::object().into()).is_empty());
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Lines {
+        start: u32,
+        end: Option<u32>,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Args {
+        path: String,
+        lines: Option<Lines>,
+        mode: Option<String>,
+    }
+
+    #[test]
+    fn parse_drops_nulls_checks_and_deserializes() {
+        let value = json!({"path": "a", "mode": null, "lines": {"start": 2.0, "end": null}});
+        assert_eq!(
+            parse::<Args>(&value, &schema()),
+            Ok(Args {
+                path: "a".into(),
+                lines: Some(Lines {
+                    start: 2,
+                    end: None
+                }),
+                mode: None,
+            })
+        );
+        let err = parse::<Args>(&json!({"path": "a", "lines": {"start": 1.5}}), &schema());
+        assert_eq!(
+            err,
+            Err("$.lines.start: expected integer, got number".to_owned())
+        );
+        let err = parse::<Args>(&json!({"path": "a", "x": 1}), &schema()).unwrap_err();
+        assert!(err.contains("unknown field 'x'"), "{err}");
+        // What the schema allows but the type cannot hold is still an error, not a
+        // panic.
+        let err = parse::<u8>(&json!(300), &json!({"type": "integer"})).unwrap_err();
+        assert!(err.starts_with("$: invalid value"), "{err}");
     }
 }

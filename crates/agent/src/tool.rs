@@ -120,11 +120,12 @@ impl ToolFailure {
     }
 }
 
-/// A read-only tool a model may call.
+/// A read-only tool a model may call, as the registry sees it.
 ///
-/// Implementations do blocking work (git, files) and are called off the async
-/// executor. Arguments arrive already validated against [`Tool::parameters`], with
-/// `null` optional values removed.
+/// Implement [`TypedTool`](crate::TypedTool) rather than this trait: every
+/// `TypedTool` is a `Tool`, and its arguments are parsed the one way
+/// ([`schema::parse`]) before its code runs. Implementations do blocking work
+/// (git, files) and are called off the async executor.
 pub trait Tool: Send + Sync {
     /// Stable name, e.g. `git_status_summary`.
     fn name(&self) -> &str;
@@ -133,8 +134,16 @@ pub trait Tool: Send + Sync {
     /// JSON Schema of the arguments: an object with `additionalProperties: false`,
     /// `required` for mandatory fields, bounds on numeric caps.
     fn parameters(&self) -> Value;
-    /// Runs the tool.
+    /// Runs the tool on the arguments as the model sent them: it checks them
+    /// against [`parameters`](Self::parameters) (and fails with
+    /// `INVALID_ARGUMENT`) before anything else.
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure>;
+    /// The argument names the tool's parser reads, when it can tell (a
+    /// [`TypedTool`](crate::TypedTool) can). Registration checks that
+    /// [`parameters`](Self::parameters) declares no others.
+    fn argument_names(&self) -> Option<&'static [&'static str]> {
+        None
+    }
 }
 
 /// The envelope sent back to the model for one call.
@@ -204,6 +213,8 @@ pub enum RegistryError {
     Duplicate(String),
     #[error("tool '{name}' has a schema that is not strict: {problems}")]
     NotStrict { name: String, problems: String },
+    #[error("tool '{name}' declares arguments it does not read: {arguments}")]
+    UnreadArguments { name: String, arguments: String },
 }
 
 impl ToolRegistry {
@@ -215,18 +226,29 @@ impl ToolRegistry {
         }
     }
 
-    /// Adds a tool. Its schema must pass [`schema::strictness_problems`].
+    /// Adds a tool. Its schema must pass [`schema::strictness_problems`] and
+    /// declare only arguments the tool reads ([`Tool::argument_names`]).
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let name = tool.name().to_owned();
         if self.get(&name).is_some() {
             return Err(RegistryError::Duplicate(name));
         }
-        let problems = schema::strictness_problems(&tool.parameters());
+        let parameters = tool.parameters();
+        let problems = schema::strictness_problems(&parameters);
         if !problems.is_empty() {
             return Err(RegistryError::NotStrict {
                 name,
                 problems: problems.join("; "),
             });
+        }
+        if let Some(fields) = tool.argument_names() {
+            let unread = unread_arguments(&parameters, fields);
+            if !unread.is_empty() {
+                return Err(RegistryError::UnreadArguments {
+                    name,
+                    arguments: unread.join(", "),
+                });
+            }
         }
         self.tools.push(tool);
         Ok(())
@@ -323,24 +345,30 @@ impl ToolRegistry {
     }
 }
 
+/// The top-level properties `parameters` declares that the tool does not read
+/// (not among `fields`): arguments the model may send that would be refused or
+/// lost. (A field read but not declared is never sent, so it stays absent.)
+fn unread_arguments<'a>(parameters: &'a Value, fields: &[&str]) -> Vec<&'a str> {
+    parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .keys()
+                .map(String::as_str)
+                .filter(|name| !fields.contains(name))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn run_tool(tool: &dyn Tool, args: &Value, limits: ToolLimits) -> Envelope {
     let name = tool.name().to_owned();
-    let parameters = tool.parameters();
-    let args = schema::drop_null_optionals(args, &parameters);
-    if let Err(problem) = schema::validate(&args, &parameters) {
-        return Envelope {
-            tool: name,
-            result: Err(ToolFailure::invalid_argument(format!(
-                "arguments do not match the schema: {problem}"
-            ))),
+    let result =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.call(args, &limits))) {
+            Ok(result) => result,
+            Err(_) => Err(ToolFailure::internal("the tool failed unexpectedly")),
         };
-    }
-    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        tool.call(&args, &limits)
-    })) {
-        Ok(result) => result,
-        Err(_) => Err(ToolFailure::internal("the tool failed unexpectedly")),
-    };
     let result = result.map(|output| cap_output(output, limits.max_bytes));
     Envelope { tool: name, result }
 }
@@ -395,128 +423,5 @@ fn longest_string(value: &mut Value) -> Option<&mut String> {
             .filter_map(longest_string)
             .max_by_key(|s| s.len()),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    struct Echo;
-
-    impl Tool for Echo {
-        fn name(&self) -> &str {
-            "echo"
-        }
-        fn description(&self) -> &str {
-            "Echoes its text."
-        }
-        fn parameters(&self) -> Value {
-            json!({
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "times": {"type": "integer", "minimum": 1, "maximum": 3}
-                },
-                "required": ["text"],
-                "additionalProperties": false
-            })
-        }
-        fn call(&self, args: &Value, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-            let text = args["text"].as_str().unwrap_or_default();
-            if text == "boom" {
-                return Err(ToolFailure::new("NOPE", "cannot echo boom"));
-            }
-            if text == "panic" {
-                panic!("tool bug");
-            }
-            let times = args.get("times").and_then(Value::as_u64).unwrap_or(1) as usize;
-            Ok(ToolOutput::complete(json!({"echo": text.repeat(times)})))
-        }
-    }
-
-    fn registry(limits: ToolLimits) -> ToolRegistry {
-        ToolRegistry::new(limits).with(Arc::new(Echo)).unwrap()
-    }
-
-    #[test]
-    fn envelopes_for_success_failure_unknown_and_invalid() {
-        let reg = registry(ToolLimits::default());
-        assert_eq!(
-            reg.dispatch("echo", &json!({"text": "hi", "times": 2}))
-                .to_value(),
-            json!({"ok": true, "tool": "echo", "data": {"echo": "hihi"}, "truncated": false})
-        );
-        assert_eq!(
-            reg.dispatch("echo", &json!({"text": "boom"})).to_value(),
-            json!({"ok": false, "tool": "echo", "error": {"code": "NOPE", "message": "cannot echo boom"}})
-        );
-        let unknown = reg.dispatch("rm_rf", &json!({})).to_value();
-        assert_eq!(unknown["error"]["code"], "UNKNOWN_TOOL");
-        assert!(
-            unknown["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("echo")
-        );
-        for bad in [
-            json!({}),
-            json!({"text": 1}),
-            json!({"text": "x", "times": 9}),
-            json!({"text": "x", "extra": 1}),
-            json!("text"),
-        ] {
-            let env = reg.dispatch("echo", &bad).to_value();
-            assert_eq!(env["error"]["code"], "INVALID_ARGUMENT", "{bad}");
-        }
-        // Optional values sent as null (OpenAI strict mode) count as absent.
-        let env = reg.dispatch("echo", &json!({"text": "x", "times": null}));
-        assert!(env.ok());
-        let crashed = reg.dispatch("echo", &json!({"text": "panic"})).to_value();
-        assert_eq!(crashed["error"]["code"], "INTERNAL");
-    }
-
-    #[test]
-    fn oversized_results_are_cut_and_marked() {
-        let limits = ToolLimits {
-            max_bytes: 200,
-            ..ToolLimits::default()
-        };
-        let reg = registry(limits);
-        let env = reg
-            .dispatch("echo", &json!({"text": "x".repeat(150), "times": 3}))
-            .to_value();
-        assert_eq!(env["truncated"], true);
-        assert_eq!(env["truncation"]["limit"], "bytes");
-        assert_eq!(env["truncation"]["max"], 200);
-        assert!(env["data"].to_string().len() <= 200 + 64, "{env}");
-    }
-
-    #[test]
-    fn duplicate_and_lax_tools_are_refused() {
-        let mut reg = registry(ToolLimits::default());
-        assert_eq!(
-            reg.register(Arc::new(Echo)),
-            Err(RegistryError::Duplicate("echo".into()))
-        );
-        struct Lax;
-        impl Tool for Lax {
-            fn name(&self) -> &str {
-                "lax"
-            }
-            fn description(&self) -> &str {
-                "lax"
-            }
-            fn parameters(&self) -> Value {
-                json!({"type": "object", "properties": {"n": {"type": "integer"}}})
-            }
-            fn call(&self, _: &Value, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-                unreachable!()
-            }
-        }
-        assert!(matches!(
-            reg.register(Arc::new(Lax)),
-            Err(RegistryError::NotStrict { .. })
-        ));
     }
 }

@@ -18,12 +18,23 @@
 //! Every tool opens the repository afresh, reads, and returns; none writes to the
 //! working tree, the index, refs or config. Text results are cut at line ends to
 //! the registry's limits with a truncation note saying how to read the rest.
+//!
+//! Each tool is one [`ToolDef`] entry (name, description, argument schema, a
+//! function over the repository), its arguments a `Deserialize` struct that
+//! `agent` parses and checks before the function runs. The five diff tools are
+//! one parametrised type, `DiffTool`, over a table of `DiffSpec`s: which diff,
+//! whether it takes `paths`, and what to say when the diff is cut.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{
+    NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
+    TruncationLimit, TypedTool,
+};
 use gitctx::{Diff, DiffOptions, DiffTarget, FileStatus, Repo};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::classify::{Class, classify};
@@ -39,13 +50,16 @@ pub const LIMITS: ToolLimits = ToolLimits {
 };
 
 /// Largest `limit` of `git_recent_commits`.
-const MAX_RECENT: u64 = 50;
+const MAX_RECENT: usize = 50;
 /// Most paths one path-filtered call takes.
 const MAX_PATHS: u64 = 50;
 /// Most context lines around changes.
-const MAX_CONTEXT: u64 = 20;
+const MAX_CONTEXT: u32 = 20;
+/// Lines `git_show_file_at_rev` returns by default.
+const FILE_LINES: usize = 400;
 
-#[derive(Debug)]
+/// The repository every tool reads.
+#[derive(Debug, Clone)]
 struct Ctx {
     root: PathBuf,
 }
@@ -79,24 +93,25 @@ fn git_failure(err: gitctx::Error) -> ToolFailure {
 /// then the shared repository tools (`repo_summary`, `list_files`, `read_file`,
 /// `search_files`).
 pub fn registry(root: &std::path::Path, mode: Mode) -> ToolRegistry {
-    let ctx = Arc::new(Ctx {
+    let ctx = Ctx {
         root: root.to_path_buf(),
-    });
+    };
+    let diff = |spec| Arc::new(DiffTool(ctx.clone(), spec)) as Arc<dyn Tool>;
     let mut tools: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(StagedPaths(ctx.clone())),
-        Arc::new(StagedStatus(ctx.clone())),
-        Arc::new(StagedStat(ctx.clone())),
-        Arc::new(StagedDiff(ctx.clone())),
-        Arc::new(StagedDiffForPaths(ctx.clone())),
-        Arc::new(RecentCommits(ctx.clone())),
-        Arc::new(HeadShow(ctx.clone())),
-        Arc::new(DiffAgainstParent(ctx.clone())),
+        Arc::new(STAGED_PATHS.bind(ctx.clone())),
+        Arc::new(STAGED_STATUS.bind(ctx.clone())),
+        Arc::new(STAGED_STAT.bind(ctx.clone())),
+        diff(&STAGED_DIFF),
+        diff(&STAGED_DIFF_FOR_PATHS),
+        Arc::new(RECENT_COMMITS.bind(ctx.clone())),
+        Arc::new(HEAD_SHOW.bind(ctx.clone())),
+        diff(&DIFF_AGAINST_PARENT),
     ];
     if mode == Mode::Amend {
-        tools.push(Arc::new(FinalAmendedDiff(ctx.clone())));
-        tools.push(Arc::new(AmendDelta(ctx.clone())));
+        tools.push(diff(&FINAL_AMENDED_DIFF));
+        tools.push(diff(&AMEND_DELTA));
     }
-    tools.push(Arc::new(ShowFileAtRev(ctx)));
+    tools.push(Arc::new(SHOW_FILE_AT_REV.bind(ctx)));
     tools.push(Arc::new(repo_tools::RepoSummary::new(root)));
     tools.push(Arc::new(repo_tools::ListFiles::new(root)));
     tools.push(Arc::new(repo_tools::ReadFile::new(root)));
@@ -110,57 +125,24 @@ pub fn registry(root: &std::path::Path, mode: Mode) -> ToolRegistry {
     registry
 }
 
-fn no_args() -> Value {
-    json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+/// `paths` made repository-relative (`./` and a trailing `/` dropped); a path
+/// that is empty, absolute, or goes through `..` or `.git` is refused.
+fn repo_paths(paths: &[String]) -> Result<Vec<String>, ToolFailure> {
+    paths.iter().map(|path| repo_path(path)).collect()
 }
 
-fn context_lines_schema() -> Value {
-    json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "description": "Unchanged lines around each change (default 3)."})
-}
-
-fn paths_schema(required: bool) -> Value {
-    let description = if required {
-        "Repository-relative paths (files or directories) to limit the diff to."
-    } else {
-        "Optional: repository-relative paths (files or directories) to limit the diff to; omit for every path."
-    };
-    json!({"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": u64::from(required), "maxItems": MAX_PATHS, "description": description})
-}
-
-fn paths_arg(args: &Value) -> Result<Vec<String>, ToolFailure> {
-    let Some(items) = args.get("paths").and_then(Value::as_array) else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        let path = item
-            .as_str()
-            .ok_or_else(|| ToolFailure::invalid_argument("paths must be strings"))?;
-        let clean = path.trim().trim_start_matches("./").trim_end_matches('/');
-        if clean.is_empty()
-            || clean.starts_with('/')
-            || clean.split('/').any(|c| c == ".." || c == ".git")
-        {
-            return Err(ToolFailure::invalid_argument(format!(
-                "'{path}' is not a repository-relative path"
-            )));
-        }
-        out.push(clean.to_owned());
+/// One path of [`repo_paths`].
+fn repo_path(path: &str) -> Result<String, ToolFailure> {
+    let clean = path.trim().trim_start_matches("./").trim_end_matches('/');
+    if clean.is_empty()
+        || clean.starts_with('/')
+        || clean.split('/').any(|c| c == ".." || c == ".git")
+    {
+        return Err(ToolFailure::invalid_argument(format!(
+            "'{path}' is not a repository-relative path"
+        )));
     }
-    Ok(out)
-}
-
-fn diff_options(args: &Value, paths: Vec<String>) -> DiffOptions {
-    let context = args
-        .get("context_lines")
-        .and_then(Value::as_u64)
-        .unwrap_or(3)
-        .min(MAX_CONTEXT);
-    DiffOptions {
-        paths,
-        context_lines: u32::try_from(context).unwrap_or(3),
-        ..DiffOptions::default()
-    }
+    Ok(clean.to_owned())
 }
 
 /// `text` cut to the limits (bytes with room for the envelope, and lines).
@@ -199,33 +181,40 @@ fn cap_text(text: &str, limits: &ToolLimits, hint: &str) -> (String, Option<Trun
     }
 }
 
-fn file_rows(repo: &Repo, diff: &Diff) -> Vec<Value> {
+/// A diff's paths as rows: path, status letter, the old path of a rename or
+/// copy.
+fn path_rows(diff: &Diff) -> Vec<Value> {
     diff.files
         .iter()
         .map(|f| {
-            let class = classify(repo, f);
-            let mut row = json!({
-                "path": f.path(),
-                "status": f.status.letter().to_string(),
-            });
+            let mut row = json!({"path": f.path(), "status": f.status.letter().to_string()});
             if matches!(f.status, FileStatus::Renamed | FileStatus::Copied)
                 && let Some(old) = &f.old_path
             {
                 row["old_path"] = json!(old);
             }
-            if f.binary {
-                row["binary"] = json!(true);
-            } else {
-                row["additions"] = json!(f.additions);
-                row["deletions"] = json!(f.deletions);
-            }
-            let label = class.label();
-            if !label.is_empty() && class != Class::Binary {
-                row["kind"] = json!(label);
-            }
             row
         })
         .collect()
+}
+
+/// [`path_rows`] with line counts (or `binary`) and the kind of each path.
+fn file_rows(repo: &Repo, diff: &Diff) -> Vec<Value> {
+    let mut rows = path_rows(diff);
+    for (row, f) in rows.iter_mut().zip(&diff.files) {
+        if f.binary {
+            row["binary"] = json!(true);
+        } else {
+            row["additions"] = json!(f.additions);
+            row["deletions"] = json!(f.deletions);
+        }
+        let class = classify(repo, f);
+        let label = class.label();
+        if !label.is_empty() && class != Class::Binary {
+            row["kind"] = json!(label);
+        }
+    }
+    rows
 }
 
 /// A diff result: the files, lockfile summaries in place of their raw diffs
@@ -298,100 +287,7 @@ fn head_parent(repo: &Repo) -> Result<Option<String>, ToolFailure> {
     Ok(info.parents.first().map(|p| p.to_hex()))
 }
 
-/// Which diff a diff tool shows.
-#[derive(Debug, Clone, Copy)]
-enum Which {
-    /// The index against HEAD.
-    Staged,
-    /// HEAD against its first parent.
-    HeadCommit,
-    /// The index against HEAD's first parent.
-    FinalAmended,
-}
-
-/// The body of every diff tool: the call's paths and context lines, the diff,
-/// lockfiles summarized unless asked for by path.
-fn diff_call(
-    ctx: &Ctx,
-    which: Which,
-    args: &Value,
-    limits: &ToolLimits,
-    hint: &str,
-) -> Result<ToolOutput, ToolFailure> {
-    let paths = paths_arg(args)?;
-    let raw_lockfiles = !paths.is_empty();
-    let options = diff_options(args, paths);
-    let repo = ctx.repo()?;
-    let (diff, base) = match which {
-        Which::Staged => {
-            let head = repo
-                .head()
-                .map_err(git_failure)?
-                .commit()
-                .map(|c| c.to_hex());
-            (repo.diff(DiffTarget::Staged, &options), head)
-        }
-        Which::HeadCommit => {
-            let parent = head_parent(&repo)?;
-            (repo.diff(DiffTarget::Commit("HEAD"), &options), parent)
-        }
-        Which::FinalAmended => {
-            let parent = head_parent(&repo)?;
-            (
-                repo.diff(DiffTarget::IndexAgainst(parent.as_deref()), &options),
-                parent,
-            )
-        }
-    };
-    let diff = diff.map_err(git_failure)?;
-    diff_output(&repo, &diff, base.as_deref(), raw_lockfiles, limits, hint)
-}
-
-struct StagedPaths(Arc<Ctx>);
-
-impl Tool for StagedPaths {
-    fn name(&self) -> &str {
-        "git_staged_paths"
-    }
-    fn description(&self) -> &str {
-        "List the staged paths (the authoritative scope of a new commit) with their status letter (A added, M modified, D deleted, R renamed, C copied, T type changed)."
-    }
-    fn parameters(&self) -> Value {
-        no_args()
-    }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let diff = repo
-            .diff(
-                DiffTarget::Staged,
-                &DiffOptions {
-                    hunks: false,
-                    ..DiffOptions::default()
-                },
-            )
-            .map_err(git_failure)?;
-        let rows: Vec<Value> = diff
-            .files
-            .iter()
-            .map(|f| {
-                let mut row = json!({"path": f.path(), "status": f.status.letter().to_string()});
-                if matches!(f.status, FileStatus::Renamed | FileStatus::Copied)
-                    && let Some(old) = &f.old_path
-                {
-                    row["old_path"] = json!(old);
-                }
-                row
-            })
-            .collect();
-        Ok(entries_output(
-            "paths",
-            rows,
-            limits,
-            "the list is complete in git_staged_stat's totals; ask git_staged_diff_for_paths about a directory",
-        ))
-    }
-}
-
+/// `rows` under `key` with their `count`, cut to `max_entries`.
 fn entries_output(key: &str, rows: Vec<Value>, limits: &ToolLimits, hint: &str) -> ToolOutput {
     let total = rows.len();
     if total <= limits.max_entries {
@@ -411,380 +307,433 @@ fn entries_output(key: &str, rows: Vec<Value>, limits: &ToolLimits, hint: &str) 
     )
 }
 
-struct StagedStatus(Arc<Ctx>);
-
-impl Tool for StagedStatus {
-    fn name(&self) -> &str {
-        "git_staged_status"
-    }
-    fn description(&self) -> &str {
-        "Show the branch and the index/working-tree state of every changed path, like `git status --porcelain` (XY codes): which paths are staged, which also have unstaged changes, and how many files are untracked. Only staged changes belong to the commit."
-    }
-    fn parameters(&self) -> Value {
-        no_args()
-    }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let head = repo.head().map_err(git_failure)?;
-        let status = repo.status(true).map_err(git_failure)?;
-        let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
-        let rows: Vec<Value> = status
-            .iter()
-            .filter(|e| e.worktree != Some('?'))
-            .map(|e| {
-                let mut row = json!({"xy": e.xy(), "path": e.path});
-                if let Some(from) = &e.renamed_from {
-                    row["renamed_from"] = json!(from);
-                }
-                row
-            })
-            .collect();
-        let mut out = entries_output(
-            "entries",
-            rows,
-            limits,
-            "use git_staged_paths and git_staged_stat for the staged part",
-        );
-        out.data["branch"] = json!(head.branch());
-        out.data["head"] = json!(head.commit().map(|c| c.short()));
-        out.data["untracked"] = json!(untracked);
-        Ok(out)
-    }
+/// The staged diff without hunks: paths and line counts only.
+fn staged_files(repo: &Repo) -> Result<Diff, ToolFailure> {
+    let options = DiffOptions {
+        hunks: false,
+        ..DiffOptions::default()
+    };
+    repo.diff(DiffTarget::Staged, &options).map_err(git_failure)
 }
 
-struct StagedStat(Arc<Ctx>);
+const STAGED_PATHS: ToolDef<Ctx, NoArgs> = ToolDef {
+    name: "git_staged_paths",
+    description: "List the staged paths (the authoritative scope of a new commit) with their status letter (A added, M modified, D deleted, R renamed, C copied, T type changed).",
+    schema: Schema::object,
+    run: staged_paths,
+};
 
-impl Tool for StagedStat {
-    fn name(&self) -> &str {
-        "git_staged_stat"
-    }
-    fn description(&self) -> &str {
-        "Show added and deleted line counts per staged path and in total (like `git diff --cached --numstat`), with the kind of each path (lockfile, generated, binary, submodule)."
-    }
-    fn parameters(&self) -> Value {
-        no_args()
-    }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let diff = repo
-            .diff(
-                DiffTarget::Staged,
-                &DiffOptions {
-                    hunks: false,
-                    ..DiffOptions::default()
-                },
-            )
-            .map_err(git_failure)?;
-        let mut out = entries_output(
-            "files",
-            file_rows(&repo, &diff),
-            limits,
-            "the totals cover every file; ask git_staged_diff_for_paths about specific paths",
-        );
-        out.data["additions"] = json!(diff.additions());
-        out.data["deletions"] = json!(diff.deletions());
-        Ok(out)
-    }
+fn staged_paths(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    Ok(entries_output(
+        "paths",
+        path_rows(&staged_files(repo)?),
+        limits,
+        "the list is complete in git_staged_stat's totals; ask git_staged_diff_for_paths about a directory",
+    ))
 }
 
-struct StagedDiff(Arc<Ctx>);
+const STAGED_STATUS: ToolDef<Ctx, NoArgs> = ToolDef {
+    name: "git_staged_status",
+    description: "Show the branch and the index/working-tree state of every changed path, like `git status --porcelain` (XY codes): which paths are staged, which also have unstaged changes, and how many files are untracked. Only staged changes belong to the commit.",
+    schema: Schema::object,
+    run: staged_status,
+};
 
-impl Tool for StagedDiff {
-    fn name(&self) -> &str {
-        "git_staged_diff"
-    }
-    fn description(&self) -> &str {
-        "Show the whole staged diff (index against HEAD). Lockfiles are summarized as package version changes instead of raw diffs. Large diffs are cut; then use git_staged_diff_for_paths for the parts you need."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        diff_call(
-            &self.0,
-            Which::Staged,
-            args,
-            limits,
-            "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
-        )
-    }
-}
-
-struct StagedDiffForPaths(Arc<Ctx>);
-
-impl Tool for StagedDiffForPaths {
-    fn name(&self) -> &str {
-        "git_staged_diff_for_paths"
-    }
-    fn description(&self) -> &str {
-        "Show the staged diff of the given paths only (files or directories), e.g. a high-churn file or a secondary change cluster the prepared diff cut or omitted. Lockfiles asked for by path are shown raw."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"paths": paths_schema(true), "context_lines": context_lines_schema()}, "required": ["paths"], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        if paths_arg(args)?.is_empty() {
-            return Err(ToolFailure::invalid_argument("give at least one path"));
-        }
-        diff_call(
-            &self.0,
-            Which::Staged,
-            args,
-            limits,
-            "the diff was cut; ask for fewer paths, or context_lines 0",
-        )
-    }
-}
-
-struct RecentCommits(Arc<Ctx>);
-
-impl Tool for RecentCommits {
-    fn name(&self) -> &str {
-        "git_recent_commits"
-    }
-    fn description(&self) -> &str {
-        "List recent commits reachable from HEAD (short id, date, author, subject), newest first: a reference for the repository's message style, not evidence of the staged change."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_RECENT, "description": "How many commits (default 10)."}}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .unwrap_or(10)
-            .clamp(1, MAX_RECENT) as usize;
-        let repo = self.0.repo()?;
-        if repo.head().map_err(git_failure)?.commit().is_none() {
-            return Ok(ToolOutput::complete(json!({"commits": [], "count": 0})));
-        }
-        let ids = repo.log("HEAD", limit).map_err(git_failure)?;
-        let mut rows = Vec::with_capacity(ids.len());
-        for id in ids {
-            let info = repo.commit_info_by_id(id).map_err(git_failure)?;
-            rows.push(json!({
-                "id": id.short(),
-                "date": info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
-                "author": info.author.name,
-                "subject": info.summary,
-            }));
-        }
-        Ok(entries_output(
-            "commits",
-            rows,
-            limits,
-            "ask for a smaller limit",
-        ))
-    }
-}
-
-struct HeadShow(Arc<Ctx>);
-
-impl Tool for HeadShow {
-    fn name(&self) -> &str {
-        "git_head_show"
-    }
-    fn description(&self) -> &str {
-        "Show the HEAD commit: id, author, dates, parents, full message and its changed paths with line counts (no diff text; use git_diff_against_parent for that)."
-    }
-    fn parameters(&self) -> Value {
-        no_args()
-    }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let repo = self.0.repo()?;
-        let head = repo.head().map_err(git_failure)?;
-        let Some(id) = head.commit() else {
-            return Err(ToolFailure::new("NO_COMMITS", "HEAD has no commits yet"));
-        };
-        let info = repo.commit_info_by_id(id).map_err(git_failure)?;
-        let diff = repo
-            .diff(
-                DiffTarget::Commit(&id.to_hex()),
-                &DiffOptions {
-                    hunks: false,
-                    ..DiffOptions::default()
-                },
-            )
-            .map_err(git_failure)?;
-        let mut out = entries_output(
-            "files",
-            file_rows(&repo, &diff),
-            limits,
-            "use git_diff_against_parent with paths for details",
-        );
-        out.data["id"] = json!(id.to_hex());
-        out.data["branch"] = json!(head.branch());
-        out.data["author"] = json!(format!("{} <{}>", info.author.name, info.author.email));
-        out.data["author_date"] = json!(info.author.time.to_rfc3339());
-        out.data["committer_date"] = json!(info.committer.time.to_rfc3339());
-        out.data["parents"] = json!(info.parents.iter().map(|p| p.short()).collect::<Vec<_>>());
-        out.data["message"] = json!(info.message);
-        out.data["additions"] = json!(diff.additions());
-        out.data["deletions"] = json!(diff.deletions());
-        Ok(out)
-    }
-}
-
-struct DiffAgainstParent(Arc<Ctx>);
-
-impl Tool for DiffAgainstParent {
-    fn name(&self) -> &str {
-        "git_diff_against_parent"
-    }
-    fn description(&self) -> &str {
-        "Show the diff of the HEAD commit against its first parent (the whole tree for a root commit), optionally limited to paths. In normal mode this is contrast: work already committed, not part of the new commit."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        diff_call(
-            &self.0,
-            Which::HeadCommit,
-            args,
-            limits,
-            "the diff was cut; call again with paths",
-        )
-    }
-}
-
-struct FinalAmendedDiff(Arc<Ctx>);
-
-impl Tool for FinalAmendedDiff {
-    fn name(&self) -> &str {
-        "git_final_amended_diff"
-    }
-    fn description(&self) -> &str {
-        "Authoritative for --amend: the final amended commit (HEAD with the staged changes laid over it, i.e. the index) against HEAD's first parent, optionally limited to paths. Describe this, not the staged delta."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        diff_call(
-            &self.0,
-            Which::FinalAmended,
-            args,
-            limits,
-            "the diff was cut; call git_final_amended_diff again with paths",
-        )
-    }
-}
-
-struct AmendDelta(Arc<Ctx>);
-
-impl Tool for AmendDelta {
-    fn name(&self) -> &str {
-        "git_amend_delta"
-    }
-    fn description(&self) -> &str {
-        "Diagnostic for --amend: the staged changes against HEAD, i.e. only what the amend adds or changes on top of the current commit, optionally limited to paths. Never describe the amended commit by this delta alone."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"paths": paths_schema(false), "context_lines": context_lines_schema()}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        diff_call(
-            &self.0,
-            Which::Staged,
-            args,
-            limits,
-            "the diff was cut; call git_amend_delta again with paths",
-        )
-    }
-}
-
-struct ShowFileAtRev(Arc<Ctx>);
-
-/// Lines `git_show_file_at_rev` returns by default.
-const FILE_LINES: u64 = 400;
-
-impl Tool for ShowFileAtRev {
-    fn name(&self) -> &str {
-        "git_show_file_at_rev"
-    }
-    fn description(&self) -> &str {
-        "Show a file's content (numbered lines) at a commit (e.g. HEAD, HEAD~1, a short id) or as staged (rev INDEX), to read code around a change. Use start_line and max_lines to page."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {
-            "rev": {"type": "string", "minLength": 1, "description": "A commit (HEAD, HEAD~1, a tag, an id) or INDEX for the staged version."},
-            "path": {"type": "string", "minLength": 1, "description": "Repository-relative file path."},
-            "start_line": {"type": "integer", "minimum": 1, "maximum": 10_000_000, "description": "First line to show (default 1)."},
-            "max_lines": {"type": "integer", "minimum": 1, "maximum": 800, "description": "Lines to show (default 400)."}
-        }, "required": ["rev", "path"], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let rev = args.get("rev").and_then(Value::as_str).unwrap_or("").trim();
-        if rev.is_empty() || rev.starts_with('-') {
-            return Err(ToolFailure::invalid_argument(format!(
-                "'{rev}' is not a revision"
-            )));
-        }
-        let path =
-            paths_arg(&json!({"paths": [args.get("path").cloned().unwrap_or(Value::Null)]}))?
-                .remove(0);
-        let start = args
-            .get("start_line")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-            .max(1);
-        let max = args
-            .get("max_lines")
-            .and_then(Value::as_u64)
-            .unwrap_or(FILE_LINES)
-            .clamp(1, limits.max_lines as u64);
-        let repo = self.0.repo()?;
-        let bytes = if rev.eq_ignore_ascii_case("INDEX") || rev == ":" {
-            repo.file_in_index(&path)
-                .map_err(git_failure)?
-                .ok_or_else(|| ToolFailure::new("NOT_FOUND", format!("'{path}' is not staged")))?
-        } else {
-            repo.file_at(rev, &path).map_err(git_failure)?
-        };
-        if bytes.iter().take(8000).any(|&b| b == 0) {
-            return Err(ToolFailure::new(
-                "NOT_TEXT",
-                format!("'{path}' at {rev} is binary ({} bytes)", bytes.len()),
-            ));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let total = text.lines().count();
-        let first = usize::try_from(start).unwrap_or(usize::MAX);
-        if total > 0 && first > total {
-            return Err(ToolFailure::invalid_argument(format!(
-                "start_line {start} is past the end of '{path}' ({total} lines)"
-            )));
-        }
-        let mut numbered = String::new();
-        let mut shown: usize = 0;
-        for (i, line) in text.lines().enumerate().skip(first - 1).take(max as usize) {
-            numbered.push_str(&format!("{:>6}\t{line}\n", i + 1));
-            shown += 1;
-        }
-        let (content, cut) = cap_text(
-            &numbered,
-            limits,
-            "ask for the rest with a later start_line",
-        );
-        let last = first + shown.saturating_sub(1);
-        let data = json!({"rev": rev, "path": path, "lines": total, "start_line": first, "content": content});
-        let more = last < total;
-        Ok(match (cut, more) {
-            (Some(t), _) => ToolOutput::truncated(data, t),
-            (None, true) => ToolOutput::truncated(
-                data,
-                Truncation {
-                    limit: TruncationLimit::Lines,
-                    max: max as usize,
-                    total: Some(total),
-                    shown,
-                    hint: format!("call again with start_line {}", last + 1),
-                },
-            ),
-            (None, false) => ToolOutput::complete(data),
+fn staged_status(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let head = repo.head().map_err(git_failure)?;
+    let status = repo.status(true).map_err(git_failure)?;
+    let untracked = status.iter().filter(|e| e.worktree == Some('?')).count();
+    let rows: Vec<Value> = status
+        .iter()
+        .filter(|e| e.worktree != Some('?'))
+        .map(|e| {
+            let mut row = json!({"xy": e.xy(), "path": e.path});
+            if let Some(from) = &e.renamed_from {
+                row["renamed_from"] = json!(from);
+            }
+            row
         })
+        .collect();
+    let mut out = entries_output(
+        "entries",
+        rows,
+        limits,
+        "use git_staged_paths and git_staged_stat for the staged part",
+    );
+    out.data["branch"] = json!(head.branch());
+    out.data["head"] = json!(head.commit().map(|c| c.short()));
+    out.data["untracked"] = json!(untracked);
+    Ok(out)
+}
+
+const STAGED_STAT: ToolDef<Ctx, NoArgs> = ToolDef {
+    name: "git_staged_stat",
+    description: "Show added and deleted line counts per staged path and in total (like `git diff --cached --numstat`), with the kind of each path (lockfile, generated, binary, submodule).",
+    schema: Schema::object,
+    run: staged_stat,
+};
+
+fn staged_stat(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let diff = staged_files(repo)?;
+    let mut out = entries_output(
+        "files",
+        file_rows(repo, &diff),
+        limits,
+        "the totals cover every file; ask git_staged_diff_for_paths about specific paths",
+    );
+    out.data["additions"] = json!(diff.additions());
+    out.data["deletions"] = json!(diff.deletions());
+    Ok(out)
+}
+
+const HEAD_SHOW: ToolDef<Ctx, NoArgs> = ToolDef {
+    name: "git_head_show",
+    description: "Show the HEAD commit: id, author, dates, parents, full message and its changed paths with line counts (no diff text; use git_diff_against_parent for that).",
+    schema: Schema::object,
+    run: head_show,
+};
+
+fn head_show(ctx: &Ctx, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let repo = &ctx.repo()?;
+    let head = repo.head().map_err(git_failure)?;
+    let Some(id) = head.commit() else {
+        return Err(ToolFailure::new("NO_COMMITS", "HEAD has no commits yet"));
+    };
+    let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+    let diff = repo
+        .diff(
+            DiffTarget::Commit(&id.to_hex()),
+            &DiffOptions {
+                hunks: false,
+                ..DiffOptions::default()
+            },
+        )
+        .map_err(git_failure)?;
+    let mut out = entries_output(
+        "files",
+        file_rows(repo, &diff),
+        limits,
+        "use git_diff_against_parent with paths for details",
+    );
+    out.data["id"] = json!(id.to_hex());
+    out.data["branch"] = json!(head.branch());
+    out.data["author"] = json!(format!("{} <{}>", info.author.name, info.author.email));
+    out.data["author_date"] = json!(info.author.time.to_rfc3339());
+    out.data["committer_date"] = json!(info.committer.time.to_rfc3339());
+    out.data["parents"] = json!(info.parents.iter().map(|p| p.short()).collect::<Vec<_>>());
+    out.data["message"] = json!(info.message);
+    out.data["additions"] = json!(diff.additions());
+    out.data["deletions"] = json!(diff.deletions());
+    Ok(out)
+}
+
+/// Which diff a diff tool shows.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    /// The index against HEAD.
+    Staged,
+    /// HEAD against its first parent.
+    HeadCommit,
+    /// The index against HEAD's first parent.
+    FinalAmended,
+}
+
+/// Whether a diff tool takes `paths`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Paths {
+    /// No: the whole diff.
+    None,
+    /// Optionally; none is the whole diff.
+    Optional,
+    /// At least one.
+    Required,
+}
+
+/// A diff tool: which diff, whether it takes paths, and what to say when the
+/// diff is cut.
+struct DiffSpec {
+    name: &'static str,
+    description: &'static str,
+    which: Which,
+    paths: Paths,
+    /// The truncation hint.
+    hint: &'static str,
+}
+
+const STAGED_DIFF: DiffSpec = DiffSpec {
+    name: "git_staged_diff",
+    description: "Show the whole staged diff (index against HEAD). Lockfiles are summarized as package version changes instead of raw diffs. Large diffs are cut; then use git_staged_diff_for_paths for the parts you need.",
+    which: Which::Staged,
+    paths: Paths::None,
+    hint: "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
+};
+
+const STAGED_DIFF_FOR_PATHS: DiffSpec = DiffSpec {
+    name: "git_staged_diff_for_paths",
+    description: "Show the staged diff of the given paths only (files or directories), e.g. a high-churn file or a secondary change cluster the prepared diff cut or omitted. Lockfiles asked for by path are shown raw.",
+    which: Which::Staged,
+    paths: Paths::Required,
+    hint: "the diff was cut; ask for fewer paths, or context_lines 0",
+};
+
+const DIFF_AGAINST_PARENT: DiffSpec = DiffSpec {
+    name: "git_diff_against_parent",
+    description: "Show the diff of the HEAD commit against its first parent (the whole tree for a root commit), optionally limited to paths. In normal mode this is contrast: work already committed, not part of the new commit.",
+    which: Which::HeadCommit,
+    paths: Paths::Optional,
+    hint: "the diff was cut; call again with paths",
+};
+
+const FINAL_AMENDED_DIFF: DiffSpec = DiffSpec {
+    name: "git_final_amended_diff",
+    description: "Authoritative for --amend: the final amended commit (HEAD with the staged changes laid over it, i.e. the index) against HEAD's first parent, optionally limited to paths. Describe this, not the staged delta.",
+    which: Which::FinalAmended,
+    paths: Paths::Optional,
+    hint: "the diff was cut; call git_final_amended_diff again with paths",
+};
+
+const AMEND_DELTA: DiffSpec = DiffSpec {
+    name: "git_amend_delta",
+    description: "Diagnostic for --amend: the staged changes against HEAD, i.e. only what the amend adds or changes on top of the current commit, optionally limited to paths. Never describe the amended commit by this delta alone.",
+    which: Which::Staged,
+    paths: Paths::Optional,
+    hint: "the diff was cut; call git_amend_delta again with paths",
+};
+
+/// One [`DiffSpec`] over the repository.
+struct DiffTool(Ctx, &'static DiffSpec);
+
+/// The arguments of the diff tools.
+#[derive(Debug, Deserialize)]
+struct DiffArgs {
+    paths: Option<Vec<String>>,
+    context_lines: Option<u32>,
+}
+
+impl TypedTool for DiffTool {
+    type Args = DiffArgs;
+    fn name(&self) -> &str {
+        self.1.name
     }
+    fn description(&self) -> &str {
+        self.1.description
+    }
+    fn schema(&self) -> Schema {
+        let context_lines = Schema::integer(0, u64::from(MAX_CONTEXT))
+            .description("Unchanged lines around each change (default 3).");
+        let paths = |required: bool| {
+            let description = if required {
+                "Repository-relative paths (files or directories) to limit the diff to."
+            } else {
+                "Optional: repository-relative paths (files or directories) to limit the diff to; omit for every path."
+            };
+            Schema::array(Schema::string().min_length(1))
+                .min_items(u64::from(required))
+                .max_items(MAX_PATHS)
+                .description(description)
+        };
+        let schema = Schema::object();
+        let schema = match self.1.paths {
+            Paths::None => schema,
+            Paths::Optional => schema.optional("paths", paths(false)),
+            Paths::Required => schema.required("paths", paths(true)),
+        };
+        schema.optional("context_lines", context_lines)
+    }
+    fn run(&self, args: DiffArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+        let paths = repo_paths(args.paths.as_deref().unwrap_or_default())?;
+        let raw_lockfiles = !paths.is_empty();
+        let options = DiffOptions {
+            paths,
+            context_lines: args.context_lines.unwrap_or(3).min(MAX_CONTEXT),
+            ..DiffOptions::default()
+        };
+        let repo = self.0.repo()?;
+        let (diff, base) = match self.1.which {
+            Which::Staged => {
+                let head = repo
+                    .head()
+                    .map_err(git_failure)?
+                    .commit()
+                    .map(|c| c.to_hex());
+                (repo.diff(DiffTarget::Staged, &options), head)
+            }
+            Which::HeadCommit => {
+                let parent = head_parent(&repo)?;
+                (repo.diff(DiffTarget::Commit("HEAD"), &options), parent)
+            }
+            Which::FinalAmended => {
+                let parent = head_parent(&repo)?;
+                (
+                    repo.diff(DiffTarget::IndexAgainst(parent.as_deref()), &options),
+                    parent,
+                )
+            }
+        };
+        let diff = diff.map_err(git_failure)?;
+        diff_output(
+            &repo,
+            &diff,
+            base.as_deref(),
+            raw_lockfiles,
+            limits,
+            self.1.hint,
+        )
+    }
+}
+
+/// The arguments of `git_recent_commits`.
+#[derive(Debug, Deserialize)]
+struct RecentArgs {
+    limit: Option<usize>,
+}
+
+const RECENT_COMMITS: ToolDef<Ctx, RecentArgs> = ToolDef {
+    name: "git_recent_commits",
+    description: "List recent commits reachable from HEAD (short id, date, author, subject), newest first: a reference for the repository's message style, not evidence of the staged change.",
+    schema: || {
+        Schema::object().optional(
+            "limit",
+            Schema::integer(1, MAX_RECENT as u64).description("How many commits (default 10)."),
+        )
+    },
+    run: recent_commits,
+};
+
+fn recent_commits(
+    ctx: &Ctx,
+    args: RecentArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let limit = args.limit.unwrap_or(10);
+    let repo = ctx.repo()?;
+    if repo.head().map_err(git_failure)?.commit().is_none() {
+        return Ok(ToolOutput::complete(json!({"commits": [], "count": 0})));
+    }
+    let ids = repo.log("HEAD", limit).map_err(git_failure)?;
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+        rows.push(json!({
+            "id": id.short(),
+            "date": info.author.time.to_fixed().format("%Y-%m-%d").to_string(),
+            "author": info.author.name,
+            "subject": info.summary,
+        }));
+    }
+    Ok(entries_output(
+        "commits",
+        rows,
+        limits,
+        "ask for a smaller limit",
+    ))
+}
+
+/// The arguments of `git_show_file_at_rev`.
+#[derive(Debug, Deserialize)]
+struct ShowFileArgs {
+    rev: String,
+    path: String,
+    start_line: Option<usize>,
+    max_lines: Option<usize>,
+}
+
+const SHOW_FILE_AT_REV: ToolDef<Ctx, ShowFileArgs> = ToolDef {
+    name: "git_show_file_at_rev",
+    description: "Show a file's content (numbered lines) at a commit (e.g. HEAD, HEAD~1, a short id) or as staged (rev INDEX), to read code around a change. Use start_line and max_lines to page.",
+    schema: || {
+        Schema::object()
+            .required(
+                "rev",
+                Schema::string().min_length(1).description(
+                    "A commit (HEAD, HEAD~1, a tag, an id) or INDEX for the staged version.",
+                ),
+            )
+            .required(
+                "path",
+                Schema::string()
+                    .min_length(1)
+                    .description("Repository-relative file path."),
+            )
+            .optional(
+                "start_line",
+                Schema::integer(1, 10_000_000).description("First line to show (default 1)."),
+            )
+            .optional(
+                "max_lines",
+                Schema::integer(1, 800).description("Lines to show (default 400)."),
+            )
+    },
+    run: show_file_at_rev,
+};
+
+fn show_file_at_rev(
+    ctx: &Ctx,
+    args: ShowFileArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let rev = args.rev.trim();
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(ToolFailure::invalid_argument(format!(
+            "'{rev}' is not a revision"
+        )));
+    }
+    let path = repo_path(&args.path)?;
+    let first = args.start_line.unwrap_or(1);
+    let max = args.max_lines.unwrap_or(FILE_LINES).min(limits.max_lines);
+    let repo = ctx.repo()?;
+    let bytes = if rev.eq_ignore_ascii_case("INDEX") || rev == ":" {
+        repo.file_in_index(&path)
+            .map_err(git_failure)?
+            .ok_or_else(|| ToolFailure::new("NOT_FOUND", format!("'{path}' is not staged")))?
+    } else {
+        repo.file_at(rev, &path).map_err(git_failure)?
+    };
+    if bytes.iter().take(8000).any(|&b| b == 0) {
+        return Err(ToolFailure::new(
+            "NOT_TEXT",
+            format!("'{path}' at {rev} is binary ({} bytes)", bytes.len()),
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let total = text.lines().count();
+    if total > 0 && first > total {
+        return Err(ToolFailure::invalid_argument(format!(
+            "start_line {first} is past the end of '{path}' ({total} lines)"
+        )));
+    }
+    let mut numbered = String::new();
+    let mut shown: usize = 0;
+    for (i, line) in text.lines().enumerate().skip(first - 1).take(max) {
+        numbered.push_str(&format!("{:>6}\t{line}\n", i + 1));
+        shown += 1;
+    }
+    let (content, cut) = cap_text(
+        &numbered,
+        limits,
+        "ask for the rest with a later start_line",
+    );
+    let last = first + shown.saturating_sub(1);
+    let data =
+        json!({"rev": rev, "path": path, "lines": total, "start_line": first, "content": content});
+    let more = last < total;
+    Ok(match (cut, more) {
+        (Some(t), _) => ToolOutput::truncated(data, t),
+        (None, true) => ToolOutput::truncated(
+            data,
+            Truncation {
+                limit: TruncationLimit::Lines,
+                max,
+                total: Some(total),
+                shown,
+                hint: format!("call again with start_line {}", last + 1),
+            },
+        ),
+        (None, false) => ToolOutput::complete(data),
+    })
 }
 
 #[cfg(test)]
@@ -804,11 +753,11 @@ mod tests {
 
     #[test]
     fn paths_must_stay_in_the_repository() {
-        assert!(paths_arg(&json!({"paths": ["../x"]})).is_err());
-        assert!(paths_arg(&json!({"paths": ["/etc/passwd"]})).is_err());
-        assert!(paths_arg(&json!({"paths": [".git/config"]})).is_err());
+        assert!(repo_path("../x").is_err());
+        assert!(repo_path("/etc/passwd").is_err());
+        assert!(repo_path(".git/config").is_err());
         assert_eq!(
-            paths_arg(&json!({"paths": ["./src/", "a.rs"]})).unwrap(),
+            repo_paths(&["./src/".into(), "a.rs".into()]).unwrap(),
             ["src", "a.rs"]
         );
     }

@@ -1,94 +1,49 @@
-//! Reading a tool's arguments.
+//! The arguments the tools share: their schema entries and how they are read.
 //!
-//! The registry validates arguments against each tool's schema before the call (and
-//! drops `null` optionals); these checks repeat the essentials so that a tool called
-//! directly still refuses bad input with `INVALID_ARGUMENT` instead of guessing.
+//! Each tool's arguments are a `Deserialize` struct (`Args` in its module) with
+//! its schema declared once, beside it (`schema()`); `agent` parses and checks
+//! them against the schema before the tool runs ([`agent::TypedTool`]). The
+//! structs are `pub` only because the public tool types' `TypedTool` impls name
+//! them; their fields are private. What is left here is what a schema cannot say:
+//! a path's spelling ([`paths::normalize`]) and caps lowered to the registry's
+//! limits, plus the schema entries two tools share.
 
 use agent::ToolFailure;
-use serde_json::{Map, Value};
+use agent::schema::Schema;
 
 use crate::paths::{self, RelPath};
 
-/// The arguments of one call.
-#[derive(Debug)]
-pub(crate) struct Args<'a> {
-    map: &'a Map<String, Value>,
+/// The schema of an optional `path` prefix: the tool `verb`s (lists, searches)
+/// under it.
+pub(crate) fn prefix_schema(verb: &str) -> Schema {
+    Schema::string().description(format!(
+        "Workspace-relative directory (or file) to {verb} under; default: the whole workspace. Accepts / or \\ as separator."
+    ))
 }
 
-impl<'a> Args<'a> {
-    /// `value` must be an object whose keys are all in `allowed`.
-    pub(crate) fn new(value: &'a Value, allowed: &[&str]) -> Result<Args<'a>, ToolFailure> {
-        let Some(map) = value.as_object() else {
-            return Err(ToolFailure::invalid_argument(
-                "arguments must be a JSON object",
-            ));
-        };
-        if let Some(key) = map.keys().find(|key| !allowed.contains(&key.as_str())) {
-            return Err(ToolFailure::invalid_argument(format!(
-                "unknown argument '{key}' (allowed: {})",
-                allowed.join(", ")
-            )));
-        }
-        Ok(Args { map })
-    }
+/// The schema of an optional cap on the `what`s of a result (paths, matches):
+/// `1..=max`.
+pub(crate) fn cap_schema(what: &str, max: usize) -> Schema {
+    Schema::integer(1, max as u64).description(format!(
+        "At most this many {what} (default and maximum: {max})."
+    ))
+}
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|value| !value.is_null())
+/// A workspace-relative path prefix named by the argument `key`; absent or empty
+/// is the whole workspace.
+pub(crate) fn prefix(key: &str, text: Option<&str>) -> Result<RelPath, ToolFailure> {
+    match text {
+        None | Some("") => Ok(RelPath::root()),
+        Some(text) => path(key, text),
     }
+}
 
-    /// An optional string.
-    pub(crate) fn str(&self, key: &str) -> Result<Option<&'a str>, ToolFailure> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
-            Some(_) => Err(ToolFailure::invalid_argument(format!(
-                "{key} must be a string"
-            ))),
-        }
-    }
+/// The workspace-relative path named by the argument `key`.
+pub(crate) fn path(key: &str, text: &str) -> Result<RelPath, ToolFailure> {
+    paths::normalize(text).map_err(|err| ToolFailure::invalid_argument(format!("{key}: {err}")))
+}
 
-    /// A required, non-empty string.
-    pub(crate) fn required_str(&self, key: &str) -> Result<&'a str, ToolFailure> {
-        match self.str(key)? {
-            Some(text) if !text.is_empty() => Ok(text),
-            Some(_) => Err(ToolFailure::invalid_argument(format!(
-                "{key} must not be empty"
-            ))),
-            None => Err(ToolFailure::invalid_argument(format!("{key} is required"))),
-        }
-    }
-
-    /// An optional integer in `1..=max`.
-    pub(crate) fn count(&self, key: &str, max: usize) -> Result<Option<usize>, ToolFailure> {
-        let Some(value) = self.get(key) else {
-            return Ok(None);
-        };
-        match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
-            Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(ToolFailure::invalid_argument(format!(
-                "{key} must be an integer from 1 to {max}, got {value}"
-            ))),
-        }
-    }
-
-    /// An optional boolean.
-    pub(crate) fn bool(&self, key: &str) -> Result<Option<bool>, ToolFailure> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(ToolFailure::invalid_argument(format!(
-                "{key} must be true or false"
-            ))),
-        }
-    }
-
-    /// An optional workspace-relative path prefix; absent or empty is the whole
-    /// workspace.
-    pub(crate) fn prefix(&self, key: &str) -> Result<RelPath, ToolFailure> {
-        match self.str(key)? {
-            None | Some("") => Ok(RelPath::root()),
-            Some(text) => paths::normalize(text)
-                .map_err(|err| ToolFailure::invalid_argument(format!("{key}: {err}"))),
-        }
-    }
+/// A cap the model asked for, or `limit` by default; never above `limit`.
+pub(crate) fn cap(asked: Option<usize>, limit: usize) -> usize {
+    asked.unwrap_or(limit).min(limit)
 }

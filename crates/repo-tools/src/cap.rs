@@ -6,7 +6,7 @@
 //! cap themselves first so that what is left out is whole entries or lines, and the
 //! hint can say how to ask for the rest.
 
-use agent::{ToolLimits, TruncationLimit};
+use agent::{ToolLimits, ToolOutput, Truncation, TruncationLimit};
 use serde_json::Value;
 
 /// The bytes the capped part of a result may take: `max_bytes` less the size of
@@ -46,6 +46,7 @@ pub(crate) fn cut_json(s: &str, max: usize) -> &str {
 /// A running budget of entries and bytes for one result.
 #[derive(Debug)]
 pub(crate) struct Budget {
+    max_entries: usize,
     entries_left: usize,
     bytes_left: usize,
 }
@@ -54,9 +55,38 @@ impl Budget {
     /// A budget of `max_entries` entries and `max_bytes` JSON bytes.
     pub(crate) fn new(max_entries: usize, max_bytes: usize) -> Budget {
         Budget {
+            max_entries,
             entries_left: max_entries,
             bytes_left: max_bytes,
         }
+    }
+
+    /// The result `data` of a list: complete when nothing `stop`ped it, else cut
+    /// by that cap with `shown` of `total` entries in it and `hint` on how to see
+    /// the rest.
+    pub(crate) fn output(
+        &self,
+        data: Value,
+        stop: Option<TruncationLimit>,
+        limits: &ToolLimits,
+        (shown, total): (usize, usize),
+        hint: String,
+    ) -> ToolOutput {
+        let Some(limit) = stop else {
+            return ToolOutput::complete(data);
+        };
+        let max = match limit {
+            TruncationLimit::Bytes => limits.max_bytes,
+            _ => self.max_entries,
+        };
+        let truncation = Truncation {
+            limit,
+            max,
+            total: Some(total),
+            shown,
+            hint,
+        };
+        ToolOutput::truncated(data, truncation)
     }
 
     /// Takes one entry of `json_bytes` (a separator is added), or says which cap

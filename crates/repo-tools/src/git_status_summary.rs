@@ -26,16 +26,18 @@
 
 mod parse_branch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
 use gitctx::{GitCommand, Repo};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use parse_branch::parse_branch;
 
+use crate::args;
 use crate::cap;
 use crate::codes;
 use crate::paths::{self, RelPath, ResolveError};
@@ -76,7 +78,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The tool's result (spec 002 §4.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StatusSummary {
+pub(crate) struct StatusSummary {
     /// The absolute top of the working tree, as `git rev-parse --show-toplevel`
     /// prints it (trimmed).
     pub repository_root: String,
@@ -87,60 +89,44 @@ pub struct StatusSummary {
     pub raw: String,
 }
 
-/// The `git_status_summary` tool over one workspace.
-#[derive(Debug, Clone)]
-pub struct GitStatusSummary {
-    workspace_root: PathBuf,
-}
-
-impl GitStatusSummary {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        GitStatusSummary {
-            workspace_root: workspace_root.into(),
+/// Runs the tool for `cwd` (workspace-relative; `None` is the workspace root),
+/// uncapped. Failures carry the spec's codes.
+fn summarize(workspace_root: &Path, cwd: Option<&str>) -> Result<StatusSummary, ToolFailure> {
+    // 1. Input validation (what can be judged from the text alone).
+    let rel = match cwd {
+        None => RelPath::root(),
+        Some("") => {
+            return Err(ToolFailure::invalid_argument(
+                "cwd is empty; omit it for the workspace root or give a workspace-relative directory",
+            ));
         }
+        Some(text) => args::path("cwd", text)?,
+    };
+    // 2. Directory check (a symlink leading out is still an invalid argument).
+    let root = workspace::canonical_root(workspace_root)?;
+    let dir = paths::resolve(&root, &rel).map_err(|err| match err {
+        ResolveError::Missing(_) => not_directory(&rel, "does not exist"),
+        ResolveError::Escapes(_) => ToolFailure::invalid_argument(format!("cwd: {err}")),
+        ResolveError::Io { .. } => ToolFailure::internal(format!("cwd: {err}")),
+    })?;
+    if !dir.is_dir() {
+        return Err(not_directory(&rel, "is not a directory"));
     }
-
-    /// Runs the tool for `cwd` (workspace-relative; `None` is the workspace root),
-    /// uncapped. Failures carry the spec's codes.
-    pub fn summarize(&self, cwd: Option<&str>) -> Result<StatusSummary, ToolFailure> {
-        // 1. Input validation (what can be judged from the text alone).
-        let rel = match cwd {
-            None => RelPath::root(),
-            Some("") => {
-                return Err(ToolFailure::invalid_argument(
-                    "cwd is empty; omit it for the workspace root or give a workspace-relative directory",
-                ));
-            }
-            Some(text) => paths::normalize(text)
-                .map_err(|err| ToolFailure::invalid_argument(format!("cwd: {err}")))?,
-        };
-        // 2. Directory check (a symlink leading out is still an invalid argument).
-        let root = workspace::canonical_root(&self.workspace_root)?;
-        let dir = paths::resolve(&root, &rel).map_err(|err| match err {
-            ResolveError::Missing(_) => not_directory(&rel, "does not exist"),
-            ResolveError::Escapes(_) => ToolFailure::invalid_argument(format!("cwd: {err}")),
-            ResolveError::Io { .. } => ToolFailure::internal(format!("cwd: {err}")),
-        })?;
-        if !dir.is_dir() {
-            return Err(not_directory(&rel, "is not a directory"));
-        }
-        // 3. Git repository check, from libgit2's structured answer.
-        if let Err(err) = Repo::discover(&dir) {
-            let mut failure = git_failure(err);
-            failure.message = format!("cwd '{rel}': {}", failure.message);
-            return Err(failure);
-        }
-        // 4. The two commands.
-        let top = run_git(&dir, &REV_PARSE_ARGS)?;
-        let raw = run_git(&dir, &STATUS_ARGS)?;
-        // 5. The branch, from the first `##` line only.
-        Ok(StatusSummary {
-            repository_root: top.trim().to_owned(),
-            branch: parse_branch(&raw),
-            raw,
-        })
+    // 3. Git repository check, from libgit2's structured answer.
+    if let Err(err) = Repo::discover(&dir) {
+        let mut failure = git_failure(err);
+        failure.message = format!("cwd '{rel}': {}", failure.message);
+        return Err(failure);
     }
+    // 4. The two commands.
+    let top = run_git(&dir, &REV_PARSE_ARGS)?;
+    let raw = run_git(&dir, &STATUS_ARGS)?;
+    // 5. The branch, from the first `##` line only.
+    Ok(StatusSummary {
+        repository_root: top.trim().to_owned(),
+        branch: parse_branch(&raw),
+        raw,
+    })
 }
 
 fn not_directory(rel: &RelPath, what: &str) -> ToolFailure {
@@ -162,86 +148,64 @@ fn run_git(dir: &Path, args: &[&str]) -> Result<String, ToolFailure> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-impl Tool for GitStatusSummary {
-    fn name(&self) -> &str {
-        NAME
-    }
+/// The arguments of `git_status_summary`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    cwd: Option<String>,
+}
 
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+/// The arguments' schema.
+pub(crate) fn schema() -> Schema {
+    // Spec 002 §4.4 exactly, plus `additionalProperties: false`, which our strict
+    // tool rule (spec 004 §5, `agent::schema::strictness_problems`) requires of
+    // every object schema. No `minLength`: the spec's schema has none, and an
+    // empty `cwd` is refused by the tool itself with INVALID_ARGUMENT.
+    Schema::object().optional(
+        "cwd",
+        Schema::string()
+            .default_value(".")
+            .description(CWD_DESCRIPTION),
+    )
+}
 
-    fn parameters(&self) -> Value {
-        // Spec 002 §4.4 exactly, plus `additionalProperties: false`, which our strict
-        // tool rule (spec 004 §5, `agent::schema::strictness_problems`) requires of
-        // every object schema. No `minLength`: the spec's schema has none, and an
-        // empty `cwd` is refused by the tool itself with INVALID_ARGUMENT.
-        json!({
-            "type": "object",
-            "properties": {
-                "cwd": {
-                    "type": "string",
-                    "default": ".",
-                    "description": CWD_DESCRIPTION,
-                }
-            },
-            "required": [],
-            "additionalProperties": false,
-        })
-    }
-
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let Some(map) = args.as_object() else {
-            return Err(ToolFailure::invalid_argument(
-                "arguments must be a JSON object",
-            ));
-        };
-        let cwd = match map.get("cwd") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(text.as_str()),
-            Some(_) => return Err(ToolFailure::invalid_argument("cwd must be a string")),
-        };
-        if let Some(key) = map.keys().find(|key| *key != "cwd") {
-            return Err(ToolFailure::invalid_argument(format!(
-                "unknown argument '{key}' (allowed: cwd)"
-            )));
-        }
-        let mut summary = self.summarize(cwd)?;
-        let skeleton = json!({
-            "repository_root": summary.repository_root,
-            "branch": summary.branch,
-            "raw": "",
-        });
-        let room = cap::room(limits, &skeleton);
-        let kept = cap::keep_lines(&summary.raw, limits.max_lines, room);
-        let Some(limit) = kept.limit else {
-            return Ok(ToolOutput::complete(to_value(&summary)?));
-        };
-        let total_bytes = summary.raw.len();
-        summary.raw.truncate(kept.end);
-        let (max, total) = match limit {
-            TruncationLimit::Lines => (limits.max_lines, kept.total_lines),
-            _ => (limits.max_bytes, total_bytes),
-        };
-        let shown = match limit {
-            TruncationLimit::Lines => kept.lines,
-            _ => kept.end,
-        };
-        let hint = format!(
-            "raw holds the first {} of {} status lines; the rest cannot be narrowed by cwd (git status covers the whole repository); use list_files or search_files for specific paths",
-            kept.lines, kept.total_lines
-        );
-        Ok(ToolOutput::truncated(
-            to_value(&summary)?,
-            Truncation {
-                limit,
-                max,
-                total: Some(total),
-                shown,
-                hint,
-            },
-        ))
-    }
+/// Runs `git_status_summary` over the workspace at `root`.
+pub(crate) fn run(root: &Path, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let cwd = args.cwd.as_deref();
+    let mut summary = summarize(root, cwd)?;
+    let skeleton = json!({
+        "repository_root": summary.repository_root,
+        "branch": summary.branch,
+        "raw": "",
+    });
+    let room = cap::room(limits, &skeleton);
+    let kept = cap::keep_lines(&summary.raw, limits.max_lines, room);
+    let Some(limit) = kept.limit else {
+        return Ok(ToolOutput::complete(to_value(&summary)?));
+    };
+    let total_bytes = summary.raw.len();
+    summary.raw.truncate(kept.end);
+    let (max, total) = match limit {
+        TruncationLimit::Lines => (limits.max_lines, kept.total_lines),
+        _ => (limits.max_bytes, total_bytes),
+    };
+    let shown = match limit {
+        TruncationLimit::Lines => kept.lines,
+        _ => kept.end,
+    };
+    let hint = format!(
+        "raw holds the first {} of {} status lines; the rest cannot be narrowed by cwd (git status covers the whole repository); use list_files or search_files for specific paths",
+        kept.lines, kept.total_lines
+    );
+    Ok(ToolOutput::truncated(
+        to_value(&summary)?,
+        Truncation {
+            limit,
+            max,
+            total: Some(total),
+            shown,
+            hint,
+        },
+    ))
 }
 
 fn to_value(summary: &StatusSummary) -> Result<Value, ToolFailure> {

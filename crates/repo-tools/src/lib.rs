@@ -7,13 +7,13 @@
 //! definitions()           ──► [{"name", "description", "parameters"}, …]
 //! ```
 //!
-//! - **Dependencies:** `agent` (the [`agent::Tool`] trait, results, limits, the
-//!   registry), `gitctx` (every git access: libgit2 reads, hardened git
+//! - **Dependencies:** `agent` (the [`agent::TypedTool`] trait, argument schemas,
+//!   results, limits, the registry), `gitctx` (every git access: libgit2 reads, hardened git
 //!   processes) and `safe-io` (no-follow, bounded file reads). Nothing else of
 //!   ours.
 //! - **Invariant:** every tool is read-only: nothing here writes to the working
 //!   tree, the index, refs or config, or takes a lock (`GIT_OPTIONAL_LOCKS=0`).
-//! - **Invariant:** every result is bounded by the registry's [`ToolLimits`] (bytes,
+//! - **Invariant:** every result is bounded by the registry's [`agent::ToolLimits`] (bytes,
 //!   lines, entries); a capped result carries a [`agent::Truncation`] that says what
 //!   was left out and how to ask for it. Numeric cap arguments default to the limits
 //!   and are never allowed above them.
@@ -34,31 +34,27 @@
 //!   and the error codes ([`git_status_summary`] lists the two places where it
 //!   cannot be literal).
 //! - **Invariant:** bad input never panics; every failure is an
-//!   [`agent::ToolFailure`] with a stable code from [`codes`].
+//!   [`agent::ToolFailure`] with a stable code from [`codes`]. Arguments are typed
+//!   structs, parsed and checked against their schema by `agent` before a tool
+//!   runs, through the registry or called directly.
 //! - The library never prints and never reads the environment.
 
 mod args;
 mod cap;
+mod catalog;
 mod gate;
 pub mod git_status_summary;
-pub mod list_files;
+mod list_files;
 pub mod paths;
 pub mod read_file;
-pub mod repo_summary;
-pub mod search_files;
+mod repo_summary;
+mod search_files;
 mod workspace;
 
-use std::path::Path;
-use std::sync::Arc;
-
-use agent::{Tool, ToolLimits, ToolRegistry};
-use serde_json::Value;
-
-pub use git_status_summary::{GitStatusSummary, StatusSummary};
-pub use list_files::ListFiles;
-pub use read_file::ReadFile;
-pub use repo_summary::RepoSummary;
-pub use search_files::SearchFiles;
+pub use catalog::{
+    GitStatusSummary, ListFiles, ReadFile, RepoSummary, SearchFiles, catalog, catalog_with_limits,
+    definitions,
+};
 
 /// The stable error codes the tools report (the `code` of a failure envelope).
 pub mod codes {
@@ -85,41 +81,4 @@ pub mod codes {
     pub const IGNORED: &str = "IGNORED";
     /// Anything unexpected (a git command failing or timing out, an I/O error).
     pub const INTERNAL: &str = "INTERNAL";
-}
-
-/// The five tools over the workspace at `workspace_root`, in catalog order.
-fn tools(workspace_root: &Path) -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(GitStatusSummary::new(workspace_root)),
-        Arc::new(RepoSummary::new(workspace_root)),
-        Arc::new(ListFiles::new(workspace_root)),
-        Arc::new(ReadFile::new(workspace_root)),
-        Arc::new(SearchFiles::new(workspace_root)),
-    ]
-}
-
-/// The tool catalog (spec 002's `ToolCatalog`): a registry of the five tools over
-/// the workspace at `workspace_root` (a directory inside a git working tree), with
-/// the default [`ToolLimits`].
-pub fn catalog(workspace_root: &Path) -> ToolRegistry {
-    catalog_with_limits(workspace_root, ToolLimits::default())
-}
-
-/// [`catalog`] with explicit limits. Schemas keep the default limits as their
-/// bounds; arguments above `limits` are lowered to them.
-pub fn catalog_with_limits(workspace_root: &Path, limits: ToolLimits) -> ToolRegistry {
-    let mut registry = ToolRegistry::new(limits);
-    for tool in tools(workspace_root) {
-        registry
-            .register(tool)
-            .expect("the catalog's tools have distinct names and strict schemas (tested)");
-    }
-    registry
-}
-
-/// The tool definitions (spec 002's `TOOL_DEFINITIONS`):
-/// `[{"name", "description", "parameters"}, …]`, in catalog order. They do not
-/// depend on any workspace.
-pub fn definitions() -> Value {
-    catalog(Path::new(".")).definitions()
 }

@@ -8,131 +8,87 @@
 //! `search_files` passes it over, so the model need not try. Only the paths shown
 //! are checked.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
-use serde_json::{Value, json};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap::{self, Budget};
 use crate::gate::Gate;
 use crate::paths::RelPath;
 use crate::workspace::RepoView;
 
 /// The tool name.
-pub const NAME: &str = "list_files";
+pub(crate) const NAME: &str = "list_files";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Lists the files git tracks in the workspace (from the index, sorted, workspace-relative), optionally only those under `path`. Reports the total, and says when the list was cut so you can pass a narrower path.";
+pub(crate) const DESCRIPTION: &str = "Lists the files git tracks in the workspace (from the index, sorted, workspace-relative), optionally only those under `path`. Reports the total, and says when the list was cut so you can pass a narrower path.";
 
-/// The `list_files` tool over one workspace.
-#[derive(Debug, Clone)]
-pub struct ListFiles {
-    workspace_root: PathBuf,
+/// The arguments of `list_files`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    path: Option<String>,
+    max_entries: Option<usize>,
 }
 
-impl ListFiles {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        ListFiles {
-            workspace_root: workspace_root.into(),
-        }
-    }
+/// The arguments' schema.
+pub(crate) fn schema() -> Schema {
+    Schema::object()
+        .optional("path", args::prefix_schema("list"))
+        .optional(
+            "max_entries",
+            args::cap_schema("paths", ToolLimits::default().max_entries),
+        )
 }
 
-impl Tool for ListFiles {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn parameters(&self) -> Value {
-        let max = ToolLimits::default().max_entries;
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "Workspace-relative directory (or file) to list under; default: the whole workspace. Accepts / or \\ as separator.",
-                },
-                "max_entries": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": max,
-                    "description": format!("At most this many paths (default and maximum: {max})."),
-                },
-            },
-            "required": [],
-            "additionalProperties": false,
-        })
-    }
-
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(args, &["path", "max_entries"])?;
-        let prefix = args.prefix("path")?;
-        let max_entries = args
-            .count("max_entries", ToolLimits::default().max_entries)?
-            .unwrap_or(limits.max_entries)
-            .min(limits.max_entries);
-        let view = RepoView::open(&self.workspace_root)?;
-        let matching: Vec<String> = view
-            .tracked_files()?
-            .into_iter()
-            .filter(|path| prefix.contains(path))
-            .collect();
-        let total = matching.len();
-        let skeleton = json!({
-            "path": prefix.display(),
-            "files": [],
-            "total": usize::MAX,
-            "refused_links": [],
-        });
-        let mut budget = Budget::new(max_entries, cap::room(limits, &skeleton));
-        let mut gate = Gate::new(&view.root, Some(&view.repo))?;
-        let mut files = Vec::new();
-        let mut refused = Vec::new();
-        let mut stop = None;
-        for path in matching {
-            let mark = refused_link(&mut gate, &path)
-                .map(|reason| json!({"path": path.as_str(), "reason": reason}));
-            let size = cap::json_len(&path) + mark.as_ref().map_or(0, |m| m.to_string().len() + 1);
-            if let Err(limit) = budget.take(size) {
-                stop = Some(limit);
-                break;
-            }
-            files.push(path);
-            refused.extend(mark);
+/// Runs `list_files` over the workspace at `root`.
+pub(crate) fn run(root: &Path, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let prefix = args::prefix("path", args.path.as_deref())?;
+    let max_entries = args::cap(args.max_entries, limits.max_entries);
+    let view = RepoView::open(root)?;
+    let matching: Vec<String> = view
+        .tracked_files()?
+        .into_iter()
+        .filter(|path| prefix.contains(path))
+        .collect();
+    let total = matching.len();
+    let skeleton = json!({
+        "path": prefix.display(),
+        "files": [],
+        "total": usize::MAX,
+        "refused_links": [],
+    });
+    let mut budget = Budget::new(max_entries, cap::room(limits, &skeleton));
+    let mut gate = Gate::new(&view.root, Some(&view.repo))?;
+    let mut files = Vec::new();
+    let mut refused = Vec::new();
+    let mut stop = None;
+    for path in matching {
+        let mark = refused_link(&mut gate, &path)
+            .map(|reason| json!({"path": path.as_str(), "reason": reason}));
+        let size = cap::json_len(&path) + mark.as_ref().map_or(0, |m| m.to_string().len() + 1);
+        if let Err(limit) = budget.take(size) {
+            stop = Some(limit);
+            break;
         }
-        let shown = files.len();
-        let data = json!({
-            "path": prefix.display(),
-            "files": files,
-            "total": total,
-            "refused_links": refused,
-        });
-        Ok(match stop {
-            None => ToolOutput::complete(data),
-            Some(limit) => ToolOutput::truncated(
-                data,
-                Truncation {
-                    limit,
-                    max: match limit {
-                        TruncationLimit::Bytes => limits.max_bytes,
-                        _ => max_entries,
-                    },
-                    total: Some(total),
-                    shown,
-                    hint: format!(
-                        "{shown} of {total} files shown; pass a narrower path (a subdirectory of '{}') to see the rest",
-                        prefix.display()
-                    ),
-                },
-            ),
-        })
+        files.push(path);
+        refused.extend(mark);
     }
+    let shown = files.len();
+    let data = json!({
+        "path": prefix.display(),
+        "files": files,
+        "total": total,
+        "refused_links": refused,
+    });
+    let hint = format!(
+        "{shown} of {total} files shown; pass a narrower path (a subdirectory of '{}') to see the rest",
+        prefix.display()
+    );
+    Ok(budget.output(data, stop, limits, (shown, total), hint))
 }
 
 /// Why the tracked `path` is a link the other tools refuse to follow, if it is.

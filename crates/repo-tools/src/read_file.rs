@@ -15,166 +15,143 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
-use serde_json::{Value, json};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap;
 use crate::codes;
 use crate::gate::{Gate, Refusal};
-use crate::paths::{self, RelPath};
+use crate::paths::RelPath;
 use crate::workspace;
 
 /// The tool name.
-pub const NAME: &str = "read_file";
+pub(crate) const NAME: &str = "read_file";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Reads a text file of the workspace's working tree as numbered lines (\"{n}| {line}\"), optionally from start_line to end_line (1-based, inclusive). Long results are cut; the result then says the total line count and the start_line to ask for next. Untracked files git ignores are not shown.";
+pub(crate) const DESCRIPTION: &str = "Reads a text file of the workspace's working tree as numbered lines (\"{n}| {line}\"), optionally from start_line to end_line (1-based, inclusive). Long results are cut; the result then says the total line count and the start_line to ask for next. Untracked files git ignores are not shown.";
 
 /// The highest line number the schema accepts.
-pub const MAX_LINE_NUMBER: usize = 100_000_000;
+pub(crate) const MAX_LINE_NUMBER: usize = 100_000_000;
 
 /// The largest file read (a file may grow while it is read: no more than this is
 /// read of it either).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How much of a file is checked for NUL bytes to tell binary from text.
-pub const BINARY_PROBE: usize = 8 * 1024;
+pub(crate) const BINARY_PROBE: usize = 8 * 1024;
 
 /// True when `probe` (the start of a file) holds a NUL byte: binary, as git judges.
 pub(crate) fn looks_binary(probe: &[u8]) -> bool {
     probe[..probe.len().min(BINARY_PROBE)].contains(&0)
 }
 
-/// The `read_file` tool over one workspace.
-#[derive(Debug, Clone)]
-pub struct ReadFile {
-    workspace_root: PathBuf,
+/// The arguments of `read_file`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    path: String,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
 }
 
-impl ReadFile {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        ReadFile {
-            workspace_root: workspace_root.into(),
-        }
-    }
+/// The arguments' schema.
+pub(crate) fn schema() -> Schema {
+    let line = |what: &str| Schema::integer(1, MAX_LINE_NUMBER as u64).description(what);
+    Schema::object()
+        .required(
+            "path",
+            Schema::string()
+                .min_length(1)
+                .description("Workspace-relative file path. Accepts / or \\ as separator."),
+        )
+        .optional(
+            "start_line",
+            line("First line to show, 1-based (default: 1)."),
+        )
+        .optional(
+            "end_line",
+            line("Last line to show, inclusive (default: the end of the file, within the caps)."),
+        )
 }
 
-impl Tool for ReadFile {
-    fn name(&self) -> &str {
-        NAME
+/// Runs `read_file` over the workspace at `root`.
+pub(crate) fn run(root: &Path, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let rel = args::path("path", &args.path)?;
+    let start = args.start_line.unwrap_or(1);
+    let end = args.end_line;
+    if let Some(end) = end
+        && end < start
+    {
+        return Err(ToolFailure::invalid_argument(format!(
+            "end_line {end} is before start_line {start}"
+        )));
     }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn parameters(&self) -> Value {
-        let line = |what: &str| {
-            json!({
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LINE_NUMBER,
-                "description": what,
-            })
-        };
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Workspace-relative file path. Accepts / or \\ as separator.",
-                },
-                "start_line": line("First line to show, 1-based (default: 1)."),
-                "end_line": line("Last line to show, inclusive (default: the end of the file, within the caps)."),
-            },
-            "required": ["path"],
-            "additionalProperties": false,
-        })
-    }
-
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(args, &["path", "start_line", "end_line"])?;
-        let rel = paths::normalize(args.required_str("path")?)
-            .map_err(|err| ToolFailure::invalid_argument(format!("path: {err}")))?;
-        let start = args.count("start_line", MAX_LINE_NUMBER)?.unwrap_or(1);
-        let end = args.count("end_line", MAX_LINE_NUMBER)?;
-        if let Some(end) = end
-            && end < start
-        {
-            return Err(ToolFailure::invalid_argument(format!(
-                "end_line {end} is before start_line {start}"
-            )));
-        }
-        let root = workspace::canonical_root(&self.workspace_root)?;
-        let file = open(&root, &rel)?.take(MAX_FILE_BYTES);
-        let skeleton = json!({
-            "path": rel.as_str(),
-            "start_line": start,
-            "end_line": usize::MAX,
-            "total_lines": usize::MAX,
-            "next_start_line": usize::MAX,
-            "text": "",
-        });
-        let room = cap::room(limits, &skeleton);
-        let read = read_lines(file, start, end, limits.max_lines, room)
-            .map_err(|err| ToolFailure::internal(format!("cannot read '{rel}': {err}")))?;
-        let read = read.map_err(|()| {
-            ToolFailure::new(
-                codes::NOT_TEXT,
-                format!(
-                    "'{rel}' is a binary file (it contains NUL bytes); read_file shows text only"
-                ),
-            )
-        })?;
-        if start > read.total_lines && !(start == 1 && read.total_lines == 0) {
-            return Err(ToolFailure::invalid_argument(format!(
-                "start_line {start} is past the end of '{rel}' ({} lines)",
-                read.total_lines
-            )));
-        }
-        let mut data = json!({
-            "path": rel.as_str(),
-            "start_line": start,
-            "end_line": read.last_shown,
-            "total_lines": read.total_lines,
-            "text": read.text,
-        });
-        let Some(limit) = read.stop else {
-            return Ok(ToolOutput::complete(data));
-        };
-        let next = read.next_start_line;
-        data["next_start_line"] = json!(next);
-        let wanted = end.unwrap_or(read.total_lines).min(read.total_lines) + 1 - start;
-        let mut hint = format!(
-            "lines {start}-{} of {} shown; call read_file again with start_line {next} to continue",
-            read.last_shown.unwrap_or(start),
+    let root = workspace::canonical_root(root)?;
+    let file = open(&root, &rel)?.take(MAX_FILE_BYTES);
+    let skeleton = json!({
+        "path": rel.as_str(),
+        "start_line": start,
+        "end_line": usize::MAX,
+        "total_lines": usize::MAX,
+        "next_start_line": usize::MAX,
+        "text": "",
+    });
+    let room = cap::room(limits, &skeleton);
+    let read = read_lines(file, start, end, limits.max_lines, room)
+        .map_err(|err| ToolFailure::internal(format!("cannot read '{rel}': {err}")))?;
+    let read = read.map_err(|()| {
+        ToolFailure::new(
+            codes::NOT_TEXT,
+            format!("'{rel}' is a binary file (it contains NUL bytes); read_file shows text only"),
+        )
+    })?;
+    if start > read.total_lines && !(start == 1 && read.total_lines == 0) {
+        return Err(ToolFailure::invalid_argument(format!(
+            "start_line {start} is past the end of '{rel}' ({} lines)",
             read.total_lines
-        );
-        if read.cut_line {
-            hint.push_str(&format!(
-                " (line {} is longer than the byte cap and was cut)",
-                next - 1
-            ));
-        }
-        Ok(ToolOutput::truncated(
-            data,
-            Truncation {
-                limit,
-                max: match limit {
-                    TruncationLimit::Lines => limits.max_lines,
-                    _ => limits.max_bytes,
-                },
-                total: Some(wanted),
-                shown: read.shown,
-                hint,
-            },
-        ))
+        )));
     }
+    let mut data = json!({
+        "path": rel.as_str(),
+        "start_line": start,
+        "end_line": read.last_shown,
+        "total_lines": read.total_lines,
+        "text": read.text,
+    });
+    let Some(limit) = read.stop else {
+        return Ok(ToolOutput::complete(data));
+    };
+    let next = read.next_start_line;
+    data["next_start_line"] = json!(next);
+    let wanted = end.unwrap_or(read.total_lines).min(read.total_lines) + 1 - start;
+    let mut hint = format!(
+        "lines {start}-{} of {} shown; call read_file again with start_line {next} to continue",
+        read.last_shown.unwrap_or(start),
+        read.total_lines
+    );
+    if read.cut_line {
+        hint.push_str(&format!(
+            " (line {} is longer than the byte cap and was cut)",
+            next - 1
+        ));
+    }
+    Ok(ToolOutput::truncated(
+        data,
+        Truncation {
+            limit,
+            max: match limit {
+                TruncationLimit::Lines => limits.max_lines,
+                _ => limits.max_bytes,
+            },
+            total: Some(wanted),
+            shown: read.shown,
+            hint,
+        },
+    ))
 }
 
 /// Opens the regular file `rel` leads to, by `gate`'s rules: not

@@ -13,161 +13,123 @@
 //! FIFO as `other`), and `.gitmodules` counts only as a regular file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
 use gitctx::Head;
 use serde_json::{Value, json};
 
 use crate::workspace::{RepoView, git_failure};
 
 /// The tool name.
-pub const NAME: &str = "repo_summary";
+pub(crate) const NAME: &str = "repo_summary";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Summarizes the workspace's git repository: root, HEAD (branch or detached commit with its subject), origin/HEAD, latest semver tag, tracked-file counts by top-level directory and by extension, top-level entries, the 5 most recent commits, and whether .gitmodules exists. Takes no arguments.";
+pub(crate) const DESCRIPTION: &str = "Summarizes the workspace's git repository: root, HEAD (branch or detached commit with its subject), origin/HEAD, latest semver tag, tracked-file counts by top-level directory and by extension, top-level entries, the 5 most recent commits, and whether .gitmodules exists. Takes no arguments.";
 
 /// Recent commits listed.
-pub const RECENT_COMMITS: usize = 5;
+pub(crate) const RECENT_COMMITS: usize = 5;
 
 /// Entries per list (counts by directory, by extension, top-level entries); never
 /// more than the registry's `max_entries`. A summary stays small; `list_files`
 /// gives the detail.
-pub const SUMMARY_ENTRIES: usize = 50;
+pub(crate) const SUMMARY_ENTRIES: usize = 50;
 
-/// The `repo_summary` tool over one workspace.
-#[derive(Debug, Clone)]
-pub struct RepoSummary {
-    workspace_root: PathBuf,
-}
-
-impl RepoSummary {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        RepoSummary {
-            workspace_root: workspace_root.into(),
-        }
-    }
-}
-
-impl Tool for RepoSummary {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {},
-            "required": [],
-            "additionalProperties": false,
-        })
-    }
-
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        if !args.as_object().is_some_and(|map| map.is_empty()) {
-            return Err(ToolFailure::invalid_argument(
-                "repo_summary takes no arguments; send {}",
-            ));
-        }
-        let view = RepoView::open(&self.workspace_root)?;
-        let repo = &view.repo;
-        let cap = SUMMARY_ENTRIES.min(limits.max_entries);
-        let mut cut: Option<Truncation> = None;
-        // `total` is the length of the whole list, of which `items` may hold only
-        // the start.
-        let mut capped = |name: &str, mut items: Vec<Value>, total: usize| -> Vec<Value> {
-            if total > cap {
-                if cut.is_none() {
-                    cut = Some(Truncation {
-                        limit: TruncationLimit::Entries,
-                        max: cap,
-                        total: Some(total),
-                        shown: cap,
-                        hint: format!(
-                            "{name} lists the first {cap} of {total}; use list_files with a path prefix for the rest"
-                        ),
-                    });
-                }
-                items.truncate(cap);
+/// Runs `repo_summary` over the workspace at `root`.
+pub(crate) fn run(root: &Path, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let view = RepoView::open(root)?;
+    let repo = &view.repo;
+    let cap = SUMMARY_ENTRIES.min(limits.max_entries);
+    let mut cut: Option<Truncation> = None;
+    // `total` is the length of the whole list, of which `items` may hold only
+    // the start.
+    let mut capped = |name: &str, mut items: Vec<Value>, total: usize| -> Vec<Value> {
+        if total > cap {
+            if cut.is_none() {
+                cut = Some(Truncation {
+                    limit: TruncationLimit::Entries,
+                    max: cap,
+                    total: Some(total),
+                    shown: cap,
+                    hint: format!(
+                        "{name} lists the first {cap} of {total}; use list_files with a path prefix for the rest"
+                    ),
+                });
             }
-            items
-        };
+            items.truncate(cap);
+        }
+        items
+    };
 
-        let head = repo.head().map_err(git_failure)?;
-        let head_commit = match head.commit() {
-            Some(id) => Some(repo.commit_info_by_id(id).map_err(git_failure)?),
-            None => None,
-        };
-        let head_value = json!({
-            "branch": head.branch(),
-            "detached": matches!(head, Head::Detached { .. }),
-            "unborn": matches!(head, Head::Unborn { .. }),
-            "commit": head_commit.as_ref().map(|c| c.id.short()),
-            "subject": head_commit.as_ref().map(|c| c.summary.clone()),
-        });
-        let origin_head = repo
-            .origin_head()
+    let head = repo.head().map_err(git_failure)?;
+    let head_commit = match head.commit() {
+        Some(id) => Some(repo.commit_info_by_id(id).map_err(git_failure)?),
+        None => None,
+    };
+    let head_value = json!({
+        "branch": head.branch(),
+        "detached": matches!(head, Head::Detached { .. }),
+        "unborn": matches!(head, Head::Unborn { .. }),
+        "commit": head_commit.as_ref().map(|c| c.id.short()),
+        "subject": head_commit.as_ref().map(|c| c.summary.clone()),
+    });
+    let origin_head = repo
+        .origin_head()
+        .map_err(git_failure)?
+        .map(|remote| remote.shorthand);
+    let (latest_tag, recent) = if head.commit().is_some() {
+        let tag = repo
+            .latest_semver_tag("HEAD")
             .map_err(git_failure)?
-            .map(|remote| remote.shorthand);
-        let (latest_tag, recent) = if head.commit().is_some() {
-            let tag = repo
-                .latest_semver_tag("HEAD")
-                .map_err(git_failure)?
-                .map(|tag| tag.tag.name);
-            let mut recent = Vec::new();
-            for id in repo.log("HEAD", RECENT_COMMITS).map_err(git_failure)? {
-                let info = repo.commit_info_by_id(id).map_err(git_failure)?;
-                recent.push(json!({"commit": id.short(), "subject": info.summary}));
-            }
-            (tag, recent)
-        } else {
-            (None, Vec::new())
-        };
+            .map(|tag| tag.tag.name);
+        let mut recent = Vec::new();
+        for id in repo.log("HEAD", RECENT_COMMITS).map_err(git_failure)? {
+            let info = repo.commit_info_by_id(id).map_err(git_failure)?;
+            recent.push(json!({"commit": id.short(), "subject": info.summary}));
+        }
+        (tag, recent)
+    } else {
+        (None, Vec::new())
+    };
 
-        let files = view.tracked_files()?;
-        let counts = Counts::of(&files);
-        let by_dir: Vec<Value> = sorted_counts(counts.by_dir)
-            .into_iter()
-            .map(|(name, n)| json!({"directory": name, "files": n}))
-            .collect();
-        let by_dir_total = by_dir.len();
-        let by_dir = capped("files_by_top_level_directory", by_dir, by_dir_total);
-        let by_ext: Vec<Value> = sorted_counts(counts.by_ext)
-            .into_iter()
-            .map(|(ext, n)| {
-                let ext = (!ext.is_empty()).then_some(ext);
-                json!({"extension": ext, "files": n})
-            })
-            .collect();
-        let by_ext_total = by_ext.len();
-        let by_ext = capped("files_by_extension", by_ext, by_ext_total);
-        let (entries, total_entries) = top_level_entries(&view.root, cap)?;
-        let entries = capped("top_level_entries", entries, total_entries);
-
-        let data = json!({
-            "repository_root": view.top.to_string_lossy(),
-            "workspace": if view.prefix.is_empty() { "." } else { view.prefix.as_str() },
-            "head": head_value,
-            "origin_head": origin_head,
-            "latest_semver_tag": latest_tag,
-            "tracked_files": files.len(),
-            "files_at_top_level": counts.at_top,
-            "files_by_top_level_directory": by_dir,
-            "files_by_extension": by_ext,
-            "top_level_entries": entries,
-            "recent_commits": recent,
-            "has_gitmodules": has_gitmodules(&view.top),
-        });
-        Ok(match cut {
-            Some(truncation) => ToolOutput::truncated(data, truncation),
-            None => ToolOutput::complete(data),
+    let files = view.tracked_files()?;
+    let counts = Counts::of(&files);
+    let by_dir: Vec<Value> = sorted_counts(counts.by_dir)
+        .into_iter()
+        .map(|(name, n)| json!({"directory": name, "files": n}))
+        .collect();
+    let by_dir_total = by_dir.len();
+    let by_dir = capped("files_by_top_level_directory", by_dir, by_dir_total);
+    let by_ext: Vec<Value> = sorted_counts(counts.by_ext)
+        .into_iter()
+        .map(|(ext, n)| {
+            let ext = (!ext.is_empty()).then_some(ext);
+            json!({"extension": ext, "files": n})
         })
-    }
+        .collect();
+    let by_ext_total = by_ext.len();
+    let by_ext = capped("files_by_extension", by_ext, by_ext_total);
+    let (entries, total_entries) = top_level_entries(&view.root, cap)?;
+    let entries = capped("top_level_entries", entries, total_entries);
+
+    let data = json!({
+        "repository_root": view.top.to_string_lossy(),
+        "workspace": if view.prefix.is_empty() { "." } else { view.prefix.as_str() },
+        "head": head_value,
+        "origin_head": origin_head,
+        "latest_semver_tag": latest_tag,
+        "tracked_files": files.len(),
+        "files_at_top_level": counts.at_top,
+        "files_by_top_level_directory": by_dir,
+        "files_by_extension": by_ext,
+        "top_level_entries": entries,
+        "recent_commits": recent,
+        "has_gitmodules": has_gitmodules(&view.top),
+    });
+    Ok(match cut {
+        Some(truncation) => ToolOutput::truncated(data, truncation),
+        None => ToolOutput::complete(data),
+    })
 }
 
 /// Tracked files counted by top-level directory and by extension.

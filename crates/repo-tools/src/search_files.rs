@@ -9,14 +9,15 @@
 //! ignores (a tracked `envlink -> .env` is not searched), counted as unreadable. Each match's text is capped (a window around the match); matches
 //! are capped in number and bytes, with the total always counted.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{ToolFailure, ToolLimits, ToolOutput};
 use regex::RegexBuilder;
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::args::Args;
+use crate::args;
 use crate::cap::{self, Budget};
 use crate::gate::Gate;
 use crate::paths::RelPath;
@@ -24,37 +25,22 @@ use crate::read_file::{BINARY_PROBE, looks_binary};
 use crate::workspace::RepoView;
 
 /// The tool name.
-pub const NAME: &str = "search_files";
+pub(crate) const NAME: &str = "search_files";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Searches the files git tracks in the workspace for a regular expression (Rust regex syntax), line by line, optionally only under `path`. Returns {path, line, text} per matching line (long lines are shown around the match, cut ends marked …), the total number of matches, and counts of skipped files (binary, over 1 MiB, unreadable).";
+pub(crate) const DESCRIPTION: &str = "Searches the files git tracks in the workspace for a regular expression (Rust regex syntax), line by line, optionally only under `path`. Returns {path, line, text} per matching line (long lines are shown around the match, cut ends marked …), the total number of matches, and counts of skipped files (binary, over 1 MiB, unreadable).";
 
 /// Files larger than this are skipped.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The most bytes of one matching line shown.
-pub const MAX_TEXT_BYTES: usize = 240;
+pub(crate) const MAX_TEXT_BYTES: usize = 240;
 
 /// The longest pattern accepted, in characters.
-pub const MAX_PATTERN_CHARS: usize = 1000;
+pub(crate) const MAX_PATTERN_CHARS: usize = 1000;
 
 /// The most memory a compiled pattern may take.
 const REGEX_SIZE_LIMIT: usize = 1024 * 1024;
-
-/// The `search_files` tool over one workspace.
-#[derive(Debug, Clone)]
-pub struct SearchFiles {
-    workspace_root: PathBuf,
-}
-
-impl SearchFiles {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        SearchFiles {
-            workspace_root: workspace_root.into(),
-        }
-    }
-}
 
 #[derive(Debug, Serialize)]
 struct Match {
@@ -70,145 +56,108 @@ struct Skipped {
     unreadable: usize,
 }
 
-impl Tool for SearchFiles {
-    fn name(&self) -> &str {
-        NAME
-    }
+/// The arguments of `search_files`.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    pattern: String,
+    path: Option<String>,
+    max_results: Option<usize>,
+    case_insensitive: Option<bool>,
+}
 
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+/// The arguments' schema.
+pub(crate) fn schema() -> Schema {
+    Schema::object()
+        .required(
+            "pattern",
+            Schema::string()
+                .min_length(1)
+                .max_length(MAX_PATTERN_CHARS as u64)
+                .description("Regular expression (Rust regex syntax), matched against each line."),
+        )
+        .optional("path", args::prefix_schema("search"))
+        .optional(
+            "max_results",
+            args::cap_schema("matches", ToolLimits::default().max_entries),
+        )
+        .optional(
+            "case_insensitive",
+            Schema::boolean().description("Match letters regardless of case (default: false)."),
+        )
+}
 
-    fn parameters(&self) -> Value {
-        let max = ToolLimits::default().max_entries;
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_PATTERN_CHARS,
-                    "description": "Regular expression (Rust regex syntax), matched against each line.",
-                },
-                "path": {
-                    "type": "string",
-                    "description": "Workspace-relative directory (or file) to search under; default: the whole workspace. Accepts / or \\ as separator.",
-                },
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": max,
-                    "description": format!("At most this many matches (default and maximum: {max})."),
-                },
-                "case_insensitive": {
-                    "type": "boolean",
-                    "description": "Match letters regardless of case (default: false).",
-                },
-            },
-            "required": ["pattern"],
-            "additionalProperties": false,
-        })
-    }
+/// Runs `search_files` over the workspace at `root`.
+pub(crate) fn run(root: &Path, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let pattern = args.pattern.as_str();
+    let prefix = args::prefix("path", args.path.as_deref())?;
+    let max_results = args::cap(args.max_results, limits.max_entries).min(limits.max_lines);
+    let regex = RegexBuilder::new(pattern)
+        .case_insensitive(args.case_insensitive.unwrap_or(false))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|err| {
+            ToolFailure::invalid_argument(format!(
+                "pattern is not a valid regular expression: {err}"
+            ))
+        })?;
 
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let args = Args::new(
-            args,
-            &["pattern", "path", "max_results", "case_insensitive"],
-        )?;
-        let pattern = args.required_str("pattern")?;
-        if pattern.chars().count() > MAX_PATTERN_CHARS {
-            return Err(ToolFailure::invalid_argument(format!(
-                "pattern is longer than {MAX_PATTERN_CHARS} characters"
-            )));
+    let view = RepoView::open(root)?;
+    let skeleton = json!({
+        "pattern": pattern,
+        "path": prefix.display(),
+        "matches": [],
+        "total_matches": usize::MAX,
+        "files_searched": usize::MAX,
+        "files_skipped": {"binary": usize::MAX, "too_large": usize::MAX, "unreadable": usize::MAX},
+    });
+    let mut budget = Budget::new(max_results, cap::room(limits, &skeleton));
+    let mut matches = Vec::new();
+    let mut stop = None;
+    let mut total = 0;
+    let mut searched = 0;
+    let mut skipped = Skipped::default();
+    let mut gate = Gate::new(&view.root, Some(&view.repo))?;
+    for path in view.tracked_files()? {
+        if !prefix.contains(&path) {
+            continue;
         }
-        let prefix = args.prefix("path")?;
-        let max_results = args
-            .count("max_results", ToolLimits::default().max_entries)?
-            .unwrap_or(limits.max_entries)
-            .min(limits.max_entries)
-            .min(limits.max_lines);
-        let regex = RegexBuilder::new(pattern)
-            .case_insensitive(args.bool("case_insensitive")?.unwrap_or(false))
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-            .map_err(|err| {
-                ToolFailure::invalid_argument(format!(
-                    "pattern is not a valid regular expression: {err}"
-                ))
-            })?;
-
-        let view = RepoView::open(&self.workspace_root)?;
-        let skeleton = json!({
-            "pattern": pattern,
-            "path": prefix.display(),
-            "matches": [],
-            "total_matches": usize::MAX,
-            "files_searched": usize::MAX,
-            "files_skipped": {"binary": usize::MAX, "too_large": usize::MAX, "unreadable": usize::MAX},
-        });
-        let mut budget = Budget::new(max_results, cap::room(limits, &skeleton));
-        let mut matches = Vec::new();
-        let mut stop = None;
-        let mut total = 0;
-        let mut searched = 0;
-        let mut skipped = Skipped::default();
-        let mut gate = Gate::new(&view.root, Some(&view.repo))?;
-        for path in view.tracked_files()? {
-            if !prefix.contains(&path) {
-                continue;
-            }
-            let Some(text) = load(&mut gate, &path, &mut skipped) else {
+        let Some(text) = load(&mut gate, &path, &mut skipped) else {
+            continue;
+        };
+        searched += 1;
+        for (index, line) in text.lines().enumerate() {
+            let Some(found) = regex.find(line) else {
                 continue;
             };
-            searched += 1;
-            for (index, line) in text.lines().enumerate() {
-                let Some(found) = regex.find(line) else {
-                    continue;
-                };
-                total += 1;
-                if stop.is_some() {
-                    continue;
-                }
-                let entry = Match {
-                    path: path.clone(),
-                    line: index + 1,
-                    text: window(line, found.start()),
-                };
-                let size = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len());
-                match budget.take(size) {
-                    Ok(()) => matches.push(entry),
-                    Err(limit) => stop = Some(limit),
-                }
+            total += 1;
+            if stop.is_some() {
+                continue;
+            }
+            let entry = Match {
+                path: path.clone(),
+                line: index + 1,
+                text: window(line, found.start()),
+            };
+            let size = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len());
+            match budget.take(size) {
+                Ok(()) => matches.push(entry),
+                Err(limit) => stop = Some(limit),
             }
         }
-        let shown = matches.len();
-        let data = json!({
-            "pattern": pattern,
-            "path": prefix.display(),
-            "matches": matches,
-            "total_matches": total,
-            "files_searched": searched,
-            "files_skipped": skipped,
-        });
-        Ok(match stop {
-            None => ToolOutput::complete(data),
-            Some(limit) => ToolOutput::truncated(
-                data,
-                Truncation {
-                    limit,
-                    max: match limit {
-                        TruncationLimit::Bytes => limits.max_bytes,
-                        _ => max_results,
-                    },
-                    total: Some(total),
-                    shown,
-                    hint: format!(
-                        "{shown} of {total} matches shown; pass a narrower path or a more specific pattern to see the rest"
-                    ),
-                },
-            ),
-        })
     }
+    let shown = matches.len();
+    let data = json!({
+        "pattern": pattern,
+        "path": prefix.display(),
+        "matches": matches,
+        "total_matches": total,
+        "files_searched": searched,
+        "files_skipped": skipped,
+    });
+    let hint = format!(
+        "{shown} of {total} matches shown; pass a narrower path or a more specific pattern to see the rest"
+    );
+    Ok(budget.output(data, stop, limits, (shown, total), hint))
 }
 
 /// The text of the tracked file `path`, or `None` (counted in `skipped`) when it

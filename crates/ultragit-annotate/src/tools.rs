@@ -4,11 +4,19 @@
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
-//! false` on every object, and bounds on every number.
+//! false` on every object, and bounds on every number. Each tool is one
+//! [`agent::ToolDef`] entry; its arguments are a typed struct (the write tools
+//! take `ultragit_schema`'s own types) that `agent` parses and checks against the
+//! schema before the tool's function runs.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{
+    NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
+    TruncationLimit,
+};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use ultragit_schema::{
     Annotation, ContextLevel, CrossCuttingConcern, RegionAnnotation, ValidationContext,
@@ -28,6 +36,13 @@ pub struct Collected {
 /// Shared between the write tools and the run.
 pub type Collector = Arc<Mutex<Collected>>;
 
+/// What `collector` holds, to add to. A tool that panicked while holding it (the
+/// registry turns that into an error envelope) leaves whole entries behind, so a
+/// poisoned lock is still used.
+fn collected(collector: &Collector) -> MutexGuard<'_, Collected> {
+    collector.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Caps of the annotation tools: diffs are long, so more room than the defaults.
 pub const LIMITS: ToolLimits = ToolLimits {
     max_bytes: 96 * 1024,
@@ -37,6 +52,9 @@ pub const LIMITS: ToolLimits = ToolLimits {
 
 /// The highest line number the schemas accept.
 const MAX_LINE: u64 = 10_000_000;
+
+/// The description of a `path` argument.
+const PATH_DESCRIPTION: &str = "Relative file path from repository root.";
 
 /// The files one agent run covers (all of the commit, or one chunk), and how the
 /// full diff is shown.
@@ -57,17 +75,18 @@ pub fn registry(
     let shared = Shared {
         context,
         scope: Arc::new(scope),
+        collector: collector.clone(),
     };
     let tools: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(GetDiff(shared.clone())),
-        Arc::new(GetFileContent(shared.clone())),
-        Arc::new(GetAstOutline(shared.clone())),
-        Arc::new(GetSurroundingContext(shared.clone())),
-        Arc::new(GetCommitInfo(shared.clone())),
-        Arc::new(GetRecentAnnotations(shared.clone())),
-        Arc::new(GetDiffForFile(shared.clone())),
-        Arc::new(EmitAnnotation(shared.clone(), collector.clone())),
-        Arc::new(EmitCrossCutting(collector)),
+        Arc::new(GET_DIFF.bind(shared.clone())),
+        Arc::new(GET_FILE_CONTENT.bind(shared.clone())),
+        Arc::new(GET_AST_OUTLINE.bind(shared.clone())),
+        Arc::new(GET_SURROUNDING_CONTEXT.bind(shared.clone())),
+        Arc::new(GET_COMMIT_INFO.bind(shared.clone())),
+        Arc::new(GET_RECENT_ANNOTATIONS.bind(shared.clone())),
+        Arc::new(GET_DIFF_FOR_FILE.bind(shared.clone())),
+        Arc::new(EMIT_ANNOTATION.bind(shared)),
+        Arc::new(EMIT_CROSS_CUTTING.bind(collector)),
     ];
     let mut registry = ToolRegistry::new(LIMITS);
     for tool in tools {
@@ -81,31 +100,43 @@ pub fn registry(
 /// The registry of the cross-chunk pass: only `emit_cross_cutting`.
 pub fn cross_cutting_registry(collector: Collector) -> ToolRegistry {
     ToolRegistry::new(LIMITS)
-        .with(Arc::new(EmitCrossCutting(collector)))
+        .with(Arc::new(EMIT_CROSS_CUTTING.bind(collector)))
         .expect("one strict tool")
 }
 
+/// What the tools of one run work on.
 #[derive(Clone)]
 struct Shared {
     context: Arc<AnnotationContext>,
     scope: Arc<Scope>,
+    collector: Collector,
 }
 
-fn path_arg(args: &Value, key: &str) -> Result<String, ToolFailure> {
-    let path = args
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .trim();
-    let path = path.trim_start_matches("./");
+/// The path the argument `key` names, trimmed and without a leading `./`.
+fn clean_path(key: &str, path: &str) -> Result<String, ToolFailure> {
+    let path = path.trim().trim_start_matches("./");
     if path.is_empty() {
         return Err(ToolFailure::invalid_argument(format!("{key} is empty")));
     }
     Ok(path.to_owned())
 }
 
-fn count_arg(args: &Value, key: &str) -> Option<u64> {
-    args.get(key).and_then(Value::as_u64)
+/// The arguments of the tools that take one file path.
+#[derive(Debug, Deserialize)]
+struct PathArgs {
+    path: String,
+}
+
+impl PathArgs {
+    /// The schema: `path`, required.
+    fn schema() -> Schema {
+        Schema::object().required("path", Schema::string().description(PATH_DESCRIPTION))
+    }
+
+    /// The path, cleaned.
+    fn path(&self) -> Result<String, ToolFailure> {
+        clean_path("path", &self.path)
+    }
 }
 
 /// `{n}| {line}` for each line in `from..=to` (1-based) of `text`.
@@ -233,76 +264,66 @@ fn thousands(n: u32) -> String {
     out
 }
 
-struct GetDiff(Shared);
+const GET_DIFF: ToolDef<Shared, NoArgs> = ToolDef {
+    name: "get_diff",
+    description: "Returns the unified diff for this commit, organized by file with line numbers.",
+    schema: Schema::object,
+    run: get_diff,
+};
 
-impl Tool for GetDiff {
-    fn name(&self) -> &str {
-        "get_diff"
+fn get_diff(shared: &Shared, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+    let context = &shared.context;
+    let scope = &shared.scope;
+    if scope.summarize_diff {
+        return Ok(ToolOutput::complete(
+            json!({"summary": diff_summary(context, &scope.files)}),
+        ));
     }
-    fn description(&self) -> &str {
-        "Returns the unified diff for this commit, organized by file with line numbers."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, _args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let context = &self.0.context;
-        let scope = &self.0.scope;
-        if scope.summarize_diff {
-            return Ok(ToolOutput::complete(
-                json!({"summary": diff_summary(context, &scope.files)}),
-            ));
+    let mut text = String::new();
+    for path in &scope.files {
+        if let Some(diff) = context.diff_for(path) {
+            text.push_str(&render_file_diff(diff));
         }
-        let mut text = String::new();
-        for path in &scope.files {
-            if let Some(diff) = context.diff_for(path) {
-                text.push_str(&render_file_diff(diff));
-            }
-        }
-        Ok(capped(
-            "diff",
-            text,
-            json!({"files": scope.files}),
-            limits,
-            "the diff was cut; call get_diff_for_file(path) for the files after the cut",
-        ))
     }
+    Ok(capped(
+        "diff",
+        text,
+        json!({"files": scope.files}),
+        limits,
+        "the diff was cut; call get_diff_for_file(path) for the files after the cut",
+    ))
 }
 
-struct GetDiffForFile(Shared);
+const GET_DIFF_FOR_FILE: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_diff_for_file",
+    description: "Returns the diff of a single file of this commit, with line numbers.",
+    schema: PathArgs::schema,
+    run: get_diff_for_file,
+};
 
-impl Tool for GetDiffForFile {
-    fn name(&self) -> &str {
-        "get_diff_for_file"
-    }
-    fn description(&self) -> &str {
-        "Returns the diff of a single file of this commit, with line numbers."
-    }
-    fn parameters(&self) -> Value {
-        path_only()
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
-        let Some(diff) = self.0.context.diff_for(&path) else {
-            return Err(ToolFailure::new(
-                "NOT_IN_COMMIT",
-                format!(
-                    "'{path}' is not among the text files this commit changes: {}",
-                    self.0.context.paths().join(", ")
-                ),
-            ));
-        };
-        Ok(capped(
-            "diff",
-            render_file_diff(diff),
-            json!({"path": path}),
-            limits,
-            "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
-        ))
-    }
+fn get_diff_for_file(
+    shared: &Shared,
+    args: PathArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let Some(diff) = shared.context.diff_for(&path) else {
+        return Err(ToolFailure::new(
+            "NOT_IN_COMMIT",
+            format!(
+                "'{path}' is not among the text files this commit changes: {}",
+                shared.context.paths().join(", ")
+            ),
+        ));
+    };
+    Ok(capped(
+        "diff",
+        render_file_diff(diff),
+        json!({"path": path}),
+        limits,
+        "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
+    ))
 }
-
-struct GetFileContent(Shared);
 
 /// The file's text at the commit: from the context, or read from git.
 fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, ToolFailure> {
@@ -332,323 +353,339 @@ fn file_at_commit(context: &AnnotationContext, path: &str) -> Result<String, Too
     }
 }
 
-impl Tool for GetFileContent {
-    fn name(&self) -> &str {
-        "get_file_content"
-    }
-    fn description(&self) -> &str {
-        "Returns the full content of a file at the commit being annotated, with line numbers."
-    }
-    fn parameters(&self) -> Value {
-        path_only()
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
-        let text = file_at_commit(&self.0.context, &path)?;
-        let total = text.lines().count();
-        Ok(capped(
-            "content",
-            numbered(&text, 1, total),
-            json!({"path": path, "lines": total}),
-            limits,
-            "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
-        ))
-    }
+const GET_FILE_CONTENT: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_file_content",
+    description: "Returns the full content of a file at the commit being annotated, with line numbers.",
+    schema: PathArgs::schema,
+    run: get_file_content,
+};
+
+fn get_file_content(
+    shared: &Shared,
+    args: PathArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let text = file_at_commit(&shared.context, &path)?;
+    let total = text.lines().count();
+    Ok(capped(
+        "content",
+        numbered(&text, 1, total),
+        json!({"path": path, "lines": total}),
+        limits,
+        "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
+    ))
 }
 
-struct GetAstOutline(Shared);
+const GET_AST_OUTLINE: ToolDef<Shared, PathArgs> = ToolDef {
+    name: "get_ast_outline",
+    description: "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges.",
+    schema: PathArgs::schema,
+    run: get_ast_outline,
+};
 
-impl Tool for GetAstOutline {
-    fn name(&self) -> &str {
-        "get_ast_outline"
-    }
-    fn description(&self) -> &str {
-        "Returns the structural outline of a file: functions, types, methods, impl blocks with names, signatures, and line ranges."
-    }
-    fn parameters(&self) -> Value {
-        path_only()
-    }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
-        let context = &self.0.context;
-        let units = match context.ast_outlines.get(&path) {
-            Some(units) => Some(units.clone()),
-            None => {
-                let text = file_at_commit(context, &path)?;
-                outline::outline(&path, &text).ok()
-            }
-        };
-        let Some(units) = units else {
-            return Ok(ToolOutput::complete(json!({
-                "path": path,
-                "outline": null,
-                "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
-            })));
-        };
-        let outline: Vec<Value> = units
-            .iter()
-            .map(|u| {
-                json!({
-                    "kind": u.kind.as_str(),
-                    "name": u.qualified_name,
-                    "signature": u.signature,
-                    "lines": {"start": u.lines.start, "end": u.lines.end},
-                })
+fn get_ast_outline(
+    shared: &Shared,
+    args: PathArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = args.path()?;
+    let context = &shared.context;
+    let units = match context.ast_outlines.get(&path) {
+        Some(units) => Some(units.clone()),
+        None => {
+            let text = file_at_commit(context, &path)?;
+            outline::outline(&path, &text).ok()
+        }
+    };
+    let Some(units) = units else {
+        return Ok(ToolOutput::complete(json!({
+            "path": path,
+            "outline": null,
+            "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
+        })));
+    };
+    let outline: Vec<Value> = units
+        .iter()
+        .map(|u| {
+            json!({
+                "kind": u.kind.as_str(),
+                "name": u.qualified_name,
+                "signature": u.signature,
+                "lines": {"start": u.lines.start, "end": u.lines.end},
             })
-            .collect();
-        Ok(ToolOutput::complete(
-            json!({"path": path, "outline": outline}),
-        ))
-    }
-}
-
-struct GetSurroundingContext(Shared);
-
-impl Tool for GetSurroundingContext {
-    fn name(&self) -> &str {
-        "get_surrounding_context"
-    }
-    fn description(&self) -> &str {
-        "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Relative file path from repository root."},
-                "line": {"type": "integer", "description": "Center line number.", "minimum": 1, "maximum": MAX_LINE},
-                "radius": {"type": "integer", "description": "Number of lines above and below to include. Default: 20.", "minimum": 0, "maximum": 500}
-            },
-            "required": ["path", "line"],
-            "additionalProperties": false
         })
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let path = path_arg(args, "path")?;
-        let line = count_arg(args, "line").unwrap_or(1) as usize;
-        let radius = count_arg(args, "radius").unwrap_or(20) as usize;
-        let text = file_at_commit(&self.0.context, &path)?;
-        let total = text.lines().count();
-        if line > total.max(1) {
-            return Err(ToolFailure::invalid_argument(format!(
-                "line {line} is past the end of '{path}' ({total} lines)"
-            )));
-        }
-        let from = line.saturating_sub(radius).max(1);
-        let to = (line + radius).min(total);
-        Ok(capped(
-            "content",
-            numbered(&text, from, to),
-            json!({"path": path, "from": from, "to": to, "lines": total}),
-            limits,
-            "ask for a smaller radius",
-        ))
-    }
+        .collect();
+    Ok(ToolOutput::complete(
+        json!({"path": path, "outline": outline}),
+    ))
 }
 
-struct GetCommitInfo(Shared);
-
-impl Tool for GetCommitInfo {
-    fn name(&self) -> &str {
-        "get_commit_info"
-    }
-    fn description(&self) -> &str {
-        "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags)."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
-    }
-    fn call(&self, _args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let context = &self.0.context;
-        let commit = &context.commit;
-        let mut text = format!(
-            "Commit: {}\nAuthor: {}\nDate: {}\nParents: {}\n\nMessage:\n{}\n",
-            commit.sha,
-            commit.author,
-            commit.timestamp.to_rfc3339(),
-            if commit.parent_shas.is_empty() {
-                "(none: root commit)".to_owned()
-            } else {
-                commit.parent_shas.join(", ")
-            },
-            commit.message.trim_end()
-        );
-        if let Some(author) = &context.author_context {
-            text.push_str("\nAuthor-provided context:\n");
-            let field = |label: &str, value: Option<&str>| {
-                value
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| format!("  {label}: {v}\n"))
-                    .unwrap_or_default()
-            };
-            text.push_str(&field("Task", author.task.as_deref()));
-            text.push_str(&field("Reasoning", author.reasoning.as_deref()));
-            text.push_str(&field("Dependencies", author.dependencies.as_deref()));
-            if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
-                text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
-            }
-            if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
-                text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
-            }
-        }
-        if !context.skipped.is_empty() {
-            text.push_str(&format!(
-                "\nNot annotated (binary or submodule): {}\n",
-                context.skipped.join(", ")
-            ));
-        }
-        Ok(ToolOutput::complete(json!({"info": text})))
-    }
+/// The arguments of `get_surrounding_context`.
+#[derive(Debug, Deserialize)]
+struct SurroundingArgs {
+    path: String,
+    line: usize,
+    radius: Option<usize>,
 }
 
-struct GetRecentAnnotations(Shared);
-
-impl Tool for GetRecentAnnotations {
-    fn name(&self) -> &str {
-        "get_recent_annotations"
-    }
-    fn description(&self) -> &str {
-        "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "file": {"type": "string", "description": "Relative file path."},
-                "n": {"type": "integer", "description": "Maximum number of recent annotations to return. Default: 5.", "minimum": 1, "maximum": 50}
-            },
-            "required": ["file"],
-            "additionalProperties": false
-        })
-    }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let file = path_arg(args, "file")?;
-        let n = count_arg(args, "n").unwrap_or(5) as usize;
-        let found: Vec<Value> = self
-            .0
-            .context
-            .recent_annotations
-            .iter()
-            .filter(|e| e.annotation.regions.iter().any(|r| r.file == file))
-            .take(n)
-            .map(|e| {
-                let regions: Vec<&RegionAnnotation> = e
-                    .annotation
-                    .regions
-                    .iter()
-                    .filter(|r| r.file == file)
-                    .collect();
-                json!({
-                    "commit": e.commit_sha,
-                    "timestamp": e.annotation.timestamp,
-                    "summary": e.annotation.summary,
-                    "regions": regions,
-                })
-            })
-            .collect();
-        if found.is_empty() {
-            return Ok(ToolOutput::complete(json!({
-                "annotations": [],
-                "note": format!("No recent annotations touch {file}."),
-            })));
-        }
-        Ok(ToolOutput::complete(json!({"annotations": found})))
-    }
-}
-
-struct EmitAnnotation(Shared, Collector);
-
-impl Tool for EmitAnnotation {
-    fn name(&self) -> &str {
-        "emit_annotation"
-    }
-    fn description(&self) -> &str {
-        "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes."
-    }
-    fn parameters(&self) -> Value {
-        emit_annotation_schema()
-    }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let mut region: RegionAnnotation = serde_json::from_value(args.clone()).map_err(|e| {
-            ToolFailure::new(
-                "INVALID_ANNOTATION",
-                format!("the annotation does not fit the schema: {e}"),
+const GET_SURROUNDING_CONTEXT: ToolDef<Shared, SurroundingArgs> = ToolDef {
+    name: "get_surrounding_context",
+    description: "Returns lines around a specific point in a file. Useful for understanding the neighborhood of a change without reading the entire file.",
+    schema: || {
+        Schema::object()
+            .required("path", Schema::string().description(PATH_DESCRIPTION))
+            .required(
+                "line",
+                Schema::integer(1, MAX_LINE).description("Center line number."),
             )
-        })?;
-        region.file = region.file.trim().trim_start_matches("./").to_owned();
-        let context = &self.0.context;
-        let files = commit_files(context);
-        let probe = one_region_annotation(context, region.clone());
-        let problems = probe.validate(&ValidationContext {
-            expected_commit: Some(&context.commit.sha),
-            commit_files: Some(&files),
-        });
-        let mut messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
-        if let Some(text) = context.file_contents.get(&region.file) {
-            let total = text.lines().count() as u32;
-            if region.lines.end > total.max(1) {
-                messages.push(format!(
-                    "lines {}-{} run past the end of {} ({total} lines at this commit)",
-                    region.lines.start, region.lines.end, region.file
-                ));
-            }
+            .optional(
+                "radius",
+                Schema::integer(0, 500)
+                    .description("Number of lines above and below to include. Default: 20."),
+            )
+    },
+    run: get_surrounding_context,
+};
+
+fn get_surrounding_context(
+    shared: &Shared,
+    args: SurroundingArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let path = clean_path("path", &args.path)?;
+    let line = args.line;
+    let radius = args.radius.unwrap_or(20);
+    let text = file_at_commit(&shared.context, &path)?;
+    let total = text.lines().count();
+    if line > total.max(1) {
+        return Err(ToolFailure::invalid_argument(format!(
+            "line {line} is past the end of '{path}' ({total} lines)"
+        )));
+    }
+    let from = line.saturating_sub(radius).max(1);
+    let to = (line + radius).min(total);
+    Ok(capped(
+        "content",
+        numbered(&text, from, to),
+        json!({"path": path, "from": from, "to": to, "lines": total}),
+        limits,
+        "ask for a smaller radius",
+    ))
+}
+
+const GET_COMMIT_INFO: ToolDef<Shared, NoArgs> = ToolDef {
+    name: "get_commit_info",
+    description: "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags).",
+    schema: Schema::object,
+    run: get_commit_info,
+};
+
+fn get_commit_info(
+    shared: &Shared,
+    _: NoArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let context = &shared.context;
+    let commit = &context.commit;
+    let parents = if commit.parent_shas.is_empty() {
+        "(none: root commit)".to_owned()
+    } else {
+        commit.parent_shas.join(", ")
+    };
+    let mut text = format!(
+        "Commit: {}\nAuthor: {}\nDate: {}\nParents: {parents}\n\nMessage:\n{}\n",
+        commit.sha,
+        commit.author,
+        commit.timestamp.to_rfc3339(),
+        commit.message.trim_end()
+    );
+    if let Some(author) = &context.author_context {
+        text.push_str("\nAuthor-provided context:\n");
+        let field = |label: &str, value: Option<&str>| {
+            value
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| format!("  {label}: {v}\n"))
+                .unwrap_or_default()
+        };
+        text.push_str(&field("Task", author.task.as_deref()));
+        text.push_str(&field("Reasoning", author.reasoning.as_deref()));
+        text.push_str(&field("Dependencies", author.dependencies.as_deref()));
+        if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
+            text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
         }
-        if !messages.is_empty() {
-            self.1.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
-            return Err(ToolFailure::new(
-                "INVALID_ANNOTATION",
-                format!("annotation not stored: {}", messages.join("; ")),
+        if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
+            text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
+        }
+    }
+    if !context.skipped.is_empty() {
+        text.push_str(&format!(
+            "\nNot annotated (binary or submodule): {}\n",
+            context.skipped.join(", ")
+        ));
+    }
+    Ok(ToolOutput::complete(json!({"info": text})))
+}
+
+/// The arguments of `get_recent_annotations`.
+#[derive(Debug, Deserialize)]
+struct RecentArgs {
+    file: String,
+    n: Option<usize>,
+}
+
+const GET_RECENT_ANNOTATIONS: ToolDef<Shared, RecentArgs> = ToolDef {
+    name: "get_recent_annotations",
+    description: "Returns Ultragit annotations from the most recent N commits that touched the given file. Use this to discover existing annotations and create related_annotations links.",
+    schema: || {
+        Schema::object()
+            .required("file", Schema::string().description("Relative file path."))
+            .optional(
+                "n",
+                Schema::integer(1, 50)
+                    .description("Maximum number of recent annotations to return. Default: 5."),
+            )
+    },
+    run: get_recent_annotations,
+};
+
+fn get_recent_annotations(
+    shared: &Shared,
+    args: RecentArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let file = clean_path("file", &args.file)?;
+    let n = args.n.unwrap_or(5);
+    let found: Vec<Value> = shared
+        .context
+        .recent_annotations
+        .iter()
+        .filter(|e| e.annotation.regions.iter().any(|r| r.file == file))
+        .take(n)
+        .map(|e| {
+            let regions: Vec<&RegionAnnotation> = e
+                .annotation
+                .regions
+                .iter()
+                .filter(|r| r.file == file)
+                .collect();
+            json!({
+                "commit": e.commit_sha,
+                "timestamp": e.annotation.timestamp,
+                "summary": e.annotation.summary,
+                "regions": regions,
+            })
+        })
+        .collect();
+    if found.is_empty() {
+        return Ok(ToolOutput::complete(json!({
+            "annotations": [],
+            "note": format!("No recent annotations touch {file}."),
+        })));
+    }
+    Ok(ToolOutput::complete(json!({"annotations": found})))
+}
+
+const EMIT_ANNOTATION: ToolDef<Shared, RegionAnnotation> = ToolDef {
+    name: "emit_annotation",
+    description: "Emit a structured annotation for one semantic code unit. Call this for each function, type, or code region affected by the commit that warrants annotation. Skip trivial changes.",
+    schema: region_schema,
+    run: emit_annotation,
+};
+
+fn emit_annotation(
+    shared: &Shared,
+    mut region: RegionAnnotation,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    region.file = region.file.trim().trim_start_matches("./").to_owned();
+    let context = &shared.context;
+    let files = commit_files(context);
+    let probe = one_region_annotation(context, region.clone());
+    let problems = probe.validate(&ValidationContext {
+        expected_commit: Some(&context.commit.sha),
+        commit_files: Some(&files),
+    });
+    let mut messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+    if let Some(text) = context.file_contents.get(&region.file) {
+        let total = text.lines().count() as u32;
+        if region.lines.end > total.max(1) {
+            messages.push(format!(
+                "lines {}-{} run past the end of {} ({total} lines at this commit)",
+                region.lines.start, region.lines.end, region.file
             ));
         }
-        let label = format!("{}:{}", region.file, region.ast_anchor.name);
-        self.1
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .regions
-            .push(region);
-        Ok(ToolOutput::complete(
-            json!({"message": format!("Annotation emitted for {label}")}),
-        ))
     }
+    if !messages.is_empty() {
+        collected(&shared.collector).rejected += 1;
+        return Err(ToolFailure::new(
+            "INVALID_ANNOTATION",
+            format!("annotation not stored: {}", messages.join("; ")),
+        ));
+    }
+    let label = format!("{}:{}", region.file, region.ast_anchor.name);
+    collected(&shared.collector).regions.push(region);
+    Ok(ToolOutput::complete(
+        json!({"message": format!("Annotation emitted for {label}")}),
+    ))
 }
 
 /// The arguments of `emit_annotation`: one region (spec 000), strict.
 pub fn emit_annotation_schema() -> Value {
-    let line = json!({"type": "integer", "minimum": 1, "maximum": MAX_LINE});
-    let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
-    json!({
-        "type": "object",
-        "properties": {
-            "file": {"type": "string"},
-            "ast_anchor": object(
-                json!({
-                    "type": {"type": "string", "enum": ["function", "method", "struct", "class", "impl", "module", "const", "type", "config"]},
-                    "name": {"type": "string"},
-                    "signature": {"type": "string"}
-                }),
-                json!(["type", "name"])
+    region_schema().into()
+}
+
+/// The schema of one region ([`RegionAnnotation`]).
+fn region_schema() -> Schema {
+    let text = Schema::string;
+    let line = || Schema::integer(1, MAX_LINE);
+    // An object of required strings.
+    let strings = |names: [&str; 3]| {
+        names.into_iter().fold(Schema::object(), |object, name| {
+            object.required(name, text())
+        })
+    };
+    Schema::object()
+        .required("file", text())
+        .required(
+            "ast_anchor",
+            Schema::object()
+                .required(
+                    "type",
+                    text().one_of([
+                        "function", "method", "struct", "class", "impl", "module", "const", "type",
+                        "config",
+                    ]),
+                )
+                .required("name", text())
+                .optional("signature", text()),
+        )
+        .required(
+            "lines",
+            Schema::object()
+                .required("start", line())
+                .required("end", line()),
+        )
+        .required("intent", text())
+        .optional("reasoning", text())
+        .optional(
+            "constraints",
+            Schema::array(
+                Schema::object()
+                    .required("text", text())
+                    .required("source", text().one_of(["author", "inferred"])),
             ),
-            "lines": object(json!({"start": line, "end": line}), json!(["start", "end"])),
-            "intent": {"type": "string"},
-            "reasoning": {"type": "string"},
-            "constraints": {"type": "array", "items": object(
-                json!({"text": {"type": "string"}, "source": {"type": "string", "enum": ["author", "inferred"]}}),
-                json!(["text", "source"])
-            )},
-            "semantic_dependencies": {"type": "array", "items": object(
-                json!({"file": {"type": "string"}, "anchor": {"type": "string"}, "nature": {"type": "string"}}),
-                json!(["file", "anchor", "nature"])
-            )},
-            "related_annotations": {"type": "array", "items": object(
-                json!({"commit": {"type": "string"}, "anchor": {"type": "string"}, "relationship": {"type": "string"}}),
-                json!(["commit", "anchor", "relationship"])
-            )},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "risk_notes": {"type": "string"}
-        },
-        "required": ["file", "ast_anchor", "lines", "intent"],
-        "additionalProperties": false
-    })
+        )
+        .optional(
+            "semantic_dependencies",
+            Schema::array(strings(["file", "anchor", "nature"])),
+        )
+        .optional(
+            "related_annotations",
+            Schema::array(strings(["commit", "anchor", "relationship"])),
+        )
+        .optional("tags", Schema::array(text()))
+        .optional("risk_notes", text())
 }
 
 /// Every path the commit changed (new and old names, binary ones included).
@@ -678,73 +715,54 @@ fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) 
     annotation
 }
 
-/// The parameters of the tools that take one file path.
-fn path_only() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"path": {"type": "string", "description": "Relative file path from repository root."}},
-        "required": ["path"],
-        "additionalProperties": false
-    })
-}
-
 /// The parameters of `emit_cross_cutting`, also one item of the structured
 /// answer's `cross_cutting`.
 pub fn emit_cross_cutting_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "description": {"type": "string"},
-            "regions": {"type": "array", "items": {"type": "string"}},
-            "nature": {"type": "string"}
-        },
-        "required": ["description", "regions", "nature"],
-        "additionalProperties": false
-    })
+    cross_cutting_schema().into()
 }
 
-struct EmitCrossCutting(Collector);
+/// The schema of one [`CrossCuttingConcern`].
+fn cross_cutting_schema() -> Schema {
+    Schema::object()
+        .required("description", Schema::string())
+        .required("regions", Schema::array(Schema::string()))
+        .required("nature", Schema::string())
+}
 
-impl Tool for EmitCrossCutting {
-    fn name(&self) -> &str {
-        "emit_cross_cutting"
+const EMIT_CROSS_CUTTING: ToolDef<Collector, CrossCuttingConcern> = ToolDef {
+    name: "emit_cross_cutting",
+    description: "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together.",
+    schema: cross_cutting_schema,
+    run: emit_cross_cutting,
+};
+
+fn emit_cross_cutting(
+    collector: &Collector,
+    concern: CrossCuttingConcern,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let mut problems = Vec::new();
+    if concern.description.trim().is_empty() {
+        problems.push("description is empty");
     }
-    fn description(&self) -> &str {
-        "Emit a cross-cutting concern that spans multiple code regions. These are groups of code that must be updated together."
+    if concern.nature.trim().is_empty() {
+        problems.push("nature is empty");
     }
-    fn parameters(&self) -> Value {
-        emit_cross_cutting_schema()
+    if concern
+        .regions
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .count()
+        < 2
+    {
+        problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
     }
-    fn call(&self, args: &Value, _limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let concern: CrossCuttingConcern = serde_json::from_value(args.clone())
-            .map_err(|e| ToolFailure::new("INVALID_ANNOTATION", e.to_string()))?;
-        let mut problems = Vec::new();
-        if concern.description.trim().is_empty() {
-            problems.push("description is empty");
-        }
-        if concern.nature.trim().is_empty() {
-            problems.push("nature is empty");
-        }
-        if concern
-            .regions
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .count()
-            < 2
-        {
-            problems.push("a cross-cutting concern names at least two regions (\"file:anchor\")");
-        }
-        if !problems.is_empty() {
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).rejected += 1;
-            return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
-        }
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .cross_cutting
-            .push(concern);
-        Ok(ToolOutput::complete(
-            json!({"message": "Cross-cutting concern recorded"}),
-        ))
+    if !problems.is_empty() {
+        collected(collector).rejected += 1;
+        return Err(ToolFailure::new("INVALID_ANNOTATION", problems.join("; ")));
     }
+    collected(collector).cross_cutting.push(concern);
+    Ok(ToolOutput::complete(
+        json!({"message": "Cross-cutting concern recorded"}),
+    ))
 }

@@ -6,14 +6,13 @@ use std::fs;
 use agent::runner::{REPAIR_ANSWER_MAX, REPAIR_PROBLEMS_MAX};
 use agent::trace::{ARTIFACT_MAX, EVENTS_MAX, INLINE_FIELD_MAX, SESSION_ARTIFACTS_MAX};
 use agent::{
-    AgentError, Budgets, ConsoleSink, Event, NullSink, Runner, SessionSink, Task, ToolRegistry,
-    TraceSink,
+    AgentError, Budgets, ConsoleSink, Event, Runner, SessionSink, Task, ToolRegistry, TraceSink,
 };
 use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply};
 
-use crate::{flavor, provider, runtime};
+use crate::{flavor, provider, run_task, runtime};
 
 fn task() -> Task {
     Task {
@@ -49,12 +48,7 @@ fn the_repair_request_quotes_a_huge_answer_clipped() {
             Reply::repeated_text("still bad\n", 400_000),
         ],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    let err = runtime()
-        .block_on(runner.run(&task(), Some(&validator)))
-        .unwrap_err();
+    let err = run_task(kind, &server, &task(), Some(&validator)).unwrap_err();
     match err {
         AgentError::Invalid { problems, output } => {
             assert_eq!(problems.len(), 400_000);
@@ -278,14 +272,11 @@ fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
             Reply::text("GOOD"),
         ],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
     let task = Task {
         tools: crate::tools(agent::ToolLimits::default()),
         ..task()
     };
-    let outcome = runtime().block_on(runner.run(&task, None)).unwrap();
+    let outcome = run_task(kind, &server, &task, None).unwrap();
     assert_eq!(outcome.output, "GOOD");
     let second = &server.requests()[1];
     assert!(

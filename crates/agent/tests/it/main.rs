@@ -1,15 +1,21 @@
 //! The runner end to end over real HTTP against `testkit`'s fake servers.
 
 mod limits;
+mod registry;
 mod runs;
 mod traces;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{
+    AgentError, Budgets, NullSink, Outcome, Runner, Task, ToolDef, ToolLimits, ToolOutput,
+    ToolRegistry, Truncation, TruncationLimit, Validator,
+};
 use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 use testkit::{FakeLlm, Flavor};
 
 pub const KEY: &str = "sk-agent-test-KEY-9876543210-zyxwvutsR7";
@@ -44,6 +50,31 @@ pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
     llm::build_provider(config).unwrap()
 }
 
+/// Runs `task` once with the default budgets, without traces, against the fake
+/// `server` (of `kind`).
+pub fn run_task(
+    kind: ProviderKind,
+    server: &FakeLlm,
+    task: &Task,
+    validator: Option<&dyn Validator>,
+) -> Result<Outcome, AgentError> {
+    run_task_within(kind, server, Budgets::default(), task, validator)
+}
+
+/// [`run_task`] within `budgets`.
+pub fn run_task_within(
+    kind: ProviderKind,
+    server: &FakeLlm,
+    budgets: Budgets,
+    task: &Task,
+    validator: Option<&dyn Validator>,
+) -> Result<Outcome, AgentError> {
+    let provider = provider(kind, server);
+    let mut sink = NullSink;
+    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink);
+    runtime().block_on(runner.run(task, validator))
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -52,48 +83,43 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Counts the words of a text.
-#[derive(Debug)]
-pub struct WordCount;
+#[derive(Debug, Deserialize)]
+pub struct WordCountArgs {
+    text: String,
+}
 
-impl Tool for WordCount {
-    fn name(&self) -> &str {
-        "word_count"
-    }
-    fn description(&self) -> &str {
-        "Counts the words of a text."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, _: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let text = args["text"].as_str().unwrap_or_default();
+/// Counts the words of a text.
+pub const WORD_COUNT: ToolDef<(), WordCountArgs> = ToolDef {
+    name: "word_count",
+    description: "Counts the words of a text.",
+    schema: || Schema::object().required("text", Schema::string()),
+    run: |(), args, _| {
         Ok(ToolOutput::complete(
-            json!({"words": text.split_whitespace().count()}),
+            json!({"words": args.text.split_whitespace().count()}),
         ))
-    }
+    },
+};
+
+#[derive(Debug, Deserialize)]
+pub struct LinesArgs {
+    count: usize,
+    echo: Option<String>,
 }
 
 /// Returns `count` numbered lines, honouring the line cap.
-#[derive(Debug)]
-pub struct Lines;
-
-impl Tool for Lines {
-    fn name(&self) -> &str {
-        "lines"
-    }
-    fn description(&self) -> &str {
-        "Returns numbered lines."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 100000}, "echo": {"type": "string"}},
-               "required": ["count"], "additionalProperties": false})
-    }
-    fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let count = args["count"].as_u64().unwrap_or(0) as usize;
+pub const LINES: ToolDef<(), LinesArgs> = ToolDef {
+    name: "lines",
+    description: "Returns numbered lines.",
+    schema: || {
+        Schema::object()
+            .required("count", Schema::integer(1, 100_000))
+            .optional("echo", Schema::string())
+    },
+    run: |(), args, limits| {
+        let count = args.count;
         let shown = count.min(limits.max_lines);
         let text: String = (1..=shown).map(|i| format!("{i}| line {i}\n")).collect();
-        let echo = args.get("echo").and_then(Value::as_str).unwrap_or_default();
+        let echo = args.echo.unwrap_or_default();
         let data = json!({"text": text, "echo": echo});
         if shown < count {
             return Ok(ToolOutput::truncated(
@@ -108,13 +134,13 @@ impl Tool for Lines {
             ));
         }
         Ok(ToolOutput::complete(data))
-    }
-}
+    },
+};
 
 pub fn tools(limits: ToolLimits) -> ToolRegistry {
     ToolRegistry::new(limits)
-        .with(Arc::new(WordCount))
+        .with(Arc::new(WORD_COUNT.bind(())))
         .unwrap()
-        .with(Arc::new(Lines))
+        .with(Arc::new(LINES.bind(())))
         .unwrap()
 }

@@ -9,7 +9,7 @@ use llm::{Message, ProviderKind, StopReason};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, call};
 
-use crate::{KINDS, flavor, provider, runtime, tools};
+use crate::{KINDS, flavor, provider, run_task, run_task_within, runtime, tools};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {
@@ -68,12 +68,7 @@ fn every_backend_completes_a_two_tool_conversation() {
                 Reply::text("Three words; two lines shown."),
             ],
         );
-        let provider = provider(kind, &server);
-        let mut sink = NullSink;
-        let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-        let outcome = runtime()
-            .block_on(runner.run(&task(tools(ToolLimits::default())), None))
-            .unwrap();
+        let outcome = run_task(kind, &server, &task(tools(ToolLimits::default())), None).unwrap();
         assert_eq!(outcome.output, "Three words; two lines shown.", "{kind:?}");
         assert_eq!((outcome.steps, outcome.tool_calls), (3, 2));
         assert!(!outcome.finalized && !outcome.repaired);
@@ -110,16 +105,12 @@ fn the_step_budget_ends_with_one_request_without_tools() {
             Reply::text("Final answer from what I have."),
         ],
     );
-    let provider = provider(kind, &server);
     let budgets = Budgets {
         max_steps: 2,
         ..Budgets::default()
     };
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink);
-    let outcome = runtime()
-        .block_on(runner.run(&task(tools(ToolLimits::default())), None))
-        .unwrap();
+    let task = task(tools(ToolLimits::default()));
+    let outcome = run_task_within(kind, &server, budgets, &task, None).unwrap();
     assert!(outcome.finalized);
     assert_eq!((outcome.steps, outcome.tool_calls), (3, 2));
     let last = server.requests()[2].json();
@@ -147,16 +138,12 @@ fn the_tool_call_budget_answers_extra_calls_with_an_error_and_finalizes() {
             Reply::text("Done."),
         ],
     );
-    let provider = provider(kind, &server);
     let budgets = Budgets {
         max_tool_calls: 1,
         ..Budgets::default()
     };
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink);
-    let outcome = runtime()
-        .block_on(runner.run(&task(tools(ToolLimits::default())), None))
-        .unwrap();
+    let task = task(tools(ToolLimits::default()));
+    let outcome = run_task_within(kind, &server, budgets, &task, None).unwrap();
     assert!(outcome.finalized);
     assert_eq!(outcome.tool_calls, 1);
     let results = tool_results(kind, &server.requests()[1].json());
@@ -182,12 +169,8 @@ fn one_repair_pass_then_a_clear_error() {
         flavor(kind),
         vec![Reply::text("sorry, bad"), Reply::text("GOOD answer  ")],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    let outcome = runtime()
-        .block_on(runner.run(&task(ToolRegistry::default()), Some(&validator)))
-        .unwrap();
+    let plain = task(ToolRegistry::default());
+    let outcome = run_task(kind, &server, &plain, Some(&validator)).unwrap();
     assert_eq!(outcome.output, "GOOD answer");
     assert!(outcome.repaired);
     let repair = server.requests()[1].json();
@@ -212,10 +195,7 @@ fn one_repair_pass_then_a_clear_error() {
             Reply::text("unused"),
         ],
     );
-    let provider = crate::provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    match runtime().block_on(runner.run(&task(ToolRegistry::default()), Some(&validator))) {
+    match run_task(kind, &server, &plain, Some(&validator)) {
         Err(AgentError::Invalid { problems, output }) => {
             assert_eq!(output, "still bad");
             assert_eq!(problems[0], "must start with GOOD");
@@ -238,12 +218,7 @@ fn unknown_tools_and_bad_arguments_go_back_to_the_model() {
             Reply::text("Recovered."),
         ],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    let outcome = runtime()
-        .block_on(runner.run(&task(tools(ToolLimits::default())), None))
-        .unwrap();
+    let outcome = run_task(kind, &server, &task(tools(ToolLimits::default())), None).unwrap();
     assert_eq!(outcome.output, "Recovered.");
     let results = tool_results(kind, &server.requests()[1].json());
     assert_eq!(results[0]["error"]["code"], "UNKNOWN_TOOL");
@@ -266,16 +241,11 @@ fn truncated_results_carry_metadata_to_the_model() {
             Reply::text("ok"),
         ],
     );
-    let provider = provider(kind, &server);
     let limits = ToolLimits {
         max_lines: 10,
         ..ToolLimits::default()
     };
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    runtime()
-        .block_on(runner.run(&task(tools(limits)), None))
-        .unwrap();
+    run_task(kind, &server, &task(tools(limits)), None).unwrap();
     let result = &tool_results(kind, &server.requests()[1].json())[0];
     assert_eq!(result["truncated"], true);
     assert_eq!(
@@ -295,12 +265,7 @@ fn a_task_without_tools_rejects_tool_calls() {
             json!({"text": "x"}),
         )])],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    let err = runtime()
-        .block_on(runner.run(&task(ToolRegistry::default()), None))
-        .unwrap_err();
+    let err = run_task(kind, &server, &task(ToolRegistry::default()), None).unwrap_err();
     assert!(
         matches!(&err, AgentError::ToolsNotAllowed { tool } if tool == "word_count"),
         "{err}"
@@ -316,12 +281,7 @@ fn empty_answers_are_repaired_too() {
         flavor(kind),
         vec![Reply::max_tokens(""), Reply::text("Now complete.")],
     );
-    let provider = provider(kind, &server);
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
-    let outcome = runtime()
-        .block_on(runner.run(&task(ToolRegistry::default()), None))
-        .unwrap();
+    let outcome = run_task(kind, &server, &task(ToolRegistry::default()), None).unwrap();
     assert_eq!(outcome.output, "Now complete.");
     assert!(outcome.repaired);
 }
@@ -333,16 +293,12 @@ fn the_overall_timeout_bounds_a_run() {
         flavor(kind),
         vec![Reply::text("late").delayed(Duration::from_secs(30))],
     );
-    let provider = provider(kind, &server);
     let budgets = Budgets {
         overall_timeout: Duration::from_millis(300),
         ..Budgets::default()
     };
-    let mut sink = NullSink;
-    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink);
-    let err = runtime()
-        .block_on(runner.run(&task(ToolRegistry::default()), None))
-        .unwrap_err();
+    let err =
+        run_task_within(kind, &server, budgets, &task(ToolRegistry::default()), None).unwrap_err();
     assert!(matches!(err, AgentError::Timeout { .. }), "{err}");
 }
 
