@@ -29,7 +29,7 @@
 //! Everything printed on stderr has its control characters escaped
 //! (`safe_io::term::sanitize`): errors quote model answers, provider messages
 //! and arguments. JSON on stdout (`tools`) is exact; generated messages on stdout
-//! are free of control characters by construction (`git_agent_core::shape`).
+//! are free of control characters by construction (`commit_text::check`).
 //!
 //! Errors have the shape every binary uses: `error: …`, with `--debug` one
 //! `caused by: …` line per cause, then `hint: …` lines. Usage errors exit 2

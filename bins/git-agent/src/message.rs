@@ -27,9 +27,9 @@ use frontend::openai::{self, AuthSource, Flags};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::pr_message;
-use git_agent_core::release::{self, RangeSpec};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
+use release_note::{self as release, RangeSpec};
 
 /// The most of the model's last answer a failure prints (head and tail): 4 KiB.
 pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;

@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use agent::{Budgets, Runner, Task, TraceSink};
+use commit_text::{Checks, Message, Rules, ShapeOptions, SubmoduleRule};
 use gitctx::Repo;
 use guidance::{FamilyChoice, Guidance};
 use llm::{LlmProvider, Usage};
@@ -21,7 +22,6 @@ use serde_json::{Value, json};
 use crate::context::{self, Mode, Prepared};
 use crate::error::Error;
 use crate::prompt::{self, Environment};
-use crate::shape::{self, Rules, ShapeOptions, TaskId};
 use crate::tools;
 
 /// What to generate, and within which limits.
@@ -59,7 +59,7 @@ impl Default for Options {
 
 /// The default budgets of a commit-message run: 8 model steps, 12 tool calls,
 /// 5 minutes, 4096 output tokens per call.
-pub fn default_budgets() -> Budgets {
+fn default_budgets() -> Budgets {
     Budgets {
         max_steps: 8,
         max_tool_calls: 12,
@@ -79,21 +79,6 @@ pub struct Request {
     pub task: Task,
     pub checks: Checks,
     pub budgets: Budgets,
-}
-
-/// What a generated commit message (or squash message) is shaped and checked
-/// against.
-#[derive(Debug, Clone, Default)]
-pub struct Checks {
-    pub rules: Rules,
-    pub shape_options: ShapeOptions,
-    /// The task-ID suffix the final message must keep, if any.
-    pub task_id: Option<TaskId>,
-    /// Package names a lockfile-only message must mention one of.
-    pub lockfile_packages: Vec<String>,
-    /// Squash-message rules (`pr-message`): a Conventional Commits subject, no
-    /// pull-request prose, no commit-by-commit changelog of these subjects.
-    pub squash: Option<Vec<String>>,
 }
 
 /// The generated message and how it was reached.
@@ -153,30 +138,20 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         format_reminder: prompt::FORMAT_REMINDER.to_owned(),
         json_format: None,
     };
-    let original = prepared.original_message().map(str::to_owned);
+    let original = prepared.original_message();
+    let original_subject = original.map(|m| Message::parse(m).subject);
     let rules = Rules {
-        amend_subject: original
-            .as_deref()
-            .map(|m| shape::subject(m).trim().to_owned()),
-        amend_original: original.clone(),
-        submodules: prepared
-            .changes
-            .submodules
-            .iter()
-            .filter(|s| !s.commits.is_empty())
-            .map(|s| shape::SubmoduleRule {
-                path: s.path.clone(),
-                subjects: s.commits.clone(),
-            })
-            .collect(),
+        amend_subject: original_subject.as_deref().map(|s| s.trim().to_owned()),
+        amend_original: original.map(str::to_owned),
+        submodules: submodule_rules(&prepared.changes),
     };
     let shape_options = ShapeOptions {
-        keep_trailers: kept_trailers(original.as_deref(), options.operator_hint.as_deref()),
+        keep_trailers: commit_text::kept_trailers(original, options.operator_hint.as_deref()),
     };
     let task_id = match mode {
-        Mode::Amend => original
+        Mode::Amend => original_subject
             .as_deref()
-            .and_then(|m| shape::task_id_suffix(shape::subject(m))),
+            .and_then(commit_text::task_id_suffix),
         Mode::Staged => prepared.task_id.clone(),
     };
     let lockfile_packages = lockfile_packages(&prepared.changes);
@@ -198,7 +173,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
 }
 
 /// Refuses an operator hint over [`prompt::MAX_OPERATOR_HINT`] characters.
-pub(crate) fn check_hint(options: &Options) -> Result<(), Error> {
+pub fn check_hint(options: &Options) -> Result<(), Error> {
     if let Some(hint) = &options.operator_hint {
         let chars = hint.chars().count();
         if chars > prompt::MAX_OPERATOR_HINT {
@@ -224,93 +199,17 @@ pub(crate) fn lockfile_packages(changes: &context::Changes) -> Vec<String> {
         .collect()
 }
 
-/// Trailer keys that may stay in a message: those of the original message
-/// (amend) and those the operator's hint names.
-pub(crate) fn kept_trailers(original: Option<&str>, hint: Option<&str>) -> Vec<String> {
-    let mut keys = Vec::new();
-    if let Some(original) = original {
-        // git's trailers: the last paragraph, when every line is `Key: value`.
-        let body = original.trim_end();
-        let last = body.rsplit("\n\n").next().unwrap_or("");
-        fn trailer(line: &str) -> Option<(&str, &str)> {
-            line.split_once(": ").filter(|(key, value)| {
-                !key.is_empty()
-                    && !value.trim().is_empty()
-                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-            })
-        }
-        if body.contains("\n\n") && last.lines().all(|l| trailer(l).is_some()) {
-            keys.extend(last.lines().filter_map(trailer).map(|(k, _)| k.to_owned()));
-        }
-    }
-    if let Some(hint) = hint {
-        let lower = hint.to_ascii_lowercase();
-        for key in [
-            "Signed-off-by",
-            "Co-authored-by",
-            "Reviewed-by",
-            "Acked-by",
-            "Tested-by",
-            "Refs",
-            "Fixes",
-            "Closes",
-            "Change-Id",
-        ] {
-            if lower.contains(&key.to_ascii_lowercase()) {
-                keys.push(key.to_owned());
-            }
-        }
-    }
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
-/// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
-/// tokens a request allows come to, thinking block included. A longer answer
-/// comes from a server that ignored the token limit; it is refused whole (one
-/// problem, sent back in the repair request) instead of being shaped, so no
-/// amount of model text costs more than a bounded amount of work.
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
-
-/// Shapes and validates one answer: `Ok(shaped)` or the problems.
-pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
-    if raw.len() > MAX_ANSWER_BYTES {
-        return Err(vec![format!(
-            "the answer is {} bytes long, far more than a commit message; reply with the \
-             message alone: a subject line and a short body",
-            raw.len()
-        )]);
-    }
-    let shaped = shape::shape(raw, &checks.shape_options);
-    let mut problems = shape::validate(&shaped, &checks.rules);
-    if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {
-        problems.push(problem);
-    }
-    if let Some(subjects) = &checks.squash {
-        problems.extend(crate::pr_message::squash_problems(&shaped, subjects));
-    }
-    if problems.is_empty() {
-        Ok(shaped)
-    } else {
-        Err(problems)
-    }
-}
-
-/// A lockfile-only message must name at least one package it changes.
-fn lockfile_problem(message: &str, packages: &[String]) -> Option<String> {
-    if packages.is_empty() {
-        return None;
-    }
-    let lower = message.to_lowercase();
-    if packages.iter().any(|p| lower.contains(&p.to_lowercase())) {
-        return None;
-    }
-    let examples: Vec<&str> = packages.iter().take(3).map(String::as_str).collect();
-    Some(format!(
-        "this change only touches lockfiles: name the packages it bumps, e.g. {}",
-        examples.join(", ")
-    ))
+/// The submodules whose new commits a message about `changes` must mention.
+pub(crate) fn submodule_rules(changes: &context::Changes) -> Vec<SubmoduleRule> {
+    changes
+        .submodules
+        .iter()
+        .filter(|s| !s.commits.is_empty())
+        .map(|s| SubmoduleRule {
+            path: s.path.clone(),
+            subjects: s.commits.clone(),
+        })
+        .collect()
 }
 
 /// Runs the model on a prepared request and returns the final message.
@@ -338,7 +237,7 @@ pub(crate) async fn run_message(
     provider: &dyn LlmProvider,
     trace: &mut dyn TraceSink,
 ) -> Result<Generated, Error> {
-    let validator = |raw: &str| check(checks, raw);
+    let validator = |raw: &str| commit_text::check(checks, raw);
     let mut runner = Runner::new(provider, budgets, trace);
     let outcome = runner.run(task, Some(&validator)).await?;
     if outcome.stop_reason == llm::StopReason::MaxTokens {
@@ -352,10 +251,10 @@ pub(crate) async fn run_message(
     }
     let mut message = outcome.output.clone();
     if let Some(task_id) = &checks.task_id {
-        message = shape::ensure_task_id(&message, task_id);
+        message = commit_text::ensure_task_id(&message, task_id);
     }
     // The final check, after the task ID was put back.
-    let message = check(checks, &message).map_err(|problems| Error::Invalid {
+    let message = commit_text::check(checks, &message).map_err(|problems| Error::Invalid {
         problems,
         message: message.clone(),
     })?;
@@ -391,32 +290,4 @@ pub fn session_metadata(request: &Request, command: &str) -> Value {
         "paths_total": prepared.changes.paths.len(),
         "guidance": request.guidance.paths(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trailers_kept_from_the_original_and_the_hint() {
-        assert_eq!(
-            kept_trailers(
-                Some(
-                    "Subject\n\nBody: not a trailer, the paragraph goes on\nlike this.\n\nSigned-off-by: A <a@x>\n"
-                ),
-                Some("please add a Refs: line")
-            ),
-            ["Refs", "Signed-off-by"]
-        );
-        assert!(kept_trailers(None, None).is_empty());
-    }
-
-    #[test]
-    fn lockfile_only_messages_name_a_package() {
-        let packages = vec!["serde".to_owned(), "tokio".to_owned()];
-        assert!(lockfile_problem("Bump serde to 1.0.210", &packages).is_none());
-        let problem = lockfile_problem("Update dependencies", &packages).unwrap();
-        assert!(problem.contains("serde, tokio"), "{problem}");
-        assert!(lockfile_problem("anything", &[]).is_none());
-    }
 }

@@ -19,13 +19,13 @@
 
 use std::fmt::Write as _;
 
+use commit_text::TaskId;
 use gitctx::{DiffOptions, DiffTarget, FileDiff, FileStatus, Head, ObjectId, Repo};
 use lockfile_diff::{self as lockfile, LockSummary};
 
 use crate::classify::{Class, classify};
 use crate::error::Error;
 use crate::fit::{self, Fitted};
-use crate::shape::{self, TaskId};
 
 /// Which commit message is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -614,7 +614,7 @@ fn branch_task_id(branch: Option<&str>, recent: &[CommitBrief]) -> Option<TaskId
     let branch = branch?;
     let suffixes: Vec<TaskId> = recent
         .iter()
-        .filter_map(|c| shape::task_id_suffix(&c.subject))
+        .filter_map(|c| commit_text::task_id_suffix(&c.subject))
         .filter(|t| !t.id.starts_with('#'))
         .collect();
     if suffixes.len() < 2 {
@@ -661,7 +661,7 @@ fn find_task_id(branch: &str) -> Option<String> {
 
 /// Neutralizes our own section tags inside repository data, so a diff that
 /// contains `</staged_diff>` cannot end the section early.
-pub(crate) fn data(text: &str) -> String {
+pub fn data(text: &str) -> String {
     const TAGS: &[&str] = &[
         "prepared_context",
         "staged_paths",

@@ -10,15 +10,17 @@
 //!   repository tools.
 //! - [`prompt`]: the request layers (instructions, tool policy, environment,
 //!   guidance, task prompt with evidence boundaries and the escaped operator hint).
-//! - [`shape`]: output shaping (control characters and escape sequences, think
-//!   blocks, fences, preambles, trailers, 72-column reflow) and validation with
-//!   the messages the repair pass sends back.
 //! - [`commit_msg`]: `prepare` (all git work, synchronous) and `generate` (the
-//!   agent loop, one repair pass, task-ID preservation, final validation).
+//!   agent loop, one repair pass, task-ID preservation, final validation). The
+//!   message text itself — shaping, validation, trailers, task IDs — is
+//!   `commit-text`'s.
+//! - [`pr_message`]: the squash message, built on `commit_msg`'s loop (never
+//!   the other way round).
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
 //! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,
-//!   `lockfile-diff`, `safe-io` (`.git-agent/` and `--out` written without
+//!   `commit-text` (shaping and validation of every message), `lockfile-diff`
+//!   (lockfile summaries), `safe-io` (`.git-agent/` and `--out` written without
 //!   following links).
 //! - **Invariant:** read-only toward the repository until the binary asks for the
 //!   commit ([`commit`]); the only files written are trace sessions under
@@ -26,7 +28,7 @@
 //! - **Invariant:** every staged path is named in the prompt, whatever happens to
 //!   its diff text; lockfiles are summarized, never hidden.
 //! - **Invariant:** model text is untrusted and bounded: an answer over
-//!   [`commit_msg::MAX_ANSWER_BYTES`] (64 KiB) is refused as one problem without
+//!   `commit_text::MAX_ANSWER_BYTES` (64 KiB) is refused as one problem without
 //!   being shaped; a shaped message holds no control character but newline and
 //!   tab, so none reaches `git commit` or a terminal; release-note items with
 //!   control characters are sent back for repair.
@@ -40,14 +42,8 @@ mod error;
 pub mod fit;
 pub mod pr_message;
 pub mod prompt;
-pub mod release;
 pub mod session;
-pub mod shape;
 pub mod tools;
-
-// Serves `release/` (and `tools.rs`) as `crate::lockfile` until the lead
-// rewires them to `lockfile_diff` directly.
-use lockfile_diff as lockfile;
 
 use std::path::Path;
 

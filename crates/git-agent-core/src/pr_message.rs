@@ -11,26 +11,25 @@
 //! — and no tool is offered: an answer that calls one fails the run.
 //!
 //! The answer is shaped and checked like a commit message, plus the squash
-//! rules ([`squash_problems`]): a Conventional Commits subject (release tooling
-//! parses squash commits), no pull-request prose, no commit-by-commit changelog.
+//! rules ([`commit_text::Checks::squash`]): a Conventional Commits subject
+//! (release tooling parses squash commits), no pull-request prose, no
+//! commit-by-commit changelog.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use agent::{Budgets, Task, ToolRegistry, TraceSink};
+use commit_text::clamp;
+use commit_text::{Checks, Rules, ShapeOptions};
 use gitctx::{DiffOptions, DiffTarget, ObjectId, Repo};
 use guidance::Guidance;
 use llm::LlmProvider;
-use regex::Regex;
 use serde_json::{Value, json};
 
-use crate::commit_msg::{self, Checks, Generated, Options};
+use crate::commit_msg::{self, Generated, Options};
 use crate::context::{self, Changes, CommitBrief, Limits};
 use crate::error::Error;
 use crate::prompt::{self, Environment};
-use crate::release::clamp;
-use crate::shape::{Rules, ShapeOptions};
 
 /// Branch commits listed in the prepared context.
 const MAX_BRANCH_COMMITS: usize = 50;
@@ -207,7 +206,7 @@ pub fn render(pr: &PrContext) -> String {
 }
 
 /// The instructions of the squash-message task.
-pub fn instructions() -> String {
+fn instructions() -> String {
     "You are git-agent, writing the one commit message a squash merge of this branch will record, the way a careful senior engineer would.\n\
 \n\
 Evidence and scope:\n\
@@ -227,7 +226,7 @@ Form:\n\
 }
 
 /// The squash-task policy (no tools).
-pub const NO_TOOLS_POLICY: &str = "Tool policy: this task exposes no tools. Do not call any function; a response that calls one fails the run. Everything you need is in the prepared context.";
+const NO_TOOLS_POLICY: &str = "Tool policy: this task exposes no tools. Do not call any function; a response that calls one fails the run. Everything you need is in the prepared context.";
 
 /// A prepared squash-message request.
 #[derive(Debug, Clone)]
@@ -285,21 +284,12 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     let rules = Rules {
         amend_subject: None,
         amend_original: None,
-        submodules: pr
-            .changes
-            .submodules
-            .iter()
-            .filter(|s| !s.commits.is_empty())
-            .map(|s| crate::shape::SubmoduleRule {
-                path: s.path.clone(),
-                subjects: s.commits.clone(),
-            })
-            .collect(),
+        submodules: commit_msg::submodule_rules(&pr.changes),
     };
     let checks = Checks {
         rules,
         shape_options: ShapeOptions {
-            keep_trailers: commit_msg::kept_trailers(None, options.operator_hint.as_deref()),
+            keep_trailers: commit_text::kept_trailers(None, options.operator_hint.as_deref()),
         },
         task_id: None,
         lockfile_packages: commit_msg::lockfile_packages(&pr.changes),
@@ -348,98 +338,4 @@ pub fn session_metadata(request: &Request) -> Value {
         "commits": pr.commits.len() + pr.more_commits,
         "guidance": request.guidance.paths(),
     })
-}
-
-static CONVENTIONAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[a-z][a-z0-9-]*(\([^()\n]+\))?!?: \S").expect("the pattern is valid")
-});
-
-static PR_PROSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)^\s*(#{1,6}\s|this (pr|pull request|merge request)\b|in this (pr|pull request)\b|- \[[ x]\]|(summary|test plan|testing|how to test|checklist|reviewers?|screenshots)\s*:?\s*$)",
-    )
-    .expect("the pattern is valid")
-});
-
-static SHORT_SHA_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-*]\s+)?[0-9a-f]{7,40}\b").expect("the pattern is valid")
-});
-
-fn normalized(text: &str) -> String {
-    text.trim()
-        .trim_start_matches(['-', '*'])
-        .trim()
-        .trim_end_matches('.')
-        .to_lowercase()
-}
-
-/// The squash rules: a Conventional Commits subject, no pull-request prose, no
-/// commit-by-commit changelog (three or more body lines that are branch commit
-/// subjects or start with commit ids).
-pub fn squash_problems(message: &str, branch_subjects: &[String]) -> Vec<String> {
-    let mut problems = Vec::new();
-    let subject = crate::shape::subject(message);
-    if !subject.trim().is_empty() && !CONVENTIONAL.is_match(subject) {
-        problems.push(format!(
-            "the subject '{subject}' is not a Conventional Commits subject: write `type(scope): description`, e.g. `feat(api): add retry budget`"
-        ));
-    }
-    let body: Vec<&str> = message.lines().skip(1).collect();
-    if let Some(line) = body.iter().find(|l| PR_PROSE.is_match(l)) {
-        problems.push(format!(
-            "remove pull-request prose such as '{}': write a commit message, not a pull request description",
-            line.trim()
-        ));
-    }
-    let subjects: Vec<String> = branch_subjects.iter().map(|s| normalized(s)).collect();
-    let listed = body
-        .iter()
-        .filter(|l| {
-            let n = normalized(l);
-            (!n.is_empty() && subjects.contains(&n)) || SHORT_SHA_LINE.is_match(l)
-        })
-        .count();
-    if listed >= 3 {
-        problems.push(
-            "do not list the branch's commits one by one: describe the combined change as one commit".to_owned(),
-        );
-    }
-    problems
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn squash_rules() {
-        let subjects = vec![
-            "wip".to_owned(),
-            "Add retry loop".to_owned(),
-            "Fix test".to_owned(),
-            "Address review".to_owned(),
-        ];
-        assert!(
-            squash_problems(
-                "feat(net): retry connects\n\nRetries three times.",
-                &subjects
-            )
-            .is_empty()
-        );
-        assert!(squash_problems("fix!: drop v1 API", &subjects).is_empty());
-        let p = squash_problems("Retry connects", &subjects);
-        assert!(p[0].contains("Conventional Commits"), "{p:?}");
-        let p = squash_problems("feat: x\n\n## Summary\n\nThis PR adds retries.", &subjects);
-        assert!(p.iter().any(|p| p.contains("pull-request prose")), "{p:?}");
-        let p = squash_problems(
-            "feat: x\n\n- Add retry loop\n- Fix test\n- Address review",
-            &subjects,
-        );
-        assert!(p.iter().any(|p| p.contains("one by one")), "{p:?}");
-        let p = squash_problems(
-            "feat: x\n\n- 1a2b3c4 one\n- 2b3c4d5 two\n- 3c4d5e6 three",
-            &subjects,
-        );
-        assert!(p.iter().any(|p| p.contains("one by one")), "{p:?}");
-    }
 }

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use crate::classify::{Class, classify};
 use crate::context::Mode;
 use crate::fit;
-use crate::lockfile;
+use lockfile_diff as lockfile;
 
 /// The limits of commit-message tool results.
 pub const LIMITS: ToolLimits = ToolLimits {

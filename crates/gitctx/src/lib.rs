@@ -2,7 +2,8 @@
 //!
 //! Repository discovery, commits, typed diffs, file contents at a revision or in the
 //! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
-//! config and submodule gitlinks — with plain types out.
+//! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
+//! types out.
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -17,8 +18,9 @@
 //!   only `git commit` keeps the user's programs.
 //! - **Invariant:** the working tree is untrusted input: its files are read
 //!   bounded and never through a link ([`Repo::read_worktree_file`], through
-//!   `safe-io`), notes over [`MAX_NOTE_BYTES`] are not loaded, and the blame
-//!   cache follows no link below its directory.
+//!   `safe-io`), notes over [`MAX_NOTE_BYTES`] are not loaded, the blame
+//!   cache follows no link below its directory, and a committed `.gitmodules`
+//!   is read by git with includes off and bounded ([`Repo::submodule_urls`]).
 //! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
 //!   checks made before a command runs — never by reading git's English stderr.
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
@@ -38,6 +40,7 @@ mod oid;
 pub mod refs;
 mod repo;
 mod status;
+mod submodule;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
 pub use blame_cache::BlameCache;

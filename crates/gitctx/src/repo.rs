@@ -460,6 +460,12 @@ impl Repo {
     /// The size in bytes of `path` in the tree of `rev`, from the object's
     /// header (the content is not read); `None` when it is not a file there.
     pub fn file_size_at(&self, rev: &str, path: &str) -> Result<Option<u64>> {
+        Ok(self.blob_at(rev, path)?.map(|blob| blob.size))
+    }
+
+    /// The blob at `path` in the tree of `rev`, its size from the object's
+    /// header (the content is not read); `None` when no blob is there.
+    pub(crate) fn blob_at(&self, rev: &str, path: &str) -> Result<Option<BlobAt>> {
         let tree = self
             .find_commit(rev)?
             .tree()
@@ -474,7 +480,11 @@ impl Repo {
         }
         let odb = self.inner.odb().map_err(git("reading a file"))?;
         let (size, _) = odb.read_header(entry.id()).map_err(git("reading a file"))?;
-        Ok(Some(size as u64))
+        Ok(Some(BlobAt {
+            id: entry.id(),
+            symlink: entry.filemode() == SYMLINK_MODE,
+            size: size as u64,
+        }))
     }
 
     /// The content of `path` in the tree of `rev`, or `None` when it does not exist.
@@ -620,6 +630,17 @@ impl AttrValue {
 }
 
 pub(crate) const GITLINK_MODE: u32 = 0o160000;
+
+/// The tree-entry mode of a symbolic link.
+const SYMLINK_MODE: i32 = 0o120_000;
+
+/// A blob in a tree ([`Repo::blob_at`]).
+pub(crate) struct BlobAt {
+    pub(crate) id: git2::Oid,
+    /// The entry is a symbolic link (the blob holds its target).
+    pub(crate) symlink: bool,
+    pub(crate) size: u64,
+}
 
 pub(crate) fn commit_info(commit: &git2::Commit<'_>) -> CommitInfo {
     let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();

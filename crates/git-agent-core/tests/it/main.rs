@@ -5,7 +5,6 @@ mod context;
 mod generate;
 mod golden;
 mod pr;
-mod release;
 mod support;
 mod tools;
 mod untrusted_text;

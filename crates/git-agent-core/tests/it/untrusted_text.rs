@@ -1,10 +1,10 @@
 //! Parsers of text that comes from the repository: diff text fitted into a
-//! budget, commit subjects and messages from history. Whatever the bytes, they
-//! never panic and what they produce stays proportional to what they read.
-//! (Staged lockfiles have theirs in the `lockfile-diff` crate.)
+//! budget. Whatever the bytes, they never panic and what they produce stays
+//! proportional to what they read. (Staged lockfiles have theirs in the
+//! `lockfile-diff` crate; commit subjects and messages from history theirs in
+//! `commit-text`.)
 
 use git_agent_core::fit::{Shown, cut_at_line, fit_texts};
-use git_agent_core::release::candidates::{parse_conventional, pull_requests};
 use proptest::prelude::*;
 
 // -- diff text ---------------------------------------------------------------
@@ -95,41 +95,4 @@ fn fitting_large_adversarial_diffs_stays_linear() {
         .map(|i| (format!("f{i}"), format!("+line {i}\n")))
         .collect();
     exercise_fit(&many_files, 64 * 1024, None);
-}
-
-// -- commit text from history -----------------------------------------------
-
-proptest! {
-    #[test]
-    fn commit_subjects_and_messages_never_panic(text in any::<String>()) {
-        if let Some(header) = parse_conventional(&text) {
-            prop_assert!(header.description.len() <= text.len());
-            prop_assert!(!header.kind.is_empty());
-        }
-        let numbers = pull_requests(&text);
-        prop_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
-        prop_assert!(numbers.len() <= text.len());
-    }
-
-    #[test]
-    fn conventional_shaped_subjects_never_panic(
-        text in "(feat|fix|[a-z]{0,8})(\\([^)\n]{0,10}\\)?)?!?:? ?[^\n]{0,40}(\n[^\n]{0,20}){0,3}",
-    ) {
-        if let Some(header) = parse_conventional(&text) {
-            prop_assert!(header.description.len() <= text.len());
-        }
-    }
-}
-
-#[test]
-fn long_commit_messages_stay_linear() {
-    for text in [
-        format!("feat({}): x", "(".repeat(1024 * 1024)),
-        "(#1) ".repeat(200_000),
-        format!("fix: {}", "#".repeat(1024 * 1024)),
-        "Merge pull request #".repeat(50_000),
-    ] {
-        let _ = parse_conventional(&text);
-        assert!(pull_requests(&text).len() <= 1);
-    }
 }

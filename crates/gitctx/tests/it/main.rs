@@ -8,6 +8,7 @@ mod hostile_text;
 mod notes;
 mod refs;
 mod repo;
+mod submodules;
 mod untrusted;
 mod worktree;
 

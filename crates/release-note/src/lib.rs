@@ -1,0 +1,51 @@
+//! `release-note`: git-agent's release note (spec 004 "Release note
+//! generation") for a range of commits, from evidence prepared before the model
+//! runs to Markdown built locally.
+//!
+//! - [`prepare`]: the evidence — refs peeled and checked, the commits with
+//!   messages clamped to 10 lines and 1,000 words, changed paths, statistics,
+//!   patch excerpts, operator signals (`signals`), submodule moves with their own
+//!   commits when checked out (URLs from `.gitmodules` read through git),
+//!   candidate items (`candidates`) and link hints from the remotes (`links`).
+//! - [`task`]: the request layers, the one fallback tool (`repo_summary`), the
+//!   run with one repair pass, and `--out`.
+//! - [`answer`]: the strict JSON the model answers with, checked against the
+//!   evidence; [`markdown`]: the note rendered and checked locally.
+//!
+//! - **Dependencies:** `commit-text` (Conventional Commits headers, trailers,
+//!   pull-request references, clamped messages), `gitctx`, `agent`, `llm`,
+//!   `guidance`, `repo-tools`, `safe-io`, and `git-agent-core` for what every
+//!   git-agent task shares: path classes and lockfile summaries
+//!   (`classify`, `lockfile`), diff fitting (`fit`), the prompt layers and
+//!   evidence escaping (`prompt`, `context::data`), the task options, tool
+//!   limits and the error type. Those pieces serve the commit and squash
+//!   messages as much as the release note, so they stay where they are and
+//!   this crate builds on them; `git-agent-core` never depends on this crate.
+//! - **Errors:** [`git_agent_core::Error`], not a type of its own: a release
+//!   note fails the way every git-agent task does (git, guidance, the model's
+//!   run, an answer still invalid after the repair pass, `--out`), and the
+//!   binary reports all its tasks through one classification of that type.
+//! - **Invariant:** read-only toward the repository; `--out` is written
+//!   atomically and never through a link inside the working tree.
+//! - **Invariant:** everything the model sees from the repository is data
+//!   between evidence tags, with our own closing tags neutralised; every item
+//!   of an accepted answer cites refs that resolve to the range's commits, pull
+//!   requests or submodule commits, and its text is one plain line without
+//!   control characters.
+//! - **Invariant:** the evidence is bounded whatever the range: at most
+//!   [`ReleaseLimits`] commits, paths and excerpt bytes.
+
+pub mod answer;
+mod candidates;
+#[cfg(test)]
+mod fixtures;
+mod links;
+pub mod markdown;
+pub mod prepare;
+mod signals;
+pub mod task;
+pub mod types;
+
+pub use prepare::{RangeSpec, ReleaseLimits};
+pub use task::{Note, Request};
+pub use types::*;
