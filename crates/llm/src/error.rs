@@ -57,7 +57,7 @@ pub enum LlmError {
         "the reply from {provider} was larger than {}, the most one reply may be; \
          no model answer is that large, so it was not read further (check the server \
          behind the base URL)",
-        crate::http::human_bytes(*limit)
+        human_bytes(*limit)
     )]
     TooLarge { provider: &'static str, limit: u64 },
 
@@ -163,5 +163,18 @@ impl LlmError {
             | LlmError::UnknownStopReason { provider, .. }
             | LlmError::InvalidToolArguments { provider, .. } => provider,
         }
+    }
+}
+
+/// `bytes` for people: `16 MiB`, `64 KiB`, or a plain byte count.
+fn human_bytes(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
     }
 }

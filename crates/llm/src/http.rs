@@ -378,19 +378,6 @@ impl From<reqwest::Error> for Failure {
     }
 }
 
-/// `bytes` for people: `16 MiB`, `64 KiB`, or a plain byte count.
-pub(crate) fn human_bytes(bytes: u64) -> String {
-    const KIB: u64 = 1024;
-    const MIB: u64 = 1024 * KIB;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{} KiB", bytes / KIB)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
 /// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
