@@ -46,18 +46,7 @@ pub(crate) fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str],
 }
 
 pub(crate) fn project() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
-    );
-    repo.commit_all("feat: add connect");
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
-    repo
+    TestRepo::with_staged_change()
 }
 
 pub(crate) fn home() -> tempfile::TempDir {
