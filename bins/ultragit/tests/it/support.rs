@@ -189,12 +189,12 @@ pub fn fixture() -> Fixture {
     );
     let c3 = repo.commit_file(
         "src/client.rs",
-        &client_v3(),
+        client_v3(),
         "Retry connect a bounded number of times",
     );
     let c4 = repo.commit_file(
         "src/client.rs",
-        &client_v4(),
+        client_v4(),
         "Cap send and guard parse_frame",
     );
 
