@@ -21,22 +21,19 @@ impl Run {
     /// Asserts that stderr contains `needle`, showing stderr if not.
     #[track_caller]
     pub(crate) fn assert_stderr_has(&self, needle: &str) {
-        assert!(
-            self.stderr.contains(needle),
-            "stderr lacks {needle:?}:\n{}",
-            self.stderr
-        );
+        assert_has("stderr", &self.stderr, needle);
     }
 
     /// Asserts that stdout contains `needle`, showing stdout if not.
     #[track_caller]
     pub(crate) fn assert_stdout_has(&self, needle: &str) {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}:\n{}",
-            self.stdout
-        );
+        assert_has("stdout", &self.stdout, needle);
     }
+}
+
+#[track_caller]
+fn assert_has(stream: &str, text: &str, needle: &str) {
+    assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
 }
 
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
