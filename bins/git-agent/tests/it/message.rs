@@ -17,6 +17,25 @@ pub(crate) struct Run {
     pub stderr: String,
 }
 
+impl Run {
+    /// Asserts that stderr contains `needle`, showing stderr if not.
+    #[track_caller]
+    pub(crate) fn assert_stderr_has(&self, needle: &str) {
+        assert_has("stderr", &self.stderr, needle);
+    }
+
+    /// Asserts that stdout contains `needle`, showing stdout if not.
+    #[track_caller]
+    pub(crate) fn assert_stdout_has(&self, needle: &str) {
+        assert_has("stdout", &self.stdout, needle);
+    }
+}
+
+#[track_caller]
+fn assert_has(stream: &str, text: &str, needle: &str) {
+    assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
+}
+
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
 /// variables, no proxies, and a home without Codex credentials unless `env` adds
 /// them.
@@ -46,18 +65,7 @@ pub(crate) fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str],
 }
 
 pub(crate) fn project() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
-    );
-    repo.commit_all("feat: add connect");
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
-    repo
+    TestRepo::with_staged_change()
 }
 
 pub(crate) fn home() -> tempfile::TempDir {
@@ -165,17 +173,9 @@ fn debug_prints_the_session_and_a_summary_on_stderr() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, format!("{MESSAGE}\n"));
-    assert!(run.stderr.contains("session: "), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(".git-agent/sessions/"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("steps=1 tool_calls=0"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("session: ");
+    run.assert_stderr_has(".git-agent/sessions/");
+    run.assert_stderr_has("steps=1 tool_calls=0");
     let body = server.requests()[0].json();
     assert_eq!(body["reasoning"]["effort"], json!("high"));
     assert_eq!(body["service_tier"], json!("priority"));
@@ -263,9 +263,9 @@ fn commit_streams_the_trace_then_git_s_summary() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains(" INF final "), "{}", run.stdout);
-    assert!(run.stdout.contains("request_bytes="), "{}", run.stdout);
-    assert!(run.stdout.contains("[main "), "{}", run.stdout);
+    run.assert_stdout_has(" INF final ");
+    run.assert_stdout_has("request_bytes=");
+    run.assert_stdout_has("[main ");
     assert!(run.stdout.contains(MESSAGE));
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
     assert_eq!(
@@ -329,18 +329,10 @@ fn a_refused_commit_fails_and_keeps_the_message() {
     let url = server.base_url();
     let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("pre-commit: lint failed"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("git commit failed (exit status 1)"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(MESSAGE), "{}", run.stderr);
-    assert!(run.stdout.contains("commit.failed"), "{}", run.stdout);
+    run.assert_stderr_has("pre-commit: lint failed");
+    run.assert_stderr_has("git commit failed (exit status 1)");
+    run.assert_stderr_has(MESSAGE);
+    run.assert_stdout_has("commit.failed");
     let saved = std::fs::read_to_string(repo.join(".git-agent/COMMIT_MSG")).unwrap();
     assert_eq!(saved, format!("{MESSAGE}\n"));
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
@@ -363,14 +355,14 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
+    run.assert_stderr_has("OPENAI_API_KEY");
 
     let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
     let url = server.base_url();
     repo.commit("feat: retry");
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("nothing is staged"), "{}", run.stderr);
+    run.assert_stderr_has("nothing is staged");
     assert!(server.requests().is_empty());
 
     let outside = tempfile::tempdir().unwrap();
@@ -381,11 +373,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
         &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
     );
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("not a git repository"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("not a git repository");
 }
 
 #[test]
@@ -403,12 +391,8 @@ fn provider_errors_are_one_clear_line_without_the_key() {
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("hint: check OPENAI_API_KEY"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("HTTP 401");
+    run.assert_stderr_has("hint: check OPENAI_API_KEY");
     assert!(!run.stderr.contains(KEY), "{}", run.stderr);
     assert!(!all_text(&sessions(&repo)[0]).contains(KEY));
 }
@@ -417,33 +401,18 @@ fn provider_errors_are_one_clear_line_without_the_key() {
 fn bad_flags_are_usage_errors() {
     let repo = project();
     let home = home();
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg", "--low", "--high"],
-        &[],
-    );
-    assert_eq!(run.code, 2, "{run:?}");
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg", "--timeout", "soon"],
-        &[],
-    );
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("not a duration"), "{}", run.stderr);
-    let run = git_agent(
-        repo.path(),
-        home.path(),
-        &["commit-msg", "--guidance-family", "cursor"],
-        &[],
-    );
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("auto, agents, claude, none"),
-        "{}",
-        run.stderr
-    );
+    for (args, says) in [
+        (&["commit-msg", "--low", "--high"][..], ""),
+        (&["commit-msg", "--timeout", "soon"][..], "not a duration"),
+        (
+            &["commit-msg", "--guidance-family", "cursor"][..],
+            "auto, agents, claude, none",
+        ),
+    ] {
+        let run = git_agent(repo.path(), home.path(), args, &[]);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        run.assert_stderr_has(says);
+    }
     let long = "x".repeat(5000);
     let run = git_agent(
         repo.path(),
@@ -460,11 +429,7 @@ fn bad_flags_are_usage_errors() {
         &[],
     );
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("--append-prompt is 5000 characters"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("--append-prompt is 5000 characters");
 }
 
 /// `project()` pushed as origin/main, then a branch with two commits.
@@ -501,11 +466,7 @@ fn pr_message_prints_the_squash_message() {
     let url = server.base_url();
     let run = with_key(&repo, &home, &["pr-message"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("git remote set-head origin --auto"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("git remote set-head origin --auto");
     assert!(server.requests().is_empty());
 }
 
@@ -548,12 +509,8 @@ fn release_note_prints_markdown_and_keeps_a_trace() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("https://github.com/acme/app/pull/7"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.stdout.contains("### Full Changelog"), "{}", run.stdout);
+    run.assert_stdout_has("https://github.com/acme/app/pull/7");
+    run.assert_stdout_has("### Full Changelog");
     assert!(
         sessions(&repo)[0]
             .to_string_lossy()
@@ -594,7 +551,7 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains(" INF output.written"), "{}", run.stdout);
+    run.assert_stdout_has(" INF output.written");
     // The Markdown is in the file; stdout only previews it inside the trace.
     assert!(
         run.stdout.lines().all(|l| !l.starts_with("###")),
@@ -614,7 +571,7 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
         &url,
     );
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("cannot write"), "{}", run.stderr);
+    run.assert_stderr_has("cannot write");
     assert!(server.requests().is_empty());
     assert!(!bad.exists());
 }
@@ -628,16 +585,12 @@ fn release_note_ranges_are_checked() {
     let url = server.base_url();
     let run = with_key(&repo, &home, &["release-note", "patch"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("no tag like v1.2.3"), "{}", run.stderr);
+    run.assert_stderr_has("no tag like v1.2.3");
     let run = with_key(&repo, &home, &["release-note", "v1.0.0"], &url);
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("patch, minor, major"), "{}", run.stderr);
+    run.assert_stderr_has("patch, minor, major");
     let run = with_key(&repo, &home, &["release-note", "nope", "HEAD"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("unknown revision 'nope'"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("unknown revision 'nope'");
     assert!(server.requests().is_empty());
 }

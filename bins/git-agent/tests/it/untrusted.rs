@@ -38,9 +38,9 @@ fn a_committed_commit_msg_link_cannot_redirect_the_saved_message() {
     let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
     let run = with_key(&repo, &home, &["commit"], &server.base_url());
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("git commit failed"), "{}", run.stderr);
+    run.assert_stderr_has("git commit failed");
     // The message is printed, not saved through the link.
-    assert!(run.stderr.contains(MESSAGE), "{}", run.stderr);
+    run.assert_stderr_has(MESSAGE);
     assert!(
         run.stderr
             .contains("commit it yourself with `git commit -F -`"),

@@ -121,62 +121,23 @@ pub fn parse_frame(raw: &[u8]) -> Option<u32> {
 ";
 
 /// `c3`: connect retries (line 13 only changes).
-pub const CLIENT_V3: &str = "\
-/// A connection to the broker.
-pub struct Client {
-    host: String,
-    retries: u32,
+fn client_v3() -> String {
+    CLIENT_V1.replace(
+        "!self.host.is_empty()",
+        "(0..self.retries).any(|_| !self.host.is_empty())",
+    )
 }
-
-impl Client {
-    pub fn new(host: &str) -> Self {
-        Client { host: host.to_owned(), retries: 3 }
-    }
-
-    pub fn connect(&self) -> bool {
-        (0..self.retries).any(|_| !self.host.is_empty())
-    }
-
-    pub fn send(&self, payload: &[u8]) -> usize {
-        payload.len()
-    }
-}
-
-pub fn parse_frame(raw: &[u8]) -> Option<u32> {
-    raw.first().map(|b| u32::from(*b))
-}
-";
 
 /// `c4`: send caps its payload (line 17), parse_frame guards empty input (new
 /// lines 22–24; the function is now 21–26, 26 lines in all).
-pub const CLIENT_V4: &str = "\
-/// A connection to the broker.
-pub struct Client {
-    host: String,
-    retries: u32,
+fn client_v4() -> String {
+    client_v3()
+        .replace("payload.len()\n", "payload.len().min(4096)\n")
+        .replace(
+            "    raw.first()",
+            "    if raw.is_empty() {\n        return None;\n    }\n    raw.first()",
+        )
 }
-
-impl Client {
-    pub fn new(host: &str) -> Self {
-        Client { host: host.to_owned(), retries: 3 }
-    }
-
-    pub fn connect(&self) -> bool {
-        (0..self.retries).any(|_| !self.host.is_empty())
-    }
-
-    pub fn send(&self, payload: &[u8]) -> usize {
-        payload.len().min(4096)
-    }
-}
-
-pub fn parse_frame(raw: &[u8]) -> Option<u32> {
-    if raw.is_empty() {
-        return None;
-    }
-    raw.first().map(|b| u32::from(*b))
-}
-";
 
 /// The fixture's Python file (`c2`): `backoff_delay` 4–6, `retry` 9–14.
 pub const PROBE: &str = r#"import time
@@ -228,10 +189,14 @@ pub fn fixture() -> Fixture {
     );
     let c3 = repo.commit_file(
         "src/client.rs",
-        CLIENT_V3,
+        client_v3(),
         "Retry connect a bounded number of times",
     );
-    let c4 = repo.commit_file("src/client.rs", CLIENT_V4, "Cap send and guard parse_frame");
+    let c4 = repo.commit_file(
+        "src/client.rs",
+        client_v4(),
+        "Cap send and guard parse_frame",
+    );
 
     annotate(
         &repo,

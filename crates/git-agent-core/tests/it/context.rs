@@ -8,16 +8,12 @@ use git_agent_core::fit::Shown;
 use git_agent_core::{Error, commit_msg};
 use testkit::TestRepo;
 
-use crate::support::{prepared, project};
+use crate::support::{moved_submodule, prepared, project, stage_retries};
 
 #[test]
 fn staged_changes_are_the_scope_and_head_is_contrast() {
     let repo = project();
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
+    stage_retries(&repo);
     repo.write("README.md", "# demo\n\nUnstaged edit.\n");
     repo.write("notes.txt", "untracked\n");
     let p = prepared(&repo, Mode::Staged);
@@ -152,30 +148,8 @@ fn renames_binaries_and_deletions_are_listed_with_their_kind() {
 
 #[test]
 fn submodule_moves_carry_their_commit_summaries() {
-    let sub = TestRepo::named("lib");
-    sub.commit_file("lib.txt", "1\n", "Initial library");
-    let parent = TestRepo::new();
-    parent.commit_file("app.txt", "app\n", "Initial app");
-    parent.add_submodule("vendor/lib", &sub);
-    parent.commit_all("Add lib as a submodule");
-    // New commits in the submodule's checkout, then the gitlink moves.
-    std::fs::write(parent.join("vendor/lib/lib.txt"), "2\n").unwrap();
-    parent.git(&[
-        "-C",
-        "vendor/lib",
-        "commit",
-        "-qam",
-        "Fix overflow in the parser",
-    ]);
-    std::fs::write(parent.join("vendor/lib/lib.txt"), "3\n").unwrap();
-    parent.git(&[
-        "-C",
-        "vendor/lib",
-        "commit",
-        "-qam",
-        "Add streaming decode API",
-    ]);
-    parent.stage(&["vendor/lib"]);
+    let (parent, _sub) =
+        moved_submodule(&["Fix overflow in the parser", "Add streaming decode API"]);
     let p = prepared(&parent, Mode::Staged);
     assert_eq!(p.changes.paths[0].class, Class::Submodule);
     let moved = &p.changes.submodules[0];

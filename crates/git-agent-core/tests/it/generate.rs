@@ -6,20 +6,12 @@ use git_agent_core::Error;
 use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, call};
 
-use crate::support::{chat, generate, project, request, responses};
-
-fn staged_retry(repo: &TestRepo) {
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
-}
+use crate::support::{chat, generate, moved_submodule, project, request, responses, stage_retries};
 
 #[test]
 fn a_tool_round_trip_over_the_responses_api() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (server, provider) = responses(vec![
         Reply::tool_calls(vec![call(
@@ -87,7 +79,7 @@ fn a_tool_round_trip_over_the_responses_api() {
 #[test]
 fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (_server, provider) = chat(vec![Reply::text(
         "<think>The user wants a message. Let me look.</think>\n```\nfix(net): retry connect\n\nRetries three times.\n\nCo-authored-by: Claude <noreply@anthropic.com>\n```",
@@ -102,7 +94,7 @@ fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
 #[test]
 fn one_repair_pass_fixes_an_invalid_message() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let long = format!("fix(net): {}", "retry ".repeat(15));
     let (server, provider) = chat(vec![
@@ -123,7 +115,7 @@ fn one_repair_pass_fixes_an_invalid_message() {
 #[test]
 fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (_server, provider) = chat(vec![
         Reply::text("Here is my explanation of the change.\n\n```rust\nfn x() {}\n```"),
@@ -142,7 +134,7 @@ fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
 #[test]
 fn the_step_budget_ends_in_one_request_without_tools() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let mut req = request(&repo, false);
     req.budgets.max_steps = 2;
     let look = || Reply::tool_calls(vec![call("c", "git_staged_stat", json!({}))]);
@@ -166,7 +158,7 @@ fn the_step_budget_ends_in_one_request_without_tools() {
 #[test]
 fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![
@@ -205,7 +197,7 @@ fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
 #[test]
 fn malformed_provider_replies_are_typed_errors() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (_server, provider) = responses(vec![Reply::json(200, json!({"output": "not a list"}))]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
@@ -276,21 +268,7 @@ fn the_branch_task_id_is_kept_on_the_subject() {
 
 #[test]
 fn submodule_summaries_must_be_in_the_message() {
-    let sub = TestRepo::named("lib");
-    sub.commit_file("lib.txt", "1\n", "Initial library");
-    let parent = TestRepo::new();
-    parent.commit_file("app.txt", "app\n", "Initial app");
-    parent.add_submodule("vendor/lib", &sub);
-    parent.commit_all("Add lib as a submodule");
-    std::fs::write(parent.join("vendor/lib/lib.txt"), "2\n").unwrap();
-    parent.git(&[
-        "-C",
-        "vendor/lib",
-        "commit",
-        "-qam",
-        "Fix overflow in the parser",
-    ]);
-    parent.stage(&["vendor/lib"]);
+    let (parent, _sub) = moved_submodule(&["Fix overflow in the parser"]);
     let req = request(&parent, false);
     let (server, provider) = chat(vec![
         Reply::text("Update submodule"),
@@ -337,7 +315,7 @@ fn a_lockfile_only_message_must_name_a_package() {
 #[test]
 fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
     let repo = project();
-    staged_retry(&repo);
+    stage_retries(&repo);
     let req = request(&repo, false);
     let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
     let err = generate(&req, provider.as_ref()).unwrap_err();

@@ -5,7 +5,7 @@ use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::context::Mode;
 use testkit::TestRepo;
 
-use crate::support::project;
+use crate::support::{project, stage_retries};
 
 /// The request layers as one reviewable text, temp paths replaced.
 fn layers(request: &Request, repo: &TestRepo) -> String {
@@ -31,11 +31,7 @@ fn guided_project() -> TestRepo {
 #[test]
 fn commit_message_request() {
     let repo = guided_project();
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    )
-    .stage(&["src/net.rs"]);
+    stage_retries(&repo);
     let request = commit_msg::prepare(
         repo.path(),
         &Options {

@@ -30,10 +30,7 @@ fn branch() -> TestRepo {
     let repo = project();
     repo.set_origin_head("main", "HEAD");
     repo.checkout_new("feature/retry");
-    repo.write(
-        "src/net.rs",
-        "pub fn connect(host: &str) -> bool {\n    for _ in 0..3 {\n        if !host.is_empty() {\n            return true;\n        }\n    }\n    false\n}\n",
-    );
+    repo.write("src/net.rs", testkit::NET_RS_WITH_RETRIES);
     repo.commit_all("wip: retry loop");
     repo.write("README.md", "# demo\n\nConnect retries three times.\n");
     repo.commit_all("docs: mention retries\n\nRefs: NET-12");

@@ -70,6 +70,32 @@ pub fn generate(
         ))
 }
 
+/// Stages [`testkit::NET_RS_WITH_RETRIES`] as `src/net.rs`: `connect` tries
+/// three times.
+pub fn stage_retries(repo: &TestRepo) {
+    repo.write("src/net.rs", testkit::NET_RS_WITH_RETRIES)
+        .stage(&["src/net.rs"]);
+}
+
+/// A repository whose submodule `vendor/lib` moved: one commit in the
+/// submodule's checkout per entry of `summaries`, then the gitlink staged. The
+/// submodule's own repository comes second, to live as long as the test.
+pub fn moved_submodule(summaries: &[&str]) -> (TestRepo, TestRepo) {
+    let sub = TestRepo::named("lib");
+    sub.commit_file("lib.txt", "1\n", "Initial library");
+    let parent = TestRepo::new();
+    parent.commit_file("app.txt", "app\n", "Initial app");
+    parent.add_submodule("vendor/lib", &sub);
+    parent.commit_all("Add lib as a submodule");
+    // New commits in the submodule's checkout, then the gitlink moves.
+    for (n, summary) in summaries.iter().enumerate() {
+        std::fs::write(parent.join("vendor/lib/lib.txt"), format!("{}\n", n + 2)).unwrap();
+        parent.git(&["-C", "vendor/lib", "commit", "-qam", summary]);
+    }
+    parent.stage(&["vendor/lib"]);
+    (parent, sub)
+}
+
 /// A small Rust project with history: `src/lib.rs`, `src/net.rs`, `README.md`.
 pub fn project() -> TestRepo {
     let repo = TestRepo::new();
@@ -78,10 +104,7 @@ pub fn project() -> TestRepo {
             "src/lib.rs",
             "pub mod net;\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
         )
-        .write(
-            "src/net.rs",
-            "pub fn connect(host: &str) -> bool {\n    !host.is_empty()\n}\n",
-        );
+        .write("src/net.rs", testkit::NET_RS);
     repo.commit_all("feat: initial crate");
     repo.write(
         "src/lib.rs",

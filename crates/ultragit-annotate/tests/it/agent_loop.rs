@@ -6,7 +6,8 @@ use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
-    CLIENT_V1, annotate_head, chat, client_v2, context, provider, region, run_agent, tool_results,
+    CLIENT_V1, annotate_head, chat, client_v2, connect_region, context, emit, provider, region,
+    run_agent, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -35,17 +36,7 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
             "get_ast_outline",
             json!({"path": "src/client.rs"}),
         )]),
-        Reply::tool_calls(vec![call(
-            "c3",
-            "emit_annotation",
-            region(
-                "src/client.rs",
-                "method",
-                "Client::connect",
-                (10, 17),
-                "retries the broker three times",
-            ),
-        )]),
+        emit("c3", connect_region("retries the broker three times")),
         Reply::text("Makes connect retry.\n\nDetails that are not the summary."),
     ]);
     let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
@@ -115,18 +106,12 @@ use ultragit_read::ReadPipeline;
 #[test]
 fn author_context_makes_an_enhanced_annotation_with_author_constraints() {
     let (repo, _) = repo();
-    let mut emitted = region(
-        "src/client.rs",
-        "method",
-        "Client::connect",
-        (10, 17),
-        "survives broker failovers",
-    );
+    let mut emitted = connect_region("survives broker failovers");
     emitted["constraints"] =
         json!([{"text": "at most 3 attempts: the broker bans bursts", "source": "author"}]);
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![call("c1", "get_commit_info", json!({}))]),
-        Reply::tool_calls(vec![call("c2", "emit_annotation", emitted)]),
+        emit("c2", emitted),
         Reply::text("Retry connect."),
     ]);
     let author = AuthorContext {
@@ -166,20 +151,9 @@ fn multi_file_commits_get_cross_cutting_concerns() {
     );
     repo.commit_all("three retries everywhere");
     let (_server, provider) = chat(vec![
-        Reply::tool_calls(vec![call(
-            "a",
-            "emit_annotation",
-            region(
-                "src/client.rs",
-                "method",
-                "Client::connect",
-                (10, 17),
-                "retries 3 times",
-            ),
-        )]),
-        Reply::tool_calls(vec![call(
+        emit("a", connect_region("retries 3 times")),
+        emit(
             "b",
-            "emit_annotation",
             region(
                 "tools/probe.py",
                 "const",
@@ -187,7 +161,7 @@ fn multi_file_commits_get_cross_cutting_concerns() {
                 (1, 1),
                 "mirrors the client's retries",
             ),
-        )]),
+        ),
         Reply::tool_calls(vec![call(
             "c",
             "emit_cross_cutting",
@@ -211,28 +185,8 @@ fn duplicates_are_merged_and_invalid_emissions_go_back_to_the_model() {
     let (repo, _) = repo();
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![
-            call(
-                "a",
-                "emit_annotation",
-                region(
-                    "src/client.rs",
-                    "method",
-                    "Client::connect",
-                    (10, 17),
-                    "first wording",
-                ),
-            ),
-            call(
-                "b",
-                "emit_annotation",
-                region(
-                    "src/client.rs",
-                    "method",
-                    "Client::connect",
-                    (10, 17),
-                    "better wording",
-                ),
-            ),
+            call("a", "emit_annotation", connect_region("first wording")),
+            call("b", "emit_annotation", connect_region("better wording")),
             call(
                 "c",
                 "emit_annotation",
@@ -268,17 +222,7 @@ fn duplicates_are_merged_and_invalid_emissions_go_back_to_the_model() {
 #[test]
 fn running_out_of_turns_keeps_what_was_emitted() {
     let (repo, _) = repo();
-    let mut script = vec![Reply::tool_calls(vec![call(
-        "a",
-        "emit_annotation",
-        region(
-            "src/client.rs",
-            "method",
-            "Client::connect",
-            (10, 17),
-            "retries",
-        ),
-    )])];
+    let mut script = vec![emit("a", connect_region("retries"))];
     for i in 0..2 {
         script.push(Reply::tool_calls(vec![call(
             &format!("r{i}"),
@@ -354,17 +298,7 @@ fn no_emissions_is_an_error_of_the_right_kind() {
 fn max_tokens_after_emissions_is_a_partial_result() {
     let (repo, _) = repo();
     let (_s, provider) = chat(vec![
-        Reply::tool_calls(vec![call(
-            "a",
-            "emit_annotation",
-            region(
-                "src/client.rs",
-                "method",
-                "Client::connect",
-                (10, 17),
-                "retries",
-            ),
-        )]),
+        emit("a", connect_region("retries")),
         Reply::max_tokens("And furthermore the"),
     ]);
     let ctx = context(&repo, "HEAD", None);
@@ -437,9 +371,8 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
             "get_diff",
             json!({}),
         )]));
-        script.push(Reply::tool_calls(vec![call(
+        script.push(emit(
             &format!("e{i}"),
-            "emit_annotation",
             region(
                 &chunk[0],
                 "config",
@@ -447,7 +380,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
                 (1, 3),
                 &format!("chunk {i} header"),
             ),
-        )]));
+        ));
         script.push(Reply::text(&format!("chunk {i} done")));
     }
     script.push(Reply::tool_calls(vec![call(
@@ -504,9 +437,8 @@ fn huge_diffs_are_summarized_for_the_model() {
     let ctx = context(&repo, "HEAD", None);
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![call("d", "get_diff", json!({}))]),
-        Reply::tool_calls(vec![call(
+        emit(
             "e",
-            "emit_annotation",
             region(
                 "src/big.rs",
                 "config",
@@ -514,7 +446,7 @@ fn huge_diffs_are_summarized_for_the_model() {
                 (1, 2500),
                 "generated table",
             ),
-        )]),
+        ),
         Reply::text("Adds a generated table."),
     ]);
     run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
@@ -533,7 +465,7 @@ fn providers_without_tools_get_one_structured_prompt() {
     let (repo, sha) = repo();
     let answer = json!({
         "summary": "Connect retries.",
-        "regions": [region("src/client.rs", "method", "Client::connect", (10, 17), "retries three times"),
+        "regions": [connect_region("retries three times"),
                     region("src/client.rs", "method", "Client::connect", (10, 99), "bad lines")],
         "cross_cutting": []
     });
@@ -565,17 +497,7 @@ fn squash_sources_make_a_squash_provenance() {
     let (repo, _) = repo();
     let source = repo.rev_parse("HEAD~1");
     let (_s, provider) = chat(vec![
-        Reply::tool_calls(vec![call(
-            "a",
-            "emit_annotation",
-            region(
-                "src/client.rs",
-                "method",
-                "Client::connect",
-                (10, 17),
-                "retries",
-            ),
-        )]),
+        emit("a", connect_region("retries")),
         Reply::text("Squashed."),
     ]);
     let author = AuthorContext {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 use ultragit_annotate::{AnnotateConfig, AnnotationContext, AuthorContext, gather};
 
 /// A provider for `server` (Chat Completions flavor unless told otherwise).
@@ -83,6 +83,23 @@ pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &st
         "intent": intent,
         "constraints": [{"text": format!("{name} must stay cheap"), "source": "inferred"}]
     })
+}
+
+/// The `emit_annotation` arguments for `Client::connect` (lines 10–17) of
+/// [`client_v2`], saying `intent`.
+pub fn connect_region(intent: &str) -> Value {
+    region(
+        "src/client.rs",
+        "method",
+        "Client::connect",
+        (10, 17),
+        intent,
+    )
+}
+
+/// A model turn that calls `emit_annotation` once, as `id`, with `region`.
+pub fn emit(id: &str, region: Value) -> Reply {
+    Reply::tool_calls(vec![call(id, "emit_annotation", region)])
 }
 
 /// A client file (lines 1-13) changed by a second commit in `connect`.

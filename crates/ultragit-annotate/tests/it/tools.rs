@@ -7,7 +7,7 @@ use testkit::TestRepo;
 use ultragit_annotate::AuthorContext;
 use ultragit_annotate::tools::{Collected, Scope, registry};
 
-use crate::support::{CLIENT_V1, client_v2, context, region};
+use crate::support::{CLIENT_V1, client_v2, connect_region, context, region};
 
 fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<Mutex<Collected>>) {
     let repo = TestRepo::new();
@@ -160,25 +160,13 @@ fn recent_annotations_without_history_say_so() {
 #[test]
 fn emit_annotation_stores_valid_regions_and_refuses_invalid_ones() {
     let (_repo, tools, collector) = setup(None);
-    let ok = tools.dispatch(
-        "emit_annotation",
-        &region(
-            "src/client.rs",
-            "method",
-            "Client::connect",
-            (10, 17),
-            "retries",
-        ),
-    );
+    let ok = tools.dispatch("emit_annotation", &connect_region("retries"));
     assert_eq!(
         data(&ok)["message"],
         "Annotation emitted for src/client.rs:Client::connect"
     );
     for (bad, fragment) in [
-        (
-            region("src/client.rs", "method", "Client::connect", (10, 17), "  "),
-            "intent",
-        ),
+        (connect_region("  "), "intent"),
         (
             region("src/other.rs", "method", "x", (1, 2), "elsewhere"),
             "src/other.rs",
