@@ -56,9 +56,7 @@ pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings,
     let (key, key_source) = config::key(&config, project, &user, lookup)?;
     let mut provider_config = config::provider_config(&config, key.clone())?;
     provider_config.http.proxy = env::proxy_config(lookup);
-    let redactor = provider_config.redactor();
-    ctx.redact_with(&redactor);
-    let provider = llm::build_provider(provider_config)?;
+    let (provider, redactor) = frontend::provider::connect(provider_config, ctx)?;
 
     let temp = std::env::temp_dir();
     let mut build_remove_env = vec![config.api_key_env.clone()];

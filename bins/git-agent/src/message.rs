@@ -127,6 +127,7 @@ const AUTH_FILE_LIMIT: u64 = 1024 * 1024;
 fn provider(
     shared: &Shared,
     timeout: Duration,
+    ctx: &Context,
 ) -> Result<
     (
         std::sync::Arc<dyn llm::LlmProvider>,
@@ -175,8 +176,7 @@ fn provider(
     };
     config.http.overall_timeout = timeout;
     config.http.request_timeout = timeout.min(config.http.request_timeout);
-    let redactor = config.redactor();
-    let provider = llm::build_provider(config)?;
+    let (provider, redactor) = frontend::provider::connect(config, ctx)?;
     Ok((provider, redactor, resolved.source))
 }
 
@@ -332,8 +332,7 @@ fn message_outcome(
 
 /// `git-agent commit-msg [--amend]`.
 pub fn commit_msg(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout)?;
-    ctx.redact_with(&redactor);
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
     let request = prepare(shared, "commit-msg", amend)?;
     let metadata = commit_msg::session_metadata(&request, "commit-msg");
     let mut session = open_session(ctx, &request.root, "commit-msg", metadata, redactor);
@@ -347,8 +346,7 @@ pub fn commit_msg(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome
 
 /// `git-agent pr-message`.
 pub fn pr_message(shared: &Shared, ctx: &Context) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout)?;
-    ctx.redact_with(&redactor);
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
     let request = pr_message::prepare(&current_dir()?, &options(shared, "pr-message", false))?;
     let metadata = pr_message::session_metadata(&request);
     let mut session = open_session(ctx, &request.root, "pr-message", metadata, redactor);
@@ -397,8 +395,7 @@ pub fn release_note(
         release::task::preflight_output(&cwd, path)?;
     }
     let (provider, redactor, source) =
-        provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT))?;
-    ctx.redact_with(&redactor);
+        provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT), ctx)?;
     let request = release::task::prepare(&cwd, spec, &options(shared, "release-note", false))?;
     match out {
         Some(path) => {
@@ -451,8 +448,7 @@ pub fn release_note(
 
 /// `git-agent commit [--amend]`.
 pub fn commit(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout)?;
-    ctx.redact_with(&redactor);
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
     let request = prepare(shared, "commit", amend)?;
     let stdout = std::io::stdout();
     let color = stdout.is_terminal();

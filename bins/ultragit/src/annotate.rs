@@ -43,7 +43,7 @@ use std::process::{Command, Stdio};
 
 use agent::{ConsoleSink, NullSink, TraceSink};
 use clap::Args;
-use frontend::provider::{ProviderError, ProviderRequest, build_provider};
+use frontend::provider::{ProviderError, ProviderRequest, connect, provider_config};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
 use llm::{ProviderKind, defaults};
@@ -239,8 +239,8 @@ fn annotate_now(
         api_key_env: settings.api_key_env.as_deref(),
     };
     let source = context_source(args, repo, &sha);
-    let (provider, redactor) = match build_provider(&request, lookup) {
-        Ok(built) => built,
+    let config = match provider_config(&request, lookup) {
+        Ok(config) => config,
         Err(err @ ProviderError::MissingKey { .. }) => {
             // A trivial commit needs no model, hence no key.
             if let Ok(context) = gather(repo, &sha, None, &limits)
@@ -254,7 +254,7 @@ fn annotate_now(
         }
         Err(err) => return Err(err.into()),
     };
-    ctx.redact_with(&redactor);
+    let (provider, redactor) = connect(config, ctx)?;
     let author = author_context(args, repo, source.as_deref(), lookup)?;
 
     let mut trace: Box<dyn TraceSink> = if args.verbose {

@@ -10,14 +10,16 @@
 //!   hints; [`ErrorKind::exit_code`] is the one exit-code table. `classify.rs`
 //!   classifies every library error type the binaries meet ([`Classify`]).
 //! - [`env`](mod@env): the environment variables the binaries read and how they become
-//!   library settings (proxies, author context names); [`provider`]: building the
-//!   LLM provider from provider settings and the key's variable; [`openai`]:
+//!   library settings (proxies, author context names); [`provider`]: provider settings
+//!   and the key's variable to a `ProviderConfig`, and `provider::connect`, the one
+//!   way all three binaries turn a config into a provider (its key masked in
+//!   everything printed from then on); [`openai`]:
 //!   `git-agent`'s resolution of OpenAI credentials (flag → Codex ChatGPT sign-in
 //!   → `OPENAI_*` → default), its model and base URL a table of keys resolved
 //!   by `layered-config` (the other tools' tables live with the libraries that
 //!   read them).
 //!
-//! - **Dependencies:** `llm` (settings types, `build_provider`, the redactor,
+//! - **Dependencies:** `llm` (settings types, `build_provider` behind `provider::connect`, the redactor,
 //!   the default models); `layered-config` (`git-agent`'s keys);
 //!   `safe-io` (terminal sanitizing); the libraries whose errors `classify.rs`
 //!   classifies (`gitctx`, `agent`, `ultragit-read`, `ultragit-annotate`,

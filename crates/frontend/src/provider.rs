@@ -13,6 +13,7 @@ use llm::{
     Auth, HttpOptions, LlmError, LlmProvider, ProviderConfig, ProviderKind, Redactor, Secret,
 };
 
+use crate::Context;
 use crate::env::proxy_config;
 
 /// Which provider to build.
@@ -94,14 +95,18 @@ pub fn provider_config(
     Ok(config)
 }
 
-/// Builds the provider `request` describes. Returns it with the [`Redactor`] that
-/// masks its key, for traces and messages.
-pub fn build_provider(
-    request: &ProviderRequest<'_>,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Result<(Arc<dyn LlmProvider>, Redactor), ProviderError> {
-    let config = provider_config(request, lookup)?;
+/// The one way a binary turns its resolved [`ProviderConfig`] into a provider:
+/// from here on everything the runner prints on stderr is masked with the key
+/// ([`Context::redact_with`]), and the returned [`Redactor`] masks it in traces.
+/// Each binary resolves the config its own way (`ultragit`: [`provider_config`];
+/// `git-agent`: [`crate::openai::resolve`]; `code-commit`: its key table), then
+/// calls this.
+pub fn connect(
+    config: ProviderConfig,
+    ctx: &Context,
+) -> Result<(Arc<dyn LlmProvider>, Redactor), LlmError> {
     let redactor = config.redactor();
+    ctx.redact_with(&redactor);
     Ok((llm::build_provider(config)?, redactor))
 }
 
@@ -182,18 +187,41 @@ mod tests {
         assert_eq!(config.http.proxy.no_proxy.as_deref(), Some("localhost"));
     }
 
+    /// Stderr the test can read back.
+    #[derive(Clone, Default)]
+    struct Captured(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
-    fn builds_the_provider_and_its_redactor() {
-        let (provider, redactor) =
-            build_provider(&request(Some("MY_KEY")), lookup(&[("MY_KEY", KEY)])).unwrap();
+    fn connect_builds_the_provider_and_masks_the_key_from_then_on() {
+        let stderr = Captured::default();
+        let ctx = Context::new(false, Box::new(stderr.clone()));
+        let config = provider_config(&request(Some("MY_KEY")), lookup(&[("MY_KEY", KEY)])).unwrap();
+        let (provider, redactor) = connect(config, &ctx).unwrap();
         assert_eq!(provider.name(), "openai-chat");
         assert_eq!(provider.model(), "test-model");
         assert!(!redactor.redact(&format!("key={KEY}")).contains(KEY));
+        ctx.warn(format!("the server echoed key={KEY}"));
+        let printed = String::from_utf8(stderr.0.borrow().clone()).unwrap();
+        assert!(
+            printed.starts_with("warning: the server echoed key="),
+            "{printed}"
+        );
+        assert!(!printed.contains(KEY), "{printed}");
 
         let mut no_model = request(None);
         no_model.model = " ";
-        let err = build_provider(&no_model, lookup(&[])).unwrap_err();
-        assert!(matches!(err, ProviderError::Llm(_)), "{err:?}");
+        let config = provider_config(&no_model, lookup(&[])).unwrap();
+        let err = connect(config, &ctx).unwrap_err();
         assert!(err.to_string().contains("no model"), "{err}");
     }
 }

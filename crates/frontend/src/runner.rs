@@ -103,7 +103,7 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    fn new(debug: bool, stderr: Box<dyn Write>) -> Context {
+    pub(crate) fn new(debug: bool, stderr: Box<dyn Write>) -> Context {
         Context {
             debug,
             stderr: RefCell::new(stderr),
