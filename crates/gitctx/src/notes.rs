@@ -314,7 +314,7 @@ impl Notes<'_> {
         new: git2::Oid,
         message: &str,
     ) -> std::result::Result<(), git2::Error> {
-        let expected = expected.unwrap_or_else(git2::Oid::zero);
+        let expected = expected.unwrap_or(git2::Oid::ZERO_SHA1);
         self.repo
             .inner
             .reference_matching(&self.refname, new, true, expected, message)
