@@ -314,6 +314,11 @@ fn a_writer_that_finds_no_ref_keeps_a_ref_created_meanwhile() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc;
 
+    // Without a visible wchan the writer cannot be steered: nothing to test
+    // here (the threads-and-processes test still covers the write path).
+    if !blocked_fifo_opens_show_in_wchan() {
+        return;
+    }
     for stop in 1.. {
         let repo = TestRepo::new();
         let first = id(&repo.commit_file("a.txt", "a\n", "a"));
@@ -388,4 +393,46 @@ fn a_writer_that_finds_no_ref_keeps_a_ref_created_meanwhile() {
             break;
         }
     }
+}
+
+/// Whether a thread blocked opening a FIFO reads `wait_for_partner` in its
+/// `/proc/<tid>/wchan` (some kernels and sandboxes hide it): the test above
+/// steers a writer by that, and would wait forever without it. A probe thread
+/// blocks on a FIFO; it is looked for a bounded number of times (a capability
+/// check, not a timing assertion) and always released.
+#[cfg(target_os = "linux")]
+fn blocked_fifo_opens_show_in_wchan() -> bool {
+    use std::sync::mpsc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("probe");
+    testkit::mkfifo(&fifo);
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            tid_tx
+                .send(std::fs::read_link("/proc/thread-self").ok())
+                .unwrap();
+            drop(std::fs::File::open(&fifo));
+        })
+    };
+    let seen = match tid_rx.recv().unwrap() {
+        Some(thread) => {
+            let wchan = std::path::Path::new("/proc").join(thread).join("wchan");
+            (0..5_000).any(|_| {
+                let shown =
+                    std::fs::read_to_string(&wchan).unwrap_or_default() == "wait_for_partner";
+                if !shown {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                shown
+            })
+        }
+        None => false,
+    };
+    // Release the reader whether or not it was seen.
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    reader.join().unwrap();
+    seen
 }
