@@ -3,7 +3,10 @@
 //! **Invariant:** a write never loses another writer's note. Each write reads the
 //! notes ref, builds a new notes commit on top of it, and moves the ref only if it
 //! still points where it was read (libgit2's `create_matching`, which takes the ref
-//! lock and compares). On a lost race it re-reads and tries again, with backoff and
+//! lock and compares). Creating the ref is the same compare-and-swap, expecting
+//! "absent" (the zero id) under the lock: libgit2's plain create checks for an
+//! existing ref before it takes the lock, so two creators could both succeed and
+//! the second would drop the first one's note. On a lost race it re-reads and tries again, with backoff and
 //! jitter, a bounded number of times. Plain `git notes` takes the same lock and
 //! compares the same way, so our writers and git's interleave safely.
 //!
@@ -144,8 +147,8 @@ impl Notes<'_> {
                 &[],
             )
             .map_err(git("writing a notes commit"))?;
-        match repo.reference(&self.refname, commit, false, "notes: initialize") {
-            Ok(_) => Ok(true),
+        match self.compare_and_swap(None, commit, "notes: initialize") {
+            Ok(()) => Ok(true),
             // Someone else created it meanwhile: fine.
             Err(err) if is_race(&err) => Ok(false),
             Err(err) => Err(git("creating the notes ref")(err)),
@@ -272,14 +275,8 @@ impl Notes<'_> {
             let commit = repo
                 .commit(None, &signature, &signature, message, &new_tree, &parents)
                 .map_err(git("writing a notes commit"))?;
-            let moved = match tip {
-                Some(old) => {
-                    repo.reference_matching(&self.refname, commit, true, old, message.trim_end())
-                }
-                None => repo.reference(&self.refname, commit, false, message.trim_end()),
-            };
-            match moved {
-                Ok(_) => {
+            match self.compare_and_swap(tip, commit, message.trim_end()) {
+                Ok(()) => {
                     return Ok(Some(WriteOutcome {
                         notes_commit: ObjectId::from_git(commit),
                         attempts: attempt,
@@ -303,12 +300,34 @@ impl Notes<'_> {
     }
 }
 
-/// Lost races show up as: the ref moved (Modified), it was created meanwhile
-/// (Exists), or its lock file is held right now (Locked).
+impl Notes<'_> {
+    /// Points the ref at `new` if it still points at `expected` (`None`: if it
+    /// still does not exist). The comparison happens under the ref lock, for a
+    /// missing ref too: libgit2's create without `force` checks that the ref is
+    /// absent *before* taking the lock and then writes without comparing, so two
+    /// writers that both found no ref could both "create" it and the second
+    /// would silently drop the first one's note. The zero id as the expected
+    /// value means "absent" in the locked comparison.
+    fn compare_and_swap(
+        &self,
+        expected: Option<git2::Oid>,
+        new: git2::Oid,
+        message: &str,
+    ) -> std::result::Result<(), git2::Error> {
+        let expected = expected.unwrap_or(git2::Oid::ZERO_SHA1);
+        self.repo
+            .inner
+            .reference_matching(&self.refname, new, true, expected, message)
+            .map(drop)
+    }
+}
+
+/// Lost races show up as: the ref moved or was created meanwhile (Modified), or
+/// its lock file is held right now (Locked).
 fn is_race(err: &git2::Error) -> bool {
     matches!(
         err.code(),
-        git2::ErrorCode::Modified | git2::ErrorCode::Exists | git2::ErrorCode::Locked
+        git2::ErrorCode::Modified | git2::ErrorCode::Locked
     )
 }
 

@@ -298,3 +298,141 @@ fn notes_over_the_limit_are_not_read() {
         "{err}"
     );
 }
+
+/// Creating the notes ref races like moving it: a writer that finds no ref must
+/// not overwrite one that another writer creates before it takes the ref lock.
+///
+/// `.git/packed-refs` is made a FIFO, so the first writer stops (its open
+/// blocks) each time libgit2 reloads the packed refs; this thread sees that in
+/// `/proc` and lets it go on by opening the FIFO for writing. At its `stop`-th
+/// reload — for every `stop` in turn, so every such point of its write is
+/// tried — a second writer creates the ref first, unless the stopped writer
+/// holds the ref lock (then the second can only go after it).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_writer_that_finds_no_ref_keeps_a_ref_created_meanwhile() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc;
+
+    // Without a visible wchan the writer cannot be steered: nothing to test
+    // here (the threads-and-processes test still covers the write path).
+    if !blocked_fifo_opens_show_in_wchan() {
+        return;
+    }
+    for stop in 1.. {
+        let repo = TestRepo::new();
+        let first = id(&repo.commit_file("a.txt", "a\n", "a"));
+        let second = id(&repo.commit_file("a.txt", "b\n", "b"));
+        let packed = repo.join(".git/packed-refs");
+        let held = repo.join(".git/packed-refs.held");
+        let lock = repo.join(".git/refs/notes/ultragit.lock");
+        let other = open(&repo);
+        let other = other.notes(REF).unwrap();
+        testkit::mkfifo(&packed);
+        let done = AtomicBool::new(false);
+        let path = repo.path();
+        let (reached, other_wrote) = std::thread::scope(|scope| {
+            let (tid_tx, tid_rx) = mpsc::channel();
+            let done = &done;
+            let writer = scope.spawn(move || {
+                let thread = std::fs::read_link("/proc/thread-self").unwrap();
+                tid_tx.send(thread).unwrap();
+                let outcome = Repo::discover(path)
+                    .unwrap()
+                    .notes(REF)
+                    .unwrap()
+                    .write(first, "first");
+                done.store(true, Ordering::SeqCst);
+                outcome
+            });
+            let wchan = std::path::Path::new("/proc")
+                .join(tid_rx.recv().unwrap())
+                .join("wchan");
+            let mut reached = false;
+            let mut other_wrote = false;
+            for reload in 1.. {
+                // Wait until the writer is finished or blocked opening the FIFO.
+                while !done.load(Ordering::SeqCst)
+                    && std::fs::read_to_string(&wchan).unwrap_or_default() != "wait_for_partner"
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                if done.load(Ordering::SeqCst) {
+                    break;
+                }
+                // The writer waits on this FIFO's inode, wherever its name is.
+                std::fs::rename(&packed, &held).unwrap();
+                if reload == stop {
+                    reached = true;
+                    if !lock.exists() {
+                        other.write(second, "second").unwrap();
+                        other_wrote = true;
+                    }
+                } else {
+                    // A new FIFO (a new inode) makes its next reload block again.
+                    testkit::mkfifo(&packed);
+                }
+                drop(std::fs::OpenOptions::new().write(true).open(&held).unwrap());
+                std::fs::remove_file(&held).unwrap();
+                if reached {
+                    break;
+                }
+            }
+            writer.join().unwrap().unwrap();
+            (reached, other_wrote)
+        });
+        let _ = std::fs::remove_file(&packed);
+        if !other_wrote {
+            other.write(second, "second").unwrap();
+        }
+        let notes = other.list().unwrap();
+        assert_eq!(notes.len(), 2, "stopped at reload {stop}: {notes:?}");
+        assert_eq!(other.read(first).unwrap().as_deref(), Some("first"));
+        assert_eq!(other.read(second).unwrap().as_deref(), Some("second"));
+        if !reached {
+            break;
+        }
+    }
+}
+
+/// Whether a thread blocked opening a FIFO reads `wait_for_partner` in its
+/// `/proc/<tid>/wchan` (some kernels and sandboxes hide it): the test above
+/// steers a writer by that, and would wait forever without it. A probe thread
+/// blocks on a FIFO; it is looked for a bounded number of times (a capability
+/// check, not a timing assertion) and always released.
+#[cfg(target_os = "linux")]
+fn blocked_fifo_opens_show_in_wchan() -> bool {
+    use std::sync::mpsc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("probe");
+    testkit::mkfifo(&fifo);
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            tid_tx
+                .send(std::fs::read_link("/proc/thread-self").ok())
+                .unwrap();
+            drop(std::fs::File::open(&fifo));
+        })
+    };
+    let seen = match tid_rx.recv().unwrap() {
+        Some(thread) => {
+            let wchan = std::path::Path::new("/proc").join(thread).join("wchan");
+            (0..5_000).any(|_| {
+                let shown =
+                    std::fs::read_to_string(&wchan).unwrap_or_default() == "wait_for_partner";
+                if !shown {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                shown
+            })
+        }
+        None => false,
+    };
+    // Release the reader whether or not it was seen.
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    reader.join().unwrap();
+    seen
+}
