@@ -45,7 +45,7 @@ pub mod tool;
 pub mod trace;
 mod typed;
 
-pub use clip::{clip_middle, clip_strings};
+pub use clip::clip_middle;
 pub use runner::{
     AgentError, Budgets, Outcome, Runner, StructuredTask, Task, Validator, extract_json,
     problem_summary,

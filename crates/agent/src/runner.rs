@@ -44,7 +44,7 @@ pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
 /// The most problems one repair request lists (the rest are counted).
 pub const REPAIR_PROBLEMS_MAX: usize = 20;
 /// The longest one listed problem may be, in bytes.
-pub const REPAIR_PROBLEM_MAX: usize = 500;
+pub(crate) const REPAIR_PROBLEM_MAX: usize = 500;
 
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

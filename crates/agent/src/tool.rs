@@ -328,7 +328,7 @@ impl ToolRegistry {
 
     /// [`dispatch`](Self::dispatch) on a blocking thread, so git and file work
     /// does not stall the async executor.
-    pub async fn dispatch_async(&self, name: &str, args: &Value) -> Envelope {
+    pub(crate) async fn dispatch_async(&self, name: &str, args: &Value) -> Envelope {
         let Some(tool) = self.get(name).cloned() else {
             return self.dispatch(name, args);
         };

@@ -519,7 +519,7 @@ fn is_fenced(content: &[(usize, String)]) -> bool {
 }
 
 /// Words that say something was left out.
-pub const MARKERS: &[&str] = &[
+pub(crate) const MARKERS: &[&str] = &[
     "rest",
     "remaining",
     "remainder",
@@ -596,7 +596,7 @@ pub const SUBJECTS: &[&str] = &[
 ];
 
 /// Words that may appear around markers and subjects.
-pub const FILLERS: &[&str] = &[
+pub(crate) const FILLERS: &[&str] = &[
     "a", "above", "all", "an", "and", "any", "are", "as", "be", "below", "else", "etc", "for",
     "from", "goes", "here", "in", "is", "it", "its", "keep", "kept", "left", "like", "more", "my",
     "no", "not", "of", "on", "or", "other", "others", "our", "out", "remain", "remains", "s",

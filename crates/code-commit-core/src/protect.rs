@@ -39,10 +39,11 @@ use safe_io::{Dir, FileKind};
 use sha2::{Digest as _, Sha256};
 
 /// The protected files at the top of the project.
-pub const PROTECTED_FILES: &[&str] = &["build.sh", ".gitignore", "Cargo.lock", "codeRollup.sh"];
+pub(crate) const PROTECTED_FILES: &[&str] =
+    &["build.sh", ".gitignore", "Cargo.lock", "codeRollup.sh"];
 
 /// The most entries a snapshot records.
-pub const MAX_ENTRIES: usize = 20_000;
+pub(crate) const MAX_ENTRIES: usize = 20_000;
 
 /// What one protected path was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -278,7 +279,7 @@ fn hash(dir: &Dir, rel: &str) -> Entry {
 /// `Cargo.toml` (cargo records the new dependencies), or create it when git
 /// ignores it (a library that does not commit its lock file, in a fresh clone).
 /// `lock_ignored` is asked only when it matters.
-pub fn lock_update_allowed(
+pub(crate) fn lock_update_allowed(
     change: &Tampered,
     manifest_changed: bool,
     lock_ignored: impl FnOnce() -> bool,

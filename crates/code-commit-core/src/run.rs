@@ -33,8 +33,9 @@ use crate::config::CONFIG_DIR;
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::protect::Protected;
+use crate::session::Inputs;
 use crate::session::Session;
-pub use crate::session::{Inputs, Report, RunOptions, Step};
+pub use crate::session::{Report, RunOptions, Step};
 
 /// The files a run needs, relative to the project.
 const QUERY_FILE: &str = "agent-config/query.txt";

@@ -69,7 +69,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Devices every build may read and write.
-pub const DEVICES: &[&str] = &[
+pub(crate) const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -80,7 +80,7 @@ pub const DEVICES: &[&str] = &[
 
 /// Shared-memory and temporary trees every build may write, besides the
 /// temporary directory the caller names.
-pub const SHARED_WRITABLE: &[&str] = &["/dev/shm"];
+pub(crate) const SHARED_WRITABLE: &[&str] = &["/dev/shm"];
 
 /// What the build may and may not touch (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub(crate) struct Watched {
 
 impl Watched {
     /// The entries that appeared since the sandbox was set up.
-    pub fn new_entries(&self) -> Vec<PathBuf> {
+    pub(crate) fn new_entries(&self) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(&self.path) else {
             return Vec::new();
         };

@@ -39,5 +39,5 @@ pub mod openai;
 pub mod provider;
 mod runner;
 
-pub use error::{Classify, CommandError, ErrorKind};
+pub use error::{CommandError, ErrorKind};
 pub use runner::{Cli, Context, Outcome, Status, run};

@@ -51,7 +51,7 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most of an error body (a non-`2xx` answer) that is read: 64 KiB. Only a
 /// message is taken from it, and that is cut to 600 bytes anyway.
-pub const ERROR_BODY_LIMIT: u64 = 64 * 1024;
+pub(crate) const ERROR_BODY_LIMIT: u64 = 64 * 1024;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -340,7 +340,7 @@ impl Transport {
     /// The provider's error message from an error body, tolerant of shapes
     /// (`{"error":{"message"}}`, `{"error":"…"}`, `{"message"}`, `{"detail"}`, plain
     /// text), cut to a readable length and redacted.
-    pub fn error_message(&self, body: &[u8]) -> String {
+    pub(crate) fn error_message(&self, body: &[u8]) -> String {
         let text = String::from_utf8_lossy(body);
         let from_json = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
             let candidates = [

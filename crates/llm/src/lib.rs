@@ -43,12 +43,10 @@ mod types;
 
 use std::sync::Arc;
 
-pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
+pub use anthropic::Anthropic;
 pub use error::LlmError;
-pub use http::{
-    DEFAULT_MAX_RESPONSE_BYTES, ERROR_BODY_LIMIT, HttpOptions, ProxyConfig, RetryPolicy,
-};
-pub use openai::{CHATGPT_BASE_URL, OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
+pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpOptions, ProxyConfig, RetryPolicy};
+pub use openai::{OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
 pub use secret::{Redactor, Secret};
 pub use types::*;
 

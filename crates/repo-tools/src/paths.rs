@@ -40,7 +40,7 @@ impl RelPath {
     }
 
     /// True for the workspace root.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.text.is_empty()
     }
 

@@ -61,10 +61,10 @@ impl AuthorContext {
 }
 
 /// The name of `.git/ultragit/` inside the common git directory.
-pub const STATE_DIR: &str = "ultragit";
+pub(crate) const STATE_DIR: &str = "ultragit";
 
 /// The largest context file read.
-pub const CONTEXT_LIMIT: u64 = 1024 * 1024;
+pub(crate) const CONTEXT_LIMIT: u64 = 1024 * 1024;
 
 const PENDING: &str = "pending-context.json";
 
