@@ -311,7 +311,7 @@ impl ToolRegistry {
 
     /// Runs one call, whatever the model sent: unknown tools, invalid arguments
     /// and failures become error envelopes. Blocking; see
-    /// [`dispatch_async`](Self::dispatch_async).
+    /// `dispatch_async`.
     pub fn dispatch(&self, name: &str, args: &Value) -> Envelope {
         let Some(tool) = self.get(name) else {
             let known = self.names().join(", ");

@@ -10,7 +10,7 @@
 //!   `{"seq":1,"time":"…","level":"info","event":"request",…fields}`;
 //! - `session.json`: a compact snapshot rewritten after every event (metadata,
 //!   counts per event kind, the last event, the final artifact or error);
-//! - `artifacts/<sha256>.txt`: strings longer than [`ARTIFACT_THRESHOLD`] bytes,
+//! - `artifacts/<sha256>.txt`: strings longer than `ARTIFACT_THRESHOLD` bytes,
 //!   replaced in both files by `{"artifact":"artifacts/<sha256>.txt","bytes":…,
 //!   "lines":…,"preview":"…"}`.
 //!
@@ -429,7 +429,7 @@ impl<W: Write + Send> ConsoleSink<W> {
     }
 
     /// Summarized lines: the raw request and response JSON (fields
-    /// [`SUMMARIZED_AWAY`]) are replaced by their size (`request_bytes=…`), so a
+    /// `SUMMARIZED_AWAY`) are replaced by their size (`request_bytes=…`), so a
     /// console trace keeps event types and counters without dumping payloads.
     pub fn summarized(mut self) -> Self {
         self.summarized = true;

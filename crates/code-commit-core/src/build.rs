@@ -22,7 +22,7 @@
 //!   Landlock, [`BuildResult::sandbox`] says so and the build runs unconfined.
 //! - When a sandboxed build fails after creating entries it could not read
 //!   (directly in the project root, see the sandbox's limitation), it is run
-//!   again, with them readable, up to [`MAX_SANDBOX_RERUNS`] times;
+//!   again, with them readable, up to `MAX_SANDBOX_RERUNS` times;
 //!   [`BuildResult::notes`] says so.
 //! - After `build.sh` exits, its output is read until the pipes close. If
 //!   processes it left behind keep them open past a grace period, the group is

@@ -12,7 +12,7 @@
 //! Protected, relative to the project directory:
 //! - `build.sh`, `.gitignore`, `Cargo.lock`, `codeRollup.sh` (cargo may update
 //!   `Cargo.lock` after the model changed a `Cargo.toml`, and create an ignored
-//!   one: [`lock_update_allowed`]);
+//!   one: `lock_update_allowed`);
 //! - everything under `agent-config/` except `agent-config/logs/` (the run logs
 //!   are written while the build is checked);
 //! - the repository's `hooks/` directory (everything under it) and `config`, in
@@ -26,7 +26,7 @@
 //!
 //! **Invariant:** the walk never follows a symbolic link (a link is recorded
 //! with its target), never opens a FIFO or device, and reads files as streams
-//! into the hash, so memory stays bounded; at most [`MAX_ENTRIES`] entries are
+//! into the hash, so memory stays bounded; at most `MAX_ENTRIES` entries are
 //! recorded, and a tree larger than that counts as changed.
 
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ enum Entry {
     Symlink(PathBuf),
     Special(FileKind),
     Unreadable(String),
-    /// More than [`MAX_ENTRIES`] below this directory.
+    /// More than `MAX_ENTRIES` below this directory.
     Overflow,
 }
 

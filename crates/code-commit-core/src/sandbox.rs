@@ -10,7 +10,7 @@
 //! - **Write** (create, replace, remove, rename, truncate) only below
 //!   [`SandboxPolicy::writable`]: the project directory, the temporary
 //!   directory, the usual build caches and what the configuration adds (the
-//!   binary fills the list), and the devices in [`DEVICES`]. Writes elsewhere
+//!   binary fills the list), and the devices in `DEVICES`. Writes elsewhere
 //!   fail with "Permission denied".
 //! - Nothing else changes: network, processes and signals are not restricted by
 //!   this ruleset. A Landlock-confined process cannot attach to (`ptrace`, or
@@ -50,7 +50,7 @@
 //! the temporary directory) are readable as usual. code-commit lists such new
 //! entries after the build ([`crate::build::BuildResult::notes`]); when the build
 //! failed and created some, it runs the build again, with them readable (at
-//! most [`crate::build::MAX_SANDBOX_RERUNS`] times: a Rust project in a fresh
+//! most `MAX_SANDBOX_RERUNS` times: a Rust project in a fresh
 //! clone needs two, for `Cargo.lock` and then `target/`).
 //! The limitation disappears when the key lives outside the project (the user's
 //! key file or an environment variable): then nothing inside the project is
@@ -95,7 +95,7 @@ pub struct SandboxPolicy {
 
 impl SandboxPolicy {
     /// The policy for a build of `project`: `deny_read` kept from it, the
-    /// project, `writable`, [`SHARED_WRITABLE`] and [`DEVICES`] granted.
+    /// project, `writable`, `SHARED_WRITABLE` and `DEVICES` granted.
     pub fn new(project: &Path, deny_read: Vec<PathBuf>, writable: Vec<PathBuf>) -> SandboxPolicy {
         let mut all = vec![project.to_path_buf()];
         all.extend(writable);

@@ -8,7 +8,7 @@
 //! - [`CommandError`] (`error.rs`): a failure classified once ([`ErrorKind`]:
 //!   usage, config, user, provider, git, internal) with its cause chain and
 //!   hints; [`ErrorKind::exit_code`] is the one exit-code table. `classify.rs`
-//!   classifies every library error type the binaries meet ([`Classify`]).
+//!   classifies every library error type the binaries meet (`Classify`).
 //! - [`env`](mod@env): the environment variables the binaries read and how they become
 //!   library settings (proxies, author context names); [`provider`]: building the
 //!   LLM provider from provider settings and the key's variable; [`openai`]:

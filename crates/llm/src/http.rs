@@ -18,7 +18,7 @@
 //! near it). A larger declared `Content-Length` is refused before a byte of the
 //! body is read; otherwise the body is read chunk by chunk and the read stops at
 //! the first chunk over the limit, with [`LlmError::TooLarge`]. An error body is
-//! only mined for a message, so at most [`ERROR_BODY_LIMIT`] bytes of it are read
+//! only mined for a message, so at most `ERROR_BODY_LIMIT` bytes of it are read
 //! and the rest is left unread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,7 +117,7 @@ pub struct ProxyConfig {
     pub no_proxy: Option<String>,
 }
 
-/// A whole answer (an error body possibly cut at [`ERROR_BODY_LIMIT`]).
+/// A whole answer (an error body possibly cut at `ERROR_BODY_LIMIT`).
 #[derive(Debug, Clone)]
 pub(crate) struct Buffered {
     pub status: u16,
@@ -279,7 +279,7 @@ impl Transport {
     /// One request and its answer, the body read within its bound: a `2xx`
     /// body over [`HttpOptions::max_response_bytes`] is refused (on its declared
     /// length, or at the first chunk past the limit); an error body is cut at
-    /// [`ERROR_BODY_LIMIT`].
+    /// `ERROR_BODY_LIMIT`.
     async fn attempt(&self, request: reqwest::Request) -> Result<Buffered, Failure> {
         let mut response = self.client.execute(request).await?;
         let status = response.status().as_u16();
