@@ -62,7 +62,7 @@
 //!
 //! When the kernel has no Landlock (or it is disabled), the build runs
 //! unconfined and [`SandboxStatus::Unavailable`] says why; the protected-file
-//! check of [`crate::protect`] still runs.
+//! check of `protect` still runs.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;

@@ -8,7 +8,7 @@
 //!   llama.cpp's server, LM Studio, OpenRouter, OpenAI);
 //! - [`Anthropic`]: the Messages API over `reqwest`.
 //!
-//! All three share [`http`]: retries with backoff and jitter on 429/5xx, timeouts
+//! All three share `http`: retries with backoff and jitter on 429/5xx, timeouts
 //! and dropped connections, honouring `Retry-After`; per-attempt and overall
 //! timeouts; explicit proxies; bounded bodies.
 //!
@@ -34,7 +34,7 @@
 mod anthropic;
 pub mod defaults;
 mod error;
-pub mod http;
+mod http;
 mod openai;
 mod parse;
 mod secret;
