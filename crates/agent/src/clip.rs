@@ -39,7 +39,7 @@ pub fn clip_middle(text: &str, max: usize) -> Cow<'_, str> {
 
 /// A copy of `value` with every string longer than `max` bytes clipped by
 /// [`clip_middle`], without copying the long strings first.
-pub fn clip_strings(value: &Value, max: usize) -> Value {
+pub(crate) fn clip_strings(value: &Value, max: usize) -> Value {
     match value {
         Value::String(s) => Value::String(clip_middle(s, max).into_owned()),
         Value::Array(items) => Value::Array(items.iter().map(|v| clip_strings(v, max)).collect()),

@@ -1,6 +1,6 @@
 //! `agent`: the bounded tool loop every LLM task runs through.
 //!
-//! - [`tool`]: the [`Tool`] trait, the [`ToolRegistry`] that dispatches calls, and
+//! - `tool`: the [`Tool`] trait, the [`ToolRegistry`] that dispatches calls, and
 //!   the result envelope `{"ok", "tool", "data", "truncated"}` /
 //!   `{"ok": false, "tool", "error": {"code", "message"}}` with explicit truncation
 //!   metadata.
@@ -41,11 +41,11 @@
 mod clip;
 pub mod runner;
 pub mod schema;
-pub mod tool;
+mod tool;
 pub mod trace;
 mod typed;
 
-pub use clip::{clip_middle, clip_strings};
+pub use clip::clip_middle;
 pub use runner::{
     AgentError, Budgets, Outcome, Runner, StructuredTask, Task, Validator, extract_json,
     problem_summary,

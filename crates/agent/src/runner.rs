@@ -17,7 +17,7 @@
 //! **Invariant:** the requests stay small whatever the model sent: the invalid
 //! answer the repair request quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes
 //! (head and tail around a marker, [`crate::clip_middle`]), and the problems to
-//! at most [`REPAIR_PROBLEMS_MAX`] of [`REPAIR_PROBLEM_MAX`] bytes each; a turn
+//! at most [`REPAIR_PROBLEMS_MAX`] of `REPAIR_PROBLEM_MAX` bytes each; a turn
 //! kept in the transcript (text beside tool calls, tool arguments) is cut the
 //! same way, since every later request sends it again. A reply is dropped as
 //! soon as its text is taken, so a long one is not held twice. Traces get
@@ -44,7 +44,7 @@ pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
 /// The most problems one repair request lists (the rest are counted).
 pub const REPAIR_PROBLEMS_MAX: usize = 20;
 /// The longest one listed problem may be, in bytes.
-pub const REPAIR_PROBLEM_MAX: usize = 500;
+pub(crate) const REPAIR_PROBLEM_MAX: usize = 500;
 
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -514,7 +514,7 @@ fn transcript_block(block: &ContentBlock) -> ContentBlock {
 }
 
 /// The problems as a `- …` list for the repair request: at most
-/// [`REPAIR_PROBLEMS_MAX`] of them, each cut to [`REPAIR_PROBLEM_MAX`] bytes.
+/// [`REPAIR_PROBLEMS_MAX`] of them, each cut to `REPAIR_PROBLEM_MAX` bytes.
 fn problem_list(problems: &[String]) -> String {
     let mut list: String = problems
         .iter()
@@ -531,7 +531,7 @@ fn problem_list(problems: &[String]) -> String {
 }
 
 /// The problems joined with `; ` for one line of an error message: at most
-/// five, each cut to [`REPAIR_PROBLEM_MAX`] bytes, the rest counted.
+/// five, each cut to `REPAIR_PROBLEM_MAX` bytes, the rest counted.
 pub fn problem_summary(problems: &[String]) -> String {
     let mut text = problems
         .iter()

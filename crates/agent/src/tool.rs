@@ -311,7 +311,7 @@ impl ToolRegistry {
 
     /// Runs one call, whatever the model sent: unknown tools, invalid arguments
     /// and failures become error envelopes. Blocking; see
-    /// [`dispatch_async`](Self::dispatch_async).
+    /// `dispatch_async`.
     pub fn dispatch(&self, name: &str, args: &Value) -> Envelope {
         let Some(tool) = self.get(name) else {
             let known = self.names().join(", ");
@@ -328,7 +328,7 @@ impl ToolRegistry {
 
     /// [`dispatch`](Self::dispatch) on a blocking thread, so git and file work
     /// does not stall the async executor.
-    pub async fn dispatch_async(&self, name: &str, args: &Value) -> Envelope {
+    pub(crate) async fn dispatch_async(&self, name: &str, args: &Value) -> Envelope {
         let Some(tool) = self.get(name).cloned() else {
             return self.dispatch(name, args);
         };

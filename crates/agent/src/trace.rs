@@ -10,7 +10,7 @@
 //!   `{"seq":1,"time":"…","level":"info","event":"request",…fields}`;
 //! - `session.json`: a compact snapshot rewritten after every event (metadata,
 //!   counts per event kind, the last event, the final artifact or error);
-//! - `artifacts/<sha256>.txt`: strings longer than [`ARTIFACT_THRESHOLD`] bytes,
+//! - `artifacts/<sha256>.txt`: strings longer than `ARTIFACT_THRESHOLD` bytes,
 //!   replaced in both files by `{"artifact":"artifacts/<sha256>.txt","bytes":…,
 //!   "lines":…,"preview":"…"}`.
 //!
@@ -55,7 +55,7 @@ use safe_io::term::{sanitize, sanitize_line};
 use crate::clip::clip_middle;
 
 /// Strings longer than this many bytes go to `artifacts/` in session traces.
-pub const ARTIFACT_THRESHOLD: usize = 2048;
+pub(crate) const ARTIFACT_THRESHOLD: usize = 2048;
 
 /// The most of one text an artifact holds: 1 MiB (head and tail).
 pub const ARTIFACT_MAX: usize = 1024 * 1024;
@@ -73,7 +73,7 @@ pub const EVENTS_MAX: u64 = 8 * 1024 * 1024;
 /// Console values longer than this (or multi-line) print as preview blocks.
 const INLINE_MAX: usize = 100;
 /// Fields a summarized console sink shows only the size of.
-pub const SUMMARIZED_AWAY: &[&str] = &["request", "raw"];
+pub(crate) const SUMMARIZED_AWAY: &[&str] = &["request", "raw"];
 
 /// Lines of a preview block.
 const PREVIEW_LINES: usize = 8;
@@ -429,7 +429,7 @@ impl<W: Write + Send> ConsoleSink<W> {
     }
 
     /// Summarized lines: the raw request and response JSON (fields
-    /// [`SUMMARIZED_AWAY`]) are replaced by their size (`request_bytes=…`), so a
+    /// `SUMMARIZED_AWAY`) are replaced by their size (`request_bytes=…`), so a
     /// console trace keeps event types and counters without dumping payloads.
     pub fn summarized(mut self) -> Self {
         self.summarized = true;

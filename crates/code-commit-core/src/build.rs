@@ -22,7 +22,7 @@
 //!   Landlock, [`BuildResult::sandbox`] says so and the build runs unconfined.
 //! - When a sandboxed build fails after creating entries it could not read
 //!   (directly in the project root, see the sandbox's limitation), it is run
-//!   again, with them readable, up to [`MAX_SANDBOX_RERUNS`] times;
+//!   again, with them readable, up to `MAX_SANDBOX_RERUNS` times;
 //!   [`BuildResult::notes`] says so.
 //! - After `build.sh` exits, its output is read until the pipes close. If
 //!   processes it left behind keep them open past a grace period, the group is
@@ -152,7 +152,7 @@ impl BuildResult {
     }
 
     /// One line saying how the build ended, e.g. `build.sh exited with status 3`.
-    pub fn status_text(&self) -> String {
+    pub(crate) fn status_text(&self) -> String {
         match self.status {
             BuildStatus::Exited(code) => format!("build.sh exited with status {code}"),
             BuildStatus::Signaled => "build.sh was killed by a signal".to_owned(),
@@ -347,7 +347,7 @@ pub fn run_build(project_dir: &Path, options: &BuildOptions) -> Result<BuildResu
 /// How many times a sandboxed build that failed after creating entries it
 /// could not read is run again (each time only when it created new ones: a
 /// Rust project in a fresh clone creates `Cargo.lock`, then `target/`).
-pub const MAX_SANDBOX_RERUNS: u32 = 3;
+pub(crate) const MAX_SANDBOX_RERUNS: u32 = 3;
 
 /// Says which new entries the sandbox kept unreadable, and what to do.
 fn hidden_note(hidden: &[PathBuf], status: &SandboxStatus, again: bool) -> String {

@@ -61,7 +61,7 @@ pub const CONFIG_DIR: &str = "agent-config";
 /// The configuration file, relative to the project.
 pub const CONFIG_FILE: &str = "agent-config/config.toml";
 /// The key file used when the configuration names none.
-pub const DEFAULT_KEY_FILE: &str = "api-key";
+pub(crate) const DEFAULT_KEY_FILE: &str = "api-key";
 /// The largest configuration file read (either of them).
 pub const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
 /// The largest key file read.

@@ -6,7 +6,7 @@
 //!                 └──────────────────────────── repair prompt (≤ 3 rounds) ◀─────────────────────────────────┘
 //! ```
 //!
-//! - [`prompts`]: the system-prompts module and the initial/repair layouts.
+//! - `prompts`: the system-prompts module and the initial/repair layouts.
 //! - [`parse`]: `^^^path` … `^^^end` / `^^^delete` blocks; rejects rather than
 //!   guesses (unterminated, duplicate, fenced, elided content).
 //! - [`policy`]: judges every path as git would (traversal, `.git` spellings,
@@ -19,14 +19,14 @@
 //! - [`sandbox`]: Landlock (Linux): the key's folder unreadable to the build,
 //!   writes only inside the project, the temporary directory and the build
 //!   caches; said once when the kernel has no Landlock.
-//! - [`protect`]: the protected files (`build.sh`, `.gitignore`, `Cargo.lock`,
+//! - `protect`: the protected files (`build.sh`, `.gitignore`, `Cargo.lock`,
 //!   `codeRollup.sh`, `agent-config/`, `.git/hooks/`, `.git/config`), hashed
 //!   before and after every build; a build that changed one fails and stops the
 //!   run.
 //! - [`run`]: the preflight (a tracked `agent-config/` is refused before anything
 //!   is read from it) and the loop, run as a session: one `attempt()` per
 //!   round (ask, check, apply all or nothing) returning `Result<Applied,
-//!   Rejected>`, then the build on tokio's blocking pool; [`logs`]: one
+//!   Rejected>`, then the build on tokio's blocking pool; `logs`: one
 //!   numbered folder per run under `agent-config/logs/`, written through a
 //!   directory handle; [`config`]:
 //!   provider, model, base URL and key from `agent-config/` and the user's own
@@ -59,11 +59,11 @@ pub mod apply;
 pub mod build;
 pub mod config;
 mod error;
-pub mod logs;
+mod logs;
 pub mod parse;
 pub mod policy;
-pub mod prompts;
-pub mod protect;
+mod prompts;
+mod protect;
 pub mod run;
 pub mod sandbox;
 mod session;

@@ -24,11 +24,11 @@ use crate::config::CONFIG_DIR;
 use crate::error::Error;
 
 /// The folder of run logs, relative to the project.
-pub const LOGS_DIR: &str = "agent-config/logs";
+pub(crate) const LOGS_DIR: &str = "agent-config/logs";
 
 /// One run's log folder.
 #[derive(Debug)]
-pub struct RunLog {
+pub(crate) struct RunLog {
     dir: Dir,
     redactor: Redactor,
 }

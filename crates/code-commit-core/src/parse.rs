@@ -48,9 +48,9 @@
 //! 2. Its text, with the comment delimiters removed, has at least one word (a run of
 //!    ASCII letters, compared in lower case; text with a non-ASCII letter is never
 //!    an elision), and every word is in the elision
-//!    vocabulary: [`MARKERS`] (`rest`, `remaining`, `existing`, `unchanged`,
+//!    vocabulary: `MARKERS` (`rest`, `remaining`, `existing`, `unchanged`,
 //!    `omitted`, `same`, `before`, …), [`SUBJECTS`] (`code`, `file`,
-//!    `implementation`, `content`, `lines`, …) and [`FILLERS`] (`the`, `of`, `here`,
+//!    `implementation`, `content`, `lines`, …) and `FILLERS` (`the`, `of`, `here`,
 //!    `other`, …). Digits are ignored (`// ... 40 lines omitted`).
 //! 3. It has an ellipsis (`...` or `…`), or a marker word and a subject word, or two
 //!    different marker words (`rest unchanged`, `same as before`).
@@ -519,7 +519,7 @@ fn is_fenced(content: &[(usize, String)]) -> bool {
 }
 
 /// Words that say something was left out.
-pub const MARKERS: &[&str] = &[
+pub(crate) const MARKERS: &[&str] = &[
     "rest",
     "remaining",
     "remainder",
@@ -596,7 +596,7 @@ pub const SUBJECTS: &[&str] = &[
 ];
 
 /// Words that may appear around markers and subjects.
-pub const FILLERS: &[&str] = &[
+pub(crate) const FILLERS: &[&str] = &[
     "a", "above", "all", "an", "and", "any", "are", "as", "be", "below", "else", "etc", "for",
     "from", "goes", "here", "in", "is", "it", "its", "keep", "kept", "left", "like", "more", "my",
     "no", "not", "of", "on", "or", "other", "others", "our", "out", "remain", "remains", "s",

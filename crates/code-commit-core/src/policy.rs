@@ -203,7 +203,7 @@ impl Policy {
 
     /// The git directory all worktrees of the repository share (hooks and
     /// config live there).
-    pub fn git_common_dir(&self) -> PathBuf {
+    pub(crate) fn git_common_dir(&self) -> PathBuf {
         self.repo.common_dir()
     }
 

@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 /// How the project is laid out and what is off limits.
-pub const PROJECT_STRUCTURE: &str = "\
+pub(crate) const PROJECT_STRUCTURE: &str = "\
 # Project structure
 
 You are editing a software project in its working directory. The project is a git repository; the person supervising you reviews every change you make with `git status` and `git diff` before accepting it.
@@ -26,7 +26,7 @@ You are editing a software project in its working directory. The project is a gi
 - Paths are relative to the top of the project, with `/` separators, no `..`, no absolute paths.";
 
 /// The `^^^` syntax, precisely.
-pub const CODE_MODIFICATION_INSTRUCTIONS: &str = "\
+pub(crate) const CODE_MODIFICATION_INSTRUCTIONS: &str = "\
 # How to change files
 
 You change files by writing blocks. Each block replaces ONE file with the COMPLETE new content you give, or creates it if it does not exist:
@@ -51,13 +51,13 @@ Rules:
 - A response without any block changes nothing and counts as a failed attempt.";
 
 /// The task of the first request.
-pub const INITIAL_QUERY: &str = "\
+pub(crate) const INITIAL_QUERY: &str = "\
 # Task
 
 Below are the query — what the person wants changed — and the codebase. Make the change the query asks for, completely and correctly, so that `build.sh` passes. Reply with the blocks of every file you create, change or remove.";
 
 /// The task of a repair request.
-pub const REPAIR_QUERY: &str = "\
+pub(crate) const REPAIR_QUERY: &str = "\
 # Task: repair
 
 Your previous change did not pass: below is the output of `build.sh` (or why your previous response was rejected), then the original query, the codebase as it was BEFORE any of your changes, and the latest version of every file you have replaced or removed so far (these are on disk now). Fix the problem so that `build.sh` passes while still doing what the query asks. Reply with complete blocks for the files you change now; files you do not mention keep their current content.";

@@ -12,7 +12,7 @@
 //! Protected, relative to the project directory:
 //! - `build.sh`, `.gitignore`, `Cargo.lock`, `codeRollup.sh` (cargo may update
 //!   `Cargo.lock` after the model changed a `Cargo.toml`, and create an ignored
-//!   one: [`lock_update_allowed`]);
+//!   one: `lock_update_allowed`);
 //! - everything under `agent-config/` except `agent-config/logs/` (the run logs
 //!   are written while the build is checked);
 //! - the repository's `hooks/` directory (everything under it) and `config`, in
@@ -26,7 +26,7 @@
 //!
 //! **Invariant:** the walk never follows a symbolic link (a link is recorded
 //! with its target), never opens a FIFO or device, and reads files as streams
-//! into the hash, so memory stays bounded; at most [`MAX_ENTRIES`] entries are
+//! into the hash, so memory stays bounded; at most `MAX_ENTRIES` entries are
 //! recorded, and a tree larger than that counts as changed.
 
 use std::collections::BTreeMap;
@@ -39,10 +39,11 @@ use safe_io::{Dir, FileKind};
 use sha2::{Digest as _, Sha256};
 
 /// The protected files at the top of the project.
-pub const PROTECTED_FILES: &[&str] = &["build.sh", ".gitignore", "Cargo.lock", "codeRollup.sh"];
+pub(crate) const PROTECTED_FILES: &[&str] =
+    &["build.sh", ".gitignore", "Cargo.lock", "codeRollup.sh"];
 
 /// The most entries a snapshot records.
-pub const MAX_ENTRIES: usize = 20_000;
+pub(crate) const MAX_ENTRIES: usize = 20_000;
 
 /// What one protected path was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,7 @@ enum Entry {
     Symlink(PathBuf),
     Special(FileKind),
     Unreadable(String),
-    /// More than [`MAX_ENTRIES`] below this directory.
+    /// More than `MAX_ENTRIES` below this directory.
     Overflow,
 }
 
@@ -278,7 +279,7 @@ fn hash(dir: &Dir, rel: &str) -> Entry {
 /// `Cargo.toml` (cargo records the new dependencies), or create it when git
 /// ignores it (a library that does not commit its lock file, in a fresh clone).
 /// `lock_ignored` is asked only when it matters.
-pub fn lock_update_allowed(
+pub(crate) fn lock_update_allowed(
     change: &Tampered,
     manifest_changed: bool,
     lock_ignored: impl FnOnce() -> bool,

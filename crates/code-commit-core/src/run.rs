@@ -13,7 +13,7 @@
 //! Repair stops early when the model repeats its previous response. Changes are
 //! not rolled back when the run fails: the supervisor reviews them with git.
 //!
-//! Around every build the protected files ([`crate::protect`]) are compared:
+//! Around every build the protected files (`protect`) are compared:
 //! a build that changed, created or deleted one fails its attempt, the files are
 //! named in the progress, the log (`N-tampered.txt`) and the report, and the run
 //! stops there. The first build reports how it was confined ([`Step::Sandbox`]:
@@ -33,8 +33,9 @@ use crate::config::CONFIG_DIR;
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::protect::Protected;
+use crate::session::Inputs;
 use crate::session::Session;
-pub use crate::session::{Inputs, Report, RunOptions, Step};
+pub use crate::session::{Report, RunOptions, Step};
 
 /// The files a run needs, relative to the project.
 const QUERY_FILE: &str = "agent-config/query.txt";

@@ -10,7 +10,7 @@
 //! - **Write** (create, replace, remove, rename, truncate) only below
 //!   [`SandboxPolicy::writable`]: the project directory, the temporary
 //!   directory, the usual build caches and what the configuration adds (the
-//!   binary fills the list), and the devices in [`DEVICES`]. Writes elsewhere
+//!   binary fills the list), and the devices in `DEVICES`. Writes elsewhere
 //!   fail with "Permission denied".
 //! - Nothing else changes: network, processes and signals are not restricted by
 //!   this ruleset. A Landlock-confined process cannot attach to (`ptrace`, or
@@ -50,7 +50,7 @@
 //! the temporary directory) are readable as usual. code-commit lists such new
 //! entries after the build ([`crate::build::BuildResult::notes`]); when the build
 //! failed and created some, it runs the build again, with them readable (at
-//! most [`crate::build::MAX_SANDBOX_RERUNS`] times: a Rust project in a fresh
+//! most `MAX_SANDBOX_RERUNS` times: a Rust project in a fresh
 //! clone needs two, for `Cargo.lock` and then `target/`).
 //! The limitation disappears when the key lives outside the project (the user's
 //! key file or an environment variable): then nothing inside the project is
@@ -62,14 +62,14 @@
 //!
 //! When the kernel has no Landlock (or it is disabled), the build runs
 //! unconfined and [`SandboxStatus::Unavailable`] says why; the protected-file
-//! check of [`crate::protect`] still runs.
+//! check of `protect` still runs.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Devices every build may read and write.
-pub const DEVICES: &[&str] = &[
+pub(crate) const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -80,7 +80,7 @@ pub const DEVICES: &[&str] = &[
 
 /// Shared-memory and temporary trees every build may write, besides the
 /// temporary directory the caller names.
-pub const SHARED_WRITABLE: &[&str] = &["/dev/shm"];
+pub(crate) const SHARED_WRITABLE: &[&str] = &["/dev/shm"];
 
 /// What the build may and may not touch (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub struct SandboxPolicy {
 
 impl SandboxPolicy {
     /// The policy for a build of `project`: `deny_read` kept from it, the
-    /// project, `writable`, [`SHARED_WRITABLE`] and [`DEVICES`] granted.
+    /// project, `writable`, `SHARED_WRITABLE` and `DEVICES` granted.
     pub fn new(project: &Path, deny_read: Vec<PathBuf>, writable: Vec<PathBuf>) -> SandboxPolicy {
         let mut all = vec![project.to_path_buf()];
         all.extend(writable);
@@ -165,7 +165,7 @@ pub(crate) struct Watched {
 
 impl Watched {
     /// The entries that appeared since the sandbox was set up.
-    pub fn new_entries(&self) -> Vec<PathBuf> {
+    pub(crate) fn new_entries(&self) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(&self.path) else {
             return Vec::new();
         };

@@ -77,7 +77,7 @@ impl ErrorKind {
 
 /// How an error type of ours is classified: implemented once per library error
 /// type (in `classify.rs`), so `?` turns it into a [`CommandError`].
-pub trait Classify: StdError + Send + Sync + 'static {
+pub(crate) trait Classify: StdError + Send + Sync + 'static {
     /// The kind of this error.
     fn kind(&self) -> ErrorKind;
 }

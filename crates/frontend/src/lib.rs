@@ -8,7 +8,7 @@
 //! - [`CommandError`] (`error.rs`): a failure classified once ([`ErrorKind`]:
 //!   usage, config, user, provider, git, internal) with its cause chain and
 //!   hints; [`ErrorKind::exit_code`] is the one exit-code table. `classify.rs`
-//!   classifies every library error type the binaries meet ([`Classify`]).
+//!   classifies every library error type the binaries meet (`Classify`).
 //! - [`env`](mod@env): the environment variables the binaries read and how they become
 //!   library settings (proxies, author context names); [`provider`]: provider settings
 //!   and the key's variable to a `ProviderConfig`, and `provider::connect`, the one
@@ -41,5 +41,5 @@ pub mod openai;
 pub mod provider;
 mod runner;
 
-pub use error::{Classify, CommandError, ErrorKind};
+pub use error::{CommandError, ErrorKind};
 pub use runner::{Cli, Context, Outcome, Status, run};

@@ -143,7 +143,7 @@ pub fn codex_auth_path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBu
 
 /// ChatGPT credentials in an `auth.json` text: `Ok(None)` when the file is for
 /// another auth mode.
-pub fn parse_codex_auth(text: &str) -> Result<Option<(Secret, String)>, String> {
+pub(crate) fn parse_codex_auth(text: &str) -> Result<Option<(Secret, String)>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
     let mode = value.get("auth_mode").and_then(Value::as_str);
     if mode != Some("chatgpt") {

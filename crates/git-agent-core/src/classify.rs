@@ -111,7 +111,7 @@ fn generated_reason(repo: &Repo, path: &str, file: &FileDiff) -> Option<String> 
 }
 
 /// The reason a path is generated or vendored by its name alone.
-pub fn generated_by_name(path: &str) -> Option<String> {
+pub(crate) fn generated_by_name(path: &str) -> Option<String> {
     let lower = path.to_ascii_lowercase();
     if let Some(suffix) = GENERATED_SUFFIXES.iter().find(|s| lower.ends_with(*s)) {
         return Some(format!("*{suffix}"));

@@ -32,7 +32,7 @@ pub struct Options {
     /// The command, for the environment context and traces (`commit-msg`, `commit`).
     pub command: String,
     pub guidance_family: FamilyChoice,
-    /// `--append-prompt`: an operator hint (at most [`prompt::MAX_OPERATOR_HINT`]
+    /// `--append-prompt`: an operator hint (at most `MAX_OPERATOR_HINT`
     /// characters).
     pub operator_hint: Option<String>,
     pub budgets: Budgets,
@@ -172,7 +172,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     })
 }
 
-/// Refuses an operator hint over [`prompt::MAX_OPERATOR_HINT`] characters.
+/// Refuses an operator hint over `MAX_OPERATOR_HINT` characters.
 pub fn check_hint(options: &Options) -> Result<(), Error> {
     if let Some(hint) = &options.operator_hint {
         let chars = hint.chars().count();

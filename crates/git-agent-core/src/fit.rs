@@ -53,7 +53,7 @@ impl Fitted {
 }
 
 /// The unified diff text of one file.
-pub fn file_text(file: &FileDiff) -> String {
+pub(crate) fn file_text(file: &FileDiff) -> String {
     let mut out = String::new();
     file.write_unified(&mut out);
     out

@@ -18,7 +18,7 @@ use std::path::Path;
 use crate::context::{self, Mode, Prepared};
 
 /// The longest `--append-prompt` text accepted, in characters.
-pub const MAX_OPERATOR_HINT: usize = 4000;
+pub(crate) const MAX_OPERATOR_HINT: usize = 4000;
 
 /// The one sentence the finalization and repair requests repeat.
 pub const FORMAT_REMINDER: &str = "Reply with the commit message only: the subject line, then (if useful) a blank line and the body. No code fences, no commentary, no trailers.";

@@ -21,7 +21,7 @@ use safe_io::Dir;
 use crate::error::Error;
 
 /// The trace directory, relative to the top of the working tree.
-pub const GIT_AGENT_DIR: &str = ".git-agent";
+pub(crate) const GIT_AGENT_DIR: &str = ".git-agent";
 
 /// Creates a new, empty session directory for `command` started at `now`:
 /// `.git-agent/sessions/20261122T101530Z-commit-msg` (`-2`, `-3`, … when two
@@ -48,7 +48,7 @@ pub fn create_session_dir(root: &Path, command: &str, now: DateTime<Utc>) -> Res
 /// `.git-agent/` at the top of the working tree, created if needed, with the
 /// `.gitignore` that keeps it out of git. Refused when git tracks anything
 /// there or when it (or anything on the way) is a symbolic link.
-pub fn git_agent_dir(root: &Path) -> Result<Dir, Error> {
+pub(crate) fn git_agent_dir(root: &Path) -> Result<Dir, Error> {
     let repo = gitctx::Repo::open(root)?;
     if let Some(example) = repo.tracked_under(GIT_AGENT_DIR)?.into_iter().next() {
         return Err(Error::TrackedDir {

@@ -56,7 +56,7 @@ pub enum FamilyChoice {
 
 impl FamilyChoice {
     /// Every accepted spelling, in the order shown to users.
-    pub const VALUES: [&'static str; 4] = ["auto", "agents", "claude", "none"];
+    const VALUES: [&'static str; 4] = ["auto", "agents", "claude", "none"];
 
     /// The lower-case name, as accepted by the parser.
     pub fn name(self) -> &'static str {
@@ -75,9 +75,12 @@ impl fmt::Display for FamilyChoice {
     }
 }
 
-/// A `--guidance-family` value that is none of [`FamilyChoice::VALUES`].
+/// A `--guidance-family` value that is none of `auto`, `agents`, `claude` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown guidance family {value:?}: expected one of auto, agents, claude, none")]
+#[error(
+    "unknown guidance family {value:?}: expected one of {}",
+    FamilyChoice::VALUES.join(", ")
+)]
 pub struct ParseFamilyChoiceError {
     /// The rejected input, as given.
     pub value: String,

@@ -77,9 +77,9 @@ pub use error::GuidanceError;
 pub use family::{Family, FamilyChoice, ParseFamilyChoiceError};
 
 /// Default for [`Options::max_file_bytes`]: 32 KiB.
-pub const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;
 /// Default for [`Options::max_total_bytes`]: 64 KiB.
-pub const DEFAULT_MAX_TOTAL_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_TOTAL_BYTES: usize = 64 * 1024;
 
 /// Budgets for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,11 +22,11 @@ use crate::types::{
 use crate::{Auth, ProviderConfig};
 
 /// The default base URL.
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+pub(crate) const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 /// The API version header we speak.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` when a request sets none.
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// The Messages API.
 pub struct Anthropic {
@@ -82,7 +82,7 @@ impl Anthropic {
     }
 
     /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &CompletionRequest) -> Value {
+    pub(crate) fn request_body(&self, request: &CompletionRequest) -> Value {
         let mut system: Vec<String> = request.system.iter().cloned().collect();
         let mut messages: Vec<(Role, Vec<Value>)> = Vec::new();
         for message in &request.messages {

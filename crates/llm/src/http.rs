@@ -18,7 +18,7 @@
 //! near it). A larger declared `Content-Length` is refused before a byte of the
 //! body is read; otherwise the body is read chunk by chunk and the read stops at
 //! the first chunk over the limit, with [`LlmError::TooLarge`]. An error body is
-//! only mined for a message, so at most [`ERROR_BODY_LIMIT`] bytes of it are read
+//! only mined for a message, so at most `ERROR_BODY_LIMIT` bytes of it are read
 //! and the rest is left unread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +51,7 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most of an error body (a non-`2xx` answer) that is read: 64 KiB. Only a
 /// message is taken from it, and that is cut to 600 bytes anyway.
-pub const ERROR_BODY_LIMIT: u64 = 64 * 1024;
+pub(crate) const ERROR_BODY_LIMIT: u64 = 64 * 1024;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -117,7 +117,7 @@ pub struct ProxyConfig {
     pub no_proxy: Option<String>,
 }
 
-/// A whole answer (an error body possibly cut at [`ERROR_BODY_LIMIT`]).
+/// A whole answer (an error body possibly cut at `ERROR_BODY_LIMIT`).
 #[derive(Debug, Clone)]
 pub(crate) struct Buffered {
     pub status: u16,
@@ -279,7 +279,7 @@ impl Transport {
     /// One request and its answer, the body read within its bound: a `2xx`
     /// body over [`HttpOptions::max_response_bytes`] is refused (on its declared
     /// length, or at the first chunk past the limit); an error body is cut at
-    /// [`ERROR_BODY_LIMIT`].
+    /// `ERROR_BODY_LIMIT`.
     async fn attempt(&self, request: reqwest::Request) -> Result<Buffered, Failure> {
         let mut response = self.client.execute(request).await?;
         let status = response.status().as_u16();
@@ -340,7 +340,7 @@ impl Transport {
     /// The provider's error message from an error body, tolerant of shapes
     /// (`{"error":{"message"}}`, `{"error":"…"}`, `{"message"}`, `{"detail"}`, plain
     /// text), cut to a readable length and redacted.
-    pub fn error_message(&self, body: &[u8]) -> String {
+    pub(crate) fn error_message(&self, body: &[u8]) -> String {
         let text = String::from_utf8_lossy(body);
         let from_json = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
             let candidates = [

@@ -8,7 +8,7 @@
 //!   llama.cpp's server, LM Studio, OpenRouter, OpenAI);
 //! - [`Anthropic`]: the Messages API over `reqwest`.
 //!
-//! All three share [`http`]: retries with backoff and jitter on 429/5xx, timeouts
+//! All three share `http`: retries with backoff and jitter on 429/5xx, timeouts
 //! and dropped connections, honouring `Retry-After`; per-attempt and overall
 //! timeouts; explicit proxies; bounded bodies.
 //!
@@ -20,7 +20,7 @@
 //! - **Invariant:** a reply is untrusted input with a size bound. Bodies are read
 //!   chunk by chunk up to [`HttpOptions::max_response_bytes`] (16 MiB by
 //!   default; [`LlmError::TooLarge`] past it, never retried), error bodies up to
-//!   [`ERROR_BODY_LIMIT`]; server-sent events are split one at a time from that
+//!   64 KiB; server-sent events are split one at a time from that
 //!   bounded body. Reply text quoted in an error (a provider's message, a stop
 //!   reason, a tool name) is cut short and redacted, so no error carries an
 //!   unbounded string.
@@ -34,7 +34,7 @@
 mod anthropic;
 pub mod defaults;
 mod error;
-pub mod http;
+mod http;
 mod openai;
 mod parse;
 mod secret;
@@ -43,12 +43,10 @@ mod types;
 
 use std::sync::Arc;
 
-pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
+pub use anthropic::Anthropic;
 pub use error::LlmError;
-pub use http::{
-    DEFAULT_MAX_RESPONSE_BYTES, ERROR_BODY_LIMIT, HttpOptions, ProxyConfig, RetryPolicy,
-};
-pub use openai::{CHATGPT_BASE_URL, OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
+pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpOptions, ProxyConfig, RetryPolicy};
+pub use openai::{OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
 pub use secret::{Redactor, Secret};
 pub use types::*;
 
@@ -61,7 +59,7 @@ pub enum Auth {
     /// An API key: `Authorization: Bearer …` for OpenAI, `x-api-key` for Anthropic.
     ApiKey(Secret),
     /// ChatGPT (Codex) sign-in: `Authorization: Bearer <access token>` plus
-    /// `ChatGPT-Account-ID`. The base URL defaults to [`CHATGPT_BASE_URL`].
+    /// `ChatGPT-Account-ID`. The base URL defaults to ChatGPT's Codex backend.
     ChatGpt {
         access_token: Secret,
         account_id: String,
@@ -117,7 +115,7 @@ impl ProviderKind {
 pub struct ProviderConfig {
     pub kind: ProviderKind,
     pub model: String,
-    /// `None`: the API's default (or [`CHATGPT_BASE_URL`] with ChatGPT sign-in).
+    /// `None`: the API's default (or ChatGPT's Codex backend with ChatGPT sign-in).
     pub base_url: Option<String>,
     pub auth: Auth,
     pub http: HttpOptions,

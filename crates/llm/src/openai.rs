@@ -29,7 +29,7 @@ use crate::{Auth, ProviderConfig, ReasoningEffort};
 /// The default base URL with an API key.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The default base URL with ChatGPT (Codex) sign-in.
-pub const CHATGPT_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
+pub(crate) const CHATGPT_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
 
 /// What async-openai needs to address requests: base URL and headers. Built from
 /// our [`Auth`], never from the environment.
@@ -232,7 +232,7 @@ impl OpenAiResponses {
     }
 
     /// The JSON body sent for `request` (also what traces record).
-    pub fn request_body(&self, request: &CompletionRequest) -> Value {
+    pub(crate) fn request_body(&self, request: &CompletionRequest) -> Value {
         let config = &self.core.config;
         let mut body = Map::new();
         body.insert("model".into(), json!(config.model));
@@ -569,7 +569,7 @@ impl OpenAiChat {
     }
 
     /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &CompletionRequest) -> Value {
+    pub(crate) fn request_body(&self, request: &CompletionRequest) -> Value {
         let config = &self.core.config;
         let mut messages = Vec::new();
         if let Some(system) = &request.system {

@@ -66,7 +66,7 @@ impl Reader {
     }
 
     /// A stop reason we do not know (cut short for the message).
-    pub fn unknown_stop_reason(&self, value: &str) -> LlmError {
+    pub(crate) fn unknown_stop_reason(&self, value: &str) -> LlmError {
         LlmError::UnknownStopReason {
             provider: self.provider,
             value: crate::http::clip(value, 100),

@@ -242,7 +242,7 @@ impl CompletionResponse {
 }
 
 /// A boxed future, so [`LlmProvider`] can be used as `dyn LlmProvider`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A model behind some API. Implementations: [`crate::OpenAiResponses`],
 /// [`crate::OpenAiChat`], [`crate::Anthropic`].

@@ -44,7 +44,7 @@ pub mod markdown;
 pub mod prepare;
 mod signals;
 pub mod task;
-pub mod types;
+mod types;
 
 pub use prepare::{RangeSpec, ReleaseLimits};
 pub use task::{Note, Request};

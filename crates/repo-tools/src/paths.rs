@@ -1,7 +1,7 @@
 //! Workspace-relative paths: what a model may name, and where it leads on disk.
 //!
 //! Every path argument of every tool goes through [`normalize`] (text only) and, when
-//! the tool touches the file system, [`resolve`] (canonical path, still inside the
+//! the tool touches the file system, `resolve` (canonical path, still inside the
 //! workspace).
 //!
 //! **Invariant:** a path that passed both never leaves the workspace, whether by
@@ -22,7 +22,7 @@ pub struct RelPath {
 
 impl RelPath {
     /// The workspace root itself.
-    pub fn root() -> RelPath {
+    pub(crate) fn root() -> RelPath {
         RelPath::default()
     }
 
@@ -40,7 +40,7 @@ impl RelPath {
     }
 
     /// True for the workspace root.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.text.is_empty()
     }
 
@@ -50,13 +50,13 @@ impl RelPath {
     }
 
     /// The path for messages: `.` for the root.
-    pub fn display(&self) -> &str {
+    pub(crate) fn display(&self) -> &str {
         if self.is_root() { "." } else { &self.text }
     }
 
     /// True when `path` (workspace-relative, `/`-separated) is this path or lies
     /// under it. Every path lies under the root.
-    pub fn contains(&self, path: &str) -> bool {
+    pub(crate) fn contains(&self, path: &str) -> bool {
         self.is_root()
             || path == self.text
             || path
@@ -81,7 +81,7 @@ impl RelPath {
     }
 
     /// `root` joined with this path.
-    pub fn under(&self, root: &Path) -> PathBuf {
+    pub(crate) fn under(&self, root: &Path) -> PathBuf {
         let mut out = root.to_path_buf();
         out.extend(self.text.split('/').filter(|c| !c.is_empty()));
         out
@@ -178,7 +178,7 @@ fn is_git_dir_name(name: &str) -> bool {
 
 /// Why a validated path does not lead anywhere usable.
 #[derive(Debug, thiserror::Error)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     /// Nothing is there (or a component on the way is not a directory).
     #[error("'{0}' does not exist")]
     Missing(RelPath),
@@ -197,7 +197,7 @@ pub enum ResolveError {
 /// The canonical path `rel` leads to under `canonical_root` (itself canonical),
 /// with every symlink followed. It must exist, stay under `canonical_root`, and not
 /// pass through a `.git` directory.
-pub fn resolve(canonical_root: &Path, rel: &RelPath) -> Result<PathBuf, ResolveError> {
+pub(crate) fn resolve(canonical_root: &Path, rel: &RelPath) -> Result<PathBuf, ResolveError> {
     let joined = rel.under(canonical_root);
     let canonical = match joined.canonicalize() {
         Ok(path) => path,

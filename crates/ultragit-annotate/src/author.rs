@@ -7,7 +7,7 @@
 //!
 //! Everything under `.git/ultragit/` is reached through [`state`], a directory
 //! handle below which no symbolic link is followed; context files are read as
-//! regular files of at most [`CONTEXT_LIMIT`] bytes.
+//! regular files of at most `CONTEXT_LIMIT` bytes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,10 +61,10 @@ impl AuthorContext {
 }
 
 /// The name of `.git/ultragit/` inside the common git directory.
-pub const STATE_DIR: &str = "ultragit";
+pub(crate) const STATE_DIR: &str = "ultragit";
 
 /// The largest context file read.
-pub const CONTEXT_LIMIT: u64 = 1024 * 1024;
+pub(crate) const CONTEXT_LIMIT: u64 = 1024 * 1024;
 
 const PENDING: &str = "pending-context.json";
 
@@ -92,7 +92,7 @@ pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathB
     Ok(pending_path(common_dir))
 }
 
-/// Reads a context file (a regular file of at most [`CONTEXT_LIMIT`] bytes);
+/// Reads a context file (a regular file of at most `CONTEXT_LIMIT` bytes);
 /// `None` when it does not exist.
 pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError> {
     let Some(bytes) = safe_io::fs::read_regular_optional(path, CONTEXT_LIMIT)? else {

@@ -61,10 +61,10 @@ impl Default for AnnotateConfig {
 }
 
 /// Commits touching more files than this are annotated in chunks.
-pub const CHUNK_FILE_THRESHOLD: usize = 10;
+pub(crate) const CHUNK_FILE_THRESHOLD: usize = 10;
 /// A chunk stays under this many changed lines (one file larger than that is a
 /// chunk of its own).
-pub const CHUNK_LINE_BUDGET: u32 = 1500;
+pub(crate) const CHUNK_LINE_BUDGET: u32 = 1500;
 
 const MAX_DIFF_LINES: Key<u32> = Key::whole::<1>("max_diff_lines", "ultragit.maxDiffLines");
 const MAX_AGENT_TURNS: Key<u32> = Key::whole::<1>("max_agent_turns", "ultragit.maxAgentTurns");

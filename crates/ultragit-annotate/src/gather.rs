@@ -72,7 +72,7 @@ impl AnnotationContext {
     }
 
     /// The diff of one file (by new or old path).
-    pub fn diff_for(&self, path: &str) -> Option<&FileDiff> {
+    pub(crate) fn diff_for(&self, path: &str) -> Option<&FileDiff> {
         self.diffs
             .iter()
             .find(|d| d.new_path.as_deref() == Some(path) || d.old_path.as_deref() == Some(path))
@@ -242,7 +242,7 @@ impl std::fmt::Display for Trivial {
 }
 
 /// Dependency lockfiles, by file name.
-pub const LOCKFILES: &[&str] = &[
+pub(crate) const LOCKFILES: &[&str] = &[
     "Cargo.lock",
     "package-lock.json",
     "npm-shrinkwrap.json",
@@ -266,7 +266,7 @@ pub const LOCKFILES: &[&str] = &[
 ];
 
 /// True for a dependency lockfile.
-pub fn is_lockfile(path: &str) -> bool {
+pub(crate) fn is_lockfile(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     LOCKFILES.contains(&name)
 }

@@ -1,18 +1,18 @@
 //! `ultragit-annotate`: the writing agent of ultragit (spec 000).
 //!
-//! Given a commit, it gathers the context ([`gather`]), lets an LLM agent inspect
+//! Given a commit, it gathers the context ([`gather()`]), lets an LLM agent inspect
 //! the diff, files, outlines and earlier annotations through read-only tools and
 //! emit one annotation per meaningful unit ([`tools`], [`run`]), assembles and
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]), display ([`show`]) and configuration ([`config`]).
+//! ([`setup`]), display ([`show`]) and configuration (`config`).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
 //!   `layered-config` (the configuration table, resolved with its sources).
 //! - **Invariant:** the team config may tune limits, never choose the provider,
-//!   model, endpoint or key ([`config`]).
+//!   model, endpoint or key (`config`).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
 //!   binary only) never reach the model.
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
@@ -22,7 +22,7 @@
 //!   from the environment variable the configuration names) and prints.
 
 pub mod author;
-pub mod config;
+mod config;
 mod error;
 pub mod gather;
 pub mod prompt;

@@ -35,7 +35,7 @@ Use the provided tools to inspect the diff, read file contents, examine AST
 structure, and check existing annotations. Do not guess about code you haven't read.";
 
 /// Appended for `inferred` annotations (no author context).
-pub const INFERRED: &str =
+pub(crate) const INFERRED: &str =
     "No author-provided context is available. All annotations will be inferred from
 diff analysis, code structure, commit message, and surrounding context. Mark all
 constraints as source: \"inferred\". Be more conservative in your claims — state
@@ -43,7 +43,7 @@ when you are uncertain.";
 
 /// How the agent reports lines and finishes; not in the spec's template, needed
 /// for annotations the read pipeline can use.
-pub const MECHANICS: &str =
+pub(crate) const MECHANICS: &str =
     "Give `lines` in the coordinates of the file at this commit (the numbers the diff
 and file tools show). Use the AST outline's names for ast_anchor.name, qualified
 with `::` (e.g. `MqttClient::connect`). Use cross-cutting concerns (emit_cross_cutting)
@@ -108,7 +108,7 @@ pub fn user_prompt(chunk: Option<(usize, usize, &[String])>) -> String {
 
 /// The prompt of the cross-chunk pass: the emitted regions, for cross-cutting
 /// concerns that span chunks.
-pub fn cross_chunk_prompt(summaries: &str) -> String {
+pub(crate) fn cross_chunk_prompt(summaries: &str) -> String {
     format!(
         "The commit was annotated in chunks. These regions were annotated:\n{summaries}\n\
          Find groups of these regions, in different files, that must change together, \
@@ -120,7 +120,7 @@ pub fn cross_chunk_prompt(summaries: &str) -> String {
 
 /// The single prompt of the structured-output mode (providers without tools):
 /// the whole context up front.
-pub fn structured_prompt(context_text: &str) -> String {
+pub(crate) fn structured_prompt(context_text: &str) -> String {
     format!(
         "Analyze the following commit and produce its annotations.\n\n{context_text}\n\n\
          Reply with one JSON object: {{\"summary\": one sentence, \"regions\": [annotations, each \

@@ -448,7 +448,7 @@ fn items<T: serde::de::DeserializeOwned>(
 }
 
 /// The JSON Schema of the structured answer.
-pub fn structured_schema() -> Value {
+pub(crate) fn structured_schema() -> Value {
     let region = tools::emit_annotation_schema();
     json!({
         "type": "object",

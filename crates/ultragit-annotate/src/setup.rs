@@ -19,10 +19,10 @@ use crate::error::AnnotateError;
 /// First line of the hook block.
 pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
 /// Last line of the hook block.
-pub const HOOK_END: &str = "# <<< ultragit post-commit <<<";
+pub(crate) const HOOK_END: &str = "# <<< ultragit post-commit <<<";
 
 /// Config written by `init` when the key is not set yet.
-pub const DEFAULT_CONFIG: &[(&str, &str)] = &[
+pub(crate) const DEFAULT_CONFIG: &[(&str, &str)] = &[
     ("ultragit.maxDiffLines", "2000"),
     ("ultragit.maxAgentTurns", "20"),
     ("ultragit.maxTokensPerResponse", "4096"),
@@ -57,7 +57,7 @@ pub struct InitReport {
 }
 
 /// The shell line the hook runs: annotate the new commit in the background.
-pub fn hook_line(ultragit: &Path) -> String {
+pub(crate) fn hook_line(ultragit: &Path) -> String {
     format!(
         "{} annotate --async >/dev/null 2>&1 || true",
         shell_quote(&ultragit.to_string_lossy())
@@ -110,7 +110,11 @@ const HOOK_LIMIT: u64 = 1024 * 1024;
 
 /// Writes or updates the hook block in the hook `name` of `hooks`. A hook that
 /// is a symbolic link is not followed: the error says so.
-pub fn install_hook(hooks: &Dir, name: &str, line: &str) -> Result<HookChange, AnnotateError> {
+pub(crate) fn install_hook(
+    hooks: &Dir,
+    name: &str,
+    line: &str,
+) -> Result<HookChange, AnnotateError> {
     let block = format!(
         "{HOOK_BEGIN}\n# Annotates each new commit in the background (ultragit init).\n{line}\n{HOOK_END}\n"
     );

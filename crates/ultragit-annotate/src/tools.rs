@@ -34,7 +34,7 @@ pub struct Collected {
 }
 
 /// Shared between the write tools and the run.
-pub type Collector = Arc<Mutex<Collected>>;
+pub(crate) type Collector = Arc<Mutex<Collected>>;
 
 /// What `collector` holds, to add to. A tool that panicked while holding it (the
 /// registry turns that into an error envelope) leaves whole entries behind, so a
@@ -98,7 +98,7 @@ pub fn registry(
 }
 
 /// The registry of the cross-chunk pass: only `emit_cross_cutting`.
-pub fn cross_cutting_registry(collector: Collector) -> ToolRegistry {
+pub(crate) fn cross_cutting_registry(collector: Collector) -> ToolRegistry {
     ToolRegistry::new(LIMITS)
         .with(Arc::new(EMIT_CROSS_CUTTING.bind(collector)))
         .expect("one strict tool")
@@ -183,7 +183,7 @@ fn capped(key: &str, text: String, extra: Value, limits: &ToolLimits, hint: &str
 
 /// One file's diff with the commit's line numbers in front of every kept or added
 /// line, so regions can be given in the commit's coordinates.
-pub fn render_file_diff(diff: &gitctx::FileDiff) -> String {
+pub(crate) fn render_file_diff(diff: &gitctx::FileDiff) -> String {
     let status = match diff.status {
         gitctx::FileStatus::Added => "new file",
         gitctx::FileStatus::Deleted => "deleted",
@@ -225,7 +225,7 @@ pub fn render_file_diff(diff: &gitctx::FileDiff) -> String {
 
 /// The per-file summary `get_diff` gives for oversized diffs (spec 000 "Diff
 /// summarization").
-pub fn diff_summary(context: &AnnotationContext, files: &[String]) -> String {
+pub(crate) fn diff_summary(context: &AnnotationContext, files: &[String]) -> String {
     let mut diffs: Vec<&gitctx::FileDiff> =
         files.iter().filter_map(|f| context.diff_for(f)).collect();
     diffs.sort_by_key(|d| std::cmp::Reverse(d.changed_lines()));
@@ -631,7 +631,7 @@ fn emit_annotation(
 }
 
 /// The arguments of `emit_annotation`: one region (spec 000), strict.
-pub fn emit_annotation_schema() -> Value {
+pub(crate) fn emit_annotation_schema() -> Value {
     region_schema().into()
 }
 
@@ -717,7 +717,7 @@ fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) 
 
 /// The parameters of `emit_cross_cutting`, also one item of the structured
 /// answer's `cross_cutting`.
-pub fn emit_cross_cutting_schema() -> Value {
+pub(crate) fn emit_cross_cutting_schema() -> Value {
     cross_cutting_schema().into()
 }
 
