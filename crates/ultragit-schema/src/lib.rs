@@ -5,6 +5,8 @@
 //!
 //! - [`annotation`]: the `ultragit/v1` document stored as one JSON note per
 //!   commit under `refs/notes/ultragit` (spec 000).
+//! - [`merge`]: the JSON-aware union of two annotations of one commit
+//!   (sync, import, amend, squash); never text concatenation.
 //! - [`validate`]: the writing agent's validation list, reporting every
 //!   problem and able to strip invalid regions while keeping the rest.
 //! - [`read`]: the `ultragit-read/v1` output and error object (spec 003), with
@@ -52,6 +54,7 @@
 mod open_enum;
 
 pub mod annotation;
+pub mod merge;
 pub mod read;
 pub mod team_config;
 pub mod validate;
