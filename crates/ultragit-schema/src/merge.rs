@@ -26,6 +26,54 @@
 
 use crate::annotation::{Annotation, ContextLevel, CrossCuttingConcern, RegionAnnotation};
 
+/// What [`merge_texts`] decided for one commit's two note bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextMerge {
+    /// Keep our note as it is (equal, already containing theirs, or theirs
+    /// unreadable).
+    Ours,
+    /// Take their note as it is (ours unreadable, theirs readable).
+    Theirs,
+    /// Both were readable and differ: store this merged document.
+    Merged(String),
+}
+
+/// Which side of a [`merge_texts`] could not be parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreadable {
+    Ours,
+    Theirs,
+    Both,
+}
+
+/// Merges two note bodies of one commit, as `sync` and `import` do.
+///
+/// Never concatenates and never fails: a side that does not parse as an
+/// annotation is *kept where it is* (the notes ref's history still holds it,
+/// and `read` skips it with a warning) and the readable side wins; when
+/// neither parses, ours is kept. The second value names the unreadable side,
+/// for the caller's warning.
+pub fn merge_texts(ours: &str, theirs: &str) -> (TextMerge, Option<Unreadable>) {
+    if ours == theirs {
+        return (TextMerge::Ours, None);
+    }
+    match (Annotation::from_json(ours), Annotation::from_json(theirs)) {
+        (Ok(a), Ok(b)) => {
+            let merged = merge(&a, &b);
+            if merged == a {
+                (TextMerge::Ours, None)
+            } else if merged == b {
+                (TextMerge::Theirs, None)
+            } else {
+                (TextMerge::Merged(merged.to_json()), None)
+            }
+        }
+        (Ok(_), Err(_)) => (TextMerge::Ours, Some(Unreadable::Theirs)),
+        (Err(_), Ok(_)) => (TextMerge::Theirs, Some(Unreadable::Ours)),
+        (Err(_), Err(_)) => (TextMerge::Ours, Some(Unreadable::Both)),
+    }
+}
+
 /// Merges `theirs` into `ours` (see the module docs for the rules). The result
 /// keeps `ours`'s commit id and `$schema`.
 pub fn merge(ours: &Annotation, theirs: &Annotation) -> Annotation {
@@ -222,6 +270,32 @@ mod tests {
         theirs.cross_cutting = vec![concern(&["b.rs:g", "a.rs:f"]), concern(&["c.rs:h"])];
         let merged = merge(&ours, &theirs);
         assert_eq!(merged.cross_cutting.len(), 2);
+    }
+
+    #[test]
+    fn texts_merge_without_concatenation() {
+        let a = note("2025-01-01T00:00:00Z", vec![region("a.rs", "f", "Does f.")]);
+        let b = note("2025-01-01T00:00:00Z", vec![region("b.rs", "g", "Does g.")]);
+        let (ja, jb) = (a.to_json(), b.to_json());
+        assert_eq!(merge_texts(&ja, &ja), (TextMerge::Ours, None));
+        let (TextMerge::Merged(text), None) = merge_texts(&ja, &jb) else {
+            panic!("expected a merged document");
+        };
+        assert_eq!(Annotation::from_json(&text).map(|m| m.regions.len()), Ok(2));
+        assert_eq!(merge_texts(&text, &ja), (TextMerge::Ours, None));
+        assert_eq!(merge_texts(&ja, &text), (TextMerge::Theirs, None));
+        assert_eq!(
+            merge_texts(&ja, "{not json"),
+            (TextMerge::Ours, Some(Unreadable::Theirs))
+        );
+        assert_eq!(
+            merge_texts("{}", &jb),
+            (TextMerge::Theirs, Some(Unreadable::Ours))
+        );
+        assert_eq!(
+            merge_texts("x", "y"),
+            (TextMerge::Ours, Some(Unreadable::Both))
+        );
     }
 
     #[test]
