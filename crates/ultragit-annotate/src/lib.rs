@@ -6,7 +6,7 @@
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]), display ([`show`]) and configuration (`config`).
+//! ([`setup`]), health checks ([`doctor`]), display ([`show`]) and configuration (`config`).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -23,6 +23,7 @@
 
 pub mod author;
 mod config;
+pub mod doctor;
 mod error;
 pub mod gather;
 pub mod prompt;

@@ -18,8 +18,15 @@ use crate::error::AnnotateError;
 
 /// First line of the hook block.
 pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
-/// Last line of the hook block.
-pub(crate) const HOOK_END: &str = "# <<< ultragit post-commit <<<";
+
+/// The first and last line of the ultragit block in the hook `hook`
+/// (`# >>> ultragit post-commit >>>` … `# <<< ultragit post-commit <<<`).
+pub fn hook_markers(hook: &str) -> (String, String) {
+    (
+        format!("# >>> ultragit {hook} >>>"),
+        format!("# <<< ultragit {hook} <<<"),
+    )
+}
 
 /// Config written by `init` when the key is not set yet.
 pub(crate) const DEFAULT_CONFIG: &[(&str, &str)] = &[
@@ -64,7 +71,7 @@ pub(crate) fn hook_line(ultragit: &Path) -> String {
     )
 }
 
-fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()
@@ -115,19 +122,22 @@ pub(crate) fn install_hook(
     name: &str,
     line: &str,
 ) -> Result<HookChange, AnnotateError> {
-    let block = format!(
-        "{HOOK_BEGIN}\n# Annotates each new commit in the background (ultragit init).\n{line}\n{HOOK_END}\n"
-    );
+    let (begin, end) = hook_markers(name);
+    let what = match name {
+        "post-commit" => "Annotates each new commit in the background",
+        _ => "Keeps ultragit's notes in step",
+    };
+    let block = format!("{begin}\n# {what} (ultragit init).\n{line}\n{end}\n");
     let existing = hooks
         .read_optional(name, HOOK_LIMIT)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let (text, change) = match existing {
         None => (format!("#!/bin/sh\n{block}"), HookChange::Created),
         Some(text) => {
-            if let (Some(start), Some(end)) = (text.find(HOOK_BEGIN), text.find(HOOK_END))
-                && start < end
+            if let (Some(start), Some(stop)) = (text.find(&begin), text.find(&end))
+                && start < stop
             {
-                let after = end + HOOK_END.len();
+                let after = stop + end.len();
                 let after = after + usize::from(text[after..].starts_with('\n'));
                 (
                     format!("{}{block}{}", &text[..start], &text[after..]),
