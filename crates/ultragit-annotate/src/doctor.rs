@@ -76,15 +76,6 @@ pub fn sync_refspec(remote: &str) -> String {
     format!("+{NOTES_REF}:refs/notes/remotes/{remote}/ultragit")
 }
 
-/// The line of the `post-rewrite` block: `ultragit rewritten "$1"` with git's
-/// `old new` lines on its stdin, never failing the user's amend or rebase.
-pub(crate) fn post_rewrite_line(ultragit: &Path) -> String {
-    format!(
-        "{} rewritten \"$1\" >/dev/null 2>&1 || true",
-        setup::shell_quote(&ultragit.to_string_lossy())
-    )
-}
-
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -404,7 +395,7 @@ impl Doctor<'_> {
         let exe = self.inputs.ultragit;
         let mut out = vec![
             self.hook(&hooks, "post-commit", Some(setup::hook_line(exe))),
-            self.hook(&hooks, "post-rewrite", Some(post_rewrite_line(exe))),
+            self.hook(&hooks, "post-rewrite", Some(setup::rewrite_hook_line(exe))),
         ];
         if let Ok(Some(remote)) = self.sync_remote() {
             // Its line is `ultragit sync`'s to choose: repaired by `sync --enable`.
@@ -946,30 +937,52 @@ fn block_of<'t>(text: &'t str, begin: &str, end: &str) -> Option<&'t str> {
     Some(&text[start..stop])
 }
 
-/// The program the block's first command runs (its first shell word).
+/// The program the block runs: the first word, on a line that is not a
+/// comment, that is an absolute path (`/usr/local/bin/ultragit`, or quoted when
+/// it has spaces). `None` when the block runs a program found on `PATH`.
 fn block_program(block: &str) -> Option<String> {
-    let line = block
+    block
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
-    let mut word = String::new();
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .flat_map(shell_words)
+        .find(|word| word.starts_with('/'))
+}
+
+/// A line split into words as a POSIX shell would for simple cases: single
+/// quotes, double quotes and backslashes are removed; nothing is expanded.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
             '\'' => {
+                let w = word.get_or_insert_with(String::new);
                 for c in chars.by_ref() {
                     if c == '\'' {
                         break;
                     }
-                    word.push(c);
+                    w.push(c);
                 }
             }
-            '\\' => word.extend(chars.next()),
-            c if c.is_whitespace() => break,
-            c => word.push(c),
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            c if c.is_whitespace() => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
         }
     }
-    (!word.is_empty()).then_some(word)
+    words.extend(word);
+    words
 }
 
 /// git's ref globs as `notes.rewriteRef` and refspecs use them: `*` matches
@@ -1234,6 +1247,16 @@ mod tests {
             Some("/usr/bin/ultragit")
         );
         assert_eq!(block_program("\n# only a comment\n"), None);
+        assert_eq!(block_program("\nultragit annotate --async\n"), None);
+        let rewrite = setup::rewrite_hook_line(Path::new("/opt/my tools/ultragit"));
+        assert_eq!(
+            block_program(&rewrite).as_deref(),
+            Some("/opt/my tools/ultragit")
+        );
+        assert_eq!(
+            shell_words(r#"a 'b c' "d \"e\"" f\ g"#),
+            ["a", "b c", "d \"e\"", "f g"]
+        );
         assert!(
             block_of(
                 text,

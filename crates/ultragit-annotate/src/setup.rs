@@ -71,7 +71,21 @@ pub(crate) fn hook_line(ultragit: &Path) -> String {
     )
 }
 
-pub(crate) fn shell_quote(text: &str) -> String {
+/// The shell lines the `post-rewrite` hook runs: `ultragit rewritten amend|rebase`
+/// on git's `old new` lines, never failing the user's command. Git's stdin is
+/// saved first and handed on to whatever follows the block.
+pub(crate) fn rewrite_hook_line(ultragit: &Path) -> String {
+    format!(
+        "ultragit_rewritten=$(cat)\n\
+         printf '%s\\n' \"$ultragit_rewritten\" | {} rewritten \"$1\" >/dev/null 2>&1 || true\n\
+         exec <<ULTRAGIT_REWRITTEN\n\
+         $ultragit_rewritten\n\
+         ULTRAGIT_REWRITTEN",
+        shell_quote(&ultragit.to_string_lossy())
+    )
+}
+
+fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()
