@@ -305,6 +305,14 @@ fn annotate_now(
             output
         }
         Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref(), ctx),
+        Report::Kept { .. } => {
+            // The author context stays for a retry: the note that won may not
+            // have used it.
+            Outcome::text(format!(
+                "kept {}: a note appeared on it while annotating; not replaced\n",
+                commit.short()
+            ))
+        }
     };
     for problem in trace.problems() {
         ctx.warn(format!("trace: {problem}"));
