@@ -414,3 +414,33 @@ fn malformed_rewrite_input_writes_nothing() {
     let notes = repo.git(&["notes", "--ref=ultragit", "list"]);
     assert_eq!(notes.lines().count(), 1, "only the old note: {notes}");
 }
+
+#[test]
+fn a_failed_delta_annotation_keeps_the_carried_note_and_is_recorded() {
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::error(400, "bad model")]);
+    let repo = setup(&server);
+    let old = add_function(&repo, "alpha", 1);
+    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
+    let mut text = file_at(&repo, &old);
+    text.push_str(&function("beta", 2));
+    repo.write("src/lib.rs", text);
+    repo.git(&["add", "--", "src/lib.rs"]);
+    git_with_hooks(&repo, &["commit", "--quiet", "--amend", "--no-edit"], &[]);
+    let new = repo.rev_parse("HEAD");
+
+    let failed = repo.join(".git/ultragit/failed.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&failed).is_ok_and(|log| log.contains(&new)) {
+        assert!(
+            Instant::now() < deadline,
+            "no failure recorded; annotate.log:\n{}",
+            log(&repo)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let carried = assert_readable(&repo, &new);
+    assert_eq!(carried["provenance"]["operation"], "amend");
+    assert_eq!(carried["regions"][0]["ast_anchor"]["name"], "alpha");
+    assert_eq!(carried["task"], "Task of alpha");
+    assert!(!std::fs::read_to_string(&failed).unwrap().contains(KEY));
+}
