@@ -4,6 +4,7 @@
 mod agent_loop;
 mod gather;
 mod golden;
+mod rewrite;
 mod setup;
 mod support;
 mod tools;
