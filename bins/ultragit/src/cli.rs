@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, doctor, init, read, show};
+use crate::{annotate, context, doctor, init, read, rewritten, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +49,7 @@ its causes), 2 on usage errors.";
 enum Command {
     /// Annotate a commit: an LLM agent records why each changed unit exists, as a git note
     Annotate(annotate::AnnotateArgs),
-    /// Set the repository up: notes ref, post-commit hook, notes rewriting, defaults
+    /// Set the repository up: notes ref, post-commit and post-rewrite hooks, notes rewriting, defaults
     Init(init::InitArgs),
     /// Record, show or clear the author context the next annotation uses
     Context(context::ContextArgs),
@@ -57,6 +57,9 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
+    #[command(hide = true)]
+    Rewritten(rewritten::RewrittenArgs),
     /// Check the set-up (hooks, rewrite config, notes, provider, sync, caches); --fix repairs the safe parts
     Doctor(doctor::DoctorArgs),
 }
@@ -73,6 +76,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
     }
 }

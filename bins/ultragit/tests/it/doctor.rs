@@ -25,35 +25,11 @@ const IDS: &[&str] = &[
 
 /// A repository set up as `ultragit init` leaves it, with the provider's key
 /// variable named `KEY_VAR`, and one commit.
-///
-/// FIXME(lead): `init` gains the post-rewrite hook and `notes.rewriteMode`
-/// on the rewrite helper's branch; once merged, the two additions below are
-/// `init`'s own and can go.
 fn healthy() -> (TestRepo, String) {
     let repo = TestRepo::new();
     let head = repo.commit_file("src/lib.rs", "pub fn a() {}\n", "Add a");
     stdout(repo.path(), &["init"]);
     repo.git(&["config", "ultragit.apiKeyEnv", KEY_VAR]);
-    if !repo.join(".git/hooks/post-rewrite").exists() {
-        let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_ultragit")).unwrap();
-        repo.write_executable(
-            ".git/hooks/post-rewrite",
-            format!(
-                "#!/bin/sh\n# >>> ultragit post-rewrite >>>\n{} rewritten \"$1\" >/dev/null 2>&1 || true\n# <<< ultragit post-rewrite <<<\n",
-                exe.display()
-            ),
-        );
-    }
-    if repo
-        .command()
-        .args(["config", "notes.rewriteMode"])
-        .run_unchecked()
-        .unwrap()
-        .stdout
-        .is_empty()
-    {
-        repo.git(&["config", "notes.rewriteMode", "ignore"]);
-    }
     (repo, head)
 }
 

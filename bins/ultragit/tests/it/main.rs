@@ -9,5 +9,6 @@ mod errors;
 mod golden;
 mod init;
 mod read;
+mod rewrite;
 mod support;
 mod untrusted;

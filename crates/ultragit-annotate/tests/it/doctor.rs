@@ -30,17 +30,11 @@ fn check<'a>(report: &'a Report, id: &str) -> &'a Check {
         .unwrap_or_else(|| panic!("no check {id}: {report:#?}"))
 }
 
-/// `init` with a program that exists, the post-rewrite hook and rewrite mode
-/// (FIXME(lead): `init`'s own once the rewrite branch is merged).
+/// `init` with a program that exists, and the key's variable named.
 fn set_up(repo: &TestRepo) {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     init(&r, Path::new(EXE)).unwrap();
     repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_KEY"]);
-    repo.git(&["config", "notes.rewriteMode", "ignore"]);
-    repo.write_executable(
-        ".git/hooks/post-rewrite",
-        format!("#!/bin/sh\n# >>> ultragit post-rewrite >>>\n{EXE} rewritten \"$1\" || true\n# <<< ultragit post-rewrite <<<\n"),
-    );
 }
 
 fn note(commit: &str) -> String {
