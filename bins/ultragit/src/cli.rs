@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, init, read, rewritten, show};
+use crate::{annotate, context, doctor, init, read, rewritten, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -60,6 +60,8 @@ enum Command {
     /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
     #[command(hide = true)]
     Rewritten(rewritten::RewrittenArgs),
+    /// Check the set-up (hooks, rewrite config, notes, provider, sync, caches); --fix repairs the safe parts
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Runs the command `cli` names.
@@ -75,6 +77,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
+        Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
     }
 }
 

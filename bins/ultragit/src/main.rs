@@ -22,6 +22,10 @@
 //!   split into paths and an anchor, and how paths are resolved, is in [`read`].
 //!   Warnings are part of the rendered output and, for markdown and pretty, are
 //!   also printed on stderr as `warning: …`.
+//! - `ultragit doctor [--format text|json] [--fix] [--online]` ([`doctor`]):
+//!   hooks, rewrite config, notes (malformed, unreachable), provider, sync and
+//!   cache checks, each ok/warn/fail with its fix; `--fix` applies the safe
+//!   repairs; exit 1 when a check fails.
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -41,6 +45,7 @@
 mod annotate;
 mod cli;
 mod context;
+mod doctor;
 mod init;
 mod read;
 mod rewritten;

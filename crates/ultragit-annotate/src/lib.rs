@@ -7,7 +7,8 @@
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
 //! ([`setup`]: the `post-commit` and `post-rewrite` hooks), notes carried
-//! through amend, rebase and squash ([`rewrite`]), display ([`show`]) and
+//! through amend, rebase and squash ([`rewrite`]), health checks
+//! ([`doctor`]), display ([`show`]) and
 //! configuration (`config`).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
@@ -27,6 +28,7 @@
 
 pub mod author;
 mod config;
+pub mod doctor;
 mod error;
 pub mod gather;
 pub mod prompt;

@@ -4,6 +4,7 @@
 
 mod annotate;
 mod cli;
+mod doctor;
 mod errors;
 mod golden;
 mod init;

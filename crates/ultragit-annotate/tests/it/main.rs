@@ -2,6 +2,7 @@
 //! servers of `testkit` (spec 000 "Test Plan").
 
 mod agent_loop;
+mod doctor;
 mod gather;
 mod golden;
 mod rewrite;
