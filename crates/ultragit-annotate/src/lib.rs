@@ -7,6 +7,8 @@
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
 //! ([`setup`]), display ([`show`]) and configuration (`config`).
+//! Notes follow the change to cherry-picks and server-side rebase and squash
+//! merges by patch-id ([`remap`]).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -26,6 +28,7 @@ mod config;
 mod error;
 pub mod gather;
 pub mod prompt;
+pub mod remap;
 pub mod run;
 pub mod setup;
 pub mod show;

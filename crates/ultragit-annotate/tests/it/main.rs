@@ -4,6 +4,7 @@
 mod agent_loop;
 mod gather;
 mod golden;
+mod remap;
 mod setup;
 mod support;
 mod tools;
