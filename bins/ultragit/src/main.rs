@@ -20,6 +20,10 @@
 //!   split into paths and an anchor, and how paths are resolved, is in [`read`].
 //!   Warnings are part of the rendered output and, for markdown and pretty, are
 //!   also printed on stderr as `warning: …`.
+//! - `ultragit remap [--onto REF] [--dry-run] [--format text|json]` ([`remap`]):
+//!   notes of commits a server rebased or squash-merged carried to the commits
+//!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
+//!   commit gets its original's note on the post-commit path (no model call).
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -41,6 +45,7 @@ mod cli;
 mod context;
 mod init;
 mod read;
+mod remap;
 mod show;
 
 fn main() -> std::process::ExitCode {

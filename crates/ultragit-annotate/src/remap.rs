@@ -254,6 +254,51 @@ pub struct RemapReport {
     pub raced: Vec<ObjectId>,
 }
 
+impl RemapReport {
+    /// The report as one JSON object (`ultragit remap --format json`).
+    pub fn to_json(&self, onto_name: &str, onto: ObjectId, dry_run: bool) -> String {
+        use serde_json::{Value, json};
+        let ids = |ids: &[ObjectId]| -> Value { ids.iter().map(|id| id.to_hex()).collect() };
+        let remapped = |list: &[Remapped]| -> Value {
+            list.iter()
+                .map(|r| {
+                    json!({
+                        "commit": r.target.to_hex(),
+                        "sources": ids(&r.sources),
+                        "matched_by": r.how.as_str(),
+                        "warnings": r.warnings,
+                    })
+                })
+                .collect()
+        };
+        let ambiguous: Value = self
+            .ambiguous
+            .iter()
+            .map(|a| {
+                json!({
+                    "sources": ids(&a.sources),
+                    "candidates": ids(&a.candidates),
+                    "matched_by": a.how.as_str(),
+                })
+            })
+            .collect();
+        json!({
+            "onto": onto_name,
+            "onto_commit": onto.to_hex(),
+            "dry_run": dry_run,
+            "sources": self.sources,
+            "candidates": self.candidates,
+            "copied": remapped(&self.copied),
+            "synthesized": remapped(&self.synthesized),
+            "ambiguous": ambiguous,
+            "unmatched": ids(&self.unmatched),
+            "unreadable": ids(&self.unreadable),
+            "raced": ids(&self.raced),
+        })
+        .to_string()
+    }
+}
+
 /// Matches annotated commits not reachable from `onto` to commits on `onto`
 /// without notes and writes the derived notes (module docs).
 pub fn remap(

@@ -8,5 +8,6 @@ mod errors;
 mod golden;
 mod init;
 mod read;
+mod remap;
 mod support;
 mod untrusted;
