@@ -70,6 +70,10 @@ pub const MAX_CANDIDATES: usize = 20_000;
 /// At most this many commits make one chain (a squash-merged branch).
 pub const MAX_CHAIN: usize = 1_000;
 
+/// At most this many unmatched sources are followed to find squash-merged
+/// chains.
+pub const MAX_CHAIN_SOURCES: usize = 2_000;
+
 /// Candidates may be committed this long (seconds) before the oldest source:
 /// clocks differ between machines.
 pub const CLOCK_SLACK: i64 = 24 * 60 * 60;
@@ -178,7 +182,9 @@ pub fn cherry_pick(
     } else {
         (by_trailer, How::Trailer)
     };
-    cache.save(repo);
+    if !dry_run {
+        cache.save(repo);
+    }
     let (readable, _) = readable_notes(repo, &sources)?;
     if readable.is_empty() {
         return Ok(CherryPick::NoMatch);
@@ -227,7 +233,7 @@ pub fn trailer_sources(message: &str) -> Vec<ObjectId> {
 /// Options of [`remap`].
 #[derive(Debug, Clone)]
 pub struct RemapOptions {
-    /// Plan only: write nothing (the cache is still updated).
+    /// Plan only: write nothing (no note, no cache).
     pub dry_run: bool,
     /// What to call the ref in synthesis notes, e.g. `origin/HEAD`.
     pub onto_name: String,
@@ -346,7 +352,9 @@ pub fn remap(
     let mut cache = PatchIdCache::load(repo);
     let source_ids = cache.patch_ids(repo, &sources)?;
     let candidate_ids = repo.patch_ids(&candidates)?;
-    cache.save(repo);
+    if !options.dry_run {
+        cache.save(repo);
+    }
     let mut by_patch: HashMap<PatchId, Vec<ObjectId>> = HashMap::new();
     for &id in &candidates {
         if let Some(patch) = candidate_ids.get(&id) {
@@ -487,19 +495,19 @@ struct Chain {
 fn chains(repo: &Repo, onto: ObjectId, sources: &[ObjectId]) -> Result<Vec<Chain>, AnnotateError> {
     let onto_hex = onto.to_hex();
     let mut walked: Vec<(ObjectId, Vec<ObjectId>)> = Vec::new();
-    for &source in sources {
+    // Every commit below some chain's tip: a source among them is no tip.
+    let mut below: HashSet<ObjectId> = HashSet::new();
+    for &source in sources.iter().take(MAX_CHAIN_SOURCES) {
         let commits = repo.log_range(Some(&onto_hex), &source.to_hex(), MAX_CHAIN + 1)?;
         if commits.len() > MAX_CHAIN {
             continue;
         }
+        below.extend(commits.iter().skip(1).copied());
         walked.push((source, commits));
     }
     let mut out = Vec::new();
     for (tip, commits) in &walked {
-        let inside_another = walked
-            .iter()
-            .any(|(other, theirs)| other != tip && theirs.contains(tip));
-        if inside_another || commits.len() < 2 {
+        if below.contains(tip) || commits.len() < 2 {
             continue;
         }
         let Some(base) = repo.merge_base(*tip, onto)? else {

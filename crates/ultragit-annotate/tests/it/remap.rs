@@ -204,6 +204,10 @@ fn a_server_side_rebase_merge_is_remapped_by_patch_id() {
     let dry = run_remap(&repo, true);
     assert_eq!(dry.copied.len(), 2, "{dry:?}");
     assert_eq!(open(&repo).notes(NOTES_REF).unwrap().tip().unwrap(), before);
+    assert!(
+        !repo.join(".git/ultragit/patch-ids").exists(),
+        "--dry-run wrote the cache"
+    );
 
     let report = run_remap(&repo, false);
     assert_eq!(report.sources, 2);
@@ -323,4 +327,43 @@ fn changed_code_on_the_ref_is_not_matched_and_malformed_notes_are_skipped() {
     assert_eq!(report.unmatched, vec![id(&topic)], "{report:?}");
     assert_eq!(report.unreadable, vec![id(&broken)]);
     assert!(report.copied.is_empty() && report.synthesized.is_empty());
+}
+
+#[test]
+fn an_original_and_its_amended_copy_both_left_behind_are_joined_into_one_note() {
+    let repo = TestRepo::new();
+    repo.commit_file("f.txt", lines(), "base");
+    repo.checkout_new("topic");
+    let original = repo.commit_file("f.txt", lines().replace("line 5\n", "line five\n"), "five");
+    annotate(&repo, &original, &[("f.txt", "five", (4, 6))]);
+    // A message-only amend whose note says a little more.
+    let amended = repo.amend(Some("five, reworded"));
+    annotate(
+        &repo,
+        &amended,
+        &[("f.txt", "five", (4, 6)), ("f.txt", "helper", (1, 2))],
+    );
+    repo.checkout("main");
+    repo.commit_file("other.txt", "x\n", "other");
+    repo.git(&["cherry-pick", &amended]);
+    let merged = repo.rev_parse("HEAD");
+    repo.set_origin_head("main", "HEAD");
+    repo.git(&["branch", "-D", "topic"]);
+
+    let report = run_remap(&repo, false);
+    assert_eq!(report.copied.len(), 1, "{report:?}");
+    let mut sources = report.copied[0].sources.clone();
+    sources.sort();
+    let mut expected = vec![id(&original), id(&amended)];
+    expected.sort();
+    assert_eq!(sources, expected);
+    let joined = note(&repo, &merged).unwrap();
+    let names: Vec<&str> = joined
+        .regions
+        .iter()
+        .map(|r| r.ast_anchor.name.as_str())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&"five") && names.contains(&"helper"));
+    assert_eq!(joined.provenance.derived_from.len(), 2);
 }
