@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, init, read, remap, show};
+use crate::{annotate, context, init, read, remap, rewritten, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +49,7 @@ its causes), 2 on usage errors.";
 enum Command {
     /// Annotate a commit: an LLM agent records why each changed unit exists, as a git note
     Annotate(annotate::AnnotateArgs),
-    /// Set the repository up: notes ref, post-commit hook, notes rewriting, defaults
+    /// Set the repository up: notes ref, post-commit and post-rewrite hooks, notes rewriting, defaults
     Init(init::InitArgs),
     /// Record, show or clear the author context the next annotation uses
     Context(context::ContextArgs),
@@ -59,6 +59,9 @@ enum Command {
     Read(read::ReadArgs),
     /// Carry notes to the commits a server's rebase or squash merge made (matched by patch-id)
     Remap(remap::RemapArgs),
+    /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
+    #[command(hide = true)]
+    Rewritten(rewritten::RewrittenArgs),
 }
 
 /// Runs the command `cli` names.
@@ -74,6 +77,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
         Command::Remap(args) => remap::run(&args, &cwd, ctx),
+        Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
     }
 }
 

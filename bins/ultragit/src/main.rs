@@ -10,7 +10,9 @@
 //!   Provider flags `--provider --model --base-url --api-key-env` override the
 //!   `[ultragit]` configuration.
 //! - `ultragit init` ([`init`]): notes ref, `.git/ultragit/`, the `post-commit`
-//!   hook, notes rewriting, default configuration.
+//!   and `post-rewrite` hooks, notes rewriting, default configuration.
+//! - `ultragit rewritten amend|rebase` (hidden, [`rewritten`]): the
+//!   `post-rewrite` hook's command; carries notes through amend, rebase, squash.
 //! - `ultragit context set|show|clear` ([`context`]): the author context the next
 //!   annotation consumes (also the `ULTRAGIT_*` environment variables).
 //! - `ultragit show [REV] [--format pretty|json]` ([`show`]): a commit's annotation.
@@ -46,6 +48,7 @@ mod context;
 mod init;
 mod read;
 mod remap;
+mod rewritten;
 mod show;
 
 fn main() -> std::process::ExitCode {

@@ -15,7 +15,8 @@
 //!   matched to commits on the ref that have no note: by patch-id (rebase
 //!   merges, cherry-picks) — the note is copied — or by the combined diff of a
 //!   chain of them (squash merges) — a squash note is synthesized from every
-//!   commit of the chain.
+//!   commit of the chain ([`crate::rewrite::synthesize`], as for a local
+//!   squash).
 //!
 //! **Fail closed.** No match, nothing written. A source whose patch-id two
 //! candidate commits share, or a chain two candidates match, is *ambiguous*:
@@ -525,49 +526,40 @@ fn chains(repo: &Repo, onto: ObjectId, sources: &[ObjectId]) -> Result<Vec<Chain
 }
 
 /// The squash note of `target` from the chain `sources` (oldest first; the
-/// unannotated ones with `None`).
-///
-/// Built here from the shared merge rules until the rewrite module's
-/// synthesis (`rewrite::synthesize`, which also re-resolves line ranges
-/// through their anchors) is available to call instead.
+/// unannotated ones with `None`): the rewrite module's synthesis (regions
+/// re-resolved at `target` through their anchors, provenance `squash`,
+/// `derived_from` every commit of the chain), with `synthesis_notes` saying
+/// where it came from.
 fn synthesize_squash(
     repo: &Repo,
     target: ObjectId,
     sources: &[(ObjectId, Option<Annotation>)],
     onto_name: &str,
 ) -> Result<(Annotation, Vec<String>), AnnotateError> {
-    let annotated: Vec<&Annotation> = sources.iter().filter_map(|(_, a)| a.as_ref()).collect();
-    let Some((first, rest)) = annotated.split_first() else {
+    let synthesis = crate::rewrite::synthesize(repo, target, sources)?;
+    let Some(mut note) = synthesis.annotation else {
         return Err(AnnotateError::Invalid(format!(
             "no annotated commit in the chain squashed into {}",
             target.short()
         )));
     };
-    let mut note = (*first).clone();
-    for other in rest {
-        note = ultragit_schema::merge::merge(&note, other);
-    }
-    let missing: Vec<String> = sources
-        .iter()
-        .filter(|(_, a)| a.is_none())
-        .map(|(id, _)| id.short())
-        .collect();
-    let mut synthesis = format!(
+    let how = format!(
         "squash-merged onto {onto_name}: synthesized by `ultragit remap` from {} commits \
          (matched by their combined diff)",
         sources.len()
     );
-    if !missing.is_empty() {
-        synthesis.push_str(&format!("; without a note: {}", missing.join(", ")));
-    }
-    note.commit = target.to_hex();
-    note.provenance = Provenance {
-        operation: ProvenanceOperation::Squash,
-        derived_from: sources.iter().map(|(id, _)| id.to_hex()).collect(),
-        original_annotations_preserved: false,
-        synthesis_notes: Some(synthesis),
-    };
-    let warnings = finish(repo, &mut note)?;
+    note.provenance.synthesis_notes = Some(match note.provenance.synthesis_notes.take() {
+        Some(more) if !more.trim().is_empty() => format!("{how}; {more}"),
+        _ => how,
+    });
+    let mut warnings = synthesis.warnings;
+    warnings.extend(
+        synthesis
+            .dropped
+            .iter()
+            .map(|d| format!("a region did not survive the squash: {d}")),
+    );
+    warnings.extend(finish(repo, &mut note)?);
     Ok((note, warnings))
 }
 

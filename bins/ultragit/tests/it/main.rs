@@ -9,5 +9,6 @@ mod golden;
 mod init;
 mod read;
 mod remap;
+mod rewrite;
 mod support;
 mod untrusted;
