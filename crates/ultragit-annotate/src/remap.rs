@@ -696,26 +696,22 @@ fn readable_notes(
     Ok((good, bad))
 }
 
-/// Writes `note` unless its commit got a note meanwhile; `false` then.
-///
-/// The check and the write are two steps: a note written between them by
-/// another process is replaced. Both writers derive the note of the same
-/// change, and the notes ref's history keeps the other one.
+/// Writes `note` unless its commit got a note meanwhile; `false` then. "Only
+/// if absent" is decided inside the notes ref's compare-and-swap
+/// (`Notes::write_with`), so a note another writer stored is never replaced.
 fn write_if_absent(repo: &Repo, note: &Annotation) -> Result<bool, AnnotateError> {
     let commit: ObjectId = note
         .commit
         .parse()
         .map_err(|_| AnnotateError::Invalid(format!("'{}' is not a commit id", note.commit)))?;
-    let notes = repo.notes(NOTES_REF)?;
-    if notes.read(commit)?.is_some() {
-        return Ok(false);
-    }
     // Never store what `read` could not parse.
     let text = note.to_json();
     Annotation::from_json(&text)
         .map_err(|e| AnnotateError::Invalid(format!("derived note does not parse: {e}")))?;
-    notes.write(commit, &text)?;
-    Ok(true)
+    let written = repo
+        .notes(NOTES_REF)?
+        .write_with(commit, |current| current.is_none().then(|| text.clone()))?;
+    Ok(written.is_some())
 }
 
 /// Patch-ids of annotated commits, cached in `.git/ultragit/patch-ids`.
