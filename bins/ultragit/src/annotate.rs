@@ -261,6 +261,13 @@ fn annotate_now(
         api_key_env: settings.api_key_env.as_deref(),
     };
     let source = context_source(args, repo, &sha);
+    if source.is_none()
+        && args.squash_sources.is_empty()
+        && args.delta_from.is_none()
+        && let Some(outcome) = crate::remap::after_cherry_pick(repo, commit, ctx)
+    {
+        return Ok(outcome);
+    }
     let config = match provider_config(&request, lookup) {
         Ok(config) => config,
         Err(err @ ProviderError::MissingKey { .. }) => {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, doctor, init, read, rewritten, show};
+use crate::{annotate, context, doctor, init, read, remap, rewritten, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +57,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// Carry notes to the commits a server's rebase or squash merge made (matched by patch-id)
+    Remap(remap::RemapArgs),
     /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
     #[command(hide = true)]
     Rewritten(rewritten::RewrittenArgs),
@@ -76,6 +78,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Remap(args) => remap::run(&args, &cwd, ctx),
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
     }

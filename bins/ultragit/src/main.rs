@@ -26,6 +26,10 @@
 //!   hooks, rewrite config, notes (malformed, unreachable), provider, sync and
 //!   cache checks, each ok/warn/fail with its fix; `--fix` applies the safe
 //!   repairs; exit 1 when a check fails.
+//! - `ultragit remap [--onto REF] [--dry-run] [--format text|json]` ([`remap`]):
+//!   notes of commits a server rebased or squash-merged carried to the commits
+//!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
+//!   commit gets its original's note on the post-commit path (no model call).
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -48,6 +52,7 @@ mod context;
 mod doctor;
 mod init;
 mod read;
+mod remap;
 mod rewritten;
 mod show;
 

@@ -4,6 +4,8 @@
 //! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
 //! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
 //! types out.
+//! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
+//! original, in two processes for any number of commits.
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -37,6 +39,7 @@ pub mod diff;
 mod error;
 pub mod notes;
 mod oid;
+pub mod patch_id;
 pub mod refs;
 mod repo;
 mod status;
@@ -53,6 +56,7 @@ pub use diff::{
 pub use error::{Error, Result, Source};
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use oid::{ObjectId, ParseObjectIdError};
+pub use patch_id::PatchId;
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
 pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo};
 pub use status::StatusEntry;

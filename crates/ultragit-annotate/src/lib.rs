@@ -10,6 +10,8 @@
 //! through amend, rebase and squash ([`rewrite`]), health checks
 //! ([`doctor`]), display ([`show`]) and
 //! configuration (`config`).
+//! Notes follow the change to cherry-picks and server-side rebase and squash
+//! merges by patch-id ([`remap`]).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -32,6 +34,7 @@ pub mod doctor;
 mod error;
 pub mod gather;
 pub mod prompt;
+pub mod remap;
 pub mod rewrite;
 pub mod run;
 pub mod setup;

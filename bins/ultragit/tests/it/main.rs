@@ -9,6 +9,7 @@ mod errors;
 mod golden;
 mod init;
 mod read;
+mod remap;
 mod rewrite;
 mod support;
 mod untrusted;

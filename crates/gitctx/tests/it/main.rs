@@ -6,6 +6,7 @@ mod child;
 mod diff;
 mod hostile_text;
 mod notes;
+mod patch_id;
 mod refs;
 mod repo;
 mod submodules;

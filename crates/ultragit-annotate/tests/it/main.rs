@@ -5,6 +5,7 @@ mod agent_loop;
 mod doctor;
 mod gather;
 mod golden;
+mod remap;
 mod rewrite;
 mod setup;
 mod support;
