@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Flavor, TestRepo};
 
 use crate::annotate::{KEY, KEY_VAR, configure, note_of};
-use crate::support::{annotate, note, stdout, ultragit};
+use crate::support::{annotate, assert_notes_readable, note, stdout, ultragit};
 
 fn lines() -> String {
     (1..=20).map(|i| format!("line {i}\n")).collect()
@@ -34,21 +34,6 @@ fn annotate_with(repo: &TestRepo, commit: &str, file: &str, name: &str, at: (u32
     );
     doc["task"] = json!("the task");
     annotate(repo, &doc);
-}
-
-/// Every note parses as `ultragit/v1` and `read` runs over the file without
-/// warning about a malformed note.
-fn assert_readable(repo: &TestRepo, file: &str) {
-    let listed = repo.git(&["notes", "--ref=ultragit", "list"]);
-    for line in listed.lines() {
-        let commit = line.split_whitespace().nth(1).unwrap();
-        let text = repo.git(&["notes", "--ref=ultragit", "show", commit]);
-        ultragit_schema::Annotation::from_json(&text)
-            .unwrap_or_else(|e| panic!("the note of {commit} does not parse: {e}"));
-    }
-    let run = ultragit(repo.path(), &["read", file]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(!run.stderr.contains("malformed"), "{run:?}");
 }
 
 fn notes_tip(repo: &TestRepo) -> String {
@@ -124,7 +109,7 @@ fn the_post_commit_hook_copies_a_cherry_picks_note_without_the_model() {
     assert_eq!(copy["context_level"], "enhanced");
     assert_eq!(copy["regions"][0]["lines"], json!({"start": 15, "end": 17}));
     assert!(!state.join("failed.log").exists());
-    assert_readable(&repo, "f.txt");
+    assert_notes_readable(&repo, "f.txt");
 }
 
 #[test]
@@ -222,7 +207,7 @@ fn remap_copies_notes_after_a_server_side_rebase_merge() {
         assert_eq!(copy["provenance"]["derived_from"], json!([old]));
         assert_eq!(copy["provenance"]["original_annotations_preserved"], true);
     }
-    assert_readable(&repo, "f.txt");
+    assert_notes_readable(&repo, "f.txt");
     // Again: nothing left to do.
     let again = stdout(repo.path(), &["remap"]);
     assert!(again.contains("0 copied, 0 synthesized"), "{again}");
@@ -255,7 +240,7 @@ fn remap_synthesizes_a_squash_note_after_a_server_side_squash_merge() {
         .map(|r| r["ast_anchor"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["five", "nine"]);
-    assert_readable(&repo, "g.txt");
+    assert_notes_readable(&repo, "g.txt");
 }
 
 #[test]
