@@ -40,6 +40,21 @@ fn notes_tip(repo: &TestRepo) -> String {
     repo.rev_parse("refs/notes/ultragit")
 }
 
+/// main: f.txt; branch `topic`: line 15 changed, annotated; back on main.
+fn annotated_topic() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.commit_file("f.txt", lines(), "base");
+    repo.checkout_new("topic");
+    let topic = repo.commit_file(
+        "f.txt",
+        lines().replace("line 15\n", "line fifteen\n"),
+        "fifteen",
+    );
+    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
+    repo.checkout("main");
+    (repo, topic)
+}
+
 /// main: f.txt and g.txt; topic: two annotated commits with an unannotated one
 /// between them; main moves on elsewhere.
 fn branch(repo: &TestRepo) -> Vec<String> {
@@ -58,16 +73,7 @@ fn branch(repo: &TestRepo) -> Vec<String> {
 
 #[test]
 fn the_post_commit_hook_copies_a_cherry_picks_note_without_the_model() {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "fifteen",
-    );
-    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
-    repo.checkout("main");
+    let (repo, topic) = annotated_topic();
     repo.commit_file("f.txt", format!("top\n{}", lines()), "prepend");
     // A model that must not be called: its script is empty.
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
@@ -114,16 +120,7 @@ fn the_post_commit_hook_copies_a_cherry_picks_note_without_the_model() {
 
 #[test]
 fn annotate_of_a_cherry_pick_without_x_copies_and_of_changed_code_calls_the_model() {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "fifteen",
-    );
-    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
-    repo.checkout("main");
+    let (repo, topic) = annotated_topic();
     repo.git(&["cherry-pick", &topic]);
     let picked = repo.rev_parse("HEAD");
     // No key and no server needed: the copy needs no model.
