@@ -509,7 +509,7 @@ pub(crate) fn spawn_annotation(
 fn amend_left_to_post_rewrite(repo: &Repo, commit: ObjectId) -> bool {
     let amended = repo.head().ok().and_then(|head| head.commit()) == Some(commit)
         && repo
-            .head_reflog_message()
+            .reflog_message("HEAD", commit, 1)
             .ok()
             .flatten()
             .is_some_and(|message| message.starts_with("commit (amend)"));

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use frontend::provider::{ProviderRequest, connect, provider_config};
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, Context, Outcome};
 use gitctx::Repo;
 use llm::{CompletionRequest, LlmError, Message};
 use safe_io::term::sanitize_line;
@@ -82,12 +82,7 @@ pub fn run(
     ctx: &Context,
 ) -> Result<Outcome, CommandError> {
     let repo = Repo::discover(cwd)?;
-    let exe = std::env::current_exe()
-        .and_then(|exe| exe.canonicalize())
-        .map_err(|err| {
-            CommandError::from_error(ErrorKind::Internal, err)
-                .context("cannot find the ultragit executable")
-        })?;
+    let exe = crate::init::ultragit_executable()?;
     let key_is_set = |name: &str| lookup(name).is_some_and(|value| !value.trim().is_empty());
     let inputs = Inputs {
         ultragit: &exe,

@@ -7,7 +7,7 @@
 //! repository keeps working with the build that set it up wherever `PATH` points.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use frontend::{CommandError, Context, ErrorKind, Outcome};
@@ -38,15 +38,20 @@ notes.rewrite.amend=true and notes.rewrite.rebase=true;
 
 Exit status: 0 on success, 1 on failure, 2 on usage errors.";
 
-/// Sets up the repository containing `cwd`.
-pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
-    let repo = Repo::discover(cwd)?;
-    let exe = std::env::current_exe()
+/// This very binary, links resolved: the program the hooks run.
+pub(crate) fn ultragit_executable() -> Result<PathBuf, CommandError> {
+    std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
         .map_err(|err| {
             CommandError::from_error(ErrorKind::Internal, err)
                 .context("cannot find the ultragit executable")
-        })?;
+        })
+}
+
+/// Sets up the repository containing `cwd`.
+pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
+    let exe = ultragit_executable()?;
     let report = setup::init(&repo, &exe)?;
 
     let mut output = Outcome::nothing();
@@ -118,13 +123,8 @@ pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comma
             };
             let _ = writeln!(
                 text,
-                "  model            {} {} at {}, {key}\n                 \x20                  (provider: {}, model: {}, URL: {}, key variable: {};\n                 \x20                   set with git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
-                provider.kind.as_str(),
-                provider.model,
-                provider
-                    .base_url
-                    .as_deref()
-                    .unwrap_or("the API's default URL"),
+                "  model            {}, {key}\n                 \x20                  (provider: {}, model: {}, URL: {}, key variable: {};\n                 \x20                   set with git config ultragit.provider, ultragit.model, ultragit.baseUrl, ultragit.apiKeyEnv)",
+                provider.describe(),
                 sources.kind,
                 sources.model,
                 sources.base_url,

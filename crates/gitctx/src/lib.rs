@@ -5,7 +5,9 @@
 //! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
 //! types out.
 //! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
-//! original, in two processes for any number of commits.
+//! original, in two processes for any number of commits; [`history`] chooses
+//! the commits to compare (unreachable from refs, committed since a date, what
+//! a reflog says).
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -37,6 +39,7 @@ pub mod command;
 mod commit;
 pub mod diff;
 mod error;
+pub mod history;
 pub mod notes;
 mod oid;
 pub mod patch_id;

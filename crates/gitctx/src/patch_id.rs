@@ -1,6 +1,6 @@
-//! Patch-ids: telling that two commits make the same change, and finding the
-//! commits such a comparison needs (not reachable from a ref, committed since a
-//! date, what HEAD's reflog says about a commit).
+//! Patch-ids: telling that two commits make the same change. Choosing which
+//! commits to compare (not reachable from a ref, committed since a date, what
+//! HEAD's reflog says about a commit) is [`crate::history`]'s.
 //!
 //! A patch-id is git's hash of a diff with line numbers and whitespace removed
 //! (`git patch-id --stable`): a cherry-pick, or a commit rebased onto another base
@@ -24,7 +24,7 @@ use std::process::Stdio;
 use std::str::FromStr;
 
 use crate::command::GitCommand;
-use crate::error::{Error, Result, git};
+use crate::error::{Error, Result};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
 
@@ -179,108 +179,7 @@ impl Repo {
             reason,
         })
     }
-
-    /// Those of `targets` that are commits here and not reachable from any of
-    /// `from` (`git rev-list targets --not from`, restricted to the targets),
-    /// in the order given. Targets whose object is missing or not a commit are
-    /// left out. One in-process walk, which stops once everything left is
-    /// reachable from `from`.
-    pub fn unreachable_from(
-        &self,
-        targets: &[ObjectId],
-        from: &[ObjectId],
-    ) -> Result<Vec<ObjectId>> {
-        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
-        let mut wanted = HashSet::new();
-        for &target in targets {
-            if self.inner.find_commit(target.to_git()).is_ok() {
-                walk.push(target.to_git()).map_err(git("walking history"))?;
-                wanted.insert(target);
-            }
-        }
-        if wanted.is_empty() {
-            return Ok(Vec::new());
-        }
-        for &tip in from {
-            walk.hide(tip.to_git()).map_err(git("walking history"))?;
-        }
-        let mut unreachable = HashSet::new();
-        for id in walk {
-            let id = ObjectId::from_git(id.map_err(git("walking history"))?);
-            if wanted.contains(&id) {
-                unreachable.insert(id);
-            }
-        }
-        Ok(targets
-            .iter()
-            .copied()
-            .filter(|t| unreachable.contains(t))
-            .collect())
-    }
-
-    /// The non-merge commits reachable from `tip` whose committer date is at or
-    /// after `since` (seconds since the epoch), newest first, at most `limit`.
-    /// The walk goes by date and stops after [`SINCE_SLOP`] older commits in a
-    /// row, as `git log --since` does, so one commit with a skewed clock does not
-    /// cut it short.
-    pub fn commits_since(&self, tip: ObjectId, since: i64, limit: usize) -> Result<Vec<ObjectId>> {
-        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
-        walk.set_sorting(git2::Sort::TIME)
-            .map_err(git("walking history"))?;
-        walk.push(tip.to_git()).map_err(git("walking history"))?;
-        let mut out = Vec::new();
-        let mut old_in_a_row = 0;
-        for id in walk {
-            if out.len() >= limit {
-                break;
-            }
-            let id = id.map_err(git("walking history"))?;
-            let commit = self
-                .inner
-                .find_commit(id)
-                .map_err(git("reading a commit"))?;
-            if commit.committer().when().seconds() < since {
-                old_in_a_row += 1;
-                if old_in_a_row >= SINCE_SLOP {
-                    break;
-                }
-                continue;
-            }
-            old_in_a_row = 0;
-            if commit.parent_count() <= 1 {
-                out.push(ObjectId::from_git(id));
-            }
-        }
-        Ok(out)
-    }
-
-    /// The message of the newest entry among the last `depth` of `refname`'s
-    /// reflog (e.g. `HEAD`) that moved it to `commit`, e.g. `cherry-pick: Fix
-    /// parser`; `None` when there is no such entry or no reflog.
-    pub fn reflog_message(
-        &self,
-        refname: &str,
-        commit: ObjectId,
-        depth: usize,
-    ) -> Result<Option<String>> {
-        let reflog = match self.inner.reflog(refname) {
-            Ok(reflog) => reflog,
-            Err(err) if err.code() == git2::ErrorCode::NotFound => return Ok(None),
-            Err(err) => return Err(git("reading the reflog")(err)),
-        };
-        Ok(reflog
-            .iter()
-            .take(depth)
-            .find(|entry| entry.id_new() == commit.to_git())
-            .map(|entry| {
-                String::from_utf8_lossy(entry.message_bytes().unwrap_or_default()).into_owned()
-            }))
-    }
 }
-
-/// How many commits older than `since` in a row end [`Repo::commits_since`]'s
-/// walk (git's `--since` uses the same slop).
-pub const SINCE_SLOP: usize = 5;
 
 /// Reads at most [`MAX_STDERR`] bytes of a pipe on a thread (the rest is
 /// drained and dropped, so the writer never blocks).

@@ -126,6 +126,19 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
 }
 
+impl ProviderSettings {
+    /// `{kind} {model} at {url}`, as `init` and `doctor` show it (the URL is
+    /// "the API's default URL" when none is set).
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} at {}",
+            self.kind.as_str(),
+            self.model,
+            self.base_url.as_deref().unwrap_or("the API's default URL"),
+        )
+    }
+}
+
 /// The provider flags as given (`None`: not given). They win over everything.
 #[derive(Debug, Default, Clone)]
 pub struct ProviderFlags {

@@ -26,12 +26,13 @@
 //! is never a target, so a rerun does nothing new, and a note is never
 //! replaced. Every written note is validated and parses as `ultragit/v1`.
 //!
-//! **Copies.** A copied note keeps the source's regions, with their line
-//! ranges moved by the offset between the two commits' hunks (equal
-//! patch-ids mean the same hunks, possibly at other lines), and gets
-//! `provenance.operation = "amend"`, `derived_from` the sources,
-//! `original_annotations_preserved = true` and `synthesis_notes` saying where
-//! it came from and how it was matched.
+//! **Copies.** A copied note keeps the source's regions, their line ranges
+//! re-resolved at the new commit exactly as a rewrite carries them
+//! (through their anchors where the language has a grammar, else through
+//! the diff between the two commits; see `rewrite`'s `carry_regions`), and
+//! gets `provenance.operation = "amend"`, `derived_from` the sources,
+//! `original_annotations_preserved` (true unless a region's unit is gone)
+//! and `synthesis_notes` saying where it came from and how it was matched.
 //!
 //! **Bounded.** Only commits with notes are sources (at most
 //! [`MAX_SOURCES`]); candidates on the ref are its non-merge commits
@@ -45,11 +46,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gitctx::{DiffOptions, ObjectId, PatchId, Repo};
-use ultragit_schema::{
-    Annotation, Provenance, ProvenanceOperation, RegionAnnotation, ValidationContext,
-};
+use ultragit_schema::{Annotation, Provenance, ProvenanceOperation, ValidationContext};
 
 use crate::error::AnnotateError;
+use crate::rewrite::carry_regions;
 use crate::{NOTES_REF, author};
 
 /// The patch-id cache's file in `.git/ultragit/`.
@@ -564,7 +564,8 @@ fn synthesize_squash(
 }
 
 /// The note `target` gets from `sources` (one or more annotations of the
-/// same change, joined), its lines moved to `target`'s hunks.
+/// same change, joined), each source's regions re-resolved at `target` as a
+/// rewrite carries them ([`carry_regions`]).
 fn copied_note(
     repo: &Repo,
     target: ObjectId,
@@ -578,24 +579,37 @@ fn copied_note(
             target.short()
         )));
     };
-    let mut note = first.clone();
-    for (_, other) in rest {
-        note = ultragit_schema::merge::merge(&note, other);
+    // Each source's regions are re-resolved from its own commit, as a
+    // rewrite carries them, then the copies are joined.
+    let mut dropped = Vec::new();
+    let mut carried = |id: ObjectId, source: &Annotation| {
+        let mut copy = source.clone();
+        let (regions, lost) = carry_regions(repo, id, target, &source.regions)?;
+        copy.regions = regions;
+        dropped.extend(lost);
+        Ok::<_, AnnotateError>(copy)
+    };
+    let mut note = carried(*first_id, first)?;
+    for (id, other) in rest {
+        note = ultragit_schema::merge::merge(&note, &carried(*id, other)?);
     }
     note.commit = target.to_hex();
-    shift_lines(repo, *first_id, target, &mut note.regions)?;
     let names: Vec<String> = sources.iter().map(|(id, _)| id.to_hex()).collect();
     note.provenance = Provenance {
         operation: ProvenanceOperation::Amend,
         derived_from: names.clone(),
-        original_annotations_preserved: true,
+        original_annotations_preserved: dropped.is_empty(),
         synthesis_notes: Some(format!(
             "{what}: note copied by ultragit from {} (matched by {})",
             names.join(", "),
             how.as_str()
         )),
     };
-    let warnings = finish(repo, &mut note)?;
+    let mut warnings: Vec<String> = dropped
+        .iter()
+        .map(|d| format!("a region did not survive the copy: {d}"))
+        .collect();
+    warnings.extend(finish(repo, &mut note)?);
     Ok((note, warnings))
 }
 
@@ -619,61 +633,6 @@ fn finish(repo: &Repo, note: &mut Annotation) -> Result<Vec<String>, AnnotateErr
         .iter()
         .map(|p| format!("dropped an invalid part of the copied note: {p}"))
         .collect())
-}
-
-/// Moves each region's lines by the offset between `source`'s and `target`'s
-/// hunks in its file: equal patch-ids mean the same hunks in the same order,
-/// possibly at other line numbers. A line takes the offset of the last hunk
-/// that starts at or before it (the first hunk's before any). A file whose
-/// hunks do not pair up is left as it is.
-fn shift_lines(
-    repo: &Repo,
-    source: ObjectId,
-    target: ObjectId,
-    regions: &mut [RegionAnnotation],
-) -> Result<(), AnnotateError> {
-    if regions.is_empty() {
-        return Ok(());
-    }
-    let mut paths: Vec<String> = regions.iter().map(|r| r.file.clone()).collect();
-    paths.sort();
-    paths.dedup();
-    let options = DiffOptions {
-        paths,
-        context_lines: 0,
-        detect_renames: false,
-        hunks: true,
-    };
-    let old = repo.diff_commit(&source.to_hex(), &options)?;
-    let new = repo.diff_commit(&target.to_hex(), &options)?;
-    for region in regions.iter_mut() {
-        let (Some(a), Some(b)) = (old.file(&region.file), new.file(&region.file)) else {
-            continue;
-        };
-        if a.hunks.len() != b.hunks.len() || a.hunks.is_empty() {
-            continue;
-        }
-        let starts: Vec<(u32, i64)> = a
-            .hunks
-            .iter()
-            .zip(&b.hunks)
-            .map(|(x, y)| (x.new_start, i64::from(y.new_start) - i64::from(x.new_start)))
-            .collect();
-        let offset = |line: u32| {
-            starts
-                .iter()
-                .rev()
-                .find(|(start, _)| *start <= line)
-                .unwrap_or(&starts[0])
-                .1
-        };
-        let moved = |line: u32, by: i64| u32::try_from((i64::from(line) + by).max(1)).unwrap_or(1);
-        let start = moved(region.lines.start, offset(region.lines.start));
-        let end = moved(region.lines.end, offset(region.lines.end)).max(start);
-        region.lines.start = start;
-        region.lines.end = end;
-    }
-    Ok(())
 }
 
 /// The notes of `ids` that parse, and the ids whose note does not (malformed

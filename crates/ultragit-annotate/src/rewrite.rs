@@ -36,7 +36,7 @@ use ultragit_schema::{
 };
 
 use crate::error::AnnotateError;
-use lines::{Carried, FileMap, Target};
+pub(crate) use lines::carry_regions;
 
 pub use synthesis::{Synthesis, synthesize};
 
@@ -230,19 +230,8 @@ fn carry(
     kind: RewriteKind,
     action: &Action,
 ) -> Result<(Annotation, Vec<String>), AnnotateError> {
-    let map = FileMap::between(repo, old, new)?;
-    let mut target = Target::new(repo, new);
     let mut annotation = note;
-    let mut regions = Vec::new();
-    let mut dropped = Vec::new();
-    for region in &annotation.regions {
-        match target.carry(&map, region)? {
-            Carried::Kept(region) => regions.push(*region),
-            Carried::Dropped(why) => {
-                dropped.push(format!("{}:{}: {why}", region.file, region.ast_anchor.name))
-            }
-        }
-    }
+    let (regions, dropped) = carry_regions(repo, old, new, &annotation.regions)?;
     annotation.regions = regions;
     annotation.commit = new.to_hex();
     let how = match (action, kind) {
@@ -327,6 +316,13 @@ fn store(
 /// Whether `new` makes the same change as `old`: the same tree, or the same
 /// lines added and removed in the same files against their first parents
 /// (what a clean rebase pick or a reword keeps).
+///
+/// Not [`gitctx::Repo::patch_ids`], on purpose: a patch-id ignores
+/// whitespace, so an amend that only re-indents code (a real change in
+/// Python or YAML) would count as message-only and keep no delta annotation;
+/// and it costs two git processes per question where this is an in-process
+/// diff. Patch-ids answer `remap`'s looser question (is this commit, on
+/// another base, a copy of that one?).
 fn same_change(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<bool, AnnotateError> {
     let (old, new) = (old.to_hex(), new.to_hex());
     let quick = DiffOptions {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Flavor, TestRepo};
 
 use crate::annotate::{KEY, KEY_VAR, configure, note_of};
-use crate::support::{annotate, note, stdout, ultragit};
+use crate::support::{annotate, assert_notes_readable, note, stdout, ultragit};
 
 fn lines() -> String {
     (1..=20).map(|i| format!("line {i}\n")).collect()
@@ -36,23 +36,23 @@ fn annotate_with(repo: &TestRepo, commit: &str, file: &str, name: &str, at: (u32
     annotate(repo, &doc);
 }
 
-/// Every note parses as `ultragit/v1` and `read` runs over the file without
-/// warning about a malformed note.
-fn assert_readable(repo: &TestRepo, file: &str) {
-    let listed = repo.git(&["notes", "--ref=ultragit", "list"]);
-    for line in listed.lines() {
-        let commit = line.split_whitespace().nth(1).unwrap();
-        let text = repo.git(&["notes", "--ref=ultragit", "show", commit]);
-        ultragit_schema::Annotation::from_json(&text)
-            .unwrap_or_else(|e| panic!("the note of {commit} does not parse: {e}"));
-    }
-    let run = ultragit(repo.path(), &["read", file]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(!run.stderr.contains("malformed"), "{run:?}");
-}
-
 fn notes_tip(repo: &TestRepo) -> String {
     repo.rev_parse("refs/notes/ultragit")
+}
+
+/// main: f.txt; branch `topic`: line 15 changed, annotated; back on main.
+fn annotated_topic() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.commit_file("f.txt", lines(), "base");
+    repo.checkout_new("topic");
+    let topic = repo.commit_file(
+        "f.txt",
+        lines().replace("line 15\n", "line fifteen\n"),
+        "fifteen",
+    );
+    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
+    repo.checkout("main");
+    (repo, topic)
 }
 
 /// main: f.txt and g.txt; topic: two annotated commits with an unannotated one
@@ -73,16 +73,7 @@ fn branch(repo: &TestRepo) -> Vec<String> {
 
 #[test]
 fn the_post_commit_hook_copies_a_cherry_picks_note_without_the_model() {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "fifteen",
-    );
-    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
-    repo.checkout("main");
+    let (repo, topic) = annotated_topic();
     repo.commit_file("f.txt", format!("top\n{}", lines()), "prepend");
     // A model that must not be called: its script is empty.
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
@@ -124,21 +115,12 @@ fn the_post_commit_hook_copies_a_cherry_picks_note_without_the_model() {
     assert_eq!(copy["context_level"], "enhanced");
     assert_eq!(copy["regions"][0]["lines"], json!({"start": 15, "end": 17}));
     assert!(!state.join("failed.log").exists());
-    assert_readable(&repo, "f.txt");
+    assert_notes_readable(&repo, "f.txt");
 }
 
 #[test]
 fn annotate_of_a_cherry_pick_without_x_copies_and_of_changed_code_calls_the_model() {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "fifteen",
-    );
-    annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
-    repo.checkout("main");
+    let (repo, topic) = annotated_topic();
     repo.git(&["cherry-pick", &topic]);
     let picked = repo.rev_parse("HEAD");
     // No key and no server needed: the copy needs no model.
@@ -222,7 +204,7 @@ fn remap_copies_notes_after_a_server_side_rebase_merge() {
         assert_eq!(copy["provenance"]["derived_from"], json!([old]));
         assert_eq!(copy["provenance"]["original_annotations_preserved"], true);
     }
-    assert_readable(&repo, "f.txt");
+    assert_notes_readable(&repo, "f.txt");
     // Again: nothing left to do.
     let again = stdout(repo.path(), &["remap"]);
     assert!(again.contains("0 copied, 0 synthesized"), "{again}");
@@ -255,7 +237,7 @@ fn remap_synthesizes_a_squash_note_after_a_server_side_squash_merge() {
         .map(|r| r["ast_anchor"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["five", "nine"]);
-    assert_readable(&repo, "g.txt");
+    assert_notes_readable(&repo, "g.txt");
 }
 
 #[test]

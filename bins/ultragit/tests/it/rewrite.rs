@@ -119,6 +119,19 @@ fn wait_for_note(repo: &TestRepo, rev: &str, done: impl Fn(&Value) -> bool) -> V
     }
 }
 
+/// Commits `alpha` with an annotation, then amends it (hooks on) adding
+/// `beta`: the original and the amended commit.
+fn annotate_alpha_then_amend_adding_beta(repo: &TestRepo) -> (String, String) {
+    let old = add_function(repo, "alpha", 1);
+    annotate_function(repo, &old, "alpha", &file_at(repo, &old));
+    let mut text = file_at(repo, &old);
+    text.push_str(&function("beta", 2));
+    repo.write("src/lib.rs", text);
+    repo.git(&["add", "--", "src/lib.rs"]);
+    git_with_hooks(repo, &["commit", "--quiet", "--amend", "--no-edit"], &[]);
+    (old, repo.rev_parse("HEAD"))
+}
+
 /// Every commit `show` prints as a valid annotation.
 fn assert_readable(repo: &TestRepo, rev: &str) -> Value {
     let run = ultragit_with(repo.path(), &["show", rev, "--format", "json"], &[]);
@@ -200,15 +213,7 @@ fn an_amend_that_changes_code_keeps_the_context_and_annotates_the_delta() {
         ],
     );
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
-
-    let mut text = file_at(&repo, &old);
-    text.push_str(&function("beta", 2));
-    repo.write("src/lib.rs", text);
-    repo.git(&["add", "--", "src/lib.rs"]);
-    git_with_hooks(&repo, &["commit", "--quiet", "--amend", "--no-edit"], &[]);
-    let new = repo.rev_parse("HEAD");
+    let (old, new) = annotate_alpha_then_amend_adding_beta(&repo);
 
     let merged = wait_for_note(&repo, &new, |n| {
         n["regions"].as_array().is_some_and(|r| r.len() == 2)
@@ -419,14 +424,7 @@ fn malformed_rewrite_input_writes_nothing() {
 fn a_failed_delta_annotation_keeps_the_carried_note_and_is_recorded() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::error(400, "bad model")]);
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
-    let mut text = file_at(&repo, &old);
-    text.push_str(&function("beta", 2));
-    repo.write("src/lib.rs", text);
-    repo.git(&["add", "--", "src/lib.rs"]);
-    git_with_hooks(&repo, &["commit", "--quiet", "--amend", "--no-edit"], &[]);
-    let new = repo.rev_parse("HEAD");
+    let (_, new) = annotate_alpha_then_amend_adding_beta(&repo);
 
     let failed = repo.join(".git/ultragit/failed.log");
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -60,6 +60,21 @@ pub fn annotate(repo: &TestRepo, annotation: &Value) {
     write_note(repo, commit, &annotation.to_string());
 }
 
+/// Every note parses as `ultragit/v1` and `read` runs over the file without
+/// warning about a malformed note.
+pub fn assert_notes_readable(repo: &TestRepo, file: &str) {
+    let listed = repo.git(&["notes", "--ref=ultragit", "list"]);
+    for line in listed.lines() {
+        let commit = line.split_whitespace().nth(1).unwrap();
+        let text = repo.git(&["notes", "--ref=ultragit", "show", commit]);
+        ultragit_schema::Annotation::from_json(&text)
+            .unwrap_or_else(|e| panic!("the note of {commit} does not parse: {e}"));
+    }
+    let run = ultragit(repo.path(), &["read", file]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains("malformed"), "{run:?}");
+}
+
 /// An `ultragit/v1` document for `commit`.
 pub fn note(
     commit: &str,

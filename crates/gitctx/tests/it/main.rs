@@ -4,6 +4,7 @@ mod blame;
 mod blame_cache;
 mod child;
 mod diff;
+mod history;
 mod hostile_text;
 mod notes;
 mod patch_id;

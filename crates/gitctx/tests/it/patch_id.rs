@@ -1,6 +1,5 @@
 //! Patch-ids: equal for a cherry-pick and a clean rebase, different after a code
-//! change, none for merges and empty commits; combined diffs of a branch; the
-//! walks that choose what to compare.
+//! change, none for merges and empty commits; combined diffs of a branch.
 
 use std::collections::HashMap;
 
@@ -9,7 +8,7 @@ use testkit::TestRepo;
 
 use crate::open;
 
-fn id(hex: &str) -> ObjectId {
+pub(crate) fn id(hex: &str) -> ObjectId {
     hex.parse().unwrap()
 }
 
@@ -18,7 +17,7 @@ fn ids(hexes: &[&String]) -> Vec<ObjectId> {
 }
 
 /// main: base (file with 20 lines); branch `topic` changes line 15.
-fn forked() -> (TestRepo, String, String) {
+pub(crate) fn forked() -> (TestRepo, String, String) {
     let repo = TestRepo::new();
     let lines: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     let base = repo.commit_file("f.txt", &lines, "base");
@@ -108,50 +107,4 @@ fn a_branch_squashed_has_the_patch_id_of_its_combined_diff() {
     // One commit's range equals its own patch-id.
     let one = r.range_patch_ids(&[(id(&base), id(&base))]).unwrap();
     assert!(one.is_empty());
-}
-
-#[test]
-fn unreachable_commits_and_commits_since_a_date() {
-    let (repo, base, topic) = forked();
-    let on_main = repo.commit_file("other.txt", "x\n", "other");
-    let r = open(&repo);
-    let found = r
-        .unreachable_from(
-            &[id(&topic), id(&base), id(&on_main), id(&"cd".repeat(20))],
-            &[id(&on_main)],
-        )
-        .unwrap();
-    assert_eq!(found, vec![id(&topic)]);
-    assert!(
-        r.unreachable_from(&[id(&topic)], &[id(&topic)])
-            .unwrap()
-            .is_empty()
-    );
-
-    let all = r.commits_since(id(&on_main), 0, 100).unwrap();
-    assert_eq!(all, vec![id(&on_main), id(&base)]);
-    let info = r.commit_info_by_id(id(&on_main)).unwrap();
-    let recent = r
-        .commits_since(id(&on_main), info.committer.time.seconds, 100)
-        .unwrap();
-    assert_eq!(recent, vec![id(&on_main)]);
-    assert_eq!(r.commits_since(id(&on_main), 0, 1).unwrap().len(), 1);
-}
-
-#[test]
-fn the_reflog_tells_a_cherry_pick() {
-    let (repo, _, topic) = forked();
-    repo.git(&["cherry-pick", &topic]);
-    let picked = repo.rev_parse("HEAD");
-    let plain = repo.commit_file("z.txt", "z\n", "plain");
-    let r = open(&repo);
-    let message = r.reflog_message("HEAD", id(&picked), 50).unwrap().unwrap();
-    assert!(message.starts_with("cherry-pick"), "{message}");
-    let message = r.reflog_message("HEAD", id(&plain), 50).unwrap().unwrap();
-    assert!(message.starts_with("commit"), "{message}");
-    assert_eq!(r.reflog_message("HEAD", id(&topic), 0).unwrap(), None);
-    assert_eq!(
-        r.reflog_message("refs/heads/nope", id(&topic), 50).unwrap(),
-        None
-    );
 }

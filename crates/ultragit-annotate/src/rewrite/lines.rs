@@ -218,6 +218,30 @@ impl<'r> Target<'r> {
     }
 }
 
+/// The regions of `source`'s note carried to `new` (see the module docs):
+/// the kept ones, and `file:anchor: why` for each dropped one. What an amend,
+/// a rebase and a remapped copy (`remap`) all do with one source's regions.
+pub(crate) fn carry_regions(
+    repo: &Repo,
+    source: ObjectId,
+    new: ObjectId,
+    regions: &[RegionAnnotation],
+) -> Result<(Vec<RegionAnnotation>, Vec<String>), AnnotateError> {
+    let map = FileMap::between(repo, source, new)?;
+    let mut target = Target::new(repo, new);
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for region in regions {
+        match target.carry(&map, region)? {
+            Carried::Kept(region) => kept.push(*region),
+            Carried::Dropped(why) => {
+                dropped.push(format!("{}:{}: {why}", region.file, region.ast_anchor.name))
+            }
+        }
+    }
+    Ok((kept, dropped))
+}
+
 /// The unit of the outline the region's anchor names: exact or unqualified
 /// matches, else fuzzy ones overlapping the mapped lines; several candidates
 /// are narrowed to the region's kind, then to the nearest to its mapped lines.

@@ -1,7 +1,7 @@
 //! Carrying notes across cherry-picks and server-side rebase and squash merges
 //! (`ultragit_annotate::remap`), on real repositories.
 
-use gitctx::{ObjectId, Repo};
+use crate::support::{id, open, read_note as note};
 use testkit::TestRepo;
 use ultragit_annotate::remap::{
     CherryPick, How, RemapOptions, RemapReport, cherry_pick, looks_cherry_picked, remap,
@@ -10,14 +10,6 @@ use ultragit_annotate::{NOTES_REF, store};
 use ultragit_schema::{
     Annotation, AstAnchor, ContextLevel, LineRange, ProvenanceOperation, RegionAnnotation,
 };
-
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
-
-fn open(repo: &TestRepo) -> Repo {
-    Repo::discover(repo.path()).unwrap()
-}
 
 /// Twenty numbered lines.
 fn lines() -> String {
@@ -44,16 +36,6 @@ fn annotate(repo: &TestRepo, commit: &str, regions: &[(&str, &str, (u32, u32))])
     }
     store(&open(repo), &note).unwrap();
     note
-}
-
-/// The note of `commit`, which must parse.
-fn note(repo: &TestRepo, commit: &str) -> Option<Annotation> {
-    let text = open(repo)
-        .notes(NOTES_REF)
-        .unwrap()
-        .read(id(commit))
-        .unwrap()?;
-    Some(Annotation::from_json(&text).expect("every note written parses"))
 }
 
 /// main: base with f.txt; branch `topic`: line 15 changed, annotated.

@@ -1,7 +1,7 @@
 //! Notes carried through rewrites on real repositories: the squash synthesis
 //! and the per-commit rules of `rewrite::apply_one`.
 
-use gitctx::{ObjectId, Repo};
+use crate::support::{id, open, read_note as read, write_note as write};
 use testkit::TestRepo;
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::rewrite::{Action, Rewrite, RewriteKind, apply_one, synthesize};
@@ -46,10 +46,6 @@ pub fn alpha() -> u32 {
 }
 ";
 
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
-
 fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &str) -> RegionAnnotation {
     RegionAnnotation::new(
         file,
@@ -68,25 +64,6 @@ fn note(commit: &str, regions: Vec<RegionAnnotation>) -> Annotation {
     );
     note.regions = regions;
     note
-}
-
-fn write(repo: &TestRepo, annotation: &Annotation) {
-    Repo::discover(repo.path())
-        .unwrap()
-        .notes(NOTES_REF)
-        .unwrap()
-        .write(id(&annotation.commit), &annotation.to_json())
-        .unwrap();
-}
-
-fn read(repo: &TestRepo, commit: &str) -> Option<Annotation> {
-    let text = Repo::discover(repo.path())
-        .unwrap()
-        .notes(NOTES_REF)
-        .unwrap()
-        .read(id(commit))
-        .unwrap()?;
-    Some(Annotation::from_json(&text).expect("every written note parses"))
 }
 
 #[test]
@@ -125,7 +102,7 @@ fn squash_synthesis_keeps_every_surviving_region_at_its_new_lines() {
     write(&repo, &note_a);
     write(&repo, &note_b);
 
-    let repository = Repo::discover(repo.path()).unwrap();
+    let repository = open(&repo);
     let sources = vec![
         (id(&a), Some(note_a.clone())),
         (id(&b), Some(note_b)),
@@ -195,7 +172,7 @@ fn a_message_only_amend_copies_the_note_with_amend_provenance() {
     write(&repo, &original);
     let new = repo.amend(Some("Add alpha, reworded"));
 
-    let repository = Repo::discover(repo.path()).unwrap();
+    let repository = open(&repo);
     let rewrite = Rewrite {
         new: id(&new),
         olds: vec![id(&old)],
@@ -236,7 +213,7 @@ fn an_amend_that_changes_code_carries_the_regions_and_asks_for_the_delta() {
     repo.stage(&["src/lib.rs"]);
     let new = repo.amend(None);
 
-    let repository = Repo::discover(repo.path()).unwrap();
+    let repository = open(&repo);
     let rewrite = Rewrite {
         new: id(&new),
         olds: vec![id(&old)],
@@ -265,7 +242,7 @@ fn an_unreadable_or_missing_note_is_left_alone() {
     let repo = TestRepo::new();
     let old = repo.commit_file("a.txt", "a\n", "A");
     let new = repo.amend(Some("A again"));
-    let repository = Repo::discover(repo.path()).unwrap();
+    let repository = open(&repo);
     let rewrite = Rewrite {
         new: id(&new),
         olds: vec![id(&old)],

@@ -1,0 +1,94 @@
+//! The walks that choose which commits to compare: unreachable from some
+//! commits or from every ref, committed since a date, what the reflog says.
+
+use crate::open;
+use crate::patch_id::{forked, id};
+
+#[test]
+fn unreachable_commits_and_commits_since_a_date() {
+    let (repo, base, topic) = forked();
+    let on_main = repo.commit_file("other.txt", "x\n", "other");
+    let r = open(&repo);
+    let found = r
+        .unreachable_from(
+            &[id(&topic), id(&base), id(&on_main), id(&"cd".repeat(20))],
+            &[id(&on_main)],
+        )
+        .unwrap();
+    assert_eq!(found, vec![id(&topic)]);
+    assert!(
+        r.unreachable_from(&[id(&topic)], &[id(&topic)])
+            .unwrap()
+            .is_empty()
+    );
+
+    let all = r.commits_since(id(&on_main), 0, 100).unwrap();
+    assert_eq!(all, vec![id(&on_main), id(&base)]);
+    let info = r.commit_info_by_id(id(&on_main)).unwrap();
+    let recent = r
+        .commits_since(id(&on_main), info.committer.time.seconds, 100)
+        .unwrap();
+    assert_eq!(recent, vec![id(&on_main)]);
+    assert_eq!(r.commits_since(id(&on_main), 0, 1).unwrap().len(), 1);
+}
+
+#[test]
+fn the_reflog_tells_a_cherry_pick() {
+    let (repo, _, topic) = forked();
+    repo.git(&["cherry-pick", &topic]);
+    let picked = repo.rev_parse("HEAD");
+    let plain = repo.commit_file("z.txt", "z\n", "plain");
+    let r = open(&repo);
+    let message = r.reflog_message("HEAD", id(&picked), 50).unwrap().unwrap();
+    assert!(message.starts_with("cherry-pick"), "{message}");
+    let message = r.reflog_message("HEAD", id(&plain), 50).unwrap().unwrap();
+    assert!(message.starts_with("commit"), "{message}");
+    assert_eq!(r.reflog_message("HEAD", id(&topic), 0).unwrap(), None);
+    assert_eq!(
+        r.reflog_message("refs/heads/nope", id(&topic), 50).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn unreachable_from_every_ref_counts_missing_commits() {
+    let (repo, base, topic) = forked();
+    let r = open(&repo);
+    let missing = id(&"cd".repeat(20));
+    // `topic` is still a branch: everything but the missing id is reachable.
+    assert_eq!(
+        r.unreachable_from_refs(&[id(&topic), id(&base), missing])
+            .unwrap(),
+        vec![missing]
+    );
+    repo.git(&["branch", "-D", "topic"]);
+    let mut expected = vec![id(&topic), missing];
+    expected.sort();
+    assert_eq!(
+        r.unreachable_from_refs(&[missing, id(&base), id(&topic)])
+            .unwrap(),
+        expected
+    );
+    // A tag on a blob hides nothing and breaks nothing.
+    let blob = repo.git(&["hash-object", "-w", "f.txt"]);
+    repo.git(&["tag", "blob-tag", blob.trim()]);
+    assert_eq!(
+        r.unreachable_from_refs(&[id(&topic)]).unwrap(),
+        vec![id(&topic)]
+    );
+    assert!(r.unreachable_from_refs(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn the_reflog_names_an_amend_only_at_depth_one_when_it_is_newest() {
+    let (repo, _, _) = forked();
+    repo.commit_file("a.txt", "a\n", "first");
+    repo.git(&["commit", "--amend", "--quiet", "-m", "first, amended"]);
+    let amended = repo.rev_parse("HEAD");
+    let r = open(&repo);
+    let message = r.reflog_message("HEAD", id(&amended), 1).unwrap().unwrap();
+    assert!(message.starts_with("commit (amend)"), "{message}");
+    let later = repo.commit_file("b.txt", "b\n", "later");
+    assert_eq!(r.reflog_message("HEAD", id(&amended), 1).unwrap(), None);
+    assert!(r.reflog_message("HEAD", id(&later), 1).unwrap().is_some());
+}

@@ -1,0 +1,275 @@
+//! The hook checks: each ultragit hook is a file in git's hooks directory
+//! holding its block, executable, not a link into the working tree, and the
+//! program its block runs exists.
+
+use std::path::Path;
+
+use safe_io::Dir;
+use safe_io::fs::FileKind;
+
+use super::{Check, Doctor, Finding, Repair, Status};
+use crate::error::AnnotateError;
+use crate::setup;
+
+/// The most of a hook file that is read.
+const HOOK_LIMIT: u64 = 1024 * 1024;
+
+impl Doctor<'_> {
+    pub(super) fn hooks(&self) -> Result<Vec<Finding>, AnnotateError> {
+        let hooks = self.repo.hooks_dir()?;
+        let exe = self.inputs.ultragit;
+        let mut out = vec![
+            self.hook(&hooks, "post-commit", Some(setup::hook_line(exe))),
+            self.hook(&hooks, "post-rewrite", Some(setup::rewrite_hook_line(exe))),
+        ];
+        if let Ok(Some(remote)) = self.sync_remote() {
+            // Its line is `ultragit sync`'s to choose: repaired by `sync --enable`.
+            let mut finding = self.hook(&hooks, "pre-push", None);
+            if finding.check.status != Status::Ok {
+                finding.check.fix = Some(format!("ultragit sync --enable {remote}"));
+            }
+            out.push(finding);
+        }
+        Ok(out)
+    }
+
+    /// One hook; `line` is what a repair installs (`None`: not repaired here).
+    fn hook(&self, hooks: &Path, name: &'static str, line: Option<String>) -> Finding {
+        let id = format!("hooks.{name}");
+        let path = hooks.join(name);
+        match self.inspect_hook(hooks, name) {
+            Ok(HookState::Healthy { program }) => Check::ok(
+                id,
+                match program {
+                    Some(program) => format!("{} runs {program}", path.display()),
+                    None => format!("{} holds the ultragit block", path.display()),
+                },
+            )
+            .into(),
+            Ok(HookState::Broken {
+                problem,
+                repairable,
+            }) => {
+                let repair = line
+                    .filter(|_| repairable)
+                    .map(|line| Repair::Hook { name, line });
+                let fix = if repair.is_some() {
+                    "ultragit doctor --fix (or ultragit init)".to_owned()
+                } else if repairable {
+                    String::new()
+                } else {
+                    format!(
+                        "edit {} by hand: it needs the ultragit block between `{}` and `{}`",
+                        path.display(),
+                        setup::hook_markers(name).0,
+                        setup::hook_markers(name).1
+                    )
+                };
+                let check = Check::fail(id, format!("{}: {problem}", path.display()));
+                Finding {
+                    check: if fix.is_empty() {
+                        check
+                    } else {
+                        check.with_fix(fix)
+                    },
+                    repair,
+                }
+            }
+            Err(err) => {
+                Check::fail(id, format!("{}: could not be read: {err}", path.display())).into()
+            }
+        }
+    }
+
+    fn inspect_hook(&self, hooks: &Path, name: &str) -> Result<HookState, AnnotateError> {
+        let broken = |problem: &str, repairable: bool| {
+            Ok(HookState::Broken {
+                problem: problem.to_owned(),
+                repairable,
+            })
+        };
+        let dir = match Dir::open(hooks) {
+            Ok(dir) => dir,
+            Err(err) if err.is_not_found() => return broken("does not exist", true),
+            Err(err) => return Err(err.into()),
+        };
+        let (text, mode, repairable) = match dir.kind(name)? {
+            None => return broken("does not exist", true),
+            Some(FileKind::File) => {
+                let text = dir.read(name, HOOK_LIMIT)?;
+                let file = dir.open_file(name)?;
+                let meta = file
+                    .metadata()
+                    .map_err(|e| AnnotateError::io(&hooks.join(name), e))?;
+                (text, unix_mode(&meta), true)
+            }
+            Some(FileKind::Symlink) => {
+                // The hooks directory is the user's; a link out of the
+                // repository (shared dotfiles) is theirs too and is read. A link
+                // into the working tree runs what the repository says.
+                let Ok(target) = std::fs::canonicalize(hooks.join(name)) else {
+                    return broken("is a link to nothing", false);
+                };
+                if self.in_work_tree(&target) {
+                    return broken(
+                        &format!(
+                            "is a link into the working tree ({}): a commit could change what it runs",
+                            target.display()
+                        ),
+                        false,
+                    );
+                }
+                let text = safe_io::fs::read_regular(&target, HOOK_LIMIT)?;
+                let meta = std::fs::metadata(&target).map_err(|e| AnnotateError::io(&target, e))?;
+                (text, unix_mode(&meta), false)
+            }
+            Some(kind) => return broken(&format!("is {}, not a file", kind.describe()), false),
+        };
+        let text = String::from_utf8_lossy(&text);
+        let (begin, end) = setup::hook_markers(name);
+        let Some(block) = block_of(&text, &begin, &end) else {
+            return broken("has no ultragit block", repairable);
+        };
+        if mode & 0o100 == 0 {
+            return broken("is not executable, so git does not run it", repairable);
+        }
+        let program = block_program(block);
+        if let Some(program) = &program
+            && program.starts_with('/')
+        {
+            let usable = std::fs::metadata(program)
+                .map(|meta| meta.is_file() && unix_mode(&meta) & 0o111 != 0)
+                .unwrap_or(false);
+            if !usable {
+                return broken(
+                    &format!("its block runs {program}, which is not an executable file"),
+                    repairable,
+                );
+            }
+        }
+        Ok(HookState::Healthy { program })
+    }
+
+    /// True when `path` is inside the working tree but not inside a git directory.
+    fn in_work_tree(&self, path: &Path) -> bool {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let root = canonical(self.repo.root());
+        let git_dirs = [
+            canonical(self.repo.git_dir()),
+            canonical(&self.repo.common_dir()),
+        ];
+        path.starts_with(&root) && !git_dirs.iter().any(|g| path.starts_with(g))
+    }
+}
+
+enum HookState {
+    Healthy { program: Option<String> },
+    Broken { problem: String, repairable: bool },
+}
+
+#[cfg(unix)]
+fn unix_mode(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    meta.permissions().mode()
+}
+
+#[cfg(not(unix))]
+fn unix_mode(_meta: &std::fs::Metadata) -> u32 {
+    0o755
+}
+
+/// The text between the hook block's markers, if the block is there.
+fn block_of<'t>(text: &'t str, begin: &str, end: &str) -> Option<&'t str> {
+    let start = text.find(begin)? + begin.len();
+    let stop = text[start..].find(end)? + start;
+    Some(&text[start..stop])
+}
+
+/// The program the block runs: the first word, on a line that is not a
+/// comment, that is an absolute path (`/usr/local/bin/ultragit`, or quoted when
+/// it has spaces). `None` when the block runs a program found on `PATH`.
+fn block_program(block: &str) -> Option<String> {
+    block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .flat_map(shell_words)
+        .find(|word| word.starts_with('/'))
+}
+
+/// A line split into words as a POSIX shell would for simple cases: single
+/// quotes, double quotes and backslashes are removed; nothing is expanded.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    w.push(c);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            c if c.is_whitespace() => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_and_program() {
+        let text = "#!/bin/sh\necho hi\n# >>> ultragit post-commit >>>\n# Annotates.\n'/opt/my tools/ultragit' annotate --async || true\n# <<< ultragit post-commit <<<\n";
+        let (b, e) = setup::hook_markers("post-commit");
+        let block = block_of(text, &b, &e).unwrap();
+        assert_eq!(
+            block_program(block).as_deref(),
+            Some("/opt/my tools/ultragit")
+        );
+        assert_eq!(
+            block_program("\n/usr/bin/ultragit rewritten \"$1\"\n").as_deref(),
+            Some("/usr/bin/ultragit")
+        );
+        assert_eq!(block_program("\n# only a comment\n"), None);
+        assert_eq!(block_program("\nultragit annotate --async\n"), None);
+        let rewrite = setup::rewrite_hook_line(Path::new("/opt/my tools/ultragit"));
+        assert_eq!(
+            block_program(&rewrite).as_deref(),
+            Some("/opt/my tools/ultragit")
+        );
+        assert_eq!(
+            shell_words(r#"a 'b c' "d \"e\"" f\ g"#),
+            ["a", "b c", "d \"e\"", "f g"]
+        );
+        assert!(
+            block_of(
+                text,
+                "# >>> ultragit pre-push >>>",
+                "# <<< ultragit pre-push <<<"
+            )
+            .is_none()
+        );
+        // A begin marker without its end is no block.
+        assert!(block_of("# >>> ultragit post-commit >>>\nx\n", &b, &e).is_none());
+    }
+}

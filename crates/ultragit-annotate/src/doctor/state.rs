@@ -1,0 +1,168 @@
+//! The checks of `.git/ultragit/`: the size of its caches and the commits
+//! `failed.log` lists that still have no note.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead as _, BufReader, Read as _};
+
+use gitctx::ObjectId;
+use safe_io::Dir;
+use safe_io::fs::FileKind;
+
+use super::{CACHE_WARN_BYTES, Check, Doctor, listed, plural, truncate};
+use crate::error::AnnotateError;
+use crate::{NOTES_REF, author};
+
+/// The most of `failed.log` that is read.
+const FAILED_LOG_LIMIT: u64 = 16 * 1024 * 1024;
+
+impl Doctor<'_> {
+    pub(super) fn cache(&self) -> Result<Check, AnnotateError> {
+        let id = "cache";
+        let state = author::state_dir(&self.repo.common_dir());
+        let Some(dir) = Dir::open(self.repo.common_dir())?.open_dir_optional(author::STATE_DIR)?
+        else {
+            return Ok(Check::ok(
+                id,
+                format!("{} does not exist yet", state.display()),
+            ));
+        };
+        let total = tree_size(&dir, 0)?;
+        let cache = match dir.open_dir_optional("cache")? {
+            Some(cache) => tree_size(&cache, 0)?,
+            None => 0,
+        };
+        let message = format!(
+            "{} uses {} ({} of it caches, always safe to delete)",
+            state.display(),
+            human_bytes(total),
+            human_bytes(cache)
+        );
+        if cache > CACHE_WARN_BYTES {
+            return Ok(Check::warn(id, message)
+                .with_fix(format!("rm -rf {}", state.join("cache").display())));
+        }
+        Ok(Check::ok(id, message))
+    }
+
+    pub(super) fn failures(&self) -> Result<Check, AnnotateError> {
+        let id = "failures";
+        let Some(dir) = Dir::open(self.repo.common_dir())?.open_dir_optional(author::STATE_DIR)?
+        else {
+            return Ok(Check::ok(id, "no failed annotations recorded"));
+        };
+        if dir.kind("failed.log")?.is_none() {
+            return Ok(Check::ok(id, "no failed annotations recorded"));
+        }
+        // `{time} {sha} {reason}` per line; the newest last.
+        let file = dir.open_file("failed.log")?;
+        let log = dir.path().join("failed.log");
+        let mut order: Vec<ObjectId> = Vec::new();
+        let mut reasons: HashMap<ObjectId, String> = HashMap::new();
+        let mut lines = 0usize;
+        for line in BufReader::new(file.take(FAILED_LOG_LIMIT)).split(b'\n') {
+            let line = line.map_err(|e| AnnotateError::io(&log, e))?;
+            let line = String::from_utf8_lossy(&line);
+            let mut words = line.splitn(3, ' ');
+            let (Some(_time), Some(sha)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(commit) = sha.parse::<ObjectId>() else {
+                continue;
+            };
+            lines += 1;
+            if reasons
+                .insert(commit, words.next().unwrap_or("").to_owned())
+                .is_none()
+            {
+                order.push(commit);
+            } else {
+                order.retain(|c| *c != commit);
+                order.push(commit);
+            }
+        }
+        // A failure is resolved once the commit has a note, or is gone.
+        let annotated: HashSet<ObjectId> = self
+            .repo
+            .notes(NOTES_REF)?
+            .read_many(&order)?
+            .found
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let open: Vec<ObjectId> = order
+            .into_iter()
+            .filter(|c| !annotated.contains(c) && self.repo.commit_info_by_id(*c).is_ok())
+            .collect();
+        let Some(newest) = open.last() else {
+            return Ok(Check::ok(
+                id,
+                format!(
+                    "{}: {}, every one since annotated",
+                    log.display(),
+                    plural(lines, "entry", "entries")
+                ),
+            ));
+        };
+        let reason = reasons.get(newest).map(String::as_str).unwrap_or("");
+        Ok(Check::warn(
+            id,
+            format!(
+                "{} still without a note after a failed annotation: {} (newest: {}: {})",
+                plural(open.len(), "commit", "commits"),
+                listed(open.iter().rev()),
+                newest.short(),
+                truncate(reason, 200)
+            ),
+        )
+        .with_fix(format!(
+            "ultragit annotate --commit {} (the reasons are in {})",
+            newest.to_hex(),
+            log.display()
+        )))
+    }
+}
+
+/// Bytes in the files below `dir` (links are not followed; at most 16 levels).
+fn tree_size(dir: &Dir, depth: usize) -> Result<u64, AnnotateError> {
+    if depth > 16 {
+        return Ok(0);
+    }
+    let mut total = 0;
+    for (name, kind) in dir.entries()? {
+        match kind {
+            FileKind::File => {
+                let file = dir.open_file(&name)?;
+                total += file
+                    .metadata()
+                    .map_err(|e| AnnotateError::io(&dir.path().join(&name), e))?
+                    .len();
+            }
+            FileKind::Dir => total += tree_size(&dir.open_dir(&name)?, depth + 1)?,
+            _ => {}
+        }
+    }
+    Ok(total)
+}
+
+fn human_bytes(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    const GIB: u64 = 1024 * MIB;
+    match bytes {
+        b if b >= GIB => format!("{:.1} GiB", b as f64 / GIB as f64),
+        b if b >= MIB => format!("{:.1} MiB", b as f64 / MIB as f64),
+        b if b >= KIB => format!("{:.1} KiB", b as f64 / KIB as f64),
+        b => format!("{b} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(512), "512 bytes");
+        assert_eq!(human_bytes(3 * 1024 * 1024 / 2), "1.5 MiB");
+    }
+}
