@@ -3,7 +3,15 @@
 //! One [`FakeLlm`] speaks one [`Flavor`]. It does not route by path: each request,
 //! whatever its method and path, consumes the next scripted [`Reply`] (tests assert
 //! on the recorded path). A request after the script ran out gets a 500 with the
-//! flavor's error body, message `fake server: script exhausted after N requests`.
+//! flavor's error body, message `fake server: script exhausted after N requests` —
+//! unless a responder is set ([`FakeLlm::respond_with`]): it then answers every
+//! request the script does not, from the request itself (a server that goes on
+//! forever, e.g. for many annotations at once; [`Reply::delayed`] gives each
+//! answer a latency).
+//!
+//! Each exchange is timed ([`FakeLlm::exchanges`]): when the request arrived and
+//! when its answer had been written, so tests can assert on the order of events
+//! (e.g. that no request arrived while a `Retry-After` was running).
 //!
 //! Each connection carries one request and one response (`Connection: close`) and
 //! is served on its own thread, so a delayed reply never holds up another request.
@@ -101,6 +109,21 @@ impl RecordedRequest {
     }
 }
 
+/// When a request arrived and when its answer went out (see [`FakeLlm::exchanges`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request had been read whole.
+    pub arrived: Instant,
+    /// The answer had been written (`None`: not yet, or the connection was hung
+    /// up or went away).
+    pub answered: Option<Instant>,
+    /// The answer's HTTP status (`None` for a hang-up).
+    pub status: Option<u16>,
+}
+
+/// Answers the requests the script does not (see [`FakeLlm::respond_with`]).
+type Responder = Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
 /// A fake LLM server on `127.0.0.1`, answering from a script. Dropping it stops
 /// the server.
 ///
@@ -145,13 +168,27 @@ struct Shared {
     stopped: Condvar,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct State {
     script: VecDeque<Reply>,
     consumed: usize,
     requests: Vec<RecordedRequest>,
+    exchanges: Vec<Exchange>,
+    responder: Option<Responder>,
     ids: reply::Ids,
     stopped: bool,
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("script", &self.script.len())
+            .field("consumed", &self.consumed)
+            .field("requests", &self.requests.len())
+            .field("responder", &self.responder.is_some())
+            .field("stopped", &self.stopped)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shared {
@@ -163,8 +200,9 @@ impl Shared {
     }
 
     /// Records `request` and renders the reply it consumes (under one lock, so the
-    /// order of requests is the order of replies).
-    fn take(&self, request: RecordedRequest, flavor: Flavor) -> reply::Outgoing {
+    /// order of requests is the order of replies). Returns the exchange's index
+    /// too.
+    fn take(&self, request: RecordedRequest, flavor: Flavor) -> (usize, reply::Outgoing) {
         // A Responses request with `"stream": true` gets its turn as server-sent
         // events.
         let stream = serde_json::from_slice::<serde_json::Value>(&request.body)
@@ -173,12 +211,24 @@ impl Shared {
             .unwrap_or(false);
         let mut state = self.lock();
         let state = &mut *state;
-        state.requests.push(request);
-        match state.script.pop_front() {
-            Some(reply) => {
+        let index = state.exchanges.len();
+        state.exchanges.push(Exchange {
+            arrived: Instant::now(),
+            answered: None,
+            status: None,
+        });
+        let scripted = state.script.pop_front();
+        let reply = match (scripted, &state.responder) {
+            (Some(reply), _) => {
                 state.consumed += 1;
-                reply.render(flavor, &mut state.ids, stream)
+                Some(reply)
             }
+            (None, Some(responder)) => Some(responder(&request)),
+            (None, None) => None,
+        };
+        state.requests.push(request);
+        let outgoing = match reply {
+            Some(reply) => reply.render(flavor, &mut state.ids, stream),
             None => {
                 let message = format!(
                     "fake server: script exhausted after {} requests",
@@ -192,6 +242,15 @@ impl Shared {
                     )),
                 }
             }
+        };
+        (index, outgoing)
+    }
+
+    /// Notes that the answer of exchange `index` went out with `status`.
+    fn answered(&self, index: usize, status: u16) {
+        if let Some(exchange) = self.lock().exchanges.get_mut(index) {
+            exchange.answered = Some(Instant::now());
+            exchange.status = Some(status);
         }
     }
 
@@ -276,6 +335,23 @@ impl FakeLlm {
         self.shared.lock().requests.clone()
     }
 
+    /// Answers every request the script leaves unanswered with `responder(request)`
+    /// instead of the "script exhausted" error. The responder runs under the
+    /// server's lock: it should only build a reply (a [`Reply::delayed`] one
+    /// waits outside the lock).
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Arc::new(responder));
+    }
+
+    /// The timing of every recorded request, in the order of
+    /// [`FakeLlm::requests`].
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.shared.lock().exchanges.clone()
+    }
+
     /// Scripted replies not yet consumed.
     pub fn remaining(&self) -> usize {
         self.shared.lock().script.len()
@@ -337,7 +413,7 @@ fn serve(stream: TcpStream, shared: &Shared, flavor: Flavor) {
             return;
         }
     };
-    let outgoing = shared.take(request, flavor);
+    let (index, outgoing) = shared.take(request, flavor);
     if let Some(delay) = outgoing.delay
         && !shared.sleep(delay)
     {
@@ -345,7 +421,9 @@ fn serve(stream: TcpStream, shared: &Shared, flavor: Flavor) {
     }
     match outgoing.response {
         Some(response) => {
-            let _ = http::write_response(&stream, &response);
+            if http::write_response(&stream, &response).is_ok() {
+                shared.answered(index, response.status);
+            }
             http::close(stream);
         }
         None => drop(stream),
