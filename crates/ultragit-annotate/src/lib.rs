@@ -6,7 +6,8 @@
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]), display ([`show`]) and configuration (`config`).
+//! ([`setup`]), display ([`show`]), configuration (`config`) and [`backfill`]
+//! (selecting a history's unannotated commits and annotating many at once).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -22,6 +23,7 @@
 //!   from the environment variable the configuration names) and prints.
 
 pub mod author;
+pub mod backfill;
 mod config;
 mod error;
 pub mod gather;
