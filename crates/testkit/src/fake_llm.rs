@@ -124,6 +124,63 @@ pub struct Exchange {
 /// Answers the requests the script does not (see [`FakeLlm::respond_with`]).
 type Responder = Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
 
+/// A responder ([`FakeLlm::respond_with`]) that plays ultragit's writing agent
+/// over Chat Completions, for any number of commits at once: it reads each
+/// request's conversation and
+/// 1. with no tool result yet, calls `get_diff` — or, when `file` is given,
+///    emits the region at once (every commit changes that file);
+/// 2. after one tool result, emits an `emit_annotation` for line 1 of `file`, or
+///    of the first file the diff shows (`=== <path> (`);
+/// 3. after that, ends with a one-sentence summary.
+///
+/// Every reply is delayed by `delay` (the model's latency; zero for none).
+pub fn annotator(
+    delay: Duration,
+    file: Option<&str>,
+) -> impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static {
+    let file = file.map(str::to_owned);
+    move |request| {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let results: Vec<&serde_json::Value> =
+            messages.iter().filter(|m| m["role"] == "tool").collect();
+        let emit = |path: &str| {
+            Reply::tool_calls(vec![call(
+                "call_emit",
+                "emit_annotation",
+                serde_json::json!({
+                    "file": path,
+                    "ast_anchor": {"type": "function", "name": "unit"},
+                    "lines": {"start": 1, "end": 1},
+                    "intent": format!("Records why {path} changed."),
+                    "constraints": [{"text": "Line 1 stays first.", "source": "inferred"}]
+                }),
+            )])
+        };
+        let reply = match (results.len(), &file) {
+            (0, Some(file)) => emit(file),
+            (0, None) => {
+                Reply::tool_calls(vec![call("call_diff", "get_diff", serde_json::json!({}))])
+            }
+            (1, None) => {
+                let shown = results[0]["content"].as_str().unwrap_or("");
+                let path = shown
+                    .split("=== ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(" (").next())
+                    .unwrap_or("unknown");
+                emit(path)
+            }
+            _ => Reply::text("Annotated by the fake annotator."),
+        };
+        if delay.is_zero() {
+            reply
+        } else {
+            reply.delayed(delay)
+        }
+    }
+}
+
 /// A fake LLM server on `127.0.0.1`, answering from a script. Dropping it stops
 /// the server.
 ///

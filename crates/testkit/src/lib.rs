@@ -47,7 +47,9 @@ mod fake_llm;
 pub mod hostile;
 mod projects;
 
-pub use fake_llm::{Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};
+pub use fake_llm::{
+    Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
+};
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
 
 use std::cell::Cell;
