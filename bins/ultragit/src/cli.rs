@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, init, read, show};
+use crate::{annotate, backfill, context, init, read, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +57,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// Annotate existing history: the unannotated commits of a range, several at once
+    Backfill(backfill::BackfillArgs),
 }
 
 /// Runs the command `cli` names.
@@ -71,6 +73,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Backfill(args) => backfill::run(&args, &cwd, env, ctx),
     }
 }
 
