@@ -104,6 +104,8 @@ Progress goes to stderr: a progress bar on a terminal (done/total, failures, tok
 ETA), otherwise a line every 10 seconds and one per failure. The summary goes to \
 stdout.
 
+--paths takes every word after it: give RANGE before it (or end the paths with --).
+
 Examples:
   ultragit backfill --dry-run
   ultragit backfill --since 2025-01-01 --concurrency 8

@@ -455,7 +455,8 @@ pub struct Summary {
     /// The `stop` future fired: scheduling stopped and the annotations in flight
     /// were dropped.
     pub interrupted: bool,
-    /// In flight when the run was stopped (dropped, nothing stored).
+    /// In flight when the run was stopped, and dropped. Nothing partial is
+    /// stored; one that was already storing its note may still land, whole.
     pub dropped: usize,
     /// Never started because the run was stopped.
     pub not_started: usize,

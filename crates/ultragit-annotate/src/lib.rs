@@ -19,6 +19,9 @@
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
 //!   validates each region before collecting it, and the assembled document is
 //!   validated again (invalid regions are dropped with a warning, the rest kept).
+//! - **Invariant:** a note is only ever written whole, by one compare-and-swap
+//!   store at the end of an annotation: a run stopped or killed at any point
+//!   (`backfill` included) leaves no partial note.
 //! - No printing, no environment: the binary builds the provider (it reads the key
 //!   from the environment variable the configuration names) and prints.
 
