@@ -26,6 +26,10 @@
 //!   `Content-Length`) and a 12 MB one (read, repaired, refused), measured with
 //!   `getrusage(RUSAGE_CHILDREN)` in a helper process per run, against the
 //!   design's 100 MB target. See [`reply_memory`].
+//! - `backfill`: the release `ultragit backfill` over 200 commits against a fake
+//!   model answering after 300 ms, concurrency 1 against 8 (target ≥ 6×), and
+//!   with a model answering at once, our own time per commit (target < 30 ms).
+//!   See [`backfill`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -43,12 +47,20 @@ use gitctx::Repo;
 use crate::cargo;
 
 mod annotate;
+mod backfill;
 mod blame;
 mod commit_msg;
 mod read;
 mod reply_memory;
 
-const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg", "reply-memory"];
+const NAMES: &[&str] = &[
+    "blame",
+    "read",
+    "annotate",
+    "commit-msg",
+    "reply-memory",
+    "backfill",
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
@@ -98,6 +110,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "annotate" => annotate::annotate()?,
             "commit-msg" => commit_msg::commit_msg()?,
             "reply-memory" => reply_memory::reply_memory()?,
+            "backfill" => backfill::backfill()?,
             _ => unreachable!("names are checked above"),
         }
     }

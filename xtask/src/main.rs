@@ -48,7 +48,7 @@ usage: cargo xtask <task>
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
   bench [NAME]        run benchmarks (names: blame, read, annotate, commit-msg,
-                      reply-memory; none: all)
+                      reply-memory, backfill; none: all)
                       and print medians, ratios and targets (release build; the
                       first run generates fixtures under target/bench-fixtures/)
   conformance         install llama.cpp's server and a tiny model (reused), run

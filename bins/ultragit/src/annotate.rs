@@ -109,9 +109,9 @@ pub struct AnnotateArgs {
     delta_from: Option<String>,
 }
 
-/// Flags that override the provider configuration.
+/// Flags that override the provider configuration (`backfill` takes them too).
 #[derive(Debug, Args)]
-struct ProviderArgs {
+pub(crate) struct ProviderArgs {
     /// The API: openai-responses, openai-chat or anthropic [default: ultragit.provider, or openai-responses]
     #[arg(long, value_name = "API", value_parser = parse_provider)]
     provider: Option<String>,
@@ -133,7 +133,7 @@ struct ProviderArgs {
 }
 
 impl ProviderArgs {
-    fn flags(&self) -> ProviderFlags {
+    pub(crate) fn flags(&self) -> ProviderFlags {
         ProviderFlags {
             provider: self.provider.clone(),
             model: self.model.clone(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, doctor, init, read, remap, rewritten, show};
+use crate::{annotate, backfill, context, doctor, init, read, remap, rewritten, show};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,6 +64,8 @@ enum Command {
     Rewritten(rewritten::RewrittenArgs),
     /// Check the set-up (hooks, rewrite config, notes, provider, sync, caches); --fix repairs the safe parts
     Doctor(doctor::DoctorArgs),
+    /// Annotate existing history: the unannotated commits of a range, several at once
+    Backfill(backfill::BackfillArgs),
 }
 
 /// Runs the command `cli` names.
@@ -81,6 +83,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Remap(args) => remap::run(&args, &cwd, ctx),
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
+        Command::Backfill(args) => backfill::run(&args, &cwd, env, ctx),
     }
 }
 

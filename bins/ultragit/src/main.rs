@@ -9,6 +9,9 @@
 //!   under `refs/notes/ultragit`; `--async` is the `post-commit` hook's mode.
 //!   Provider flags `--provider --model --base-url --api-key-env` override the
 //!   `[ultragit]` configuration.
+//! - `ultragit backfill [RANGE] [--since DATE] [--max-commits N] [--paths P…]
+//!   [--concurrency N] [--shard I/N] [--dry-run]` ([`backfill`]): the unannotated
+//!   commits of existing history, several at once, resumable.
 //! - `ultragit init` ([`init`]): notes ref, `.git/ultragit/`, the `post-commit`
 //!   and `post-rewrite` hooks, notes rewriting, default configuration.
 //! - `ultragit rewritten amend|rebase` (hidden, [`rewritten`]): the
@@ -47,6 +50,7 @@
 //! `--help`.
 
 mod annotate;
+mod backfill;
 mod cli;
 mod context;
 mod doctor;

@@ -20,8 +20,17 @@
 //! the first chunk over the limit, with [`LlmError::TooLarge`]. An error body is
 //! only mined for a message, so at most `ERROR_BODY_LIMIT` bytes of it are read
 //! and the rest is left unread.
+//!
+//! **Pool pause:** requests that share a [`PauseGate`] (set in
+//! [`HttpOptions::pause`]; every clone is the same gate) wait on it before each
+//! attempt, and an answer that carries `Retry-After` (a 429 above all) closes it
+//! for that long — so when one of many concurrent callers is told to slow down,
+//! none of the others sends a new request until the wait has passed. Requests
+//! already on the wire are not affected. Without a gate (the default) each
+//! request only waits out its own `Retry-After`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -44,6 +53,9 @@ pub struct HttpOptions {
     /// included); a larger one fails with [`LlmError::TooLarge`] and is not
     /// retried.
     pub max_response_bytes: u64,
+    /// A pause shared with other requests (see the module docs); `None`: this
+    /// provider's requests pause only themselves.
+    pub pause: Option<PauseGate>,
 }
 
 /// [`HttpOptions::max_response_bytes`] by default: 16 MiB.
@@ -62,9 +74,83 @@ impl Default for HttpOptions {
             retry: RetryPolicy::default(),
             proxy: ProxyConfig::default(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            pause: None,
         }
     }
 }
+
+/// A pause shared by every request that holds a clone of it (see the module
+/// docs): a pool of concurrent callers gives each of its providers the same gate,
+/// and one `Retry-After` then holds back the whole pool.
+///
+/// Equality is identity: two gates are equal when they are clones of one.
+#[derive(Clone, Debug, Default)]
+pub struct PauseGate {
+    inner: Arc<GateState>,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    /// Requests wait until then.
+    until: Mutex<Option<Instant>>,
+    /// How often the gate was closed.
+    pauses: AtomicU64,
+}
+
+impl PauseGate {
+    /// An open gate.
+    pub fn new() -> PauseGate {
+        PauseGate::default()
+    }
+
+    /// Holds back every request that waits on this gate until `wait` from now; a
+    /// pause that already lasts longer stands.
+    pub fn pause_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut current = self.inner.until.lock().unwrap_or_else(|p| p.into_inner());
+        if current.is_none_or(|c| c < until) {
+            *current = Some(until);
+        }
+        self.inner.pauses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How much longer the gate stays closed (zero when open).
+    pub fn remaining(&self) -> Duration {
+        let until = *self.inner.until.lock().unwrap_or_else(|p| p.into_inner());
+        until.map_or(Duration::ZERO, |u| {
+            u.saturating_duration_since(Instant::now())
+        })
+    }
+
+    /// How many times the gate was closed ([`PauseGate::pause_for`] calls).
+    pub fn pauses(&self) -> u64 {
+        self.inner.pauses.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the gate is open or `deadline` comes; true when open. A pause
+    /// extended meanwhile is waited out too.
+    pub(crate) async fn wait_open(&self, deadline: Instant) -> bool {
+        loop {
+            let remaining = self.remaining();
+            if remaining.is_zero() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            tokio::time::sleep(remaining.min(deadline - now)).await;
+        }
+    }
+}
+
+impl PartialEq for PauseGate {
+    fn eq(&self, other: &PauseGate) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for PauseGate {}
 
 /// How retryable failures are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,6 +278,12 @@ impl Transport {
         let mut last: Option<LlmError> = None;
         let mut made = 0;
         for attempt in 1..=attempts {
+            // A pool's pause holds back every attempt, the first included.
+            if let Some(gate) = &self.options.pause
+                && !gate.wait_open(deadline).await
+            {
+                break;
+            }
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -252,7 +344,13 @@ impl Transport {
                 break;
             }
             let wait = match retry_after {
-                Some(asked) => asked.min(policy.max_retry_after),
+                Some(asked) => {
+                    let wait = asked.min(policy.max_retry_after);
+                    if let Some(gate) = &self.options.pause {
+                        gate.pause_for(wait);
+                    }
+                    wait
+                }
                 None => policy.backoff(attempt + 1),
             };
             if Instant::now() + wait >= deadline {

@@ -10,7 +10,8 @@
 //!
 //! All three share `http`: retries with backoff and jitter on 429/5xx, timeouts
 //! and dropped connections, honouring `Retry-After`; per-attempt and overall
-//! timeouts; explicit proxies; bounded bodies.
+//! timeouts; explicit proxies; bounded bodies; optionally a [`PauseGate`] shared
+//! by a pool of callers, which one `Retry-After` closes for all of them.
 //!
 //! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
 //! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.
@@ -45,7 +46,7 @@ use std::sync::Arc;
 
 pub use anthropic::Anthropic;
 pub use error::LlmError;
-pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpOptions, ProxyConfig, RetryPolicy};
+pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpOptions, PauseGate, ProxyConfig, RetryPolicy};
 pub use openai::{OPENAI_BASE_URL, OpenAiChat, OpenAiResponses, strict_schema};
 pub use secret::{Redactor, Secret};
 pub use types::*;

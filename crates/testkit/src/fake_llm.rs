@@ -3,7 +3,15 @@
 //! One [`FakeLlm`] speaks one [`Flavor`]. It does not route by path: each request,
 //! whatever its method and path, consumes the next scripted [`Reply`] (tests assert
 //! on the recorded path). A request after the script ran out gets a 500 with the
-//! flavor's error body, message `fake server: script exhausted after N requests`.
+//! flavor's error body, message `fake server: script exhausted after N requests` —
+//! unless a responder is set ([`FakeLlm::respond_with`]): it then answers every
+//! request the script does not, from the request itself (a server that goes on
+//! forever, e.g. for many annotations at once; [`Reply::delayed`] gives each
+//! answer a latency).
+//!
+//! Each exchange is timed ([`FakeLlm::exchanges`]): when the request arrived and
+//! when its answer had been written, so tests can assert on the order of events
+//! (e.g. that no request arrived while a `Retry-After` was running).
 //!
 //! Each connection carries one request and one response (`Connection: close`) and
 //! is served on its own thread, so a delayed reply never holds up another request.
@@ -101,6 +109,78 @@ impl RecordedRequest {
     }
 }
 
+/// When a request arrived and when its answer went out (see [`FakeLlm::exchanges`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request had been read whole.
+    pub arrived: Instant,
+    /// The answer had been written (`None`: not yet, or the connection was hung
+    /// up or went away).
+    pub answered: Option<Instant>,
+    /// The answer's HTTP status (`None` for a hang-up).
+    pub status: Option<u16>,
+}
+
+/// Answers the requests the script does not (see [`FakeLlm::respond_with`]).
+type Responder = Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
+/// A responder ([`FakeLlm::respond_with`]) that plays ultragit's writing agent
+/// over Chat Completions, for any number of commits at once: it reads each
+/// request's conversation and
+/// 1. with no tool result yet, calls `get_diff` — or, when `file` is given,
+///    emits the region at once (every commit changes that file);
+/// 2. after one tool result, emits an `emit_annotation` for line 1 of `file`, or
+///    of the first file the diff shows (`=== <path> (`);
+/// 3. after that, ends with a one-sentence summary.
+///
+/// Every reply is delayed by `delay` (the model's latency; zero for none).
+pub fn annotator(
+    delay: Duration,
+    file: Option<&str>,
+) -> impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static {
+    let file = file.map(str::to_owned);
+    move |request| {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let results: Vec<&serde_json::Value> =
+            messages.iter().filter(|m| m["role"] == "tool").collect();
+        let emit = |path: &str| {
+            Reply::tool_calls(vec![call(
+                "call_emit",
+                "emit_annotation",
+                serde_json::json!({
+                    "file": path,
+                    "ast_anchor": {"type": "function", "name": "unit"},
+                    "lines": {"start": 1, "end": 1},
+                    "intent": format!("Records why {path} changed."),
+                    "constraints": [{"text": "Line 1 stays first.", "source": "inferred"}]
+                }),
+            )])
+        };
+        let reply = match (results.len(), &file) {
+            (0, Some(file)) => emit(file),
+            (0, None) => {
+                Reply::tool_calls(vec![call("call_diff", "get_diff", serde_json::json!({}))])
+            }
+            (1, None) => {
+                let shown = results[0]["content"].as_str().unwrap_or("");
+                let path = shown
+                    .split("=== ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(" (").next())
+                    .unwrap_or("unknown");
+                emit(path)
+            }
+            _ => Reply::text("Annotated by the fake annotator."),
+        };
+        if delay.is_zero() {
+            reply
+        } else {
+            reply.delayed(delay)
+        }
+    }
+}
+
 /// A fake LLM server on `127.0.0.1`, answering from a script. Dropping it stops
 /// the server.
 ///
@@ -145,13 +225,27 @@ struct Shared {
     stopped: Condvar,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct State {
     script: VecDeque<Reply>,
     consumed: usize,
     requests: Vec<RecordedRequest>,
+    exchanges: Vec<Exchange>,
+    responder: Option<Responder>,
     ids: reply::Ids,
     stopped: bool,
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("script", &self.script.len())
+            .field("consumed", &self.consumed)
+            .field("requests", &self.requests.len())
+            .field("responder", &self.responder.is_some())
+            .field("stopped", &self.stopped)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shared {
@@ -163,8 +257,9 @@ impl Shared {
     }
 
     /// Records `request` and renders the reply it consumes (under one lock, so the
-    /// order of requests is the order of replies).
-    fn take(&self, request: RecordedRequest, flavor: Flavor) -> reply::Outgoing {
+    /// order of requests is the order of replies). Returns the exchange's index
+    /// too.
+    fn take(&self, request: RecordedRequest, flavor: Flavor) -> (usize, reply::Outgoing) {
         // A Responses request with `"stream": true` gets its turn as server-sent
         // events.
         let stream = serde_json::from_slice::<serde_json::Value>(&request.body)
@@ -173,12 +268,24 @@ impl Shared {
             .unwrap_or(false);
         let mut state = self.lock();
         let state = &mut *state;
-        state.requests.push(request);
-        match state.script.pop_front() {
-            Some(reply) => {
+        let index = state.exchanges.len();
+        state.exchanges.push(Exchange {
+            arrived: Instant::now(),
+            answered: None,
+            status: None,
+        });
+        let scripted = state.script.pop_front();
+        let reply = match (scripted, &state.responder) {
+            (Some(reply), _) => {
                 state.consumed += 1;
-                reply.render(flavor, &mut state.ids, stream)
+                Some(reply)
             }
+            (None, Some(responder)) => Some(responder(&request)),
+            (None, None) => None,
+        };
+        state.requests.push(request);
+        let outgoing = match reply {
+            Some(reply) => reply.render(flavor, &mut state.ids, stream),
             None => {
                 let message = format!(
                     "fake server: script exhausted after {} requests",
@@ -192,6 +299,15 @@ impl Shared {
                     )),
                 }
             }
+        };
+        (index, outgoing)
+    }
+
+    /// Notes that the answer of exchange `index` went out with `status`.
+    fn answered(&self, index: usize, status: u16) {
+        if let Some(exchange) = self.lock().exchanges.get_mut(index) {
+            exchange.answered = Some(Instant::now());
+            exchange.status = Some(status);
         }
     }
 
@@ -276,6 +392,23 @@ impl FakeLlm {
         self.shared.lock().requests.clone()
     }
 
+    /// Answers every request the script leaves unanswered with `responder(request)`
+    /// instead of the "script exhausted" error. The responder runs under the
+    /// server's lock: it should only build a reply (a [`Reply::delayed`] one
+    /// waits outside the lock).
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Arc::new(responder));
+    }
+
+    /// The timing of every recorded request, in the order of
+    /// [`FakeLlm::requests`].
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.shared.lock().exchanges.clone()
+    }
+
     /// Scripted replies not yet consumed.
     pub fn remaining(&self) -> usize {
         self.shared.lock().script.len()
@@ -337,7 +470,7 @@ fn serve(stream: TcpStream, shared: &Shared, flavor: Flavor) {
             return;
         }
     };
-    let outgoing = shared.take(request, flavor);
+    let (index, outgoing) = shared.take(request, flavor);
     if let Some(delay) = outgoing.delay
         && !shared.sleep(delay)
     {
@@ -345,7 +478,9 @@ fn serve(stream: TcpStream, shared: &Shared, flavor: Flavor) {
     }
     match outgoing.response {
         Some(response) => {
-            let _ = http::write_response(&stream, &response);
+            if http::write_response(&stream, &response).is_ok() {
+                shared.answered(index, response.status);
+            }
             http::close(stream);
         }
         None => drop(stream),

@@ -18,8 +18,11 @@
 //! and more) that is never built in memory: the server writes it block by block
 //! as the body goes out, so memory tests cost the test process nothing. It records every
 //! request ([`RecordedRequest`]: method, target, path, headers, body) for the test
-//! to assert on. HTTP/1.1 is hand-written on `std::net`, one thread per
-//! connection; dropping the server stops it.
+//! to assert on, and when each arrived and was answered ([`Exchange`]). Past its
+//! script a server can answer from the request itself ([`FakeLlm::respond_with`]);
+//! [`annotator`] is such a responder playing ultragit's writing agent for any
+//! number of commits at once, with a chosen latency. HTTP/1.1 is hand-written on
+//! `std::net`, one thread per connection; dropping the server stops it.
 //!
 //! Ready-made repositories several crates share: [`TestRepo::with_staged_change`]
 //! (one commit and a small staged change to describe) and
@@ -47,7 +50,9 @@ mod fake_llm;
 pub mod hostile;
 mod projects;
 
-pub use fake_llm::{FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, call};
+pub use fake_llm::{
+    Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
+};
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
 
 use std::cell::Cell;

@@ -8,8 +8,8 @@
 //! time never lose each other. Around it: author context ([`author`]), set-up
 //! ([`setup`]: the `post-commit` and `post-rewrite` hooks), notes carried
 //! through amend, rebase and squash ([`rewrite`]), health checks
-//! ([`doctor`]), display ([`show`]) and
-//! configuration (`config`).
+//! ([`doctor`]), display ([`show`]), configuration (`config`) and [`backfill`]
+//! (selecting a history's unannotated commits and annotating many at once).
 //! Notes follow the change to cherry-picks and server-side rebase and squash
 //! merges by patch-id ([`remap`]).
 //!
@@ -25,10 +25,14 @@
 //!   validated again (invalid regions are dropped with a warning, the rest kept).
 //! - **Invariant:** a rewrite never loses a note, and a background annotation
 //!   never replaces a note that appeared while it ran ([`Existing::Keep`]).
+//! - **Invariant:** a note is only ever written whole, by one compare-and-swap
+//!   store at the end of an annotation: a run stopped or killed at any point
+//!   (`backfill` included) leaves no partial note.
 //! - No printing, no environment: the binary builds the provider (it reads the key
 //!   from the environment variable the configuration names) and prints.
 
 pub mod author;
+pub mod backfill;
 mod config;
 pub mod doctor;
 mod error;

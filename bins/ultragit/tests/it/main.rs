@@ -3,6 +3,7 @@
 //! the fake LLM servers of `testkit`, the `post-commit` hook included.
 
 mod annotate;
+mod backfill;
 mod cli;
 mod doctor;
 mod errors;

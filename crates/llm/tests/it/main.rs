@@ -3,6 +3,7 @@
 mod backends;
 mod failures;
 mod limits;
+mod pause;
 mod streaming;
 mod transport;
 
@@ -48,6 +49,7 @@ pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
         },
         proxy: Default::default(),
         max_response_bytes: llm::DEFAULT_MAX_RESPONSE_BYTES,
+        pause: None,
     };
     config
 }

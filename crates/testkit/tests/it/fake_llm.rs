@@ -781,3 +781,59 @@ fn chunked_replies_have_no_content_length() {
     let body: Value = serde_json::from_slice(&dechunk(&error.body)).unwrap();
     assert_eq!(body["error"]["message"], "slow down");
 }
+
+#[test]
+fn a_responder_answers_what_the_script_does_not() {
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("scripted")]);
+    server.respond_with(|request| {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        Reply::text(&format!("echo {}", body["n"]))
+    });
+    let text = |response: Response| {
+        response.json()["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(text(post(&server, r#"{"n": 1}"#)), "scripted");
+    assert_eq!(text(post(&server, r#"{"n": 2}"#)), "echo 2");
+    assert_eq!(text(post(&server, r#"{"n": 3}"#)), "echo 3");
+    assert_eq!(server.requests().len(), 3);
+    // A scripted reply pushed later still comes first.
+    server.push(Reply::error(429, "slow down"));
+    assert_eq!(post(&server, "{}").status, 429);
+    assert_eq!(text(post(&server, r#"{"n": 5}"#)), "echo 5");
+}
+
+#[test]
+fn exchanges_are_timed_in_request_order() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::error(429, "wait").retry_after("1"),
+            Reply::text("ok"),
+            Reply::hangup(),
+        ],
+    );
+    assert_eq!(post(&server, "{}").status, 429);
+    assert_eq!(post(&server, "{}").status, 200);
+    let bytes = exchange(
+        server.addr(),
+        request("/v1/chat/completions", "{}").as_bytes(),
+    );
+    assert!(bytes.is_empty());
+    let exchanges = server.exchanges();
+    assert_eq!(exchanges.len(), server.requests().len());
+    assert_eq!(exchanges[0].status, Some(429));
+    assert_eq!(exchanges[1].status, Some(200));
+    assert_eq!(exchanges[2].status, None, "a hang-up is never answered");
+    assert_eq!(exchanges[2].answered, None);
+    for pair in exchanges.windows(2) {
+        assert!(pair[0].arrived <= pair[1].arrived);
+    }
+    for exchange in &exchanges[..2] {
+        let answered = exchange.answered.unwrap();
+        assert!(exchange.arrived <= answered);
+    }
+    assert!(exchanges[0].answered.unwrap() <= exchanges[1].arrived);
+}

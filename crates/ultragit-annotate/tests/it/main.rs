@@ -2,6 +2,7 @@
 //! servers of `testkit` (spec 000 "Test Plan").
 
 mod agent_loop;
+mod backfill;
 mod doctor;
 mod gather;
 mod golden;

@@ -1,0 +1,373 @@
+//! `ultragit backfill` as a process against `testkit`'s fake annotator: the
+//! selection and dry run, concurrent annotation, the pool-wide pause on a 429,
+//! failures, and stopping (SIGTERM, `kill -9`) without a partial note.
+
+use std::collections::HashSet;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
+use ultragit_schema::Annotation;
+
+use crate::annotate::{KEY, KEY_VAR, configure};
+use crate::support::{Run, ultragit_with};
+
+/// Upper bound on waiting for a child; a broken binary fails the test instead of
+/// hanging it. Never asserted on as a duration.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A repository of `n` commits, each rewriting `src/counter.rs`; returns them
+/// newest first.
+fn history(n: usize) -> (TestRepo, Vec<String>) {
+    let repo = TestRepo::new();
+    let mut commits = repo.commit_many(n, "src/counter.rs");
+    commits.reverse();
+    (repo, commits)
+}
+
+fn backfill(repo: &TestRepo, args: &[&str]) -> Run {
+    let mut all = vec!["backfill"];
+    all.extend_from_slice(args);
+    ultragit_with(repo.path(), &all, &[(KEY_VAR, KEY)])
+}
+
+/// A server that plays the writing agent for every commit.
+fn server(delay: Duration) -> FakeLlm {
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    server.respond_with(annotator(delay, None));
+    server
+}
+
+/// The full ids the dry run lists, in order.
+fn listed(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|word| word.len() == 40 && word.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every note under `refs/notes/ultragit`, each parsed (a note that does not
+/// parse fails the test): commit → annotation.
+fn notes(repo: &TestRepo) -> Vec<(String, Annotation)> {
+    let git = gitctx::Repo::discover(repo.path()).unwrap();
+    let notes = git.notes("refs/notes/ultragit").unwrap();
+    notes
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|entry| {
+            let text = notes.read(entry.target).unwrap().unwrap();
+            let note = Annotation::from_json(&text)
+                .unwrap_or_else(|e| panic!("a partial or invalid note ({e}): {text}"));
+            assert_eq!(note.commit, entry.target.to_hex());
+            (entry.target.to_hex(), note)
+        })
+        .collect()
+}
+
+#[test]
+fn dry_run_lists_the_commits_newest_first_and_writes_nothing() {
+    let (repo, commits) = history(5);
+    repo.commit_file("Cargo.lock", "# lock\n", "Lock");
+    let run = backfill(&repo, &["--dry-run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(listed(&run.stdout), commits);
+    assert!(
+        run.stdout.contains(
+            "dry run: 5 commits to annotate (of 6 commits in the range, 1 trivial); about "
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(" input tokens"), "{}", run.stdout);
+    assert!(notes(&repo).is_empty());
+    assert!(!repo.join(".git/ultragit/failed.log").exists());
+    let refs = repo.git(&["for-each-ref", "refs/notes"]);
+    assert_eq!(refs, "", "no notes ref was created");
+
+    let limited = backfill(&repo, &["--dry-run", "--max-commits", "2"]);
+    assert_eq!(listed(&limited.stdout), commits[..2].to_vec());
+    let oldest_two = format!("{}..HEAD", commits[2]);
+    let range = backfill(&repo, &["--dry-run", &oldest_two]);
+    assert_eq!(listed(&range.stdout), commits[..2].to_vec());
+    let since = backfill(&repo, &["--dry-run", "--since", &commits[1]]);
+    assert_eq!(listed(&since.stdout), commits[..2].to_vec());
+    let elsewhere = backfill(&repo, &["--dry-run", "--paths", "docs"]);
+    assert_eq!(listed(&elsewhere.stdout), Vec::<String>::new());
+    let inside = backfill(&repo, &["--dry-run", "--paths", "src/counter.rs"]);
+    assert_eq!(listed(&inside.stdout), commits);
+}
+
+#[test]
+fn shards_from_the_command_line_cover_each_commit_once() {
+    let (repo, commits) = history(24);
+    let mut seen = HashSet::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let run = backfill(&repo, &["--dry-run", "--shard", shard]);
+        assert_eq!(run.code, 0, "{run:?}");
+        for id in listed(&run.stdout) {
+            assert!(seen.insert(id.clone()), "{id} is in two shards");
+        }
+    }
+    assert_eq!(seen, commits.into_iter().collect::<HashSet<_>>());
+    for bad in ["0/3", "4/3", "3", "x/y"] {
+        let run = backfill(&repo, &["--dry-run", "--shard", bad]);
+        assert_eq!(run.code, 2, "--shard {bad}: {run:?}");
+    }
+}
+
+#[test]
+fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
+    let (repo, commits) = history(9);
+    let server = server(Duration::ZERO);
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--concurrency", "4"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "backfill: 9 annotated, 0 skipped, 0 failed of 9 commits; {} input and {} output tokens\n",
+            9 * 3 * 11,
+            9 * 3 * 7
+        )
+    );
+    assert!(
+        run.stderr
+            .contains("backfill: 9 commits to annotate, 4 at once"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(KEY));
+    let annotated: HashSet<String> = notes(&repo).into_iter().map(|(c, _)| c).collect();
+    assert_eq!(annotated, commits.iter().cloned().collect::<HashSet<_>>());
+    assert_eq!(server.requests().len(), 9 * 3);
+
+    let again = backfill(&repo, &[]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(
+        again.stdout,
+        "backfill: nothing to annotate (of 9 commits in the range, 9 already annotated)\n"
+    );
+    assert_eq!(server.requests().len(), 9 * 3, "no model call on a rerun");
+}
+
+#[test]
+fn failures_go_to_failed_log_and_the_exit_status() {
+    let (repo, commits) = history(4);
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let annotate = annotator(Duration::ZERO, None);
+    // The second-oldest commit's diff shows "+1": the model refuses it.
+    server.respond_with(move |request| {
+        if String::from_utf8_lossy(&request.body).contains("+1\\\\n") {
+            Reply::error(400, "refused")
+        } else {
+            annotate(request)
+        }
+    });
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--concurrency", "2"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("failures are listed in .git/ultragit/failed.log"),
+        "{}",
+        run.stdout
+    );
+    let failed = &commits[2];
+    assert!(
+        run.stderr.contains(&format!("failed {}: ", &failed[..7])),
+        "{}",
+        run.stderr
+    );
+    let log = std::fs::read_to_string(repo.join(".git/ultragit/failed.log")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(
+        log.contains(failed.as_str()) && log.contains("refused"),
+        "{log}"
+    );
+    assert_eq!(notes(&repo).len(), 3);
+    let dry = backfill(&repo, &["--dry-run"]);
+    assert_eq!(
+        listed(&dry.stdout),
+        vec![failed.clone()],
+        "a rerun retries it"
+    );
+}
+
+#[test]
+fn a_missing_key_is_a_clear_error_but_a_dry_run_needs_none() {
+    let (repo, _) = history(2);
+    let server = server(Duration::ZERO);
+    configure(&repo, &server);
+    let run = ultragit_with(repo.path(), &["backfill"], &[]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains(KEY_VAR), "{}", run.stderr);
+    assert!(server.requests().is_empty());
+    let dry = ultragit_with(repo.path(), &["backfill", "--dry-run"], &[]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+}
+
+/// A 429 with `Retry-After: 3` to one annotation holds back all of them: once
+/// the requests already on the wire have landed (a one-second grace), no
+/// request arrives until the three seconds have passed. Without the shared
+/// pause the other annotations would go on meanwhile: every normal answer takes
+/// 150 ms, and 14 commits leave more than three seconds of work for them.
+#[test]
+fn a_429_with_retry_after_pauses_the_whole_pool() {
+    const RETRY_AFTER: Duration = Duration::from_secs(3);
+    const GRACE: Duration = Duration::from_secs(1);
+    let (repo, commits) = history(14);
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let annotate = annotator(Duration::from_millis(150), None);
+    let seen = Arc::new(AtomicUsize::new(0));
+    server.respond_with(move |request| {
+        // The fifth request, when every worker is busy, is told to wait.
+        if seen.fetch_add(1, Ordering::SeqCst) == 4 {
+            Reply::error(429, "rate limited").retry_after("3")
+        } else {
+            annotate(request)
+        }
+    });
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--concurrency", "3"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("the provider asked to slow down 1 time"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(notes(&repo).len(), commits.len());
+
+    let exchanges = server.exchanges();
+    assert_eq!(
+        exchanges.len(),
+        14 * 3 + 1,
+        "every request once, one retried"
+    );
+    let limited = exchanges
+        .iter()
+        .find(|e| e.status == Some(429))
+        .expect("the 429 went out");
+    let sent = limited.answered.unwrap();
+    let during: Vec<Duration> = exchanges
+        .iter()
+        .filter(|e| e.arrived > sent + GRACE && e.arrived < sent + RETRY_AFTER)
+        .map(|e| e.arrived - sent)
+        .collect();
+    assert!(
+        during.is_empty(),
+        "requests arrived during the pause, this long after the 429: {during:?}"
+    );
+    assert!(
+        exchanges.iter().any(|e| e.arrived >= sent + RETRY_AFTER),
+        "the work went on after the pause"
+    );
+}
+
+/// Starts `ultragit backfill args…` without waiting.
+fn spawn(repo: &TestRepo, args: &[&str]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultragit"));
+    cmd.arg("backfill").args(args).current_dir(repo.path());
+    testkit::isolate(&mut cmd).env(KEY_VAR, KEY);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ultragit backfill")
+}
+
+/// Waits until `repo` has at least `n` notes.
+fn until_notes(repo: &TestRepo, n: usize) {
+    let give_up = Instant::now() + PATIENCE;
+    loop {
+        let git = gitctx::Repo::discover(repo.path()).unwrap();
+        let count = git
+            .notes("refs/notes/ultragit")
+            .unwrap()
+            .list()
+            .unwrap()
+            .len();
+        if count >= n {
+            return;
+        }
+        assert!(Instant::now() < give_up, "only {count} notes after waiting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait(child: Child) -> std::process::Output {
+    let give_up = Instant::now() + PATIENCE;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < give_up, "backfill did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn kill_9_mid_run_leaves_no_partial_note_and_a_rerun_completes() {
+    let (repo, commits) = history(12);
+    let server = server(Duration::from_millis(100));
+    configure(&repo, &server);
+    let mut child = spawn(&repo, &["--concurrency", "2"]);
+    until_notes(&repo, 2);
+    child.kill().unwrap(); // SIGKILL
+    let _ = wait(child);
+    let stored = notes(&repo).len();
+    assert!(stored >= 2 && stored < commits.len(), "{stored} notes");
+
+    let run = backfill(&repo, &["--concurrency", "3"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with(&format!(
+            "backfill: {} annotated, 0 skipped, 0 failed of {} commits;",
+            commits.len() - stored,
+            commits.len() - stored
+        )),
+        "{}",
+        run.stdout
+    );
+    let annotated: HashSet<String> = notes(&repo).into_iter().map(|(c, _)| c).collect();
+    assert_eq!(annotated, commits.into_iter().collect::<HashSet<_>>());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_scheduling_and_prints_the_summary() {
+    let (repo, commits) = history(12);
+    let server = server(Duration::from_millis(100));
+    configure(&repo, &server);
+    let child = spawn(&repo, &["--concurrency", "2"]);
+    until_notes(&repo, 1);
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = wait(child);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("interrupted: "), "{stdout}");
+    assert!(
+        stdout.contains("run the same command again to continue"),
+        "{stdout}"
+    );
+    let stored = notes(&repo).len();
+    assert!(stored < commits.len(), "it stopped early: {stored} notes");
+
+    let run = backfill(&repo, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(notes(&repo).len(), commits.len());
+}

@@ -1,0 +1,383 @@
+//! `backfill`: which commits are picked, how shards split them, and a
+//! concurrent run against the fake annotator.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use gitctx::{ObjectId, Repo};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
+use ultragit_annotate::backfill::{self, Event, Outcome, RunOptions, SelectOptions, Shard};
+use ultragit_annotate::{AnnotateConfig, Trivial};
+use ultragit_schema::Annotation;
+
+use crate::support::{provider, runtime};
+
+/// A history with every kind of commit backfill must tell apart; the commits
+/// it should pick, newest first, are `picked`.
+struct History {
+    repo: TestRepo,
+    a: String,
+    b: String,
+    c: String,
+    d: String,
+    whitespace: String,
+    docs: String,
+    annotated: String,
+}
+
+impl History {
+    fn picked(&self) -> Vec<String> {
+        [
+            &self.docs,
+            &self.whitespace,
+            &self.d,
+            &self.c,
+            &self.b,
+            &self.a,
+        ]
+        .map(|s| s.to_string())
+        .to_vec()
+    }
+}
+
+fn history() -> History {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("src/a.rs", "pub fn a() -> u32 {\n    1\n}\n", "Add a");
+    repo.commit_file("Cargo.lock", "# lock\n", "Lock dependencies");
+    let b = repo.commit_file("src/b.rs", "pub fn b() {}\n", "Add b");
+    repo.checkout_new("side");
+    let c = repo.commit_file("src/c.rs", "pub fn c() {}\n", "Add c");
+    repo.checkout("main");
+    let d = repo.commit_file("src/d.rs", "pub fn d() {}\n", "Add d");
+    repo.git(&["merge", "--quiet", "--no-ff", "-m", "Merge side", "side"]);
+    let whitespace = repo.commit_file(
+        "src/a.rs",
+        "pub fn a() -> u32 {\n        1\n}\n",
+        "Indent a",
+    );
+    let docs = repo.commit_file("docs/e.md", "# E\n", "Document e");
+    let annotated = repo.commit_file("src/f.rs", "pub fn f() {}\n", "Add f");
+    repo.commit_file("logo.png", [0u8, 159, 146, 150, 0, 1], "Add a logo");
+    let history = History {
+        repo,
+        a,
+        b,
+        c,
+        d,
+        whitespace,
+        docs,
+        annotated,
+    };
+    let note = Annotation::from_json(&note_for(&history.annotated)).unwrap();
+    ultragit_annotate::store(&Repo::discover(history.repo.path()).unwrap(), &note).unwrap();
+    history
+}
+
+fn note_for(commit: &str) -> String {
+    serde_json::json!({
+        "$schema": "ultragit/v1",
+        "commit": commit,
+        "timestamp": "2025-01-01T00:00:00Z",
+        "summary": "Adds f.",
+        "context_level": "inferred",
+        "regions": [{
+            "file": "src/f.rs",
+            "ast_anchor": {"type": "function", "name": "f"},
+            "lines": {"start": 1, "end": 1},
+            "intent": "An empty f.",
+        }],
+        "cross_cutting": [],
+        "provenance": {"operation": "initial", "derived_from": [], "original_annotations_preserved": false}
+    })
+    .to_string()
+}
+
+fn select(history: &History, options: &SelectOptions) -> backfill::Selection {
+    let repo = Repo::discover(history.repo.path()).unwrap();
+    backfill::select(&repo, options).unwrap()
+}
+
+fn ids(selection: &backfill::Selection) -> Vec<String> {
+    selection.commits.iter().map(|c| c.id.to_hex()).collect()
+}
+
+#[test]
+fn picks_unannotated_non_merge_non_trivial_commits_newest_first() {
+    let history = history();
+    let selection = select(&history, &SelectOptions::default());
+    assert_eq!(ids(&selection), history.picked());
+    assert_eq!(selection.considered, 10);
+    assert_eq!(selection.merges, 1);
+    assert_eq!(selection.annotated, 1);
+    assert_eq!(selection.trivial, 2, "the lockfile and the logo");
+    assert_eq!(selection.other_shards, 0);
+    assert_eq!(selection.over_limit, 0);
+    let a = selection.commits.last().unwrap();
+    assert_eq!((a.changed_lines, a.files), (3, 1));
+}
+
+#[test]
+fn paths_since_max_commits_and_ranges_narrow_the_selection() {
+    let history = history();
+    let only = |options: SelectOptions| ids(&select(&history, &options));
+
+    let under_src = only(SelectOptions {
+        paths: vec!["src".to_owned()],
+        ..SelectOptions::default()
+    });
+    let expected: Vec<String> = history
+        .picked()
+        .into_iter()
+        .filter(|c| *c != history.docs)
+        .collect();
+    assert_eq!(under_src, expected);
+
+    let repo = Repo::discover(history.repo.path()).unwrap();
+    let c_time = repo
+        .commit_info(&history.c)
+        .unwrap()
+        .committer
+        .time
+        .to_utc();
+    assert_eq!(
+        only(SelectOptions {
+            since: Some(c_time),
+            ..SelectOptions::default()
+        }),
+        history.picked()[..4].to_vec(),
+        "committed at or after c"
+    );
+
+    let limited = select(
+        &history,
+        &SelectOptions {
+            max_commits: Some(2),
+            ..SelectOptions::default()
+        },
+    );
+    assert_eq!(ids(&limited), history.picked()[..2].to_vec());
+    assert_eq!(limited.over_limit, 4);
+
+    assert_eq!(
+        only(SelectOptions {
+            range: format!("{}..{}", history.b, history.d),
+            ..SelectOptions::default()
+        }),
+        vec![history.d.clone()]
+    );
+
+    let err = backfill::select(
+        &repo,
+        &SelectOptions {
+            range: "--all".to_owned(),
+            ..SelectOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("not a revision range"), "{err}");
+    assert!(
+        backfill::select(
+            &repo,
+            &SelectOptions {
+                range: "no-such-branch".to_owned(),
+                ..SelectOptions::default()
+            },
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn shards_cover_every_commit_exactly_once() {
+    let repo = TestRepo::new();
+    repo.commit_many(60, "src/counter.rs");
+    let everything: Vec<String> = ids(&backfill::select(
+        &Repo::discover(repo.path()).unwrap(),
+        &SelectOptions::default(),
+    )
+    .unwrap());
+    assert_eq!(everything.len(), 60);
+    for count in [1, 2, 3, 7] {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut total = 0;
+        for index in 1..=count {
+            let selection = backfill::select(
+                &Repo::discover(repo.path()).unwrap(),
+                &SelectOptions {
+                    shard: Some(Shard::new(index, count).unwrap()),
+                    ..SelectOptions::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                selection.commits.len() + selection.other_shards,
+                60,
+                "shard {index}/{count}"
+            );
+            for id in ids(&selection) {
+                assert!(seen.insert(id.clone()), "{id} is in two shards of {count}");
+                total += 1;
+            }
+        }
+        assert_eq!(total, 60, "{count} shards");
+        let union: HashSet<String> = everything.iter().cloned().collect();
+        assert_eq!(seen, union, "{count} shards cover every commit");
+    }
+}
+
+fn commits(selection: &backfill::Selection) -> Vec<ObjectId> {
+    selection.commits.iter().map(|c| c.id).collect()
+}
+
+#[test]
+fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    server.respond_with(annotator(Duration::ZERO, None));
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let selection = select(&history, &SelectOptions::default());
+    let mut started = 0;
+    let mut finished = Vec::new();
+    let summary = runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider,
+        &AnnotateConfig::default(),
+        &RunOptions {
+            concurrency: 3,
+            redactor: llm::Redactor::default(),
+        },
+        std::future::pending(),
+        |event| match event {
+            Event::Started { .. } => started += 1,
+            Event::Finished {
+                commit, outcome, ..
+            } => finished.push((commit.to_hex(), outcome.clone())),
+        },
+    ));
+    assert_eq!(summary.total, 6);
+    assert_eq!(summary.annotated, 5, "{summary:?}");
+    assert_eq!(summary.skipped, 1, "the whitespace-only commit");
+    assert_eq!(summary.failed, 0);
+    assert!(summary.complete());
+    // Three model calls per annotated commit, 11 input and 7 output tokens each.
+    assert_eq!(summary.input_tokens, 5 * 3 * 11);
+    assert_eq!(summary.output_tokens, 5 * 3 * 7);
+    assert_eq!(started, 6);
+    assert_eq!(finished.len(), 6);
+    assert!(finished.contains(&(
+        history.whitespace.clone(),
+        Outcome::Skipped(Trivial::WhitespaceOnly)
+    )));
+
+    let repo = Repo::discover(history.repo.path()).unwrap();
+    let notes = repo.notes(ultragit_annotate::NOTES_REF).unwrap();
+    for commit in history.picked() {
+        let text = notes.read(commit.parse().unwrap()).unwrap();
+        if commit == history.whitespace {
+            assert_eq!(text, None);
+            continue;
+        }
+        let note = Annotation::from_json(&text.unwrap()).unwrap();
+        assert_eq!(note.commit, commit);
+        assert_eq!(note.regions.len(), 1);
+    }
+    let again = select(&history, &SelectOptions::default());
+    assert_eq!(ids(&again), vec![history.whitespace.clone()]);
+    assert_eq!(again.annotated, 6);
+}
+
+#[test]
+fn failures_are_recorded_and_the_rest_still_annotated() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let annotate = annotator(Duration::ZERO, None);
+    server.respond_with(move |request| {
+        if String::from_utf8_lossy(&request.body).contains("=== src/b.rs (") {
+            Reply::error(400, "the model refuses src/b.rs")
+        } else {
+            annotate(request)
+        }
+    });
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let selection = select(&history, &SelectOptions::default());
+    let summary = runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider,
+        &AnnotateConfig::default(),
+        &RunOptions {
+            concurrency: 2,
+            redactor: llm::Redactor::default(),
+        },
+        std::future::pending(),
+        |_| {},
+    ));
+    assert_eq!(
+        (summary.annotated, summary.skipped, summary.failed),
+        (4, 1, 1),
+        "{summary:?}"
+    );
+    assert!(!summary.complete());
+    assert!(summary.unrecorded.is_empty());
+    let log = std::fs::read_to_string(history.repo.join(".git/ultragit/failed.log")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains(&history.b), "{log}");
+    assert!(log.contains("the model refuses src/b.rs"), "{log}");
+    let again = select(&history, &SelectOptions::default());
+    assert_eq!(
+        ids(&again),
+        vec![history.whitespace.clone(), history.b.clone()],
+        "a rerun retries the failed commit"
+    );
+}
+
+#[test]
+fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    server.respond_with(annotator(Duration::ZERO, None));
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let selection = select(&history, &SelectOptions::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut stop = Some(stop);
+    let summary = runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider,
+        &AnnotateConfig::default(),
+        &RunOptions {
+            concurrency: 1,
+            redactor: llm::Redactor::default(),
+        },
+        async move {
+            let _ = stopped.await;
+        },
+        |event| {
+            if let Event::Finished { .. } = event
+                && let Some(stop) = stop.take()
+            {
+                let _ = stop.send(());
+            }
+        },
+    ));
+    assert!(summary.interrupted);
+    assert_eq!(summary.annotated + summary.skipped, 1, "{summary:?}");
+    assert_eq!(
+        summary.annotated
+            + summary.skipped
+            + summary.failed
+            + summary.dropped
+            + summary.not_started,
+        6,
+        "{summary:?}"
+    );
+    assert!(summary.not_started >= 4, "{summary:?}");
+    // Whatever was stored is whole.
+    let repo = Repo::discover(history.repo.path()).unwrap();
+    let notes = repo.notes(ultragit_annotate::NOTES_REF).unwrap();
+    for entry in notes.list().unwrap() {
+        let text = notes.read(entry.target).unwrap().unwrap();
+        Annotation::from_json(&text).unwrap();
+    }
+}
