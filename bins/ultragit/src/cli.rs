@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, init, read, show};
+use crate::{annotate, context, init, read, show, sync, transfer};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +57,12 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// Share annotations through a git remote: fetch, merge (JSON-aware), push without force
+    Sync(sync::SyncArgs),
+    /// Write every annotation as JSON Lines (commit + note), newest first
+    Export(transfer::ExportArgs),
+    /// Attach the annotations of an `ultragit export` file, merging with existing ones
+    Import(transfer::ImportArgs),
 }
 
 /// Runs the command `cli` names.
@@ -71,6 +77,9 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Sync(args) => sync::run(&args, &cwd, ctx),
+        Command::Export(args) => transfer::export(&args, &cwd, ctx),
+        Command::Import(args) => transfer::import(&args, &cwd, ctx),
     }
 }
 

@@ -6,7 +6,10 @@
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]), display ([`show`]) and configuration (`config`).
+//! ([`setup`]), display ([`show`]), configuration (`config`), and the team
+//! operations on the notes: [`sync`] with a git remote (fetch into a tracking
+//! ref, JSON-aware merge commit, push without force) and [`transfer`]
+//! (`export`/`import` as JSON Lines).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -29,7 +32,9 @@ pub mod prompt;
 pub mod run;
 pub mod setup;
 pub mod show;
+pub mod sync;
 pub mod tools;
+pub mod transfer;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -16,10 +16,9 @@ use safe_io::Dir;
 use crate::author::state;
 use crate::error::AnnotateError;
 
-/// First line of the hook block.
+/// First line of the post-commit hook block (every hook's markers come from
+/// [`hook_markers`]).
 pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
-/// Last line of the hook block.
-pub(crate) const HOOK_END: &str = "# <<< ultragit post-commit <<<";
 
 /// Config written by `init` when the key is not set yet.
 pub(crate) const DEFAULT_CONFIG: &[(&str, &str)] = &[
@@ -64,7 +63,7 @@ pub(crate) fn hook_line(ultragit: &Path) -> String {
     )
 }
 
-fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()
@@ -105,6 +104,25 @@ pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
     })
 }
 
+/// The first and last line of the ultragit block in the hook `name`:
+/// `# >>> ultragit <name> >>>` and `# <<< ultragit <name> <<<`.
+pub(crate) fn hook_markers(name: &str) -> (String, String) {
+    (
+        format!("# >>> ultragit {name} >>>"),
+        format!("# <<< ultragit {name} <<<"),
+    )
+}
+
+/// The comment line of a hook block: what it is for.
+fn hook_purpose(name: &str) -> &'static str {
+    match name {
+        "pre-push" => {
+            "Syncs refs/notes/ultragit with the remote; never fails the push (ultragit sync --enable)."
+        }
+        _ => "Annotates each new commit in the background (ultragit init).",
+    }
+}
+
 /// The largest existing hook read.
 const HOOK_LIMIT: u64 = 1024 * 1024;
 
@@ -115,19 +133,19 @@ pub(crate) fn install_hook(
     name: &str,
     line: &str,
 ) -> Result<HookChange, AnnotateError> {
-    let block = format!(
-        "{HOOK_BEGIN}\n# Annotates each new commit in the background (ultragit init).\n{line}\n{HOOK_END}\n"
-    );
+    let (begin, end) = hook_markers(name);
+    let (begin, end) = (begin.as_str(), end.as_str());
+    let block = format!("{begin}\n# {}\n{line}\n{end}\n", hook_purpose(name));
     let existing = hooks
         .read_optional(name, HOOK_LIMIT)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let (text, change) = match existing {
         None => (format!("#!/bin/sh\n{block}"), HookChange::Created),
         Some(text) => {
-            if let (Some(start), Some(end)) = (text.find(HOOK_BEGIN), text.find(HOOK_END))
-                && start < end
+            if let (Some(start), Some(stop)) = (text.find(begin), text.find(end))
+                && start < stop
             {
-                let after = end + HOOK_END.len();
+                let after = stop + end.len();
                 let after = after + usize::from(text[after..].starts_with('\n'));
                 (
                     format!("{}{block}{}", &text[..start], &text[after..]),
@@ -196,6 +214,18 @@ mod tests {
             "'/opt/my tools/ultragit'"
         );
         assert_eq!(shell_quote("/it's/ultragit"), "'/it'\\''s/ultragit'");
+    }
+
+    #[test]
+    fn markers_are_built_from_the_hook_name() {
+        assert_eq!(hook_markers("post-commit").0, HOOK_BEGIN);
+        assert_eq!(
+            hook_markers("pre-push"),
+            (
+                "# >>> ultragit pre-push >>>".to_owned(),
+                "# <<< ultragit pre-push <<<".to_owned()
+            )
+        );
     }
 
     #[test]

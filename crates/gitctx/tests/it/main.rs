@@ -6,6 +6,7 @@ mod child;
 mod diff;
 mod hostile_text;
 mod notes;
+mod notes_merge;
 mod refs;
 mod repo;
 mod submodules;
