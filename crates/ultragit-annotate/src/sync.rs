@@ -14,7 +14,10 @@
 //!   wins for that commit, `read` skips an unreadable note with a warning) and
 //!   never stops the merge; [`SyncReport::warnings`] names it.
 //! - Errors are classified by exit status and git's `--porcelain` push report,
-//!   never by English stderr: a remote that is not configured, a remote that
+//!   never by English stderr. A `[rejected]` push (not a fast-forward) starts
+//!   a new round; so does a `[remote rejected]` one when the next fetch shows
+//!   the remote's notes moved (another push won the race on the remote's ref
+//!   lock) — when they did not move, the remote refuses ours. The errors: a remote that is not configured, a remote that
 //!   cannot be reached, a push the remote refused, a push that kept losing.
 //! - The remote and its URL come from `.git/config` (trusted); the transport is
 //!   the user's own (credential helpers, SSH), with `GIT_TERMINAL_PROMPT=0`.
@@ -197,9 +200,22 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
         warnings: Vec::new(),
     };
     let mut pause = options.retry_pause;
+    // A "[remote rejected]" push: the remote's tip before it, and the reason.
+    let mut refused: Option<(Option<ObjectId>, String)> = None;
     for attempt in 1..=options.max_attempts.max(1) {
         report.attempts = attempt;
         let remote_tip = fetch(repo, remote, options)?;
+        if let Some((before, reason)) = refused.take()
+            && before == remote_tip
+        {
+            // Nobody else moved the remote's notes: the remote refuses ours.
+            return Err(SyncError::Refused {
+                remote: remote.to_owned(),
+                refname: crate::NOTES_REF.to_owned(),
+                reason,
+            }
+            .into());
+        }
         report.remote_had_notes = remote_tip.is_some();
         if let Some(theirs) = remote_tip {
             let mut warnings = Vec::new();
@@ -226,12 +242,16 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
             report.pushed = Pushed::UpToDate;
             return Ok(report);
         }
-        match push(repo, remote, options)? {
+        let outcome = push(repo, remote, options)?;
+        match outcome {
             PushResult::Done(pushed) => {
                 report.pushed = pushed;
                 return Ok(report);
             }
-            PushResult::Rejected => {
+            PushResult::Rejected | PushResult::RemoteRejected(_) => {
+                if let PushResult::RemoteRejected(reason) = outcome {
+                    refused = Some((remote_tip, reason));
+                }
                 if attempt < options.max_attempts {
                     std::thread::sleep(jittered(pause));
                     pause = pause.saturating_mul(2);
@@ -299,39 +319,53 @@ fn fetch(
         ])
         .arg(fetch_refspec(remote))
         .timeout(options.network_timeout);
-    let output = fetch
+    // A ref that appears between the fetch and the probe gets one more fetch.
+    let mut output = fetch
         .run_unchecked()
         .map_err(|err| unreachable(remote, &err))?;
-    if output.status.success() {
-        return Ok(Some(repo.resolve(&tracking_ref(remote))?));
-    }
-    // Why did it fail? `ls-remote --exit-code` answers with its status: 2 when
-    // the remote has no such ref, 0 when it has one, anything else when the
-    // remote could not be read.
-    let probe = repo
-        .git()
-        .args(["ls-remote", "--exit-code", "--", remote, crate::NOTES_REF])
-        .timeout(options.network_timeout);
-    let probed = probe
-        .run_unchecked()
-        .map_err(|err| unreachable(remote, &err))?;
-    match probed.status.code() {
-        Some(2) => {
-            // The remote has no notes: a tracking ref left from before is stale.
-            let _ = repo
-                .git()
-                .args(["update-ref", "-d", &tracking_ref(remote)])
-                .run();
-            Ok(None)
+    for _ in 0..2 {
+        if output.status.success() {
+            return Ok(Some(repo.resolve(&tracking_ref(remote))?));
         }
-        _ => Err(unreachable(remote, &fetch.failure(&output))),
+        // Why did it fail? `ls-remote --exit-code` answers with its status: 2
+        // when the remote has no such ref, 0 when it has one, anything else
+        // when the remote could not be read.
+        let probe = repo
+            .git()
+            .args(["ls-remote", "--exit-code", "--", remote, crate::NOTES_REF])
+            .timeout(options.network_timeout);
+        let probed = probe
+            .run_unchecked()
+            .map_err(|err| unreachable(remote, &err))?;
+        match probed.status.code() {
+            Some(2) => {
+                // The remote has no notes: a tracking ref left from before is
+                // stale.
+                let _ = repo
+                    .git()
+                    .args(["update-ref", "-d", &tracking_ref(remote)])
+                    .run();
+                return Ok(None);
+            }
+            Some(0) => {
+                output = fetch
+                    .run_unchecked()
+                    .map_err(|err| unreachable(remote, &err))?;
+            }
+            _ => break,
+        }
     }
+    Err(unreachable(remote, &fetch.failure(&output)))
 }
 
 enum PushResult {
     Done(Pushed),
     /// Not a fast-forward: someone pushed since our fetch.
     Rejected,
+    /// The remote did not update its ref: another push won the race on the
+    /// remote (its ref lock or compare), or the remote refuses ours. The next
+    /// fetch tells: if the remote's notes did not move, it refuses.
+    RemoteRejected(String),
 }
 
 /// Pushes the local notes ref without force and reads git's porcelain report.
@@ -361,6 +395,9 @@ fn push(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<PushResult, 
         }) if output.status.success() => Ok(PushResult::Done(Pushed::Updated)),
         Some(PorcelainLine { flag: '!', summary }) if summary.starts_with("[rejected]") => {
             Ok(PushResult::Rejected)
+        }
+        Some(PorcelainLine { flag: '!', summary }) if summary.starts_with("[remote rejected]") => {
+            Ok(PushResult::RemoteRejected(clean(&summary)))
         }
         Some(PorcelainLine { summary, .. }) => Err(SyncError::Refused {
             remote: remote.to_owned(),

@@ -6,4 +6,5 @@ mod gather;
 mod golden;
 mod setup;
 mod support;
+mod sync;
 mod tools;
