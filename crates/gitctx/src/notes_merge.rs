@@ -122,9 +122,11 @@ impl Notes<'_> {
         for attempt in 1..=MAX_MERGE_ATTEMPTS {
             let ours = self.tip_git()?;
             let outcome = match ours {
-                None => self
-                    .compare_and_swap(None, theirs_git, "notes: fast-forward")
-                    .map(|()| fast_forward(theirs, attempt)),
+                None => {
+                    let report = self.fast_forward(None, &theirs_commit, attempt)?;
+                    self.compare_and_swap(None, theirs_git, "notes: fast-forward")
+                        .map(|()| report)
+                }
                 Some(ours) if ours == theirs_git => return Ok(up_to_date(theirs, attempt)),
                 Some(ours)
                     if repo
@@ -138,8 +140,9 @@ impl Notes<'_> {
                         .graph_descendant_of(theirs_git, ours)
                         .map_err(git("comparing notes histories"))? =>
                 {
+                    let report = self.fast_forward(Some(ours), &theirs_commit, attempt)?;
                     self.compare_and_swap(Some(ours), theirs_git, "notes: fast-forward")
-                        .map(|()| fast_forward(theirs, attempt))
+                        .map(|()| report)
                 }
                 Some(ours) => {
                     let (commit, mut report) =
@@ -158,6 +161,34 @@ impl Notes<'_> {
         Err(Error::Contended {
             refname: self.refname.clone(),
             attempts: MAX_MERGE_ATTEMPTS,
+        })
+    }
+
+    /// The report of a fast-forward from `ours` to `theirs`: what it brings,
+    /// counted from the diff of the two trees (no note is read).
+    fn fast_forward(
+        &self,
+        ours: Option<git2::Oid>,
+        theirs: &git2::Commit<'_>,
+        attempts: u32,
+    ) -> Result<MergeReport> {
+        let repo = &self.repo.inner;
+        let ours_tree = match ours {
+            Some(id) => Some(
+                repo.find_commit(id)
+                    .and_then(|c| c.tree())
+                    .map_err(git("reading the notes tree"))?,
+            ),
+            None => None,
+        };
+        let theirs_tree = theirs.tree().map_err(git("reading the notes tree"))?;
+        let brought = changes(repo, ours_tree.as_ref(), &theirs_tree)?;
+        let removed = brought.values().filter(|c| c.new.is_none()).count();
+        Ok(MergeReport {
+            kind: MergeKind::FastForward,
+            taken: brought.len() - removed,
+            removed,
+            ..up_to_date(ObjectId::from_git(theirs.id()), attempts)
         })
     }
 
@@ -368,13 +399,6 @@ fn up_to_date(tip: ObjectId, attempts: u32) -> MergeReport {
         resolved: 0,
         too_large: Vec::new(),
         attempts,
-    }
-}
-
-fn fast_forward(theirs: ObjectId, attempts: u32) -> MergeReport {
-    MergeReport {
-        kind: MergeKind::FastForward,
-        ..up_to_date(theirs, attempts)
     }
 }
 

@@ -488,10 +488,12 @@ pub struct EnableReport {
 
 /// The `pre-push` hook line: sync with the remote being pushed to (the
 /// command itself skips remotes other than `ultragit.syncRemote`), never
-/// failing the push, and never from inside our own notes push.
+/// failing the push, and never from inside our own notes push. Its output goes
+/// to stderr: git passes a pre-push hook's stdout through to its own, where
+/// `git push --porcelain` readers would trip over it.
 pub(crate) fn pre_push_line(ultragit: &Path) -> String {
     format!(
-        "[ -n \"${SYNC_PUSH_ENV}\" ] || {} sync --pre-push \"$1\" </dev/null || true",
+        "[ -n \"${SYNC_PUSH_ENV}\" ] || {} sync --pre-push \"$1\" </dev/null >&2 || true",
         shell_quote(&ultragit.to_string_lossy())
     )
 }
@@ -570,7 +572,7 @@ mod tests {
         let line = pre_push_line(Path::new("/opt/my tools/ultragit"));
         assert_eq!(
             line,
-            "[ -n \"$ULTRAGIT_SYNC_PUSH\" ] || '/opt/my tools/ultragit' sync --pre-push \"$1\" </dev/null || true"
+            "[ -n \"$ULTRAGIT_SYNC_PUSH\" ] || '/opt/my tools/ultragit' sync --pre-push \"$1\" </dev/null >&2 || true"
         );
     }
 

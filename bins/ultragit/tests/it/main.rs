@@ -9,4 +9,5 @@ mod golden;
 mod init;
 mod read;
 mod support;
+mod sync;
 mod untrusted;

@@ -48,6 +48,7 @@ fn fast_paths_absent_ancestor_descendant() {
     let ours = r.notes(OURS).unwrap();
     let report = ours.merge_from(tip, join).unwrap();
     assert_eq!(report.kind, MergeKind::FastForward);
+    assert_eq!((report.taken, report.removed), (1, 0));
     assert_eq!(ours.tip().unwrap(), Some(tip));
 
     // Theirs is an ancestor of ours: nothing to do.
@@ -63,6 +64,7 @@ fn fast_paths_absent_ancestor_descendant() {
     let ahead = theirs.tip().unwrap().unwrap();
     let report = ours.merge_from(ahead, join).unwrap();
     assert_eq!(report.kind, MergeKind::FastForward);
+    assert_eq!((report.taken, report.removed), (1, 0), "one note changed");
     assert_eq!(ours.tip().unwrap(), Some(ahead));
     assert_eq!(
         ours.read(id(&a)).unwrap().as_deref(),
