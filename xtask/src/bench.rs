@@ -26,6 +26,10 @@
 //!   `Content-Length`) and a 12 MB one (read, repaired, refused), measured with
 //!   `getrusage(RUSAGE_CHILDREN)` in a helper process per run, against the
 //!   design's 100 MB target. See [`reply_memory`].
+//! - `sync`: `ultragit sync` bringing 10,000 notes from a bare remote on disk
+//!   into a clone (fast-forward, and a merge of 100 local notes plus the push),
+//!   against a plain `git fetch` of the same ref, on fresh copies each run. See
+//!   [`sync`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -47,8 +51,16 @@ mod blame;
 mod commit_msg;
 mod read;
 mod reply_memory;
+mod sync;
 
-const NAMES: &[&str] = &["blame", "read", "annotate", "commit-msg", "reply-memory"];
+const NAMES: &[&str] = &[
+    "blame",
+    "read",
+    "annotate",
+    "commit-msg",
+    "reply-memory",
+    "sync",
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if let [flag, rest @ ..] = args
@@ -98,6 +110,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "annotate" => annotate::annotate()?,
             "commit-msg" => commit_msg::commit_msg()?,
             "reply-memory" => reply_memory::reply_memory()?,
+            "sync" => sync::sync()?,
             _ => unreachable!("names are checked above"),
         }
     }
