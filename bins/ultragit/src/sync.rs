@@ -126,10 +126,11 @@ pub fn summary(report: &SyncReport) -> String {
     let fetched = match report.merge {
         None => " (the remote had no notes yet".to_owned(),
         Some(MergeKind::UpToDate) => " (nothing new from the remote".to_owned(),
-        Some(MergeKind::FastForward) => format!(" ({} notes new from the remote", report.taken),
+        Some(MergeKind::FastForward) => format!(" ({} from the remote", new_notes(report.taken)),
         Some(MergeKind::Merged) => format!(
-            " ({} notes new from the remote, {} joined with local ones",
-            report.taken, report.merged
+            " ({} from the remote, {} joined with local ones",
+            new_notes(report.taken),
+            report.merged
         ),
     };
     line.push_str(&fetched);
@@ -148,6 +149,14 @@ pub fn summary(report: &SyncReport) -> String {
     }
     line.push_str(")\n");
     line
+}
+
+fn new_notes(n: usize) -> String {
+    if n == 1 {
+        "1 new note".to_owned()
+    } else {
+        format!("{n} new notes")
+    }
 }
 
 /// What `--enable` (and `init --sync`) did, for people.

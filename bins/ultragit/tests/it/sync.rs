@@ -118,12 +118,12 @@ fn sync_prints_what_it_did_both_ways() {
     let out = stdout(team.b.path(), &["sync", "origin"]);
     assert_eq!(
         out,
-        "synced refs/notes/ultragit with 'origin' (1 notes new from the remote, 0 joined with local ones; pushed)\n"
+        "synced refs/notes/ultragit with 'origin' (1 new note from the remote, 0 joined with local ones; pushed)\n"
     );
     let out = stdout(team.a.path(), &["sync"]);
     assert_eq!(
         out,
-        "synced refs/notes/ultragit with 'origin' (1 notes new from the remote; the remote was up to date)\n"
+        "synced refs/notes/ultragit with 'origin' (1 new note from the remote; the remote was up to date)\n"
     );
     let mut on_remote = remote_notes(&team.bare);
     on_remote.sort();
