@@ -27,9 +27,20 @@
 //! the flags given, in a new process group, stdin from `/dev/null`, stdout and
 //! stderr appended to `.git/ultragit/annotate.log`. It does not wait and prints
 //! nothing on success. During a rebase it does nothing: git runs `post-commit` for
-//! every replayed commit, and `notes.rewriteRef` (set by `init`) carries the
-//! existing notes over when the rebase ends — a fresh, possibly `inferred`
-//! annotation racing that copy would replace an `enhanced` one.
+//! every replayed commit, and `notes.rewriteRef` plus the `post-rewrite` hook
+//! (set by `init`) carry the existing notes over when the rebase ends — a fresh,
+//! possibly `inferred` annotation racing that copy would replace an `enhanced`
+//! one. For the same reason it does nothing after `git commit --amend` (HEAD's
+//! reflog entry says `commit (amend)`) when the `post-rewrite` hook is
+//! installed: `ultragit rewritten` carries the note and annotates the delta.
+//! The background run gets the hidden `--keep-existing`: a note that appears
+//! on the commit while it runs (carried over, synced) is kept, never replaced
+//! (`kept <sha>: …`).
+//!
+//! **`--delta-from OLD`** (hidden; started by `ultragit rewritten` after an
+//! amend that changed code): annotates only the diff OLD→commit and merges it
+//! into the commit's note (`Existing::Merge`), whose provenance (`amend`,
+//! `derived_from = [OLD]`) stays.
 //!
 //! A missing API key is an error, except for a trivial commit: it needs no model,
 //! so it is skipped as usual.
@@ -37,6 +48,7 @@
 //! **Secrets:** the key is only ever in the provider's HTTP headers; the verbose
 //! trace and every error message pass through the provider's redactor.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -48,8 +60,8 @@ use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
 use llm::{ProviderKind, defaults};
 use ultragit_annotate::{
-    AuthorContext, ProviderFlags, Report, Settings, Trivial, author, gather, record_failure,
-    triviality,
+    AnnotateOptions, AuthorContext, Existing, ProviderFlags, Report, Settings, Trivial, author,
+    gather, record_failure, setup, triviality,
 };
 
 use crate::context;
@@ -85,6 +97,16 @@ pub struct AnnotateArgs {
     /// over the context it claimed this way)
     #[arg(long, value_name = "PATH", hide = true)]
     context_file: Option<PathBuf>,
+
+    /// Keep a note that appears on the commit while annotating (the background
+    /// run --async starts)
+    #[arg(long, hide = true)]
+    keep_existing: bool,
+
+    /// Annotate only the changes since this commit and merge them into the
+    /// commit's note (an amend's delta; `ultragit rewritten` starts it)
+    #[arg(long, value_name = "REV", hide = true, conflicts_with = "run_async")]
+    delta_from: Option<String>,
 }
 
 /// Flags that override the provider configuration.
@@ -239,6 +261,13 @@ fn annotate_now(
         api_key_env: settings.api_key_env.as_deref(),
     };
     let source = context_source(args, repo, &sha);
+    if source.is_none()
+        && args.squash_sources.is_empty()
+        && args.delta_from.is_none()
+        && let Some(outcome) = crate::remap::after_cherry_pick(repo, commit, ctx)
+    {
+        return Ok(outcome);
+    }
     let config = match provider_config(&request, lookup) {
         Ok(config) => config,
         Err(err @ ProviderError::MissingKey { .. }) => {
@@ -264,14 +293,29 @@ fn annotate_now(
     } else {
         Box::new(NullSink)
     };
+    let options = AnnotateOptions {
+        base: args
+            .delta_from
+            .as_deref()
+            .map(|rev| repo.resolve_commit(rev))
+            .transpose()?,
+        existing: if args.delta_from.is_some() {
+            Existing::Merge
+        } else if args.keep_existing {
+            Existing::Keep
+        } else {
+            Existing::Replace
+        },
+    };
     let report = ctx
-        .block_on(ultragit_annotate::annotate(
+        .block_on(ultragit_annotate::annotate_with(
             repo.root(),
             &sha,
             author,
             provider.as_ref(),
             &limits,
             trace.as_mut(),
+            &options,
         ))?
         .map_err(|err| {
             // Redacted here already: the message goes to failed.log too.
@@ -305,6 +349,14 @@ fn annotate_now(
             output
         }
         Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref(), ctx),
+        Report::Kept { .. } => {
+            // The author context stays for a retry: the note that won may not
+            // have used it.
+            Outcome::text(format!(
+                "kept {}: a note appeared on it while annotating; not replaced\n",
+                commit.short()
+            ))
+        }
     };
     for problem in trace.problems() {
         ctx.warn(format!("trace: {problem}"));
@@ -388,16 +440,41 @@ fn start_in_background(
     repo: &Repo,
     commit: ObjectId,
 ) -> Result<Outcome, CommandError> {
-    if rebase_in_progress(repo) {
+    if rebase_in_progress(repo) || amend_left_to_post_rewrite(repo, commit) {
         return Ok(Outcome::nothing());
     }
     let sha = commit.to_hex();
     let common = repo.common_dir();
-    let state = author::state(&common)?;
     let claimed = match &args.context_file {
         Some(path) => Some(path.clone()),
         None => author::claim_pending(&common, &sha)?,
     };
+    let mut extra: Vec<OsString> = vec!["--keep-existing".into()];
+    if let Some(path) = &claimed {
+        extra.push("--context-file".into());
+        extra.push(path.into());
+    }
+    for source in &args.squash_sources {
+        extra.push(format!("--squash-sources={source}").into());
+    }
+    extra.extend(args.provider.to_args().into_iter().map(OsString::from));
+    if args.verbose {
+        extra.push("--verbose".into());
+    }
+    spawn_annotation(repo, commit, &extra)?;
+    Ok(Outcome::nothing())
+}
+
+/// Starts `<this binary> annotate --sync --commit <commit> <extra…>` detached:
+/// a new process group, stdin from `/dev/null`, stdout and stderr appended to
+/// `.git/ultragit/annotate.log`. Does not wait.
+pub(crate) fn spawn_annotation(
+    repo: &Repo,
+    commit: ObjectId,
+    extra: &[OsString],
+) -> Result<(), CommandError> {
+    let sha = commit.to_hex();
+    let state = author::state(&repo.common_dir())?;
     // Opened through the directory handle: never through a link.
     let open_log = || state.append("annotate.log");
     let mut log = open_log()?;
@@ -410,16 +487,7 @@ fn start_in_background(
 
     let mut cmd = Command::new(exe);
     cmd.args(["annotate", "--sync", "--commit", &sha]);
-    if let Some(path) = &claimed {
-        cmd.arg("--context-file").arg(path);
-    }
-    for source in &args.squash_sources {
-        cmd.arg(format!("--squash-sources={source}"));
-    }
-    cmd.args(args.provider.to_args());
-    if args.verbose {
-        cmd.arg("--verbose");
-    }
+    cmd.args(extra);
     cmd.current_dir(repo.root())
         .stdin(Stdio::null())
         .stdout(open_log()?)
@@ -431,12 +499,29 @@ fn start_in_background(
             commit.short()
         ))
     })?;
-    Ok(Outcome::nothing())
+    Ok(())
+}
+
+/// True when `commit` is HEAD and was just made by `git commit --amend` (HEAD's
+/// reflog says `commit (amend)`) while the `post-rewrite` hook is installed: that
+/// hook carries the note over and annotates only the amend's delta, so a fresh
+/// annotation here would race it and replace the author's context.
+fn amend_left_to_post_rewrite(repo: &Repo, commit: ObjectId) -> bool {
+    let amended = repo.head().ok().and_then(|head| head.commit()) == Some(commit)
+        && repo
+            .head_reflog_message()
+            .ok()
+            .flatten()
+            .is_some_and(|message| message.starts_with("commit (amend)"));
+    amended
+        && repo
+            .hooks_dir()
+            .is_ok_and(|dir| setup::hook_installed(&dir, "post-rewrite"))
 }
 
 /// True while `git rebase` replays commits (either backend; `rebase-apply` without
 /// `rebasing` is `git am`, whose commits are new).
-fn rebase_in_progress(repo: &Repo) -> bool {
+pub(crate) fn rebase_in_progress(repo: &Repo) -> bool {
     let git_dir = repo.git_dir();
     git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply/rebasing").exists()
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, context, init, read, show, sync, transfer};
+use crate::{annotate, context, doctor, init, read, remap, rewritten, show, sync, transfer};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +49,7 @@ its causes), 2 on usage errors.";
 enum Command {
     /// Annotate a commit: an LLM agent records why each changed unit exists, as a git note
     Annotate(annotate::AnnotateArgs),
-    /// Set the repository up: notes ref, post-commit hook, notes rewriting, defaults
+    /// Set the repository up: notes ref, post-commit and post-rewrite hooks, notes rewriting, defaults
     Init(init::InitArgs),
     /// Record, show or clear the author context the next annotation uses
     Context(context::ContextArgs),
@@ -57,6 +57,13 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// Carry notes to the commits a server's rebase or squash merge made (matched by patch-id)
+    Remap(remap::RemapArgs),
+    /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
+    #[command(hide = true)]
+    Rewritten(rewritten::RewrittenArgs),
+    /// Check the set-up (hooks, rewrite config, notes, provider, sync, caches); --fix repairs the safe parts
+    Doctor(doctor::DoctorArgs),
     /// Share annotations through a git remote: fetch, merge (JSON-aware), push without force
     Sync(sync::SyncArgs),
     /// Write every annotation as JSON Lines (commit + note), newest first
@@ -77,6 +84,9 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Remap(args) => remap::run(&args, &cwd, ctx),
+        Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
+        Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
         Command::Sync(args) => sync::run(&args, &cwd, ctx),
         Command::Export(args) => transfer::export(&args, &cwd, ctx),
         Command::Import(args) => transfer::import(&args, &cwd, ctx),

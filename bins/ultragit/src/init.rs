@@ -1,5 +1,7 @@
 //! `ultragit init`: sets the repository up for ultragit (all the work is
-//! `ultragit_annotate::setup::init`) and says what it did.
+//! `ultragit_annotate::setup::init`) and says what it did: the notes ref, the
+//! state directory, the `post-commit` and `post-rewrite` hooks, notes
+//! rewriting, the default settings and which model will annotate.
 //!
 //! The hook runs this very binary (`current_exe`, symlinks resolved), so the
 //! repository keeps working with the build that set it up wherever `PATH` points.
@@ -32,8 +34,14 @@ What it does (running it again is harmless):
   - installs a post-commit hook that starts `ultragit annotate --async` and returns at \
 once; an existing shell hook keeps its lines (the ultragit block is added after its \
 #! line), a hook in another language is left alone and the line to add is printed;
-  - sets notes.rewriteRef=refs/notes/ultragit, notes.rewrite.amend=true and \
-notes.rewrite.rebase=true, so amend and rebase carry annotations along;
+  - installs a post-rewrite hook (same rules) that runs the hidden `ultragit rewritten` \
+after `git commit --amend` and `git rebase`: a message-only amend or a reword copies the \
+note, an amend that changes code keeps the original's regions and author context and \
+annotates only its delta in the background, a squash or fixup gets a note synthesized \
+from all of its sources; it never fails the git command;
+  - sets notes.rewriteRef=refs/notes/ultragit, notes.rewriteMode=ignore (git never \
+concatenates two JSON notes into one unreadable note; the hook writes the final one), \
+notes.rewrite.amend=true and notes.rewrite.rebase=true;
   - writes the default [ultragit] settings that are not set yet;
   - with --sync [--remote R]: what `ultragit sync --enable R` does (fetch refspec for \
 refs/notes/remotes/R/ultragit, ultragit.syncRemote=R, a pre-push hook that syncs \
@@ -78,38 +86,30 @@ pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
         "  state directory  {}",
         author::state_dir(&repo.common_dir()).display()
     );
-    let hook = report.hook_path.display();
-    match &report.hook {
-        HookChange::Created => {
-            let _ = writeln!(text, "  post-commit hook {hook} (created)");
-        }
-        HookChange::Added => {
-            let _ = writeln!(
-                text,
-                "  post-commit hook {hook} (ultragit block added; the existing lines are kept)"
-            );
-        }
-        HookChange::Updated => {
-            let _ = writeln!(
-                text,
-                "  post-commit hook {hook} (already installed; updated)"
-            );
-        }
-        HookChange::NotShell { line } => {
-            let _ = writeln!(
-                text,
-                "  post-commit hook {hook} (not a shell script: left unchanged)\n\
-                 \x20   add this line to it so each commit is annotated:\n\
-                 \x20   {line}"
-            );
-            ctx.warn(format!(
-                "{hook} is not a shell script; add the line printed below to it by hand"
-            ));
-        }
-    }
+    describe_hook(
+        text,
+        ctx,
+        "post-commit hook ",
+        &report.hook_path,
+        &report.hook,
+        "so each commit is annotated",
+    );
+    describe_hook(
+        text,
+        ctx,
+        "post-rewrite hook",
+        &report.rewrite_hook_path,
+        &report.rewrite_hook,
+        "so amend and rebase keep the notes",
+    );
     let _ = writeln!(
         text,
-        "  notes rewriting  notes.rewriteRef={NOTES_REF}, notes.rewrite.amend=true, notes.rewrite.rebase=true"
+        "  notes rewriting  notes.rewriteRef={NOTES_REF}, {}",
+        setup::REWRITE_CONFIG
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if report.config_written.is_empty() {
         let _ = writeln!(text, "  settings         [ultragit] already configured");
@@ -157,4 +157,42 @@ pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
         Err(err) => ctx.warn(err),
     }
     Ok(output)
+}
+
+/// One line (or three) on what happened to a hook.
+fn describe_hook(
+    text: &mut String,
+    ctx: &Context,
+    label: &str,
+    path: &Path,
+    change: &HookChange,
+    purpose: &str,
+) {
+    let hook = path.display();
+    match change {
+        HookChange::Created => {
+            let _ = writeln!(text, "  {label} {hook} (created)");
+        }
+        HookChange::Added => {
+            let _ = writeln!(
+                text,
+                "  {label} {hook} (ultragit block added; the existing lines are kept)"
+            );
+        }
+        HookChange::Updated => {
+            let _ = writeln!(text, "  {label} {hook} (already installed; updated)");
+        }
+        HookChange::NotShell { line } => {
+            let _ = writeln!(
+                text,
+                "  {label} {hook} (not a shell script: left unchanged)\n\
+                 \x20   add these lines to it {purpose}:\n\
+                 \x20   {}",
+                line.replace('\n', "\n    ")
+            );
+            ctx.warn(format!(
+                "{hook} is not a shell script; add the line printed below to it by hand"
+            ));
+        }
+    }
 }

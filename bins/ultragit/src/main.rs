@@ -10,7 +10,9 @@
 //!   Provider flags `--provider --model --base-url --api-key-env` override the
 //!   `[ultragit]` configuration.
 //! - `ultragit init` ([`init`]): notes ref, `.git/ultragit/`, the `post-commit`
-//!   hook, notes rewriting, default configuration.
+//!   and `post-rewrite` hooks, notes rewriting, default configuration.
+//! - `ultragit rewritten amend|rebase` (hidden, [`rewritten`]): the
+//!   `post-rewrite` hook's command; carries notes through amend, rebase, squash.
 //! - `ultragit context set|show|clear` ([`context`]): the author context the next
 //!   annotation consumes (also the `ULTRAGIT_*` environment variables).
 //! - `ultragit show [REV] [--format pretty|json]` ([`show`]): a commit's annotation.
@@ -25,6 +27,14 @@
 //!   split into paths and an anchor, and how paths are resolved, is in [`read`].
 //!   Warnings are part of the rendered output and, for markdown and pretty, are
 //!   also printed on stderr as `warning: …`.
+//! - `ultragit doctor [--format text|json] [--fix] [--online]` ([`doctor`]):
+//!   hooks, rewrite config, notes (malformed, unreachable), provider, sync and
+//!   cache checks, each ok/warn/fail with its fix; `--fix` applies the safe
+//!   repairs; exit 1 when a check fails.
+//! - `ultragit remap [--onto REF] [--dry-run] [--format text|json]` ([`remap`]):
+//!   notes of commits a server rebased or squash-merged carried to the commits
+//!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
+//!   commit gets its original's note on the post-commit path (no model call).
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -44,8 +54,11 @@
 mod annotate;
 mod cli;
 mod context;
+mod doctor;
 mod init;
 mod read;
+mod remap;
+mod rewritten;
 mod show;
 mod sync;
 mod transfer;

@@ -4,6 +4,8 @@
 //! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
 //! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
 //! types out.
+//! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
+//! original, in two processes for any number of commits.
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -40,6 +42,7 @@ mod error;
 pub mod notes;
 mod notes_merge;
 mod oid;
+pub mod patch_id;
 pub mod refs;
 mod repo;
 mod status;
@@ -57,6 +60,7 @@ pub use error::{Error, Result, Source};
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};
 pub use oid::{ObjectId, ParseObjectIdError};
+pub use patch_id::PatchId;
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
 pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo};
 pub use status::StatusEntry;

@@ -222,23 +222,69 @@ impl Notes<'_> {
         let repo = &self.repo.inner;
         let blob = repo.blob(text.as_bytes()).map_err(git("storing a note"))?;
         let message = format!("Notes added for {}\n", target.short());
-        self.update(target, Some(blob), &message)
+        self.update(target, &message, |_| Ok(Some(Some(blob))))
             .map(|outcome| outcome.expect("a write always changes the tree"))
+    }
+
+    /// Writes the note of `target` that `decide` makes of the current one, in the
+    /// same compare-and-swap as [`Notes::write`]: `decide` gets the note as of the
+    /// notes commit the write builds on (`None` when there is none) and returns
+    /// the new text, or `None` to leave the note as it is. After a lost race it
+    /// is asked again with the then-current note, so nothing written meanwhile
+    /// is overlooked — e.g. "only if absent" is `|current| current.is_none().then(…)`.
+    /// Returns `None` when `decide` declined. A current note over
+    /// [`MAX_NOTE_BYTES`] is [`Error::NoteTooLarge`].
+    pub fn write_with(
+        &self,
+        target: ObjectId,
+        mut decide: impl FnMut(Option<&str>) -> Option<String>,
+    ) -> Result<Option<WriteOutcome>> {
+        let message = format!("Notes added for {}\n", target.short());
+        self.update(target, &message, |tree| {
+            let current = match tree {
+                Some(tree) => self.read_in(tree, target)?,
+                None => None,
+            };
+            let current = match current {
+                None => None,
+                Some(Ok(text)) => Some(text),
+                Some(Err(bytes)) => {
+                    return Err(Error::NoteTooLarge {
+                        target: target.to_hex(),
+                        bytes,
+                        limit: MAX_NOTE_BYTES,
+                    });
+                }
+            };
+            match decide(current.as_deref()) {
+                None => Ok(None),
+                Some(text) => {
+                    let blob = self
+                        .repo
+                        .inner
+                        .blob(text.as_bytes())
+                        .map_err(git("storing a note"))?;
+                    Ok(Some(Some(blob)))
+                }
+            }
+        })
     }
 
     /// Removes the note of `target`. Returns `false` when there was none.
     pub fn remove(&self, target: ObjectId) -> Result<bool> {
         let message = format!("Notes removed for {}\n", target.short());
-        Ok(self.update(target, None, &message)?.is_some())
+        Ok(self.update(target, &message, |_| Ok(Some(None)))?.is_some())
     }
 
-    /// The compare-and-swap loop shared by write and remove. `Ok(None)` means there
-    /// was nothing to remove.
+    /// The compare-and-swap loop shared by the writes and remove. `change` gets
+    /// the notes tree the new commit builds on and says what to do: `None`
+    /// nothing, `Some(Some(blob))` set the note, `Some(None)` remove it.
+    /// `Ok(None)` means nothing was written.
     fn update(
         &self,
         target: ObjectId,
-        blob: Option<git2::Oid>,
         message: &str,
+        mut change: impl FnMut(Option<&git2::Tree<'_>>) -> Result<Option<Option<git2::Oid>>>,
     ) -> Result<Option<WriteOutcome>> {
         let repo = &self.repo.inner;
         let hex = target.to_hex();
@@ -256,6 +302,9 @@ impl Notes<'_> {
             let old_tree = match &parent {
                 Some(commit) => Some(commit.tree().map_err(git("reading the notes tree"))?),
                 None => None,
+            };
+            let Some(blob) = change(old_tree.as_ref())? else {
+                return Ok(None);
             };
             let Some(new_tree) = upsert(repo, old_tree.as_ref(), &hex, blob)? else {
                 return Ok(None);

@@ -219,6 +219,18 @@ impl Repo {
         }
     }
 
+    /// The message of HEAD's newest reflog entry (e.g. `commit (amend): Fix it`),
+    /// `None` when HEAD has no reflog.
+    pub fn head_reflog_message(&self) -> Result<Option<String>> {
+        let reflog = self
+            .inner
+            .reflog("HEAD")
+            .map_err(git("reading HEAD's reflog"))?;
+        Ok(reflog.get(0).map(|entry| {
+            String::from_utf8_lossy(entry.message_bytes().unwrap_or_default()).into_owned()
+        }))
+    }
+
     /// Resolves any revision (`HEAD~2`, a branch, a tag, a short hash) to the
     /// object it names, without peeling.
     pub fn resolve(&self, rev: &str) -> Result<ObjectId> {

@@ -151,14 +151,7 @@ fn code(text: &str) -> String {
 /// `### Full Changelog`: parent commits, then each submodule group with its own
 /// commits, then the compare link of the whole range.
 fn full_changelog(ctx: &ReleaseContext) -> String {
-    let mut lines = Vec::new();
-    for commit in &ctx.commits {
-        lines.push(format!(
-            "- {}{}",
-            commit_link(commit, ctx.links.as_ref()),
-            subject_suffix(commit)
-        ));
-    }
+    let mut lines = commit_lines("- ", &ctx.commits, ctx.links.as_ref());
     if ctx.more_commits > 0 {
         lines.push(format!(
             "- … and {} more {}",
@@ -172,13 +165,7 @@ fn full_changelog(ctx: &ReleaseContext) -> String {
     }
     for group in &ctx.submodules {
         lines.push(group_line(group));
-        for commit in &group.commits {
-            lines.push(format!(
-                "  - {}{}",
-                commit_link(commit, group.links.as_ref()),
-                subject_suffix(commit)
-            ));
-        }
+        lines.extend(commit_lines("  - ", &group.commits, group.links.as_ref()));
         if group.more > 0 {
             lines.push(format!("  - … and {} more", group.more));
         }
@@ -203,6 +190,20 @@ fn full_changelog(ctx: &ReleaseContext) -> String {
         }
     }
     block
+}
+
+/// One changelog line per commit: `bullet`, the commit's link, its subject.
+fn commit_lines(bullet: &str, commits: &[ReleaseCommit], links: Option<&LinkHints>) -> Vec<String> {
+    commits
+        .iter()
+        .map(|commit| {
+            format!(
+                "{bullet}{}{}",
+                commit_link(commit, links),
+                subject_suffix(commit)
+            )
+        })
+        .collect()
 }
 
 fn subject_suffix(commit: &ReleaseCommit) -> String {

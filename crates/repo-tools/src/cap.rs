@@ -186,43 +186,29 @@ mod tests {
     #[test]
     fn keeps_whole_lines_within_caps() {
         let text = "one\ntwo\nthree\n";
-        assert_eq!(
-            keep_lines(text, 10, 100),
-            Kept {
-                end: text.len(),
-                lines: 3,
-                total_lines: 3,
-                limit: None
-            }
-        );
-        assert_eq!(
-            keep_lines(text, 2, 100),
-            Kept {
-                end: 8,
-                lines: 2,
-                total_lines: 3,
-                limit: Some(TruncationLimit::Lines)
-            }
-        );
+        // (text, max lines, max JSON bytes) → (end, lines, total lines, limit).
         // "one\n" is 5 JSON bytes, "two\n" 5 more.
-        assert_eq!(
-            keep_lines(text, 10, 11),
-            Kept {
-                end: 8,
-                lines: 2,
-                total_lines: 3,
-                limit: Some(TruncationLimit::Bytes)
-            }
-        );
-        assert_eq!(
-            keep_lines("long line", 10, 4),
-            Kept {
-                end: 4,
-                lines: 1,
-                total_lines: 1,
-                limit: Some(TruncationLimit::Bytes)
-            }
-        );
+        let cases = [
+            ((text, 10, 100), (text.len(), 3, 3, None)),
+            ((text, 2, 100), (8, 2, 3, Some(TruncationLimit::Lines))),
+            ((text, 10, 11), (8, 2, 3, Some(TruncationLimit::Bytes))),
+            (
+                ("long line", 10, 4),
+                (4, 1, 1, Some(TruncationLimit::Bytes)),
+            ),
+        ];
+        for ((text, max_lines, max_bytes), (end, lines, total_lines, limit)) in cases {
+            assert_eq!(
+                keep_lines(text, max_lines, max_bytes),
+                Kept {
+                    end,
+                    lines,
+                    total_lines,
+                    limit
+                },
+                "{text:?} {max_lines} {max_bytes}"
+            );
+        }
         assert_eq!(keep_lines("", 10, 10).limit, None);
         assert_eq!(keep_lines("no newline", 10, 100).total_lines, 1);
     }

@@ -9,144 +9,63 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent::schema::Schema;
-use agent::{NoArgs, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, TypedTool};
+use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, TypedTool};
 use serde_json::Value;
 
 use crate::{git_status_summary, list_files, read_file, repo_summary, search_files};
 
-/// `git_status_summary` (spec 002) over one workspace.
-#[derive(Debug, Clone)]
-pub struct GitStatusSummary(PathBuf);
+/// Declares a tool type over one workspace that binds the tool module `$module`
+/// (its `NAME`, `DESCRIPTION`, `Args`, `schema()` and `run`).
+macro_rules! workspace_tool {
+    ($(#[$doc:meta])* $tool:ident => $module:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $tool(PathBuf);
 
-/// `repo_summary` over one workspace.
-#[derive(Debug, Clone)]
-pub struct RepoSummary(PathBuf);
+        impl $tool {
+            /// The tool for the workspace at `workspace_root`.
+            pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
+                $tool(workspace_root.into())
+            }
+        }
 
-/// `list_files` over one workspace.
-#[derive(Debug, Clone)]
-pub struct ListFiles(PathBuf);
-
-/// `read_file` over one workspace.
-#[derive(Debug, Clone)]
-pub struct ReadFile(PathBuf);
-
-/// `search_files` over one workspace.
-#[derive(Debug, Clone)]
-pub struct SearchFiles(PathBuf);
-
-impl GitStatusSummary {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        GitStatusSummary(workspace_root.into())
-    }
+        impl TypedTool for $tool {
+            type Args = $module::Args;
+            fn name(&self) -> &str {
+                $module::NAME
+            }
+            fn description(&self) -> &str {
+                $module::DESCRIPTION
+            }
+            fn schema(&self) -> Schema {
+                $module::schema()
+            }
+            fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+                $module::run(&self.0, args, limits)
+            }
+        }
+    };
 }
 
-impl RepoSummary {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        RepoSummary(workspace_root.into())
-    }
+workspace_tool! {
+    /// `git_status_summary` (spec 002) over one workspace.
+    GitStatusSummary => git_status_summary
 }
-
-impl ListFiles {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        ListFiles(workspace_root.into())
-    }
+workspace_tool! {
+    /// `repo_summary` over one workspace.
+    RepoSummary => repo_summary
 }
-
-impl ReadFile {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        ReadFile(workspace_root.into())
-    }
+workspace_tool! {
+    /// `list_files` over one workspace.
+    ListFiles => list_files
 }
-
-impl SearchFiles {
-    /// The tool for the workspace at `workspace_root`.
-    pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-        SearchFiles(workspace_root.into())
-    }
+workspace_tool! {
+    /// `read_file` over one workspace.
+    ReadFile => read_file
 }
-
-impl TypedTool for GitStatusSummary {
-    type Args = git_status_summary::Args;
-    fn name(&self) -> &str {
-        git_status_summary::NAME
-    }
-    fn description(&self) -> &str {
-        git_status_summary::DESCRIPTION
-    }
-    fn schema(&self) -> Schema {
-        git_status_summary::schema()
-    }
-    fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        git_status_summary::run(&self.0, args, limits)
-    }
-}
-
-impl TypedTool for RepoSummary {
-    type Args = NoArgs;
-    fn name(&self) -> &str {
-        repo_summary::NAME
-    }
-    fn description(&self) -> &str {
-        repo_summary::DESCRIPTION
-    }
-    fn schema(&self) -> Schema {
-        Schema::object()
-    }
-    fn run(&self, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        repo_summary::run(&self.0, limits)
-    }
-}
-
-impl TypedTool for ListFiles {
-    type Args = list_files::Args;
-    fn name(&self) -> &str {
-        list_files::NAME
-    }
-    fn description(&self) -> &str {
-        list_files::DESCRIPTION
-    }
-    fn schema(&self) -> Schema {
-        list_files::schema()
-    }
-    fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        list_files::run(&self.0, args, limits)
-    }
-}
-
-impl TypedTool for ReadFile {
-    type Args = read_file::Args;
-    fn name(&self) -> &str {
-        read_file::NAME
-    }
-    fn description(&self) -> &str {
-        read_file::DESCRIPTION
-    }
-    fn schema(&self) -> Schema {
-        read_file::schema()
-    }
-    fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        read_file::run(&self.0, args, limits)
-    }
-}
-
-impl TypedTool for SearchFiles {
-    type Args = search_files::Args;
-    fn name(&self) -> &str {
-        search_files::NAME
-    }
-    fn description(&self) -> &str {
-        search_files::DESCRIPTION
-    }
-    fn schema(&self) -> Schema {
-        search_files::schema()
-    }
-    fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        search_files::run(&self.0, args, limits)
-    }
+workspace_tool! {
+    /// `search_files` over one workspace.
+    SearchFiles => search_files
 }
 
 /// The five tools over the workspace at `workspace_root`, in catalog order.

@@ -15,7 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::schema::Schema;
+use agent::{NoArgs, ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
 use gitctx::Head;
 use serde_json::{Value, json};
 
@@ -35,8 +36,16 @@ pub(crate) const RECENT_COMMITS: usize = 5;
 /// gives the detail.
 pub(crate) const SUMMARY_ENTRIES: usize = 50;
 
+/// `repo_summary` takes no arguments.
+pub(crate) type Args = NoArgs;
+
+/// The argument schema: an empty object.
+pub(crate) fn schema() -> Schema {
+    Schema::object()
+}
+
 /// Runs `repo_summary` over the workspace at `root`.
-pub(crate) fn run(root: &Path, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
+pub(crate) fn run(root: &Path, _: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
     let view = RepoView::open(root)?;
     let repo = &view.repo;
     let cap = SUMMARY_ENTRIES.min(limits.max_entries);

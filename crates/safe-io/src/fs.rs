@@ -19,7 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,24 +42,10 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    fn of(file_type: std::fs::FileType) -> FileKind {
-        if file_type.is_file() {
-            FileKind::File
-        } else if file_type.is_dir() {
-            FileKind::Dir
-        } else if file_type.is_symlink() {
-            FileKind::Symlink
-        } else if file_type.is_fifo() {
-            FileKind::Fifo
-        } else if file_type.is_socket() {
-            FileKind::Socket
-        } else if file_type.is_char_device() {
-            FileKind::CharDevice
-        } else if file_type.is_block_device() {
-            FileKind::BlockDevice
-        } else {
-            FileKind::Other
-        }
+    /// The kind `meta` (from `symlink_metadata`) describes, read from its mode
+    /// bits as [`FileKind::of_raw`] does for a raw `stat`.
+    fn of(meta: &std::fs::Metadata) -> FileKind {
+        FileKind::of_raw(rustix::fs::FileType::from_raw_mode(meta.mode()))
     }
 
     fn of_raw(file_type: rustix::fs::FileType) -> FileKind {
@@ -206,7 +192,7 @@ fn file_components(rel: &Path) -> Result<(Vec<&OsStr>, &OsStr)> {
 /// Reads at most `limit` bytes from `file`, failing past the limit.
 fn read_bounded(mut file: File, path: &Path, limit: u64) -> Result<Vec<u8>> {
     let meta = file.metadata().map_err(|e| Error::io(path.to_owned(), e))?;
-    let kind = FileKind::of(meta.file_type());
+    let kind = FileKind::of(&meta);
     if kind != FileKind::File {
         return Err(Error::NotRegular {
             path: path.to_owned(),
@@ -464,7 +450,7 @@ impl Dir {
                 .map_err(|e| dir.classify(name, path.clone(), e, false))?;
             let file = File::from(fd);
             let meta = file.metadata().map_err(|e| Error::io(path.clone(), e))?;
-            let kind = FileKind::of(meta.file_type());
+            let kind = FileKind::of(&meta);
             if kind != FileKind::File {
                 return Err(Error::NotRegular { path, kind });
             }
@@ -503,7 +489,7 @@ impl Dir {
             )?;
             let file = File::from(fd);
             let meta = file.metadata().map_err(|e| Error::io(path.clone(), e))?;
-            let kind = FileKind::of(meta.file_type());
+            let kind = FileKind::of(&meta);
             if kind != FileKind::File {
                 return Err(Error::NotRegular { path, kind });
             }

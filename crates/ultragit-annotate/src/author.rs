@@ -1,5 +1,6 @@
 //! Author-provided context: what the person (or agent) who made the commit says
-//! about it. It makes the annotation `enhanced`.
+//! about it. A task, reasoning, dependencies or tags make the annotation
+//! `enhanced` ([`AuthorContext::has_context`]); squash sources alone do not.
 //!
 //! `ultragit context set` writes it to `.git/ultragit/pending-context.json`; the next
 //! annotation consumes it and it is cleared. The binary also reads the `ULTRAGIT_*`
@@ -37,6 +38,21 @@ impl AuthorContext {
             && blank(&self.dependencies)
             && self.tags.as_ref().is_none_or(Vec::is_empty)
             && self.squash_sources.as_ref().is_none_or(Vec::is_empty)
+    }
+
+    /// True when it says something about the change itself: a task, reasoning,
+    /// dependencies or tags. Only then is an annotation `enhanced` and does the
+    /// prompt speak of author context; squash sources alone are lineage, not
+    /// context.
+    pub fn has_context(&self) -> bool {
+        let given = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
+        given(&self.task)
+            || given(&self.reasoning)
+            || given(&self.dependencies)
+            || self
+                .tags
+                .as_ref()
+                .is_some_and(|tags| tags.iter().any(|t| !t.trim().is_empty()))
     }
 
     /// `other`'s fields where it has them, ours elsewhere.

@@ -53,10 +53,11 @@ pub struct AnnotationContext {
 }
 
 impl AnnotationContext {
-    /// `enhanced` with author context, `inferred` without.
+    /// `enhanced` with author context (task, reasoning, dependencies or tags),
+    /// `inferred` without.
     pub fn context_level(&self) -> ContextLevel {
         match &self.author_context {
-            Some(ctx) if !ctx.is_empty() => ContextLevel::Enhanced,
+            Some(ctx) if ctx.has_context() => ContextLevel::Enhanced,
             _ => ContextLevel::Inferred,
         }
     }
@@ -86,9 +87,25 @@ pub fn gather(
     author_context: Option<AuthorContext>,
     config: &AnnotateConfig,
 ) -> Result<AnnotationContext, AgentError> {
+    gather_since(repo, rev, None, author_context, config)
+}
+
+/// Collects the context of `rev` with its diff taken against `base` instead of
+/// its first parent (`None`: the first parent) — an amend's delta is the diff
+/// from the commit it replaced.
+pub fn gather_since(
+    repo: &Repo,
+    rev: &str,
+    base: Option<&str>,
+    author_context: Option<AuthorContext>,
+    config: &AnnotateConfig,
+) -> Result<AnnotationContext, AgentError> {
     let info = repo.commit_info(rev)?;
     let sha = info.id.to_hex();
-    let diff = repo.diff_commit(&sha, &DiffOptions::default())?;
+    let diff = match base {
+        Some(base) => repo.diff_revs(base, &sha, &DiffOptions::default())?,
+        None => repo.diff_commit(&sha, &DiffOptions::default())?,
+    };
     let mut diffs = Vec::new();
     let mut skipped = Vec::new();
     for file in diff.files {

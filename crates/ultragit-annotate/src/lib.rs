@@ -6,10 +6,14 @@
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]), display ([`show`]), configuration (`config`), and the team
-//! operations on the notes: [`sync`] with a git remote (fetch into a tracking
-//! ref, JSON-aware merge commit, push without force) and [`transfer`]
-//! (`export`/`import` as JSON Lines).
+//! ([`setup`]: the `post-commit` and `post-rewrite` hooks), notes carried
+//! through amend, rebase and squash ([`rewrite`]), health checks
+//! ([`doctor`]), display ([`show`]) and
+//! configuration (`config`), and the team operations on the notes: [`sync`]
+//! with a git remote (fetch into a tracking ref, JSON-aware merge commit,
+//! push without force) and [`transfer`] (`export`/`import` as JSON Lines).
+//! Notes follow the change to cherry-picks and server-side rebase and squash
+//! merges by patch-id ([`remap`]).
 //!
 //! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
 //!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
@@ -21,14 +25,19 @@
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
 //!   validates each region before collecting it, and the assembled document is
 //!   validated again (invalid regions are dropped with a warning, the rest kept).
+//! - **Invariant:** a rewrite never loses a note, and a background annotation
+//!   never replaces a note that appeared while it ran ([`Existing::Keep`]).
 //! - No printing, no environment: the binary builds the provider (it reads the key
 //!   from the environment variable the configuration names) and prints.
 
 pub mod author;
 mod config;
+pub mod doctor;
 mod error;
 pub mod gather;
 pub mod prompt;
+pub mod remap;
+pub mod rewrite;
 pub mod run;
 pub mod setup;
 pub mod show;
@@ -46,7 +55,9 @@ use llm::LlmProvider;
 pub use author::AuthorContext;
 pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, ProviderSources, Settings};
 pub use error::{AgentError, AnnotateError};
-pub use gather::{AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, triviality};
+pub use gather::{
+    AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, gather_since, triviality,
+};
 pub use run::{Annotated, annotate_commit};
 
 /// The notes ref annotations live under.
@@ -66,6 +77,35 @@ pub enum Report {
     },
     /// The commit was trivial; the model was not called.
     Skipped { commit: String, reason: Trivial },
+    /// A note appeared on the commit while the annotation ran and was kept
+    /// ([`Existing::Keep`]); the new annotation was not stored.
+    Kept { commit: String },
+}
+
+/// What storing an annotation does with a note the commit already has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it (`ultragit annotate` run by hand).
+    #[default]
+    Replace,
+    /// Keep it and store nothing (the background annotation of the
+    /// `post-commit` hook: a note that appeared meanwhile — carried over by an
+    /// amend, synced from a teammate — wins).
+    Keep,
+    /// Merge the new annotation into it (an amend's delta): the existing
+    /// note's provenance is kept. Without a readable note written for this
+    /// commit, the new annotation is stored with `amend` provenance.
+    Merge,
+}
+
+/// How [`annotate_with`] annotates and stores.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnnotateOptions {
+    /// Annotate the changes since this commit instead of since the first
+    /// parent: the delta of an amend, `base` being the commit it replaced.
+    pub base: Option<gitctx::ObjectId>,
+    /// What to do with a note the commit already has.
+    pub existing: Existing,
 }
 
 /// Annotates `rev` in the repository at `repo_path` and stores the note.
@@ -80,9 +120,26 @@ pub async fn annotate(
     config: &AnnotateConfig,
     trace: &mut dyn TraceSink,
 ) -> Result<Report, AnnotateError> {
+    let options = AnnotateOptions::default();
+    annotate_with(repo_path, rev, author, provider, config, trace, &options).await
+}
+
+/// [`annotate`] with [`AnnotateOptions`]: a delta against another commit, and
+/// what to do with a note the commit already has when the annotation is
+/// stored (decided compare-and-swap, on the note as it is then).
+pub async fn annotate_with(
+    repo_path: &Path,
+    rev: &str,
+    author: Option<AuthorContext>,
+    provider: &dyn LlmProvider,
+    config: &AnnotateConfig,
+    trace: &mut dyn TraceSink,
+    options: &AnnotateOptions,
+) -> Result<Report, AnnotateError> {
+    let base = options.base.map(|id| id.to_hex());
     let context = {
         let repo = Repo::discover(repo_path)?;
-        gather(&repo, rev, author, config)?
+        gather_since(&repo, rev, base.as_deref(), author, config)?
     };
     if let Some(reason) = triviality(&context) {
         return Ok(Report::Skipped {
@@ -90,9 +147,22 @@ pub async fn annotate(
             reason,
         });
     }
-    let annotated = annotate_commit(&context, provider, config, trace).await?;
+    let mut annotated = annotate_commit(&context, provider, config, trace).await?;
+    if let Some(base) = &base {
+        let provenance = &mut annotated.annotation.provenance;
+        provenance.operation = ultragit_schema::ProvenanceOperation::Amend;
+        provenance.derived_from = vec![base.clone()];
+        provenance.synthesis_notes = Some(format!(
+            "Annotates the changes an amend made to {}.",
+            &base[..base.len().min(7)]
+        ));
+    }
     let repo = Repo::discover(repo_path)?;
-    store(&repo, &annotated.annotation)?;
+    if !store_with(&repo, &annotated.annotation, options.existing)? {
+        return Ok(Report::Kept {
+            commit: context.commit.sha,
+        });
+    }
     Ok(Report::Annotated {
         commit: context.commit.sha.clone(),
         regions: annotated.annotation.regions.len(),
@@ -105,12 +175,53 @@ pub async fn annotate(
 
 /// Writes `annotation` as the note of its commit (compare-and-swap on the ref).
 pub fn store(repo: &Repo, annotation: &ultragit_schema::Annotation) -> Result<(), AnnotateError> {
+    store_with(repo, annotation, Existing::Replace).map(drop)
+}
+
+/// Writes `annotation` as the note of its commit, doing with a note it already
+/// has what `existing` says, decided on the note as of the compare-and-swap.
+/// Returns `false` when an existing note was kept and nothing written.
+pub fn store_with(
+    repo: &Repo,
+    annotation: &ultragit_schema::Annotation,
+    existing: Existing,
+) -> Result<bool, AnnotateError> {
+    use ultragit_schema::Annotation;
     let commit = annotation.commit.parse().map_err(|_| {
         AnnotateError::Invalid(format!("'{}' is not a commit id", annotation.commit))
     })?;
-    repo.notes(NOTES_REF)?
-        .write(commit, &annotation.to_json())?;
-    Ok(())
+    let text = annotation.to_json();
+    let notes = repo.notes(NOTES_REF)?;
+    if existing == Existing::Replace {
+        notes.write(commit, &text)?;
+        return Ok(true);
+    }
+    let mut kept = false;
+    notes.write_with(commit, |current| {
+        kept = false;
+        let Some(current) = current else {
+            return Some(text.clone());
+        };
+        match (existing, Annotation::from_json(current)) {
+            (Existing::Merge, Ok(note)) => {
+                let mut merged = ultragit_schema::merge::merge(&note, annotation);
+                if !note.commit.eq_ignore_ascii_case(&annotation.commit) {
+                    // A note git copied from the old commit (the hook did not
+                    // run): kept, but named and derived as the new one.
+                    merged.commit = annotation.commit.clone();
+                    merged.provenance = annotation.provenance.clone();
+                }
+                (merged != note).then(|| merged.to_json())
+            }
+            // An unreadable note: the new annotation replaces it.
+            (Existing::Merge, Err(_)) => Some(text.clone()),
+            _ => {
+                kept = true;
+                None
+            }
+        }
+    })?;
+    Ok(!kept)
 }
 
 /// Appends `{time} {commit} {reason}` to `.git/ultragit/failed.log`.

@@ -84,7 +84,7 @@ by the person who made the change — weight it heavily.",
 /// The system prompt for a commit with (or without) author context.
 pub fn system_prompt(author: Option<&AuthorContext>) -> String {
     let level = match author {
-        Some(author) if !author.is_empty() => enhanced(author),
+        Some(author) if author.has_context() => enhanced(author),
         _ => INFERRED.to_owned(),
     };
     format!("{BASE}\n\n{level}\n\n{MECHANICS}")

@@ -474,10 +474,14 @@ fn context_text(context: &AnnotationContext, config: &AnnotateConfig) -> String 
         commit.message.trim_end()
     );
     if let Some(author) = &context.author_context {
-        text.push_str(&format!(
-            "\nAuthor context: {}\n",
-            serde_json::to_string(author).unwrap_or_default()
-        ));
+        if author.has_context() {
+            text.push_str(&format!(
+                "\nAuthor context: {}\n",
+                serde_json::to_string(author).unwrap_or_default()
+            ));
+        } else if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
+            text.push_str(&format!("\nSquashed from: {}\n", sources.join(", ")));
+        }
     }
     text.push_str("\nDiff (line numbers are the file's at this commit):\n");
     if context.changed_lines() > config.max_diff_lines {

@@ -1,11 +1,22 @@
-//! `ultragit init`: the notes ref, `.git/ultragit/`, the `post-commit` hook, notes
-//! rewriting on amend and rebase, and the default `[ultragit]` configuration.
+//! `ultragit init`: the notes ref, `.git/ultragit/`, the `post-commit` and
+//! `post-rewrite` hooks, notes rewriting on amend and rebase, and the default
+//! `[ultragit]` configuration.
 //!
 //! **Invariant:** an existing hook is kept. The ultragit lines are inserted as a
-//! marked block right after its `#!` line (so a hook that ends with `exit` still
-//! runs them), and running `init` again replaces the block instead of adding a
-//! second one. A hook in another language than a POSIX shell is not edited; the
-//! report says what to add by hand.
+//! marked block (`# >>> ultragit <hook> >>>` … `# <<< ultragit <hook> <<<`,
+//! [`hook_markers`]) right after its `#!` line (so a hook that ends with `exit`
+//! still runs them), and running `init` again replaces the block instead of
+//! adding a second one. A hook in another language than a POSIX shell is not
+//! edited; the report says what to add by hand.
+//!
+//! **Notes rewriting.** `notes.rewriteRef` names `refs/notes/ultragit`, so git
+//! copies a note to the commit that amends or rebases it, and
+//! `notes.rewriteMode=ignore`: when several notes land on one commit (a
+//! squash), git keeps the first instead of concatenating them — two JSON
+//! documents back to back would be one unreadable note. The `post-rewrite`
+//! hook then writes the final notes itself (`ultragit rewritten`, see
+//! [`crate::rewrite`]). The hook block saves git's stdin and hands it on to the
+//! lines after it, so an existing hook that reads it still gets it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,9 +27,26 @@ use safe_io::Dir;
 use crate::author::state;
 use crate::error::AnnotateError;
 
-/// First line of the post-commit hook block (every hook's markers come from
-/// [`hook_markers`]).
+/// First line of the `post-commit` hook block (`hook_markers("post-commit").0`).
 pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
+
+/// The first and last lines of the ultragit block in the hook `name`.
+pub fn hook_markers(name: &str) -> (String, String) {
+    (
+        format!("# >>> ultragit {name} >>>"),
+        format!("# <<< ultragit {name} <<<"),
+    )
+}
+
+/// The comment line under the begin marker: what the block is for.
+fn hook_purpose(name: &str) -> &'static str {
+    match name {
+        "post-commit" => "Annotates each new commit in the background",
+        "post-rewrite" => "Carries annotations through amend, rebase, squash and fixup",
+        "pre-push" => "Syncs annotations with the remote; never fails the push",
+        _ => "Added",
+    }
+}
 
 /// Config written by `init` when the key is not set yet.
 pub(crate) const DEFAULT_CONFIG: &[(&str, &str)] = &[
@@ -49,8 +77,12 @@ pub enum HookChange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitReport {
     pub notes_ref_created: bool,
+    /// The `post-commit` hook.
     pub hook_path: PathBuf,
     pub hook: HookChange,
+    /// The `post-rewrite` hook.
+    pub rewrite_hook_path: PathBuf,
+    pub rewrite_hook: HookChange,
     /// Config keys written (those not set before).
     pub config_written: Vec<String>,
 }
@@ -62,6 +94,27 @@ pub(crate) fn hook_line(ultragit: &Path) -> String {
         shell_quote(&ultragit.to_string_lossy())
     )
 }
+
+/// The shell lines the `post-rewrite` hook runs: `ultragit rewritten amend|rebase`
+/// on git's `old new` lines, never failing the user's command. Git's stdin is
+/// saved first and handed on to whatever follows the block.
+pub(crate) fn rewrite_hook_line(ultragit: &Path) -> String {
+    format!(
+        "ultragit_rewritten=$(cat)\n\
+         printf '%s\\n' \"$ultragit_rewritten\" | {} rewritten \"$1\" >/dev/null 2>&1 || true\n\
+         exec <<ULTRAGIT_REWRITTEN\n\
+         $ultragit_rewritten\n\
+         ULTRAGIT_REWRITTEN",
+        shell_quote(&ultragit.to_string_lossy())
+    )
+}
+
+/// The notes rewriting `init` configures (`notes.rewriteRef` is added to).
+pub const REWRITE_CONFIG: &[(&str, &str)] = &[
+    ("notes.rewriteMode", "ignore"),
+    ("notes.rewrite.amend", "true"),
+    ("notes.rewrite.rebase", "true"),
+];
 
 pub(crate) fn shell_quote(text: &str) -> String {
     if !text.is_empty()
@@ -83,12 +136,16 @@ pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
     // config); the hook file in it is never written through a link.
     let hooks = repo.hooks_dir()?;
     fs::create_dir_all(&hooks).map_err(|e| AnnotateError::io(&hooks, e))?;
+    let hooks_dir = Dir::open(&hooks)?;
     let hook_path = hooks.join("post-commit");
-    let hook = install_hook(&Dir::open(&hooks)?, "post-commit", &hook_line(ultragit))?;
+    let hook = install_hook(&hooks_dir, "post-commit", &hook_line(ultragit))?;
+    let rewrite_hook_path = hooks.join("post-rewrite");
+    let rewrite_hook = install_hook(&hooks_dir, "post-rewrite", &rewrite_hook_line(ultragit))?;
 
     repo.config_add_unique("notes.rewriteRef", crate::NOTES_REF)?;
-    repo.config_set("notes.rewrite.amend", "true")?;
-    repo.config_set("notes.rewrite.rebase", "true")?;
+    for (key, value) in REWRITE_CONFIG {
+        repo.config_set(key, value)?;
+    }
     let mut config_written = Vec::new();
     for (key, value) in DEFAULT_CONFIG {
         if repo.config_get(key)?.is_none() {
@@ -100,31 +157,28 @@ pub fn init(repo: &Repo, ultragit: &Path) -> Result<InitReport, AnnotateError> {
         notes_ref_created,
         hook_path,
         hook,
+        rewrite_hook_path,
+        rewrite_hook,
         config_written,
     })
 }
 
-/// The first and last line of the ultragit block in the hook `name`:
-/// `# >>> ultragit <name> >>>` and `# <<< ultragit <name> <<<`.
-pub(crate) fn hook_markers(name: &str) -> (String, String) {
-    (
-        format!("# >>> ultragit {name} >>>"),
-        format!("# <<< ultragit {name} <<<"),
-    )
-}
-
-/// The comment line of a hook block: what it is for.
-fn hook_purpose(name: &str) -> &'static str {
-    match name {
-        "pre-push" => {
-            "Syncs refs/notes/ultragit with the remote; never fails the push (ultragit sync --enable)."
-        }
-        _ => "Annotates each new commit in the background (ultragit init).",
-    }
-}
-
 /// The largest existing hook read.
 const HOOK_LIMIT: u64 = 1024 * 1024;
+
+/// Whether the hook `name` in `hooks_dir` holds an ultragit block (both
+/// markers). A missing or unreadable hook holds none.
+pub fn hook_installed(hooks_dir: &Path, name: &str) -> bool {
+    let (begin, end) = hook_markers(name);
+    Dir::open(hooks_dir)
+        .and_then(|dir| dir.read_optional(name, HOOK_LIMIT))
+        .ok()
+        .flatten()
+        .is_some_and(|bytes| {
+            let text = String::from_utf8_lossy(&bytes);
+            text.contains(&begin) && text.contains(&end)
+        })
+}
 
 /// Writes or updates the hook block in the hook `name` of `hooks`. A hook that
 /// is a symbolic link is not followed: the error says so.
@@ -134,15 +188,17 @@ pub(crate) fn install_hook(
     line: &str,
 ) -> Result<HookChange, AnnotateError> {
     let (begin, end) = hook_markers(name);
-    let (begin, end) = (begin.as_str(), end.as_str());
-    let block = format!("{begin}\n# {}\n{line}\n{end}\n", hook_purpose(name));
+    let block = format!(
+        "{begin}\n# {} (ultragit init).\n{line}\n{end}\n",
+        hook_purpose(name)
+    );
     let existing = hooks
         .read_optional(name, HOOK_LIMIT)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let (text, change) = match existing {
         None => (format!("#!/bin/sh\n{block}"), HookChange::Created),
         Some(text) => {
-            if let (Some(start), Some(stop)) = (text.find(begin), text.find(end))
+            if let (Some(start), Some(stop)) = (text.find(&begin), text.find(&end))
                 && start < stop
             {
                 let after = stop + end.len();
@@ -217,15 +273,11 @@ mod tests {
     }
 
     #[test]
-    fn markers_are_built_from_the_hook_name() {
-        assert_eq!(hook_markers("post-commit").0, HOOK_BEGIN);
-        assert_eq!(
-            hook_markers("pre-push"),
-            (
-                "# >>> ultragit pre-push >>>".to_owned(),
-                "# <<< ultragit pre-push <<<".to_owned()
-            )
-        );
+    fn markers() {
+        let (begin, end) = hook_markers("post-commit");
+        assert_eq!(begin, HOOK_BEGIN);
+        assert_eq!(end, "# <<< ultragit post-commit <<<");
+        assert_eq!(hook_markers("pre-push").0, "# >>> ultragit pre-push >>>");
     }
 
     #[test]

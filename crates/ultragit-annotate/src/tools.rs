@@ -500,7 +500,7 @@ fn get_commit_info(
         commit.timestamp.to_rfc3339(),
         commit.message.trim_end()
     );
-    if let Some(author) = &context.author_context {
+    if let Some(author) = context.author_context.as_ref().filter(|a| a.has_context()) {
         text.push_str("\nAuthor-provided context:\n");
         let field = |label: &str, value: Option<&str>| {
             value
@@ -514,9 +514,14 @@ fn get_commit_info(
         if let Some(tags) = author.tags.as_ref().filter(|t| !t.is_empty()) {
             text.push_str(&format!("  Tags: {}\n", tags.join(", ")));
         }
-        if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
-            text.push_str(&format!("  Squashed from: {}\n", sources.join(", ")));
-        }
+    }
+    if let Some(sources) = context
+        .author_context
+        .as_ref()
+        .and_then(|a| a.squash_sources.as_ref())
+        .filter(|s| !s.is_empty())
+    {
+        text.push_str(&format!("\nSquashed from: {}\n", sources.join(", ")));
     }
     if !context.skipped.is_empty() {
         text.push_str(&format!(

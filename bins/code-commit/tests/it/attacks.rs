@@ -136,31 +136,18 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     let mut outputs = Vec::new();
 
     let run = home.run(repo.path(), &[], &env);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.starts_with("error: git tracks agent-config/"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("git rm -r --cached agent-config")
-            && run.stderr.contains("/agent-config in .gitignore"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(1)
+        .stderr_starts("error: git tracks agent-config/")
+        .stderr_contains("git rm -r --cached agent-config")
+        .stderr_contains("/agent-config in .gitignore");
     outputs.push(run);
 
     // Untracked, the folder is the user's; its links are still refused.
     repo.git(&["rm", "-r", "-q", "--cached", "agent-config"]);
     repo.commit("untrack agent-config");
     let run = home.run(repo.path(), &[], &env);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .starts_with("error: agent-config/api-key: is a symbolic link"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(1)
+        .stderr_starts("error: agent-config/api-key: is a symbolic link");
     outputs.push(run);
 
     std::fs::remove_file(repo.join("agent-config/api-key")).unwrap();
@@ -168,26 +155,16 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     std::fs::write(outer.join("evil.toml"), "model = \"evil\"\n").unwrap();
     std::os::unix::fs::symlink("../../evil.toml", repo.join("agent-config/config.toml")).unwrap();
     let run = home.run(repo.path(), &[], &env);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .starts_with("error: agent-config/config.toml: is a symbolic link"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(1)
+        .stderr_starts("error: agent-config/config.toml: is a symbolic link");
     outputs.push(run);
 
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::rename(repo.join("agent-config/query.txt"), outer.join("query.txt")).unwrap();
     std::os::unix::fs::symlink("../../query.txt", repo.join("agent-config/query.txt")).unwrap();
     let run = home.run(repo.path(), &[], &env);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .starts_with("error: agent-config/query.txt: is a symbolic link"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(1)
+        .stderr_starts("error: agent-config/query.txt: is a symbolic link");
     outputs.push(run);
 
     assert!(
@@ -217,7 +194,7 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
     std::fs::write(repo.join("agent-config/query.txt"), "Fix value.txt\n").unwrap();
     let run = home.run(repo.path(), &[], &env);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     assert_eq!(trusted.requests().len(), 1);
     assert_eq!(
         trusted.requests()[0].header("authorization"),
@@ -241,7 +218,7 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
     )
     .write("api-key", &format!("{KEY}\n"));
     let run = home.run(repo.path(), &[], &[("OPENAI_API_KEY", "sk-env-loses-0000")]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     let request = &server.requests()[0];
     assert_eq!(
         request.header("authorization"),
@@ -267,7 +244,7 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
         &[],
         &[("XDG_CONFIG_HOME", xdg.path().to_str().unwrap())],
     );
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     assert_eq!(
         server.requests()[0].header("authorization"),
         Some("Bearer sk-xdg-key-55555")
@@ -317,21 +294,11 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
     );
     let repo = make_project(&server);
     let run = Home::new().run(repo.path(), &["--quiet"], &[]);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.starts_with(
-            "failed after 2 attempt(s): build.sh was changed by the build (attempt 2); "
-        ),
-        "{}",
-        run.stdout
+    run.assert_exit(1).stdout_starts(
+        "failed after 2 attempt(s): build.sh was changed by the build (attempt 2); ",
     );
     // Shown even with --quiet.
-    assert!(
-        run.stderr
-            .contains("attempt 2: build tampering: build.sh was changed by the build"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_contains("attempt 2: build tampering: build.sh was changed by the build");
     assert_eq!(server.requests().len(), 2);
     // The change is left for review, not hidden.
     let build_sh = std::fs::read_to_string(repo.join("build.sh")).unwrap();
@@ -344,22 +311,14 @@ fn attack_8_the_build_cannot_read_or_leak_the_key() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), fixed()]);
     let repo = make_project(&server);
     let run = Home::new().run(repo.path(), &[], &[]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     let build = first_build_log(&run);
     assert!(build.contains("done"), "{build}");
     if landlock_available() {
         assert!(build.contains("Permission denied"), "{build}");
-        assert!(
-            run.stderr.contains("build sandbox: Landlock"),
-            "{}",
-            run.stderr
-        );
+        run.stderr_contains("build sandbox: Landlock");
     } else {
-        assert!(
-            run.stderr.contains("build sandbox: unavailable ("),
-            "{}",
-            run.stderr
-        );
+        run.stderr_contains("build sandbox: unavailable (");
     }
     let base64 = "c2stdHJ1c3RlZC11c2VyLWtleS1RcDdMbTIK";
     for (path, text) in every_file(&log_dir(&run), Path::new("/")) {
@@ -406,7 +365,7 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
         ),
     );
     let run = Home::new().run(repo.path(), &[], &[("MY_KEY", KEY)]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     let build = first_build_log(&run);
     assert!(build.contains("parent: code-commit\n"), "{build}");
     // Landlock keeps a confined build from attaching to code-commit.

@@ -15,6 +15,32 @@ pub(crate) struct Run {
     pub(crate) stderr: String,
 }
 
+impl Run {
+    /// Asserts the exit code, showing both streams when it differs.
+    pub(crate) fn assert_exit(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "{}{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Asserts that stdout starts with `prefix`.
+    pub(crate) fn stdout_starts(&self, prefix: &str) -> &Self {
+        assert!(self.stdout.starts_with(prefix), "{}", self.stdout);
+        self
+    }
+
+    /// Asserts that stderr starts with `prefix`.
+    pub(crate) fn stderr_starts(&self, prefix: &str) -> &Self {
+        assert!(self.stderr.starts_with(prefix), "{}", self.stderr);
+        self
+    }
+
+    /// Asserts that stderr contains `text`.
+    pub(crate) fn stderr_contains(&self, text: &str) -> &Self {
+        assert!(self.stderr.contains(text), "{}", self.stderr);
+        self
+    }
+}
+
 /// Runs code-commit in `dir` with git isolated from the machine's
 /// configuration, `home` as its home and no XDG folders; `more` sets the rest
 /// of the environment.

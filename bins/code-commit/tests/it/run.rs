@@ -59,19 +59,9 @@ fn a_run_that_passes_prints_the_outcome() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![fixed()]);
     let repo = project(&server);
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout
-            .starts_with("build.sh passed after 1 attempt(s)\nchanged: value.txt\nlog: "),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr
-            .contains("attempt 1: applied 1 file(s); written: value.txt"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(0)
+        .stdout_starts("build.sh passed after 1 attempt(s)\nchanged: value.txt\nlog: ");
+    run.stderr_contains("attempt 1: applied 1 file(s); written: value.txt");
     assert_eq!(
         server.requests()[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
@@ -92,13 +82,8 @@ fn a_run_that_keeps_failing_exits_1() {
         &["--max-repairs", "1", "--quiet"],
         &[("MY_KEY", KEY)],
     );
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout
-            .starts_with("failed after 2 attempt(s): build.sh still fails after 1 repair rounds"),
-        "{}",
-        run.stdout
-    );
+    run.assert_exit(1)
+        .stdout_starts("failed after 2 attempt(s): build.sh still fails after 1 repair rounds");
     assert_eq!(run.stderr, "", "--quiet prints no steps");
 }
 
@@ -108,7 +93,7 @@ fn the_key_can_live_in_agent_config() {
     let repo = project(&server);
     repo.write("agent-config/api-key", format!("{KEY}\n"));
     let run = code_commit(repo.path(), &["--project", "."], &[]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     assert_eq!(
         server.requests()[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
@@ -121,18 +106,12 @@ fn configuration_errors_are_clear() {
     let repo = project(&server);
     repo.write("agent-config/config.toml", "provider = \"gemini\"\n");
     let run = code_commit(repo.path(), &[], &[]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("agent-config/config.toml: provider 'gemini' is not one of"),
-        "{}",
-        run.stderr
-    );
+    run.assert_exit(1)
+        .stderr_contains("agent-config/config.toml: provider 'gemini' is not one of");
     // Hosted provider without a key.
     repo.write("agent-config/config.toml", "provider = \"openai-chat\"\n");
     let run = code_commit(repo.path(), &[], &[]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("no API key"), "{}", run.stderr);
+    run.assert_exit(1).stderr_contains("no API key");
     assert!(server.requests().is_empty());
 }
 
@@ -148,6 +127,6 @@ fn a_run_starts_no_program_the_repository_configured() {
     hostile.make_stat_stale();
     hostile.clear();
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    run.assert_exit(0);
     hostile.assert_no_program_ran("code-commit");
 }

@@ -6,7 +6,7 @@
 use frontend::ErrorKind;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
-use crate::message::{KEY, git_agent, home, project, with_key};
+use crate::support::{KEY, git_agent, home, project, with_key};
 
 #[test]
 fn outside_a_repository_is_a_user_error_in_one_line() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use testkit::{FakeLlm, Flavor, Reply};
 
-use crate::message::{MESSAGE, home, project, sessions, with_key};
+use crate::support::{MESSAGE, home, project, responses, sessions, with_key};
 
 /// Every file under `dir` with its size.
 fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
@@ -53,8 +53,8 @@ fn a_100_mb_reply_fails_with_a_clear_error_and_leaves_little_behind() {
     ] {
         let repo = project();
         let home = home();
-        let server = FakeLlm::start(Flavor::OpenAiResponses, vec![reply]);
-        let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+        let (server, url) = responses(vec![reply]);
+        let run = with_key(&repo, &home, &["commit-msg"], &url);
         assert_eq!(run.code, 1, "{run:?}");
         assert_eq!(run.stdout, "");
         assert!(
@@ -83,14 +83,11 @@ fn a_large_invalid_answer_is_repaired_with_a_small_request() {
     // is one problem, and the repair request quotes only 32 KiB of the first.
     let second = "Still \u{1b}]52;c;ZXZpbA==\u{7}talking.\n";
     let second_len = second.len() * 80_000;
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![
-            Reply::repeated_text("Here is a very long line of commentary.\n", 50_000),
-            Reply::repeated_text(second, 80_000),
-        ],
-    );
-    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    let (server, url) = responses(vec![
+        Reply::repeated_text("Here is a very long line of commentary.\n", 50_000),
+        Reply::repeated_text(second, 80_000),
+    ]);
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "");
     let requests = server.requests();
@@ -169,11 +166,8 @@ fn control_characters_reach_neither_the_terminal_nor_the_commit() {
     let answer = format!(
         "{hostile}fix(net): retry connect {hostile}three times\n\nRetry up to three\u{1b}[31m times.\u{7f}"
     );
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(&answer), Reply::text(&answer)],
-    );
-    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    let (server, url) = responses(vec![Reply::text(&answer), Reply::text(&answer)]);
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,
@@ -195,11 +189,11 @@ fn control_characters_reach_neither_the_terminal_nor_the_commit() {
 fn provider_messages_are_escaped_on_stderr() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::error(400, &format!("bad request {HOSTILE} indeed"))],
-    );
-    let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+    let (_server, url) = responses(vec![Reply::error(
+        400,
+        &format!("bad request {HOSTILE} indeed"),
+    )]);
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr

@@ -5,4 +5,5 @@ mod cli;
 mod errors;
 mod limits;
 mod message;
+mod support;
 mod untrusted;

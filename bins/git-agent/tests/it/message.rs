@@ -1,116 +1,21 @@
 //! `git-agent commit-msg` and `git-agent commit`: stdout/stderr contracts, trace
 //! sessions, credentials, and commits made (or refused) by git.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 
-pub(crate) const KEY: &str = "sk-test-0123456789-secret-key";
-
-/// What a run left behind.
-#[derive(Debug)]
-pub(crate) struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    /// Asserts that stderr contains `needle`, showing stderr if not.
-    #[track_caller]
-    pub(crate) fn assert_stderr_has(&self, needle: &str) {
-        assert_has("stderr", &self.stderr, needle);
-    }
-
-    /// Asserts that stdout contains `needle`, showing stdout if not.
-    #[track_caller]
-    pub(crate) fn assert_stdout_has(&self, needle: &str) {
-        assert_has("stdout", &self.stdout, needle);
-    }
-}
-
-#[track_caller]
-fn assert_has(stream: &str, text: &str, needle: &str) {
-    assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
-}
-
-/// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
-/// variables, no proxies, and a home without Codex credentials unless `env` adds
-/// them.
-pub(crate) fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-agent"));
-    cmd.args(args).current_dir(dir);
-    testkit::isolate(&mut cmd);
-    cmd.env("HOME", home);
-    cmd.envs(env.iter().copied());
-    let out = cmd.output().expect("run git-agent");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
-}
-
-/// `git_agent` with `OPENAI_API_KEY` set and `OPENAI_BASE_URL` pointing at `url`.
-pub(crate) fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str) -> Run {
-    git_agent(
-        repo.path(),
-        home.path(),
-        args,
-        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", url)],
-    )
-}
-
-pub(crate) fn project() -> TestRepo {
-    TestRepo::with_staged_change()
-}
-
-pub(crate) fn home() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-/// Every file under `dir`, read as text.
-pub(crate) fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out
-}
-
-pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
-    let dir = repo.join(".git-agent/sessions");
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries.map(|e| e.unwrap().path()).collect()
-}
-
-pub(crate) const MESSAGE: &str = "fix(net): retry connect three times";
+use crate::support::{
+    KEY, MESSAGE, all_text, git_agent, home, project, responses, sessions, with_key,
+};
 
 #[test]
 fn commit_msg_prints_only_the_message_and_keeps_a_trace() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![
-            Reply::tool_calls(vec![call("c1", "git_staged_stat", json!({}))]),
-            Reply::text(&format!("{MESSAGE}\n\nRetry up to three times.")),
-        ],
-    );
-    let url = server.base_url();
+    let (server, url) = responses(vec![
+        Reply::tool_calls(vec![call("c1", "git_staged_stat", json!({}))]),
+        Reply::text(&format!("{MESSAGE}\n\nRetry up to three times.")),
+    ]);
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
@@ -160,11 +65,7 @@ fn commit_msg_prints_only_the_message_and_keeps_a_trace() {
 fn debug_prints_the_session_and_a_summary_on_stderr() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(MESSAGE).usage(100, 10)],
-    );
-    let url = server.base_url();
+    let (server, url) = responses(vec![Reply::text(MESSAGE).usage(100, 10)]);
     let run = with_key(
         &repo,
         &home,
@@ -192,8 +93,7 @@ fn chatgpt_sign_in_from_codex_is_used_first() {
         r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "chatgpt-access-token-xyz", "account_id": "acct-42"}}"#,
     )
     .unwrap();
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
-    let url = server.base_url();
+    let (server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = git_agent(
         repo.path(),
         home.path(),
@@ -248,13 +148,9 @@ fn a_local_chat_server_needs_no_key() {
 fn commit_streams_the_trace_then_git_s_summary() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(&format!(
-            "{MESSAGE}\n\nRetry up to three times."
-        ))],
-    );
-    let url = server.base_url();
+    let (_server, url) = responses(vec![Reply::text(&format!(
+        "{MESSAGE}\n\nRetry up to three times."
+    ))]);
     let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
@@ -283,13 +179,9 @@ fn commit_amend_keeps_the_author_and_the_subject() {
     repo.write("README.md", "Connect retries.\n")
         .stage(&["README.md"]);
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(
-            "fix(net): retry connect\n\nRetries three times; the README says so.",
-        )],
-    );
-    let url = server.base_url();
+    let (_server, url) = responses(vec![Reply::text(
+        "fix(net): retry connect\n\nRetries three times; the README says so.",
+    )]);
     let run = git_agent(
         repo.path(),
         home.path(),
@@ -325,8 +217,7 @@ fn a_refused_commit_fails_and_keeps_the_message() {
         "#!/bin/sh\necho 'pre-commit: lint failed' >&2\nexit 1\n",
     );
     let home = home();
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
-    let url = server.base_url();
+    let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     run.assert_stderr_has("pre-commit: lint failed");
@@ -357,8 +248,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
     );
     run.assert_stderr_has("OPENAI_API_KEY");
 
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
-    let url = server.base_url();
+    let (server, url) = responses(vec![]);
     repo.commit("feat: retry");
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1);
@@ -380,14 +270,10 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
 fn provider_errors_are_one_clear_line_without_the_key() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::error(
-            401,
-            &format!("Incorrect API key provided: {KEY}"),
-        )],
-    );
-    let url = server.base_url();
+    let (_server, url) = responses(vec![Reply::error(
+        401,
+        &format!("Incorrect API key provided: {KEY}"),
+    )]);
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "");
@@ -446,11 +332,7 @@ fn branch() -> TestRepo {
 fn pr_message_prints_the_squash_message() {
     let repo = branch();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text("feat(net): retry connects three times")],
-    );
-    let url = server.base_url();
+    let (server, url) = responses(vec![Reply::text("feat(net): retry connects three times")]);
     let run = with_key(&repo, &home, &["pr-message"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "feat(net): retry connects three times\n");
@@ -462,8 +344,7 @@ fn pr_message_prints_the_squash_message() {
 
     // Without origin/HEAD: a clear error, no request.
     repo.git(&["symbolic-ref", "--delete", "refs/remotes/origin/HEAD"]);
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
-    let url = server.base_url();
+    let (server, url) = responses(vec![]);
     let run = with_key(&repo, &home, &["pr-message"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     run.assert_stderr_has("git remote set-head origin --auto");
@@ -496,11 +377,7 @@ fn release_answer(repo: &TestRepo) -> String {
 fn release_note_prints_markdown_and_keeps_a_trace() {
     let repo = tagged();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(&release_answer(&repo))],
-    );
-    let url = server.base_url();
+    let (server, url) = responses(vec![Reply::text(&release_answer(&repo))]);
     let run = with_key(&repo, &home, &["release-note", "minor"], &url);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -524,11 +401,7 @@ fn release_note_prints_markdown_and_keeps_a_trace() {
 fn release_note_out_writes_the_file_and_streams_the_trace() {
     let repo = tagged();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![Reply::text(&release_answer(&repo))],
-    );
-    let url = server.base_url();
+    let (_server, url) = responses(vec![Reply::text(&release_answer(&repo))]);
     let out = home.path().join("notes.md");
     let run = with_key(
         &repo,
@@ -561,8 +434,7 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
     assert!(sessions(&repo).is_empty(), "no session with --out");
 
     // An unwritable target fails before any request.
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
-    let url = server.base_url();
+    let (server, url) = responses(vec![]);
     let bad = home.path().join("missing-dir/notes.md");
     let run = with_key(
         &repo,
@@ -581,8 +453,7 @@ fn release_note_ranges_are_checked() {
     let repo = TestRepo::new();
     repo.commit_file("a.txt", "1\n", "one");
     let home = home();
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![]);
-    let url = server.base_url();
+    let (server, url) = responses(vec![]);
     let run = with_key(&repo, &home, &["release-note", "patch"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     run.assert_stderr_has("no tag like v1.2.3");

@@ -8,7 +8,7 @@ use serde_json::json;
 use testkit::hostile::Hostile;
 use testkit::{FakeLlm, Flavor, Reply, call};
 
-use crate::message::{MESSAGE, all_text, git_agent, home, project, sessions, with_key};
+use crate::support::{MESSAGE, all_text, git_agent, home, project, responses, sessions, with_key};
 
 /// A file outside the repository that an attacker would like overwritten.
 fn victim() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -35,8 +35,8 @@ fn a_committed_commit_msg_link_cannot_redirect_the_saved_message() {
     repo.stage(&[".git-agent/COMMIT_MSG"]);
     refusing_hook(&repo);
     let home = home();
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
-    let run = with_key(&repo, &home, &["commit"], &server.base_url());
+    let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
+    let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     run.assert_stderr_has("git commit failed");
     // The message is printed, not saved through the link.
@@ -59,8 +59,8 @@ fn an_untracked_commit_msg_link_is_replaced_not_followed() {
     symlink(&victim, repo.join(".git-agent/COMMIT_MSG")).unwrap();
     refusing_hook(&repo);
     let home = home();
-    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![Reply::text(MESSAGE)]);
-    let run = with_key(&repo, &home, &["commit"], &server.base_url());
+    let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
+    let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let saved = repo.join(".git-agent/COMMIT_MSG");
@@ -82,13 +82,10 @@ fn a_sessions_link_cannot_send_traces_elsewhere() {
             repo.stage(&[".git-agent/sessions"]);
         }
         let home = home();
-        let server = FakeLlm::start(
-            Flavor::OpenAiResponses,
-            vec![Reply::text(&format!(
-                "{MESSAGE}\n\nRetry up to three times."
-            ))],
-        );
-        let run = with_key(&repo, &home, &["commit-msg"], &server.base_url());
+        let (_server, url) = responses(vec![Reply::text(&format!(
+            "{MESSAGE}\n\nRetry up to three times."
+        ))]);
+        let run = with_key(&repo, &home, &["commit-msg"], &url);
         // The message still comes; the trace does not, and stderr says why.
         assert_eq!(run.code, 0, "tracked={tracked}: {run:?}");
         assert!(run.stdout.starts_with(MESSAGE), "{run:?}");

@@ -4,10 +4,13 @@
 
 mod annotate;
 mod cli;
+mod doctor;
 mod errors;
 mod golden;
 mod init;
 mod read;
+mod remap;
+mod rewrite;
 mod support;
 mod sync;
 mod untrusted;

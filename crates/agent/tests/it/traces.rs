@@ -103,7 +103,7 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
 
     // No file anywhere in the session holds the key.
     let mut files = 0;
-    for entry in walk(&session) {
+    for entry in crate::files(&session) {
         files += 1;
         let text = String::from_utf8_lossy(&fs::read(&entry).unwrap()).into_owned();
         assert!(!text.contains(KEY), "{} contains the key", entry.display());
@@ -126,19 +126,6 @@ fn console_traces_redact_and_preview() {
     );
     assert!(text.contains("\n12:00:00 INF final output=<"), "{text}");
     assert!(text.contains("(first 8 lines shown,"), "{text}");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// The same run in a separate process, tracing to its real stdout and reporting a

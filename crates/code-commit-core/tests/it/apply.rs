@@ -8,6 +8,8 @@ use std::path::Path;
 use code_commit_core::apply::{Applied, ApplyError, Change};
 use safe_io::Dir;
 
+use crate::support::walk;
+
 fn apply(root: &Path, changes: &[Change]) -> Result<Applied, ApplyError> {
     code_commit_core::apply::apply(&Dir::open(root).unwrap(), changes)
 }
@@ -27,27 +29,18 @@ fn delete(_root: &Path, rel: &str) -> Change {
 
 /// Every path under `root` with its kind, permission bits and content.
 fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (bool, u32, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
+    walk(root, |_| false)
+        .into_iter()
+        .map(|(rel, path, meta)| {
             let mode = meta.permissions().mode() & 0o7777;
-            if meta.is_dir() {
-                out.insert(rel, (true, mode, Vec::new()));
-                walk(root, &path, out);
+            let content = if meta.is_dir() {
+                Vec::new()
             } else {
-                out.insert(rel, (false, mode, fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+                fs::read(&path).unwrap()
+            };
+            (rel, (meta.is_dir(), mode, content))
+        })
+        .collect()
 }
 
 /// The permission bits a new file gets here (umask applied).

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Reply, TestRepo};
 
 use crate::sandbox::landlock_available;
+use crate::support::{block, drive, walk};
 
 /// The key, kept in agent-config/api-key as a user would.
 const KEY: &str = "sk-attack8-secret-key-Mw3Xq9";
@@ -55,10 +56,6 @@ fn project() -> TestRepo {
     repo
 }
 
-fn block(path: &str, content: &str) -> String {
-    format!("^^^{path}\n{content}^^^end\n")
-}
-
 /// A reply that changes the Makefile to `recipe` (and leaves the value broken).
 fn makefile_reply(recipe: &str) -> Reply {
     Reply::text(&format!(
@@ -82,10 +79,11 @@ struct Outcome {
 /// temporary folder, the sandbox denying agent-config/ (or no sandbox).
 fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
     let temp_root = tempfile::tempdir().unwrap();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script);
-    let (provider, redactor) = crate::provider(&server, KEY);
-    let inputs = run::preflight(repo.path()).unwrap();
-    let project = inputs.policy.project_dir().to_path_buf();
+    let project = run::preflight(repo.path())
+        .unwrap()
+        .policy
+        .project_dir()
+        .to_path_buf();
     let options = RunOptions {
         build_timeout: Duration::from_secs(120),
         build_scrub_values: vec![KEY.to_owned()],
@@ -99,20 +97,8 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
         temp_root: Some(temp_root.path().to_path_buf()),
         ..RunOptions::default()
     };
-    let mut steps = Vec::new();
-    let report = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(run::run(
-            repo.path(),
-            &inputs,
-            provider.as_ref(),
-            &redactor,
-            &options,
-            &mut |s: &Step| steps.push(s.clone()),
-        ))
-        .unwrap();
+    let (report, steps, server) = drive(repo, script, KEY, &options, async {});
+    let report = report.unwrap();
     let sandbox = steps
         .iter()
         .find_map(|s| match s {
@@ -131,21 +117,14 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
 
 /// Every file under `dir` (recursively), with its text.
 fn files(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.is_file() {
-                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                out.push((path, text));
-            }
-        }
-    }
-    out
+    walk(dir, |_| false)
+        .into_iter()
+        .filter(|(_, _, meta)| meta.is_file())
+        .map(|(_, path, _)| {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            (path, text)
+        })
+        .collect()
 }
 
 fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {

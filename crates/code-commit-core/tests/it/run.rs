@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use code_commit_core::Error;
 use code_commit_core::run::{self, Report, RunOptions, Step};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Reply, TestRepo};
+
+use crate::support::{block, drive, walk};
 
 const KEY: &str = "sk-code-commit-secret-key-Zq";
 
@@ -46,39 +48,12 @@ fn go_beside(
     script: Vec<Reply>,
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
-    let server = FakeLlm::start(Flavor::OpenAiChat, script);
-    let (provider, redactor) = crate::provider(&server, KEY);
-    let inputs = run::preflight(repo.path()).unwrap();
     let options = RunOptions {
         build_timeout: Duration::from_secs(60),
         build_scrub_values: vec![KEY.to_owned()],
         ..RunOptions::default()
     };
-    let mut steps = Vec::new();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, async {
-        let beside = tokio::task::spawn_local(beside);
-        let result = run::run(
-            repo.path(),
-            &inputs,
-            provider.as_ref(),
-            &redactor,
-            &options,
-            &mut |s: &Step| steps.push(s.clone()),
-        )
-        .await;
-        beside.abort();
-        result
-    });
-    (result, steps, server)
-}
-
-fn file(path: &str, content: &str) -> String {
-    format!("^^^{path}\n{content}^^^end\n")
+    drive(repo, script, KEY, &options, beside)
 }
 
 /// The names of the files in the run's log folder.
@@ -104,27 +79,11 @@ fn prompt(server: &FakeLlm, n: usize) -> String {
 
 /// Every file of the working tree (outside .git and agent-config) with its content.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".git" || rel == "agent-config" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(rel, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
+    walk(root, |rel| rel == ".git" || rel == "agent-config")
+        .into_iter()
+        .filter(|(_, _, meta)| !meta.is_dir())
+        .map(|(rel, path, _)| (rel, std::fs::read(path).unwrap()))
+        .collect()
 }
 
 #[test]
@@ -134,7 +93,7 @@ fn passes_first_time() {
         &repo,
         vec![Reply::text(&format!(
             "Here you go.\n\n{}",
-            file("src/value.txt", "fixed\n")
+            block("src/value.txt", "fixed\n")
         ))],
     );
     let report = result.unwrap();
@@ -194,10 +153,10 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
         vec![
             Reply::text(&format!(
                 "{}{}",
-                file("src/value.txt", "still broken\n"),
-                file("src/new.txt", "new\n")
+                block("src/value.txt", "still broken\n"),
+                block("src/new.txt", "new\n")
             )),
-            Reply::text(&file("src/value.txt", "fixed\n")),
+            Reply::text(&block("src/value.txt", "fixed\n")),
         ],
     );
     let report = result.unwrap();
@@ -250,15 +209,15 @@ fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
         vec![
             Reply::text(&format!(
                 "{}{}",
-                file("src/value.txt", "version one\n"),
-                file("src/other.txt", "changed other\n")
+                block("src/value.txt", "version one\n"),
+                block("src/other.txt", "changed other\n")
             )),
             Reply::text(&format!(
                 "{}^^^src/other.txt\n^^^delete\n",
-                file("src/value.txt", "version two\n")
+                block("src/value.txt", "version two\n")
             )),
-            Reply::text(&file("src/value.txt", "version three\n")),
-            Reply::text(&file("src/value.txt", "fixed\n")),
+            Reply::text(&block("src/value.txt", "version three\n")),
+            Reply::text(&block("src/value.txt", "fixed\n")),
         ],
     );
     let report = result.unwrap();
@@ -289,7 +248,7 @@ fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
 #[test]
 fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
     let repo = project();
-    let attempt = |n: usize| Reply::text(&file("src/value.txt", &format!("attempt {n}\n")));
+    let attempt = |n: usize| Reply::text(&block("src/value.txt", &format!("attempt {n}\n")));
     let (result, _steps, server) = go(&repo, (1..=4).map(attempt).collect());
     let report = result.unwrap();
     assert!(!report.passed);
@@ -321,14 +280,14 @@ fn rejected_responses_change_nothing_and_are_repaired() {
             // A protected path spoils the whole response.
             Reply::text(&format!(
                 "{}{}",
-                file("src/value.txt", "fixed\n"),
-                file("Cargo.lock", "# mine now\n")
+                block("src/value.txt", "fixed\n"),
+                block("Cargo.lock", "# mine now\n")
             )),
             // No blocks at all.
             Reply::text("I think you should edit src/value.txt."),
             // Cut off by the token limit.
             Reply::max_tokens("^^^src/value.txt\nfix"),
-            Reply::text(&file("src/value.txt", "fixed\n")),
+            Reply::text(&block("src/value.txt", "fixed\n")),
         ],
     );
     let report = result.unwrap();
@@ -369,7 +328,7 @@ fn rejected_responses_change_nothing_and_are_repaired() {
 #[test]
 fn a_repeated_response_stops_the_repairs() {
     let repo = project();
-    let same = file("src/value.txt", "nope\n");
+    let same = block("src/value.txt", "nope\n");
     let (result, _steps, server) = go(
         &repo,
         vec![Reply::text(&same), Reply::text(&same), Reply::text(&same)],
@@ -396,7 +355,7 @@ fn the_key_never_reaches_the_logs_or_the_build() {
         &repo,
         vec![Reply::text(&format!(
             "By the way your key is {KEY}.\n{}",
-            file("src/value.txt", "fixed\n")
+            block("src/value.txt", "fixed\n")
         ))],
     );
     let report = result.unwrap();
@@ -583,7 +542,7 @@ fn the_build_does_not_block_the_runtime() {
     };
     let (result, steps, _server) = go_beside(
         &repo,
-        vec![Reply::text(&file("src/value.txt", "fixed\n"))],
+        vec![Reply::text(&block("src/value.txt", "fixed\n"))],
         beside,
     );
     let report = result.unwrap();

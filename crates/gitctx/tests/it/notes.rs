@@ -149,6 +149,36 @@ fn fanned_out_notes_trees_are_read_and_written_in_place() {
 }
 
 #[test]
+fn write_with_decides_on_the_current_note() {
+    let repo = TestRepo::new();
+    let a = repo.commit_file("a.txt", "a\n", "a");
+    let r = open(&repo);
+    let notes = r.notes(REF).unwrap();
+    // Only if absent: the first write happens, the second is declined.
+    let absent = |text: &'static str| {
+        move |current: Option<&str>| current.is_none().then(|| text.to_owned())
+    };
+    assert!(notes.write_with(id(&a), absent("first")).unwrap().is_some());
+    let tip = notes.tip().unwrap();
+    assert_eq!(notes.write_with(id(&a), absent("second")).unwrap(), None);
+    assert_eq!(
+        notes.tip().unwrap(),
+        tip,
+        "a declined write makes no commit"
+    );
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("first"));
+    // Built on the current note.
+    notes
+        .write_with(id(&a), |current| current.map(|c| format!("{c}+more")))
+        .unwrap();
+    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("first+more"));
+    assert_eq!(
+        repo.git(&["notes", "--ref=ultragit", "show", &a]),
+        "first+more"
+    );
+}
+
+#[test]
 fn invalid_notes_ref_names_are_rejected() {
     let repo = TestRepo::new();
     let r = open(&repo);

@@ -6,7 +6,7 @@ use repo_tools::git_status_summary::{NAME, REV_PARSE_ARGS, STATUS_ARGS, TIMEOUT}
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{call, call_with, code, data, symlink};
+use crate::{assert_truncation, call, call_limited, code, data, symlink};
 
 /// What git itself prints for the two spec commands, run by the test through
 /// `TestRepo::command()` (in `dir`, relative to the repository, via `-C`).
@@ -323,26 +323,15 @@ fn a_long_status_is_cut_at_a_line_and_marked() {
         repo.write(&format!("untracked-{i:02}.txt"), "x\n");
     }
     let (_, raw) = expected(&repo, ".");
-    let limits = ToolLimits {
-        max_lines: 10,
-        ..ToolLimits::default()
-    };
-    let env = call_with(repo.path(), limits, NAME, json!({}));
+    let env = call_limited(repo.path(), NAME, json!({}), |l| l.max_lines = 10);
     let shown = data(&env)["raw"].as_str().unwrap();
     assert_eq!(
         shown,
         raw.split_inclusive('\n').take(10).collect::<String>()
     );
     assert_eq!(data(&env)["branch"], "main");
-    assert_eq!(env["truncated"], true);
-    assert_eq!(env["truncation"]["limit"], "lines");
-    assert_eq!(env["truncation"]["total"], 41);
-    assert_eq!(env["truncation"]["shown"], 10);
-    let limits = ToolLimits {
-        max_bytes: 400,
-        ..ToolLimits::default()
-    };
-    let env = call_with(repo.path(), limits, NAME, json!({}));
+    assert_truncation(&env, "lines", 41, 10);
+    let env = call_limited(repo.path(), NAME, json!({}), |l| l.max_bytes = 400);
     let shown = data(&env)["raw"].as_str().unwrap();
     assert!(raw.starts_with(shown) && shown.ends_with('\n'), "{shown:?}");
     assert_eq!(env["truncation"]["limit"], "bytes");

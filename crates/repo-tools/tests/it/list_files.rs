@@ -1,10 +1,9 @@
 //! `list_files`.
 
-use agent::ToolLimits;
 use serde_json::json;
 use testkit::TestRepo;
 
-use crate::{call, call_with, code, data};
+use crate::{assert_truncation, call, call_limited, code, data, hint};
 
 fn repo() -> TestRepo {
     let repo = TestRepo::new();
@@ -79,36 +78,20 @@ fn long_lists_are_capped_with_the_total() {
     let env = call(repo.path(), "list_files", json!({"max_entries": 2}));
     assert_eq!(data(&env)["files"], json!(["README.md", "docs/guide.md"]));
     assert_eq!(data(&env)["total"], 7);
-    assert_eq!(env["truncated"], true);
-    assert_eq!(env["truncation"]["limit"], "entries");
+    assert_truncation(&env, "entries", 7, 2);
     assert_eq!(env["truncation"]["max"], 2);
-    assert_eq!(env["truncation"]["total"], 7);
-    assert_eq!(env["truncation"]["shown"], 2);
-    assert!(
-        env["truncation"]["hint"]
-            .as_str()
-            .unwrap()
-            .contains("narrower path")
-    );
+    assert!(hint(&env).contains("narrower path"));
     // The registry's limit wins over a larger request.
-    let limits = ToolLimits {
-        max_entries: 3,
-        ..ToolLimits::default()
-    };
-    let env = call_with(
+    let env = call_limited(
         repo.path(),
-        limits,
         "list_files",
         json!({"max_entries": 100}),
+        |l| l.max_entries = 3,
     );
     assert_eq!(data(&env)["files"].as_array().unwrap().len(), 3);
     assert_eq!(env["truncation"]["max"], 3);
     // So does the byte cap.
-    let limits = ToolLimits {
-        max_bytes: 100,
-        ..ToolLimits::default()
-    };
-    let env = call_with(repo.path(), limits, "list_files", json!({}));
+    let env = call_limited(repo.path(), "list_files", json!({}), |l| l.max_bytes = 100);
     assert_eq!(env["truncation"]["limit"], "bytes");
     assert!(env["data"].to_string().len() <= 100, "{env}");
 }

@@ -30,6 +30,40 @@ pub fn call_with(workspace: &Path, limits: ToolLimits, tool: &str, args: Value) 
         .to_value()
 }
 
+/// The default limits, changed by `set`.
+pub fn limited(set: impl FnOnce(&mut ToolLimits)) -> ToolLimits {
+    let mut limits = ToolLimits::default();
+    set(&mut limits);
+    limits
+}
+
+/// [`call`] with the default limits changed by `set`.
+pub fn call_limited(
+    workspace: &Path,
+    tool: &str,
+    args: Value,
+    set: impl FnOnce(&mut ToolLimits),
+) -> Value {
+    call_with(workspace, limited(set), tool, args)
+}
+
+/// Asserts that `envelope` is truncated by `limit` (`lines`, `bytes`,
+/// `entries`), showing `shown` of `total`.
+pub fn assert_truncation(envelope: &Value, limit: &str, total: u64, shown: u64) {
+    assert_eq!(envelope["truncated"], true, "{envelope:#}");
+    let truncation = &envelope["truncation"];
+    assert_eq!(truncation["limit"], limit, "{envelope:#}");
+    assert_eq!(truncation["total"], total, "{envelope:#}");
+    assert_eq!(truncation["shown"], shown, "{envelope:#}");
+}
+
+/// The hint of a truncated envelope.
+pub fn hint(envelope: &Value) -> &str {
+    envelope["truncation"]["hint"]
+        .as_str()
+        .expect("a truncation has a hint")
+}
+
 /// The data of a successful envelope; panics with the envelope otherwise.
 pub fn data(envelope: &Value) -> &Value {
     assert_eq!(envelope["ok"], true, "expected success: {envelope:#}");

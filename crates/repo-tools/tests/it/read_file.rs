@@ -1,10 +1,9 @@
 //! `read_file`.
 
-use agent::ToolLimits;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{call, call_with, code, data, symlink};
+use crate::{assert_truncation, call, call_with, code, data, hint, limited, symlink};
 
 fn read(repo: &TestRepo, args: Value) -> Value {
     call(repo.path(), "read_file", args)
@@ -67,10 +66,7 @@ fn reads_numbered_lines_and_ranges() {
 #[test]
 fn long_reads_say_where_to_continue() {
     let repo = repo();
-    let limits = ToolLimits {
-        max_lines: 20,
-        ..ToolLimits::default()
-    };
+    let limits = limited(|l| l.max_lines = 20);
     let env = call_with(
         repo.path(),
         limits,
@@ -81,17 +77,9 @@ fn long_reads_say_where_to_continue() {
     assert_eq!(data(&env)["end_line"], 30);
     assert_eq!(data(&env)["total_lines"], 50);
     assert_eq!(data(&env)["next_start_line"], 31);
-    assert_eq!(env["truncated"], true);
-    assert_eq!(env["truncation"]["limit"], "lines");
+    assert_truncation(&env, "lines", 40, 20);
     assert_eq!(env["truncation"]["max"], 20);
-    assert_eq!(env["truncation"]["total"], 40);
-    assert_eq!(env["truncation"]["shown"], 20);
-    assert!(
-        env["truncation"]["hint"]
-            .as_str()
-            .unwrap()
-            .contains("start_line 31")
-    );
+    assert!(hint(&env).contains("start_line 31"));
     // A range that fits the line cap exactly is complete.
     let env = call_with(
         repo.path(),
@@ -101,10 +89,7 @@ fn long_reads_say_where_to_continue() {
     );
     assert_eq!(env["truncated"], false);
 
-    let limits = ToolLimits {
-        max_bytes: 200,
-        ..ToolLimits::default()
-    };
+    let limits = limited(|l| l.max_bytes = 200);
     let env = call_with(
         repo.path(),
         limits,
@@ -127,12 +112,7 @@ fn long_reads_say_where_to_continue() {
     let text = data(&env)["text"].as_str().unwrap();
     assert!(text.starts_with("1| www") && text.len() < 200, "{text}");
     assert_eq!(data(&env)["next_start_line"], 2);
-    assert!(
-        env["truncation"]["hint"]
-            .as_str()
-            .unwrap()
-            .contains("line 1 is longer")
-    );
+    assert!(hint(&env).contains("line 1 is longer"));
 }
 
 #[test]

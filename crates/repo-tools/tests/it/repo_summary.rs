@@ -1,10 +1,9 @@
 //! `repo_summary`.
 
-use agent::ToolLimits;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{call, call_with, code, data};
+use crate::{assert_truncation, call, call_limited, code, data};
 
 fn summary(workspace: &std::path::Path) -> Value {
     let env = call(workspace, "repo_summary", json!({}));
@@ -92,15 +91,10 @@ fn long_lists_are_capped_and_failures_coded() {
         repo.write(&format!("d{n:02}/f.ext{n}"), "\n");
     }
     repo.commit_all("many");
-    let limits = ToolLimits {
-        max_entries: 5,
-        ..ToolLimits::default()
-    };
-    let env = call_with(repo.path(), limits, "repo_summary", json!({}));
-    assert_eq!(env["truncated"], true);
-    assert_eq!(env["truncation"]["limit"], "entries");
-    assert_eq!(env["truncation"]["total"], 12);
-    assert_eq!(env["truncation"]["shown"], 5);
+    let env = call_limited(repo.path(), "repo_summary", json!({}), |l| {
+        l.max_entries = 5
+    });
+    assert_truncation(&env, "entries", 12, 5);
     assert_eq!(
         data(&env)["files_by_top_level_directory"]
             .as_array()

@@ -1,10 +1,9 @@
 //! `search_files`.
 
-use agent::ToolLimits;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{call, call_with, code, data, symlink};
+use crate::{assert_truncation, call, call_limited, code, data, symlink};
 
 fn search(repo: &TestRepo, args: Value) -> Value {
     call(repo.path(), "search_files", args)
@@ -78,29 +77,19 @@ fn many_matches_are_capped_with_the_total() {
     let env = search(&repo, json!({"pattern": "hit", "max_results": 5}));
     assert_eq!(data(&env)["matches"].as_array().unwrap().len(), 5);
     assert_eq!(data(&env)["total_matches"], 30);
-    assert_eq!(env["truncation"]["limit"], "entries");
-    assert_eq!(env["truncation"]["total"], 30);
-    assert_eq!(env["truncation"]["shown"], 5);
-    let limits = ToolLimits {
-        max_entries: 7,
-        ..ToolLimits::default()
-    };
-    let env = call_with(
+    assert_truncation(&env, "entries", 30, 5);
+    let env = call_limited(
         repo.path(),
-        limits,
         "search_files",
         json!({"pattern": "hit"}),
+        |l| l.max_entries = 7,
     );
     assert_eq!(data(&env)["matches"].as_array().unwrap().len(), 7);
-    let limits = ToolLimits {
-        max_bytes: 400,
-        ..ToolLimits::default()
-    };
-    let env = call_with(
+    let env = call_limited(
         repo.path(),
-        limits,
         "search_files",
         json!({"pattern": "hit"}),
+        |l| l.max_bytes = 400,
     );
     assert_eq!(env["truncation"]["limit"], "bytes");
     assert!(env["data"].to_string().len() <= 400, "{env}");

@@ -2,8 +2,11 @@
 //! servers of `testkit` (spec 000 "Test Plan").
 
 mod agent_loop;
+mod doctor;
 mod gather;
 mod golden;
+mod remap;
+mod rewrite;
 mod setup;
 mod support;
 mod sync;

@@ -97,3 +97,63 @@ fn hooks_path_is_honoured() {
     assert_eq!(report.hook_path, repo.join("githooks/post-commit"));
     assert!(repo.join("githooks/post-commit").exists());
 }
+
+#[test]
+fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    repo.write_executable(
+        ".git/hooks/post-rewrite",
+        "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/seen.txt\"\necho \"$1\" >> \"$(git rev-parse --git-dir)/seen.txt\"\n",
+    );
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    // The binary does not exist: the block must still never fail the hook.
+    let report = init(&r, Path::new("/nonexistent/ultragit")).unwrap();
+    assert_eq!(report.rewrite_hook, HookChange::Added);
+    assert_eq!(report.hook, HookChange::Created);
+    let text = std::fs::read_to_string(&report.rewrite_hook_path).unwrap();
+    assert!(
+        text.starts_with("#!/bin/sh\n# >>> ultragit post-rewrite >>>\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("/nonexistent/ultragit rewritten \"$1\""),
+        "{text}"
+    );
+    assert!(ultragit_annotate::setup::hook_installed(
+        &repo.join(".git/hooks"),
+        "post-rewrite"
+    ));
+
+    let input = "1111111111111111111111111111111111111111 2222222222222222222222222222222222222222\n\
+                 3333333333333333333333333333333333333333 2222222222222222222222222222222222222222\n";
+    let mut child = std::process::Command::new(&report.rewrite_hook_path)
+        .arg("rebase")
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let seen = std::fs::read_to_string(repo.join(".git/seen.txt")).unwrap();
+    assert_eq!(seen, format!("{input}rebase\n"));
+
+    let get = |key: &str| {
+        repo.command()
+            .args(["config", "--get-all", key])
+            .run_text()
+            .unwrap()
+    };
+    assert_eq!(get("notes.rewriteMode"), "ignore\n");
+    // Again: one block each.
+    let again = init(&r, Path::new("/nonexistent/ultragit")).unwrap();
+    assert_eq!(again.rewrite_hook, HookChange::Updated);
+    let text = std::fs::read_to_string(&report.rewrite_hook_path).unwrap();
+    assert_eq!(text.matches("# >>> ultragit post-rewrite >>>").count(), 1);
+}

@@ -1,0 +1,106 @@
+//! What the test modules share: running the binary, the project and home
+//! folders, the fake server and what a run leaves behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+
+pub(crate) const KEY: &str = "sk-test-0123456789-secret-key";
+
+/// What a run left behind.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts that stderr contains `needle`, showing stderr if not.
+    #[track_caller]
+    pub(crate) fn assert_stderr_has(&self, needle: &str) {
+        assert_has("stderr", &self.stderr, needle);
+    }
+
+    /// Asserts that stdout contains `needle`, showing stdout if not.
+    #[track_caller]
+    pub(crate) fn assert_stdout_has(&self, needle: &str) {
+        assert_has("stdout", &self.stdout, needle);
+    }
+}
+
+#[track_caller]
+fn assert_has(stream: &str, text: &str, needle: &str) {
+    assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
+}
+
+/// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
+/// variables, no proxies, and a home without Codex credentials unless `env` adds
+/// them.
+pub(crate) fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-agent"));
+    cmd.args(args).current_dir(dir);
+    testkit::isolate(&mut cmd);
+    cmd.env("HOME", home);
+    cmd.envs(env.iter().copied());
+    let out = cmd.output().expect("run git-agent");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
+/// `git_agent` with `OPENAI_API_KEY` set and `OPENAI_BASE_URL` pointing at `url`.
+pub(crate) fn with_key(repo: &TestRepo, home: &tempfile::TempDir, args: &[&str], url: &str) -> Run {
+    git_agent(
+        repo.path(),
+        home.path(),
+        args,
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", url)],
+    )
+}
+
+pub(crate) fn project() -> TestRepo {
+    TestRepo::with_staged_change()
+}
+
+pub(crate) fn home() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Every file under `dir`, read as text.
+pub(crate) fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
+    let dir = repo.join(".git-agent/sessions");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries.map(|e| e.unwrap().path()).collect()
+}
+
+pub(crate) const MESSAGE: &str = "fix(net): retry connect three times";
+
+/// A fake Responses API server scripted with `script`, and its base URL.
+pub(crate) fn responses(script: Vec<Reply>) -> (FakeLlm, String) {
+    let server = FakeLlm::start(Flavor::OpenAiResponses, script);
+    let url = server.base_url();
+    (server, url)
+}

@@ -1,0 +1,198 @@
+//! `doctor::diagnose` on real repositories: notes counted over several batches,
+//! oversized and unreachable notes, hooks that are links, and repairs that are
+//! not made when they would not be safe.
+
+use std::path::Path;
+
+use serde_json::json;
+use testkit::TestRepo;
+use ultragit_annotate::NOTES_REF;
+use ultragit_annotate::doctor::{Check, Inputs, Options, Report, Status, diagnose};
+use ultragit_annotate::setup::init;
+
+const EXE: &str = "/bin/sh";
+
+fn run(repo: &TestRepo, fix: bool) -> Report {
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let key_is_set = |name: &str| name == "DOCTOR_KEY";
+    let inputs = Inputs {
+        ultragit: Path::new(EXE),
+        key_is_set: &key_is_set,
+    };
+    diagnose(&r, &inputs, &Options { fix })
+}
+
+fn check<'a>(report: &'a Report, id: &str) -> &'a Check {
+    report
+        .checks
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no check {id}: {report:#?}"))
+}
+
+/// `init` with a program that exists, and the key's variable named.
+fn set_up(repo: &TestRepo) {
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    init(&r, Path::new(EXE)).unwrap();
+    repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_KEY"]);
+}
+
+fn note(commit: &str) -> String {
+    json!({
+        "$schema": "ultragit/v1",
+        "commit": commit,
+        "timestamp": "2024-01-01T00:00:00Z",
+        "summary": "s",
+        "context_level": "inferred",
+        "regions": [],
+        "provenance": {"operation": "initial"}
+    })
+    .to_string()
+}
+
+#[test]
+fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones() {
+    let repo = TestRepo::new();
+    let commits = repo.commit_many(600, "counter.txt");
+    set_up(&repo);
+    let r = gitctx::Repo::discover(repo.path()).unwrap();
+    let notes = r.notes(NOTES_REF).unwrap();
+    for commit in &commits {
+        notes.write(commit.parse().unwrap(), &note(commit)).unwrap();
+    }
+    // Past the first batch of 256: two malformed, one too large.
+    for bad in [&commits[300], &commits[599]] {
+        notes.write(bad.parse().unwrap(), "not json").unwrap();
+    }
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(4 * 1024 * 1024 + 1));
+    notes.write(commits[400].parse().unwrap(), &huge).unwrap();
+    // A note on an object no ref reaches (a commit that never came here).
+    let stranger = "1234567890abcdef1234567890abcdef12345678";
+    notes
+        .write(stranger.parse().unwrap(), &note(stranger))
+        .unwrap();
+
+    let report = run(&repo, false);
+    assert_eq!(
+        check(&report, "notes-ref").message,
+        "refs/notes/ultragit: 601 notes"
+    );
+    let malformed = check(&report, "malformed-notes");
+    assert_eq!(malformed.status, Status::Fail);
+    assert!(
+        malformed
+            .message
+            .starts_with("2 malformed notes `ultragit read` skips: "),
+        "{}",
+        malformed.message
+    );
+    assert!(
+        malformed.message.contains(&commits[300][..7]),
+        "{}",
+        malformed.message
+    );
+    assert!(
+        malformed.message.contains(&format!(
+            "; 1 note over 4 MiB, never loaded: {}",
+            &commits[400][..7]
+        )),
+        "{}",
+        malformed.message
+    );
+    let unreachable = check(&report, "unreachable-notes");
+    assert_eq!(unreachable.status, Status::Warn);
+    assert!(
+        unreachable.message.starts_with("1 note on commits"),
+        "{}",
+        unreachable.message
+    );
+    assert!(
+        unreachable.message.ends_with(": 1234567"),
+        "{}",
+        unreachable.message
+    );
+    assert_eq!(
+        unreachable
+            .fix
+            .as_deref()
+            .map(|f| f.starts_with("ultragit remap")),
+        Some(true)
+    );
+    assert!(!report.ok());
+}
+
+#[test]
+fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    set_up(&repo);
+    let shared = tempfile::tempdir().unwrap();
+    let target = shared.path().join("post-commit");
+    std::fs::write(&target, "#!/bin/sh\necho shared\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let hook = repo.join(".git/hooks/post-commit");
+    std::fs::remove_file(&hook).unwrap();
+    std::os::unix::fs::symlink(&target, &hook).unwrap();
+
+    let report = run(&repo, true);
+    let found = check(&report, "hooks.post-commit");
+    assert_eq!(found.status, Status::Fail, "{found:?}");
+    assert!(
+        found.message.ends_with("has no ultragit block"),
+        "{found:?}"
+    );
+    assert!(
+        found.fix.as_deref().unwrap().starts_with("edit "),
+        "{found:?}"
+    );
+    // --fix left the link and its target alone.
+    assert!(report.fixed.is_empty(), "{:?}", report.fixed);
+    assert!(
+        std::fs::symlink_metadata(&hook)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "#!/bin/sh\necho shared\n"
+    );
+
+    // With the block in the shared file, the linked hook is healthy.
+    std::fs::write(
+        &target,
+        format!("#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n# <<< ultragit post-commit <<<\n"),
+    )
+    .unwrap();
+    let report = run(&repo, false);
+    assert_eq!(
+        check(&report, "hooks.post-commit").status,
+        Status::Ok,
+        "{report:#?}"
+    );
+    assert!(report.ok(), "{report:#?}");
+}
+
+#[test]
+fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    set_up(&repo);
+    repo.git(&[
+        "config",
+        "--replace-all",
+        "notes.rewriteRef",
+        "refs/notes/*",
+    ]);
+    repo.git(&["config", "notes.rewriteMode", "overwrite"]);
+    let report = run(&repo, false);
+    assert_eq!(
+        check(&report, "rewrite-config").status,
+        Status::Ok,
+        "{report:#?}"
+    );
+    assert!(report.ok(), "{report:#?}");
+}
