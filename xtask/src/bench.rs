@@ -30,6 +30,10 @@
 //!   model answering after 300 ms, concurrency 1 against 8 (target ≥ 6×), and
 //!   with a model answering at once, our own time per commit (target < 30 ms).
 //!   See [`backfill`].
+//! - `sync`: `ultragit sync` bringing 10,000 notes from a bare remote on disk
+//!   into a clone (fast-forward, and a merge of 100 local notes plus the push),
+//!   against a plain `git fetch` of the same ref, on fresh copies each run. See
+//!   [`sync`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -52,6 +56,7 @@ mod blame;
 mod commit_msg;
 mod read;
 mod reply_memory;
+mod sync;
 
 const NAMES: &[&str] = &[
     "blame",
@@ -60,6 +65,7 @@ const NAMES: &[&str] = &[
     "commit-msg",
     "reply-memory",
     "backfill",
+    "sync",
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -111,6 +117,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "commit-msg" => commit_msg::commit_msg()?,
             "reply-memory" => reply_memory::reply_memory()?,
             "backfill" => backfill::backfill()?,
+            "sync" => sync::sync()?,
             _ => unreachable!("names are checked above"),
         }
     }

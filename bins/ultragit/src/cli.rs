@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
-use crate::{annotate, backfill, context, doctor, init, read, remap, rewritten, show};
+use crate::{
+    annotate, backfill, context, doctor, init, read, remap, rewritten, show, sync, transfer,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -66,6 +68,12 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Annotate existing history: the unannotated commits of a range, several at once
     Backfill(backfill::BackfillArgs),
+    /// Share annotations through a git remote: fetch, merge (JSON-aware), push without force
+    Sync(sync::SyncArgs),
+    /// Write every annotation as JSON Lines (commit + note), newest first
+    Export(transfer::ExportArgs),
+    /// Attach the annotations of an `ultragit export` file, merging with existing ones
+    Import(transfer::ImportArgs),
 }
 
 /// Runs the command `cli` names.
@@ -84,6 +92,9 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
         Command::Backfill(args) => backfill::run(&args, &cwd, env, ctx),
+        Command::Sync(args) => sync::run(&args, &cwd, ctx),
+        Command::Export(args) => transfer::export(&args, &cwd, ctx),
+        Command::Import(args) => transfer::import(&args, &cwd, ctx),
     }
 }
 

@@ -15,10 +15,18 @@ use gitctx::Repo;
 use ultragit_annotate::setup::{self, HookChange};
 use ultragit_annotate::{NOTES_REF, ProviderFlags, Settings, author};
 
-/// The arguments of `ultragit init` (none).
+/// The arguments of `ultragit init`.
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-pub struct InitArgs {}
+pub struct InitArgs {
+    /// Also share annotations through a remote (as `ultragit sync --enable`)
+    #[arg(long = "sync")]
+    sync: bool,
+
+    /// The remote for --sync (default: the current branch's upstream remote, else origin)
+    #[arg(long, value_name = "REMOTE", requires = "sync")]
+    remote: Option<String>,
+}
 
 const AFTER_HELP: &str = "\
 What it does (running it again is harmless):
@@ -34,7 +42,10 @@ from all of its sources; it never fails the git command;
   - sets notes.rewriteRef=refs/notes/ultragit, notes.rewriteMode=ignore (git never \
 concatenates two JSON notes into one unreadable note; the hook writes the final one), \
 notes.rewrite.amend=true and notes.rewrite.rebase=true;
-  - writes the default [ultragit] settings that are not set yet.
+  - writes the default [ultragit] settings that are not set yet;
+  - with --sync [--remote R]: what `ultragit sync --enable R` does (fetch refspec for \
+refs/notes/remotes/R/ultragit, ultragit.syncRemote=R, a pre-push hook that syncs \
+the notes and never fails the push).
 
 Exit status: 0 on success, 1 on failure, 2 on usage errors.";
 
@@ -49,10 +60,19 @@ pub(crate) fn ultragit_executable() -> Result<PathBuf, CommandError> {
 }
 
 /// Sets up the repository containing `cwd`.
-pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
     let repo = Repo::discover(cwd)?;
     let exe = ultragit_executable()?;
     let report = setup::init(&repo, &exe)?;
+    let sync = if args.sync {
+        let remote = match &args.remote {
+            Some(remote) => remote.clone(),
+            None => ultragit_annotate::sync::default_remote(&repo)?,
+        };
+        Some(ultragit_annotate::sync::enable(&repo, &remote, &exe)?)
+    } else {
+        None
+    };
 
     let mut output = Outcome::nothing();
     let text = &mut output.stdout;
@@ -104,6 +124,9 @@ pub fn run(_args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comma
             "  settings         wrote the defaults of {}",
             report.config_written.join(", ")
         );
+    }
+    if let Some(sync) = &sync {
+        text.push_str(&crate::sync::describe_enable(sync, ctx));
     }
     // Which model will annotate, so a missing key shows up now rather than in
     // .git/ultragit/failed.log after the next commit.

@@ -19,6 +19,11 @@
 //! - `ultragit context set|show|clear` ([`context`]): the author context the next
 //!   annotation consumes (also the `ULTRAGIT_*` environment variables).
 //! - `ultragit show [REV] [--format pretty|json]` ([`show`]): a commit's annotation.
+//! - `ultragit sync [REMOTE] [--enable]` ([`sync`]): notes fetched into a
+//!   tracking ref, merged JSON-aware, pushed without force; `--enable` (and
+//!   `init --sync`) adds the fetch refspec and a `pre-push` hook.
+//! - `ultragit export [--since DATE] [-o FILE]`, `ultragit import FILE`
+//!   ([`transfer`]): annotations as JSON Lines.
 //! - `ultragit read [OPTIONS] <PATH>... [<ANCHOR>]` (spec 003): blame and the
 //!   ultragit notes of the code in scope, scored and token-budgeted, rendered as
 //!   markdown (default), JSON or plain text by `ultragit-read`. How positionals
@@ -59,6 +64,8 @@ mod read;
 mod remap;
 mod rewritten;
 mod show;
+mod sync;
+mod transfer;
 
 fn main() -> std::process::ExitCode {
     frontend::run(std::env::args_os(), cli::run)

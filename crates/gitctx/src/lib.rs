@@ -28,7 +28,9 @@
 //! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
 //!   checks made before a command runs — never by reading git's English stderr.
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
-//!   ([`notes`]); no concurrent writer's note is ever lost.
+//!   ([`notes`]); no concurrent writer's note is ever lost. Merging a fetched
+//!   notes history ([`Notes::merge_from`]) is a merge commit or a fast-forward,
+//!   moved the same way; the local notes ref is never force-updated.
 //! - The library never prints and never reads configuration from the environment; the
 //!   only environment access is listing inherited `GIT_*` names so child processes can
 //!   drop them, and finding `git` on `PATH` to name it in the blame cache's key.
@@ -41,6 +43,7 @@ pub mod diff;
 mod error;
 pub mod history;
 pub mod notes;
+mod notes_merge;
 mod oid;
 pub mod patch_id;
 pub mod refs;
@@ -58,6 +61,7 @@ pub use diff::{
 };
 pub use error::{Error, Result, Source};
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
+pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use patch_id::PatchId;
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};

@@ -16,6 +16,10 @@
 //!
 //! Reading many notes never starts a process: one tree lookup per commit.
 //!
+//! Merging another notes history into this ref (`ultragit sync`) and writing
+//! many notes in one commit (`ultragit import`) are in `notes_merge`
+//! ([`Notes::merge_from`], [`Notes::write_many`]).
+//!
 //! **Bounded.** Notes come from teammates and remotes, so they are untrusted
 //! input: a note larger than [`MAX_NOTE_BYTES`] is never loaded (its size is
 //! read from the object header first); [`Notes::read`] reports it as
@@ -65,8 +69,8 @@ pub struct WriteOutcome {
 /// The notes stored under one ref, e.g. `refs/notes/ultragit`.
 #[derive(Debug)]
 pub struct Notes<'r> {
-    repo: &'r Repo,
-    refname: String,
+    pub(crate) repo: &'r Repo,
+    pub(crate) refname: String,
 }
 
 impl Repo {
@@ -102,7 +106,7 @@ impl Notes<'_> {
         Ok(self.tip_git()?.map(ObjectId::from_git))
     }
 
-    fn tip_git(&self) -> Result<Option<git2::Oid>> {
+    pub(crate) fn tip_git(&self) -> Result<Option<git2::Oid>> {
         match self.repo.inner.refname_to_id(&self.refname) {
             Ok(id) => Ok(Some(id)),
             Err(err) if is_not_found(&err) => Ok(None),
@@ -198,19 +202,7 @@ impl Notes<'_> {
         let Some(blob) = lookup(&self.repo.inner, tree, &hex)? else {
             return Ok(None);
         };
-        let odb = self.repo.inner.odb().map_err(git("reading a note"))?;
-        let (size, _) = odb.read_header(blob).map_err(git("reading a note"))?;
-        if size as u64 > MAX_NOTE_BYTES {
-            return Ok(Some(Err(size as u64)));
-        }
-        let blob = self
-            .repo
-            .inner
-            .find_blob(blob)
-            .map_err(git("reading a note"))?;
-        Ok(Some(Ok(
-            String::from_utf8_lossy(blob.content()).into_owned()
-        )))
+        read_blob(&self.repo.inner, blob).map(Some)
     }
 
     /// Every note under the ref, sorted by target id.
@@ -357,7 +349,7 @@ impl Notes<'_> {
     /// writers that both found no ref could both "create" it and the second
     /// would silently drop the first one's note. The zero id as the expected
     /// value means "absent" in the locked comparison.
-    fn compare_and_swap(
+    pub(crate) fn compare_and_swap(
         &self,
         expected: Option<git2::Oid>,
         new: git2::Oid,
@@ -373,7 +365,7 @@ impl Notes<'_> {
 
 /// Lost races show up as: the ref moved or was created meanwhile (Modified), or
 /// its lock file is held right now (Locked).
-fn is_race(err: &git2::Error) -> bool {
+pub(crate) fn is_race(err: &git2::Error) -> bool {
     matches!(
         err.code(),
         git2::ErrorCode::Modified | git2::ErrorCode::Locked
@@ -382,12 +374,28 @@ fn is_race(err: &git2::Error) -> bool {
 
 /// The identity recorded on notes commits: the repository's configured user, or a
 /// fixed one when none is configured.
-fn signature(repo: &git2::Repository) -> Result<git2::Signature<'static>> {
+pub(crate) fn signature(repo: &git2::Repository) -> Result<git2::Signature<'static>> {
     match repo.signature() {
         Ok(sig) => Ok(sig.to_owned()),
         Err(_) => git2::Signature::now("ultragit", "ultragit@localhost")
             .map_err(git("making a notes signature")),
     }
+}
+
+/// The text of the note blob `blob` (lossy UTF-8), or its size when it is over
+/// [`MAX_NOTE_BYTES`] (then it is not loaded: the size comes from the object
+/// header).
+pub(crate) fn read_blob(
+    repo: &git2::Repository,
+    blob: git2::Oid,
+) -> Result<std::result::Result<String, u64>> {
+    let odb = repo.odb().map_err(git("reading a note"))?;
+    let (size, _) = odb.read_header(blob).map_err(git("reading a note"))?;
+    if size as u64 > MAX_NOTE_BYTES {
+        return Ok(Err(size as u64));
+    }
+    let blob = repo.find_blob(blob).map_err(git("reading a note"))?;
+    Ok(Ok(String::from_utf8_lossy(blob.content()).into_owned()))
 }
 
 /// Finds the note blob for `hex` in a notes tree, flat or fanned out.
@@ -503,13 +511,13 @@ fn collect(
 
 /// Exponential backoff with jitter, without a random-number dependency: the jitter
 /// comes from the clock and the target, which differ between racing writers.
-struct Backoff {
+pub(crate) struct Backoff {
     delay_micros: u64,
     seed: u64,
 }
 
 impl Backoff {
-    fn new(target: ObjectId) -> Self {
+    pub(crate) fn new(target: ObjectId) -> Self {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -524,7 +532,7 @@ impl Backoff {
         }
     }
 
-    fn wait(&mut self) {
+    pub(crate) fn wait(&mut self) {
         // xorshift64
         self.seed ^= self.seed << 13;
         self.seed ^= self.seed >> 7;

@@ -63,6 +63,9 @@ pub enum AnnotateError {
     /// written safely (a symbolic link, a special file, too large).
     #[error(transparent)]
     Unsafe(#[from] safe_io::Error),
+    /// `ultragit sync` could not reach, or push to, the remote.
+    #[error(transparent)]
+    Sync(#[from] crate::sync::SyncError),
 }
 
 impl AnnotateError {

@@ -8,8 +8,11 @@
 //! time never lose each other. Around it: author context ([`author`]), set-up
 //! ([`setup`]: the `post-commit` and `post-rewrite` hooks), notes carried
 //! through amend, rebase and squash ([`rewrite`]), health checks
-//! ([`doctor`]), display ([`show`]), configuration (`config`) and [`backfill`]
-//! (selecting a history's unannotated commits and annotating many at once).
+//! ([`doctor`]), display ([`show`]), configuration (`config`), [`backfill`]
+//! (selecting a history's unannotated commits and annotating many at once),
+//! and the team operations on the notes: [`sync`] with a git remote (fetch into
+//! a tracking ref, JSON-aware merge commit, push without force) and [`transfer`]
+//! (`export`/`import` as JSON Lines).
 //! Notes follow the change to cherry-picks and server-side rebase and squash
 //! merges by patch-id ([`remap`]).
 //!
@@ -43,7 +46,9 @@ pub mod rewrite;
 pub mod run;
 pub mod setup;
 pub mod show;
+pub mod sync;
 pub mod tools;
+pub mod transfer;
 
 use std::io::Write as _;
 use std::path::Path;

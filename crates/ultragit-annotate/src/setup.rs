@@ -116,7 +116,7 @@ pub const REWRITE_CONFIG: &[(&str, &str)] = &[
     ("notes.rewrite.rebase", "true"),
 ];
 
-fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()

@@ -13,4 +13,5 @@ mod read;
 mod remap;
 mod rewrite;
 mod support;
+mod sync;
 mod untrusted;

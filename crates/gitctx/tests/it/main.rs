@@ -7,6 +7,7 @@ mod diff;
 mod history;
 mod hostile_text;
 mod notes;
+mod notes_merge;
 mod patch_id;
 mod refs;
 mod repo;

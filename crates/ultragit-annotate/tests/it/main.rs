@@ -10,4 +10,5 @@ mod remap;
 mod rewrite;
 mod setup;
 mod support;
+mod sync;
 mod tools;

@@ -1,0 +1,218 @@
+//! `ultragit sync [REMOTE] [--enable]`: notes travel through the team's git
+//! remote (all the work is `ultragit_annotate::sync`).
+//!
+//! - `ultragit sync [REMOTE]`: fetch the remote's notes into
+//!   `refs/notes/remotes/<REMOTE>/ultragit`, merge them into
+//!   `refs/notes/ultragit` (a merge commit, JSON-aware), push without force,
+//!   retrying a few times when someone pushed meanwhile. Prints one summary
+//!   line; notes that could not be merged are `warning:` lines.
+//! - `ultragit sync --enable [REMOTE]`: the fetch refspec, `ultragit.syncRemote`
+//!   and the `pre-push` hook block (also what `ultragit init --sync` does).
+//! - The hidden `--pre-push REMOTE` is what the hook runs: it syncs only when
+//!   REMOTE is `ultragit.syncRemote`, and never fails (exit 0, a warning on
+//!   stderr), so the user's own push always goes on.
+//!
+//! REMOTE defaults to `ultragit.syncRemote`, else the current branch's upstream
+//! remote, else `origin`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use clap::Args;
+use frontend::{CommandError, Context, ErrorKind, Outcome};
+use gitctx::{MergeKind, Repo};
+use ultragit_annotate::NOTES_REF;
+use ultragit_annotate::setup::HookChange;
+use ultragit_annotate::sync::{self, EnableReport, Pushed, SyncOptions, SyncReport};
+
+/// The arguments of `ultragit sync`.
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct SyncArgs {
+    /// The remote to sync with (default: ultragit.syncRemote, else the current branch's upstream remote, else origin)
+    #[arg(value_name = "REMOTE")]
+    remote: Option<String>,
+
+    /// Turn automatic sync on for REMOTE instead: fetch refspec, ultragit.syncRemote, pre-push hook
+    #[arg(long)]
+    enable: bool,
+
+    /// Run by the pre-push hook: sync only with ultragit.syncRemote, never fail
+    #[arg(long, hide = true, conflicts_with = "enable")]
+    pre_push: bool,
+}
+
+const AFTER_HELP: &str = "\
+What it does:
+  1. git fetch REMOTE +refs/notes/ultragit:refs/notes/remotes/REMOTE/ultragit
+     (a tracking ref; the local refs/notes/ultragit is never force-updated);
+  2. merges the fetched notes into refs/notes/ultragit: a note on one side is taken \
+as it is, a commit annotated on both sides gets the union of both annotations (never \
+two JSON documents glued together); recorded as a merge commit on the notes ref; a \
+malformed note from someone else is kept and skipped, never breaking the merge;
+  3. git push REMOTE refs/notes/ultragit (no force); when someone pushed meanwhile, \
+fetch, merge and push again (up to 5 rounds).
+
+With --enable: adds the fetch refspec to remote.REMOTE.fetch, sets \
+ultragit.syncRemote=REMOTE and installs a pre-push hook block that syncs the notes \
+on every `git push` to that remote and never fails the push. Running it again is \
+harmless. `ultragit init --sync` does the same.
+
+For CI after server-side squash or rebase merges: `ultragit remap && ultragit sync`.
+
+Examples:
+  ultragit sync
+  ultragit sync upstream
+  ultragit sync --enable origin
+
+Exit status: 0 when the notes are in sync (or sync was enabled); 1 when the remote \
+is unknown or unreachable, refused the push, or kept changing; 2 on usage errors.";
+
+/// Runs `ultragit sync` in the repository containing `cwd`.
+pub fn run(args: &SyncArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+    let repo = Repo::discover(cwd)?;
+    if args.pre_push {
+        return Ok(pre_push(&repo, args.remote.as_deref(), ctx));
+    }
+    let remote = match &args.remote {
+        Some(remote) => remote.clone(),
+        None => sync::default_remote(&repo)?,
+    };
+    if args.enable {
+        let exe = current_exe()?;
+        let report = sync::enable(&repo, &remote, &exe)?;
+        return Ok(Outcome::text(describe_enable(&report, ctx)));
+    }
+    let report = sync::sync(&repo, &remote, &SyncOptions::default())?;
+    for warning in &report.warnings {
+        ctx.warn(warning);
+    }
+    Ok(Outcome::text(summary(&report)))
+}
+
+/// The pre-push hook's run: only the configured remote, and never an error.
+fn pre_push(repo: &Repo, pushed_to: Option<&str>, ctx: &Context) -> Outcome {
+    let configured = repo
+        .config_get(sync::SYNC_REMOTE_KEY)
+        .ok()
+        .flatten()
+        .map(|r| r.trim().to_owned());
+    let (Some(configured), Some(pushed_to)) = (configured, pushed_to) else {
+        return Outcome::nothing();
+    };
+    if configured != pushed_to {
+        return Outcome::nothing();
+    }
+    match sync::sync(repo, &configured, &SyncOptions::default()) {
+        Ok(report) => {
+            for warning in &report.warnings {
+                ctx.warn(warning);
+            }
+            Outcome::text(format!("ultragit: {}", summary(&report)))
+        }
+        Err(err) => {
+            ctx.warn(format!(
+                "ultragit: the notes were not synced ({err}); your push goes on, run `ultragit sync` later"
+            ));
+            Outcome::nothing()
+        }
+    }
+}
+
+/// The one summary line of a sync.
+pub fn summary(report: &SyncReport) -> String {
+    let remote = &report.remote;
+    let mut line = format!("synced {NOTES_REF} with '{remote}'");
+    let fetched = match report.merge {
+        None => " (the remote had no notes yet".to_owned(),
+        Some(MergeKind::UpToDate) => " (nothing new from the remote".to_owned(),
+        Some(MergeKind::FastForward) => format!(" ({} from the remote", new_notes(report.taken)),
+        Some(MergeKind::Merged) => format!(
+            " ({} from the remote, {} joined with local ones",
+            new_notes(report.taken),
+            report.merged
+        ),
+    };
+    line.push_str(&fetched);
+    line.push_str(match report.pushed {
+        Pushed::Created => "; pushed, creating the remote's notes ref",
+        Pushed::Updated => "; pushed",
+        Pushed::UpToDate => "; the remote was up to date",
+        Pushed::Nothing => "; nothing to push: no notes on either side",
+    });
+    if report.attempts > 1 {
+        let _ = write!(
+            line,
+            "; {} rounds, others were pushing at the same time",
+            report.attempts
+        );
+    }
+    line.push_str(")\n");
+    line
+}
+
+fn new_notes(n: usize) -> String {
+    if n == 1 {
+        "1 new note".to_owned()
+    } else {
+        format!("{n} new notes")
+    }
+}
+
+/// What `--enable` (and `init --sync`) did, for people.
+pub fn describe_enable(report: &EnableReport, ctx: &Context) -> String {
+    let remote = &report.remote;
+    let mut text = String::new();
+    let _ = writeln!(text, "notes sync enabled with '{remote}'");
+    let _ = writeln!(
+        text,
+        "  fetch refspec    {} on remote.{remote}.fetch ({})",
+        sync::fetch_refspec(remote),
+        if report.refspec_added {
+            "added"
+        } else {
+            "already there"
+        }
+    );
+    let _ = writeln!(text, "  sync remote      ultragit.syncRemote={remote}");
+    let hook = report.hook_path.display();
+    match &report.hook {
+        HookChange::Created => {
+            let _ = writeln!(text, "  pre-push hook    {hook} (created)");
+        }
+        HookChange::Added => {
+            let _ = writeln!(
+                text,
+                "  pre-push hook    {hook} (ultragit block added; the existing lines are kept)"
+            );
+        }
+        HookChange::Updated => {
+            let _ = writeln!(
+                text,
+                "  pre-push hook    {hook} (already installed; updated)"
+            );
+        }
+        HookChange::NotShell { line } => {
+            let _ = writeln!(
+                text,
+                "  pre-push hook    {hook} (not a shell script: left unchanged)\n\
+                 \x20   add this line to it so each push syncs the notes:\n\
+                 \x20   {line}"
+            );
+            ctx.warn(format!(
+                "{hook} is not a shell script; add the line printed below to it by hand"
+            ));
+        }
+    }
+    text
+}
+
+/// This very binary, for the hook to run.
+pub fn current_exe() -> Result<std::path::PathBuf, CommandError> {
+    std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|err| {
+            CommandError::from_error(ErrorKind::Internal, err)
+                .context("cannot find the ultragit executable")
+        })
+}

@@ -1,0 +1,379 @@
+//! `ultragit sync`, `init --sync`, the `pre-push` hook, `export` and `import`
+//! as processes, against clones of a bare remote on disk.
+
+use std::path::{Path, PathBuf};
+
+use gitctx::GitCommand;
+use serde_json::{Value, json};
+use testkit::TestRepo;
+
+use crate::support::{note, stdout, ultragit, write_note};
+
+/// A bare remote and two clones sharing three commits.
+struct Team {
+    bare: PathBuf,
+    a: TestRepo,
+    b: TestRepo,
+    commits: Vec<String>,
+}
+
+fn bare_git(bare: &Path, args: &[&str]) -> String {
+    let mut cmd = GitCommand::new(bare);
+    for (key, value) in testkit::hermetic_env() {
+        cmd = cmd.env(key, value);
+    }
+    cmd.args(args).run_text().expect("git in the bare remote")
+}
+
+/// A bare repository next to `repo` (in its temporary directory, so it goes
+/// when `repo` does).
+fn bare_beside(repo: &TestRepo, name: &str) -> PathBuf {
+    let bare = repo.path().parent().unwrap().join(name);
+    std::fs::create_dir(&bare).unwrap();
+    bare_git(
+        &bare,
+        &["init", "--quiet", "--bare", "--initial-branch=main"],
+    );
+    bare
+}
+
+fn team() -> Team {
+    let a = TestRepo::new();
+    let bare = bare_beside(&a, "remote.git");
+    let url = bare.to_str().unwrap();
+    let commits = a.commit_many(3, "src.txt");
+    a.git(&["remote", "add", "origin", url]);
+    a.git(&["push", "--quiet", "origin", "main"]);
+    let b = TestRepo::new();
+    b.git(&["remote", "add", "origin", url]);
+    b.git(&["fetch", "--quiet", "origin"]);
+    b.git(&["reset", "--quiet", "--hard", "origin/main"]);
+    Team {
+        bare,
+        a,
+        b,
+        commits,
+    }
+}
+
+fn annotation(commit: &str, name: &str, intent: &str) -> Value {
+    note(
+        commit,
+        "2024-01-01T00:00:00Z",
+        "inferred",
+        "initial",
+        "summary",
+        vec![json!({
+            "file": "src.txt",
+            "ast_anchor": {"type": "function", "name": name},
+            "lines": {"start": 1, "end": 2},
+            "intent": intent,
+            "reasoning": null,
+            "constraints": [],
+            "semantic_dependencies": [],
+            "related_annotations": [],
+            "tags": [],
+            "risk_notes": null
+        })],
+        vec![],
+    )
+}
+
+fn remote_notes(bare: &Path) -> Vec<String> {
+    bare_git(bare, &["notes", "--ref=ultragit", "list"])
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_owned())
+        .collect()
+}
+
+fn show(repo: &TestRepo, commit: &str) -> Option<String> {
+    let out = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "show", commit])
+        .run_unchecked()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    let mut permissions = std::fs::metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(path, permissions).unwrap();
+}
+
+#[test]
+fn sync_prints_what_it_did_both_ways() {
+    let team = team();
+    let (c1, c2) = (&team.commits[0], &team.commits[1]);
+    write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
+    let out = stdout(team.a.path(), &["sync"]);
+    assert_eq!(
+        out,
+        "synced refs/notes/ultragit with 'origin' (the remote had no notes yet; pushed, creating the remote's notes ref)\n"
+    );
+    write_note(&team.b, c2, &annotation(c2, "g", "Why g.").to_string());
+    let out = stdout(team.b.path(), &["sync", "origin"]);
+    assert_eq!(
+        out,
+        "synced refs/notes/ultragit with 'origin' (1 new note from the remote, 0 joined with local ones; pushed)\n"
+    );
+    let out = stdout(team.a.path(), &["sync"]);
+    assert_eq!(
+        out,
+        "synced refs/notes/ultragit with 'origin' (1 new note from the remote; the remote was up to date)\n"
+    );
+    let mut on_remote = remote_notes(&team.bare);
+    on_remote.sort();
+    let mut expected = vec![c1.clone(), c2.clone()];
+    expected.sort();
+    assert_eq!(on_remote, expected);
+    // `read`-side tools see the synced note.
+    let shown = stdout(team.a.path(), &["show", c2]);
+    assert!(shown.contains("Why g."), "{shown}");
+}
+
+#[test]
+fn sync_errors_are_one_clear_line() {
+    let team = team();
+    let run = ultragit(team.a.path(), &["sync", "upstream"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: there is no remote named 'upstream' in this repository (see `git remote -v`); name one with `ultragit sync <remote>`\n"
+    );
+    team.a
+        .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
+    let run = ultragit(team.a.path(), &["sync", "gone"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .starts_with("error: could not reach the remote 'gone' ("),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn init_sync_is_idempotent() {
+    let team = team();
+    let first = stdout(team.a.path(), &["init", "--sync"]);
+    assert!(
+        first.contains("notes sync enabled with 'origin'"),
+        "{first}"
+    );
+    assert!(
+        first.contains(
+            "+refs/notes/ultragit:refs/notes/remotes/origin/ultragit on remote.origin.fetch (added)"
+        ),
+        "{first}"
+    );
+    assert!(first.contains("pre-push hook"), "{first}");
+    let second = stdout(team.a.path(), &["init", "--sync", "--remote", "origin"]);
+    assert!(second.contains("(already there)"), "{second}");
+    assert!(second.contains("(already installed; updated)"), "{second}");
+    let fetch = team.a.git(&["config", "--get-all", "remote.origin.fetch"]);
+    assert_eq!(
+        fetch
+            .lines()
+            .filter(|l| l.contains("refs/notes/ultragit"))
+            .count(),
+        1,
+        "{fetch}"
+    );
+    let hook = std::fs::read_to_string(team.a.join(".git/hooks/pre-push")).unwrap();
+    assert_eq!(hook.matches("# >>> ultragit pre-push >>>").count(), 1);
+    assert_eq!(hook.matches("# <<< ultragit pre-push <<<").count(), 1);
+    // The post-commit block is untouched by the pre-push one.
+    let post = std::fs::read_to_string(team.a.join(".git/hooks/post-commit")).unwrap();
+    assert_eq!(post.matches("# >>> ultragit post-commit >>>").count(), 1);
+
+    let again = stdout(team.a.path(), &["sync", "--enable"]);
+    assert!(again.contains("(already there)"), "{again}");
+
+    let run = ultragit(team.a.path(), &["init", "--sync", "--remote", "nope"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no remote named 'nope'"),
+        "{}",
+        run.stderr
+    );
+    let run = ultragit(team.a.path(), &["init", "--remote", "origin"]);
+    assert_eq!(run.code, 2, "--remote needs --sync: {run:?}");
+}
+
+#[test]
+fn the_pre_push_hook_syncs_and_never_fails_the_push() {
+    let team = team();
+    stdout(team.a.path(), &["sync", "--enable", "origin"]);
+    let c1 = &team.commits[0];
+    write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
+    // A new commit to push, made with plain git (no post-commit hook here).
+    std::fs::remove_file(team.a.join(".git/hooks/post-commit")).ok();
+    team.a.commit_file("more.txt", "more\n", "More");
+
+    let push = team
+        .a
+        .command()
+        .args(["push", "origin", "main"])
+        .run_unchecked()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&push.stderr);
+    assert!(push.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("ultragit: synced refs/notes/ultragit"),
+        "{stderr}"
+    );
+    assert!(
+        push.stdout.is_empty(),
+        "nothing of ours on git push's stdout"
+    );
+    assert_eq!(remote_notes(&team.bare), vec![c1.clone()]);
+
+    // The remote now refuses notes: the user's push still succeeds.
+    executable(
+        &team.bare.join("hooks/update"),
+        "#!/bin/sh\ncase \"$1\" in refs/notes/*) exit 1;; esac\nexit 0\n",
+    );
+    let c2 = &team.commits[1];
+    write_note(&team.a, c2, &annotation(c2, "g", "Why g.").to_string());
+    let head = team
+        .a
+        .commit_file("more.txt", "more and more\n", "More again");
+    let push = team
+        .a
+        .command()
+        .args(["push", "origin", "main"])
+        .run_unchecked()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&push.stderr);
+    assert!(push.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: ultragit: the notes were not synced"),
+        "{stderr}"
+    );
+    assert_eq!(bare_git(&team.bare, &["rev-parse", "main"]).trim(), head);
+    assert_eq!(remote_notes(&team.bare), vec![c1.clone()]);
+
+    // Pushing to another remote does not sync the notes there.
+    let other = bare_beside(&team.b, "mirror.git");
+    team.a
+        .git(&["remote", "add", "mirror", other.to_str().unwrap()]);
+    let push = team
+        .a
+        .command()
+        .args(["push", "mirror", "main"])
+        .run_unchecked()
+        .unwrap();
+    assert!(push.status.success());
+    assert!(remote_notes(&other).is_empty());
+}
+
+#[test]
+fn export_then_import_round_trips_into_a_fresh_clone() {
+    let team = team();
+    let (c1, c2, c3) = (&team.commits[0], &team.commits[1], &team.commits[2]);
+    write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
+    write_note(&team.a, c3, &annotation(c3, "h", "Why h.").to_string());
+    write_note(&team.a, c2, "{broken");
+    // B already annotated c3 differently: import joins them.
+    write_note(&team.b, c3, &annotation(c3, "k", "Why k.").to_string());
+
+    let file = team.a.join("notes.jsonl");
+    let run = ultragit(team.a.path(), &["export", "-o", file.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "exported 2 notes to {} (1 malformed, as raw text)\n",
+            file.display()
+        )
+    );
+    assert!(
+        run.stderr.contains("exported as raw text"),
+        "{}",
+        run.stderr
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Newest first.
+    let order: Vec<&str> = lines
+        .iter()
+        .map(|l| l["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, [c3.as_str(), c2.as_str(), c1.as_str()]);
+    assert_eq!(lines[1]["malformed"], json!(true));
+    assert_eq!(lines[1]["raw"], json!("{broken"));
+    assert_eq!(lines[2]["note"]["regions"][0]["intent"], json!("Why f."));
+    // The same to stdout, and --since filters by commit date.
+    assert_eq!(stdout(team.a.path(), &["export"]), text);
+    assert_eq!(
+        stdout(team.a.path(), &["export", "--since", "2030-01-01"]),
+        ""
+    );
+
+    // A line for a commit B does not have, and one that is not JSON.
+    let extra = format!(
+        "{text}{}\nnot json\n",
+        json!({"commit": "1".repeat(40), "note": annotation(&"1".repeat(40), "z", "z")})
+    );
+    let input = team.b.join("in.jsonl");
+    std::fs::write(&input, extra).unwrap();
+    let run = ultragit(team.b.path(), &["import", input.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "imported {}: 1 added, 1 merged with existing notes, 0 unchanged, 1 for unknown commits skipped, 2 invalid skipped\n",
+            input.display()
+        )
+    );
+    assert!(
+        run.stderr.contains("line 2: the note of commit"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("line 5: not an export line"),
+        "{}",
+        run.stderr
+    );
+    let parsed = |repo: &TestRepo, commit: &str| {
+        ultragit_schema::Annotation::from_json(&show(repo, commit).unwrap()).unwrap()
+    };
+    assert_eq!(parsed(&team.b, c1), parsed(&team.a, c1));
+    assert_eq!(show(&team.b, c2), None);
+    let joined: Value = serde_json::from_str(&show(&team.b, c3).unwrap()).unwrap();
+    let intents: Vec<&str> = joined["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["intent"].as_str().unwrap())
+        .collect();
+    assert_eq!(intents, ["Why k.", "Why h."]);
+
+    // Importing again changes nothing.
+    let run = ultragit(team.b.path(), &["import", input.to_str().unwrap()]);
+    assert!(
+        run.stdout
+            .contains("0 added, 0 merged with existing notes, 2 unchanged"),
+        "{run:?}"
+    );
+
+    let run = ultragit(team.b.path(), &["import", "/nonexistent.jsonl"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .starts_with("error: cannot read /nonexistent.jsonl"),
+        "{}",
+        run.stderr
+    );
+    let run = ultragit(team.b.path(), &["export", "--since", "yesterday"]);
+    assert_eq!(run.code, 2);
+}

@@ -1,0 +1,289 @@
+//! `ultragit export` and `ultragit import`: annotations as JSON Lines, for
+//! backups, for moving notes between repositories that share commits, and for
+//! teams whose forge does not carry notes.
+//!
+//! **Format** (one JSON object per line, newest commit first by committer
+//! date; commits missing from the repository come last):
+//! - `{"commit":"<40 hex>","note":{…ultragit/v1…}}` for a valid annotation;
+//! - `{"commit":"<40 hex>","malformed":true,"raw":"<note text>"}` for a note
+//!   that is not a valid `ultragit/v1` document: exported as raw text so an
+//!   export loses nothing, and skipped (with a warning) by `import`.
+//!
+//! Notes over [`gitctx::MAX_NOTE_BYTES`] are not exported (a warning each).
+//!
+//! **Import** reads at most [`IMPORT_LIMIT`] bytes. A line whose commit is not
+//! in the repository is counted and skipped; an invalid line (not JSON, no
+//! commit id, an invalid or malformed note, a note whose `commit` names another
+//! commit) is skipped with a warning naming its line number. Valid notes are
+//! written in one notes commit ([`gitctx::Notes::write_many`],
+//! compare-and-swap): a commit without a note gets it, a commit with a note
+//! gets the JSON-aware merge of both ([`merge_texts`], as `sync` does). The
+//! file is untrusted input: nothing in it chooses anything but note text.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use gitctx::{ObjectId, Repo, Resolution, Written};
+use serde::{Deserialize, Serialize};
+use ultragit_schema::Annotation;
+use ultragit_schema::merge::{TextMerge, merge_texts};
+
+use crate::error::AnnotateError;
+
+/// The largest file `import` reads (256 MiB).
+pub const IMPORT_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// How many invalid lines are named one by one before they are only counted.
+const MAX_LINE_WARNINGS: usize = 20;
+
+/// What `export` writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExportOptions {
+    /// Only commits whose committer date is at or after this (seconds since
+    /// the epoch); commits missing from the repository are then left out.
+    pub since: Option<i64>,
+}
+
+/// What `export` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportReport {
+    /// Lines written with a valid annotation.
+    pub exported: usize,
+    /// Lines written as raw text (`"malformed": true`).
+    pub malformed: usize,
+    /// Notes not written: over the size limit.
+    pub too_large: usize,
+    pub warnings: Vec<String>,
+}
+
+/// What `import` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Commits that had no note and got one.
+    pub added: usize,
+    /// Commits whose note was joined with (or replaced by) the imported one.
+    pub merged: usize,
+    /// Commits whose note already said everything the imported one did.
+    pub unchanged: usize,
+    /// Lines whose commit is not in this repository.
+    pub unknown_commits: usize,
+    /// Lines skipped as invalid.
+    pub invalid: usize,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ValidLine<'a> {
+    commit: String,
+    note: &'a Annotation,
+}
+
+#[derive(Serialize)]
+struct RawLine<'a> {
+    commit: String,
+    malformed: bool,
+    raw: &'a str,
+}
+
+#[derive(Deserialize)]
+struct InLine {
+    commit: String,
+    #[serde(default)]
+    note: Option<serde_json::Value>,
+    #[serde(default)]
+    malformed: bool,
+}
+
+/// Writes every note as JSON Lines to `out` (see the module docs).
+pub fn export(
+    repo: &Repo,
+    options: &ExportOptions,
+    out: &mut dyn Write,
+) -> Result<ExportReport, AnnotateError> {
+    let notes = repo.notes(crate::NOTES_REF)?;
+    let entries = notes.list()?;
+    // Newest first by committer date; commits we do not have go last.
+    let mut dated: Vec<(Option<i64>, ObjectId)> = entries
+        .iter()
+        .map(|entry| {
+            let time = repo
+                .commit_info_by_id(entry.target)
+                .ok()
+                .map(|info| info.committer.time.seconds);
+            (time, entry.target)
+        })
+        .filter(|(time, _)| match options.since {
+            None => true,
+            Some(since) => time.is_some_and(|t| t >= since),
+        })
+        .collect();
+    dated.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let targets: Vec<ObjectId> = dated.iter().map(|(_, id)| *id).collect();
+    let read = notes.read_many(&targets)?;
+    let mut report = ExportReport::default();
+    for (target, bytes) in &read.too_large {
+        report.too_large += 1;
+        report.warnings.push(format!(
+            "the note of commit {} is {bytes} bytes, over the limit of {}; not exported",
+            target.short(),
+            gitctx::MAX_NOTE_BYTES
+        ));
+    }
+    let io = |e| AnnotateError::io(std::path::Path::new("<export output>"), e);
+    for (target, text) in &read.found {
+        let line = match Annotation::from_json(text) {
+            Ok(annotation) => {
+                report.exported += 1;
+                serde_json::to_string(&ValidLine {
+                    commit: target.to_hex(),
+                    note: &annotation,
+                })
+            }
+            Err(err) => {
+                report.malformed += 1;
+                report.warnings.push(format!(
+                    "the note of commit {} is not a valid ultragit/v1 annotation ({}); exported as raw text",
+                    target.short(),
+                    err.reason()
+                ));
+                serde_json::to_string(&RawLine {
+                    commit: target.to_hex(),
+                    malformed: true,
+                    raw: text,
+                })
+            }
+        }
+        .map_err(|e| AnnotateError::Invalid(format!("cannot encode an export line: {e}")))?;
+        out.write_all(line.as_bytes()).map_err(io)?;
+        out.write_all(b"\n").map_err(io)?;
+    }
+    out.flush().map_err(io)?;
+    Ok(report)
+}
+
+/// Imports the JSON Lines in `input` (see the module docs).
+pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> {
+    let mut report = ImportReport::default();
+    let warn = |report: &mut ImportReport, line: usize, what: String| {
+        report.invalid += 1;
+        if report.invalid <= MAX_LINE_WARNINGS {
+            report
+                .warnings
+                .push(format!("line {line}: {what}; skipped"));
+        }
+    };
+    // Parse and validate everything first, then write once.
+    let mut order: Vec<ObjectId> = Vec::new();
+    let mut incoming: HashMap<ObjectId, String> = HashMap::new();
+    for (index, raw) in input.split(|b| *b == b'\n').enumerate() {
+        let number = index + 1;
+        let Ok(text) = std::str::from_utf8(raw) else {
+            warn(&mut report, number, "not UTF-8".to_owned());
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let line: InLine = match serde_json::from_str(text) {
+            Ok(line) => line,
+            Err(err) => {
+                warn(&mut report, number, format!("not an export line ({err})"));
+                continue;
+            }
+        };
+        let Ok(commit) = line.commit.parse::<ObjectId>() else {
+            warn(
+                &mut report,
+                number,
+                "the commit is not a full commit id".to_owned(),
+            );
+            continue;
+        };
+        if line.malformed {
+            warn(
+                &mut report,
+                number,
+                format!("the note of commit {} is marked malformed", commit.short()),
+            );
+            continue;
+        }
+        let Some(note) = line.note else {
+            warn(&mut report, number, "no note".to_owned());
+            continue;
+        };
+        let annotation = match Annotation::from_json(&note.to_string()) {
+            Ok(annotation) => annotation,
+            Err(err) => {
+                warn(
+                    &mut report,
+                    number,
+                    format!(
+                        "the note of commit {} is not a valid ultragit/v1 annotation ({})",
+                        commit.short(),
+                        err.reason()
+                    ),
+                );
+                continue;
+            }
+        };
+        if annotation.commit != commit.to_hex() {
+            warn(
+                &mut report,
+                number,
+                format!(
+                    "the note is for commit {}, not {}",
+                    safe_io::term::sanitize_line(&annotation.commit),
+                    commit.short()
+                ),
+            );
+            continue;
+        }
+        if repo.commit_info_by_id(commit).is_err() {
+            report.unknown_commits += 1;
+            continue;
+        }
+        let text = annotation.to_json();
+        match incoming.get_mut(&commit) {
+            // The same commit twice in one file: join them first.
+            Some(earlier) => {
+                if let (TextMerge::Merged(merged), _) = merge_texts(earlier, &text) {
+                    *earlier = merged;
+                }
+            }
+            None => {
+                order.push(commit);
+                incoming.insert(commit, text);
+            }
+        }
+    }
+    if report.invalid > MAX_LINE_WARNINGS {
+        report.warnings.push(format!(
+            "{} more invalid lines skipped",
+            report.invalid - MAX_LINE_WARNINGS
+        ));
+    }
+    let items: Vec<(ObjectId, String)> = order
+        .into_iter()
+        .filter_map(|commit| incoming.remove(&commit).map(|text| (commit, text)))
+        .collect();
+    if items.is_empty() {
+        return Ok(report);
+    }
+    let written = repo
+        .notes(crate::NOTES_REF)?
+        .write_many(&items, |_, existing, new| {
+            match merge_texts(existing, new).0 {
+                TextMerge::Ours => Resolution::Ours,
+                TextMerge::Theirs => Resolution::Theirs,
+                TextMerge::Merged(text) => Resolution::Text(text),
+            }
+        })?;
+    for outcome in written {
+        match outcome {
+            Written::Added => report.added += 1,
+            Written::Updated => report.merged += 1,
+            Written::Kept => report.unchanged += 1,
+        }
+    }
+    Ok(report)
+}
