@@ -65,14 +65,6 @@ pub const MAX_LISTED: usize = 5;
 /// Past this size the caches under `.git/ultragit/` are a warning.
 pub const CACHE_WARN_BYTES: u64 = 1024 * 1024 * 1024;
 
-/// The git config key that names the remote notes are synced with.
-pub const SYNC_REMOTE_KEY: &str = "ultragit.syncRemote";
-
-/// The fetch refspec that brings `remote`'s notes into its tracking ref.
-pub fn sync_refspec(remote: &str) -> String {
-    format!("+{NOTES_REF}:refs/notes/remotes/{remote}/ultragit")
-}
-
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -2,9 +2,10 @@
 //! the tracking ref's fetch refspec; no refspec force-writes the local notes.
 
 use super::config::glob_match;
-use super::{Check, Doctor, Finding, Repair, SYNC_REMOTE_KEY, sync_refspec};
+use super::{Check, Doctor, Finding, Repair};
 use crate::NOTES_REF;
 use crate::error::AnnotateError;
+use crate::sync::{SYNC_REMOTE_KEY, fetch_refspec as sync_refspec};
 
 impl Doctor<'_> {
     /// `ultragit.syncRemote`, when set (blank counts as unset).
