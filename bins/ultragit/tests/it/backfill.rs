@@ -12,7 +12,7 @@ use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
 use ultragit_schema::Annotation;
 
 use crate::annotate::{KEY, KEY_VAR, configure};
-use crate::support::{Run, ultragit_with};
+use crate::support::{Run, assert_contains, assert_starts, ultragit_with};
 
 /// Upper bound on waiting for a child; a broken binary fails the test instead of
 /// hanging it. Never asserted on as a duration.
@@ -135,12 +135,7 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
             9 * 3 * 7
         )
     );
-    assert!(
-        run.stderr
-            .contains("backfill: 9 commits to annotate, 4 at once"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "backfill: 9 commits to annotate, 4 at once");
     assert!(!run.stderr.contains(KEY));
     let annotated: HashSet<String> = notes(&repo).into_iter().map(|(c, _)| c).collect();
     assert_eq!(annotated, commits.iter().cloned().collect::<HashSet<_>>());
@@ -171,30 +166,20 @@ fn failures_go_to_failed_log_and_the_exit_status() {
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "2"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;"),
-        "{}",
-        run.stdout
+    assert_starts(
+        &run.stdout,
+        "backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;",
     );
-    assert!(
-        run.stdout
-            .contains("failures are listed in .git/ultragit/failed.log"),
-        "{}",
-        run.stdout
+    assert_contains(
+        &run.stdout,
+        "failures are listed in .git/ultragit/failed.log",
     );
     let failed = &commits[2];
-    assert!(
-        run.stderr.contains(&format!("failed {}: ", &failed[..7])),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, &format!("failed {}: ", &failed[..7]));
     let log = std::fs::read_to_string(repo.join(".git/ultragit/failed.log")).unwrap();
     assert_eq!(log.lines().count(), 1, "{log}");
-    assert!(
-        log.contains(failed.as_str()) && log.contains("refused"),
-        "{log}"
-    );
+    assert_contains(&log, failed.as_str());
+    assert_contains(&log, "refused");
     assert_eq!(notes(&repo).len(), 3);
     let dry = backfill(&repo, &["--dry-run"]);
     assert_eq!(
@@ -241,12 +226,7 @@ fn a_429_with_retry_after_pauses_the_whole_pool() {
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "3"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("the provider asked to slow down 1 time"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "the provider asked to slow down 1 time");
     assert_eq!(notes(&repo).len(), commits.len());
 
     let exchanges = server.exchanges();
@@ -360,10 +340,7 @@ fn sigterm_stops_scheduling_and_prints_the_summary() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("interrupted: "), "{stdout}");
-    assert!(
-        stdout.contains("run the same command again to continue"),
-        "{stdout}"
-    );
+    assert_contains(&stdout, "run the same command again to continue");
     let stored = notes(&repo).len();
     assert!(stored < commits.len(), "it stopped early: {stored} notes");
 

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 use crate::annotate::{KEY, KEY_VAR, configure};
-use crate::support::{Run, note, stdout, ultragit, ultragit_with, write_note};
+use crate::support::{
+    Run, assert_contains, assert_starts, note, stdout, ultragit, ultragit_with, write_note,
+};
 
 /// Every check a repository without sync gets, in order.
 const IDS: &[&str] = &[
@@ -86,11 +88,7 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.starts_with("ok    hooks.post-commit   "),
-        "{}",
-        run.stdout
-    );
+    assert_starts(&run.stdout, "ok    hooks.post-commit   ");
     assert!(!run.stdout.contains(KEY), "the key is never printed");
 
     let (code, report) = json_report(&repo, &[]);
@@ -413,11 +411,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
 
     let before = doctor(&repo, &[]);
     assert_eq!(before.code, 1, "{before:?}");
-    assert!(
-        before.stdout.contains("5 checks failed"),
-        "{}",
-        before.stdout
-    );
+    assert_contains(&before.stdout, "5 checks failed");
 
     let fixed = doctor(&repo, &["--fix"]);
     assert_eq!(fixed.code, 0, "{fixed:?}");
@@ -546,11 +540,8 @@ fn online_sends_one_tiny_request_and_classifies_errors() {
     configure(&repo, &refusing);
     let run = doctor(&repo, &["--online"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout.contains("provider-online") && run.stdout.contains("the key was refused"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "provider-online");
+    assert_contains(&run.stdout, "the key was refused");
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
     assert_eq!(refusing.requests().len(), 1);
 }
@@ -561,9 +552,5 @@ fn outside_a_repository_it_is_an_error() {
     let repo = TestRepo::new();
     let run = ultragit(repo.path().parent().unwrap(), &["doctor"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.starts_with("error: not a git repository"),
-        "{}",
-        run.stderr
-    );
+    assert_starts(&run.stderr, "error: not a git repository");
 }
