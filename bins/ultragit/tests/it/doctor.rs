@@ -8,7 +8,7 @@ use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 use crate::annotate::{KEY, KEY_VAR, configure};
 use crate::support::{
-    Run, assert_contains, assert_starts, note, stdout, ultragit, ultragit_with, write_note,
+    Run, assert_contains, assert_starts, note, stdout, texts, ultragit, ultragit_with, write_note,
 };
 
 /// Every check a repository without sync gets, in order.
@@ -96,8 +96,7 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
     assert_eq!(report["ok"], true);
     assert_eq!(report["fixed"], json!([]));
     let checks = report["checks"].as_array().unwrap();
-    let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, IDS);
+    assert_eq!(texts(&report["checks"], "/id"), IDS);
     for check in checks {
         let mut keys: Vec<&String> = check.as_object().unwrap().keys().collect();
         keys.sort();
@@ -510,12 +509,7 @@ fn online_sends_one_tiny_request_and_classifies_errors() {
     configure(&repo, &server);
     let (code, report) = json_report(&repo, &["--online"]);
     assert_eq!(code, 0, "{report:#}");
-    let ids: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = texts(&report["checks"], "/id");
     let at = ids.iter().position(|id| *id == "provider").unwrap();
     assert_eq!(ids[at + 1], "provider-online");
     assert_eq!(

@@ -9,8 +9,8 @@ use testkit::{FakeLlm, Flavor, TestRepo};
 
 use crate::annotate::{KEY, KEY_VAR, configure, note_of};
 use crate::support::{
-    annotate, assert_contains, assert_notes_readable, has_note, note, region, stdout, ultragit,
-    with,
+    annotate, assert_contains, assert_notes_readable, has_note, note, region, stdout, texts,
+    ultragit, with,
 };
 
 fn lines() -> String {
@@ -223,12 +223,7 @@ fn remap_synthesizes_a_squash_note_after_a_server_side_squash_merge() {
     let note = note_of(&repo, &squash);
     assert_eq!(note["provenance"]["operation"], "squash");
     assert_eq!(note["provenance"]["derived_from"], json!(topic));
-    let names: Vec<&str> = note["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ast_anchor"]["name"].as_str().unwrap())
-        .collect();
+    let names = texts(&note["regions"], "/ast_anchor/name");
     assert_eq!(names, ["five", "nine"]);
     assert_notes_readable(&repo, "g.txt");
 }

@@ -125,9 +125,15 @@ fn wait_for_note(repo: &TestRepo, rev: &str, done: impl Fn(&Value) -> bool) -> V
 
 /// Commits `alpha` with an annotation, then amends it (hooks on) adding
 /// `beta`: the original and the amended commit.
+/// [`add_function`], then its note as the writing agent leaves it.
+fn add_annotated(repo: &TestRepo, name: &str, value: u32) -> String {
+    let commit = add_function(repo, name, value);
+    annotate_function(repo, &commit, name, &file_at(repo, &commit));
+    commit
+}
+
 fn annotate_alpha_then_amend_adding_beta(repo: &TestRepo) -> (String, String) {
-    let old = add_function(repo, "alpha", 1);
-    annotate_function(repo, &old, "alpha", &file_at(repo, &old));
+    let old = add_annotated(repo, "alpha", 1);
     let mut text = file_at(repo, &old);
     text.push_str(&function("beta", 2));
     repo.write("src/lib.rs", text);
@@ -169,8 +175,7 @@ fn init_installs_both_hooks_once() {
 fn a_message_only_amend_copies_the_note_without_a_model_call() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
+    let old = add_annotated(&repo, "alpha", 1);
 
     git_with_hooks(
         &repo,
@@ -238,9 +243,7 @@ fn an_interactive_rebase_leaves_a_readable_note_on_every_commit() {
     let names = ["a", "b", "c", "d", "e", "f"];
     let mut commits = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let commit = add_function(&repo, name, i as u32);
-        annotate_function(&repo, &commit, name, &file_at(&repo, &commit));
-        commits.push(commit);
+        commits.push(add_annotated(&repo, name, i as u32));
     }
     // Upstream puts a function at the top: every line below moves.
     repo.git(&["checkout", "--quiet", "main"]);
@@ -380,8 +383,7 @@ fn squash_sources_alone_do_not_make_an_annotation_enhanced() {
 fn malformed_rewrite_input_writes_nothing() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
+    let old = add_annotated(&repo, "alpha", 1);
     let new = repo.amend(Some("Reworded"));
     // The hook has copied the note already: remove it, then feed bad input.
     repo.git(&["notes", "--ref=ultragit", "remove", &new]);

@@ -433,3 +433,15 @@ pub fn assert_starts(text: &str, prefix: &str) {
         "{text:?} does not start with {prefix:?}"
     );
 }
+
+/// The text at JSON `pointer` (`/ast_anchor/name`) in every element of the
+/// array `items`.
+pub fn texts<'a>(items: &'a Value, pointer: &str) -> Vec<&'a str> {
+    let items = items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"));
+    items
+        .iter()
+        .map(|item| item.pointer(pointer).and_then(Value::as_str).expect("text"))
+        .collect()
+}

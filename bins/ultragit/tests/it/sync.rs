@@ -7,7 +7,7 @@ use gitctx::GitCommand;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::support::{assert_contains, assert_starts, note, stdout, ultragit, write_note};
+use crate::support::{assert_contains, assert_starts, note, stdout, texts, ultragit, write_note};
 
 /// A bare remote and two clones sharing three commits.
 struct Team {
@@ -320,13 +320,7 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
     assert_eq!(parsed(&team.b, c1), parsed(&team.a, c1));
     assert_eq!(show(&team.b, c2), None);
     let joined: Value = serde_json::from_str(&show(&team.b, c3).unwrap()).unwrap();
-    let intents: Vec<&str> = joined["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["intent"].as_str().unwrap())
-        .collect();
-    assert_eq!(intents, ["Why k.", "Why h."]);
+    assert_eq!(texts(&joined["regions"], "/intent"), ["Why k.", "Why h."]);
 
     // Importing again changes nothing.
     let run = ultragit(team.b.path(), &["import", input.to_str().unwrap()]);
