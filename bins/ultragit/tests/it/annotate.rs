@@ -5,11 +5,9 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
 
-use crate::support::{
-    Run, assert_contains, assert_starts, region, ultragit_with, with, write_note,
-};
+use crate::support::{Run, region, ultragit_with, with, write_note};
 
 /// The variable the tests' configuration names for the key.
 pub const KEY_VAR: &str = "ULTRAGIT_TEST_KEY";
@@ -372,7 +370,7 @@ fn show_prints_the_annotation_pretty_or_as_json() {
 
     let run = with_key(&repo, &["show"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_starts(&run.stdout, &format!("commit     {head}\n"));
+    assert_starts_with(&run.stdout, &format!("commit     {head}\n"));
     assert!(
         run.stdout.contains(
             "src/net.rs retry_connect (function, lines 5-7)\n  intent: Tries to connect up to `attempts` times.\n"
@@ -413,5 +411,5 @@ fn annotate_outside_a_repository_fails() {
     let outside = repo.path().parent().unwrap();
     let run = ultragit_with(outside, &["annotate"], &[]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert_starts(&run.stderr, "error: not a git repository");
+    assert_starts_with(&run.stderr, "error: not a git repository");
 }

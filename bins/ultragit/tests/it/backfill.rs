@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator, assert_contains, assert_starts_with};
 use ultragit_schema::Annotation;
 
 use crate::annotate::{KEY, KEY_VAR, configure};
-use crate::support::{Run, assert_contains, assert_starts, ultragit_with};
+use crate::support::{Run, ultragit_with};
 
 /// Upper bound on waiting for a child; a broken binary fails the test instead of
 /// hanging it. Never asserted on as a duration.
@@ -166,7 +166,7 @@ fn failures_go_to_failed_log_and_the_exit_status() {
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "2"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert_starts(
+    assert_starts_with(
         &run.stdout,
         "backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;",
     );

@@ -4,12 +4,12 @@
 //! and `--online` against the fake server.
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{
+    FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_ends_with, assert_starts_with,
+};
 
 use crate::annotate::{KEY, KEY_VAR, configure};
-use crate::support::{
-    Run, assert_contains, assert_starts, note, stdout, texts, ultragit, ultragit_with, write_note,
-};
+use crate::support::{Run, note, stdout, texts, ultragit, ultragit_with, write_note};
 
 /// Every check a repository without sync gets, in order.
 const IDS: &[&str] = &[
@@ -83,12 +83,8 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
     let (repo, _) = healthy();
     let run = doctor(&repo, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout.ends_with("all 10 checks passed\n"),
-        "{}",
-        run.stdout
-    );
-    assert_starts(&run.stdout, "ok    hooks.post-commit   ");
+    assert_ends_with(&run.stdout, "all 10 checks passed\n");
+    assert_starts_with(&run.stdout, "ok    hooks.post-commit   ");
     assert!(!run.stdout.contains(KEY), "the key is never printed");
 
     let (code, report) = json_report(&repo, &[]);
@@ -423,11 +419,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     ] {
         assert!(fixed.stdout.contains(change), "{change}: {}", fixed.stdout);
     }
-    assert!(
-        fixed.stdout.ends_with("all 11 checks passed\n"),
-        "{}",
-        fixed.stdout
-    );
+    assert_ends_with(&fixed.stdout, "all 11 checks passed\n");
 
     let hook = std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap();
     assert!(hook.contains("echo mine >> mine.log\n"), "{hook}");
@@ -546,5 +538,5 @@ fn outside_a_repository_it_is_an_error() {
     let repo = TestRepo::new();
     let run = ultragit(repo.path().parent().unwrap(), &["doctor"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert_starts(&run.stderr, "error: not a git repository");
+    assert_starts_with(&run.stderr, "error: not a git repository");
 }

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use testkit::{FakeLlm, Flavor, TestRepo};
+use testkit::{FakeLlm, Flavor, TestRepo, assert_contains};
 
 use crate::annotate::{KEY, KEY_VAR, NET_V1, NET_V2, configure, note_of, script};
-use crate::support::{assert_contains, has_note, stdout, ultragit};
+use crate::support::{has_note, stdout, ultragit};
 
 const BEGIN: &str = "# >>> ultragit post-commit >>>";
 

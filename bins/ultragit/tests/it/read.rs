@@ -1,12 +1,9 @@
 //! Behaviour of `ultragit read`: argument handling, paths, errors and warnings.
 
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
-use crate::support::{
-    Run, annotate, assert_contains, assert_starts, fixture, note, region, stdout, ultragit, with,
-    write_note,
-};
+use crate::support::{Run, annotate, fixture, note, region, stdout, ultragit, with, write_note};
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
@@ -327,7 +324,7 @@ fn paths_relative_to_a_subdirectory() {
     assert_eq!(stdout(&src, &["read", absolute.to_str().unwrap()]), probe);
     // A cwd-relative path decides whether the last argument is a path.
     let both = stdout(&src, &["read", "client.rs", "../tools/probe.py"]);
-    assert_starts(&both, "# Context for src/client.rs, tools/probe.py\n");
+    assert_starts_with(&both, "# Context for src/client.rs, tools/probe.py\n");
     // A last argument with a `/` is a path, never an anchor.
     let run = ultragit(f.path(), &["read", "src/client.rs", "src/typo.rs"]);
     assert_eq!(

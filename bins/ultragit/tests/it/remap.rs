@@ -5,12 +5,11 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, TestRepo};
+use testkit::{FakeLlm, Flavor, TestRepo, assert_contains};
 
 use crate::annotate::{KEY, KEY_VAR, configure, note_of};
 use crate::support::{
-    annotate, assert_contains, assert_notes_readable, has_note, note, region, stdout, texts,
-    ultragit, with,
+    annotate, assert_notes_readable, has_note, note, region, stdout, texts, ultragit, with,
 };
 
 fn lines() -> String {

@@ -5,12 +5,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains};
 
 use crate::annotate::{KEY, KEY_VAR, configure, emits, note_of};
-use crate::support::{
-    annotate, assert_contains, note, region, stdout, ultragit_input, ultragit_with, with,
-};
+use crate::support::{annotate, note, region, stdout, ultragit_input, ultragit_with, with};
 
 /// `src/lib.rs` at the start: `base_fn` (1–3).
 const BASE: &str = "\

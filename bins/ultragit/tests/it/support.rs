@@ -419,21 +419,6 @@ pub fn has_note(repo: &TestRepo, commit: &str) -> bool {
         .success()
 }
 
-/// Asserts that `text` contains `part`, showing all of `text` if not.
-#[track_caller]
-pub fn assert_contains(text: &str, part: &str) {
-    assert!(text.contains(part), "{part:?} is not in:\n{text}");
-}
-
-/// Asserts that `text` starts with `prefix`, showing all of `text` if not.
-#[track_caller]
-pub fn assert_starts(text: &str, prefix: &str) {
-    assert!(
-        text.starts_with(prefix),
-        "{text:?} does not start with {prefix:?}"
-    );
-}
-
 /// The text at JSON `pointer` (`/ast_anchor/name`) in every element of the
 /// array `items`.
 pub fn texts<'a>(items: &'a Value, pointer: &str) -> Vec<&'a str> {

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use gitctx::GitCommand;
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
-use crate::support::{assert_contains, assert_starts, note, stdout, texts, ultragit, write_note};
+use crate::support::{note, stdout, texts, ultragit, write_note};
 
 /// A bare remote and two clones sharing three commits.
 struct Team {
@@ -165,7 +165,7 @@ fn sync_errors_are_one_clear_line() {
         .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
     let run = ultragit(team.a.path(), &["sync", "gone"]);
     assert_eq!(run.code, 1);
-    assert_starts(&run.stderr, "error: could not reach the remote 'gone' (");
+    assert_starts_with(&run.stderr, "error: could not reach the remote 'gone' (");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 
@@ -331,7 +331,7 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
 
     let run = ultragit(team.b.path(), &["import", "/nonexistent.jsonl"]);
     assert_eq!(run.code, 1);
-    assert_starts(&run.stderr, "error: cannot read /nonexistent.jsonl");
+    assert_starts_with(&run.stderr, "error: cannot read /nonexistent.jsonl");
     let run = ultragit(team.b.path(), &["export", "--since", "yesterday"]);
     assert_eq!(run.code, 2);
 }

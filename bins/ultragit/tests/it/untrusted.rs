@@ -7,12 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use testkit::hostile::{Hostile, SOURCE};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, call};
 
 use crate::annotate::{KEY, KEY_VAR, NET_V1, NET_V2, configure, note_of, script};
-use crate::support::{
-    Run, annotate, assert_contains, note, region, ultragit, ultragit_with, with, write_note,
-};
+use crate::support::{Run, annotate, note, region, ultragit, ultragit_with, with, write_note};
 
 /// The secret a committed config tries to have sent.
 const AWS_SECRET: &str = "aws-secret-0123456789-DO-NOT-SEND";

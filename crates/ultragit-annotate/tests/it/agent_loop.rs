@@ -1,7 +1,7 @@
 //! The whole agent over real HTTP against the fake Chat Completions server.
 
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
 use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report};
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
@@ -404,10 +404,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        first_prompt.contains("This is chunk 1 of 4 (3 remaining after it)"),
-        "{first_prompt}"
-    );
+    assert_contains(&first_prompt, "This is chunk 1 of 4 (3 remaining after it)");
     // Each chunk's get_diff shows only its own files.
     let diff = tool_results(&requests[1].json())[0]["data"]["diff"]
         .as_str()
@@ -454,9 +451,9 @@ fn huge_diffs_are_summarized_for_the_model() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        summary.starts_with("This commit modifies 1 files with 2,500 lines changed."),
-        "{summary}"
+    assert_starts_with(
+        &summary,
+        "This commit modifies 1 files with 2,500 lines changed.",
     );
 }
 

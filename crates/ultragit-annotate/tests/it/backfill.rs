@@ -73,6 +73,31 @@ fn history() -> History {
     history
 }
 
+/// `backfill::run` over every commit `select` picks in `history`, against
+/// `server`, `concurrency` at once, until `stop`.
+fn run_all(
+    history: &History,
+    server: &FakeLlm,
+    concurrency: usize,
+    stop: impl Future<Output = ()>,
+    on_event: impl FnMut(Event<'_>),
+) -> backfill::Summary {
+    let selection = select(history, &SelectOptions::default());
+    let options = RunOptions {
+        concurrency,
+        redactor: llm::Redactor::default(),
+    };
+    runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider(server, llm::ProviderKind::OpenAiChat, true),
+        &AnnotateConfig::default(),
+        &options,
+        stop,
+        on_event,
+    ))
+}
+
 fn note_for(commit: &str) -> String {
     serde_json::json!({
         "$schema": "ultragit/v1",
@@ -234,19 +259,12 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
     let history = history();
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
     server.respond_with(annotator(Duration::ZERO, None));
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
     let mut started = 0;
     let mut finished = Vec::new();
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 3,
-            redactor: llm::Redactor::default(),
-        },
+    let summary = run_all(
+        &history,
+        &server,
+        3,
         std::future::pending(),
         |event| match event {
             Event::Started { .. } => started += 1,
@@ -254,7 +272,7 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
                 commit, outcome, ..
             } => finished.push((commit.to_hex(), outcome.clone())),
         },
-    ));
+    );
     assert_eq!(summary.total, 6);
     assert_eq!(summary.annotated, 5, "{summary:?}");
     assert_eq!(summary.skipped, 1, "the whitespace-only commit");
@@ -299,20 +317,7 @@ fn failures_are_recorded_and_the_rest_still_annotated() {
             annotate(request)
         }
     });
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 2,
-            redactor: llm::Redactor::default(),
-        },
-        std::future::pending(),
-        |_| {},
-    ));
+    let summary = run_all(&history, &server, 2, std::future::pending(), |_| {});
     assert_eq!(
         (summary.annotated, summary.skipped, summary.failed),
         (4, 1, 1),
@@ -337,19 +342,12 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
     let history = history();
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
     server.respond_with(annotator(Duration::ZERO, None));
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut stop = Some(stop);
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 1,
-            redactor: llm::Redactor::default(),
-        },
+    let summary = run_all(
+        &history,
+        &server,
+        1,
         async move {
             let _ = stopped.await;
         },
@@ -360,7 +358,7 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
                 let _ = stop.send(());
             }
         },
-    ));
+    );
     assert!(summary.interrupted);
     assert_eq!(summary.annotated + summary.skipped, 1, "{summary:?}");
     assert_eq!(

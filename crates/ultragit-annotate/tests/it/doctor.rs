@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_ends_with, assert_starts_with};
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::doctor::{Check, Inputs, Options, Report, Status, diagnose};
 use ultragit_annotate::setup::init;
@@ -86,11 +86,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
         "{}",
         malformed.message
     );
-    assert!(
-        malformed.message.contains(&commits[300][..7]),
-        "{}",
-        malformed.message
-    );
+    assert_contains(&malformed.message, &commits[300][..7]);
     assert!(
         malformed.message.contains(&format!(
             "; 1 note over 4 MiB, never loaded: {}",
@@ -101,16 +97,8 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
     );
     let unreachable = check(&report, "unreachable-notes");
     assert_eq!(unreachable.status, Status::Warn);
-    assert!(
-        unreachable.message.starts_with("1 note on commits"),
-        "{}",
-        unreachable.message
-    );
-    assert!(
-        unreachable.message.ends_with(": 1234567"),
-        "{}",
-        unreachable.message
-    );
+    assert_starts_with(&unreachable.message, "1 note on commits");
+    assert_ends_with(&unreachable.message, ": 1234567");
     assert_eq!(
         unreachable
             .fix
@@ -140,14 +128,8 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
     let report = run(&repo, true);
     let found = check(&report, "hooks.post-commit");
     assert_eq!(found.status, Status::Fail, "{found:?}");
-    assert!(
-        found.message.ends_with("has no ultragit block"),
-        "{found:?}"
-    );
-    assert!(
-        found.fix.as_deref().unwrap().starts_with("edit "),
-        "{found:?}"
-    );
+    assert_ends_with(&found.message, "has no ultragit block");
+    assert_starts_with(found.fix.as_deref().unwrap(), "edit ");
     // --fix left the link and its target alone.
     assert!(report.fixed.is_empty(), "{:?}", report.fixed);
     assert!(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 use ultragit_annotate::setup::{HOOK_BEGIN, HookChange, init};
 
 fn hook(repo: &TestRepo) -> String {
@@ -25,10 +25,7 @@ fn init_creates_the_ref_the_hook_and_the_config_once() {
     );
     assert!(repo.join(".git/ultragit").is_dir());
     let text = hook(&repo);
-    assert!(
-        text.starts_with("#!/bin/sh\n# >>> ultragit post-commit >>>\n"),
-        "{text}"
-    );
+    assert_starts_with(&text, "#!/bin/sh\n# >>> ultragit post-commit >>>\n");
     assert!(
         text.contains("'/opt/ultra git/bin/ultragit' annotate --async >/dev/null 2>&1 || true\n"),
         "{text}"
@@ -112,14 +109,8 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     assert_eq!(report.rewrite_hook, HookChange::Added);
     assert_eq!(report.hook, HookChange::Created);
     let text = std::fs::read_to_string(&report.rewrite_hook_path).unwrap();
-    assert!(
-        text.starts_with("#!/bin/sh\n# >>> ultragit post-rewrite >>>\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("/nonexistent/ultragit rewritten \"$1\""),
-        "{text}"
-    );
+    assert_starts_with(&text, "#!/bin/sh\n# >>> ultragit post-rewrite >>>\n");
+    assert_contains(&text, "/nonexistent/ultragit rewritten \"$1\"");
     assert!(ultragit_annotate::setup::hook_installed(
         &repo.join(".git/hooks"),
         "post-rewrite"

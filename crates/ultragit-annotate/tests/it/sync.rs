@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use gitctx::{GitCommand, MergeKind, ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 use ultragit_annotate::sync::{self, Pushed, SyncError, SyncOptions};
 use ultragit_annotate::{AnnotateError, NOTES_REF};
 use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
@@ -109,6 +109,14 @@ fn remote_notes(team: &Team) -> usize {
     bare_git(&team.bare, &["notes", "--ref=ultragit", "list"])
         .lines()
         .count()
+}
+
+/// A note on the first commit of `team.a`, then a sync with `remote` that
+/// must fail: its error.
+fn first_note_fails_to_sync(team: &Team, remote: &str) -> AnnotateError {
+    let first = &team.commits[0];
+    write(&team.a, first, &annotation(first, &[]));
+    sync::sync(&open(&team.a), remote, &SyncOptions::default()).unwrap_err()
 }
 
 #[test]
@@ -316,20 +324,12 @@ fn remotes_without_notes_unknown_and_unreachable_remotes() {
 
     team.a
         .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
-    write(
-        &team.a,
-        &team.commits[0],
-        &annotation(&team.commits[0], &[]),
-    );
-    let err = sync::sync(&open(&team.a), "gone", &SyncOptions::default()).unwrap_err();
+    let err = first_note_fails_to_sync(&team, "gone");
     assert!(
         matches!(err, AnnotateError::Sync(SyncError::Unreachable { .. })),
         "{err}"
     );
-    assert!(
-        err.to_string()
-            .contains("could not reach the remote 'gone'")
-    );
+    assert_contains(&err.to_string(), "could not reach the remote 'gone'");
 }
 
 #[test]
@@ -344,17 +344,12 @@ fn a_remote_that_refuses_the_notes_push_is_reported() {
     let mut permissions = std::fs::metadata(&hook).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&hook, permissions).unwrap();
-    write(
-        &team.a,
-        &team.commits[0],
-        &annotation(&team.commits[0], &[]),
-    );
-    let err = sync::sync(&open(&team.a), "origin", &SyncOptions::default()).unwrap_err();
+    let err = first_note_fails_to_sync(&team, "origin");
     assert!(
         matches!(err, AnnotateError::Sync(SyncError::Refused { .. })),
         "{err}"
     );
-    assert!(err.to_string().contains("refused the push"), "{err}");
+    assert_contains(&err.to_string(), "refused the push");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 use ultragit_annotate::AuthorContext;
 use ultragit_annotate::tools::{Collected, Scope, registry};
 
@@ -37,15 +37,9 @@ fn get_diff_shows_files_with_line_numbers() {
     let (_repo, tools, _) = setup(None);
     let env = tools.dispatch("get_diff", &json!({}));
     let diff = data(&env)["diff"].as_str().unwrap().to_owned();
-    assert!(
-        diff.contains("=== src/client.rs (modified, +6 -1) ==="),
-        "{diff}"
-    );
+    assert_contains(&diff, "=== src/client.rs (modified, +6 -1) ===");
     assert!(diff.contains("   11 +        for _ in 0..3 {"), "{diff}");
-    assert!(
-        diff.contains("      -        !self.host.is_empty()"),
-        "{diff}"
-    );
+    assert_contains(&diff, "      -        !self.host.is_empty()");
     assert!(diff.contains("=== config/app.toml (modified, +1 -1) ==="));
     let one = tools.dispatch("get_diff_for_file", &json!({"path": "config/app.toml"}));
     assert!(
