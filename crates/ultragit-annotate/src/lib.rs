@@ -178,6 +178,19 @@ pub async fn annotate_with(
     })
 }
 
+/// The commits among `ids` without a note in `notes`, in their order.
+pub(crate) fn unannotated(
+    notes: &gitctx::Notes<'_>,
+    ids: Vec<gitctx::ObjectId>,
+) -> gitctx::Result<Vec<gitctx::ObjectId>> {
+    let found = notes.read_many(&ids)?.found;
+    let annotated: std::collections::HashSet<_> = found.into_iter().map(|(id, _)| id).collect();
+    Ok(ids
+        .into_iter()
+        .filter(|id| !annotated.contains(id))
+        .collect())
+}
+
 /// Writes `annotation` as the note of its commit (compare-and-swap on the ref).
 pub fn store(repo: &Repo, annotation: &ultragit_schema::Annotation) -> Result<(), AnnotateError> {
     store_with(repo, annotation, Existing::Replace).map(drop)

@@ -350,7 +350,7 @@ pub fn assemble(
         cross_cutting: concerns,
         provenance,
     };
-    let files = tools::commit_files(context);
+    let files = context.all_paths();
     let problems = annotation.strip_invalid(&ValidationContext {
         expected_commit: Some(&context.commit.sha),
         commit_files: Some(&files),
