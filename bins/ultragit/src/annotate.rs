@@ -537,7 +537,8 @@ fn detach(cmd: &mut Command) {
 #[cfg(not(unix))]
 fn detach(_cmd: &mut Command) {}
 
-fn count(n: usize, one: &str, many: &str) -> String {
+/// `1 region`, `2 regions`.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 

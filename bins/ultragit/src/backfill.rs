@@ -35,7 +35,7 @@ use ultragit_annotate::tools::thousands;
 use ultragit_annotate::{AnnotateConfig, Settings};
 use ultragit_read::SinceFilter;
 
-use crate::annotate::ProviderArgs;
+use crate::annotate::{ProviderArgs, count};
 
 /// How often the plain progress line is printed when stderr is not a terminal.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
@@ -495,10 +495,6 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
-}
-
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

@@ -31,6 +31,13 @@ fn check<'a>(report: &'a Report, id: &str) -> &'a Check {
 }
 
 /// `init` with a program that exists, and the key's variable named.
+/// Check `id` is ok, and so is every other.
+fn assert_healthy(repo: &TestRepo, id: &str) {
+    let report = run(repo, false);
+    assert_eq!(check(&report, id).status, Status::Ok, "{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+}
+
 fn set_up(repo: &TestRepo) {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     init(&r, Path::new(EXE)).unwrap();
@@ -149,13 +156,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
         format!("#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n# <<< ultragit post-commit <<<\n"),
     )
     .unwrap();
-    let report = run(&repo, false);
-    assert_eq!(
-        check(&report, "hooks.post-commit").status,
-        Status::Ok,
-        "{report:#?}"
-    );
-    assert!(report.ok(), "{report:#?}");
+    assert_healthy(&repo, "hooks.post-commit");
 }
 
 #[test]
@@ -170,11 +171,5 @@ fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
         "refs/notes/*",
     ]);
     repo.git(&["config", "notes.rewriteMode", "overwrite"]);
-    let report = run(&repo, false);
-    assert_eq!(
-        check(&report, "rewrite-config").status,
-        Status::Ok,
-        "{report:#?}"
-    );
-    assert!(report.ok(), "{report:#?}");
+    assert_healthy(&repo, "rewrite-config");
 }

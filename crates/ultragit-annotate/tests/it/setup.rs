@@ -9,6 +9,14 @@ fn hook(repo: &TestRepo) -> String {
     std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap()
 }
 
+/// Every value of the config `key` in `repo`, one a line.
+fn config_all(repo: &TestRepo, key: &str) -> String {
+    repo.command()
+        .args(["config", "--get-all", key])
+        .run_text()
+        .unwrap()
+}
+
 #[test]
 fn init_creates_the_ref_the_hook_and_the_config_once() {
     let repo = TestRepo::new();
@@ -44,16 +52,13 @@ fn init_creates_the_ref_the_hook_and_the_config_once() {
     assert_eq!(second.hook, HookChange::Updated);
     assert!(second.config_written.is_empty());
     assert_eq!(hook(&repo).matches(HOOK_BEGIN).count(), 1);
-    let get = |key: &str| {
-        repo.command()
-            .args(["config", "--get-all", key])
-            .run_text()
-            .unwrap()
-    };
-    assert_eq!(get("notes.rewriteRef"), "refs/notes/ultragit\n");
-    assert_eq!(get("notes.rewrite.amend"), "true\n");
-    assert_eq!(get("notes.rewrite.rebase"), "true\n");
-    assert_eq!(get("ultragit.chunkSize"), "5\n");
+    assert_eq!(
+        config_all(&repo, "notes.rewriteRef"),
+        "refs/notes/ultragit\n"
+    );
+    assert_eq!(config_all(&repo, "notes.rewrite.amend"), "true\n");
+    assert_eq!(config_all(&repo, "notes.rewrite.rebase"), "true\n");
+    assert_eq!(config_all(&repo, "ultragit.chunkSize"), "5\n");
 }
 
 #[test]
@@ -135,13 +140,7 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     let seen = std::fs::read_to_string(repo.join(".git/seen.txt")).unwrap();
     assert_eq!(seen, format!("{input}rebase\n"));
 
-    let get = |key: &str| {
-        repo.command()
-            .args(["config", "--get-all", key])
-            .run_text()
-            .unwrap()
-    };
-    assert_eq!(get("notes.rewriteMode"), "ignore\n");
+    assert_eq!(config_all(&repo, "notes.rewriteMode"), "ignore\n");
     // Again: one block each.
     let again = init(&r, Path::new("/nonexistent/ultragit")).unwrap();
     assert_eq!(again.rewrite_hook, HookChange::Updated);

@@ -112,11 +112,17 @@ fn remote_notes(team: &Team) -> usize {
 }
 
 /// A note on the first commit of `team.a`, then a sync with `remote` that
-/// must fail: its error.
-fn first_note_fails_to_sync(team: &Team, remote: &str) -> AnnotateError {
+/// must fail saying `says`: its error.
+fn first_note_fails_to_sync(team: &Team, remote: &str, says: &str) -> SyncError {
     let first = &team.commits[0];
     write(&team.a, first, &annotation(first, &[]));
-    sync::sync(&open(&team.a), remote, &SyncOptions::default()).unwrap_err()
+    match sync::sync(&open(&team.a), remote, &SyncOptions::default()) {
+        Err(AnnotateError::Sync(err)) => {
+            assert_contains(&err.to_string(), says);
+            err
+        }
+        other => panic!("not a sync error: {other:?}"),
+    }
 }
 
 #[test]
@@ -324,12 +330,8 @@ fn remotes_without_notes_unknown_and_unreachable_remotes() {
 
     team.a
         .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
-    let err = first_note_fails_to_sync(&team, "gone");
-    assert!(
-        matches!(err, AnnotateError::Sync(SyncError::Unreachable { .. })),
-        "{err}"
-    );
-    assert_contains(&err.to_string(), "could not reach the remote 'gone'");
+    let err = first_note_fails_to_sync(&team, "gone", "could not reach the remote 'gone'");
+    assert!(matches!(err, SyncError::Unreachable { .. }), "{err}");
 }
 
 #[test]
@@ -344,12 +346,8 @@ fn a_remote_that_refuses_the_notes_push_is_reported() {
     let mut permissions = std::fs::metadata(&hook).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&hook, permissions).unwrap();
-    let err = first_note_fails_to_sync(&team, "origin");
-    assert!(
-        matches!(err, AnnotateError::Sync(SyncError::Refused { .. })),
-        "{err}"
-    );
-    assert_contains(&err.to_string(), "refused the push");
+    let err = first_note_fails_to_sync(&team, "origin", "refused the push");
+    assert!(matches!(err, SyncError::Refused { .. }), "{err}");
 }
 
 #[test]

@@ -28,6 +28,11 @@ fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<M
     (repo, registry(ctx, scope, collector.clone()), collector)
 }
 
+/// The error code `tool` answers `args` with.
+fn error_code(tools: &agent::ToolRegistry, tool: &str, args: Value) -> Value {
+    tools.dispatch(tool, &args).to_value()["error"]["code"].clone()
+}
+
 fn data(env: &agent::Envelope) -> Value {
     env.to_value()["data"].clone()
 }
@@ -48,10 +53,8 @@ fn get_diff_shows_files_with_line_numbers() {
             .unwrap()
             .contains("    2 +port = 2")
     );
-    let missing = tools
-        .dispatch("get_diff_for_file", &json!({"path": "nope.rs"}))
-        .to_value();
-    assert_eq!(missing["error"]["code"], "NOT_IN_COMMIT");
+    let missing = error_code(&tools, "get_diff_for_file", json!({"path": "nope.rs"}));
+    assert_eq!(missing, "NOT_IN_COMMIT");
 }
 
 #[test]
@@ -85,13 +88,12 @@ fn file_content_outline_and_surrounding_context() {
         (default["from"].as_u64(), default["to"].as_u64()),
         (Some(1), Some(25))
     );
-    let past = tools
-        .dispatch(
-            "get_surrounding_context",
-            &json!({"path": "notes/long.txt", "line": 500}),
-        )
-        .to_value();
-    assert_eq!(past["error"]["code"], "INVALID_ARGUMENT");
+    let past = error_code(
+        &tools,
+        "get_surrounding_context",
+        json!({"path": "notes/long.txt", "line": 500}),
+    );
+    assert_eq!(past, "INVALID_ARGUMENT");
     let outline = data(&tools.dispatch("get_ast_outline", &json!({"path": "src/client.rs"})));
     let names: Vec<&str> = outline["outline"]
         .as_array()
@@ -106,10 +108,8 @@ fn file_content_outline_and_surrounding_context() {
     let toml = data(&tools.dispatch("get_ast_outline", &json!({"path": "config/app.toml"})));
     assert!(toml["outline"].is_null());
     assert!(toml["message"].as_str().unwrap().contains("line ranges"));
-    let gone = tools
-        .dispatch("get_file_content", &json!({"path": "missing.rs"}))
-        .to_value();
-    assert_eq!(gone["error"]["code"], "NOT_FOUND");
+    let gone = error_code(&tools, "get_file_content", json!({"path": "missing.rs"}));
+    assert_eq!(gone, "NOT_FOUND");
 }
 
 #[test]
