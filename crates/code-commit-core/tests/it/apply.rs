@@ -8,7 +8,7 @@ use std::path::Path;
 use code_commit_core::apply::{Applied, ApplyError, Change};
 use safe_io::Dir;
 
-use crate::support::walk;
+use crate::support::{assert_contains, walk};
 
 fn apply(root: &Path, changes: &[Change]) -> Result<Applied, ApplyError> {
     code_commit_core::apply::apply(&Dir::open(root).unwrap(), changes)
@@ -41,6 +41,16 @@ fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
             (rel, (meta.is_dir(), mode, content))
         })
         .collect()
+}
+
+/// Applies `changes`, which must fail and leave the tree under `root` as it
+/// was; returns the error.
+fn assert_rolled_back(root: &Path, changes: &[Change]) -> ApplyError {
+    let before = tree(root);
+    let err = apply(root, changes).unwrap_err();
+    assert!(err.restored(), "{err}");
+    assert_eq!(tree(root), before);
+    err
 }
 
 /// The permission bits a new file gets here (umask applied).
@@ -158,9 +168,8 @@ fn a_late_failure_rolls_back_every_earlier_change() {
     fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(root.join("old.rs"), "old").unwrap();
     fs::write(root.join("notadir"), "a file, not a directory").unwrap();
-    let before = tree(root);
 
-    let err = apply(
+    let err = assert_rolled_back(
         root,
         &[
             write(root, "run.sh", "#!/bin/bash\nexit 1\n"),
@@ -168,18 +177,14 @@ fn a_late_failure_rolls_back_every_earlier_change() {
             delete(root, "old.rs"),
             write(root, "notadir/x", "cannot exist"),
         ],
-    )
-    .unwrap_err();
-
-    assert!(err.restored(), "{err}");
+    );
     let ApplyError::RolledBack { rel, .. } = &err else {
         panic!("{err:?}");
     };
     assert_eq!(rel, "notadir/x");
     let message = err.to_string();
-    assert!(message.contains("notadir/x"), "{message}");
-    assert!(message.contains("rolled back"), "{message}");
-    assert_eq!(tree(root), before);
+    assert_contains(&message, "notadir/x");
+    assert_contains(&message, "rolled back");
 }
 
 #[test]
@@ -187,16 +192,11 @@ fn a_failure_below_a_file_rolls_back_created_directories() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fs::write(root.join("notadir"), "file").unwrap();
-    let before = tree(root);
-
-    let err = apply(
+    assert_rolled_back(
         root,
         &[
             write(root, "fresh/a/b.rs", "b"),
             write(root, "notadir/deeper/x", "cannot exist"),
         ],
-    )
-    .unwrap_err();
-    assert!(err.restored(), "{err}");
-    assert_eq!(tree(root), before);
+    );
 }

@@ -104,21 +104,22 @@ fn resolve(units: &[Unit], query: &str) -> String {
 }
 
 #[track_caller]
-fn check(query: &str, expected: &str) {
+fn check_in(language: Language, source: &str, query: &str, expected: &str) {
     assert_eq!(
-        resolve(&units(Language::Rust, RUST), query),
+        resolve(&units(language, source), query),
         expected,
         "query {query:?}"
     );
 }
 
 #[track_caller]
+fn check(query: &str, expected: &str) {
+    check_in(Language::Rust, RUST, query, expected);
+}
+
+#[track_caller]
 fn check_python(query: &str, expected: &str) {
-    assert_eq!(
-        resolve(&units(Language::Python, PYTHON), query),
-        expected,
-        "query {query:?}"
-    );
+    check_in(Language::Python, PYTHON, query, expected);
 }
 
 #[test]

@@ -68,12 +68,24 @@ fn assert_no_secret(envelope: &Value) {
     assert!(!envelope.to_string().contains("SECRET"), "{envelope:#}");
 }
 
+/// Calls `tool` in `root` and checks that its envelope holds no secret.
+fn call_clean(root: &Path, tool: &str, arguments: Value) -> Value {
+    let envelope = call(root, tool, arguments);
+    assert_no_secret(&envelope);
+    envelope
+}
+
+impl Hostile {
+    /// Calls `tool` in the hostile repository (no secret may come back).
+    fn call(&self, tool: &str, arguments: Value) -> Value {
+        call_clean(self.repo.path(), tool, arguments)
+    }
+}
+
 #[test]
 fn search_files_does_not_follow_links_to_what_read_file_refuses() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "search_files", json!({"pattern": "SEC(R)ET"}));
-    assert_no_secret(&env);
+    let env = hostile.call("search_files", json!({"pattern": "SEC(R)ET"}));
     assert_eq!(data(&env)["total_matches"], 0);
     // envlink, chain, secretsdir, gitlink, outside.txt, gone are refused; srclink
     // is a directory; pipelink and data.txt are FIFOs; dangling leads nowhere.
@@ -82,7 +94,7 @@ fn search_files_does_not_follow_links_to_what_read_file_refuses() {
         json!({"binary": 0, "too_large": 0, "unreadable": 10})
     );
     // What links lead to inside the workspace is still searched.
-    let env = call(repo.path(), "search_files", json!({"pattern": "visible"}));
+    let env = hostile.call("search_files", json!({"pattern": "visible"}));
     assert_eq!(
         data(&env)["matches"],
         json!([
@@ -97,9 +109,7 @@ fn search_files_does_not_follow_links_to_what_read_file_refuses() {
 #[test]
 fn list_files_marks_the_links_the_other_tools_refuse() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "list_files", json!({}));
-    assert_no_secret(&env);
+    let env = hostile.call("list_files", json!({}));
     assert_eq!(data(&env)["total"], 14);
     assert_eq!(
         data(&env)["files"],
@@ -133,14 +143,13 @@ fn list_files_marks_the_links_the_other_tools_refuse() {
             {"path": "secretsdir", "reason": ignored},
         ])
     );
-    let env = call(repo.path(), "list_files", json!({"path": "src"}));
+    let env = hostile.call("list_files", json!({"path": "src"}));
     assert_eq!(data(&env)["refused_links"], json!([]));
 }
 
 #[test]
 fn read_file_refuses_by_target_and_never_blocks() {
     let hostile = hostile();
-    let repo = &hostile.repo;
     let cases = [
         ("envlink", "IGNORED"),
         ("chain", "IGNORED"),
@@ -160,29 +169,26 @@ fn read_file_refuses_by_target_and_never_blocks() {
         (".gitmodules", "INVALID_ARGUMENT"),
     ];
     for (path, expected) in cases {
-        let env = call(repo.path(), "read_file", json!({"path": path}));
-        assert_no_secret(&env);
+        let env = hostile.call("read_file", json!({"path": path}));
         assert_eq!(code(&env), expected, "{path}: {env:#}");
     }
-    let env = call(repo.path(), "read_file", json!({"path": "envlink"}));
+    let env = hostile.call("read_file", json!({"path": "envlink"}));
     let message = env["error"]["message"].as_str().unwrap();
     assert!(message.contains("'.env'"), "{message}");
-    let env = call(repo.path(), "read_file", json!({"path": "pipe"}));
+    let env = hostile.call("read_file", json!({"path": "pipe"}));
     let message = env["error"]["message"].as_str().unwrap();
     assert!(message.contains("a FIFO"), "{message}");
     // Links inside the workspace to what may be read are followed.
-    let env = call(repo.path(), "read_file", json!({"path": "readme-link"}));
+    let env = hostile.call("read_file", json!({"path": "readme-link"}));
     assert_eq!(data(&env)["text"], "1| visible readme\n");
-    let env = call(repo.path(), "read_file", json!({"path": "srclink/lib.rs"}));
+    let env = hostile.call("read_file", json!({"path": "srclink/lib.rs"}));
     assert_eq!(data(&env)["text"], "1| // visible source\n");
 }
 
 #[test]
 fn repo_summary_reads_nothing_through_links() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "repo_summary", json!({}));
-    assert_no_secret(&env);
+    let env = hostile.call("repo_summary", json!({}));
     // `.gitmodules` is a link to a file outside: it does not count.
     assert_eq!(data(&env)["has_gitmodules"], false);
     let kinds: Vec<(String, String)> = data(&env)["top_level_entries"]
@@ -224,8 +230,7 @@ fn a_workspace_below_the_top_refuses_links_up_and_out() {
     repo.commit_all("links up");
     repo.write(".env", "SECRET=1\n");
     let sub = repo.join("sub");
-    let env = call(&sub, "search_files", json!({"pattern": "."}));
-    assert_no_secret(&env);
+    let env = call_clean(&sub, "search_files", json!({"pattern": "."}));
     assert_eq!(
         data(&env)["matches"],
         json!([{"path": "own.txt", "line": 1, "text": "visible"}])
@@ -274,12 +279,10 @@ fn a_tracked_directory_swapped_for_a_link_is_judged_by_its_target() {
     repo.write("secrets/token.txt", "SECRET token\n");
     std::fs::remove_dir_all(repo.join("conf")).unwrap();
     symlink(Path::new("secrets"), &repo.join("conf"));
-    let env = call(repo.path(), "search_files", json!({"pattern": "token"}));
-    assert_no_secret(&env);
+    let env = call_clean(repo.path(), "search_files", json!({"pattern": "token"}));
     assert_eq!(data(&env)["total_matches"], 0);
     assert_eq!(data(&env)["files_skipped"]["unreadable"], 1);
-    let env = call(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
-    assert_no_secret(&env);
+    let env = call_clean(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
     assert_eq!(code(&env), "IGNORED");
     let env = call(repo.path(), "list_files", json!({}));
     assert_eq!(
