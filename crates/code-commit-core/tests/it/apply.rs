@@ -27,6 +27,12 @@ fn delete(_root: &Path, rel: &str) -> Change {
     }
 }
 
+/// Writes `content` to the file `rel` under `root` with permission bits `mode`.
+fn file(root: &Path, rel: &str, content: &str, mode: u32) {
+    fs::write(root.join(rel), content).unwrap();
+    fs::set_permissions(root.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+}
+
 /// Every path under `root` with its kind, permission bits and content.
 fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
     walk(root, |_| false)
@@ -109,10 +115,8 @@ fn creates_files_and_nested_directories() {
 fn replacing_keeps_the_file_mode() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("run.sh"), "#!/bin/sh\necho old\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(root.join("secret.txt"), "old").unwrap();
-    fs::set_permissions(root.join("secret.txt"), fs::Permissions::from_mode(0o600)).unwrap();
+    file(root, "run.sh", "#!/bin/sh\necho old\n", 0o755);
+    file(root, "secret.txt", "old", 0o600);
 
     let applied = apply(
         root,
@@ -164,8 +168,7 @@ fn no_changes_is_a_no_op() {
 fn a_late_failure_rolls_back_every_earlier_change() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    file(root, "run.sh", "#!/bin/sh\n", 0o755);
     fs::write(root.join("old.rs"), "old").unwrap();
     fs::write(root.join("notadir"), "a file, not a directory").unwrap();
 

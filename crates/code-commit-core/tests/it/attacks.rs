@@ -10,7 +10,7 @@ use code_commit_core::sandbox::SandboxPolicy;
 use testkit::{FakeLlm, Reply, TestRepo};
 
 use crate::sandbox::landlock_available;
-use crate::support::{assert_contains, assert_starts, block, drive, fixing, walk};
+use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
 
 /// The key, kept in agent-config/api-key as a user would.
 const KEY: &str = "sk-attack8-secret-key-Mw3Xq9";
@@ -58,11 +58,10 @@ fn project() -> TestRepo {
 
 /// A reply that changes the Makefile to `recipe` (and leaves the value broken).
 fn makefile_reply(recipe: &str) -> Reply {
-    Reply::text(&format!(
-        "{}{}",
-        block("Makefile", &format!("all:\n\t{recipe}\n")),
-        block("src/value.txt", "still broken\n")
-    ))
+    blocks(&[
+        ("Makefile", &format!("all:\n\t{recipe}\n")),
+        ("src/value.txt", "still broken\n"),
+    ])
 }
 
 struct Outcome {
@@ -195,7 +194,7 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
     assert_contains(failure, "git diff");
     // The run stopped: no third request, the tampering is logged.
     assert_eq!(outcome.server.requests().len(), 2);
-    let logged = std::fs::read_to_string(report.log_dir.join("2-tampered.txt")).unwrap();
+    let logged = log(report, "2-tampered.txt");
     assert_eq!(logged, failure);
     assert!(
         outcome
@@ -203,7 +202,7 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
             .iter()
             .any(|s| matches!(s, Step::Tampered { attempt: 2, .. }))
     );
-    let summary = std::fs::read_to_string(report.log_dir.join("summary.txt")).unwrap();
+    let summary = log(report, "summary.txt");
     assert_contains(&summary, "build.sh was changed");
     assert_no_leak(&outcome);
 }
@@ -253,7 +252,7 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
         ],
         true,
     );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
+    let build = log(&outcome.report, "1-build.txt");
     if landlock_available() {
         assert!(!target.exists(), "{build}");
         assert_contains(&build, "write outside refused");
@@ -281,31 +280,26 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
 #[test]
 fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; base64 -w 20 agent-config/api-key; xxd -p agent-config/api-key";
-    // Sandboxed: the key cannot be read at all.
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(recipe), makefile_reply(recipe)],
-        true,
-    );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
-    if landlock_available() {
-        assert_contains(&build, "Permission denied");
+    for sandboxed in [true, false] {
+        let repo = project();
+        let outcome = go(
+            &repo,
+            vec![makefile_reply(recipe), makefile_reply(recipe)],
+            sandboxed,
+        );
+        let build = log(&outcome.report, "1-build.txt");
+        if !sandboxed {
+            // Unconfined (build_sandbox = false): the build reads and prints
+            // it, and every form is masked in the logs and in the repair
+            // prompt.
+            assert_contains(&build, "****");
+            assert_eq!(outcome.server.requests().len(), 2, "the repair was asked");
+        } else if landlock_available() {
+            // Sandboxed: the key cannot be read at all.
+            assert_contains(&build, "Permission denied");
+        }
+        assert_no_leak(&outcome);
     }
-    assert_no_leak(&outcome);
-
-    // Unconfined (build_sandbox = false): the build reads and prints it, and
-    // every form is masked in the logs and in the repair prompt.
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(recipe), makefile_reply(recipe)],
-        false,
-    );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
-    assert_contains(&build, "****");
-    assert_no_leak(&outcome);
-    assert_eq!(outcome.server.requests().len(), 2, "the repair was asked");
 }
 
 #[test]
@@ -375,7 +369,7 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
     );
     assert!(outcome.report.passed, "{:?}", outcome.report.failure);
     assert!(outcome.report.tampered.is_empty());
-    let note = std::fs::read_to_string(outcome.report.log_dir.join("1-protected.txt")).unwrap();
+    let note = log(&outcome.report, "1-protected.txt");
     assert_starts(&note, "Cargo.lock was updated by the build");
 
     // The manifest already names serde; the model only touches src/: the

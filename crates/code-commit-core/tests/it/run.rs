@@ -9,7 +9,7 @@ use code_commit_core::Error;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use testkit::{FakeLlm, Reply, TestRepo};
 
-use crate::support::{assert_contains, assert_starts, block, drive, fixing, walk};
+use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
 
 const KEY: &str = "sk-code-commit-secret-key-Zq";
 
@@ -108,7 +108,7 @@ fn passes_first_time() {
             "summary.txt"
         ]
     );
-    let build = std::fs::read_to_string(report.log_dir.join("1-build.txt")).unwrap();
+    let build = log(&report, "1-build.txt");
     assert_starts(&build, "build.sh exited with status 0");
     assert_contains(&build, "building\nok");
     assert!(matches!(
@@ -140,11 +140,10 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
     let (result, _steps, server) = go(
         &repo,
         vec![
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "still broken\n"),
-                block("src/new.txt", "new\n")
-            )),
+            blocks(&[
+                ("src/value.txt", "still broken\n"),
+                ("src/new.txt", "new\n"),
+            ]),
             fixing(""),
         ],
     );
@@ -190,11 +189,10 @@ fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
     let (result, _steps, server) = go(
         &repo,
         vec![
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "version one\n"),
-                block("src/other.txt", "changed other\n")
-            )),
+            blocks(&[
+                ("src/value.txt", "version one\n"),
+                ("src/other.txt", "changed other\n"),
+            ]),
             Reply::text(&format!(
                 "{}^^^src/other.txt\n^^^delete\n",
                 block("src/value.txt", "version two\n")
@@ -234,13 +232,13 @@ fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
     assert!(!report.passed);
     assert_eq!(report.attempts, 4);
     assert_eq!(server.requests().len(), 4);
-    let failure = report.failure.unwrap();
-    assert_contains(&failure, "still fails after 3 repair rounds");
+    let failure = report.failure.as_deref().unwrap();
+    assert_contains(failure, "still fails after 3 repair rounds");
     assert_eq!(
         std::fs::read_to_string(repo.join("src/value.txt")).unwrap(),
         "attempt 4\n"
     );
-    let summary = std::fs::read_to_string(report.log_dir.join("summary.txt")).unwrap();
+    let summary = log(&report, "summary.txt");
     assert_starts(&summary, "result: failed\nattempts: 4\n");
 }
 
@@ -252,11 +250,7 @@ fn rejected_responses_change_nothing_and_are_repaired() {
         &repo,
         vec![
             // A protected path spoils the whole response.
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "fixed\n"),
-                block("Cargo.lock", "# mine now\n")
-            )),
+            blocks(&[("src/value.txt", "fixed\n"), ("Cargo.lock", "# mine now\n")]),
             // No blocks at all.
             Reply::text("I think you should edit src/value.txt."),
             // Cut off by the token limit.
@@ -322,10 +316,10 @@ fn the_key_never_reaches_the_logs_or_the_build() {
     let report = result.unwrap();
     assert!(report.passed);
     for name in log_files(&report) {
-        let text = std::fs::read_to_string(report.log_dir.join(&name)).unwrap();
+        let text = log(&report, &name);
         assert!(!text.contains(KEY), "{name} leaks the key");
     }
-    let response = std::fs::read_to_string(report.log_dir.join("1-response.txt")).unwrap();
+    let response = log(&report, "1-response.txt");
     assert!(
         response.contains("Zq"),
         "only the last two characters stay: {response}"

@@ -37,6 +37,21 @@ pub fn block(path: &str, content: &str) -> String {
     format!("^^^{path}\n{content}^^^end\n")
 }
 
+/// A reply with a block for each (path, content) of `files`, in order.
+pub fn blocks(files: &[(&str, &str)]) -> Reply {
+    Reply::text(
+        &files
+            .iter()
+            .map(|(path, content)| block(path, content))
+            .collect::<String>(),
+    )
+}
+
+/// The text of the file `name` in the run's log folder.
+pub fn log(report: &Report, name: &str) -> String {
+    fs::read_to_string(report.log_dir.join(name)).unwrap()
+}
+
 /// The reply that makes the test projects pass: `preamble`, then a block
 /// writing `fixed` to `src/value.txt`.
 pub fn fixing(preamble: &str) -> Reply {
