@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
 use testkit::{FakeLlm, Reply, TestRepo};
@@ -84,16 +85,19 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
         .project_dir()
         .to_path_buf();
     let options = RunOptions {
-        build_timeout: Duration::from_secs(120),
-        build_scrub_values: vec![KEY.to_owned()],
-        sandbox: sandboxed.then(|| {
-            SandboxPolicy::new(
-                &project,
-                vec![project.join("agent-config")],
-                vec![temp_root.path().to_path_buf()],
-            )
-        }),
-        temp_root: Some(temp_root.path().to_path_buf()),
+        build: BuildOptions {
+            timeout: Duration::from_secs(120),
+            scrub_values: vec![KEY.to_owned()],
+            sandbox: sandboxed.then(|| {
+                SandboxPolicy::new(
+                    &project,
+                    vec![project.join("agent-config")],
+                    vec![temp_root.path().to_path_buf()],
+                )
+            }),
+            temp_root: Some(temp_root.path().to_path_buf()),
+            ..BuildOptions::default()
+        },
         ..RunOptions::default()
     };
     let (report, steps, server) = drive(repo, script, KEY, &options, async {});

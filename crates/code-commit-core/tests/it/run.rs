@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use code_commit_core::Error;
+use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use testkit::{FakeLlm, Reply, TestRepo};
 
@@ -49,8 +50,11 @@ fn go_beside(
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
     let options = RunOptions {
-        build_timeout: Duration::from_secs(60),
-        build_scrub_values: vec![KEY.to_owned()],
+        build: BuildOptions {
+            timeout: Duration::from_secs(60),
+            scrub_values: vec![KEY.to_owned()],
+            ..BuildOptions::default()
+        },
         ..RunOptions::default()
     };
     drive(repo, script, KEY, &options, beside)
