@@ -59,6 +59,11 @@ fn assert_rolled_back(root: &Path, changes: &[Change]) -> ApplyError {
     err
 }
 
+/// The paths of a [`tree`], in order.
+fn paths<T>(tree: &BTreeMap<String, T>) -> Vec<&str> {
+    tree.keys().map(String::as_str).collect()
+}
+
 /// The permission bits a new file gets here (umask applied).
 fn default_file_mode(dir: &Path) -> u32 {
     let probe = dir.join("probe");
@@ -91,9 +96,8 @@ fn creates_files_and_nested_directories() {
     assert!(applied.unremoved_backups.is_empty());
 
     let after = tree(root);
-    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
     assert_eq!(
-        paths,
+        paths(&after),
         [
             "a",
             "a/b",
@@ -151,9 +155,8 @@ fn deletes_files() {
     assert!(applied.written.is_empty());
 
     let after = tree(root);
-    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
     // The directory stays: only the file was asked to go.
-    assert_eq!(paths, ["keep.rs", "src"]);
+    assert_eq!(paths(&after), ["keep.rs", "src"]);
 }
 
 #[test]
