@@ -20,6 +20,13 @@ struct Hostile {
     _outside: tempfile::TempDir,
 }
 
+/// Creates each (link, target) symbolic link in `repo`.
+fn link_all(repo: &TestRepo, links: &[(&str, &Path)]) {
+    for (link, target) in links {
+        symlink(target, &repo.join(link));
+    }
+}
+
 fn hostile() -> Hostile {
     let repo = TestRepo::new();
     let outside = tempfile::tempdir().unwrap();
@@ -40,9 +47,7 @@ fn hostile() -> Hostile {
         ("pipelink", Path::new("pipe")),
         ("dangling", Path::new("missing.txt")),
     ];
-    for (link, target) in links {
-        symlink(target, &repo.join(link));
-    }
+    link_all(&repo, &links);
     repo.commit_all("a repository with links");
     // What the links lead to is not tracked: ignored secrets, a FIFO, and a
     // secret in the repository's own config.
@@ -191,17 +196,7 @@ fn repo_summary_reads_nothing_through_links() {
     let env = hostile.call("repo_summary", json!({}));
     // `.gitmodules` is a link to a file outside: it does not count.
     assert_eq!(data(&env)["has_gitmodules"], false);
-    let kinds: Vec<(String, String)> = data(&env)["top_level_entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["name"].as_str().unwrap().to_owned(),
-                e["kind"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let entries = data(&env)["top_level_entries"].as_array().unwrap();
     for (name, kind) in [
         (".gitmodules", "symlink"),
         ("envlink", "symlink"),
@@ -210,10 +205,8 @@ fn repo_summary_reads_nothing_through_links() {
         ("src", "dir"),
         ("srclink", "symlink"),
     ] {
-        assert!(
-            kinds.contains(&(name.to_owned(), kind.to_owned())),
-            "{name} as {kind} in {kinds:?}"
-        );
+        let entry = json!({"name": name, "kind": kind});
+        assert!(entries.contains(&entry), "{entry} in {entries:?}");
     }
     assert_eq!(data(&env)["tracked_files"], 14);
 }
@@ -224,9 +217,14 @@ fn a_workspace_below_the_top_refuses_links_up_and_out() {
     repo.write(".gitignore", ".env\n")
         .write("README.md", "top readme\n")
         .write("sub/own.txt", "visible\n");
-    symlink(Path::new("../.env"), &repo.join("sub/env"));
-    symlink(Path::new("../README.md"), &repo.join("sub/readme"));
-    symlink(Path::new("../.git/config"), &repo.join("sub/config"));
+    link_all(
+        &repo,
+        &[
+            ("sub/env", Path::new("../.env")),
+            ("sub/readme", Path::new("../README.md")),
+            ("sub/config", Path::new("../.git/config")),
+        ],
+    );
     repo.commit_all("links up");
     repo.write(".env", "SECRET=1\n");
     let sub = repo.join("sub");
