@@ -69,6 +69,20 @@ fn hostile() -> Hostile {
     }
 }
 
+/// Why `list_files` refuses a link to an ignored file.
+const IGNORED: &str = "leads to a file git ignores and does not track";
+/// Why `list_files` refuses a link out of the workspace or into `.git`.
+const OUTSIDE: &str = "leads outside the workspace or into .git";
+
+/// Asserts the links a `list_files` envelope refuses: (path, reason), in order.
+fn assert_refused(envelope: &Value, expected: &[(&str, &str)]) {
+    let expected: Vec<Value> = expected
+        .iter()
+        .map(|(path, reason)| json!({"path": path, "reason": reason}))
+        .collect();
+    assert_eq!(data(envelope)["refused_links"], json!(expected));
+}
+
 fn assert_no_secret(envelope: &Value) {
     assert!(!envelope.to_string().contains("SECRET"), "{envelope:#}");
 }
@@ -135,21 +149,19 @@ fn list_files_marks_the_links_the_other_tools_refuse() {
             "srclink",
         ])
     );
-    let ignored = "leads to a file git ignores and does not track";
-    let outside = "leads outside the workspace or into .git";
-    assert_eq!(
-        data(&env)["refused_links"],
-        json!([
-            {"path": "chain", "reason": ignored},
-            {"path": "envlink", "reason": ignored},
-            {"path": "gitlink", "reason": outside},
-            {"path": "gone", "reason": outside},
-            {"path": "outside.txt", "reason": outside},
-            {"path": "secretsdir", "reason": ignored},
-        ])
+    assert_refused(
+        &env,
+        &[
+            ("chain", IGNORED),
+            ("envlink", IGNORED),
+            ("gitlink", OUTSIDE),
+            ("gone", OUTSIDE),
+            ("outside.txt", OUTSIDE),
+            ("secretsdir", IGNORED),
+        ],
     );
     let env = hostile.call("list_files", json!({"path": "src"}));
-    assert_eq!(data(&env)["refused_links"], json!([]));
+    assert_refused(&env, &[]);
 }
 
 #[test]
@@ -235,13 +247,10 @@ fn a_workspace_below_the_top_refuses_links_up_and_out() {
     );
     assert_eq!(data(&env)["files_skipped"]["unreadable"], 3);
     let env = call(&sub, "list_files", json!({}));
-    let refused: Vec<&str> = data(&env)["refused_links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(refused, ["config", "env", "readme"]);
+    assert_refused(
+        &env,
+        &[("config", OUTSIDE), ("env", OUTSIDE), ("readme", OUTSIDE)],
+    );
     for path in ["env", "readme", "config"] {
         let env = call(&sub, "read_file", json!({"path": path}));
         assert_eq!(code(&env), "INVALID_ARGUMENT", "{path}");
@@ -263,7 +272,7 @@ fn tracked_files_git_ignores_are_still_read_through_links() {
     let env = call(repo.path(), "search_files", json!({"pattern": "anyway"}));
     assert_eq!(data(&env)["total_matches"], 2);
     let env = call(repo.path(), "list_files", json!({}));
-    assert_eq!(data(&env)["refused_links"], json!([]));
+    assert_refused(&env, &[]);
 }
 
 #[test]
@@ -283,8 +292,5 @@ fn a_tracked_directory_swapped_for_a_link_is_judged_by_its_target() {
     let env = call_clean(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
     assert_eq!(code(&env), "IGNORED");
     let env = call(repo.path(), "list_files", json!({}));
-    assert_eq!(
-        data(&env)["refused_links"],
-        json!([{"path": "conf/token.txt", "reason": "leads to a file git ignores and does not track"}])
-    );
+    assert_refused(&env, &[("conf/token.txt", IGNORED)]);
 }
