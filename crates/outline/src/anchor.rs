@@ -362,10 +362,11 @@ mod tests {
 
     #[test]
     fn normalizes_separators_and_space() {
-        assert_eq!(normalize("  Client.connect "), "Client::connect");
-        assert_eq!(normalize("Display  for\tFoo"), "Display for Foo");
-        assert_eq!(normalize("::"), "");
-        assert_eq!(normalize(" . "), "");
+        let check = |query, normalized| assert_eq!(normalize(query), normalized, "{query:?}");
+        check("  Client.connect ", "Client::connect");
+        check("Display  for\tFoo", "Display for Foo");
+        check("::", "");
+        check(" . ", "");
     }
 
     #[test]
