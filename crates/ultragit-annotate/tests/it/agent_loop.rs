@@ -7,7 +7,7 @@ use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOper
 
 use crate::support::{
     CLIENT_V1, annotate_head, chat, client_v2, connect_region, context, emit, provider, region,
-    run_agent, tool_results,
+    run_agent, tagged_author, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -114,13 +114,11 @@ fn author_context_makes_an_enhanced_annotation_with_author_constraints() {
         emit("c2", emitted),
         Reply::text("Retry connect."),
     ]);
-    let author = AuthorContext {
-        task: Some("PROJ-42 survive failovers".into()),
-        reasoning: Some("the broker drops the first attempt".into()),
-        dependencies: Some("the probe script's schedule".into()),
-        tags: Some(vec!["mqtt".into(), "retry".into()]),
-        squash_sources: None,
-    };
+    let author = tagged_author(
+        "PROJ-42 survive failovers",
+        "the broker drops the first attempt",
+        "the probe script's schedule",
+    );
     annotate_head(&repo, Some(author), provider.as_ref()).unwrap();
     let note = stored(&repo);
     assert_eq!(note.context_level, ContextLevel::Enhanced);

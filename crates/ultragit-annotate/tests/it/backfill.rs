@@ -8,7 +8,7 @@ use gitctx::{ObjectId, Repo};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
 use ultragit_annotate::backfill::{self, Event, Outcome, RunOptions, SelectOptions, Shard};
 use ultragit_annotate::{AnnotateConfig, Trivial};
-use ultragit_schema::Annotation;
+use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
 
 use crate::support::{provider, runtime};
 
@@ -68,7 +68,7 @@ fn history() -> History {
         docs,
         annotated,
     };
-    let note = Annotation::from_json(&note_for(&history.annotated)).unwrap();
+    let note = note_for(&history.annotated);
     ultragit_annotate::store(&Repo::discover(history.repo.path()).unwrap(), &note).unwrap();
     history
 }
@@ -98,23 +98,18 @@ fn run_all(
     ))
 }
 
-fn note_for(commit: &str) -> String {
-    serde_json::json!({
-        "$schema": "ultragit/v1",
-        "commit": commit,
-        "timestamp": "2025-01-01T00:00:00Z",
-        "summary": "Adds f.",
-        "context_level": "inferred",
-        "regions": [{
-            "file": "src/f.rs",
-            "ast_anchor": {"type": "function", "name": "f"},
-            "lines": {"start": 1, "end": 1},
-            "intent": "An empty f.",
-        }],
-        "cross_cutting": [],
-        "provenance": {"operation": "initial", "derived_from": [], "original_annotations_preserved": false}
-    })
-    .to_string()
+/// The note of the history's annotated commit: one region on `f`.
+fn note_for(commit: &str) -> Annotation {
+    let mut note = Annotation::new(
+        commit,
+        "2025-01-01T00:00:00Z",
+        "Adds f.",
+        ContextLevel::Inferred,
+    );
+    let f = AstAnchor::new("function", "f");
+    let region = RegionAnnotation::new("src/f.rs", f, LineRange::new(1, 1), "An empty f.");
+    note.regions.push(region);
+    note
 }
 
 fn select(history: &History, options: &SelectOptions) -> backfill::Selection {

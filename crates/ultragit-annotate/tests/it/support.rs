@@ -41,6 +41,18 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// An author context with a task, reasoning and dependencies, tagged `mqtt`
+/// and `retry`.
+pub fn tagged_author(task: &str, reasoning: &str, dependencies: &str) -> AuthorContext {
+    AuthorContext {
+        task: Some(task.into()),
+        reasoning: Some(reasoning.into()),
+        dependencies: Some(dependencies.into()),
+        tags: Some(vec!["mqtt".into(), "retry".into()]),
+        squash_sources: None,
+    }
+}
+
 /// `annotate` of HEAD with the default limits and no trace.
 pub fn annotate_head(
     repo: &TestRepo,
