@@ -113,25 +113,14 @@ pub struct AnnotateOptions {
     pub existing: Existing,
 }
 
-/// Annotates `rev` in the repository at `repo_path` and stores the note.
+/// Annotates `rev` in the repository at `repo_path` and stores the note, as
+/// `options` say (default: the whole commit, replacing a note it has): a delta
+/// against another commit, and what to do with a note the commit already has
+/// when the annotation is stored (decided compare-and-swap, on the note as it
+/// is then).
 ///
 /// The repository is opened twice, around the model calls, so the future holds no
 /// libgit2 handle across them.
-pub async fn annotate(
-    repo_path: &Path,
-    rev: &str,
-    author: Option<AuthorContext>,
-    provider: &dyn LlmProvider,
-    config: &AnnotateConfig,
-    trace: &mut dyn TraceSink,
-) -> Result<Report, AnnotateError> {
-    let options = AnnotateOptions::default();
-    annotate_with(repo_path, rev, author, provider, config, trace, &options).await
-}
-
-/// [`annotate`] with [`AnnotateOptions`]: a delta against another commit, and
-/// what to do with a note the commit already has when the annotation is
-/// stored (decided compare-and-swap, on the note as it is then).
 pub async fn annotate_with(
     repo_path: &Path,
     rev: &str,

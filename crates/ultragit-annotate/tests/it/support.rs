@@ -59,13 +59,14 @@ pub fn annotate_head(
     author: Option<AuthorContext>,
     provider: &dyn LlmProvider,
 ) -> Result<ultragit_annotate::Report, ultragit_annotate::AnnotateError> {
-    runtime().block_on(ultragit_annotate::annotate(
+    runtime().block_on(ultragit_annotate::annotate_with(
         repo.path(),
         "HEAD",
         author,
         provider,
         &AnnotateConfig::default(),
         &mut agent::NullSink,
+        &ultragit_annotate::AnnotateOptions::default(),
     ))
 }
 
