@@ -4,11 +4,13 @@
 
 use std::collections::HashSet;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator, assert_contains, assert_starts_with};
+use testkit::{
+    FakeLlm, Flavor, RecordedRequest, Reply, TestRepo, annotator, assert_contains,
+    assert_starts_with,
+};
 use ultragit_schema::Annotation;
 
 use crate::annotate::{KEY, KEY_VAR, configure};
@@ -35,8 +37,17 @@ fn backfill(repo: &TestRepo, args: &[&str]) -> Run {
 
 /// A server that plays the writing agent for every commit.
 fn server(delay: Duration) -> FakeLlm {
+    server_except(delay, |_| None)
+}
+
+/// [`server`], except for the requests `exception` answers itself.
+fn server_except(
+    delay: Duration,
+    exception: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+) -> FakeLlm {
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    server.respond_with(annotator(delay, None));
+    let annotate = annotator(delay, None);
+    server.respond_with(move |request| exception(request).unwrap_or_else(|| annotate(request)));
     server
 }
 
@@ -153,15 +164,11 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
 #[test]
 fn failures_go_to_failed_log_and_the_exit_status() {
     let (repo, commits) = history(4);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    let annotate = annotator(Duration::ZERO, None);
     // The second-oldest commit's diff shows "+1": the model refuses it.
-    server.respond_with(move |request| {
-        if String::from_utf8_lossy(&request.body).contains("+1\\\\n") {
-            Reply::error(400, "refused")
-        } else {
-            annotate(request)
-        }
+    let server = server_except(Duration::ZERO, |request| {
+        let body = String::from_utf8_lossy(&request.body);
+        body.contains("+1\\\\n")
+            .then(|| Reply::error(400, "refused"))
     });
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "2"]);
@@ -212,16 +219,11 @@ fn a_429_with_retry_after_pauses_the_whole_pool() {
     const RETRY_AFTER: Duration = Duration::from_secs(3);
     const GRACE: Duration = Duration::from_secs(1);
     let (repo, commits) = history(14);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    let annotate = annotator(Duration::from_millis(150), None);
-    let seen = Arc::new(AtomicUsize::new(0));
-    server.respond_with(move |request| {
+    let seen = AtomicUsize::new(0);
+    let server = server_except(Duration::from_millis(150), move |_| {
         // The fifth request, when every worker is busy, is told to wait.
-        if seen.fetch_add(1, Ordering::SeqCst) == 4 {
-            Reply::error(429, "rate limited").retry_after("3")
-        } else {
-            annotate(request)
-        }
+        (seen.fetch_add(1, Ordering::SeqCst) == 4)
+            .then(|| Reply::error(429, "rate limited").retry_after("3"))
     });
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "3"]);

@@ -276,15 +276,13 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
     );
     assert_contains(&run.stderr, "exported as raw text");
     let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = Value::Array(
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    );
     // Newest first.
-    let order: Vec<&str> = lines
-        .iter()
-        .map(|l| l["commit"].as_str().unwrap())
-        .collect();
+    let order = texts(&lines, "/commit");
     assert_eq!(order, [c3.as_str(), c2.as_str(), c1.as_str()]);
     assert_eq!(lines[1]["malformed"], json!(true));
     assert_eq!(lines[1]["raw"], json!("{broken"));
