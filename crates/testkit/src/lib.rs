@@ -33,6 +33,10 @@
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
 //!
+//! [`text`] has assertions on text that show the text when they fail
+//! ([`assert_contains`], [`assert_lacks`], [`assert_starts_with`], …), instead
+//! of `assert!(text.contains(…), "{text}")` written out again in every test.
+//!
 //! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
 //! usage errors and the hidden completions flag.
 //!
@@ -49,11 +53,15 @@ pub mod cli;
 mod fake_llm;
 pub mod hostile;
 mod projects;
+pub mod text;
 
 pub use fake_llm::{
     Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
 };
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
+pub use text::{
+    assert_contains, assert_contains_all, assert_ends_with, assert_lacks, assert_starts_with,
+};
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -2,6 +2,7 @@
 //! fake LLM servers (`fake_llm`).
 
 mod fake_llm;
+mod text;
 
 use testkit::TestRepo;
 
