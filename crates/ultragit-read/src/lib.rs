@@ -34,6 +34,7 @@
 //!   returned region always has `intent` and `constraints`.
 
 mod config;
+mod corrections;
 mod error;
 pub mod format;
 pub mod pipeline;
