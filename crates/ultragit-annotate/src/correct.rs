@@ -29,10 +29,11 @@
 //! the note as it then is, so a correction never overwrites an annotation or
 //! another correction written meanwhile.
 //!
-//! **Who.** The author is `user.name <user.email>` from git's config
-//! ([`git_identity`]): trusted configuration (the user's own and the
-//! repository's `.git/config`), never the work tree. A caller (the MCP
-//! server) may pass another author string.
+//! **Who.** The author is named as git names a commit's author
+//! ([`git_identity`]): `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL` from the caller's
+//! environment, else `user.name`/`user.email` from git's config — trusted
+//! sources (the environment, the user's own config and the repository's
+//! `.git/config`), never the work tree.
 
 use gitctx::{ObjectId, Repo};
 use serde::Serialize;
@@ -145,14 +146,31 @@ pub enum CorrectError {
     NoIdentity,
 }
 
-/// `user.name <user.email>` from git's config (`user.name` alone when there
-/// is no email); [`CorrectError::NoIdentity`] without a name.
-pub fn git_identity(repo: &Repo) -> Result<String, CorrectError> {
-    let clean = |value: Option<String>| value.filter(|v| !v.trim().is_empty());
-    let name = clean(repo.config_get("user.name")?).ok_or(CorrectError::NoIdentity)?;
-    Ok(match clean(repo.config_get("user.email")?) {
-        Some(email) => format!("{} <{}>", name.trim(), email.trim()),
-        None => name.trim().to_owned(),
+/// The author name variable git itself honours over `user.name`.
+pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
+/// The author email variable git itself honours over `user.email`.
+pub const GIT_AUTHOR_EMAIL: &str = "GIT_AUTHOR_EMAIL";
+
+/// The corrector as git would name a commit's author: `Name <email>` from
+/// [`GIT_AUTHOR_NAME`] and [`GIT_AUTHOR_EMAIL`] when `env` has them (the
+/// caller's environment lookup; this crate reads none), else `user.name`
+/// and `user.email` from git's config; the name alone when there is no
+/// email. [`CorrectError::NoIdentity`] without a name.
+pub fn git_identity(
+    repo: &Repo,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<String, CorrectError> {
+    let lookup = |var: &str, key: &str| -> Result<Option<String>, CorrectError> {
+        let value = match env(var) {
+            Some(value) => Some(value),
+            None => repo.config_get(key)?,
+        };
+        Ok(value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()))
+    };
+    let name = lookup(GIT_AUTHOR_NAME, "user.name")?.ok_or(CorrectError::NoIdentity)?;
+    Ok(match lookup(GIT_AUTHOR_EMAIL, "user.email")? {
+        Some(email) => format!("{name} <{email}>"),
+        None => name,
     })
 }
 

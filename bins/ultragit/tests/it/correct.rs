@@ -1,0 +1,448 @@
+//! `ultragit flag` and `ultragit correct` as processes: what `read` shows and
+//! scores afterwards, the note left as it was plus its corrections, the
+//! errors, and corrections travelling through `ultragit sync`.
+
+use serde_json::{Value, json};
+use testkit::TestRepo;
+use ultragit_schema::Annotation;
+
+use crate::support::{annotate, note, stdout, ultragit};
+
+const LIB: &str = "\
+pub fn connect() -> bool {
+    true
+}
+
+pub fn send() -> usize {
+    0
+}
+";
+
+const AUTHOR: &str = "Test Author <author@example.com>";
+
+/// One commit adding `src/lib.rs` (`connect`, `send`), and its note.
+fn annotated(repo: &TestRepo) -> String {
+    let commit = repo.commit_file("src/lib.rs", LIB, "Add connect and send");
+    let region = |name: &str, lines: (u32, u32), intent: &str| {
+        json!({
+            "file": "src/lib.rs",
+            "ast_anchor": {"type": "function", "name": name},
+            "lines": {"start": lines.0, "end": lines.1},
+            "intent": intent,
+            "constraints": [{"text": "Never blocks.", "source": "author"}],
+            "tags": ["net"]
+        })
+    };
+    annotate(
+        repo,
+        &note(
+            &commit,
+            "2023-12-31T00:00:00Z",
+            "enhanced",
+            "initial",
+            "Adds connect and send.",
+            vec![
+                region("connect", (1, 3), "Connects with retries."),
+                region("send", (5, 7), "Sends a payload."),
+            ],
+            vec![],
+        ),
+    );
+    commit
+}
+
+fn stored(repo: &TestRepo, commit: &str) -> Annotation {
+    let text = repo.git(&["notes", "--ref=ultragit", "show", commit]);
+    Annotation::from_json(&text).expect("the note stays a valid annotation")
+}
+
+/// The one region `read --format json` returns for `anchor`.
+fn read_json(repo: &TestRepo, anchor: &str) -> Value {
+    let out = stdout(
+        repo.path(),
+        &["read", "src/lib.rs", anchor, "--format", "json"],
+    );
+    let output: Value = serde_json::from_str(&out).unwrap();
+    let regions = output["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 1, "{out}");
+    regions[0].clone()
+}
+
+fn confidence(region: &Value) -> f64 {
+    region["confidence"].as_f64().unwrap()
+}
+
+#[test]
+fn a_flag_halves_confidence_and_read_says_why() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let before = read_json(&repo, "connect");
+    let note_before = stored(&repo, &commit);
+
+    let out = stdout(
+        repo.path(),
+        &[
+            "flag",
+            &commit[..7],
+            "--file",
+            "src/lib.rs",
+            "--anchor",
+            "connect",
+            "--reason",
+            "connect stopped retrying",
+        ],
+    );
+    assert_eq!(
+        out,
+        format!(
+            "flagged src/lib.rs:connect of commit {} (by {AUTHOR}: connect stopped retrying)\n",
+            &commit[..7]
+        )
+    );
+
+    let after = read_json(&repo, "connect");
+    assert!(
+        (confidence(&after) - confidence(&before) * 0.5).abs() < 1e-9,
+        "{before} → {after}"
+    );
+    assert_eq!(after["confidence_factors"], before["confidence_factors"]);
+    assert_eq!(after["region"], before["region"], "a flag changes no text");
+    assert_eq!(after["corrections"][0]["kind"], "flag");
+    assert_eq!(
+        after["corrections"][0]["reason"],
+        "connect stopped retrying"
+    );
+    assert_eq!(after["corrections"][0]["author"], AUTHOR);
+    // The other region is not flagged.
+    assert!(read_json(&repo, "send").get("corrections").is_none());
+
+    let markdown = stdout(repo.path(), &["read", "src/lib.rs", "connect"]);
+    let flagged = format!("by {AUTHOR}: connect stopped retrying");
+    let flag_line = markdown
+        .lines()
+        .find(|l| l.starts_with("> **Flagged** "))
+        .unwrap_or_else(|| panic!("{markdown}"));
+    assert!(flag_line.ends_with(&flagged), "{markdown}");
+    assert!(
+        markdown.find(flag_line) < markdown.find("**Intent:**"),
+        "the flag comes before the intent: {markdown}"
+    );
+
+    let mut note_after = stored(&repo, &commit);
+    assert_eq!(note_after.corrections.len(), 1);
+    note_after.corrections.clear();
+    assert_eq!(
+        note_after, note_before,
+        "the annotation itself is unchanged"
+    );
+}
+
+#[test]
+fn a_flag_without_a_target_covers_every_region() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let out = stdout(
+        repo.path(),
+        &["flag", "HEAD", "--reason", "wrong diff", "--format", "json"],
+    );
+    let stored: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(stored["commit"], commit.as_str());
+    assert_eq!(
+        stored["regions"],
+        json!(["src/lib.rs:connect", "src/lib.rs:send"])
+    );
+    assert_eq!(stored["correction"]["target"], json!({}));
+    for anchor in ["connect", "send"] {
+        assert_eq!(read_json(&repo, anchor)["corrections"][0]["kind"], "flag");
+    }
+}
+
+#[test]
+fn a_corrected_intent_replaces_the_original_and_is_marked() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let out = stdout(
+        repo.path(),
+        &[
+            "correct",
+            &commit,
+            "--file",
+            "src/lib.rs",
+            "--anchor",
+            "connect",
+            "--field",
+            "intent",
+            "--set",
+            "Connects once; the caller retries.",
+            "--reason",
+            "retrying moved to the caller",
+            "--format",
+            "json",
+        ],
+    );
+    let stored_json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(stored_json["correction"]["kind"], "set");
+    assert_eq!(stored_json["correction"]["field"], "intent");
+
+    let region = read_json(&repo, "connect");
+    assert_eq!(
+        region["region"]["intent"],
+        "Connects once; the caller retries."
+    );
+    assert_eq!(
+        region["corrections"][0]["previous"],
+        "Connects with retries."
+    );
+    assert_eq!(
+        region["corrections"][0]["reason"],
+        "retrying moved to the caller"
+    );
+
+    let markdown = stdout(repo.path(), &["read", "src/lib.rs", "connect"]);
+    assert!(
+        markdown.contains("**Intent:** Connects once; the caller retries."),
+        "{markdown}"
+    );
+    let marked = markdown
+        .lines()
+        .find(|l| l.starts_with("- intent (corrected "))
+        .unwrap_or_else(|| panic!("{markdown}"));
+    assert!(
+        marked.ends_with(&format!(
+            " by {AUTHOR}: retrying moved to the caller); was: Connects with retries."
+        )),
+        "{marked}"
+    );
+    // Not flagged: the confidence is the factors' weighted sum.
+    let f = &region["confidence_factors"];
+    let sum = f["recency"].as_f64().unwrap() * 0.4
+        + f["context_level"].as_f64().unwrap() * 0.3
+        + f["anchor_stability"].as_f64().unwrap() * 0.2
+        + f["provenance"].as_f64().unwrap() * 0.1;
+    assert!((confidence(&region) - sum).abs() < 1e-9, "{region}");
+    // The note keeps the original intent.
+    assert_eq!(
+        stored(&repo, &commit).regions[0].intent,
+        "Connects with retries."
+    );
+}
+
+#[test]
+fn constraints_and_tags_are_added_and_removed() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let correct = |field: &str, how: &str, value: &str| {
+        stdout(
+            repo.path(),
+            &[
+                "correct",
+                &commit,
+                "--file",
+                "src/lib.rs",
+                "--anchor",
+                "send",
+                "--field",
+                field,
+                how,
+                value,
+                "--reason",
+                "reviewed",
+            ],
+        )
+    };
+    let out = correct("constraints", "--add", "Returns the bytes written.");
+    assert!(
+        out.starts_with("added to constraints: \"Returns the bytes written.\" in src/lib.rs:send"),
+        "{out}"
+    );
+    correct("constraints", "--remove", "Never blocks.");
+    correct("tags", "--add", "io");
+    correct("tags", "--remove", "net");
+
+    let region = read_json(&repo, "send");
+    assert_eq!(
+        region["region"]["constraints"],
+        json!([{"text": "Returns the bytes written.", "source": "author"}])
+    );
+    assert_eq!(region["region"]["tags"], json!(["io"]));
+    let kinds: Vec<&str> = region["corrections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["add", "remove", "add", "remove"]);
+    let markdown = stdout(repo.path(), &["read", "src/lib.rs", "send"]);
+    assert!(
+        markdown.contains("- constraints: removed \"Never blocks.\" (corrected "),
+        "{markdown}"
+    );
+    // `connect` is untouched, and so is the note's own text.
+    assert_eq!(
+        read_json(&repo, "connect")["region"]["constraints"][0]["text"],
+        "Never blocks."
+    );
+    let note = stored(&repo, &commit);
+    assert_eq!(note.regions[1].tags, ["net"]);
+    assert_eq!(note.corrections.len(), 4);
+}
+
+#[test]
+fn bad_input_is_one_clear_error() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let unannotated = repo.commit_file("README", "hi\n", "Add a readme");
+    let check = |args: &[&str], code: i32, expected: &str| {
+        let run = ultragit(repo.path(), args);
+        assert_eq!(run.code, code, "{args:?}: {run:?}");
+        assert!(run.stderr.contains(expected), "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{run:?}");
+    };
+    let target = ["--file", "src/lib.rs", "--anchor", "connect"];
+    let flag = |commit: &str, extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["flag".to_owned(), commit.to_owned()];
+        args.extend(target.iter().chain(extra).map(|s| (*s).to_owned()));
+        args
+    };
+    let run = |args: Vec<String>, code: i32, expected: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(&args, code, expected);
+    };
+    run(flag("nope", &["--reason", "r"]), 1, "nope");
+    run(
+        flag(&unannotated, &["--reason", "r"]),
+        1,
+        &format!(
+            "error: commit {} has no ultragit annotation to correct",
+            &unannotated[..7]
+        ),
+    );
+    run(flag(&commit, &[]), 2, "--reason");
+    run(
+        flag(&commit, &["--reason", "  "]),
+        1,
+        "error: invalid correction: reason is empty; say why",
+    );
+    check(
+        &[
+            "flag",
+            &commit,
+            "--file",
+            "src/lib.rs",
+            "--anchor",
+            "Connect",
+            "--reason",
+            "r",
+        ],
+        1,
+        "has no region src/lib.rs:Connect; its regions are: src/lib.rs:connect, src/lib.rs:send",
+    );
+    check(
+        &["flag", &commit, "--anchor", "connect", "--reason", "r"],
+        2,
+        "--file",
+    );
+    let correct = |field: &str, how: &str, value: &str| -> Vec<String> {
+        let mut args = vec!["correct".to_owned(), commit.clone()];
+        args.extend(target.iter().map(|s| (*s).to_owned()));
+        args.extend(
+            ["--field", field, how, value, "--reason", "r"]
+                .iter()
+                .map(|s| (*s).to_owned()),
+        );
+        args
+    };
+    run(
+        correct("constraints", "--set", "x"),
+        2,
+        "--field constraints takes --add or --remove, not --set",
+    );
+    run(
+        correct("intent", "--add", "x"),
+        2,
+        "--field intent takes --set, not --add",
+    );
+    run(correct("summary", "--set", "x"), 2, "summary");
+    run(
+        correct("constraints", "--remove", "Is fast."),
+        1,
+        "changes nothing: src/lib.rs:connect has no constraints entry \"Is fast.\"; it has: \"Never blocks.\"",
+    );
+    run(
+        correct("tags", "--add", "net"),
+        1,
+        "already has the tags entry \"net\"",
+    );
+    check(
+        &[
+            "correct",
+            &commit,
+            "--file",
+            "src/lib.rs",
+            "--anchor",
+            "connect",
+            "--field",
+            "intent",
+            "--reason",
+            "r",
+        ],
+        2,
+        "--set",
+    );
+    // Nothing was written by any of them.
+    assert!(stored(&repo, &commit).corrections.is_empty());
+}
+
+#[test]
+fn corrections_travel_with_sync_and_merge_across_clones() {
+    let a = TestRepo::new();
+    let commit = annotated(&a);
+    let bare = a.path().parent().unwrap().join("shared.git");
+    let url = bare.to_str().unwrap();
+    a.git(&["clone", "--quiet", "--bare", ".", url]);
+    a.git(&["remote", "add", "origin", url]);
+    stdout(a.path(), &["sync"]);
+    let b = TestRepo::new();
+    b.git(&["remote", "add", "origin", url]);
+    b.git(&["fetch", "--quiet", "origin"]);
+    b.git(&["reset", "--quiet", "--hard", "origin/main"]);
+    stdout(b.path(), &["sync"]);
+
+    // Each clone corrects the same note before seeing the other's.
+    stdout(
+        b.path(),
+        &["flag", &commit, "--reason", "annotated from a stale diff"],
+    );
+    stdout(
+        a.path(),
+        &[
+            "correct",
+            &commit,
+            "--file",
+            "src/lib.rs",
+            "--anchor",
+            "connect",
+            "--field",
+            "intent",
+            "--set",
+            "Connects once.",
+            "--reason",
+            "no retries",
+        ],
+    );
+    stdout(b.path(), &["sync"]);
+    stdout(a.path(), &["sync"]);
+    stdout(b.path(), &["sync"]);
+
+    for clone in [&a, &b] {
+        let note = stored(clone, &commit);
+        let mut kinds: Vec<&str> = note.corrections.iter().map(|c| c.kind.as_str()).collect();
+        kinds.sort_unstable();
+        assert_eq!(kinds, ["flag", "set"], "{note:?}");
+        assert_eq!(note.regions[0].intent, "Connects with retries.");
+        let region = read_json(clone, "connect");
+        assert_eq!(region["region"]["intent"], "Connects once.");
+        assert_eq!(region["corrections"].as_array().unwrap().len(), 2);
+    }
+    assert_eq!(stored(&a, &commit), stored(&b, &commit));
+}
