@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use clap::{ArgGroup, Args, ValueEnum};
+use clap::{ArgGroup, Args};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::correct::{self, Change, CorrectError, Stored};
@@ -38,8 +38,8 @@ pub struct FlagArgs {
     reason: String,
 
     /// Output format: text for people, json for the stored correction
-    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_name = "FORMAT", value_parser = FORMATS, default_value = "text")]
+    format: String,
 }
 
 /// The arguments of `ultragit correct`.
@@ -82,15 +82,12 @@ pub struct CorrectArgs {
     reason: String,
 
     /// Output format: text for people, json for the stored correction
-    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_name = "FORMAT", value_parser = FORMATS, default_value = "text")]
+    format: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Text,
-    Json,
-}
+/// The values of `--format`.
+const FORMATS: [&str; 2] = ["text", "json"];
 
 const FLAG_HELP: &str = "\
 Marks a commit's annotation, or some of its regions, as doubtful. The flag is appended \
@@ -144,7 +141,7 @@ pub fn flag(
     };
     let stored =
         correct::flag(&repo, &args.commit, target, &args.reason, &author).map_err(command_error)?;
-    Ok(report(&stored, args.format))
+    Ok(report(&stored, &args.format))
 }
 
 /// Runs `ultragit correct` in the repository containing `cwd`.
@@ -159,7 +156,7 @@ pub fn run(
     let target = CorrectionTarget::unit(&args.file, &args.anchor);
     let stored = correct::correct(&repo, &args.commit, target, &change, &args.reason, &author)
         .map_err(command_error)?;
-    Ok(report(&stored, args.format))
+    Ok(report(&stored, &args.format))
 }
 
 /// The change the flags ask for; a kind the field does not take is a usage
@@ -197,10 +194,10 @@ fn command_error(err: CorrectError) -> CommandError {
 
 /// What was stored, for people or as JSON. Note text is escaped for the
 /// terminal.
-fn report(stored: &Stored, format: Format) -> Outcome {
+fn report(stored: &Stored, format: &str) -> Outcome {
     let text = match format {
-        Format::Json => stored.to_json(),
-        Format::Text => {
+        "json" => stored.to_json(),
+        _ => {
             let c = &stored.correction;
             let what = match (&c.kind, &c.field, &c.value) {
                 (CorrectionKind::Flag, _, _) => "flagged".to_owned(),

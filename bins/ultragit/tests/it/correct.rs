@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use testkit::TestRepo;
 use ultragit_schema::Annotation;
 
-use crate::support::{annotate, note, stdout, ultragit};
+use crate::support::{annotate, note, stdout, ultragit, ultragit_with};
 
 const LIB: &str = "\
 pub fn connect() -> bool {
@@ -68,6 +68,45 @@ fn read_json(repo: &TestRepo, anchor: &str) -> Value {
     regions[0].clone()
 }
 
+/// `correct COMMIT --file src/lib.rs --anchor ANCHOR --field FIELD HOW VALUE
+/// --reason REASON` as arguments.
+fn correct_args(
+    commit: &str,
+    anchor: &str,
+    (field, how, value): (&str, &str, &str),
+    reason: &str,
+) -> Vec<String> {
+    [
+        "correct",
+        commit,
+        "--file",
+        "src/lib.rs",
+        "--anchor",
+        anchor,
+        "--field",
+        field,
+        how,
+        value,
+        "--reason",
+        reason,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// Runs `ultragit args…`, expects success, returns stdout.
+fn succeed(repo: &TestRepo, args: &[String]) -> String {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    stdout(repo.path(), &args)
+}
+
+/// The first line of `text` that starts with `prefix`.
+fn line_starting<'t>(text: &'t str, prefix: &str) -> &'t str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in:\n{text}"))
+}
+
 fn confidence(region: &Value) -> f64 {
     region["confidence"].as_f64().unwrap()
 }
@@ -118,10 +157,7 @@ fn a_flag_halves_confidence_and_read_says_why() {
 
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "connect"]);
     let flagged = format!("by {AUTHOR}: connect stopped retrying");
-    let flag_line = markdown
-        .lines()
-        .find(|l| l.starts_with("> **Flagged** "))
-        .unwrap_or_else(|| panic!("{markdown}"));
+    let flag_line = line_starting(&markdown, "> **Flagged** ");
     assert!(flag_line.ends_with(&flagged), "{markdown}");
     assert!(
         markdown.find(flag_line) < markdown.find("**Intent:**"),
@@ -161,25 +197,14 @@ fn a_flag_without_a_target_covers_every_region() {
 fn a_corrected_intent_replaces_the_original_and_is_marked() {
     let repo = TestRepo::new();
     let commit = annotated(&repo);
-    let out = stdout(
-        repo.path(),
-        &[
-            "correct",
-            &commit,
-            "--file",
-            "src/lib.rs",
-            "--anchor",
-            "connect",
-            "--field",
-            "intent",
-            "--set",
-            "Connects once; the caller retries.",
-            "--reason",
-            "retrying moved to the caller",
-            "--format",
-            "json",
-        ],
+    let mut args = correct_args(
+        &commit,
+        "connect",
+        ("intent", "--set", "Connects once; the caller retries."),
+        "retrying moved to the caller",
     );
+    args.extend(["--format".to_owned(), "json".to_owned()]);
+    let out = succeed(&repo, &args);
     let stored_json: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(stored_json["correction"]["kind"], "set");
     assert_eq!(stored_json["correction"]["field"], "intent");
@@ -203,10 +228,7 @@ fn a_corrected_intent_replaces_the_original_and_is_marked() {
         markdown.contains("**Intent:** Connects once; the caller retries."),
         "{markdown}"
     );
-    let marked = markdown
-        .lines()
-        .find(|l| l.starts_with("- intent (corrected "))
-        .unwrap_or_else(|| panic!("{markdown}"));
+    let marked = line_starting(&markdown, "- intent (corrected ");
     assert!(
         marked.ends_with(&format!(
             " by {AUTHOR}: retrying moved to the caller); was: Connects with retries."
@@ -232,22 +254,9 @@ fn constraints_and_tags_are_added_and_removed() {
     let repo = TestRepo::new();
     let commit = annotated(&repo);
     let correct = |field: &str, how: &str, value: &str| {
-        stdout(
-            repo.path(),
-            &[
-                "correct",
-                &commit,
-                "--file",
-                "src/lib.rs",
-                "--anchor",
-                "send",
-                "--field",
-                field,
-                how,
-                value,
-                "--reason",
-                "reviewed",
-            ],
+        succeed(
+            &repo,
+            &correct_args(&commit, "send", (field, how, value), "reviewed"),
         )
     };
     let out = correct("constraints", "--add", "Returns the bytes written.");
@@ -265,13 +274,11 @@ fn constraints_and_tags_are_added_and_removed() {
         json!([{"text": "Returns the bytes written.", "source": "author"}])
     );
     assert_eq!(region["region"]["tags"], json!(["io"]));
-    let kinds: Vec<&str> = region["corrections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["add", "remove", "add", "remove"]);
+    let kinds = ["add", "remove", "add", "remove"];
+    assert_eq!(region["corrections"].as_array().map(Vec::len), Some(4));
+    for (i, kind) in kinds.iter().enumerate() {
+        assert_eq!(region["corrections"][i]["kind"], *kind, "{region}");
+    }
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "send"]);
     assert!(
         markdown.contains("- constraints: removed \"Never blocks.\" (corrected "),
@@ -342,37 +349,43 @@ fn bad_input_is_one_clear_error() {
         2,
         "--file",
     );
-    let correct = |field: &str, how: &str, value: &str| -> Vec<String> {
-        let mut args = vec!["correct".to_owned(), commit.clone()];
-        args.extend(target.iter().map(|s| (*s).to_owned()));
-        args.extend(
-            ["--field", field, how, value, "--reason", "r"]
-                .iter()
-                .map(|s| (*s).to_owned()),
-        );
-        args
+    let correct = |field: &str, how: &str, value: &str| {
+        correct_args(&commit, "connect", (field, how, value), "r")
     };
-    run(
-        correct("constraints", "--set", "x"),
-        2,
-        "--field constraints takes --add or --remove, not --set",
-    );
-    run(
-        correct("intent", "--add", "x"),
-        2,
-        "--field intent takes --set, not --add",
-    );
-    run(correct("summary", "--set", "x"), 2, "summary");
-    run(
-        correct("constraints", "--remove", "Is fast."),
-        1,
-        "changes nothing: src/lib.rs:connect has no constraints entry \"Is fast.\"; it has: \"Never blocks.\"",
-    );
-    run(
-        correct("tags", "--add", "net"),
-        1,
-        "already has the tags entry \"net\"",
-    );
+    let refused = [
+        (
+            "constraints",
+            "--set",
+            "x",
+            2,
+            "--field constraints takes --add or --remove, not --set",
+        ),
+        (
+            "intent",
+            "--add",
+            "x",
+            2,
+            "--field intent takes --set, not --add",
+        ),
+        ("summary", "--set", "x", 2, "summary"),
+        (
+            "constraints",
+            "--remove",
+            "Is fast.",
+            1,
+            "changes nothing: src/lib.rs:connect has no constraints entry \"Is fast.\"; it has: \"Never blocks.\"",
+        ),
+        (
+            "tags",
+            "--add",
+            "net",
+            1,
+            "already has the tags entry \"net\"",
+        ),
+    ];
+    for (field, how, value, code, expected) in refused {
+        run(correct(field, how, value), code, expected);
+    }
     check(
         &[
             "correct",
@@ -388,6 +401,17 @@ fn bad_input_is_one_clear_error() {
         ],
         2,
         "--set",
+    );
+    let run = ultragit_with(
+        repo.path(),
+        &["flag", &commit, "--reason", "r"],
+        &[("GIT_AUTHOR_NAME", "")],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("error: no git identity to record as the correction's author; set one with `git config user.name"),
+        "{run:?}"
     );
     // Nothing was written by any of them.
     assert!(stored(&repo, &commit).corrections.is_empty());
@@ -413,22 +437,14 @@ fn corrections_travel_with_sync_and_merge_across_clones() {
         b.path(),
         &["flag", &commit, "--reason", "annotated from a stale diff"],
     );
-    stdout(
-        a.path(),
-        &[
-            "correct",
+    succeed(
+        &a,
+        &correct_args(
             &commit,
-            "--file",
-            "src/lib.rs",
-            "--anchor",
             "connect",
-            "--field",
-            "intent",
-            "--set",
-            "Connects once.",
-            "--reason",
+            ("intent", "--set", "Connects once."),
             "no retries",
-        ],
+        ),
     );
     stdout(b.path(), &["sync"]);
     stdout(a.path(), &["sync"]);
