@@ -46,11 +46,11 @@ pub struct Correction {
     /// `flag`, `set`, `add` or `remove`.
     pub kind: CorrectionKind,
     /// The field changed; absent for a flag.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<CorrectionField>,
     /// The new text (`set`) or the list entry added or removed; absent for a
     /// flag.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Why, in the corrector's words. Never blank.
     pub reason: String,
@@ -66,10 +66,10 @@ pub struct Correction {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CorrectionTarget {
     /// The region's `file`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// The region's `ast_anchor.name`, exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor: Option<String>,
 }
 
@@ -168,7 +168,7 @@ pub struct AppliedCorrection {
     #[serde(flatten)]
     pub correction: Correction,
     /// The field's text before a `set`; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
 }
 
