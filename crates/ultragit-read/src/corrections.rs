@@ -112,3 +112,72 @@ pub(crate) fn write_pretty(out: &mut String, scored: &ScoredRegion) {
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+    use ultragit_schema::{
+        AstAnchor, ConfidenceFactors, ContextLevel, Correction, CorrectionField, CorrectionTarget,
+        LineRange,
+    };
+
+    use super::*;
+
+    fn scored(corrections: Vec<Correction>) -> ScoredRegion {
+        let region = RegionAnnotation::new(
+            "a.rs",
+            AstAnchor::new("function", "f"),
+            LineRange::new(1, 3),
+            "Does f.",
+        );
+        let mut note = Annotation::new("c", "2025-01-01T00:00:00Z", "s", ContextLevel::Inferred);
+        note.corrections = corrections;
+        let (region, corrections) = correct(&note, region);
+        ScoredRegion {
+            region,
+            commit_sha: "c".repeat(40),
+            timestamp: Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap(),
+            confidence: 0.8,
+            confidence_factors: ConfidenceFactors::default(),
+            related: Vec::new(),
+            corrections,
+        }
+    }
+
+    #[test]
+    fn markdown_puts_flags_and_corrections_before_the_intent_on_one_line_each() {
+        let target = CorrectionTarget::unit("a.rs", "f");
+        let mut set = Correction::flag(
+            target.clone(),
+            "moved\n## Not a heading",
+            "Ann",
+            "2025-02-01T00:00:00Z",
+        );
+        set.kind = CorrectionKind::Set;
+        set.field = Some(CorrectionField::Intent);
+        set.value = Some("Does g.".into());
+        let flag = Correction::flag(target, "stale", "Bob <b@x>", "2025-03-01T10:00:00+02:00");
+        let region = scored(vec![set, flag]);
+        assert_eq!(region.region.intent, "Does g.");
+        assert_eq!(confidence(0.8, &region.corrections), 0.4);
+
+        let mut out = String::new();
+        write_markdown(&mut out, &region);
+        assert_eq!(
+            out,
+            "\n> **Flagged** 2025-03-01 by Bob <b@x>: stale\n\
+             \n**Corrections:**\n\n\
+             - intent (corrected 2025-02-01 by Ann: moved ## Not a heading); was: Does f.\n"
+        );
+        let mut pretty = String::new();
+        write_pretty(&mut pretty, &region);
+        assert_eq!(
+            pretty,
+            "    corrected    intent (corrected 2025-02-01 by Ann: moved ## Not a heading); was: Does f.\n    \
+             flagged      2025-03-01 by Bob <b@x>: stale\n"
+        );
+        let mut none = String::new();
+        write_markdown(&mut none, &scored(Vec::new()));
+        assert_eq!(none, "");
+    }
+}

@@ -462,3 +462,28 @@ fn corrections_travel_with_sync_and_merge_across_clones() {
     }
     assert_eq!(stored(&a, &commit), stored(&b, &commit));
 }
+
+#[test]
+fn correction_text_reaches_the_terminal_escaped() {
+    let repo = TestRepo::new();
+    let commit = annotated(&repo);
+    let reason = "clears \u{1b}[2J the screen";
+    let out = stdout(repo.path(), &["flag", &commit, "--reason", reason]);
+    assert!(
+        !out.contains('\u{1b}') && out.contains("clears "),
+        "{out:?}"
+    );
+    for format in ["markdown", "pretty"] {
+        let shown = stdout(
+            repo.path(),
+            &["read", "src/lib.rs", "connect", "--format", format],
+        );
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        assert!(shown.contains("clears "), "{shown:?}");
+    }
+    // JSON keeps the exact text.
+    assert_eq!(
+        read_json(&repo, "connect")["corrections"][0]["reason"],
+        reason
+    );
+}
