@@ -38,6 +38,10 @@
 //!   notes of commits a server rebased or squash-merged carried to the commits
 //!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
 //!   commit gets its original's note on the post-commit path (no model call).
+//! - `ultragit flag <COMMIT> [--file F [--anchor A]] --reason TEXT` and
+//!   `ultragit correct <COMMIT> --file F --anchor A --field FIELD
+//!   (--set|--add|--remove) TEXT --reason TEXT` ([`correct`]): corrections
+//!   appended to a commit's note; `read` shows them.
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -58,6 +62,7 @@ mod annotate;
 mod backfill;
 mod cli;
 mod context;
+mod correct;
 mod doctor;
 mod init;
 mod read;

@@ -211,6 +211,7 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
             let _ = writeln!(out, "signature: `{signature}`");
         }
     }
+    crate::corrections::write_markdown(out, scored);
     let _ = writeln!(out, "\n**Intent:** {}", r.intent);
     scalar(out, "Reasoning", r.reasoning.as_deref(), verbose);
     list(
@@ -337,6 +338,7 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
                 scored.confidence, f.recency, f.context_level, f.anchor_stability, f.provenance
             ),
         );
+        crate::corrections::write_pretty(&mut out, scored);
         field(&mut out, "kind", &r.ast_anchor.unit_type);
         if let Some(signature) = &r.ast_anchor.signature {
             field(&mut out, "signature", signature);

@@ -3,7 +3,9 @@
 //! Given files and optionally an anchor (`MqttClient::connect`) or a line range,
 //! it blames the code, fetches the ultragit notes (`refs/notes/ultragit`) of the
 //! commits blame names, keeps the annotated regions that concern the query, follows
-//! their related annotations, scores each region's confidence, collects what
+//! their related annotations, applies the corrections people appended to the
+//! notes (`ultragit flag`/`correct`: corrected text shown and marked, flagged
+//! regions' confidence halved; see `corrections`), scores each region's confidence, collects what
 //! depends on the code and the cross-cutting concerns that mention it, trims the
 //! result to a token budget and renders it as markdown, JSON or plain text. No LLM
 //! and no network on this path.
@@ -34,6 +36,7 @@
 //!   returned region always has `intent` and `constraints`.
 
 mod config;
+mod corrections;
 mod error;
 pub mod format;
 pub mod pipeline;

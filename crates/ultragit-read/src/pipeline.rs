@@ -51,6 +51,7 @@ use ultragit_schema::{
 };
 
 use crate::config::ReadConfig;
+use crate::corrections;
 use crate::error::ReadError;
 use crate::query::{ReadQuery, SinceFilter, validate_range};
 use crate::rank::{group_by_file, rank};
@@ -421,13 +422,15 @@ impl Run<'_> {
             let factors = self.factors(&note.annotation, note.timestamp, &m.region, m.match_type);
             let related = self.follow(&note.commit, &m.region, depth);
             related_hops += related.len() as u32;
+            let (region, corrections) = corrections::correct(&note.annotation, m.region);
             regions.push(ScoredRegion {
-                region: m.region,
+                region,
                 commit_sha: note.commit.clone(),
                 timestamp: note.timestamp,
-                confidence: compute_confidence(&factors),
+                confidence: corrections::confidence(compute_confidence(&factors), &corrections),
                 confidence_factors: factors,
                 related,
+                corrections,
             });
         }
         Scored {
@@ -739,7 +742,7 @@ impl Run<'_> {
                 anchor: link.anchor.clone(),
                 relationship: link.relationship.clone(),
                 confidence: compute_confidence(&factors),
-                intent: Some(found.intent.clone()),
+                intent: Some(corrections::intent(&annotation, found)),
             });
             if hop < depth {
                 for next in &found.related_annotations {

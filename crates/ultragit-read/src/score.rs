@@ -12,6 +12,12 @@
 //!   matches what was asked) — our choice, so that an exact match never scores
 //!   below a fuzzy one.
 //! - **Provenance:** `initial` 1.0, `amend` 0.8, `squash` 0.7 (unknown: 0.7).
+//!
+//! Beyond the spec: a region someone flagged (`ultragit flag`) has its
+//! combined confidence multiplied by [`FLAGGED_FACTOR`] (0.5), once however
+//! many flags it has. The four `confidence_factors` stay the spec's, so a
+//! flagged region's `confidence` is below their weighted sum; its
+//! `corrections` say why.
 
 use chrono::{DateTime, Utc};
 use outline::{Unit, anchor_stability};
@@ -86,6 +92,18 @@ pub fn score_anchor_stability(
         score.min(0.7)
     } else {
         score
+    }
+}
+
+/// What a flag multiplies a region's confidence by.
+pub const FLAGGED_FACTOR: f64 = 0.5;
+
+/// `confidence`, times [`FLAGGED_FACTOR`] when `flagged`.
+pub fn flag_penalty(confidence: f64, flagged: bool) -> f64 {
+    if flagged {
+        confidence * FLAGGED_FACTOR
+    } else {
+        confidence
     }
 }
 

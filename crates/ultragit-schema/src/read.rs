@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::annotation::{ContextLevel, LineRange, RegionAnnotation};
+use crate::correction::AppliedCorrection;
 
 /// The `$schema` value of every read output and read error.
 pub const READ_SCHEMA_V1: &str = "ultragit-read/v1";
@@ -213,6 +214,12 @@ pub struct ScoredRegion {
     /// Related annotations that were followed.
     #[serde(default)]
     pub related: Vec<ResolvedRelated>,
+    /// The corrections applied to this region (`ultragit flag`, `ultragit
+    /// correct`), in the order applied; omitted when empty, verbose or not.
+    /// `region` shows the corrected text; a `set` keeps the text it replaced
+    /// in `previous`, and the note itself is unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<AppliedCorrection>,
 }
 
 /// The four factors of a region's confidence (spec 003 §4.7), each in

@@ -141,6 +141,7 @@ fn region_strategy() -> impl Strategy<Value = ScoredRegion> {
                             intent: Some(intent),
                         })
                         .collect(),
+                    corrections: Vec::new(),
                 }
             },
         )

@@ -125,6 +125,7 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
             confidence: 0.5,
             intent: Some("a long related intent that costs tokens ".repeat(12)),
         }],
+        corrections: Vec::new(),
     }
 }
 

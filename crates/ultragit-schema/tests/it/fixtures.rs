@@ -99,6 +99,7 @@ pub fn full_annotation() -> Annotation {
             original_annotations_preserved: true,
             synthesis_notes: Some("Merged two annotations of connect.".to_owned()),
         },
+        corrections: Vec::new(),
     }
 }
 
@@ -145,6 +146,7 @@ pub fn full_read_output() -> ReadOutput {
                 confidence: 0.5,
                 intent: Some("Close the connection cleanly.".to_owned()),
             }],
+            corrections: Vec::new(),
         },
         ScoredRegion {
             region: minimal_region("src/mqtt/client.rs", "MqttClient::connect"),
@@ -158,6 +160,7 @@ pub fn full_read_output() -> ReadOutput {
                 provenance: 0.5,
             },
             related: Vec::new(),
+            corrections: Vec::new(),
         },
     ];
     output.dependencies_on_this = vec![DependencyEntry {
@@ -204,6 +207,7 @@ pub fn sparse_output() -> ReadOutput {
         confidence: 0.5,
         confidence_factors: ConfidenceFactors::default(),
         related: Vec::new(),
+        corrections: Vec::new(),
     });
     output
 }
