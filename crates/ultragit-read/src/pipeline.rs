@@ -48,6 +48,7 @@ use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
     Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, QueryEcho, READ_SCHEMA_V1,
     ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho, ScoredRegion,
+    UnannotatedChange,
 };
 
 use crate::config::ReadConfig;
@@ -58,8 +59,8 @@ use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions};
 pub use crate::scope::ResolvedScope;
 use crate::scope::{FileAtHead, Resolved, dedup, resolve_scope};
 use crate::score::{
-    MatchType, compute_confidence, score_anchor_stability, score_context_level, score_provenance,
-    score_recency,
+    MatchType, rounded, score_anchor_stability, score_context_level, score_provenance,
+    score_recency, score_staleness,
 };
 use crate::trim;
 
@@ -110,7 +111,15 @@ struct Run<'p> {
     /// Anchor stability by (file, anchor, signature, kind of match): many regions
     /// (one per commit that touched a unit) share them.
     stability: HashMap<(String, String, Option<String>, u8), f64>,
+    /// Commits read for their dates and subjects (`None`: not readable).
+    commits: HashMap<ObjectId, Option<Rc<CommitMeta>>>,
     notes_ref_exists: bool,
+}
+
+/// What a read needs of a commit besides its note.
+struct CommitMeta {
+    time: DateTime<Utc>,
+    summary: String,
 }
 
 impl GitReadPipeline {
@@ -263,6 +272,7 @@ impl Run<'_> {
             notes: HashMap::new(),
             outlines: HashMap::new(),
             stability: HashMap::new(),
+            commits: HashMap::new(),
             notes_ref_exists,
         })
     }
@@ -377,7 +387,9 @@ impl Run<'_> {
             let Some(timestamp) = annotation.timestamp_utc() else {
                 continue;
             };
-            if cutoff.is_some_and(|cutoff| timestamp < cutoff) {
+            let annotation = Rc::clone(annotation);
+            let committed = self.commit_time(commit).unwrap_or(timestamp);
+            if cutoff.is_some_and(|cutoff| committed < cutoff) {
                 continue;
             }
             if !query.context_level.admits(&annotation.context_level) {
@@ -385,8 +397,9 @@ impl Run<'_> {
             }
             fetched.push(Fetched {
                 commit: commit.clone(),
-                annotation: Rc::clone(annotation),
+                annotation,
                 timestamp,
+                committed,
             });
         }
         if !self.notes_ref_exists {
@@ -418,16 +431,24 @@ impl Run<'_> {
         let mut regions: Vec<ScoredRegion> = Vec::with_capacity(matched.len());
         for m in matched {
             let note = &fetched[m.note];
-            let factors = self.factors(&note.annotation, note.timestamp, &m.region, m.match_type);
+            let mut factors =
+                self.factors(&note.annotation, note.committed, &m.region, m.match_type);
+            let changed_since = self.changed_since(note.committed, &m.others);
+            let changed: u32 = changed_since.iter().map(|c| c.lines).sum();
+            let span = m.region.lines.end.saturating_sub(m.region.lines.start) + 1;
+            factors.anchor_stability *= score_staleness(changed, span);
+            let (confidence_factors, confidence) = rounded(factors);
             let related = self.follow(&note.commit, &m.region, depth);
             related_hops += related.len() as u32;
             regions.push(ScoredRegion {
                 region: m.region,
                 commit_sha: note.commit.clone(),
                 timestamp: note.timestamp,
-                confidence: compute_confidence(&factors),
-                confidence_factors: factors,
+                commit_date: Some(note.committed),
+                confidence,
+                confidence_factors,
                 related,
+                changed_since,
             });
         }
         Scored {
@@ -541,18 +562,18 @@ impl Run<'_> {
         units
     }
 
-    /// The four confidence factors of `region`, written at `timestamp` in
-    /// `annotation` and matched to the query as `matched`.
+    /// The four confidence factors of `region`, of `annotation` on a commit
+    /// dated `committed`, matched to the query as `matched`.
     fn factors(
         &mut self,
         annotation: &Annotation,
-        timestamp: DateTime<Utc>,
+        committed: DateTime<Utc>,
         region: &RegionAnnotation,
         matched: MatchType,
     ) -> ConfidenceFactors {
         ConfidenceFactors {
             recency: score_recency(
-                timestamp,
+                committed,
                 self.head_time,
                 self.pipeline.config.recency_half_life,
             ),
@@ -582,6 +603,58 @@ impl Run<'_> {
         let score = score_anchor_stability(region, units.as_deref().map(Vec::as_slice), matched);
         self.stability.insert(key, score);
         score
+    }
+
+    /// The date and subject of commit `id`, read in-process once per read.
+    fn commit_meta(&mut self, id: ObjectId) -> Option<Rc<CommitMeta>> {
+        if let Some(meta) = self.commits.get(&id) {
+            return meta.clone();
+        }
+        let meta = self.repo().commit_info_by_id(id).ok().map(|info| {
+            Rc::new(CommitMeta {
+                time: info.committer.time.to_utc(),
+                summary: info.summary,
+            })
+        });
+        self.commits.insert(id, meta.clone());
+        meta
+    }
+
+    /// The committer date of the commit `hex`.
+    fn commit_time(&mut self, hex: &str) -> Option<DateTime<Utc>> {
+        let id = hex.parse().ok()?;
+        self.commit_meta(id).map(|meta| meta.time)
+    }
+
+    /// Staleness: of the `others` blame names for a region's lines today, the
+    /// commits after `committed` (the annotated commit's date) that have no
+    /// usable note, oldest first.
+    fn changed_since(
+        &mut self,
+        committed: DateTime<Utc>,
+        others: &[(ObjectId, u32)],
+    ) -> Vec<UnannotatedChange> {
+        let mut out: Vec<UnannotatedChange> = Vec::new();
+        for &(id, lines) in others {
+            let hex = id.to_hex();
+            // Every blamed commit's note was looked up: `Some(None)` is none.
+            if !matches!(self.notes.get(&hex), Some(None)) {
+                continue;
+            }
+            let Some(meta) = self.commit_meta(id) else {
+                continue;
+            };
+            if meta.time > committed {
+                out.push(UnannotatedChange {
+                    commit: hex,
+                    date: Some(meta.time),
+                    summary: meta.summary.clone(),
+                    lines,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.date.cmp(&b.date).then(a.commit.cmp(&b.commit)));
+        out
     }
 
     /// Reads and parses the notes of `commits` not read yet; malformed ones are
@@ -732,13 +805,16 @@ impl Run<'_> {
             }) else {
                 continue;
             };
-            let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
-            let factors = self.factors(&annotation, timestamp, found, MatchType::ExactAnchor);
+            let committed = self
+                .commit_time(&target)
+                .or_else(|| annotation.timestamp_utc())
+                .unwrap_or(self.head_time);
+            let factors = self.factors(&annotation, committed, found, MatchType::ExactAnchor);
             out.push(ResolvedRelated {
                 commit: target.clone(),
                 anchor: link.anchor.clone(),
                 relationship: link.relationship.clone(),
-                confidence: compute_confidence(&factors),
+                confidence: rounded(factors).1,
                 intent: Some(found.intent.clone()),
             });
             if hop < depth {
@@ -925,6 +1001,14 @@ fn echo(query: &ReadQuery, resolved: &Resolved, default_max: u32) -> QueryEcho {
                 anchor_type: s.anchor_type.clone(),
                 anchor_signature: s.anchor_signature.clone(),
                 ambiguous: s.ambiguous,
+                resolved_by: s.anchor_name.as_ref().map(|_| {
+                    if s.resolved_by_notes {
+                        "notes"
+                    } else {
+                        "outline"
+                    }
+                    .to_owned()
+                }),
             })
             .collect(),
         ambiguous_anchor: resolved.ambiguous,

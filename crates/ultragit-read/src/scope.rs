@@ -22,6 +22,9 @@ pub struct ResolvedScope {
     /// The anchor as asked (used to match regions by name, even when it could not
     /// be resolved because the file has no grammar).
     pub query_anchor: Option<String>,
+    /// The anchor was resolved through the notes (the annotated regions that
+    /// name it, carried to today's lines by blame), not today's outline.
+    pub resolved_by_notes: bool,
 }
 
 impl ResolvedScope {
@@ -77,6 +80,7 @@ pub(crate) fn resolve_scope(
         anchor_signature: None,
         ambiguous: false,
         query_anchor: query.anchor.clone(),
+        resolved_by_notes: false,
     };
     if let Some(lines) = query.lines {
         if lines.end > file.line_count {
@@ -125,6 +129,7 @@ pub(crate) fn resolve_scope(
             anchor_signature: Some(unit.signature.clone()),
             ambiguous: resolution.ambiguous,
             query_anchor: Some(anchor.clone()),
+            resolved_by_notes: false,
         })
         .collect())
 }

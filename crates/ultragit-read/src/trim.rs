@@ -2,7 +2,8 @@
 //!
 //! The estimate is the rendered output (in the query's format) in bytes / 4. When
 //! it is over budget:
-//! 1. regions are dropped newest first (by annotation time) until one is left,
+//! 1. regions are dropped newest first (by the annotated commit's date, see
+//!    [`crate::score`]) until one is left,
 //!    together with cross-cutting entries only their commits contributed;
 //! 2. fields are trimmed on every remaining region, one step at a time, in the
 //!    spec's order: `related` removed; `reasoning` cut to its first sentence, then
@@ -57,8 +58,8 @@ pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, 
 
     // 1. Newest regions first, keeping one.
     output.regions.sort_by(|a, b| {
-        b.timestamp
-            .cmp(&a.timestamp)
+        b.date()
+            .cmp(&a.date())
             .then(a.confidence.total_cmp(&b.confidence))
     });
     while output.regions.len() > 1 && over(output, &dropped) {

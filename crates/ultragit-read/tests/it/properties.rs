@@ -129,6 +129,7 @@ fn region_strategy() -> impl Strategy<Value = ScoredRegion> {
                     commit_sha: format!("{day:040}"),
                     timestamp: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap()
                         + Duration::days(i64::from(day)),
+                    commit_date: None,
                     confidence,
                     confidence_factors: ConfidenceFactors::default(),
                     related: related
@@ -141,6 +142,7 @@ fn region_strategy() -> impl Strategy<Value = ScoredRegion> {
                             intent: Some(intent),
                         })
                         .collect(),
+                    changed_since: Vec::new(),
                 }
             },
         )

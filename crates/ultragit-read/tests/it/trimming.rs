@@ -116,6 +116,7 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
         region,
         commit_sha: format!("{n:040}"),
         timestamp: Utc.with_ymd_and_hms(2024, 1, day, 0, 0, 0).unwrap(),
+        commit_date: None,
         confidence: 0.5,
         confidence_factors: ConfidenceFactors::default(),
         related: vec![ResolvedRelated {
@@ -125,6 +126,7 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
             confidence: 0.5,
             intent: Some("a long related intent that costs tokens ".repeat(12)),
         }],
+        changed_since: Vec::new(),
     }
 }
 
