@@ -113,6 +113,8 @@ struct Run<'p> {
     stability: HashMap<(String, String, Option<String>, u8), f64>,
     /// Commits read for their dates and subjects (`None`: not readable).
     commits: HashMap<ObjectId, Option<Rc<CommitMeta>>>,
+    /// `--since` as a point in time: annotated commits before it are left out.
+    cutoff: Option<DateTime<Utc>>,
     notes_ref_exists: bool,
 }
 
@@ -273,16 +275,17 @@ impl Run<'_> {
             outlines: HashMap::new(),
             stability: HashMap::new(),
             commits: HashMap::new(),
+            cutoff: None,
             notes_ref_exists,
         })
     }
 
     /// The stages of spec 003 §4, in order; each returns what the next needs.
     fn execute(&mut self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
-        let cutoff = self.since_cutoff(query.since.as_ref())?;
+        self.cutoff = self.since_cutoff(query.since.as_ref())?;
         let resolved = self.resolve(query)?;
         let blames = self.blame(&resolved)?;
-        let notes = self.fetch_notes(&blames, cutoff, query)?;
+        let notes = self.fetch_notes(&blames, query)?;
         let matched = self.match_regions(&resolved, &blames, &notes.fetched);
         let scored = self.score(matched, &notes.fetched, query.depth);
         let regions = rank(
@@ -362,12 +365,11 @@ impl Run<'_> {
         Ok(blames)
     }
 
-    /// Stage 3: the notes of the blamed commits, kept when they are as recent
-    /// as `cutoff` and of the context level the query admits.
+    /// Stage 3: the notes of the blamed commits that the query admits
+    /// ([`Run::admit`]).
     fn fetch_notes(
         &mut self,
         blames: &[Vec<BlameEntry>],
-        cutoff: Option<DateTime<Utc>>,
         query: &ReadQuery,
     ) -> Result<FetchedNotes, ReadError> {
         let mut commits: Vec<String> = Vec::new();
@@ -379,29 +381,10 @@ impl Run<'_> {
             }
         }
         self.load_notes(&commits)?;
-        let mut fetched: Vec<Fetched> = Vec::new();
-        for commit in &commits {
-            let Some(Some(annotation)) = self.notes.get(commit) else {
-                continue;
-            };
-            let Some(timestamp) = annotation.timestamp_utc() else {
-                continue;
-            };
-            let annotation = Rc::clone(annotation);
-            let committed = self.commit_time(commit).unwrap_or(timestamp);
-            if cutoff.is_some_and(|cutoff| committed < cutoff) {
-                continue;
-            }
-            if !query.context_level.admits(&annotation.context_level) {
-                continue;
-            }
-            fetched.push(Fetched {
-                commit: commit.clone(),
-                annotation,
-                timestamp,
-                committed,
-            });
-        }
+        let fetched: Vec<Fetched> = commits
+            .iter()
+            .filter_map(|commit| self.admit(commit, query))
+            .collect();
         if !self.notes_ref_exists {
             self.warnings.push(NO_NOTES_HINT.to_owned());
         }
@@ -409,6 +392,51 @@ impl Run<'_> {
             commits_examined: commits.len() as u32,
             fetched,
         })
+    }
+
+    /// The loaded note of `commit` when the query admits it: its commit is not
+    /// before `--since` and its context level passes `--context-level`.
+    fn admit(&mut self, commit: &str, query: &ReadQuery) -> Option<Fetched> {
+        let annotation = Rc::clone(self.notes.get(commit)?.as_ref()?);
+        let timestamp = annotation.timestamp_utc()?;
+        let committed = self.commit_time(commit).unwrap_or(timestamp);
+        if self.cutoff.is_some_and(|cutoff| committed < cutoff)
+            || !query.context_level.admits(&annotation.context_level)
+        {
+            return None;
+        }
+        Some(Fetched {
+            commit: commit.to_owned(),
+            annotation,
+            timestamp,
+            committed,
+        })
+    }
+
+    /// The notes whose cross-cutting concerns may mention the scopes: the
+    /// fetched ones (blame's), then every other note this read loaded — the
+    /// related annotations followed and the dependency scan's recent
+    /// annotated commits — that the query admits, newest commit first. A
+    /// concern is declared once, in the note of the commit that wrote it, so a
+    /// member whose lines that commit no longer holds (or never touched) finds
+    /// it only this way.
+    fn concern_notes(&mut self, fetched: &[Fetched], query: &ReadQuery) -> Vec<Fetched> {
+        let fetched_commits: HashSet<&str> = fetched.iter().map(|f| f.commit.as_str()).collect();
+        let mut others: Vec<String> = self
+            .notes
+            .iter()
+            .filter(|(commit, note)| note.is_some() && !fetched_commits.contains(commit.as_str()))
+            .map(|(commit, _)| commit.clone())
+            .collect();
+        others.sort();
+        let mut extra: Vec<Fetched> = others
+            .iter()
+            .filter_map(|commit| self.admit(commit, query))
+            .collect();
+        extra.sort_by(|a, b| b.committed.cmp(&a.committed).then(a.commit.cmp(&b.commit)));
+        let mut all = fetched.to_vec();
+        all.extend(extra);
+        all
     }
 
     /// Stage 4: the regions of the query ([`match_regions`]), with a warning
@@ -469,7 +497,8 @@ impl Run<'_> {
         related_hops: u32,
     ) -> Result<ReadOutput, ReadError> {
         let dependencies_on_this = self.dependencies_on(resolved)?;
-        let cross_cutting = cross_cutting(&resolved.scopes, &notes.fetched);
+        let concern_notes = self.concern_notes(&notes.fetched, query);
+        let cross_cutting = cross_cutting(&resolved.scopes, &concern_notes);
         let regions_returned = regions.len() as u32;
         Ok(ReadOutput {
             schema: READ_SCHEMA_V1.to_owned(),

@@ -17,6 +17,7 @@ use crate::scope::{Resolved, ResolvedScope};
 use crate::score::MatchType;
 
 /// A note that passed the filters.
+#[derive(Clone)]
 pub(crate) struct Fetched {
     pub(crate) commit: String,
     pub(crate) annotation: Rc<Annotation>,
