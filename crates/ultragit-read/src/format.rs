@@ -2,7 +2,9 @@
 //! the most token-efficient for a model), JSON (`ultragit-read/v1`, compact unless
 //! verbose) and pretty (plain text for people).
 //!
-//! Markdown rules: a `# Context for …` header with the query; each region a
+//! Markdown rules: a `# Context for …` header with the query and the unit the
+//! anchor resolved to (saying so when it was resolved through the notes, not
+//! the outline); each region a
 //! `## file — anchor` section whose next line carries the commit metadata;
 //! scalar fields as `**Label:** value`, tags too (inline, comma-separated); list
 //! fields (constraints, semantic dependencies, related) as bullet lists; a
@@ -17,7 +19,7 @@
 
 use std::fmt::Write as _;
 
-use ultragit_schema::{ReadOutput, ScoredRegion};
+use ultragit_schema::{ReadOutput, ScopeEcho, ScoredRegion};
 
 use crate::query::Format;
 
@@ -90,6 +92,11 @@ fn lines_text(start: u32, end: u32) -> String {
     }
 }
 
+/// The scope's anchor was resolved through the notes, not the outline.
+fn by_notes(scope: &ScopeEcho) -> bool {
+    scope.resolved_by.as_deref() == Some("notes")
+}
+
 /// What the query was, for headers.
 fn query_title(output: &ReadOutput) -> String {
     let q = &output.query;
@@ -147,9 +154,14 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             {
                 let _ = writeln!(
                     out,
-                    "\n`{name}` in {}: {kind}, {}",
+                    "\n`{name}` in {}: {kind}, {}{}",
                     scope.file,
-                    lines_text(range.start, range.end)
+                    lines_text(range.start, range.end),
+                    if by_notes(scope) {
+                        " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
@@ -333,12 +345,17 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
         if let (Some(name), Some(range)) = (&scope.anchor_name, scope.line_range) {
             let _ = writeln!(
                 out,
-                "  scope: {} {} ({}, {}){}",
+                "  scope: {} {} ({}, {}){}{}",
                 scope.file,
                 name,
                 scope.anchor_type.as_deref().unwrap_or("unit"),
                 lines_text(range.start, range.end),
-                if scope.ambiguous { " [ambiguous]" } else { "" }
+                if scope.ambiguous { " [ambiguous]" } else { "" },
+                if by_notes(scope) {
+                    " [resolved through the annotations and blame]"
+                } else {
+                    ""
+                }
             );
         }
     }

@@ -42,6 +42,9 @@ pub(crate) struct Matched {
     /// how many lines each (candidates for staleness: the pipeline keeps the
     /// later ones without a note).
     pub(crate) others: Vec<(ObjectId, u32)>,
+    /// Matched in a scope resolved through the notes: today's outline has no
+    /// unit of its name to judge its stability by.
+    pub(crate) by_notes: bool,
 }
 
 /// A region of a scope's file that matched nothing: its lines are impossible or
@@ -178,6 +181,7 @@ fn filter_regions(
                 match_type,
                 original,
                 others,
+                by_notes: scope.resolved_by_notes,
             });
         }
     }
@@ -217,7 +221,10 @@ fn widen_to_unit(region: &RegionAnnotation, today: LineRange, units: Option<&[Un
 
 /// Today's span of the region's lines that survive in this commit's blame
 /// entries (judged in the commit's own coordinates).
-fn surviving_lines(region: &RegionAnnotation, entries: &[&BlameEntry]) -> Option<LineRange> {
+pub(crate) fn surviving_lines(
+    region: &RegionAnnotation,
+    entries: &[&BlameEntry],
+) -> Option<LineRange> {
     let mut span: Option<LineRange> = None;
     for entry in entries.iter().filter(|e| e.original_path == region.file) {
         let start = region.lines.start.max(entry.original_start);

@@ -12,7 +12,9 @@
 //!   newer writer: 0.5).
 //! - **Anchor stability** against today's outline: name and signature match 1.0,
 //!   name matches but the signature differs 0.7, name not found 0.3; a region
-//!   matched by line overlap only 0.4, as is any region of a file without a grammar.
+//!   matched by line overlap only 0.4, as is any region of a file without a grammar
+//!   or found through an anchor the outline does not have (resolved through the
+//!   notes: a macro-defined test, say).
 //!   A region matched fuzzily scores at most 0.7 (its name only approximately
 //!   matches what was asked) — our choice, so that an exact match never scores
 //!   below a fuzzy one.
