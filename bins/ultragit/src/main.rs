@@ -68,5 +68,10 @@ mod sync;
 mod transfer;
 
 fn main() -> std::process::ExitCode {
-    frontend::run(std::env::args_os(), cli::run)
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `read --format json` answers even its usage errors in JSON (see `read`).
+    if let Some(err) = read::json_usage_error::<cli::Cli>(&args) {
+        return frontend::run(args, |_: read::AnyArgs, _| Err(err));
+    }
+    frontend::run(args, cli::run)
 }
