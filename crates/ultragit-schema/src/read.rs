@@ -16,6 +16,11 @@
 //!   **Invariant:** a region present in the output has intent and
 //!   constraints.
 //!
+//! Fields added after the first release that are `Option`s or lists marked
+//! "omitted when empty" (`ScoredRegion::commit_date`,
+//! `ScoredRegion::changed_since`) are left out of both shapes when empty, so
+//! older consumers see the same documents as before.
+//!
 //! Object keys in these values are sorted, so the text is the same whether or
 //! not some other crate in the build enables `serde_json/preserve_order`.
 //!
