@@ -144,22 +144,23 @@ fn the_scan_limit_bounds_the_dependency_scan() {
     assert!(out.dependencies_on_this.is_empty());
 }
 
+/// The natures of the output's cross-cutting concerns, in order.
+fn natures(output: &ultragit_read::ReadOutput) -> Vec<&str> {
+    output
+        .cross_cutting
+        .iter()
+        .map(|c| c.nature.as_str())
+        .collect()
+}
+
 #[test]
 fn cross_cutting_concerns_that_mention_the_query() {
     let (repo, _, _) = repo();
     let encode = read(&repo, &ReadQuery::file("src/wire.rs").with_anchor("encode"));
-    let found: Vec<&str> = encode
-        .cross_cutting
-        .iter()
-        .map(|c| c.nature.as_str())
-        .collect();
+    let found = natures(&encode);
     assert_eq!(found, ["format symmetry", "ordering"]);
     let decode = read(&repo, &ReadQuery::file("src/wire.rs").with_anchor("decode"));
-    let found: Vec<&str> = decode
-        .cross_cutting
-        .iter()
-        .map(|c| c.nature.as_str())
-        .collect();
+    let found = natures(&decode);
     assert_eq!(found, ["format symmetry"]);
 }
 
@@ -352,11 +353,7 @@ fn cross_cutting_concerns_reach_every_member() {
     ]);
     annotate(&repo, &c3, &n3);
     let log = read(&repo, &ReadQuery::file("src/log.rs").with_anchor("log"));
-    let found: Vec<&str> = log
-        .cross_cutting
-        .iter()
-        .map(|c| c.nature.as_str())
-        .collect();
+    let found = natures(&log);
     assert_eq!(found, ["format coupling"]);
     // The query's filters apply to those notes too.
     let mut enhanced = ReadQuery::file("src/log.rs").with_anchor("log");

@@ -3,7 +3,7 @@
 use testkit::TestRepo;
 use ultragit_read::{ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{commit_annotated, mqtt_v1_repo, pipeline, read, region};
+use crate::support::{commit_annotated, mqtt_v1_repo, one_annotated_file, pipeline, read, region};
 
 fn scope_of(repo: &TestRepo, anchor: &str) -> Vec<(String, u32, u32, String, bool)> {
     let out = read(repo, &ReadQuery::file("src/mqtt.rs").with_anchor(anchor));
@@ -248,26 +248,17 @@ const MACRO_TESTS: &str = "macro_rules! rgtest {\n    ($name:ident, $body:block)
 
 #[test]
 fn anchors_only_the_notes_know_resolve_through_blame() {
-    let repo = TestRepo::new();
-    let c1 = commit_annotated(
-        &repo,
+    let (repo, c1) = one_annotated_file(
         "tests/misc.rs",
         MACRO_TESTS,
-        "tests",
         vec![
-            region(
-                "tests/misc.rs",
-                "test",
-                "reads_stdin",
-                (8, 10),
-                "stdin is read",
-            ),
+            region("tests/misc.rs", "test", "reads_stdin", (8, 10), "stdin"),
             region(
                 "tests/misc.rs",
                 "test",
                 "follows_symlinks",
                 (12, 14),
-                "symlinks are followed",
+                "links",
             ),
         ],
     );
@@ -341,27 +332,12 @@ fn anchors_only_the_notes_know_resolve_through_blame() {
 
 #[test]
 fn files_without_a_grammar_resolve_anchors_through_the_notes() {
-    let repo = TestRepo::new();
-    commit_annotated(
-        &repo,
+    let (repo, _) = one_annotated_file(
         "config/app.toml",
         "[client]\nretries = 3\n\n[server]\nport = 8080\nhost = \"x\"\n",
-        "config",
         vec![
-            region(
-                "config/app.toml",
-                "config",
-                "client",
-                (1, 2),
-                "client settings",
-            ),
-            region(
-                "config/app.toml",
-                "config",
-                "server",
-                (4, 6),
-                "server settings",
-            ),
+            region("config/app.toml", "config", "client", (1, 2), "client"),
+            region("config/app.toml", "config", "server", (4, 6), "server"),
         ],
     );
     let out = read(

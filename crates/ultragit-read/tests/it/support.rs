@@ -225,3 +225,11 @@ pub fn commit_file_at(
         .expect("commit at a pinned date");
     repo.rev_parse("HEAD")
 }
+
+/// A new repository whose one commit writes `text` as `path`, annotated with
+/// `regions` (see [`commit_annotated`]); returns it and the commit.
+pub fn one_annotated_file(path: &str, text: &str, regions: Vec<Value>) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let commit = commit_annotated(&repo, path, text, "first", regions);
+    (repo, commit)
+}

@@ -252,10 +252,13 @@ fn a_budget_too_small_for_one_region_keeps_the_top_one_with_a_warning() {
 
 #[test]
 fn a_tiny_budget_still_answers_end_to_end() {
-    let repo = many();
-    let mut query = ReadQuery::file("src/lib.rs");
-    query.max_tokens = Some(20);
-    let out = read(&repo, &query);
+    let out = read(
+        &many(),
+        &ReadQuery {
+            max_tokens: Some(20),
+            ..ReadQuery::file("src/lib.rs")
+        },
+    );
     assert_eq!(out.regions.len(), 1);
     assert!(out.regions[0].region.intent.starts_with('f'));
     assert!(
