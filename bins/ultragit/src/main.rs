@@ -49,7 +49,8 @@
 //! included); 1 when the command fails (`error: …` on stderr, `caused by: …`
 //! lines with `--debug`, `hint: …` lines; or with `read --format json` the spec's
 //! JSON error object on stdout); 2 on usage errors (clap), including `ultragit`
-//! without arguments. Output to a closed pipe (`ultragit read … | head`) is not a
+//! without arguments (for `read --format json`, with the JSON error object on
+//! stdout too). Output to a closed pipe (`ultragit read … | head`) is not a
 //! failure: exit 0. The hidden `--generate KIND` flag (shell completions for
 //! `make install`) is handled by the runner before clap so it stays out of
 //! `--help`.

@@ -77,7 +77,7 @@ pub struct ReadArgs {
     #[arg(long, value_name = "NAME")]
     anchor: Option<String>,
 
-    /// Only annotations written after this date (ISO 8601) or commit
+    /// Only annotations of commits made at or after this date (ISO 8601) or commit
     #[arg(long, value_name = "DATE|COMMIT", value_parser = parse_since_arg)]
     since: Option<SinceFilter>,
 
