@@ -567,3 +567,47 @@ fn scores_have_three_decimals_and_tags_are_inline() {
         assert!(region["commit_date"].is_string(), "{region}");
     }
 }
+
+/// Macro-defined tests (no unit in tree-sitter's outline), annotated when
+/// written; a later commit without a note changes one of them.
+fn stale_macro_tests() -> TestRepo {
+    let repo = TestRepo::new();
+    let text = "macro_rules! rgtest {\n    ($name:ident, $body:block) => {\n        #[test]\n        fn $name() $body\n    };\n}\n\nrgtest!(reads_stdin, {\n    assert!(read_stdin().is_ok());\n});\n";
+    let c1 = repo.commit_file("tests/misc.rs", text, "Add the stdin test");
+    annotate(
+        &repo,
+        &note(
+            &c1,
+            "2025-06-01T00:00:00Z",
+            "enhanced",
+            "initial",
+            "Adds a test that reads stdin.",
+            vec![json!({
+                "file": "tests/misc.rs",
+                "ast_anchor": {"type": "test", "name": "reads_stdin"},
+                "lines": {"start": 8, "end": 10},
+                "intent": "Reading stdin must succeed when stdin is a pipe.",
+                "constraints": [{"text": "Must not block when stdin is a terminal.", "source": "author"}],
+                "tags": ["stdin", "io"]
+            })],
+            vec![],
+        ),
+    );
+    repo.commit_file(
+        "tests/misc.rs",
+        text.replace("read_stdin().is_ok()", "read_stdin().unwrap().is_empty()"),
+        "Expect empty stdin",
+    );
+    repo
+}
+
+#[test]
+fn golden_notes_resolved_anchor_and_later_unannotated_change() {
+    let repo = stale_macro_tests();
+    let args = ["read", "tests/misc.rs", "reads_stdin"];
+    insta::assert_snapshot!("stale_macro_markdown", stdout(repo.path(), &args));
+    let pretty = [&args[..], &["--format", "pretty"]].concat();
+    insta::assert_snapshot!("stale_macro_pretty", stdout(repo.path(), &pretty));
+    let json = [&args[..], &["--format", "json"]].concat();
+    insta::assert_snapshot!("stale_macro_json", stdout(repo.path(), &json));
+}
