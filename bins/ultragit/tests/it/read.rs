@@ -574,25 +574,25 @@ fn stale_macro_tests() -> TestRepo {
     let repo = TestRepo::new();
     let text = "macro_rules! rgtest {\n    ($name:ident, $body:block) => {\n        #[test]\n        fn $name() $body\n    };\n}\n\nrgtest!(reads_stdin, {\n    assert!(read_stdin().is_ok());\n});\n";
     let c1 = repo.commit_file("tests/misc.rs", text, "Add the stdin test");
-    annotate(
-        &repo,
-        &note(
-            &c1,
-            "2025-06-01T00:00:00Z",
-            "enhanced",
-            "initial",
-            "Adds a test that reads stdin.",
-            vec![json!({
-                "file": "tests/misc.rs",
-                "ast_anchor": {"type": "test", "name": "reads_stdin"},
-                "lines": {"start": 8, "end": 10},
-                "intent": "Reading stdin must succeed when stdin is a pipe.",
-                "constraints": [{"text": "Must not block when stdin is a terminal.", "source": "author"}],
-                "tags": ["stdin", "io"]
-            })],
-            vec![],
-        ),
+    let test = json!({
+        "file": "tests/misc.rs",
+        "ast_anchor": {"type": "test", "name": "reads_stdin"},
+        "lines": {"start": 8, "end": 10},
+        "intent": "Reading stdin must succeed when stdin is a pipe.",
+        "constraints": [{"text": "Must not block when stdin is a terminal.", "source": "author"}],
+        "tags": ["stdin", "io"]
+    });
+    let summary = "Adds a test that reads stdin.";
+    let backfilled = note(
+        &c1,
+        "2025-06-01T00:00:00Z",
+        "enhanced",
+        "initial",
+        summary,
+        vec![test],
+        vec![],
     );
+    annotate(&repo, &backfilled);
     repo.commit_file(
         "tests/misc.rs",
         text.replace("read_stdin().is_ok()", "read_stdin().unwrap().is_empty()"),
