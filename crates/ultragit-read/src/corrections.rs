@@ -139,8 +139,10 @@ mod tests {
             timestamp: Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap(),
             confidence: 0.8,
             confidence_factors: ConfidenceFactors::default(),
+            commit_date: None,
             related: Vec::new(),
             corrections,
+            changed_since: Vec::new(),
         }
     }
 

@@ -10,6 +10,17 @@
 //! result to a token budget and renders it as markdown, JSON or plain text. No LLM
 //! and no network on this path.
 //!
+//! What it tells a reader beyond spec 003: each region's *commit* date (recency
+//! and `--since` judge it, not the note's own timestamp — see [`score`]); the
+//! later commits without a note that changed the region's lines
+//! (`changed_since`, which also lowers anchor stability); an anchor the
+//! outline lacks (a macro-defined test, a file without a grammar) resolved
+//! through the notes and blame, saying so (`resolved_by`); cross-cutting
+//! concerns on every member, not only where the declaring commit's lines are;
+//! and, under a budget too small for one full region, the top region's intent
+//! and constraints with a warning rather than nothing. Scores are rounded to 3
+//! decimals.
+//!
 //! ```no_run
 //! use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery, format_markdown};
 //!
@@ -30,8 +41,11 @@
 //! - **Invariant:** overlap is judged in the annotating commit's own line
 //!   coordinates (blame's original lines); regions are reported in today's; a
 //!   region none of whose lines survive is not returned (see [`pipeline`]).
-//! - **Invariant:** one `git blame` process per resolved scope; every note is read
-//!   in-process, so the process count does not grow with history.
+//! - **Invariant:** at most one `git blame` process per resolved scope (an
+//!   anchor resolved through the notes blames its file once, and its scope is
+//!   cut from that); every note and commit is read in-process, so the process
+//!   count does not grow with history.
+//! - **Invariant:** a read that matched regions never trims to zero of them.
 //! - **Invariant:** a malformed note is skipped with a warning, never an error; a
 //!   returned region always has `intent` and `constraints`.
 

@@ -75,5 +75,6 @@ pub use read::{
     ConfidenceFactors, ContextLevelFilter, CrossCuttingEntry, DependencyEntry,
     ParseContextLevelFilterError, QueryEcho, READ_SCHEMA_V1, ReadErrorBody, ReadErrorCode,
     ReadErrorDetail, ReadOutput, ReadStats, ResolvedRelated, ScopeEcho, ScoredRegion, TrimmedInfo,
+    UnannotatedChange,
 };
 pub use validate::{ProblemLocation, ValidationContext, ValidationProblem};
