@@ -28,11 +28,31 @@ impl Run {
     pub(crate) fn assert_stdout_has(&self, needle: &str) {
         assert_has("stdout", &self.stdout, needle);
     }
+
+    /// Asserts that stderr starts with `prefix`, showing stderr if not.
+    #[track_caller]
+    pub(crate) fn assert_stderr_starts(&self, prefix: &str) {
+        assert_starts("stderr", &self.stderr, prefix);
+    }
+
+    /// Asserts that stdout starts with `prefix`, showing stdout if not.
+    #[track_caller]
+    pub(crate) fn assert_stdout_starts(&self, prefix: &str) {
+        assert_starts("stdout", &self.stdout, prefix);
+    }
 }
 
 #[track_caller]
 fn assert_has(stream: &str, text: &str, needle: &str) {
     assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
+}
+
+#[track_caller]
+fn assert_starts(stream: &str, text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "{stream} does not start with {prefix:?}:\n{text}"
+    );
 }
 
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
@@ -71,9 +91,9 @@ pub(crate) fn home() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-/// Every file under `dir`, read as text.
-pub(crate) fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
+/// Every file under `dir`, in no particular order.
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
@@ -81,11 +101,19 @@ pub(crate) fn all_text(dir: &Path) -> String {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+                out.push(path);
             }
         }
     }
     out
+}
+
+/// Every file under `dir`, read as text.
+pub(crate) fn all_text(dir: &Path) -> String {
+    files_under(dir)
+        .iter()
+        .map(|path| String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned())
+        .collect()
 }
 
 pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
@@ -103,4 +131,15 @@ pub(crate) fn responses(script: Vec<Reply>) -> (FakeLlm, String) {
     let server = FakeLlm::start(Flavor::OpenAiResponses, script);
     let url = server.base_url();
     (server, url)
+}
+
+/// `git-agent commit-msg` in a new project against a Responses server playing
+/// `script`, which must fail: the project, the server and the run.
+pub(crate) fn failed_commit_msg(script: Vec<Reply>) -> (TestRepo, FakeLlm, Run) {
+    let repo = project();
+    let home = home();
+    let (server, url) = responses(script);
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
+    assert_eq!(run.code, 1, "{run:?}");
+    (repo, server, run)
 }

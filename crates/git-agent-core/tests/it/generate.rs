@@ -6,13 +6,13 @@ use git_agent_core::Error;
 use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, call};
 
-use crate::support::{chat, generate, moved_submodule, project, request, responses, stage_retries};
+use crate::support::{
+    assert_has, chat, generate, moved_submodule, project, request, responses, retries_request,
+};
 
 #[test]
 fn a_tool_round_trip_over_the_responses_api() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (server, provider) = responses(vec![
         Reply::tool_calls(vec![call(
             "c1",
@@ -37,12 +37,7 @@ fn a_tool_round_trip_over_the_responses_api() {
     assert_eq!(first["store"], json!(false));
     assert_eq!(first["parallel_tool_calls"], json!(false));
     assert!(first.get("max_tool_calls").is_none());
-    assert!(
-        first["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("You are git-agent")
-    );
+    assert_has(first["instructions"].as_str().unwrap(), "You are git-agent");
     let tools = first["tools"].as_array().unwrap();
     assert!(tools.iter().all(|t| t["strict"] == json!(true)));
     assert!(
@@ -68,19 +63,15 @@ fn a_tool_round_trip_over_the_responses_api() {
     let envelope: Value = serde_json::from_str(output["output"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["ok"], json!(true));
     assert_eq!(envelope["tool"], json!("git_staged_diff_for_paths"));
-    assert!(
-        envelope["data"]["diff"]
-            .as_str()
-            .unwrap()
-            .contains("+    for _ in 0..3 {")
+    assert_has(
+        envelope["data"]["diff"].as_str().unwrap(),
+        "+    for _ in 0..3 {",
     );
 }
 
 #[test]
 fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![Reply::text(
         "<think>The user wants a message. Let me look.</think>\n```\nfix(net): retry connect\n\nRetries three times.\n\nCo-authored-by: Claude <noreply@anthropic.com>\n```",
     )]);
@@ -93,9 +84,7 @@ fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
 
 #[test]
 fn one_repair_pass_fixes_an_invalid_message() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let long = format!("fix(net): {}", "retry ".repeat(15));
     let (server, provider) = chat(vec![
         Reply::text(&format!("{long}\n\nLet me know if you want changes.")),
@@ -114,9 +103,7 @@ fn one_repair_pass_fixes_an_invalid_message() {
 
 #[test]
 fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![
         Reply::text("Here is my explanation of the change.\n\n```rust\nfn x() {}\n```"),
         Reply::text("Still:\n\n```\ncode\n``` and more"),
@@ -133,9 +120,7 @@ fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
 
 #[test]
 fn the_step_budget_ends_in_one_request_without_tools() {
-    let repo = project();
-    stage_retries(&repo);
-    let mut req = request(&repo, false);
+    let (_repo, mut req) = retries_request();
     req.budgets.max_steps = 2;
     let look = || Reply::tool_calls(vec![call("c", "git_staged_stat", json!({}))]);
     let (server, provider) = chat(vec![
@@ -148,18 +133,12 @@ fn the_step_budget_ends_in_one_request_without_tools() {
     assert_eq!(generated.tool_calls, 2);
     let last = server.requests()[2].json();
     assert_eq!(last["tool_choice"], json!("none"));
-    assert!(
-        server.requests()[2]
-            .raw_text()
-            .contains("budget is used up")
-    );
+    assert_has(&server.requests()[2].raw_text(), "budget is used up");
 }
 
 #[test]
 fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (repo, req) = retries_request();
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![
             call("a", "run_shell", json!({"cmd": "rm -rf /"})),
@@ -196,9 +175,7 @@ fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
 
 #[test]
 fn malformed_provider_replies_are_typed_errors() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = responses(vec![Reply::json(200, json!({"output": "not a list"}))]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     assert!(
@@ -305,18 +282,12 @@ fn a_lockfile_only_message_must_name_a_package() {
     assert!(generated.repaired);
     assert!(server.requests()[1].raw_text().contains("serde"));
     assert_eq!(generated.message, "Bump serde from 1.0.200 to 1.0.210");
-    assert!(
-        server.requests()[0]
-            .raw_text()
-            .contains("serde 1.0.200 → 1.0.210")
-    );
+    assert_has(&server.requests()[0].raw_text(), "serde 1.0.200 → 1.0.210");
 }
 
 #[test]
 fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     match err {

@@ -7,21 +7,17 @@ use git_agent_core::{Error, pr_message};
 use serde_json::json;
 use testkit::{Reply, TestRepo, call};
 
-use crate::support::{chat, project};
+use crate::support::{block_on, chat, project};
 
 fn run(
     request: &pr_message::Request,
     provider: &dyn llm::LlmProvider,
 ) -> Result<git_agent_core::commit_msg::Generated, Error> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(pr_message::generate(
-            request,
-            provider,
-            &mut agent::NullSink,
-        ))
+    block_on(pr_message::generate(
+        request,
+        provider,
+        &mut agent::NullSink,
+    ))
 }
 
 /// `project()` on main (origin/main = HEAD), then a feature branch with three

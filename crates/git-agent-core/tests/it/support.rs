@@ -54,20 +54,31 @@ pub fn request(repo: &TestRepo, amend: bool) -> Request {
     .unwrap()
 }
 
+/// Asserts that `text` contains `needle`, showing `text` if not.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+}
+
+/// Runs `future` to the end on a current-thread runtime.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
 /// Runs `generate` to the end.
 pub fn generate(
     request: &Request,
     provider: &dyn LlmProvider,
 ) -> Result<Generated, git_agent_core::Error> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(commit_msg::generate(
-            request,
-            provider,
-            &mut agent::NullSink,
-        ))
+    block_on(commit_msg::generate(
+        request,
+        provider,
+        &mut agent::NullSink,
+    ))
 }
 
 /// Stages [`testkit::NET_RS_WITH_RETRIES`] as `src/net.rs`: `connect` tries
@@ -75,6 +86,15 @@ pub fn generate(
 pub fn stage_retries(repo: &TestRepo) {
     repo.write("src/net.rs", testkit::NET_RS_WITH_RETRIES)
         .stage(&["src/net.rs"]);
+}
+
+/// [`project`] with [`stage_retries`], and the request for a new commit's
+/// message.
+pub fn retries_request() -> (TestRepo, Request) {
+    let repo = project();
+    stage_retries(&repo);
+    let request = request(&repo, false);
+    (repo, request)
 }
 
 /// A repository whose submodule `vendor/lib` moved: one commit in the
