@@ -5,7 +5,8 @@
 use testkit::{FakeLlm, Flavor, Reply};
 
 use crate::support::{
-    MESSAGE, failed_commit_msg, files_under, home, project, responses, sessions, with_key,
+    MESSAGE, assert_starts, failed_commit_msg, files_under, home, project, responses, sessions,
+    with_key,
 };
 
 /// No file of any session is larger than `max` bytes.
@@ -40,7 +41,8 @@ fn a_100_mb_reply_fails_with_a_clear_error_and_leaves_little_behind() {
     ] {
         let (repo, server, run) = failed_commit_msg(vec![reply]);
         assert_eq!(run.stdout, "");
-        run.assert_stderr_starts(
+        assert_starts(
+            &run.stderr,
             "error: the reply from openai-responses was larger than 16 MiB, the most one reply may be",
         );
         assert!(

@@ -5,8 +5,8 @@ use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, failed_commit_msg, git_agent, home, project, responses, sessions,
-    with_key,
+    KEY, MESSAGE, all_text, assert_starts, failed_commit_msg, git_agent, home, project, responses,
+    sessions, with_key,
 };
 
 #[test]
@@ -242,7 +242,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
     let run = git_agent(repo.path(), home.path(), &["commit-msg"], &[]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
-    run.assert_stderr_starts("error: no credentials");
+    assert_starts(&run.stderr, "error: no credentials");
     run.assert_stderr_has("OPENAI_API_KEY");
 
     let (server, url) = responses(vec![]);
@@ -371,7 +371,10 @@ fn release_note_prints_markdown_and_keeps_a_trace() {
     let (server, url) = responses(vec![Reply::text(&release_answer(&repo))]);
     let run = with_key(&repo, &home, &["release-note", "minor"], &url);
     assert_eq!(run.code, 0, "{run:?}");
-    run.assert_stdout_starts("### Features\n\n- Add `stop` to end a run cleanly. ([");
+    assert_starts(
+        &run.stdout,
+        "### Features\n\n- Add `stop` to end a run cleanly. ([",
+    );
     run.assert_stdout_has("https://github.com/acme/app/pull/7");
     run.assert_stdout_has("### Full Changelog");
     assert!(

@@ -28,18 +28,6 @@ impl Run {
     pub(crate) fn assert_stdout_has(&self, needle: &str) {
         assert_has("stdout", &self.stdout, needle);
     }
-
-    /// Asserts that stderr starts with `prefix`, showing stderr if not.
-    #[track_caller]
-    pub(crate) fn assert_stderr_starts(&self, prefix: &str) {
-        assert_starts("stderr", &self.stderr, prefix);
-    }
-
-    /// Asserts that stdout starts with `prefix`, showing stdout if not.
-    #[track_caller]
-    pub(crate) fn assert_stdout_starts(&self, prefix: &str) {
-        assert_starts("stdout", &self.stdout, prefix);
-    }
 }
 
 #[track_caller]
@@ -47,11 +35,12 @@ fn assert_has(stream: &str, text: &str, needle: &str) {
     assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
 }
 
+/// Asserts that `text` starts with `prefix`, showing `text` if not.
 #[track_caller]
-fn assert_starts(stream: &str, text: &str, prefix: &str) {
+pub(crate) fn assert_starts(text: &str, prefix: &str) {
     assert!(
         text.starts_with(prefix),
-        "{stream} does not start with {prefix:?}:\n{text}"
+        "does not start with {prefix:?}:\n{text}"
     );
 }
 
