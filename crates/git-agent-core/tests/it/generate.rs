@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, call};
 
 use crate::support::{
-    assert_has, chat, generate, moved_submodule, project, request, responses, retries_request,
+    assert_has, chat, generate, moved_submodule, project, repaired, request, responses,
+    retries_request, strings,
 };
 
 #[test]
@@ -86,19 +87,18 @@ fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
 fn one_repair_pass_fixes_an_invalid_message() {
     let (_repo, req) = retries_request();
     let long = format!("fix(net): {}", "retry ".repeat(15));
-    let (server, provider) = chat(vec![
-        Reply::text(&format!("{long}\n\nLet me know if you want changes.")),
-        Reply::text("fix(net): retry connect three times"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert_eq!(generated.message, "fix(net): retry connect three times");
-    let repair = server.requests()[1].raw_text();
+    let (message, requests) = repaired(
+        &req,
+        &format!("{long}\n\nLet me know if you want changes."),
+        "fix(net): retry connect three times",
+    );
+    assert_eq!(message, "fix(net): retry connect three times");
+    let repair = requests[1].raw_text();
     assert!(repair.contains("did not pass validation"), "{repair}");
     assert!(repair.contains("72"), "{repair}");
     assert!(repair.contains("Let me know"), "{repair}");
     // The repair request offers no tool calls.
-    assert_eq!(server.requests()[1].json()["tool_choice"], json!("none"));
+    assert_eq!(requests[1].json()["tool_choice"], json!("none"));
 }
 
 #[test]
@@ -198,36 +198,24 @@ fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
     repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
         .stage(&["README.md"]);
     let req = request(&repo, true);
-    let (server, provider) = chat(vec![
-        Reply::text(
-            "docs: also mention hosts in the README\n\nThis amend also updates the README.",
-        ),
-        // The repaired answer keeps the subject but drops the task ID.
-        Reply::text(
-            "fix(net): accept every host\n\nEmpty hosts were refused; the README now says any host is accepted.",
-        ),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
+    // The repaired answer keeps the subject but drops the task ID.
+    let (message, requests) = repaired(
+        &req,
+        "docs: also mention hosts in the README\n\nThis amend also updates the README.",
+        "fix(net): accept every host\n\nEmpty hosts were refused; the README now says any host is accepted.",
+    );
     assert_eq!(
-        generated.message,
+        message,
         "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused; the README now says any host is accepted."
     );
-    let repair = server.requests()[1].raw_text();
-    assert!(
-        repair.contains("fix(net): accept every host (NET-7)"),
-        "{repair}"
-    );
+    let repair = requests[1].raw_text();
+    assert_has(&repair, "fix(net): accept every host (NET-7)");
     assert!(repair.to_lowercase().contains("also"), "{repair}");
     // Amend mode offers the amend tools.
-    let tools: Vec<String> = server.requests()[0].json()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect();
-    assert!(tools.contains(&"git_final_amended_diff".to_owned()));
-    assert!(tools.contains(&"git_amend_delta".to_owned()));
+    let body = requests[0].json();
+    let tools = strings(&body["tools"], "/function/name");
+    assert!(tools.contains(&"git_final_amended_diff"));
+    assert!(tools.contains(&"git_amend_delta"));
 }
 
 #[test]
@@ -247,17 +235,13 @@ fn the_branch_task_id_is_kept_on_the_subject() {
 fn submodule_summaries_must_be_in_the_message() {
     let (parent, _sub) = moved_submodule(&["Fix overflow in the parser"]);
     let req = request(&parent, false);
-    let (server, provider) = chat(vec![
-        Reply::text("Update submodule"),
-        Reply::text("Update vendor/lib\n\n- Fix overflow in the parser"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert!(server.requests()[1].raw_text().contains("vendor/lib"));
-    assert_eq!(
-        generated.message,
-        "Update vendor/lib\n\n- Fix overflow in the parser"
+    let (message, requests) = repaired(
+        &req,
+        "Update submodule",
+        "Update vendor/lib\n\n- Fix overflow in the parser",
     );
+    assert_has(&requests[1].raw_text(), "vendor/lib");
+    assert_eq!(message, "Update vendor/lib\n\n- Fix overflow in the parser");
 }
 
 #[test]
@@ -274,15 +258,14 @@ fn a_lockfile_only_message_must_name_a_package() {
     )
     .stage(&["Cargo.lock"]);
     let req = request(&repo, false);
-    let (server, provider) = chat(vec![
-        Reply::text("Update dependencies"),
-        Reply::text("Bump serde from 1.0.200 to 1.0.210"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert!(server.requests()[1].raw_text().contains("serde"));
-    assert_eq!(generated.message, "Bump serde from 1.0.200 to 1.0.210");
-    assert_has(&server.requests()[0].raw_text(), "serde 1.0.200 → 1.0.210");
+    let (message, requests) = repaired(
+        &req,
+        "Update dependencies",
+        "Bump serde from 1.0.200 to 1.0.210",
+    );
+    assert_has(&requests[1].raw_text(), "serde");
+    assert_eq!(message, "Bump serde from 1.0.200 to 1.0.210");
+    assert_has(&requests[0].raw_text(), "serde 1.0.200 → 1.0.210");
 }
 
 #[test]

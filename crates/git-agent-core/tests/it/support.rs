@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use git_agent_core::commit_msg::{self, Generated, Options, Request};
+use git_agent_core::commit_msg::{self, Generated, MessageRequest, Options, Request};
 use git_agent_core::context::{self, Limits, Mode, Prepared};
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Flavor, RecordedRequest, Reply, TestRepo};
 
 /// A provider of `kind` for `server`, with quick retries.
 pub fn provider(server: &FakeLlm, kind: ProviderKind) -> Arc<dyn LlmProvider> {
@@ -60,6 +60,14 @@ pub fn assert_has(text: &str, needle: &str) {
     assert!(text.contains(needle), "{needle:?} missing in\n{text}");
 }
 
+/// The string at `pointer` (a JSON pointer) in each item of the array `list`.
+pub fn strings<'a>(list: &'a serde_json::Value, pointer: &str) -> Vec<&'a str> {
+    let items = list.as_array().unwrap().iter();
+    items
+        .map(|item| item.pointer(pointer).unwrap().as_str().unwrap())
+        .collect()
+}
+
 /// Runs `future` to the end on a current-thread runtime.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -71,7 +79,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 
 /// Runs `generate` to the end.
 pub fn generate(
-    request: &Request,
+    request: &impl MessageRequest,
     provider: &dyn LlmProvider,
 ) -> Result<Generated, git_agent_core::Error> {
     block_on(commit_msg::generate(
@@ -79,6 +87,19 @@ pub fn generate(
         provider,
         &mut agent::NullSink,
     ))
+}
+
+/// Runs `request` against a chat server whose first answer fails the checks
+/// and whose second, the repair pass's, passes: the message and the requests.
+pub fn repaired(
+    request: &impl MessageRequest,
+    first: &str,
+    second: &str,
+) -> (String, Vec<RecordedRequest>) {
+    let (server, provider) = chat(vec![Reply::text(first), Reply::text(second)]);
+    let generated = generate(request, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    (generated.message, server.requests())
 }
 
 /// Stages [`testkit::NET_RS_WITH_RETRIES`] as `src/net.rs`: `connect` tries

@@ -6,7 +6,7 @@ use git_agent_core::tools;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::support::{assert_has, project};
+use crate::support::{assert_has, project, strings};
 
 /// The tools of one mode over a repository, called as the model calls them.
 struct Tools(agent::ToolRegistry);
@@ -129,13 +129,10 @@ fn head_and_amend_views() {
 
     // Final = HEAD's change and the staged one, against HEAD's parent.
     let data = amend.data("git_final_amended_diff", json!({}));
-    let paths: Vec<&str> = data["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["Cargo.lock", "src/lib.rs", "src/net.rs"]);
+    assert_eq!(
+        strings(&data["files"], "/path"),
+        ["Cargo.lock", "src/lib.rs", "src/net.rs"]
+    );
     let data = amend.data("git_amend_delta", json!({"paths": ["src"]}));
     let diff = data["diff"].as_str().unwrap();
     assert!(
@@ -153,14 +150,8 @@ fn recent_commits_and_files_at_revisions() {
     let repo = amend_scene();
     let staged = Tools::new(&repo, Mode::Staged);
     let data = staged.data("git_recent_commits", json!({"limit": 2}));
-    let subjects: Vec<&str> = data["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        subjects,
+        strings(&data["commits"], "/subject"),
         ["fix(net): accept every host", "docs: document add"]
     );
     assert_eq!(
