@@ -17,6 +17,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::built_in;
 use crate::types::{
     Answer, AnswerItem, AnswerSection, ItemRef, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
@@ -46,27 +47,23 @@ const LOW_SIGNAL_ADVICE: &str = "state the change itself; add a second clause on
     non-obvious impact, required action, compatibility/risk, rollout scope or behaviour changes";
 
 /// Markdown a bullet's text must not start with (the bullet is added locally).
-static LEADING_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:#+|[-*>]|\d+\.(?:\s|$))").expect("the leading markup pattern is valid")
-});
+static LEADING_MARKUP: LazyLock<Regex> = LazyLock::new(|| built_in(r"^(?:#+|[-*>]|\d+\.(?:\s|$))"));
 
 /// Markdown links, autolinks and raw URLs.
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[[^\]]*\]\([^)]*\)|<?\b(?:https?|ftp)://[^\s)>]+>?|\bwww\.[^\s)]+")
-        .expect("the link pattern is valid")
+    built_in(r"(?i)\[[^\]]*\]\([^)]*\)|<?\b(?:https?|ftp)://[^\s)>]+>?|\bwww\.[^\s)]+")
 });
 
 /// Lead-ins that introduce the release instead of stating a change.
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^(?:(?:in\s+|with\s+)?this\s+(?:release|version|update)|here\s+(?:is|are)|here['’]s)\b",
     )
-    .expect("the preamble pattern is valid")
 });
 
 /// Generic benefit clauses that add words, not information.
 static LOW_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    built_in(concat!(
         r"(?i),?\s*\benabling\s+(?:operators|users|developers|administrators|admins|teams|customers|people|you)\s+to\b",
         r"|,\s*reducing\s+(?:\w+\s+)?(?:errors|mistakes|friction|confusion)\b",
         r"|,?\s*\bmaking\s+it\s+easier\s+to\b",
@@ -77,7 +74,6 @@ static LOW_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bfor\s+(?:improved|better)\s+maintainability\b",
         r"|,?\s*\bstreamlining\b",
     ))
-    .expect("the low-signal pattern is valid")
 });
 
 /// The JSON Schema of the model's answer.
