@@ -87,6 +87,10 @@ fn prepared(repo: &TestRepo, spec: &RangeSpec) -> release::ReleaseContext {
     prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap()
 }
 
+fn subjects(commits: &[release::ReleaseCommit]) -> Vec<&str> {
+    commits.iter().map(|c| c.subject.as_str()).collect()
+}
+
 fn explicit(base: &str, release: &str) -> RangeSpec {
     RangeSpec::Explicit {
         base: base.to_owned(),
@@ -162,9 +166,8 @@ fn no_version_tag_is_a_clear_error() {
 #[test]
 fn the_evidence_of_each_commit() {
     let ctx = prepared(&history(), &explicit("v1.0.0", "HEAD"));
-    let subjects: Vec<&str> = ctx.commits.iter().map(|c| c.subject.as_str()).collect();
     assert_eq!(
-        subjects,
+        subjects(&ctx.commits),
         [
             "build(deps): bump tokio to 1.38.1",
             "test: cover serve",
@@ -265,11 +268,7 @@ fn a_moved_submodule_with_its_history_groups_its_commits() {
     let group = &ctx.submodules[0];
     assert_eq!(group.path, "vendor/lib");
     assert_eq!(
-        group
-            .commits
-            .iter()
-            .map(|c| c.subject.as_str())
-            .collect::<Vec<_>>(),
+        subjects(&group.commits),
         ["feat: streaming decode", "fix: parser overflow"]
     );
     assert_eq!(
