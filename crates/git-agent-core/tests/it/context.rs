@@ -8,7 +8,9 @@ use git_agent_core::fit::Shown;
 use git_agent_core::{Error, commit_msg};
 use testkit::TestRepo;
 
-use crate::support::{assert_has, moved_submodule, prepared, project, stage_retries};
+use crate::support::{
+    assert_has, moved_submodule, prepared, project, stage_retries, task_id_branch,
+};
 
 #[test]
 fn staged_changes_are_the_scope_and_head_is_contrast() {
@@ -436,11 +438,7 @@ fn amend_with_nothing_staged_rewords_the_head_commit() {
 
 #[test]
 fn a_task_id_in_the_branch_is_offered_when_the_team_uses_them() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
-    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
-    repo.checkout_new("feature/proj-77-retry");
-    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    let repo = task_id_branch();
     let p = prepared(&repo, Mode::Staged);
     let task = p.task_id.as_ref().unwrap();
     assert_eq!(task.id, "PROJ-77");

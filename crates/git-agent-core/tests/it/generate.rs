@@ -8,7 +8,7 @@ use testkit::{Reply, TestRepo, call};
 
 use crate::support::{
     assert_has, chat, generate, moved_submodule, project, repaired, request, responses,
-    retries_request, strings,
+    retries_request, strings, task_id_branch, to_amend,
 };
 
 #[test]
@@ -193,10 +193,10 @@ fn malformed_provider_replies_are_typed_errors() {
 #[test]
 fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
     let repo = project();
-    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
-    repo.commit_all("fix(net): accept every host (NET-7)\n\nEmpty hosts were refused.");
-    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
-        .stage(&["README.md"]);
+    to_amend(
+        &repo,
+        "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused.",
+    );
     let req = request(&repo, true);
     // The repaired answer keeps the subject but drops the task ID.
     let (message, requests) = repaired(
@@ -220,11 +220,7 @@ fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
 
 #[test]
 fn the_branch_task_id_is_kept_on_the_subject() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
-    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
-    repo.checkout_new("feature/proj-77-retry");
-    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    let repo = task_id_branch();
     let req = request(&repo, false);
     let (_server, provider) = chat(vec![Reply::text("Set a to three")]);
     let generated = generate(&req, provider.as_ref()).unwrap();

@@ -109,6 +109,26 @@ pub fn stage_retries(repo: &TestRepo) {
         .stage(&["src/net.rs"]);
 }
 
+/// A commit to amend in `repo`: HEAD becomes a `connect` that accepts every
+/// host (committed as `message`), and a README line about it is staged.
+pub fn to_amend(repo: &TestRepo, message: &str) {
+    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
+    repo.commit_all(message);
+    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
+        .stage(&["README.md"]);
+}
+
+/// A team that ends subjects with Jira keys, on branch
+/// `feature/proj-77-retry` with a change staged.
+pub fn task_id_branch() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
+    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
+    repo.checkout_new("feature/proj-77-retry");
+    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    repo
+}
+
 /// [`project`] with [`stage_retries`], and the request for a new commit's
 /// message.
 pub fn retries_request() -> (TestRepo, Request) {
