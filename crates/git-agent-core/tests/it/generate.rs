@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, call};
 
 use crate::support::{
-    assert_has, chat, generate, moved_submodule, project, repaired, request, responses,
-    retries_request, strings, task_id_branch, to_amend,
+    assert_has, chat, generate, moved_submodule, project, repaired, repaired_naming, request,
+    responses, retries_request, strings, task_id_branch, to_amend,
 };
 
 #[test]
@@ -230,14 +230,12 @@ fn the_branch_task_id_is_kept_on_the_subject() {
 #[test]
 fn submodule_summaries_must_be_in_the_message() {
     let (parent, _sub) = moved_submodule(&["Fix overflow in the parser"]);
-    let req = request(&parent, false);
-    let (message, requests) = repaired(
-        &req,
+    repaired_naming(
+        &parent,
         "Update submodule",
         "Update vendor/lib\n\n- Fix overflow in the parser",
+        "vendor/lib",
     );
-    assert_has(&requests[1].raw_text(), "vendor/lib");
-    assert_eq!(message, "Update vendor/lib\n\n- Fix overflow in the parser");
 }
 
 #[test]
@@ -253,14 +251,12 @@ fn a_lockfile_only_message_must_name_a_package() {
         "version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.210\"\n",
     )
     .stage(&["Cargo.lock"]);
-    let req = request(&repo, false);
-    let (message, requests) = repaired(
-        &req,
+    let requests = repaired_naming(
+        &repo,
         "Update dependencies",
         "Bump serde from 1.0.200 to 1.0.210",
+        "serde",
     );
-    assert_has(&requests[1].raw_text(), "serde");
-    assert_eq!(message, "Bump serde from 1.0.200 to 1.0.210");
     assert_has(&requests[0].raw_text(), "serde 1.0.200 → 1.0.210");
 }
 

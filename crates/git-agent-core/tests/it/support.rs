@@ -102,6 +102,20 @@ pub fn repaired(
     (generated.message, server.requests())
 }
 
+/// [`repaired`] for a commit in `repo`, where the repair request names
+/// `missing` and the repaired answer is the message as it is: the requests.
+pub fn repaired_naming(
+    repo: &TestRepo,
+    first: &str,
+    second: &str,
+    missing: &str,
+) -> Vec<RecordedRequest> {
+    let (message, requests) = repaired(&request(repo, false), first, second);
+    assert_eq!(message, second);
+    assert_has(&requests[1].raw_text(), missing);
+    requests
+}
+
 /// Stages [`testkit::NET_RS_WITH_RETRIES`] as `src/net.rs`: `connect` tries
 /// three times.
 pub fn stage_retries(repo: &TestRepo) {
