@@ -2,11 +2,11 @@
 //! invalid answer is repaired and reported within bounds, and control
 //! characters reach neither the terminal nor the commit.
 
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::Reply;
 
 use crate::support::{
-    MESSAGE, assert_starts, failed_commit_msg, files_under, home, project, responses, sessions,
-    with_key,
+    MESSAGE, assert_starts, chat, failed_commit_msg, files_under, home, project, responses,
+    sessions, with_key,
 };
 
 /// No file of any session is larger than `max` bytes.
@@ -112,19 +112,11 @@ fn a_large_invalid_answer_is_repaired_with_a_small_request() {
 fn a_large_answer_repaired_into_a_good_one_is_used() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::repeated_text("word ", 1_000_000),
-            Reply::text(MESSAGE),
-        ],
-    );
-    let run = with_key(
-        &repo,
-        &home,
-        &["commit-msg", "--api", "chat"],
-        &server.base_url(),
-    );
+    let (server, url) = chat(vec![
+        Reply::repeated_text("word ", 1_000_000),
+        Reply::text(MESSAGE),
+    ]);
+    let run = with_key(&repo, &home, &["commit-msg", "--api", "chat"], &url);
     assert_eq!(
         (run.code, run.stdout.as_str()),
         (0, &*format!("{MESSAGE}\n")),

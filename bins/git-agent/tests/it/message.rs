@@ -2,11 +2,11 @@
 //! sessions, credentials, and commits made (or refused) by git.
 
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{Reply, TestRepo, call};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, assert_starts, failed_commit_msg, git_agent, home, project, responses,
-    sessions, with_key,
+    KEY, MESSAGE, all_text, assert_starts, chat, failed_commit_msg, git_agent, home, project,
+    responses, sessions, with_key,
 };
 
 #[test]
@@ -119,11 +119,7 @@ fn chatgpt_sign_in_from_codex_is_used_first() {
 fn a_local_chat_server_needs_no_key() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text(&format!("<think>hmm</think>{MESSAGE}"))],
-    );
-    let url = server.base_url();
+    let (server, url) = chat(vec![Reply::text(&format!("<think>hmm</think>{MESSAGE}"))]);
     let run = git_agent(
         repo.path(),
         home.path(),

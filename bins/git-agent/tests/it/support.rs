@@ -117,7 +117,16 @@ pub(crate) const MESSAGE: &str = "fix(net): retry connect three times";
 
 /// A fake Responses API server scripted with `script`, and its base URL.
 pub(crate) fn responses(script: Vec<Reply>) -> (FakeLlm, String) {
-    let server = FakeLlm::start(Flavor::OpenAiResponses, script);
+    serve(Flavor::OpenAiResponses, script)
+}
+
+/// A fake Chat Completions server scripted with `script`, and its base URL.
+pub(crate) fn chat(script: Vec<Reply>) -> (FakeLlm, String) {
+    serve(Flavor::OpenAiChat, script)
+}
+
+fn serve(flavor: Flavor, script: Vec<Reply>) -> (FakeLlm, String) {
+    let server = FakeLlm::start(flavor, script);
     let url = server.base_url();
     (server, url)
 }
