@@ -66,24 +66,11 @@ fn staged_paths_status_and_stat() {
     let data = staged.data("git_staged_status", json!({}));
     assert_eq!(data["branch"], json!("main"));
     assert_eq!(data["untracked"], json!(1));
-    let xy: Vec<(String, String)> = data["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["xy"].as_str().unwrap().to_owned(),
-                e["path"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let entries = &data["entries"];
+    assert_eq!(strings(entries, "/xy"), ["M ", " M", "M "]);
     assert_eq!(
-        xy,
-        [
-            ("M ".to_owned(), "Cargo.lock".to_owned()),
-            (" M".to_owned(), "README.md".to_owned()),
-            ("M ".to_owned(), "src/lib.rs".to_owned()),
-        ]
+        strings(entries, "/path"),
+        ["Cargo.lock", "README.md", "src/lib.rs"]
     );
     let data = staged.data("git_staged_stat", json!({}));
     assert_eq!(data["additions"], json!(2));
