@@ -80,6 +80,17 @@ pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> Read
         .unwrap()
 }
 
+/// Runs `query` on `repo` with the default configuration as `change` leaves it.
+pub fn read_configured(
+    repo: &TestRepo,
+    change: impl FnOnce(&mut ReadConfig),
+    query: &ReadQuery,
+) -> ReadOutput {
+    let mut config = ReadConfig::default();
+    change(&mut config);
+    read_with(repo, config, query)
+}
+
 /// `(file, anchor name, start, end)` of every returned region, in order.
 pub fn regions(output: &ReadOutput) -> Vec<(String, String, u32, u32)> {
     output
