@@ -99,6 +99,15 @@ fn by_notes(scope: &ScopeEcho) -> bool {
     scope.resolved_by.as_deref() == Some("notes")
 }
 
+/// The scopes an anchor resolved to, each with the unit's name and its lines
+/// as text.
+fn anchored_scopes(output: &ReadOutput) -> impl Iterator<Item = (&ScopeEcho, &str, String)> {
+    output.query.scopes.iter().filter_map(|scope| {
+        let (name, range) = (scope.anchor_name.as_deref()?, scope.line_range?);
+        Some((scope, name, lines_text(range.start, range.end)))
+    })
+}
+
 /// The two renderings for reading: markdown (for models) and pretty (for
 /// people) show the same parts of an output with different marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,11 +125,24 @@ impl Style {
         }
     }
 
+    /// What to add to a scope's line when its anchor was resolved through the
+    /// notes, not the outline.
+    fn resolution(self, scope: &ScopeEcho) -> &'static str {
+        match self {
+            _ if !by_notes(scope) => "",
+            Style::Markdown => {
+                " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
+            }
+            Style::Pretty => " [resolved through the annotations and blame]",
+        }
+    }
+
     /// A `title`d section of one line per item (a markdown `##` heading and
     /// bullets, or a lower-case `title:` and indented lines); nothing when
     /// there are no items.
-    fn section(self, out: &mut String, title: &str, items: &[String]) {
-        if items.is_empty() {
+    fn section(self, out: &mut String, title: &str, items: impl Iterator<Item = String>) {
+        let mut items = items.peekable();
+        if items.peek().is_none() {
             return;
         }
         let bullet = match self {
@@ -142,18 +164,18 @@ impl Style {
 /// What follows the regions, in both renderings: what depends on the code,
 /// the cross-cutting concerns, the counters and the trimming notice.
 fn write_footer(out: &mut String, output: &ReadOutput, style: Style) {
-    let dependencies: Vec<String> = output
-        .dependencies_on_this
-        .iter()
-        .map(|dep| dependency_text(dep, style))
-        .collect();
-    style.section(out, "Dependencies on this", &dependencies);
-    let concerns: Vec<String> = output
-        .cross_cutting
-        .iter()
-        .map(|concern| concern_text(concern, style))
-        .collect();
-    style.section(out, "Cross-cutting concerns", &concerns);
+    let dependencies = output.dependencies_on_this.iter();
+    style.section(
+        out,
+        "Dependencies on this",
+        dependencies.map(|dep| dependency_text(dep, style)),
+    );
+    let concerns = output.cross_cutting.iter();
+    style.section(
+        out,
+        "Cross-cutting concerns",
+        concerns.map(|concern| concern_text(concern, style)),
+    );
     let s = &output.stats;
     let counts = [
         ("commits examined", s.commits_examined),
@@ -293,21 +315,10 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             units.join(", ")
         );
     } else {
-        for scope in q.scopes.iter().filter(|s| s.anchor_name.is_some()) {
-            if let (Some(name), Some(range), Some(kind)) =
-                (&scope.anchor_name, scope.line_range, &scope.anchor_type)
-            {
-                let _ = writeln!(
-                    out,
-                    "\n`{name}` in {}: {kind}, {}{}",
-                    scope.file,
-                    lines_text(range.start, range.end),
-                    if by_notes(scope) {
-                        " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
-                    } else {
-                        ""
-                    }
-                );
+        for (scope, name, lines) in anchored_scopes(output) {
+            if let Some(kind) = &scope.anchor_type {
+                let notes = Style::Markdown.resolution(scope);
+                let _ = writeln!(out, "\n`{name}` in {}: {kind}, {lines}{notes}", scope.file);
             }
         }
     }
@@ -429,23 +440,15 @@ pub fn format_pretty(output: &ReadOutput, verbose: bool) -> String {
 fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "ultragit read: {}", query_title(output));
-    for scope in &output.query.scopes {
-        if let (Some(name), Some(range)) = (&scope.anchor_name, scope.line_range) {
-            let _ = writeln!(
-                out,
-                "  scope: {} {} ({}, {}){}{}",
-                scope.file,
-                name,
-                scope.anchor_type.as_deref().unwrap_or("unit"),
-                lines_text(range.start, range.end),
-                if scope.ambiguous { " [ambiguous]" } else { "" },
-                if by_notes(scope) {
-                    " [resolved through the annotations and blame]"
-                } else {
-                    ""
-                }
-            );
-        }
+    for (scope, name, lines) in anchored_scopes(output) {
+        let kind = scope.anchor_type.as_deref().unwrap_or("unit");
+        let ambiguous = if scope.ambiguous { " [ambiguous]" } else { "" };
+        let notes = Style::Pretty.resolution(scope);
+        let _ = writeln!(
+            out,
+            "  scope: {} {name} ({kind}, {lines}){ambiguous}{notes}",
+            scope.file
+        );
     }
     for warning in &output.warnings {
         let _ = writeln!(out, "warning: {warning}");
