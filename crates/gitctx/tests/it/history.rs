@@ -1,8 +1,8 @@
 //! The walks that choose which commits to compare: unreachable from some
 //! commits or from every ref, committed since a date, what the reflog says.
 
-use crate::open;
-use crate::patch_id::{forked, id};
+use crate::patch_id::forked;
+use crate::{id, open};
 
 #[test]
 fn unreachable_commits_and_commits_since_a_date() {

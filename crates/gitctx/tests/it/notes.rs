@@ -1,18 +1,12 @@
 //! Notes: reading, writing, fan-out trees, interoperability with `git notes`, and
 //! concurrent compare-and-swap writers.
 
-use std::fmt::Write as _;
-
 use gitctx::{ObjectId, Repo};
 use testkit::TestRepo;
 
-use crate::{child, open};
+use crate::{child, id, import_notes, open};
 
 const REF: &str = "refs/notes/ultragit";
-
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
 
 #[test]
 fn write_read_overwrite_remove_and_list() {
@@ -93,21 +87,7 @@ fn git_reads_our_notes_and_we_read_gits() {
 fn fanned_out_notes_trees_are_read_and_written_in_place() {
     let repo = TestRepo::new();
     let shas = repo.commit_many(400, "counter.txt");
-    // fast-import fans the notes tree out once it holds many notes, as git does.
-    let mut stream = String::new();
-    let _ = writeln!(stream, "commit {REF}");
-    let _ = writeln!(stream, "committer T <t@e> 1700000000 +0000");
-    let _ = writeln!(stream, "data 5\nnotes");
-    for sha in &shas[..300] {
-        let text = format!("note of {sha}\n");
-        let _ = writeln!(stream, "N inline {sha}");
-        let _ = writeln!(stream, "data {}\n{text}", text.len());
-    }
-    repo.command()
-        .args(["fast-import", "--quiet"])
-        .stdin(stream)
-        .run()
-        .unwrap();
+    import_notes(&repo, REF, &shas[..300]);
     let top = repo.command().args(["ls-tree", REF]).run_text().unwrap();
     assert!(
         top.lines().all(|l| l.contains(" tree ")),

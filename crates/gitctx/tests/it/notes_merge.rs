@@ -3,19 +3,14 @@
 //! unrelated histories, fan-out against flat trees, oversized notes.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 
 use gitctx::{MergeKind, ObjectId, Resolution, Written};
 use testkit::TestRepo;
 
-use crate::open;
+use crate::{id, import_notes, open};
 
 const OURS: &str = "refs/notes/ultragit";
 const THEIRS: &str = "refs/notes/remotes/origin/ultragit";
-
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
 
 /// Copies the ref `from` to `to` (a new history that shares everything so far).
 fn branch(repo: &TestRepo, from: &str, to: &str) {
@@ -179,20 +174,7 @@ fn a_fanned_out_tree_merges_with_a_flat_one() {
     ours.write(id(&shas[310]), "ours 310").unwrap();
     ours.write(id(&shas[0]), "ours 0").unwrap();
     // Theirs: fanned out by git fast-import, 300 notes.
-    let mut stream = String::new();
-    let _ = writeln!(stream, "commit {THEIRS}");
-    let _ = writeln!(stream, "committer T <t@e> 1700000000 +0000");
-    let _ = writeln!(stream, "data 5\nnotes");
-    for sha in &shas[..300] {
-        let text = format!("note of {sha}\n");
-        let _ = writeln!(stream, "N inline {sha}");
-        let _ = writeln!(stream, "data {}\n{text}", text.len());
-    }
-    repo.command()
-        .args(["fast-import", "--quiet"])
-        .stdin(stream)
-        .run()
-        .unwrap();
+    import_notes(&repo, THEIRS, &shas[..300]);
     let theirs = r.notes(THEIRS).unwrap();
     let report = ours
         .merge_from(theirs.tip().unwrap().unwrap(), |_, a, b| {
