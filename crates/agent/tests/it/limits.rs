@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply};
 
 use crate::{files, flavor, provider, run_task, runtime};
+use testkit::{assert_contains, assert_ends_with, assert_starts_with};
 
 fn task() -> Task {
     Task {
@@ -67,27 +68,18 @@ fn the_repair_request_quotes_a_huge_answer_clipped() {
     let body = repair.json();
     let messages = body["messages"].as_array().unwrap();
     let quoted = messages[messages.len() - 2]["content"].as_str().unwrap();
-    assert!(
-        quoted.starts_with("bad line\nbad line\n"),
-        "the head is kept"
-    );
-    assert!(quoted.ends_with("bad line\n"), "the tail is kept");
-    assert!(
-        quoted.contains("bytes cut here: the text is 3600000 bytes"),
-        "the cut is marked: {}",
-        &quoted[..200]
-    );
+    // The head and the tail are kept, the cut is marked.
+    assert_starts_with(quoted, "bad line\nbad line\n");
+    assert_ends_with(quoted, "bad line\n");
+    assert_contains(quoted, "bytes cut here: the text is 3600000 bytes");
     let list = messages.last().unwrap()["content"].as_str().unwrap();
     assert_eq!(
         list.matches("\n- line 'bad line' is wrong").count(),
         REPAIR_PROBLEMS_MAX
     );
-    assert!(
-        list.contains(&format!(
-            "- … and {} more problems",
-            400_000 - REPAIR_PROBLEMS_MAX
-        )),
-        "{list}"
+    assert_contains(
+        list,
+        &format!("- … and {} more problems", 400_000 - REPAIR_PROBLEMS_MAX),
     );
 }
 
@@ -235,12 +227,10 @@ fn console_traces_escape_control_characters() {
             "{c:?} reached the console: {text:?}"
         );
     }
-    assert!(text.contains("\\x1b]52;c;ZXZpbA==\\x07"), "{text}");
-    assert!(text.contains("\\u{202e}"), "{text}");
-    assert!(
-        text.contains("      | line\ttwo \\x1b]52"),
-        "tabs stay in previews: {text}"
-    );
+    assert_contains(&text, "\\x1b]52;c;ZXZpbA==\\x07");
+    assert_contains(&text, "\\u{202e}");
+    // Tabs stay in previews.
+    assert_contains(&text, "      | line\ttwo \\x1b]52");
 }
 
 #[test]

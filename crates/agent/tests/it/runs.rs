@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, call};
 
 use crate::{KINDS, flavor, provider, run_task, run_task_within, runtime, tools};
+use testkit::{assert_contains, assert_contains_all};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {
@@ -119,9 +120,9 @@ fn the_step_budget_ends_with_one_request_without_tools() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        prompt.contains("step budget is used up") && prompt.contains("Reply with one sentence."),
-        "{prompt}"
+    assert_contains_all(
+        &prompt,
+        &["step budget is used up", "Reply with one sentence."],
     );
 }
 
@@ -178,10 +179,7 @@ fn one_repair_pass_then_a_clear_error() {
     let last = messages.last().unwrap()["content"][0]["text"]
         .as_str()
         .unwrap();
-    assert!(
-        last.contains("- must start with GOOD\n- no apologies\n"),
-        "{last}"
-    );
+    assert_contains(last, "- must start with GOOD\n- no apologies\n");
     assert_eq!(
         messages[messages.len() - 2]["content"][0]["text"],
         "sorry, bad"

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, call};
 
 use crate::{KEY, flavor, provider, runtime, tools};
+use testkit::{assert_contains, assert_lacks, assert_starts_with};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
@@ -118,14 +119,14 @@ fn console_traces_redact_and_preview() {
     let server = leaky_run(&mut sink);
     drop(server);
     let text = String::from_utf8(sink.into_inner()).unwrap();
-    assert!(!text.contains(KEY), "{text}");
+    assert_lacks(&text, KEY);
     assert!(text.contains("****R7"));
-    assert!(
-        text.starts_with("12:00:00 INF run.started task=leak provider=openai-responses"),
-        "{text}"
+    assert_starts_with(
+        &text,
+        "12:00:00 INF run.started task=leak provider=openai-responses",
     );
-    assert!(text.contains("\n12:00:00 INF final output=<"), "{text}");
-    assert!(text.contains("(first 8 lines shown,"), "{text}");
+    assert_contains(&text, "\n12:00:00 INF final output=<");
+    assert_contains(&text, "(first 8 lines shown,");
 }
 
 /// The same run in a separate process, tracing to its real stdout and reporting a
@@ -154,10 +155,7 @@ fn a_traced_process_never_prints_the_key() {
         stdout.contains("INF final output=<"),
         "the console trace went to stdout:\n{stdout}"
     );
-    assert!(
-        stderr.contains("HTTP 401: Incorrect API key provided: ****R7"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "HTTP 401: Incorrect API key provided: ****R7");
     assert!(!stdout.contains(KEY), "stdout leaked the key");
     assert!(!stderr.contains(KEY), "stderr leaked the key");
 }

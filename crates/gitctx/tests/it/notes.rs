@@ -5,6 +5,7 @@ use gitctx::{ObjectId, Repo};
 use testkit::TestRepo;
 
 use crate::{child, id, import_notes, open};
+use testkit::assert_contains;
 
 const REF: &str = "refs/notes/ultragit";
 
@@ -303,10 +304,7 @@ fn notes_over_the_limit_are_not_read() {
     assert_eq!(many.found, vec![(id(&small), "small".to_owned())]);
     assert_eq!(many.too_large, vec![(id(&big), gitctx::MAX_NOTE_BYTES + 1)]);
     let err = notes.read(id(&big)).unwrap_err();
-    assert!(
-        err.to_string().contains("over the limit of 4194304"),
-        "{err}"
-    );
+    assert_contains(&err.to_string(), "over the limit of 4194304");
 }
 
 /// Creating the notes ref races like moving it: a writer that finds no ref must

@@ -5,6 +5,7 @@ use testkit::TestRepo;
 
 use crate::child;
 use crate::open;
+use testkit::assert_starts_with;
 
 #[test]
 fn discovers_from_a_subdirectory() {
@@ -35,7 +36,7 @@ fn outside_any_repository_is_a_typed_error() {
         other => panic!("unexpected {other:?}"),
     }
     let err = Repo::discover(dir.path()).unwrap_err().to_string();
-    assert!(err.starts_with("not a git repository"), "{err}");
+    assert_starts_with(&err, "not a git repository");
 }
 
 #[test]

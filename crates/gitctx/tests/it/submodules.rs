@@ -8,6 +8,7 @@ use gitctx::Error;
 use testkit::TestRepo;
 
 use crate::open;
+use testkit::assert_contains;
 
 /// A repository whose one commit has `.gitmodules` (and `extra` files) as given.
 fn with_gitmodules(text: &str, extra: &[(&str, &str)]) -> TestRepo {
@@ -38,7 +39,7 @@ fn assert_refused(repo: &TestRepo, reason: &str) {
     match open(repo).submodule_urls("HEAD") {
         Err(Error::InvalidInput { what, reason: got }) => {
             assert_eq!(what, ".gitmodules at HEAD");
-            assert!(got.contains(reason), "{got}");
+            assert_contains(&got, reason);
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

@@ -5,6 +5,7 @@ use gitctx::{AttrValue, DiffOptions, DiffTarget, FileStatus};
 use testkit::TestRepo;
 
 use crate::open;
+use testkit::assert_contains;
 
 #[test]
 fn status_reports_staged_partially_staged_renamed_and_untracked_paths() {
@@ -142,7 +143,7 @@ fn commits_are_made_by_git_and_refusals_are_reported() {
     let r = open(&repo);
     let run = r.run_commit("Change a\n\nBody line.\n", false).unwrap();
     assert!(run.success, "{run:?}");
-    assert!(run.stdout.contains("Change a"), "{}", run.stdout);
+    assert_contains(&run.stdout, "Change a");
     assert_eq!(
         repo.git(&["log", "-1", "--format=%B"]).trim_end(),
         "Change a\n\nBody line."
@@ -167,7 +168,7 @@ fn commits_are_made_by_git_and_refusals_are_reported() {
     let run = r.run_commit("Change a again\n", false).unwrap();
     assert!(!run.success);
     assert_eq!(run.status, "exit status 1");
-    assert!(run.stderr.contains("lint failed: tabs"), "{}", run.stderr);
+    assert_contains(&run.stderr, "lint failed: tabs");
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use testkit::{FakeLlm, RecordedRequest, Reply, call};
 
 use crate::{KEY, KINDS, config, flavor, runtime};
+use testkit::assert_contains;
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {
@@ -272,9 +273,9 @@ fn configuration_errors_are_clear() {
         account_id: "a".into(),
     };
     let err = build_provider(cfg).unwrap_err().to_string();
-    assert!(
-        err.contains("ChatGPT sign-in works with the OpenAI Responses API only"),
-        "{err}"
+    assert_contains(
+        &err,
+        "ChatGPT sign-in works with the OpenAI Responses API only",
     );
     let mut cfg = config(ProviderKind::OpenAiChat, &server);
     cfg.base_url = Some("ftp://nowhere".into());

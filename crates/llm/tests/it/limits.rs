@@ -6,6 +6,7 @@ use llm::{DEFAULT_MAX_RESPONSE_BYTES, LlmError, ProviderKind};
 use testkit::{FakeLlm, Reply};
 
 use crate::{KEY, KINDS, complete, flavor};
+use testkit::assert_starts_with;
 
 /// 100 MB of reply text.
 const HUGE: usize = 100_000_000;
@@ -16,12 +17,9 @@ fn assert_too_large(err: &LlmError, kind: ProviderKind, limit: &str) {
         "{kind:?}: expected TooLarge, got {err}"
     );
     let text = err.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "the reply from {} was larger than {limit}",
-            kind.as_str()
-        )),
-        "{text}"
+    assert_starts_with(
+        &text,
+        &format!("the reply from {} was larger than {limit}", kind.as_str()),
     );
     assert!(!text.contains(KEY));
     assert!(text.len() < 300, "{text}");

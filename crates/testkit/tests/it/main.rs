@@ -5,6 +5,7 @@ mod fake_llm;
 mod text;
 
 use testkit::TestRepo;
+use testkit::{assert_contains, assert_starts_with};
 
 fn git(repo: &TestRepo, args: &[&str]) -> String {
     repo.command().args(args).run_text().unwrap()
@@ -102,7 +103,7 @@ fn submodules_and_worktrees() {
     repo.add_submodule("vendor/sub", &sub);
     repo.commit("add submodule");
     let tree = git(&repo, &["ls-tree", "HEAD", "vendor/sub"]);
-    assert!(tree.starts_with("160000 commit "), "{tree}");
+    assert_starts_with(&tree, "160000 commit ");
     assert!(repo.join(".gitmodules").exists());
 
     let wt = repo.add_worktree("wt", "side");
@@ -125,10 +126,10 @@ fn removal_rename_and_executables() {
     repo.remove("run.sh").stage_all();
     repo.commit("rename and delete");
     let names = git(&repo, &["show", "--name-status", "--format=", "-M", "HEAD"]);
-    assert!(names.contains("R100\ta.txt\tb.txt"), "{names}");
-    assert!(names.contains("D\trun.sh"), "{names}");
+    assert_contains(&names, "R100\ta.txt\tb.txt");
+    assert_contains(&names, "D\trun.sh");
     let mode = git(&repo, &["ls-tree", "HEAD~1", "run.sh"]);
-    assert!(mode.starts_with("100755"), "{mode}");
+    assert_starts_with(&mode, "100755");
 }
 
 #[test]
