@@ -37,6 +37,9 @@
 //! ([`assert_contains`], [`assert_lacks`], [`assert_starts_with`], …), instead
 //! of `assert!(text.contains(…), "{text}")` written out again in every test.
 //!
+//! [`files_under`] lists the files a run left below a directory (session logs,
+//! traces, artifacts).
+//!
 //! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
 //! usage errors and the hidden completions flag.
 //!
@@ -119,6 +122,28 @@ pub const HOST_ENV: &[&str] = &[
     "ULTRAGIT_DEPENDENCIES",
     "ULTRAGIT_TAGS",
 ];
+
+/// Every file below `dir`, at any depth, sorted (directories themselves are not
+/// listed; links are listed, not followed). Panics when `dir` cannot be read.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries =
+            fs::read_dir(&dir).unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()));
+        for entry in entries {
+            let entry = entry.unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()));
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_dir {
+                pending.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
 
 /// Makes a FIFO at `path` (as a repository's working tree may hold one: it must
 /// never be opened for reading, or whatever opens it hangs).

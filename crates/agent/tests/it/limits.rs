@@ -10,10 +10,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply};
+use testkit::{FakeLlm, Reply, assert_contains, assert_ends_with, assert_starts_with};
 
-use crate::{files, flavor, provider, run_task, runtime};
-use testkit::{assert_contains, assert_ends_with, assert_starts_with};
+use crate::{flavor, provider, run_task, runtime};
 
 fn task() -> Task {
     Task {
@@ -115,7 +114,7 @@ fn a_huge_reply_leaves_a_small_trace() {
     let outcome = runtime().block_on(runner.run(&task(), None)).unwrap();
     assert_eq!(outcome.output.len(), 12_000_000);
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
-    for path in files(dir.path()) {
+    for path in testkit::files_under(dir.path()) {
         let size = fs::metadata(&path).unwrap().len();
         assert!(
             size <= (ARTIFACT_MAX + 1024) as u64,
@@ -175,7 +174,7 @@ fn sessions_cap_artifacts_fields_and_events() {
             .unwrap()
             .contains("32 MiB of artifacts are used up")
     );
-    let stored: u64 = files(&dir.path().join("artifacts"))
+    let stored: u64 = testkit::files_under(&dir.path().join("artifacts"))
         .iter()
         .map(|path| fs::metadata(path).unwrap().len())
         .sum();

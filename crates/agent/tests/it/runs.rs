@@ -7,10 +7,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, StopReason};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, call};
+use testkit::{FakeLlm, Reply, assert_contains, assert_contains_all, call};
 
 use crate::{KINDS, flavor, provider, run_task, run_task_within, runtime, tools};
-use testkit::{assert_contains, assert_contains_all};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {

@@ -5,10 +5,9 @@ use std::fs;
 use agent::{Budgets, ConsoleSink, Runner, SessionSink, Task, ToolLimits, TraceSink};
 use llm::{Message, ProviderKind, Redactor, Secret};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, call};
+use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call};
 
 use crate::{KEY, flavor, provider, runtime, tools};
-use testkit::{assert_contains, assert_lacks, assert_starts_with};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
@@ -104,7 +103,7 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
 
     // No file anywhere in the session holds the key.
     let mut files = 0;
-    for entry in crate::files(&session) {
+    for entry in testkit::files_under(&session) {
         files += 1;
         let text = String::from_utf8_lossy(&fs::read(&entry).unwrap()).into_owned();
         assert!(!text.contains(KEY), "{} contains the key", entry.display());

@@ -1,10 +1,9 @@
 //! Typed diffs against real repositories.
 
 use gitctx::{DiffOptions, DiffTarget, FileMode, FileStatus, LineKind};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
-use testkit::assert_contains;
 
 fn opts() -> DiffOptions {
     DiffOptions::default()

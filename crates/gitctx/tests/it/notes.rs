@@ -2,10 +2,9 @@
 //! concurrent compare-and-swap writers.
 
 use gitctx::{ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::{child, id, import_notes, open};
-use testkit::assert_contains;
 
 const REF: &str = "refs/notes/ultragit";
 

@@ -1,11 +1,10 @@
 //! Discovery, HEAD, revisions, commits and file contents.
 
 use gitctx::{Error, Head, ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_starts_with};
 
 use crate::child;
 use crate::open;
-use testkit::assert_starts_with;
 
 #[test]
 fn discovers_from_a_subdirectory() {

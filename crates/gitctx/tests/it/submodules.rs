@@ -5,10 +5,9 @@
 use std::collections::BTreeMap;
 
 use gitctx::Error;
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
-use testkit::assert_contains;
 
 /// A repository whose one commit has `.gitmodules` (and `extra` files) as given.
 fn with_gitmodules(text: &str, extra: &[(&str, &str)]) -> TestRepo {

@@ -2,10 +2,9 @@
 //! git itself.
 
 use gitctx::{AttrValue, DiffOptions, DiffTarget, FileStatus};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
-use testkit::assert_contains;
 
 #[test]
 fn status_reports_staged_partially_staged_renamed_and_untracked_paths() {

@@ -5,10 +5,9 @@ use llm::{
     Role, Secret, StopReason, ToolChoice, ToolSpec, build_provider,
 };
 use serde_json::{Value, json};
-use testkit::{FakeLlm, RecordedRequest, Reply, call};
+use testkit::{FakeLlm, RecordedRequest, Reply, assert_contains, call};
 
 use crate::{KEY, KINDS, config, flavor, runtime};
-use testkit::assert_contains;
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {

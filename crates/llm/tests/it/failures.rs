@@ -3,10 +3,9 @@
 
 use llm::LlmError;
 use serde_json::json;
-use testkit::{FakeLlm, Reply, call};
+use testkit::{FakeLlm, Reply, assert_contains, assert_contains_all, call};
 
 use crate::{KEY, KINDS, assert_no_key, complete, flavor};
-use testkit::{assert_contains, assert_contains_all};
 
 fn run(server: &FakeLlm, kind: llm::ProviderKind) -> LlmError {
     complete(server, kind, |_| {}).unwrap_err()

@@ -3,10 +3,9 @@
 //! only as far as a message needs.
 
 use llm::{DEFAULT_MAX_RESPONSE_BYTES, LlmError, ProviderKind};
-use testkit::{FakeLlm, Reply};
+use testkit::{FakeLlm, Reply, assert_starts_with};
 
 use crate::{KEY, KINDS, complete, flavor};
-use testkit::assert_starts_with;
 
 /// 100 MB of reply text.
 const HUGE: usize = 100_000_000;

@@ -4,8 +4,7 @@
 mod fake_llm;
 mod text;
 
-use testkit::TestRepo;
-use testkit::{assert_contains, assert_starts_with};
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
 fn git(repo: &TestRepo, args: &[&str]) -> String {
     repo.command().args(args).run_text().unwrap()
@@ -185,4 +184,26 @@ fn a_code_commit_project_commits_its_files_and_not_its_agent_config() {
         "Fix value.txt\n"
     );
     assert!(repo.join("agent-config/config.toml").is_file());
+}
+
+#[test]
+fn files_under_lists_every_file_at_any_depth_sorted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("b/deep/er")).unwrap();
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    for rel in ["z.txt", "b/deep/er/x.json", "b/a.txt"] {
+        std::fs::write(root.join(rel), rel).unwrap();
+    }
+    std::os::unix::fs::symlink(root.join("b"), root.join("link")).unwrap();
+    let listed: Vec<_> = testkit::files_under(root)
+        .iter()
+        .map(|path| {
+            path.strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(listed, ["b/a.txt", "b/deep/er/x.json", "link", "z.txt"]);
 }
