@@ -7,7 +7,7 @@ use llm::{
 use serde_json::{Value, json};
 use testkit::{FakeLlm, RecordedRequest, Reply, assert_contains, call};
 
-use crate::{KEY, KINDS, config, flavor, runtime};
+use crate::{KEY, config, each_backend, flavor, runtime};
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {
@@ -74,21 +74,20 @@ fn history() -> CompletionRequest {
 
 #[test]
 fn each_backend_parses_text_tool_calls_and_max_tokens() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
-            vec![
-                Reply::tool_calls(vec![
-                    call("c1", "read_file", json!({"path": "a.txt"})),
-                    call("c2", "search_files", json!({"path": "b"})),
-                ])
-                .with_text("Let me look."),
-                Reply::text("All done.").usage(40, 12),
-                Reply::max_tokens("Partial ans"),
-                Reply::text("lean").lean().without_usage(),
-            ],
-        );
-        let provider = build_provider(config(kind, &server)).unwrap();
+    let script = || {
+        vec![
+            Reply::tool_calls(vec![
+                call("c1", "read_file", json!({"path": "a.txt"})),
+                call("c2", "search_files", json!({"path": "b"})),
+            ])
+            .with_text("Let me look."),
+            Reply::text("All done.").usage(40, 12),
+            Reply::max_tokens("Partial ans"),
+            Reply::text("lean").lean().without_usage(),
+        ]
+    };
+    each_backend(script, |kind, server| {
+        let provider = build_provider(config(kind, server)).unwrap();
         let rt = runtime();
         let request = history();
         let first = rt.block_on(provider.complete(&request)).unwrap();
@@ -117,7 +116,7 @@ fn each_backend_parses_text_tool_calls_and_max_tokens() {
         assert_eq!(lean.text(), "lean");
         assert_eq!(lean.usage.input_tokens, None);
         assert_eq!(server.requests().len(), 4);
-    }
+    });
 }
 
 #[test]
