@@ -10,9 +10,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, assert_contains, assert_ends_with, assert_starts_with};
+use testkit::{Reply, assert_contains, assert_ends_with, assert_starts_with};
 
-use crate::{flavor, provider, run_task, runtime};
+use crate::{provider, run_task, runtime, serve};
 
 fn task() -> Task {
     Task {
@@ -41,8 +41,8 @@ fn validator(text: &str) -> Result<String, Vec<String>> {
 fn the_repair_request_quotes_a_huge_answer_clipped() {
     let kind = ProviderKind::OpenAiChat;
     // 4 MB of text in 400,000 lines: 400,000 problems too.
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::repeated_text("bad line\n", 400_000),
             Reply::repeated_text("still bad\n", 400_000),
@@ -103,10 +103,7 @@ fn events(dir: &tempfile::TempDir) -> Vec<Value> {
 fn a_huge_reply_leaves_a_small_trace() {
     let kind = ProviderKind::OpenAiResponses;
     // 12 MB of answer, under the 16 MiB reply limit: accepted, then traced.
-    let server = FakeLlm::start(
-        flavor(kind),
-        vec![Reply::repeated_text("0123456789ab", 1_000_000)],
-    );
+    let server = serve(kind, vec![Reply::repeated_text("0123456789ab", 1_000_000)]);
     let provider = provider(kind, &server);
     let dir = tempfile::tempdir().unwrap();
     let mut sink = session(&dir);
@@ -236,8 +233,8 @@ fn console_traces_escape_control_characters() {
 fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
     let kind = ProviderKind::OpenAiResponses;
     let chatter = "thinking out loud ".repeat(100_000);
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![testkit::call(
                 "c1",

@@ -16,16 +16,18 @@ use agent::{
 use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use serde::Deserialize;
 use serde_json::json;
-use testkit::{FakeLlm, Flavor};
+use testkit::{FakeLlm, Flavor, Reply};
 
 pub const KEY: &str = "sk-agent-test-KEY-9876543210-zyxwvutsR7";
 
-pub fn flavor(kind: ProviderKind) -> Flavor {
-    match kind {
+/// A fake server imitating `kind`'s API that answers with `script`.
+pub fn serve(kind: ProviderKind, script: Vec<Reply>) -> FakeLlm {
+    let flavor = match kind {
         ProviderKind::OpenAiResponses => Flavor::OpenAiResponses,
         ProviderKind::OpenAiChat => Flavor::OpenAiChat,
         ProviderKind::Anthropic => Flavor::Anthropic,
-    }
+    };
+    FakeLlm::start(flavor, script)
 }
 
 pub const KINDS: [ProviderKind; 3] = [

@@ -7,13 +7,13 @@ use llm::{Message, ProviderKind, Redactor, Secret};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call};
 
-use crate::{KEY, flavor, provider, runtime, tools};
+use crate::{KEY, provider, runtime, serve, tools};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
     let kind = ProviderKind::OpenAiResponses;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![call("a", "lines", json!({"count": 300, "echo": KEY}))]),
             Reply::text(&format!(
@@ -169,13 +169,8 @@ fn child_traced_run() {
     }
     let mut sink = ConsoleSink::new(std::io::stdout(), false, redactor());
     drop(leaky_run(&mut sink));
-    let server = FakeLlm::start(
-        flavor(ProviderKind::OpenAiChat),
-        vec![Reply::error(
-            401,
-            &format!("Incorrect API key provided: {KEY}"),
-        )],
-    );
+    let echoed = format!("Incorrect API key provided: {KEY}");
+    let server = serve(ProviderKind::OpenAiChat, vec![Reply::error(401, &echoed)]);
     let provider = provider(ProviderKind::OpenAiChat, &server);
     let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
     let task = Task {

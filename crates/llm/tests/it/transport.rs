@@ -119,14 +119,8 @@ fn slow_attempts_time_out_and_are_retried() {
 
 #[test]
 fn the_overall_timeout_stops_retrying() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![
-            Reply::text("late").delayed(Duration::from_secs(30)),
-            Reply::text("late").delayed(Duration::from_secs(30)),
-            Reply::text("late").delayed(Duration::from_secs(30)),
-        ],
-    );
+    let late = Reply::text("late").delayed(Duration::from_secs(30));
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![late; 3]);
     let err = complete(&server, ProviderKind::OpenAiResponses, |cfg| {
         cfg.http.request_timeout = Duration::from_secs(20);
         cfg.http.overall_timeout = Duration::from_millis(400);
