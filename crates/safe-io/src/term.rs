@@ -68,18 +68,19 @@ mod tests {
 
     #[test]
     fn escapes_what_a_terminal_would_act_on() {
-        assert_eq!(sanitize("plain text, ünïcode ✓"), "plain text, ünïcode ✓");
         assert!(matches!(sanitize("plain"), Cow::Borrowed(_)));
-        assert_eq!(
-            sanitize("a\x1b]52;c;ZXZpbA==\x07b"),
-            "a\\x1b]52;c;ZXZpbA==\\x07b"
-        );
-        assert_eq!(sanitize("\x1b[2Jcleared"), "\\x1b[2Jcleared");
-        assert_eq!(sanitize("one\ntwo\tthree\rfour"), "one\ntwo\tthree\\rfour");
-        assert_eq!(sanitize("c1 \u{9b}31m"), "c1 \\x9b31m");
-        assert_eq!(sanitize("del\u{7f}"), "del\\x7f");
-        assert_eq!(sanitize("abc\u{202e}fed"), "abc\\u{202e}fed");
-        assert_eq!(sanitize("\u{2066}iso"), "\\u{2066}iso");
+        for (text, shown) in [
+            ("plain text, ünïcode ✓", "plain text, ünïcode ✓"),
+            ("a\x1b]52;c;ZXZpbA==\x07b", "a\\x1b]52;c;ZXZpbA==\\x07b"),
+            ("\x1b[2Jcleared", "\\x1b[2Jcleared"),
+            ("one\ntwo\tthree\rfour", "one\ntwo\tthree\\rfour"),
+            ("c1 \u{9b}31m", "c1 \\x9b31m"),
+            ("del\u{7f}", "del\\x7f"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+            ("\u{2066}iso", "\\u{2066}iso"),
+        ] {
+            assert_eq!(sanitize(text), shown, "{text:?}");
+        }
         assert_eq!(sanitize_line("one\ntwo\tx"), "one\\ntwo\\tx");
     }
 }
