@@ -6,14 +6,13 @@ mod runs;
 mod traces;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent::schema::Schema;
 use agent::{
     AgentError, Budgets, NullSink, Outcome, Runner, Task, ToolDef, ToolLimits, ToolOutput,
     ToolRegistry, Truncation, TruncationLimit, Validator,
 };
-use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
+use llm::{Auth, LlmProvider, ProviderConfig, ProviderKind, Secret};
 use serde::Deserialize;
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply};
@@ -36,19 +35,14 @@ pub const KINDS: [ProviderKind; 3] = [
     ProviderKind::Anthropic,
 ];
 
+/// A provider of `kind` for `server`, with the test key. It never retries: no
+/// test here sends a retryable failure (retrying is `llm`'s business, tested
+/// there), so a retry would only hide a scripting mistake.
 pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
     let mut config = ProviderConfig::new(kind, "test-model");
     config.base_url = Some(server.base_url());
     config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
-            max_retry_after: Duration::from_millis(10),
-        },
-        ..HttpOptions::default()
-    };
+    config.http.retry.max_attempts = 1;
     llm::build_provider(config).unwrap()
 }
 
