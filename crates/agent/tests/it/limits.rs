@@ -12,7 +12,7 @@ use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
 use testkit::{Reply, assert_contains, assert_ends_with, assert_starts_with};
 
-use crate::{provider, run_task, runtime, serve};
+use crate::{events, provider, run_task, runtime, serve};
 
 fn task() -> Task {
     Task {
@@ -91,14 +91,6 @@ fn session(dir: &tempfile::TempDir) -> SessionSink {
     .unwrap()
 }
 
-fn events(dir: &tempfile::TempDir) -> Vec<Value> {
-    fs::read_to_string(dir.path().join("events.ndjson"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_huge_reply_leaves_a_small_trace() {
     let kind = ProviderKind::OpenAiResponses;
@@ -119,7 +111,7 @@ fn a_huge_reply_leaves_a_small_trace() {
             path.display()
         );
     }
-    let events = events(&dir);
+    let events = events(dir.path());
     let response = events.iter().find(|e| e["event"] == "response").unwrap();
     // The runner cut the text before the event was built (the sink keeps no
     // more anyway); the marker inside names the whole answer's size.
@@ -140,7 +132,7 @@ fn sessions_cap_artifacts_fields_and_events() {
     // One artifact over the cap: head and tail kept, whole size reported.
     let big = format!("{}{}", "h".repeat(2 * ARTIFACT_MAX), "t".repeat(100));
     sink.record(&Event::info("big").with("text", big.as_str()));
-    let first = &events(&dir)[0];
+    let first = &events(dir.path())[0];
     assert_eq!(first["text"]["bytes"], big.len());
     assert_eq!(first["text"]["clipped"], true);
     let stored =
@@ -151,7 +143,7 @@ fn sessions_cap_artifacts_fields_and_events() {
     // A field of many short strings becomes one JSON artifact.
     let many: Vec<String> = (0..40_000).map(|i| format!("item {i}")).collect();
     sink.record(&Event::info("many").with("items", json!(many)));
-    let second = &events(&dir)[1];
+    let second = &events(dir.path())[1];
     assert_eq!(second["items"]["format"], "json");
     assert!(second["items"]["bytes"].as_u64().unwrap() > INLINE_FIELD_MAX as u64);
 
@@ -162,7 +154,7 @@ fn sessions_cap_artifacts_fields_and_events() {
         let text = format!("{i:08}{}", "a".repeat(per - 8));
         sink.record(&Event::info("fill").with("text", text));
     }
-    let all = events(&dir);
+    let all = events(dir.path());
     let last = all.last().unwrap();
     assert_eq!(last["text"]["artifact"], Value::Null);
     assert!(
@@ -188,14 +180,12 @@ fn sessions_cap_artifacts_fields_and_events() {
         .unwrap()
         .len();
     assert!(size <= EVENTS_MAX + 64 * 1024, "{size}");
-    let last = events(&dir).pop().unwrap();
+    let last = events(dir.path()).pop().unwrap();
     assert_eq!(last["event"], "wide");
     assert!(last.get("items").is_none());
-    assert!(
-        last["omitted"]
-            .as_str()
-            .unwrap()
-            .contains("events.ndjson reached 8 MiB")
+    assert_contains(
+        last["omitted"].as_str().unwrap(),
+        "events.ndjson reached 8 MiB",
     );
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
 }

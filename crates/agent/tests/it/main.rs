@@ -71,6 +71,15 @@ pub fn run_task_within(
     runtime().block_on(runner.run(task, validator))
 }
 
+/// The events a session sink wrote to `dir`, parsed.
+pub fn events(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("events.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

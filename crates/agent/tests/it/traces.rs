@@ -7,7 +7,7 @@ use llm::{Message, ProviderKind, Redactor, Secret};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call};
 
-use crate::{KEY, provider, runtime, serve, tools};
+use crate::{KEY, events, provider, runtime, serve, tools};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
@@ -61,11 +61,7 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
     drop(server);
 
-    let events = fs::read_to_string(session.join("events.ndjson")).unwrap();
-    let parsed: Vec<Value> = events
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let parsed = events(&session);
     let kinds: Vec<&str> = parsed
         .iter()
         .map(|e| e["event"].as_str().unwrap())
