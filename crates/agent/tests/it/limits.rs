@@ -10,9 +10,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
-use testkit::{Reply, assert_contains, assert_ends_with, assert_starts_with};
+use testkit::{Reply, assert_contains, assert_ends_with, assert_starts_with, runtime};
 
-use crate::{events, provider, run_task, runtime, serve};
+use crate::{events, provider, run_task, serve};
 
 fn task() -> Task {
     Task {

@@ -15,7 +15,7 @@ use agent::{
 use llm::{Auth, LlmProvider, ProviderConfig, ProviderKind, Secret};
 use serde::Deserialize;
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
 pub const KEY: &str = "sk-agent-test-KEY-9876543210-zyxwvutsR7";
 
@@ -78,14 +78,6 @@ pub fn events(dir: &std::path::Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 #[derive(Debug, Deserialize)]

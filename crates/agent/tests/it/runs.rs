@@ -7,9 +7,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, StopReason};
 use serde_json::{Value, json};
-use testkit::{Reply, assert_contains, assert_contains_all, call};
+use testkit::{Reply, assert_contains, assert_contains_all, call, runtime};
 
-use crate::{KINDS, provider, run_task, run_task_within, runtime, serve, tools};
+use crate::{KINDS, provider, run_task, run_task_within, serve, tools};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {

@@ -5,9 +5,9 @@ use std::fs;
 use agent::{Budgets, ConsoleSink, Runner, SessionSink, Task, ToolLimits, TraceSink};
 use llm::{Message, ProviderKind, Redactor, Secret};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call};
+use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call, runtime};
 
-use crate::{KEY, events, provider, runtime, serve, tools};
+use crate::{KEY, events, provider, serve, tools};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {

@@ -5,9 +5,9 @@ use llm::{
     Role, Secret, StopReason, ToolChoice, ToolSpec, build_provider,
 };
 use serde_json::{Value, json};
-use testkit::{FakeLlm, RecordedRequest, Reply, assert_contains, call};
+use testkit::{FakeLlm, RecordedRequest, Reply, assert_contains, call, runtime};
 
-use crate::{KEY, config, each_backend, flavor, runtime};
+use crate::{KEY, config, each_backend, flavor};
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {

@@ -13,7 +13,7 @@ use llm::{
     Auth, CompletionRequest, CompletionResponse, HttpOptions, LlmError, Message, ProviderConfig,
     ProviderKind, RetryPolicy, Secret, build_provider,
 };
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
 /// A key the tests look for everywhere it must not appear.
 pub const KEY: &str = "sk-test-SECRET-0123456789-abcdefghij-Zq";
@@ -82,13 +82,6 @@ pub fn complete(
     edit(&mut config);
     let provider = build_provider(config).unwrap();
     runtime().block_on(provider.complete(&request()))
-}
-
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// Asserts no recorded request and no text contains the key in clear.

@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use llm::{LlmError, ProviderKind, ProxyConfig};
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
-use crate::{complete, config, each_backend, request, runtime};
+use crate::{complete, config, each_backend, request};
 
 /// Every backend, served `script()` and configured by `edit`, keeps retrying
 /// up to its last reply, the text `answer`.

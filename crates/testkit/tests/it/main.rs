@@ -207,3 +207,13 @@ fn files_under_lists_every_file_at_any_depth_sorted() {
         .collect();
     assert_eq!(listed, ["b/a.txt", "b/deep/er/x.json", "link", "z.txt"]);
 }
+
+#[test]
+fn the_runtime_runs_spawned_tasks_and_timers() {
+    let runtime = testkit::runtime();
+    let task = runtime.spawn(async {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        7
+    });
+    assert_eq!(runtime.block_on(task).unwrap(), 7);
+}
