@@ -14,6 +14,11 @@
 //! trimming notice last. Empty fields are left out unless verbose (then shown as
 //! `(none)`, with the confidence factors).
 //!
+//! Markdown and pretty show the same parts in the same order: the footer
+//! (dependencies, concerns, counters, trimming), the scope lines and the
+//! related annotations are written once, and a `Style` supplies the marks
+//! (backticks, headings, bullets, words) that differ.
+//!
 //! A region's date is its commit's date ([`ScoredRegion::date`]); scores are
 //! printed with 3 decimals, as the JSON has them.
 
