@@ -4,6 +4,7 @@ use gitctx::Repo;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, ReadConfig, ReadOutput, ReadPipeline, ReadQuery};
+use ultragit_schema::{AstAnchor, Constraint, ConstraintSource, LineRange, RegionAnnotation};
 
 /// Writes `note` on `commit` with gitctx, as the writing agent does.
 pub fn annotate(repo: &TestRepo, commit: &str, note: &Value) {
@@ -52,15 +53,13 @@ pub fn note(commit: &str, timestamp: &str, level: &str, regions: Vec<Value>) -> 
     })
 }
 
-/// A region with one inferred constraint.
+/// A region with one inferred constraint, as the note schema writes it.
 pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &str) -> Value {
-    json!({
-        "file": file,
-        "ast_anchor": {"type": kind, "name": name},
-        "lines": {"start": lines.0, "end": lines.1},
-        "intent": intent,
-        "constraints": [{"text": format!("{name} keeps its contract"), "source": "inferred"}]
-    })
+    let anchor = AstAnchor::new(kind, name);
+    let mut region = RegionAnnotation::new(file, anchor, LineRange::new(lines.0, lines.1), intent);
+    let constraint = format!("{name} keeps its contract");
+    region.constraints = vec![Constraint::new(constraint, ConstraintSource::Inferred)];
+    serde_json::to_value(region).expect("a region is JSON")
 }
 
 /// Runs `query` on `repo` with the default configuration.
@@ -78,6 +77,17 @@ pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> Read
     GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
         .execute(query)
         .unwrap()
+}
+
+/// Runs `query` on `repo` with the default configuration as `change` leaves it.
+pub fn read_configured(
+    repo: &TestRepo,
+    change: impl FnOnce(&mut ReadConfig),
+    query: &ReadQuery,
+) -> ReadOutput {
+    let mut config = ReadConfig::default();
+    change(&mut config);
+    read_with(repo, config, query)
 }
 
 /// `(file, anchor name, start, end)` of every returned region, in order.
@@ -205,4 +215,31 @@ pub fn shifted() -> (TestRepo, String, String) {
         ),
     );
     (repo, c1, c2)
+}
+
+/// Commits `text` as `path` with `message`, authored and committed at `date`
+/// (ISO 8601): a commit made then, whatever testkit's clock says.
+pub fn commit_file_at(
+    repo: &TestRepo,
+    path: &str,
+    text: &str,
+    message: &str,
+    date: &str,
+) -> String {
+    repo.write(path, text).stage(&[path]);
+    repo.command()
+        .args(["commit", "--quiet", "-m", message])
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .run()
+        .expect("commit at a pinned date");
+    repo.rev_parse("HEAD")
+}
+
+/// A new repository whose one commit writes `text` as `path`, annotated with
+/// `regions` (see [`commit_annotated`]); returns it and the commit.
+pub fn one_annotated_file(path: &str, text: &str, regions: Vec<Value>) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let commit = commit_annotated(&repo, path, text, "first", regions);
+    (repo, commit)
 }

@@ -6,7 +6,7 @@ use ultragit_schema::{
     ReadErrorCode, ReadOutput,
 };
 
-use crate::fixtures::{assert_round_trip, full_read_output, sparse_output};
+use crate::fixtures::{REGION_OPTIONAL_FIELDS, assert_round_trip, full_read_output, sparse_output};
 
 #[test]
 fn every_read_type_round_trips() {
@@ -83,12 +83,15 @@ fn json_names_match_the_rust_fields() {
             "anchor_signature",
             "anchor_type",
             "file",
-            "line_range"
+            "line_range",
+            "resolved_by"
         ]
     );
     assert_eq!(
         keys(&value["regions"][0]),
         [
+            "changed_since",
+            "commit_date",
             "commit_sha",
             "confidence",
             "confidence_factors",
@@ -96,6 +99,10 @@ fn json_names_match_the_rust_fields() {
             "related",
             "timestamp"
         ]
+    );
+    assert_eq!(
+        keys(&value["regions"][0]["changed_since"][0]),
+        ["commit", "date", "lines", "summary"]
     );
     assert_eq!(
         keys(&value["regions"][0]["confidence_factors"]),
@@ -262,13 +269,7 @@ fn compact_drops_nulls_and_empties() {
     assert_eq!(value["regions"][0]["confidence_factors"]["recency"], 0.0);
     assert!(value["regions"][0].get("related").is_none());
     let region = &value["regions"][0]["region"];
-    for key in [
-        "reasoning",
-        "semantic_dependencies",
-        "related_annotations",
-        "tags",
-        "risk_notes",
-    ] {
+    for key in REGION_OPTIONAL_FIELDS {
         assert!(region.get(key).is_none(), "region.{key} should be dropped");
     }
     assert!(region["ast_anchor"].get("signature").is_none());
