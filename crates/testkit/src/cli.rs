@@ -4,7 +4,7 @@
 //! binary left behind ([`Output`], from [`run_command`] or any
 //! `std::process::Output`), with assertions that show both streams on failure.
 
-use crate::text::{assert_contains, assert_lacks, assert_starts_with};
+use crate::text::{assert_contains, assert_lacks};
 use std::path::Path;
 use std::process::Command;
 
@@ -30,7 +30,8 @@ impl From<std::process::Output> for Output {
 }
 
 /// Assertions on a run that show what it printed when they fail; each returns
-/// the run, so that they chain.
+/// the run, so that they chain. (For other checks of a stream, use
+/// [`crate::text`] on `stdout` or `stderr`.)
 impl Output {
     /// Asserts the exit code, showing both streams when it differs.
     #[track_caller]
@@ -54,20 +55,6 @@ impl Output {
     #[track_caller]
     pub fn stderr_contains(&self, needle: &str) -> &Self {
         assert_contains(&self.stderr, needle);
-        self
-    }
-
-    /// Asserts that stdout starts with `prefix`.
-    #[track_caller]
-    pub fn stdout_starts_with(&self, prefix: &str) -> &Self {
-        assert_starts_with(&self.stdout, prefix);
-        self
-    }
-
-    /// Asserts that stderr starts with `prefix`.
-    #[track_caller]
-    pub fn stderr_starts_with(&self, prefix: &str) -> &Self {
-        assert_starts_with(&self.stderr, prefix);
         self
     }
 }

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, landlock_available, texts_under};
+use testkit::{
+    FakeLlm, Flavor, Reply, TestRepo, assert_starts_with, landlock_available, texts_under,
+};
 
 use crate::run::fixed;
 use crate::{Run, code_commit_with};
@@ -102,9 +104,9 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     let mut outputs = Vec::new();
 
     let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts_with("error: git tracks agent-config/")
-        .stderr_contains("git rm -r --cached agent-config")
+    run.assert_exit(1);
+    assert_starts_with(&run.stderr, "error: git tracks agent-config/");
+    run.stderr_contains("git rm -r --cached agent-config")
         .stderr_contains("/agent-config in .gitignore");
     outputs.push(run);
 
@@ -112,8 +114,11 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     repo.git(&["rm", "-r", "-q", "--cached", "agent-config"]);
     repo.commit("untrack agent-config");
     let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts_with("error: agent-config/api-key: is a symbolic link");
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stderr,
+        "error: agent-config/api-key: is a symbolic link",
+    );
     outputs.push(run);
 
     std::fs::remove_file(repo.join("agent-config/api-key")).unwrap();
@@ -121,16 +126,22 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     std::fs::write(outer.join("evil.toml"), "model = \"evil\"\n").unwrap();
     std::os::unix::fs::symlink("../../evil.toml", repo.join("agent-config/config.toml")).unwrap();
     let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts_with("error: agent-config/config.toml: is a symbolic link");
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stderr,
+        "error: agent-config/config.toml: is a symbolic link",
+    );
     outputs.push(run);
 
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::rename(repo.join("agent-config/query.txt"), outer.join("query.txt")).unwrap();
     std::os::unix::fs::symlink("../../query.txt", repo.join("agent-config/query.txt")).unwrap();
     let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts_with("error: agent-config/query.txt: is a symbolic link");
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stderr,
+        "error: agent-config/query.txt: is a symbolic link",
+    );
     outputs.push(run);
 
     assert!(
@@ -259,7 +270,9 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
         fixed(),
     ]);
     let run = Home::new().run(repo.path(), &["--quiet"], &[]);
-    run.assert_exit(1).stdout_starts_with(
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stdout,
         "failed after 2 attempt(s): build.sh was changed by the build (attempt 2); ",
     );
     // Shown even with --quiet.
