@@ -101,11 +101,16 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
         ),
     );
     let env = [("MY_KEY", KEY)];
+    // A run that is refused with an error starting with `error`.
+    let refused = |error: &str| {
+        let run = home.run(repo.path(), &[], &env);
+        run.assert_exit(1);
+        assert_starts_with(&run.stderr, error);
+        run
+    };
     let mut outputs = Vec::new();
 
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1);
-    assert_starts_with(&run.stderr, "error: git tracks agent-config/");
+    let run = refused("error: git tracks agent-config/");
     run.stderr_contains("git rm -r --cached agent-config")
         .stderr_contains("/agent-config in .gitignore");
     outputs.push(run);
@@ -113,36 +118,20 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
     // Untracked, the folder is the user's; its links are still refused.
     repo.git(&["rm", "-r", "-q", "--cached", "agent-config"]);
     repo.commit("untrack agent-config");
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1);
-    assert_starts_with(
-        &run.stderr,
-        "error: agent-config/api-key: is a symbolic link",
-    );
-    outputs.push(run);
+    outputs.push(refused("error: agent-config/api-key: is a symbolic link"));
 
     std::fs::remove_file(repo.join("agent-config/api-key")).unwrap();
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::write(outer.join("evil.toml"), "model = \"evil\"\n").unwrap();
     std::os::unix::fs::symlink("../../evil.toml", repo.join("agent-config/config.toml")).unwrap();
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1);
-    assert_starts_with(
-        &run.stderr,
+    outputs.push(refused(
         "error: agent-config/config.toml: is a symbolic link",
-    );
-    outputs.push(run);
+    ));
 
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::rename(repo.join("agent-config/query.txt"), outer.join("query.txt")).unwrap();
     std::os::unix::fs::symlink("../../query.txt", repo.join("agent-config/query.txt")).unwrap();
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1);
-    assert_starts_with(
-        &run.stderr,
-        "error: agent-config/query.txt: is a symbolic link",
-    );
-    outputs.push(run);
+    outputs.push(refused("error: agent-config/query.txt: is a symbolic link"));
 
     assert!(
         evil.requests().is_empty(),
