@@ -42,8 +42,8 @@ fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>,
     go_beside(repo, script, async {})
 }
 
-/// [`go`] with `beside` running as another task of the same single-threaded
-/// runtime, stopped when the loop ends.
+/// [`go`] with `beside` running as another task on the same thread (a
+/// `LocalSet`), stopped when the loop ends.
 fn go_beside(
     repo: &TestRepo,
     script: Vec<Reply>,
