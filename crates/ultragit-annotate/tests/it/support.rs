@@ -1,7 +1,6 @@
 //! Shared helpers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use gitctx::{ObjectId, Repo};
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
@@ -16,12 +15,7 @@ pub fn provider(server: &FakeLlm, kind: ProviderKind, tool_use: bool) -> Arc<dyn
     config.base_url = Some(server.base_url());
     config.tool_use = tool_use;
     config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
-            max_retry_after: Duration::from_millis(5),
-        },
+        retry: RetryPolicy::immediate(2),
         ..HttpOptions::default()
     };
     llm::build_provider(config).unwrap()
