@@ -5,7 +5,7 @@
 //! (`ultragit_annotate::Settings`: the provider flags over the limits of
 //! `.ultragit-config.toml` over `[ultragit]` git config); build the provider,
 //! reading the key from the variable the configuration names; collect the author context (below); run
-//! `ultragit_annotate::annotate` on the runner's tokio runtime; print
+//! `ultragit_annotate::annotate_with` on the runner's tokio runtime; print
 //! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)` or
 //! `skipped <sha>: <reason>` for a trivial commit (no model call). Any failure
 //! once the commit is known is appended to `.git/ultragit/failed.log` (time, full
@@ -537,7 +537,8 @@ fn detach(cmd: &mut Command) {
 #[cfg(not(unix))]
 fn detach(_cmd: &mut Command) {}
 
-fn count(n: usize, one: &str, many: &str) -> String {
+/// `1 region`, `2 regions`.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 

@@ -31,10 +31,11 @@ use safe_io::term::sanitize_line;
 use ultragit_annotate::backfill::{
     self, Event, Outcome as CommitOutcome, RunOptions, SelectOptions, Selection, Shard, Summary,
 };
+use ultragit_annotate::tools::thousands;
 use ultragit_annotate::{AnnotateConfig, Settings};
 use ultragit_read::SinceFilter;
 
-use crate::annotate::ProviderArgs;
+use crate::annotate::{ProviderArgs, count};
 
 /// How often the plain progress line is printed when stderr is not a terminal.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
@@ -496,34 +497,9 @@ impl Progress {
     }
 }
 
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn paths_are_made_relative_to_the_top() {

@@ -97,7 +97,7 @@ pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
         "post-commit hook ",
         &report.hook_path,
         &report.hook,
-        "so each commit is annotated",
+        "add these lines to it so each commit is annotated",
     );
     describe_hook(
         text,
@@ -105,7 +105,7 @@ pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
         "post-rewrite hook",
         &report.rewrite_hook_path,
         &report.rewrite_hook,
-        "so amend and rebase keep the notes",
+        "add these lines to it so amend and rebase keep the notes",
     );
     let _ = writeln!(
         text,
@@ -159,14 +159,15 @@ pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
     Ok(output)
 }
 
-/// One line (or three) on what happened to a hook.
-fn describe_hook(
+/// One line (or three) on what happened to a hook; `instruction` tells what
+/// to do with a hook that is not a shell script.
+pub(crate) fn describe_hook(
     text: &mut String,
     ctx: &Context,
     label: &str,
     path: &Path,
     change: &HookChange,
-    purpose: &str,
+    instruction: &str,
 ) {
     let hook = path.display();
     match change {
@@ -186,7 +187,7 @@ fn describe_hook(
             let _ = writeln!(
                 text,
                 "  {label} {hook} (not a shell script: left unchanged)\n\
-                 \x20   add these lines to it {purpose}:\n\
+                 \x20   {instruction}:\n\
                  \x20   {}",
                 line.replace('\n', "\n    ")
             );

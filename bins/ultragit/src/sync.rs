@@ -22,8 +22,9 @@ use clap::Args;
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{MergeKind, Repo};
 use ultragit_annotate::NOTES_REF;
-use ultragit_annotate::setup::HookChange;
 use ultragit_annotate::sync::{self, EnableReport, Pushed, SyncOptions, SyncReport};
+
+use crate::annotate::count;
 
 /// The arguments of `ultragit sync`.
 #[derive(Debug, Args)]
@@ -126,10 +127,13 @@ pub fn summary(report: &SyncReport) -> String {
     let fetched = match report.merge {
         None => " (the remote had no notes yet".to_owned(),
         Some(MergeKind::UpToDate) => " (nothing new from the remote".to_owned(),
-        Some(MergeKind::FastForward) => format!(" ({} from the remote", new_notes(report.taken)),
+        Some(MergeKind::FastForward) => format!(
+            " ({} from the remote",
+            count(report.taken, "new note", "new notes")
+        ),
         Some(MergeKind::Merged) => format!(
             " ({} from the remote, {} joined with local ones",
-            new_notes(report.taken),
+            count(report.taken, "new note", "new notes"),
             report.merged
         ),
     };
@@ -151,14 +155,6 @@ pub fn summary(report: &SyncReport) -> String {
     line
 }
 
-fn new_notes(n: usize) -> String {
-    if n == 1 {
-        "1 new note".to_owned()
-    } else {
-        format!("{n} new notes")
-    }
-}
-
 /// What `--enable` (and `init --sync`) did, for people.
 pub fn describe_enable(report: &EnableReport, ctx: &Context) -> String {
     let remote = &report.remote;
@@ -175,35 +171,14 @@ pub fn describe_enable(report: &EnableReport, ctx: &Context) -> String {
         }
     );
     let _ = writeln!(text, "  sync remote      ultragit.syncRemote={remote}");
-    let hook = report.hook_path.display();
-    match &report.hook {
-        HookChange::Created => {
-            let _ = writeln!(text, "  pre-push hook    {hook} (created)");
-        }
-        HookChange::Added => {
-            let _ = writeln!(
-                text,
-                "  pre-push hook    {hook} (ultragit block added; the existing lines are kept)"
-            );
-        }
-        HookChange::Updated => {
-            let _ = writeln!(
-                text,
-                "  pre-push hook    {hook} (already installed; updated)"
-            );
-        }
-        HookChange::NotShell { line } => {
-            let _ = writeln!(
-                text,
-                "  pre-push hook    {hook} (not a shell script: left unchanged)\n\
-                 \x20   add this line to it so each push syncs the notes:\n\
-                 \x20   {line}"
-            );
-            ctx.warn(format!(
-                "{hook} is not a shell script; add the line printed below to it by hand"
-            ));
-        }
-    }
+    crate::init::describe_hook(
+        &mut text,
+        ctx,
+        "pre-push hook   ",
+        &report.hook_path,
+        &report.hook,
+        "add this line to it so each push syncs the notes",
+    );
     text
 }
 

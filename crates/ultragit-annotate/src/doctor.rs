@@ -289,18 +289,17 @@ enum Repair {
     NotesRef,
 }
 
+/// `key=value, …` of a config repair.
+fn assignments(values: &[(String, String, bool)]) -> String {
+    let pairs: Vec<String> = values.iter().map(|(k, v, _)| format!("{k}={v}")).collect();
+    pairs.join(", ")
+}
+
 impl Repair {
     fn describe(&self) -> String {
         match self {
             Repair::Hook { name, .. } => format!("repair the {name} hook"),
-            Repair::Config(values) => format!(
-                "set {}",
-                values
-                    .iter()
-                    .map(|(k, v, _)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Repair::Config(values) => format!("set {}", assignments(values)),
             Repair::NotesRef => format!("create {NOTES_REF}"),
         }
     }
@@ -361,14 +360,7 @@ impl Doctor<'_> {
                         self.repo.config_set(key, value)?;
                     }
                 }
-                Ok(format!(
-                    "set {} in .git/config",
-                    values
-                        .iter()
-                        .map(|(k, v, _)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
+                Ok(format!("set {} in .git/config", assignments(values)))
             }
             Repair::NotesRef => {
                 self.repo.notes(NOTES_REF)?.ensure()?;

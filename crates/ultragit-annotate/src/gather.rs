@@ -72,6 +72,20 @@ impl AnnotationContext {
         self.diffs.iter().map(|d| d.path().to_owned()).collect()
     }
 
+    /// Every path the commit changed: new and old names, binary files
+    /// included, each once.
+    pub fn all_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for diff in &self.diffs {
+            for path in [&diff.old_path, &diff.new_path].into_iter().flatten() {
+                if !paths.contains(path) {
+                    paths.push(path.clone());
+                }
+            }
+        }
+        paths
+    }
+
     /// The diff of one file (by new or old path).
     pub(crate) fn diff_for(&self, path: &str) -> Option<&FileDiff> {
         self.diffs
@@ -185,17 +199,7 @@ fn recent_annotations(
     let Some(parent) = context.commit.parent_shas.first() else {
         return Ok(out);
     };
-    let mut paths: Vec<String> = Vec::new();
-    for diff in &context.diffs {
-        for path in [diff.old_path.as_ref(), diff.new_path.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            if !paths.contains(path) {
-                paths.push(path.clone());
-            }
-        }
-    }
+    let paths = context.all_paths();
     if limit == 0 || paths.is_empty() || notes.tip()?.is_none() {
         return Ok(out);
     }

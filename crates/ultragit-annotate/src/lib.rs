@@ -116,25 +116,14 @@ pub struct AnnotateOptions {
     pub existing: Existing,
 }
 
-/// Annotates `rev` in the repository at `repo_path` and stores the note.
+/// Annotates `rev` in the repository at `repo_path` and stores the note, as
+/// `options` say (default: the whole commit, replacing a note it has): a delta
+/// against another commit, and what to do with a note the commit already has
+/// when the annotation is stored (decided compare-and-swap, on the note as it
+/// is then).
 ///
 /// The repository is opened twice, around the model calls, so the future holds no
 /// libgit2 handle across them.
-pub async fn annotate(
-    repo_path: &Path,
-    rev: &str,
-    author: Option<AuthorContext>,
-    provider: &dyn LlmProvider,
-    config: &AnnotateConfig,
-    trace: &mut dyn TraceSink,
-) -> Result<Report, AnnotateError> {
-    let options = AnnotateOptions::default();
-    annotate_with(repo_path, rev, author, provider, config, trace, &options).await
-}
-
-/// [`annotate`] with [`AnnotateOptions`]: a delta against another commit, and
-/// what to do with a note the commit already has when the annotation is
-/// stored (decided compare-and-swap, on the note as it is then).
 pub async fn annotate_with(
     repo_path: &Path,
     rev: &str,
@@ -179,6 +168,19 @@ pub async fn annotate_with(
         warnings: annotated.warnings,
         partial: annotated.partial,
     })
+}
+
+/// The commits among `ids` without a note in `notes`, in their order.
+pub(crate) fn unannotated(
+    notes: &gitctx::Notes<'_>,
+    ids: Vec<gitctx::ObjectId>,
+) -> gitctx::Result<Vec<gitctx::ObjectId>> {
+    let found = notes.read_many(&ids)?.found;
+    let annotated: std::collections::HashSet<_> = found.into_iter().map(|(id, _)| id).collect();
+    Ok(ids
+        .into_iter()
+        .filter(|id| !annotated.contains(id))
+        .collect())
 }
 
 /// Writes `annotation` as the note of its commit (compare-and-swap on the ref).

@@ -338,16 +338,7 @@ pub fn remap(
     }
     let since = oldest.saturating_sub(CLOCK_SLACK);
     let on_ref = repo.commits_since(onto, since, MAX_CANDIDATES)?;
-    let annotated: HashSet<ObjectId> = notes
-        .read_many(&on_ref)?
-        .found
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    let candidates: Vec<ObjectId> = on_ref
-        .into_iter()
-        .filter(|id| !annotated.contains(id))
-        .collect();
+    let candidates = crate::unannotated(&notes, on_ref)?;
     report.candidates = candidates.len();
 
     let mut cache = PatchIdCache::load(repo);

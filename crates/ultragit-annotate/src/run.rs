@@ -351,7 +351,7 @@ pub fn assemble(
         provenance,
         corrections: Vec::new(),
     };
-    let files = tools::commit_files(context);
+    let files = context.all_paths();
     let problems = annotation.strip_invalid(&ValidationContext {
         expected_commit: Some(&context.commit.sha),
         commit_files: Some(&files),

@@ -233,7 +233,7 @@ pub(crate) fn diff_summary(context: &AnnotationContext, files: &[String]) -> Str
     let mut out = format!(
         "This commit modifies {} files with {} lines changed.\nTop files by change size:\n",
         diffs.len(),
-        thousands(lines)
+        thousands(u64::from(lines))
     );
     for diff in diffs.iter().take(40) {
         out.push_str(&format!(
@@ -252,14 +252,15 @@ pub(crate) fn diff_summary(context: &AnnotationContext, files: &[String]) -> Str
     out
 }
 
-fn thousands(n: u32) -> String {
+/// `1234567` → `1,234,567` (also for backfill's summary).
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
+    for (i, digit) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
-        out.push(c);
+        out.push(digit);
     }
     out
 }
@@ -605,7 +606,7 @@ fn emit_annotation(
 ) -> Result<ToolOutput, ToolFailure> {
     region.file = region.file.trim().trim_start_matches("./").to_owned();
     let context = &shared.context;
-    let files = commit_files(context);
+    let files = context.all_paths();
     let probe = one_region_annotation(context, region.clone());
     let problems = probe.validate(&ValidationContext {
         expected_commit: Some(&context.commit.sha),
@@ -693,22 +694,6 @@ fn region_schema() -> Schema {
         .optional("risk_notes", text())
 }
 
-/// Every path the commit changed (new and old names, binary ones included).
-pub fn commit_files(context: &AnnotationContext) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    for diff in &context.diffs {
-        for path in [diff.old_path.as_ref(), diff.new_path.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            if !files.contains(path) {
-                files.push(path.clone());
-            }
-        }
-    }
-    files
-}
-
 fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) -> Annotation {
     let mut annotation = Annotation::new(
         context.commit.sha.clone(),
@@ -770,4 +755,17 @@ fn emit_cross_cutting(
     Ok(ToolOutput::complete(
         json!({"message": "Cross-cutting concern recorded"}),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
 
-use crate::support::{Run, ultragit_with, write_note};
+use crate::support::{Run, region, ultragit_with, with, write_note};
 
 /// The variable the tests' configuration names for the key.
 pub const KEY_VAR: &str = "ULTRAGIT_TEST_KEY";
@@ -46,21 +46,31 @@ pub fn configure(repo: &TestRepo, server: &FakeLlm) {
 
 /// The `emit_annotation` arguments for `retry_connect`.
 pub fn retry_region() -> Value {
-    json!({
-        "file": "src/net.rs",
-        "ast_anchor": {"type": "function", "name": "retry_connect", "signature": "pub fn retry_connect(host: &str, attempts: u32) -> bool"},
-        "lines": {"start": 5, "end": 7},
-        "intent": "Tries to connect up to `attempts` times.",
-        "constraints": [{"text": "Never loops more than `attempts` times.", "source": "inferred"}]
-    })
+    with(
+        region(
+            "src/net.rs",
+            "retry_connect",
+            (5, 7),
+            "Tries to connect up to `attempts` times.",
+        ),
+        json!({
+            "ast_anchor": {"type": "function", "name": "retry_connect", "signature": "pub fn retry_connect(host: &str, attempts: u32) -> bool"},
+            "constraints": [{"text": "Never loops more than `attempts` times.", "source": "inferred"}]
+        }),
+    )
 }
 
 /// A model that looks at the diff, emits the `retry_connect` region, and sums up.
 pub fn script() -> Vec<Reply> {
+    emits(retry_region(), "Adds a retrying connect.")
+}
+
+/// A model that looks at the diff, emits `region`, and answers `summary`.
+pub fn emits(region: Value, summary: &str) -> Vec<Reply> {
     vec![
         Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
-        Reply::tool_calls(vec![call("c2", "emit_annotation", retry_region())]),
-        Reply::text("Adds a retrying connect."),
+        Reply::tool_calls(vec![call("c2", "emit_annotation", region)]),
+        Reply::text(summary),
     ]
 }
 
@@ -70,6 +80,14 @@ pub fn repo() -> (TestRepo, String) {
     repo.commit_file("src/net.rs", NET_V1, "Add connect");
     let head = repo.commit_file("src/net.rs", NET_V2, "Add retry_connect");
     (repo, head)
+}
+
+/// [`repo`] configured for a server that answers [`script`].
+fn configured() -> (TestRepo, String, FakeLlm) {
+    let (repo, head) = repo();
+    let server = FakeLlm::start(Flavor::OpenAiChat, script());
+    configure(&repo, &server);
+    (repo, head, server)
 }
 
 fn with_key(repo: &TestRepo, args: &[&str]) -> Run {
@@ -97,9 +115,7 @@ fn assert_no_key(run: &Run) {
 
 #[test]
 fn annotate_stores_a_valid_inferred_note() {
-    let (repo, head) = repo();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script());
-    configure(&repo, &server);
+    let (repo, head, server) = configured();
 
     let run = with_key(&repo, &["annotate"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -153,9 +169,7 @@ fn annotate_stores_a_valid_inferred_note() {
 
 #[test]
 fn context_set_makes_the_next_annotation_enhanced_and_is_consumed() {
-    let (repo, _) = repo();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script());
-    configure(&repo, &server);
+    let (repo, _, server) = configured();
 
     let run = with_key(
         &repo,
@@ -204,9 +218,7 @@ fn context_set_makes_the_next_annotation_enhanced_and_is_consumed() {
 
 #[test]
 fn ultragit_task_in_the_environment_makes_it_enhanced() {
-    let (repo, _) = repo();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script());
-    configure(&repo, &server);
+    let (repo, _, _server) = configured();
     let run = ultragit_with(
         repo.path(),
         &["annotate"],
@@ -298,9 +310,7 @@ fn a_provider_error_fails_and_is_recorded_without_the_key() {
 
 #[test]
 fn a_missing_key_names_its_variable() {
-    let (repo, head) = repo();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script());
-    configure(&repo, &server);
+    let (repo, head, server) = configured();
     let run = ultragit_with(repo.path(), &["annotate"], &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(
@@ -355,17 +365,12 @@ fn flags_override_the_configuration() {
 
 #[test]
 fn show_prints_the_annotation_pretty_or_as_json() {
-    let (repo, head) = repo();
-    let server = FakeLlm::start(Flavor::OpenAiChat, script());
-    configure(&repo, &server);
+    let (repo, head, _server) = configured();
     assert_eq!(with_key(&repo, &["annotate"]).code, 0);
 
     let run = with_key(&repo, &["show"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout.starts_with(&format!("commit     {head}\n")),
-        "{run:?}"
-    );
+    assert_starts_with(&run.stdout, &format!("commit     {head}\n"));
     assert!(
         run.stdout.contains(
             "src/net.rs retry_connect (function, lines 5-7)\n  intent: Tries to connect up to `attempts` times.\n"
@@ -396,10 +401,7 @@ fn show_prints_a_malformed_note_raw() {
     let run = with_key(&repo, &["show"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "{\"$schema\": \"ultragit/v1\", oops\n");
-    assert!(
-        run.stderr.contains("is not a valid ultragit/v1 annotation"),
-        "{run:?}"
-    );
+    assert_contains(&run.stderr, "is not a valid ultragit/v1 annotation");
 }
 
 #[test]
@@ -409,8 +411,5 @@ fn annotate_outside_a_repository_fails() {
     let outside = repo.path().parent().unwrap();
     let run = ultragit_with(outside, &["annotate"], &[]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.starts_with("error: not a git repository"),
-        "{run:?}"
-    );
+    assert_starts_with(&run.stderr, "error: not a git repository");
 }

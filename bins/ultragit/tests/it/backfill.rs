@@ -4,11 +4,13 @@
 
 use std::collections::HashSet;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
+use testkit::{
+    FakeLlm, Flavor, RecordedRequest, Reply, TestRepo, annotator, assert_contains,
+    assert_starts_with,
+};
 use ultragit_schema::Annotation;
 
 use crate::annotate::{KEY, KEY_VAR, configure};
@@ -35,8 +37,17 @@ fn backfill(repo: &TestRepo, args: &[&str]) -> Run {
 
 /// A server that plays the writing agent for every commit.
 fn server(delay: Duration) -> FakeLlm {
+    server_except(delay, |_| None)
+}
+
+/// [`server`], except for the requests `exception` answers itself.
+fn server_except(
+    delay: Duration,
+    exception: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+) -> FakeLlm {
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    server.respond_with(annotator(delay, None));
+    let annotate = annotator(delay, None);
+    server.respond_with(move |request| exception(request).unwrap_or_else(|| annotate(request)));
     server
 }
 
@@ -135,12 +146,7 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
             9 * 3 * 7
         )
     );
-    assert!(
-        run.stderr
-            .contains("backfill: 9 commits to annotate, 4 at once"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "backfill: 9 commits to annotate, 4 at once");
     assert!(!run.stderr.contains(KEY));
     let annotated: HashSet<String> = notes(&repo).into_iter().map(|(c, _)| c).collect();
     assert_eq!(annotated, commits.iter().cloned().collect::<HashSet<_>>());
@@ -158,43 +164,29 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
 #[test]
 fn failures_go_to_failed_log_and_the_exit_status() {
     let (repo, commits) = history(4);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    let annotate = annotator(Duration::ZERO, None);
     // The second-oldest commit's diff shows "+1": the model refuses it.
-    server.respond_with(move |request| {
-        if String::from_utf8_lossy(&request.body).contains("+1\\\\n") {
-            Reply::error(400, "refused")
-        } else {
-            annotate(request)
-        }
+    let server = server_except(Duration::ZERO, |request| {
+        let body = String::from_utf8_lossy(&request.body);
+        body.contains("+1\\\\n")
+            .then(|| Reply::error(400, "refused"))
     });
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "2"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;"),
-        "{}",
-        run.stdout
+    assert_starts_with(
+        &run.stdout,
+        "backfill: 3 annotated, 0 skipped, 1 failed of 4 commits;",
     );
-    assert!(
-        run.stdout
-            .contains("failures are listed in .git/ultragit/failed.log"),
-        "{}",
-        run.stdout
+    assert_contains(
+        &run.stdout,
+        "failures are listed in .git/ultragit/failed.log",
     );
     let failed = &commits[2];
-    assert!(
-        run.stderr.contains(&format!("failed {}: ", &failed[..7])),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, &format!("failed {}: ", &failed[..7]));
     let log = std::fs::read_to_string(repo.join(".git/ultragit/failed.log")).unwrap();
     assert_eq!(log.lines().count(), 1, "{log}");
-    assert!(
-        log.contains(failed.as_str()) && log.contains("refused"),
-        "{log}"
-    );
+    assert_contains(&log, failed.as_str());
+    assert_contains(&log, "refused");
     assert_eq!(notes(&repo).len(), 3);
     let dry = backfill(&repo, &["--dry-run"]);
     assert_eq!(
@@ -227,26 +219,16 @@ fn a_429_with_retry_after_pauses_the_whole_pool() {
     const RETRY_AFTER: Duration = Duration::from_secs(3);
     const GRACE: Duration = Duration::from_secs(1);
     let (repo, commits) = history(14);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    let annotate = annotator(Duration::from_millis(150), None);
-    let seen = Arc::new(AtomicUsize::new(0));
-    server.respond_with(move |request| {
+    let seen = AtomicUsize::new(0);
+    let server = server_except(Duration::from_millis(150), move |_| {
         // The fifth request, when every worker is busy, is told to wait.
-        if seen.fetch_add(1, Ordering::SeqCst) == 4 {
-            Reply::error(429, "rate limited").retry_after("3")
-        } else {
-            annotate(request)
-        }
+        (seen.fetch_add(1, Ordering::SeqCst) == 4)
+            .then(|| Reply::error(429, "rate limited").retry_after("3"))
     });
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "3"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .contains("the provider asked to slow down 1 time"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "the provider asked to slow down 1 time");
     assert_eq!(notes(&repo).len(), commits.len());
 
     let exchanges = server.exchanges();
@@ -360,10 +342,7 @@ fn sigterm_stops_scheduling_and_prints_the_summary() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("interrupted: "), "{stdout}");
-    assert!(
-        stdout.contains("run the same command again to continue"),
-        "{stdout}"
-    );
+    assert_contains(&stdout, "run the same command again to continue");
     let stored = notes(&repo).len();
     assert!(stored < commits.len(), "it stopped early: {stored} notes");
 

@@ -4,10 +4,12 @@
 //! and `--online` against the fake server.
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{
+    FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_ends_with, assert_starts_with,
+};
 
 use crate::annotate::{KEY, KEY_VAR, configure};
-use crate::support::{Run, note, stdout, ultragit, ultragit_with, write_note};
+use crate::support::{Run, note, stdout, texts, ultragit, ultragit_with, write_note};
 
 /// Every check a repository without sync gets, in order.
 const IDS: &[&str] = &[
@@ -81,16 +83,8 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
     let (repo, _) = healthy();
     let run = doctor(&repo, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout.ends_with("all 10 checks passed\n"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.starts_with("ok    hooks.post-commit   "),
-        "{}",
-        run.stdout
-    );
+    assert_ends_with(&run.stdout, "all 10 checks passed\n");
+    assert_starts_with(&run.stdout, "ok    hooks.post-commit   ");
     assert!(!run.stdout.contains(KEY), "the key is never printed");
 
     let (code, report) = json_report(&repo, &[]);
@@ -98,8 +92,7 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
     assert_eq!(report["ok"], true);
     assert_eq!(report["fixed"], json!([]));
     let checks = report["checks"].as_array().unwrap();
-    let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, IDS);
+    assert_eq!(texts(&report["checks"], "/id"), IDS);
     for check in checks {
         let mut keys: Vec<&String> = check.as_object().unwrap().keys().collect();
         keys.sort();
@@ -413,11 +406,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
 
     let before = doctor(&repo, &[]);
     assert_eq!(before.code, 1, "{before:?}");
-    assert!(
-        before.stdout.contains("5 checks failed"),
-        "{}",
-        before.stdout
-    );
+    assert_contains(&before.stdout, "5 checks failed");
 
     let fixed = doctor(&repo, &["--fix"]);
     assert_eq!(fixed.code, 0, "{fixed:?}");
@@ -430,11 +419,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     ] {
         assert!(fixed.stdout.contains(change), "{change}: {}", fixed.stdout);
     }
-    assert!(
-        fixed.stdout.ends_with("all 11 checks passed\n"),
-        "{}",
-        fixed.stdout
-    );
+    assert_ends_with(&fixed.stdout, "all 11 checks passed\n");
 
     let hook = std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap();
     assert!(hook.contains("echo mine >> mine.log\n"), "{hook}");
@@ -516,12 +501,7 @@ fn online_sends_one_tiny_request_and_classifies_errors() {
     configure(&repo, &server);
     let (code, report) = json_report(&repo, &["--online"]);
     assert_eq!(code, 0, "{report:#}");
-    let ids: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = texts(&report["checks"], "/id");
     let at = ids.iter().position(|id| *id == "provider").unwrap();
     assert_eq!(ids[at + 1], "provider-online");
     assert_eq!(
@@ -546,11 +526,8 @@ fn online_sends_one_tiny_request_and_classifies_errors() {
     configure(&repo, &refusing);
     let run = doctor(&repo, &["--online"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stdout.contains("provider-online") && run.stdout.contains("the key was refused"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "provider-online");
+    assert_contains(&run.stdout, "the key was refused");
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
     assert_eq!(refusing.requests().len(), 1);
 }
@@ -561,9 +538,5 @@ fn outside_a_repository_it_is_an_error() {
     let repo = TestRepo::new();
     let run = ultragit(repo.path().parent().unwrap(), &["doctor"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.starts_with("error: not a git repository"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: not a git repository");
 }

@@ -4,59 +4,44 @@
 
 use crate::support::{fixture, stdout};
 
+/// `ultragit read args…` on a fresh fixture.
+fn read(args: &[&str]) -> String {
+    let mut all = vec!["read"];
+    all.extend_from_slice(args);
+    stdout(fixture().path(), &all)
+}
+
 #[test]
 fn markdown_anchor() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(f.path(), &["read", "src/client.rs", "connect"]));
+    insta::assert_snapshot!(read(&["src/client.rs", "connect"]));
 }
 
 #[test]
 fn markdown_whole_file() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(f.path(), &["read", "src/client.rs"]));
+    insta::assert_snapshot!(read(&["src/client.rs"]));
 }
 
 #[test]
 fn json_anchor() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(
-        f.path(),
-        &["read", "src/client.rs", "connect", "--format", "json"]
-    ));
+    insta::assert_snapshot!(read(&["src/client.rs", "connect", "--format", "json"]));
 }
 
 #[test]
 fn pretty_anchor() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(
-        f.path(),
-        &["read", "src/client.rs", "connect", "--format", "pretty"]
-    ));
+    insta::assert_snapshot!(read(&["src/client.rs", "connect", "--format", "pretty"]));
 }
 
 #[test]
 fn verbose_markdown_anchor() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(
-        f.path(),
-        &["read", "src/client.rs", "connect", "--verbose"]
-    ));
+    insta::assert_snapshot!(read(&["src/client.rs", "connect", "--verbose"]));
 }
 
 #[test]
 fn markdown_trimmed_to_300_tokens() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(
-        f.path(),
-        &["read", "src/client.rs", "--max-tokens", "300"]
-    ));
+    insta::assert_snapshot!(read(&["src/client.rs", "--max-tokens", "300"]));
 }
 
 #[test]
 fn markdown_multi_file() {
-    let f = fixture();
-    insta::assert_snapshot!(stdout(
-        f.path(),
-        &["read", "src/client.rs", "tools/probe.py"]
-    ));
+    insta::assert_snapshot!(read(&["src/client.rs", "tools/probe.py"]));
 }

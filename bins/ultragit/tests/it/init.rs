@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use testkit::{FakeLlm, Flavor, TestRepo};
+use testkit::{FakeLlm, Flavor, TestRepo, assert_contains};
 
 use crate::annotate::{KEY, KEY_VAR, NET_V1, NET_V2, configure, note_of, script};
-use crate::support::{stdout, ultragit};
+use crate::support::{has_note, stdout, ultragit};
 
 const BEGIN: &str = "# >>> ultragit post-commit >>>";
 
@@ -34,15 +34,9 @@ fn init_sets_everything_up_once() {
     let first = stdout(repo.path(), &["init"]);
     assert!(first.contains("refs/notes/ultragit (created)"), "{first}");
     assert!(first.contains("post-commit (created)\n"), "{first}");
-    assert!(
-        first.contains("wrote the defaults of ultragit.maxDiffLines"),
-        "{first}"
-    );
+    assert_contains(&first, "wrote the defaults of ultragit.maxDiffLines");
     let second = stdout(repo.path(), &["init"]);
-    assert!(
-        second.contains("refs/notes/ultragit (already there)"),
-        "{second}"
-    );
+    assert_contains(&second, "refs/notes/ultragit (already there)");
     assert!(second.contains("(already installed; updated)"), "{second}");
     assert!(second.contains("[ultragit] already configured"), "{second}");
 
@@ -75,10 +69,7 @@ fn init_keeps_an_existing_hook() {
         "#!/bin/bash\necho custom >> custom.log\nexit 0\n",
     );
     let out = stdout(repo.path(), &["init"]);
-    assert!(
-        out.contains("(ultragit block added; the existing lines are kept)"),
-        "{out}"
-    );
+    assert_contains(&out, "(ultragit block added; the existing lines are kept)");
     stdout(repo.path(), &["init"]);
     let text = hook(&repo);
     assert!(text.starts_with("#!/bin/bash\n"), "{text}");
@@ -142,14 +133,7 @@ fn the_post_commit_hook_annotates_in_the_background() {
     let claimed = state.join(format!("context-{head}.json"));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let has_note = repo
-            .command()
-            .args(["notes", "--ref=ultragit", "list", &head])
-            .run_unchecked()
-            .unwrap()
-            .status
-            .success();
-        if has_note && !claimed.exists() {
+        if has_note(&repo, &head) && !claimed.exists() {
             break;
         }
         if Instant::now() > deadline {

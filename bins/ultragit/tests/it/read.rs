@@ -1,9 +1,9 @@
 //! Behaviour of `ultragit read`: argument handling, paths, errors and warnings.
 
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
-use crate::support::{Run, annotate, fixture, note, stdout, ultragit, write_note};
+use crate::support::{Run, annotate, fixture, note, region, stdout, ultragit, with, write_note};
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
@@ -139,10 +139,7 @@ fn lines_with_an_anchor_is_a_usage_error() {
         &["read", "src/client.rs", "connect", "--lines", "2:4"],
     );
     assert_usage_error(&run, "'--lines <START:END>' cannot be used with an ANCHOR");
-    assert!(
-        run.stderr.contains("'connect' is not a file at HEAD"),
-        "{run:?}"
-    );
+    assert_contains(&run.stderr, "'connect' is not a file at HEAD");
     assert!(
         run.stderr
             .contains("Usage: ultragit read [OPTIONS] <PATH>... [<ANCHOR>]")
@@ -276,13 +273,18 @@ fn files_without_a_grammar_are_read_by_lines() {
             "enhanced",
             "initial",
             "Adds the server configuration.",
-            vec![json!({
-                "file": "config.toml",
-                "ast_anchor": {"type": "config", "name": "server"},
-                "lines": {"start": 1, "end": 3},
-                "intent": "Listens on every interface on port 8080.",
-                "constraints": [{"text": "The port must match the load balancer's health check.", "source": "author"}]
-            })],
+            vec![with(
+                region(
+                    "config.toml",
+                    "server",
+                    (1, 3),
+                    "Listens on every interface on port 8080.",
+                ),
+                json!({
+                    "ast_anchor": {"type": "config", "name": "server"},
+                    "constraints": [{"text": "The port must match the load balancer's health check.", "source": "author"}]
+                }),
+            )],
             vec![],
         ),
     );
@@ -322,10 +324,7 @@ fn paths_relative_to_a_subdirectory() {
     assert_eq!(stdout(&src, &["read", absolute.to_str().unwrap()]), probe);
     // A cwd-relative path decides whether the last argument is a path.
     let both = stdout(&src, &["read", "client.rs", "../tools/probe.py"]);
-    assert!(
-        both.starts_with("# Context for src/client.rs, tools/probe.py\n"),
-        "{both}"
-    );
+    assert_starts_with(&both, "# Context for src/client.rs, tools/probe.py\n");
     // A last argument with a `/` is a path, never an anchor.
     let run = ultragit(f.path(), &["read", "src/client.rs", "src/typo.rs"]);
     assert_eq!(

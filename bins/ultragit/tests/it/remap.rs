@@ -5,10 +5,12 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, TestRepo};
+use testkit::{FakeLlm, Flavor, TestRepo, assert_contains};
 
 use crate::annotate::{KEY, KEY_VAR, configure, note_of};
-use crate::support::{annotate, assert_notes_readable, note, stdout, ultragit};
+use crate::support::{
+    annotate, assert_notes_readable, has_note, note, region, stdout, texts, ultragit, with,
+};
 
 fn lines() -> String {
     (1..=20).map(|i| format!("line {i}\n")).collect()
@@ -16,13 +18,10 @@ fn lines() -> String {
 
 /// An enhanced note on `commit` with one region.
 fn annotate_with(repo: &TestRepo, commit: &str, file: &str, name: &str, at: (u32, u32)) {
-    let region = json!({
-        "file": file,
-        "ast_anchor": {"type": "function", "name": name},
-        "lines": {"start": at.0, "end": at.1},
-        "intent": format!("why {name} exists"),
-        "constraints": [{"text": "keep it", "source": "author"}]
-    });
+    let region = with(
+        region(file, name, at, &format!("why {name} exists")),
+        json!({"constraints": [{"text": "keep it", "source": "author"}]}),
+    );
     let mut doc = note(
         commit,
         "2024-01-01T00:00:00Z",
@@ -152,14 +151,7 @@ fn annotate_of_a_cherry_pick_without_x_copies_and_of_changed_code_calls_the_mode
         run.stderr.contains("API key") || run.stderr.contains("OPENAI_API_KEY"),
         "{run:?}"
     );
-    let has_note = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "list", &own])
-        .run_unchecked()
-        .unwrap()
-        .status
-        .success();
-    assert!(!has_note);
+    assert!(!has_note(&repo, &own));
 }
 
 #[test]
@@ -230,12 +222,7 @@ fn remap_synthesizes_a_squash_note_after_a_server_side_squash_merge() {
     let note = note_of(&repo, &squash);
     assert_eq!(note["provenance"]["operation"], "squash");
     assert_eq!(note["provenance"]["derived_from"], json!(topic));
-    let names: Vec<&str> = note["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ast_anchor"]["name"].as_str().unwrap())
-        .collect();
+    let names = texts(&note["regions"], "/ast_anchor/name");
     assert_eq!(names, ["five", "nine"]);
     assert_notes_readable(&repo, "g.txt");
 }
@@ -247,10 +234,7 @@ fn remap_without_the_ref_names_onto_and_a_changed_commit_is_not_matched() {
     let before = notes_tip(&repo);
     let run = ultragit(repo.path(), &["remap"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("'origin/HEAD' does not exist"),
-        "{run:?}"
-    );
+    assert_contains(&run.stderr, "'origin/HEAD' does not exist");
     assert!(run.stderr.contains("--onto"), "{run:?}");
 
     // Upstream rewrote the change: no match, nothing written.

@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains};
 
-use crate::annotate::{KEY, KEY_VAR, configure, note_of};
-use crate::support::{annotate, note, stdout, ultragit_with};
+use crate::annotate::{KEY, KEY_VAR, configure, emits, note_of};
+use crate::support::{annotate, note, region, stdout, ultragit_input, ultragit_with, with};
 
 /// `src/lib.rs` at the start: `base_fn` (1–3).
 const BASE: &str = "\
@@ -49,13 +49,15 @@ fn annotate_function(repo: &TestRepo, commit: &str, name: &str, text: &str) {
         "enhanced",
         "initial",
         &format!("Adds {name}."),
-        vec![json!({
-            "file": "src/lib.rs",
-            "ast_anchor": {"type": "function", "name": name},
-            "lines": {"start": start, "end": end},
-            "intent": format!("Returns the value {name} stands for."),
-            "constraints": [{"text": format!("{name} never panics."), "source": "author"}]
-        })],
+        vec![with(
+            region(
+                "src/lib.rs",
+                name,
+                (start, end),
+                &format!("Returns the value {name} stands for."),
+            ),
+            json!({"constraints": [{"text": format!("{name} never panics."), "source": "author"}]}),
+        )],
         vec![],
     );
     value["task"] = json!(format!("Task of {name}"));
@@ -121,9 +123,15 @@ fn wait_for_note(repo: &TestRepo, rev: &str, done: impl Fn(&Value) -> bool) -> V
 
 /// Commits `alpha` with an annotation, then amends it (hooks on) adding
 /// `beta`: the original and the amended commit.
+/// [`add_function`], then its note as the writing agent leaves it.
+fn add_annotated(repo: &TestRepo, name: &str, value: u32) -> String {
+    let commit = add_function(repo, name, value);
+    annotate_function(repo, &commit, name, &file_at(repo, &commit));
+    commit
+}
+
 fn annotate_alpha_then_amend_adding_beta(repo: &TestRepo) -> (String, String) {
-    let old = add_function(repo, "alpha", 1);
-    annotate_function(repo, &old, "alpha", &file_at(repo, &old));
+    let old = add_annotated(repo, "alpha", 1);
     let mut text = file_at(repo, &old);
     text.push_str(&function("beta", 2));
     repo.write("src/lib.rs", text);
@@ -165,8 +173,7 @@ fn init_installs_both_hooks_once() {
 fn a_message_only_amend_copies_the_note_without_a_model_call() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
+    let old = add_annotated(&repo, "alpha", 1);
 
     git_with_hooks(
         &repo,
@@ -194,24 +201,11 @@ fn a_message_only_amend_copies_the_note_without_a_model_call() {
 
 #[test]
 fn an_amend_that_changes_code_keeps_the_context_and_annotates_the_delta() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
-            Reply::tool_calls(vec![call(
-                "c2",
-                "emit_annotation",
-                json!({
-                    "file": "src/lib.rs",
-                    "ast_anchor": {"type": "function", "name": "beta"},
-                    "lines": {"start": 9, "end": 11},
-                    "intent": "Adds beta next to alpha.",
-                    "constraints": [{"text": "Inferred from the amend.", "source": "inferred"}]
-                }),
-            )]),
-            Reply::text("Adds beta in an amend."),
-        ],
+    let beta = with(
+        region("src/lib.rs", "beta", (9, 11), "Adds beta next to alpha."),
+        json!({"constraints": [{"text": "Inferred from the amend.", "source": "inferred"}]}),
     );
+    let server = FakeLlm::start(Flavor::OpenAiChat, emits(beta, "Adds beta in an amend."));
     let repo = setup(&server);
     let (old, new) = annotate_alpha_then_amend_adding_beta(&repo);
 
@@ -247,9 +241,7 @@ fn an_interactive_rebase_leaves_a_readable_note_on_every_commit() {
     let names = ["a", "b", "c", "d", "e", "f"];
     let mut commits = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let commit = add_function(&repo, name, i as u32);
-        annotate_function(&repo, &commit, name, &file_at(&repo, &commit));
-        commits.push(commit);
+        commits.push(add_annotated(&repo, name, i as u32));
     }
     // Upstream puts a function at the top: every line below moves.
     repo.git(&["checkout", "--quiet", "main"]);
@@ -389,33 +381,14 @@ fn squash_sources_alone_do_not_make_an_annotation_enhanced() {
 fn malformed_rewrite_input_writes_nothing() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let repo = setup(&server);
-    let old = add_function(&repo, "alpha", 1);
-    annotate_function(&repo, &old, "alpha", &file_at(&repo, &old));
+    let old = add_annotated(&repo, "alpha", 1);
     let new = repo.amend(Some("Reworded"));
     // The hook has copied the note already: remove it, then feed bad input.
     repo.git(&["notes", "--ref=ultragit", "remove", &new]);
     let input = format!("{old} {new}\nnot a pair\n");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ultragit"));
-    cmd.args(["rewritten", "amend"]).current_dir(repo.path());
-    testkit::isolate(&mut cmd);
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("line 2 of the post-rewrite input"),
-        "{stderr}"
-    );
+    let run = ultragit_input(repo.path(), &["rewritten", "amend"], &input);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(&run.stderr, "line 2 of the post-rewrite input");
     let notes = repo.git(&["notes", "--ref=ultragit", "list"]);
     assert_eq!(notes.lines().count(), 1, "only the old note: {notes}");
 }

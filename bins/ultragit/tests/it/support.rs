@@ -1,7 +1,8 @@
 //! Running the binary, writing notes, and the annotated fixture repository.
 
+use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use testkit::TestRepo;
@@ -21,11 +22,33 @@ pub fn ultragit(dir: &Path, args: &[&str]) -> Run {
 
 /// Runs `ultragit args…` in `dir` with a hermetic environment plus `env`.
 pub fn ultragit_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    spawn(dir, args, env, None)
+}
+
+/// Runs `ultragit args…` in `dir` with `input` on its standard input.
+pub fn ultragit_input(dir: &Path, args: &[&str], input: &str) -> Run {
+    spawn(dir, args, &[], Some(input))
+}
+
+fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultragit"));
     cmd.args(args).current_dir(dir);
     testkit::isolate(&mut cmd).env_remove(crate::annotate::KEY_VAR);
     cmd.envs(env.iter().copied());
-    let out = cmd.output().expect("run the ultragit binary");
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run the ultragit binary");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        stdin
+            .write_all(input.as_bytes())
+            .expect("write ultragit's input");
+    }
+    let out = child.wait_with_output().expect("wait for ultragit");
     let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8 output");
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -361,4 +384,49 @@ pub fn fixture() -> Fixture {
         c3,
         c4,
     }
+}
+
+/// A region of an `ultragit/v1` note on the function `name` (add more fields
+/// with [`with`]).
+pub fn region(file: &str, name: &str, (start, end): (u32, u32), intent: &str) -> Value {
+    json!({
+        "file": file,
+        "ast_anchor": {"type": "function", "name": name},
+        "lines": {"start": start, "end": end},
+        "intent": intent
+    })
+}
+
+/// `value` (an object) with the fields of `more` added.
+pub fn with(mut value: Value, more: Value) -> Value {
+    let Value::Object(more) = more else {
+        panic!("not an object: {more}")
+    };
+    value
+        .as_object_mut()
+        .expect("an object to add fields to")
+        .extend(more);
+    value
+}
+
+/// Whether `commit` has an ultragit note.
+pub fn has_note(repo: &TestRepo, commit: &str) -> bool {
+    repo.command()
+        .args(["notes", "--ref=ultragit", "list", commit])
+        .run_unchecked()
+        .expect("run git notes list")
+        .status
+        .success()
+}
+
+/// The text at JSON `pointer` (`/ast_anchor/name`) in every element of the
+/// array `items`.
+pub fn texts<'a>(items: &'a Value, pointer: &str) -> Vec<&'a str> {
+    let items = items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"));
+    items
+        .iter()
+        .map(|item| item.pointer(pointer).and_then(Value::as_str).expect("text"))
+        .collect()
 }

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use gitctx::GitCommand;
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
-use crate::support::{note, stdout, ultragit, write_note};
+use crate::support::{note, stdout, texts, ultragit, write_note};
 
 /// A bare remote and two clones sharing three commits.
 struct Team {
@@ -54,6 +54,23 @@ fn team() -> Team {
         b,
         commits,
     }
+}
+
+/// `git push origin main` from `repo` (hooks run): it must succeed and print
+/// nothing on stdout. Returns its stderr.
+fn push(repo: &TestRepo) -> String {
+    let push = repo
+        .command()
+        .args(["push", "origin", "main"])
+        .run_unchecked()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&push.stderr).into_owned();
+    assert!(push.status.success(), "{stderr}");
+    assert!(
+        push.stdout.is_empty(),
+        "nothing of ours on git push's stdout"
+    );
+    stderr
 }
 
 fn annotation(commit: &str, name: &str, intent: &str) -> Value {
@@ -148,12 +165,7 @@ fn sync_errors_are_one_clear_line() {
         .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
     let run = ultragit(team.a.path(), &["sync", "gone"]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .starts_with("error: could not reach the remote 'gone' ("),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: could not reach the remote 'gone' (");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 
@@ -161,10 +173,7 @@ fn sync_errors_are_one_clear_line() {
 fn init_sync_is_idempotent() {
     let team = team();
     let first = stdout(team.a.path(), &["init", "--sync"]);
-    assert!(
-        first.contains("notes sync enabled with 'origin'"),
-        "{first}"
-    );
+    assert_contains(&first, "notes sync enabled with 'origin'");
     assert!(
         first.contains(
             "+refs/notes/ultragit:refs/notes/remotes/origin/ultragit on remote.origin.fetch (added)"
@@ -196,11 +205,7 @@ fn init_sync_is_idempotent() {
 
     let run = ultragit(team.a.path(), &["init", "--sync", "--remote", "nope"]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no remote named 'nope'"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "no remote named 'nope'");
     let run = ultragit(team.a.path(), &["init", "--remote", "origin"]);
     assert_eq!(run.code, 2, "--remote needs --sync: {run:?}");
 }
@@ -215,22 +220,7 @@ fn the_pre_push_hook_syncs_and_never_fails_the_push() {
     std::fs::remove_file(team.a.join(".git/hooks/post-commit")).ok();
     team.a.commit_file("more.txt", "more\n", "More");
 
-    let push = team
-        .a
-        .command()
-        .args(["push", "origin", "main"])
-        .run_unchecked()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&push.stderr);
-    assert!(push.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("ultragit: synced refs/notes/ultragit"),
-        "{stderr}"
-    );
-    assert!(
-        push.stdout.is_empty(),
-        "nothing of ours on git push's stdout"
-    );
+    assert_contains(&push(&team.a), "ultragit: synced refs/notes/ultragit");
     assert_eq!(remote_notes(&team.bare), vec![c1.clone()]);
 
     // The remote now refuses notes: the user's push still succeeds.
@@ -243,17 +233,9 @@ fn the_pre_push_hook_syncs_and_never_fails_the_push() {
     let head = team
         .a
         .commit_file("more.txt", "more and more\n", "More again");
-    let push = team
-        .a
-        .command()
-        .args(["push", "origin", "main"])
-        .run_unchecked()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&push.stderr);
-    assert!(push.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("warning: ultragit: the notes were not synced"),
-        "{stderr}"
+    assert_contains(
+        &push(&team.a),
+        "warning: ultragit: the notes were not synced",
     );
     assert_eq!(bare_git(&team.bare, &["rev-parse", "main"]).trim(), head);
     assert_eq!(remote_notes(&team.bare), vec![c1.clone()]);
@@ -292,21 +274,15 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
             file.display()
         )
     );
-    assert!(
-        run.stderr.contains("exported as raw text"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "exported as raw text");
     let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = Value::Array(
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    );
     // Newest first.
-    let order: Vec<&str> = lines
-        .iter()
-        .map(|l| l["commit"].as_str().unwrap())
-        .collect();
+    let order = texts(&lines, "/commit");
     assert_eq!(order, [c3.as_str(), c2.as_str(), c1.as_str()]);
     assert_eq!(lines[1]["malformed"], json!(true));
     assert_eq!(lines[1]["raw"], json!("{broken"));
@@ -334,46 +310,26 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
             input.display()
         )
     );
-    assert!(
-        run.stderr.contains("line 2: the note of commit"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("line 5: not an export line"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "line 2: the note of commit");
+    assert_contains(&run.stderr, "line 5: not an export line");
     let parsed = |repo: &TestRepo, commit: &str| {
         ultragit_schema::Annotation::from_json(&show(repo, commit).unwrap()).unwrap()
     };
     assert_eq!(parsed(&team.b, c1), parsed(&team.a, c1));
     assert_eq!(show(&team.b, c2), None);
     let joined: Value = serde_json::from_str(&show(&team.b, c3).unwrap()).unwrap();
-    let intents: Vec<&str> = joined["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["intent"].as_str().unwrap())
-        .collect();
-    assert_eq!(intents, ["Why k.", "Why h."]);
+    assert_eq!(texts(&joined["regions"], "/intent"), ["Why k.", "Why h."]);
 
     // Importing again changes nothing.
     let run = ultragit(team.b.path(), &["import", input.to_str().unwrap()]);
-    assert!(
-        run.stdout
-            .contains("0 added, 0 merged with existing notes, 2 unchanged"),
-        "{run:?}"
+    assert_contains(
+        &run.stdout,
+        "0 added, 0 merged with existing notes, 2 unchanged",
     );
 
     let run = ultragit(team.b.path(), &["import", "/nonexistent.jsonl"]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .starts_with("error: cannot read /nonexistent.jsonl"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: cannot read /nonexistent.jsonl");
     let run = ultragit(team.b.path(), &["export", "--since", "yesterday"]);
     assert_eq!(run.code, 2);
 }

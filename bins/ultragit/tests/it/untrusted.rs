@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use testkit::hostile::{Hostile, SOURCE};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, call};
 
 use crate::annotate::{KEY, KEY_VAR, NET_V1, NET_V2, configure, note_of, script};
-use crate::support::{Run, annotate, note, ultragit, ultragit_with, write_note};
+use crate::support::{Run, annotate, note, region, ultragit, ultragit_with, with, write_note};
 
 /// The secret a committed config tries to have sent.
 const AWS_SECRET: &str = "aws-secret-0123456789-DO-NOT-SEND";
@@ -146,10 +146,8 @@ fn config_files_that_are_links_or_special_files_are_refused() {
     std::os::unix::fs::symlink("/dev/zero", repo.join(".ultragit-config.toml")).unwrap();
     let run = ultragit(repo.path(), &["read", "src/net.rs"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains(".ultragit-config.toml") && run.stderr.contains("symbolic link"),
-        "{run:?}"
-    );
+    assert_contains(&run.stderr, ".ultragit-config.toml");
+    assert_contains(&run.stderr, "symbolic link");
     std::fs::remove_file(repo.join(".ultragit-config.toml")).unwrap();
     // A FIFO neither blocks nor is read.
     testkit::mkfifo(&repo.join(".ultragit-config.toml"));
@@ -179,12 +177,7 @@ fn hostile_with_note() -> Hostile {
             "inferred",
             "initial",
             "Adds retry",
-            vec![json!({
-                "file": "src/net.rs",
-                "ast_anchor": {"type": "function", "name": "retry"},
-                "lines": {"start": 5, "end": 7},
-                "intent": "Retries connect."
-            })],
+            vec![region("src/net.rs", "retry", (5, 7), "Retries connect.")],
             vec![],
         ),
     );
@@ -229,12 +222,7 @@ fn no_command_runs_a_program_the_repository_configured() {
             Reply::tool_calls(vec![call(
                 "c4",
                 "emit_annotation",
-                json!({
-                    "file": "src/net.rs",
-                    "ast_anchor": {"type": "function", "name": "retry"},
-                    "lines": {"start": 5, "end": 7},
-                    "intent": "Retries connect."
-                }),
+                region("src/net.rs", "retry", (5, 7), "Retries connect."),
             )]),
             Reply::text("Adds retry."),
         ],
@@ -278,13 +266,10 @@ fn note_text_never_reaches_the_terminal_raw_and_json_stays_exact() {
         "inferred",
         "initial",
         HOSTILE_TEXT,
-        vec![json!({
-            "file": "src/net.rs",
-            "ast_anchor": {"type": "function", "name": "retry"},
-            "lines": {"start": 5, "end": 7},
-            "intent": HOSTILE_TEXT,
-            "constraints": [{"text": HOSTILE_TEXT, "source": "author"}]
-        })],
+        vec![with(
+            region("src/net.rs", "retry", (5, 7), HOSTILE_TEXT),
+            json!({"constraints": [{"text": HOSTILE_TEXT, "source": "author"}]}),
+        )],
         vec![],
     );
     document["task"] = Value::String(HOSTILE_TEXT.to_owned());
@@ -337,12 +322,7 @@ fn read_reports_the_notes_and_regions_it_cannot_use() {
     repo.stage_all();
     let second = repo.commit("Add more");
     let region = |name: &str, start: u32, end: u32| {
-        json!({
-            "file": "src/net.rs",
-            "ast_anchor": {"type": "function", "name": name},
-            "lines": {"start": start, "end": end},
-            "intent": format!("About {name}.")
-        })
+        region("src/net.rs", name, (start, end), &format!("About {name}."))
     };
     annotate(
         &repo,

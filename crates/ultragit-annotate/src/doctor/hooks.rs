@@ -242,21 +242,19 @@ mod tests {
         let text = "#!/bin/sh\necho hi\n# >>> ultragit post-commit >>>\n# Annotates.\n'/opt/my tools/ultragit' annotate --async || true\n# <<< ultragit post-commit <<<\n";
         let (b, e) = setup::hook_markers("post-commit");
         let block = block_of(text, &b, &e).unwrap();
-        assert_eq!(
-            block_program(block).as_deref(),
-            Some("/opt/my tools/ultragit")
-        );
-        assert_eq!(
-            block_program("\n/usr/bin/ultragit rewritten \"$1\"\n").as_deref(),
-            Some("/usr/bin/ultragit")
-        );
-        assert_eq!(block_program("\n# only a comment\n"), None);
-        assert_eq!(block_program("\nultragit annotate --async\n"), None);
         let rewrite = setup::rewrite_hook_line(Path::new("/opt/my tools/ultragit"));
-        assert_eq!(
-            block_program(&rewrite).as_deref(),
-            Some("/opt/my tools/ultragit")
-        );
+        for (block, program) in [
+            (block, Some("/opt/my tools/ultragit")),
+            (
+                "\n/usr/bin/ultragit rewritten \"$1\"\n",
+                Some("/usr/bin/ultragit"),
+            ),
+            ("\n# only a comment\n", None),
+            ("\nultragit annotate --async\n", None),
+            (&rewrite, Some("/opt/my tools/ultragit")),
+        ] {
+            assert_eq!(block_program(block).as_deref(), program, "{block:?}");
+        }
         assert_eq!(
             shell_words(r#"a 'b c' "d \"e\"" f\ g"#),
             ["a", "b c", "d \"e\"", "f g"]

@@ -1,7 +1,7 @@
 //! The checks of `.git/ultragit/`: the size of its caches and the commits
 //! `failed.log` lists that still have no note.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 
 use gitctx::ObjectId;
@@ -81,17 +81,9 @@ impl Doctor<'_> {
             }
         }
         // A failure is resolved once the commit has a note, or is gone.
-        let annotated: HashSet<ObjectId> = self
-            .repo
-            .notes(NOTES_REF)?
-            .read_many(&order)?
-            .found
+        let open: Vec<ObjectId> = crate::unannotated(&self.repo.notes(NOTES_REF)?, order)?
             .into_iter()
-            .map(|(c, _)| c)
-            .collect();
-        let open: Vec<ObjectId> = order
-            .into_iter()
-            .filter(|c| !annotated.contains(c) && self.repo.commit_info_by_id(*c).is_ok())
+            .filter(|c| self.repo.commit_info_by_id(*c).is_ok())
             .collect();
         let Some(newest) = open.last() else {
             return Ok(Check::ok(

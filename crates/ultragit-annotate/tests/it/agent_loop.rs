@@ -1,13 +1,13 @@
 //! The whole agent over real HTTP against the fake Chat Completions server.
 
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
 use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report};
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
     CLIENT_V1, annotate_head, chat, client_v2, connect_region, context, emit, provider, region,
-    run_agent, tool_results,
+    run_agent, tagged_author, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -114,13 +114,11 @@ fn author_context_makes_an_enhanced_annotation_with_author_constraints() {
         emit("c2", emitted),
         Reply::text("Retry connect."),
     ]);
-    let author = AuthorContext {
-        task: Some("PROJ-42 survive failovers".into()),
-        reasoning: Some("the broker drops the first attempt".into()),
-        dependencies: Some("the probe script's schedule".into()),
-        tags: Some(vec!["mqtt".into(), "retry".into()]),
-        squash_sources: None,
-    };
+    let author = tagged_author(
+        "PROJ-42 survive failovers",
+        "the broker drops the first attempt",
+        "the probe script's schedule",
+    );
     annotate_head(&repo, Some(author), provider.as_ref()).unwrap();
     let note = stored(&repo);
     assert_eq!(note.context_level, ContextLevel::Enhanced);
@@ -404,10 +402,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        first_prompt.contains("This is chunk 1 of 4 (3 remaining after it)"),
-        "{first_prompt}"
-    );
+    assert_contains(&first_prompt, "This is chunk 1 of 4 (3 remaining after it)");
     // Each chunk's get_diff shows only its own files.
     let diff = tool_results(&requests[1].json())[0]["data"]["diff"]
         .as_str()
@@ -454,9 +449,9 @@ fn huge_diffs_are_summarized_for_the_model() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        summary.starts_with("This commit modifies 1 files with 2,500 lines changed."),
-        "{summary}"
+    assert_starts_with(
+        &summary,
+        "This commit modifies 1 files with 2,500 lines changed.",
     );
 }
 

@@ -8,7 +8,7 @@ use gitctx::{ObjectId, Repo};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
 use ultragit_annotate::backfill::{self, Event, Outcome, RunOptions, SelectOptions, Shard};
 use ultragit_annotate::{AnnotateConfig, Trivial};
-use ultragit_schema::Annotation;
+use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
 
 use crate::support::{provider, runtime};
 
@@ -68,28 +68,48 @@ fn history() -> History {
         docs,
         annotated,
     };
-    let note = Annotation::from_json(&note_for(&history.annotated)).unwrap();
+    let note = note_for(&history.annotated);
     ultragit_annotate::store(&Repo::discover(history.repo.path()).unwrap(), &note).unwrap();
     history
 }
 
-fn note_for(commit: &str) -> String {
-    serde_json::json!({
-        "$schema": "ultragit/v1",
-        "commit": commit,
-        "timestamp": "2025-01-01T00:00:00Z",
-        "summary": "Adds f.",
-        "context_level": "inferred",
-        "regions": [{
-            "file": "src/f.rs",
-            "ast_anchor": {"type": "function", "name": "f"},
-            "lines": {"start": 1, "end": 1},
-            "intent": "An empty f.",
-        }],
-        "cross_cutting": [],
-        "provenance": {"operation": "initial", "derived_from": [], "original_annotations_preserved": false}
-    })
-    .to_string()
+/// `backfill::run` over every commit `select` picks in `history`, against
+/// `server`, `concurrency` at once, until `stop`.
+fn run_all(
+    history: &History,
+    server: &FakeLlm,
+    concurrency: usize,
+    stop: impl Future<Output = ()>,
+    on_event: impl FnMut(Event<'_>),
+) -> backfill::Summary {
+    let selection = select(history, &SelectOptions::default());
+    let options = RunOptions {
+        concurrency,
+        redactor: llm::Redactor::default(),
+    };
+    runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider(server, llm::ProviderKind::OpenAiChat, true),
+        &AnnotateConfig::default(),
+        &options,
+        stop,
+        on_event,
+    ))
+}
+
+/// The note of the history's annotated commit: one region on `f`.
+fn note_for(commit: &str) -> Annotation {
+    let mut note = Annotation::new(
+        commit,
+        "2025-01-01T00:00:00Z",
+        "Adds f.",
+        ContextLevel::Inferred,
+    );
+    let f = AstAnchor::new("function", "f");
+    let region = RegionAnnotation::new("src/f.rs", f, LineRange::new(1, 1), "An empty f.");
+    note.regions.push(region);
+    note
 }
 
 fn select(history: &History, options: &SelectOptions) -> backfill::Selection {
@@ -234,19 +254,12 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
     let history = history();
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
     server.respond_with(annotator(Duration::ZERO, None));
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
     let mut started = 0;
     let mut finished = Vec::new();
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 3,
-            redactor: llm::Redactor::default(),
-        },
+    let summary = run_all(
+        &history,
+        &server,
+        3,
         std::future::pending(),
         |event| match event {
             Event::Started { .. } => started += 1,
@@ -254,7 +267,7 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
                 commit, outcome, ..
             } => finished.push((commit.to_hex(), outcome.clone())),
         },
-    ));
+    );
     assert_eq!(summary.total, 6);
     assert_eq!(summary.annotated, 5, "{summary:?}");
     assert_eq!(summary.skipped, 1, "the whitespace-only commit");
@@ -299,20 +312,7 @@ fn failures_are_recorded_and_the_rest_still_annotated() {
             annotate(request)
         }
     });
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 2,
-            redactor: llm::Redactor::default(),
-        },
-        std::future::pending(),
-        |_| {},
-    ));
+    let summary = run_all(&history, &server, 2, std::future::pending(), |_| {});
     assert_eq!(
         (summary.annotated, summary.skipped, summary.failed),
         (4, 1, 1),
@@ -337,19 +337,12 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
     let history = history();
     let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
     server.respond_with(annotator(Duration::ZERO, None));
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
-    let selection = select(&history, &SelectOptions::default());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut stop = Some(stop);
-    let summary = runtime().block_on(backfill::run(
-        history.repo.path(),
-        &commits(&selection),
-        provider,
-        &AnnotateConfig::default(),
-        &RunOptions {
-            concurrency: 1,
-            redactor: llm::Redactor::default(),
-        },
+    let summary = run_all(
+        &history,
+        &server,
+        1,
         async move {
             let _ = stopped.await;
         },
@@ -360,7 +353,7 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
                 let _ = stop.send(());
             }
         },
-    ));
+    );
     assert!(summary.interrupted);
     assert_eq!(summary.annotated + summary.skipped, 1, "{summary:?}");
     assert_eq!(

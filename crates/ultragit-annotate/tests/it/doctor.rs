@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_ends_with, assert_starts_with};
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::doctor::{Check, Inputs, Options, Report, Status, diagnose};
 use ultragit_annotate::setup::init;
@@ -31,6 +31,13 @@ fn check<'a>(report: &'a Report, id: &str) -> &'a Check {
 }
 
 /// `init` with a program that exists, and the key's variable named.
+/// Check `id` is ok, and so is every other.
+fn assert_healthy(repo: &TestRepo, id: &str) {
+    let report = run(repo, false);
+    assert_eq!(check(&report, id).status, Status::Ok, "{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+}
+
 fn set_up(repo: &TestRepo) {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     init(&r, Path::new(EXE)).unwrap();
@@ -86,11 +93,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
         "{}",
         malformed.message
     );
-    assert!(
-        malformed.message.contains(&commits[300][..7]),
-        "{}",
-        malformed.message
-    );
+    assert_contains(&malformed.message, &commits[300][..7]);
     assert!(
         malformed.message.contains(&format!(
             "; 1 note over 4 MiB, never loaded: {}",
@@ -101,16 +104,8 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
     );
     let unreachable = check(&report, "unreachable-notes");
     assert_eq!(unreachable.status, Status::Warn);
-    assert!(
-        unreachable.message.starts_with("1 note on commits"),
-        "{}",
-        unreachable.message
-    );
-    assert!(
-        unreachable.message.ends_with(": 1234567"),
-        "{}",
-        unreachable.message
-    );
+    assert_starts_with(&unreachable.message, "1 note on commits");
+    assert_ends_with(&unreachable.message, ": 1234567");
     assert_eq!(
         unreachable
             .fix
@@ -140,14 +135,8 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
     let report = run(&repo, true);
     let found = check(&report, "hooks.post-commit");
     assert_eq!(found.status, Status::Fail, "{found:?}");
-    assert!(
-        found.message.ends_with("has no ultragit block"),
-        "{found:?}"
-    );
-    assert!(
-        found.fix.as_deref().unwrap().starts_with("edit "),
-        "{found:?}"
-    );
+    assert_ends_with(&found.message, "has no ultragit block");
+    assert_starts_with(found.fix.as_deref().unwrap(), "edit ");
     // --fix left the link and its target alone.
     assert!(report.fixed.is_empty(), "{:?}", report.fixed);
     assert!(
@@ -167,13 +156,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
         format!("#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n# <<< ultragit post-commit <<<\n"),
     )
     .unwrap();
-    let report = run(&repo, false);
-    assert_eq!(
-        check(&report, "hooks.post-commit").status,
-        Status::Ok,
-        "{report:#?}"
-    );
-    assert!(report.ok(), "{report:#?}");
+    assert_healthy(&repo, "hooks.post-commit");
 }
 
 #[test]
@@ -188,11 +171,5 @@ fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
         "refs/notes/*",
     ]);
     repo.git(&["config", "notes.rewriteMode", "overwrite"]);
-    let report = run(&repo, false);
-    assert_eq!(
-        check(&report, "rewrite-config").status,
-        Status::Ok,
-        "{report:#?}"
-    );
-    assert!(report.ok(), "{report:#?}");
+    assert_healthy(&repo, "rewrite-config");
 }

@@ -3,11 +3,10 @@
 use std::sync::{Arc, Mutex};
 
 use testkit::TestRepo;
-use ultragit_annotate::AuthorContext;
 use ultragit_annotate::prompt::{system_prompt, user_prompt};
 use ultragit_annotate::tools::{Collected, Scope, registry};
 
-use crate::support::context;
+use crate::support::{context, tagged_author};
 
 #[test]
 fn inferred_system_prompt() {
@@ -16,13 +15,11 @@ fn inferred_system_prompt() {
 
 #[test]
 fn enhanced_system_prompt() {
-    let author = AuthorContext {
-        task: Some("PROJ-42 survive broker failovers".into()),
-        reasoning: Some("The broker drops the first connection attempt after a failover.".into()),
-        dependencies: Some("tools/probe.py assumes connect never sleeps".into()),
-        tags: Some(vec!["mqtt".into(), "retry".into()]),
-        squash_sources: None,
-    };
+    let author = tagged_author(
+        "PROJ-42 survive broker failovers",
+        "The broker drops the first connection attempt after a failover.",
+        "tools/probe.py assumes connect never sleeps",
+    );
     insta::assert_snapshot!(system_prompt(Some(&author)));
 }
 

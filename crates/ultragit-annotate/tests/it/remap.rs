@@ -38,6 +38,16 @@ fn annotate(repo: &TestRepo, commit: &str, regions: &[(&str, &str, (u32, u32))])
     note
 }
 
+/// main: base with f.txt; on the new branch `topic` (left checked out): line 5
+/// changed, annotated. Returns that commit.
+fn five_on_topic(repo: &TestRepo) -> String {
+    repo.commit_file("f.txt", lines(), "base");
+    repo.checkout_new("topic");
+    let five = repo.commit_file("f.txt", lines().replace("line 5\n", "line five\n"), "five");
+    annotate(repo, &five, &[("f.txt", "five", (4, 6))]);
+    five
+}
+
 /// main: base with f.txt; branch `topic`: line 15 changed, annotated.
 fn topic_with_note() -> (TestRepo, String) {
     let repo = TestRepo::new();
@@ -264,10 +274,7 @@ fn a_server_side_squash_merge_gets_a_synthesized_note_listing_all_sources() {
 #[test]
 fn two_candidates_are_ambiguous_and_nothing_is_written() {
     let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file("f.txt", lines().replace("line 5\n", "line five\n"), "five");
-    annotate(&repo, &topic, &[("f.txt", "five", (4, 6))]);
+    let topic = five_on_topic(&repo);
     repo.checkout("main");
     repo.git(&["cherry-pick", &topic]);
     repo.git(&["revert", "--no-edit", "HEAD"]);
@@ -286,10 +293,7 @@ fn two_candidates_are_ambiguous_and_nothing_is_written() {
 #[test]
 fn changed_code_on_the_ref_is_not_matched_and_malformed_notes_are_skipped() {
     let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file("f.txt", lines().replace("line 5\n", "line five\n"), "five");
-    annotate(&repo, &topic, &[("f.txt", "five", (4, 6))]);
+    let topic = five_on_topic(&repo);
     let broken = repo.commit_file("z.txt", "z\n", "z");
     open(&repo)
         .notes(NOTES_REF)
@@ -314,10 +318,7 @@ fn changed_code_on_the_ref_is_not_matched_and_malformed_notes_are_skipped() {
 #[test]
 fn an_original_and_its_amended_copy_both_left_behind_are_joined_into_one_note() {
     let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let original = repo.commit_file("f.txt", lines().replace("line 5\n", "line five\n"), "five");
-    annotate(&repo, &original, &[("f.txt", "five", (4, 6))]);
+    let original = five_on_topic(&repo);
     // A message-only amend whose note says a little more.
     let amended = repo.amend(Some("five, reworded"));
     annotate(

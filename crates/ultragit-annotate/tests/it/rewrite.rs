@@ -2,7 +2,7 @@
 //! and the per-commit rules of `rewrite::apply_one`.
 
 use crate::support::{id, open, read_note as read, write_note as write};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::rewrite::{Action, Rewrite, RewriteKind, apply_one, synthesize};
 use ultragit_schema::{
@@ -64,6 +64,14 @@ fn note(commit: &str, regions: Vec<RegionAnnotation>) -> Annotation {
     );
     note.regions = regions;
     note
+}
+
+/// `old` rewritten as `new`.
+fn one_to_one(old: &str, new: &str) -> Rewrite {
+    Rewrite {
+        new: id(new),
+        olds: vec![id(old)],
+    }
 }
 
 #[test]
@@ -144,10 +152,7 @@ fn squash_synthesis_keeps_every_surviving_region_at_its_new_lines() {
         "gamma was dropped"
     );
     let notes = provenance.synthesis_notes.as_deref().unwrap();
-    assert!(
-        notes.contains(&format!("Without an annotation: {}.", &c[..7])),
-        "{notes}"
-    );
+    assert_contains(notes, &format!("Without an annotation: {}.", &c[..7]));
     assert!(notes.contains("gamma"), "{notes}");
     assert_eq!(synthesis.unannotated, [id(&c)]);
     assert_eq!(synthesis.dropped.len(), 1);
@@ -173,10 +178,7 @@ fn a_message_only_amend_copies_the_note_with_amend_provenance() {
     let new = repo.amend(Some("Add alpha, reworded"));
 
     let repository = open(&repo);
-    let rewrite = Rewrite {
-        new: id(&new),
-        olds: vec![id(&old)],
-    };
+    let rewrite = one_to_one(&old, &new);
     let applied = apply_one(&repository, RewriteKind::Amend, &rewrite).unwrap();
     assert_eq!(applied.action, Action::Copied);
     assert_eq!(applied.delta_from(), None);
@@ -214,10 +216,7 @@ fn an_amend_that_changes_code_carries_the_regions_and_asks_for_the_delta() {
     let new = repo.amend(None);
 
     let repository = open(&repo);
-    let rewrite = Rewrite {
-        new: id(&new),
-        olds: vec![id(&old)],
-    };
+    let rewrite = one_to_one(&old, &new);
     let applied = apply_one(&repository, RewriteKind::Amend, &rewrite).unwrap();
     assert_eq!(applied.action, Action::Amended);
     assert_eq!(applied.delta_from(), Some(id(&old)));
@@ -243,10 +242,7 @@ fn an_unreadable_or_missing_note_is_left_alone() {
     let old = repo.commit_file("a.txt", "a\n", "A");
     let new = repo.amend(Some("A again"));
     let repository = open(&repo);
-    let rewrite = Rewrite {
-        new: id(&new),
-        olds: vec![id(&old)],
-    };
+    let rewrite = one_to_one(&old, &new);
     let applied = apply_one(&repository, RewriteKind::Amend, &rewrite).unwrap();
     assert_eq!(applied.action, Action::NoNote);
     assert!(applied.annotate_fresh());

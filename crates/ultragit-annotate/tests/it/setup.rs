@@ -2,11 +2,19 @@
 
 use std::path::Path;
 
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 use ultragit_annotate::setup::{HOOK_BEGIN, HookChange, init};
 
 fn hook(repo: &TestRepo) -> String {
     std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap()
+}
+
+/// Every value of the config `key` in `repo`, one a line.
+fn config_all(repo: &TestRepo, key: &str) -> String {
+    repo.command()
+        .args(["config", "--get-all", key])
+        .run_text()
+        .unwrap()
 }
 
 #[test]
@@ -25,10 +33,7 @@ fn init_creates_the_ref_the_hook_and_the_config_once() {
     );
     assert!(repo.join(".git/ultragit").is_dir());
     let text = hook(&repo);
-    assert!(
-        text.starts_with("#!/bin/sh\n# >>> ultragit post-commit >>>\n"),
-        "{text}"
-    );
+    assert_starts_with(&text, "#!/bin/sh\n# >>> ultragit post-commit >>>\n");
     assert!(
         text.contains("'/opt/ultra git/bin/ultragit' annotate --async >/dev/null 2>&1 || true\n"),
         "{text}"
@@ -47,16 +52,13 @@ fn init_creates_the_ref_the_hook_and_the_config_once() {
     assert_eq!(second.hook, HookChange::Updated);
     assert!(second.config_written.is_empty());
     assert_eq!(hook(&repo).matches(HOOK_BEGIN).count(), 1);
-    let get = |key: &str| {
-        repo.command()
-            .args(["config", "--get-all", key])
-            .run_text()
-            .unwrap()
-    };
-    assert_eq!(get("notes.rewriteRef"), "refs/notes/ultragit\n");
-    assert_eq!(get("notes.rewrite.amend"), "true\n");
-    assert_eq!(get("notes.rewrite.rebase"), "true\n");
-    assert_eq!(get("ultragit.chunkSize"), "5\n");
+    assert_eq!(
+        config_all(&repo, "notes.rewriteRef"),
+        "refs/notes/ultragit\n"
+    );
+    assert_eq!(config_all(&repo, "notes.rewrite.amend"), "true\n");
+    assert_eq!(config_all(&repo, "notes.rewrite.rebase"), "true\n");
+    assert_eq!(config_all(&repo, "ultragit.chunkSize"), "5\n");
 }
 
 #[test]
@@ -112,14 +114,8 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     assert_eq!(report.rewrite_hook, HookChange::Added);
     assert_eq!(report.hook, HookChange::Created);
     let text = std::fs::read_to_string(&report.rewrite_hook_path).unwrap();
-    assert!(
-        text.starts_with("#!/bin/sh\n# >>> ultragit post-rewrite >>>\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("/nonexistent/ultragit rewritten \"$1\""),
-        "{text}"
-    );
+    assert_starts_with(&text, "#!/bin/sh\n# >>> ultragit post-rewrite >>>\n");
+    assert_contains(&text, "/nonexistent/ultragit rewritten \"$1\"");
     assert!(ultragit_annotate::setup::hook_installed(
         &repo.join(".git/hooks"),
         "post-rewrite"
@@ -144,13 +140,7 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     let seen = std::fs::read_to_string(repo.join(".git/seen.txt")).unwrap();
     assert_eq!(seen, format!("{input}rebase\n"));
 
-    let get = |key: &str| {
-        repo.command()
-            .args(["config", "--get-all", key])
-            .run_text()
-            .unwrap()
-    };
-    assert_eq!(get("notes.rewriteMode"), "ignore\n");
+    assert_eq!(config_all(&repo, "notes.rewriteMode"), "ignore\n");
     // Again: one block each.
     let again = init(&r, Path::new("/nonexistent/ultragit")).unwrap();
     assert_eq!(again.rewrite_hook, HookChange::Updated);

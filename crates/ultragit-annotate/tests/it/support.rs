@@ -1,7 +1,6 @@
 //! Shared helpers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use gitctx::{ObjectId, Repo};
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
@@ -16,12 +15,7 @@ pub fn provider(server: &FakeLlm, kind: ProviderKind, tool_use: bool) -> Arc<dyn
     config.base_url = Some(server.base_url());
     config.tool_use = tool_use;
     config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
-            max_retry_after: Duration::from_millis(5),
-        },
+        retry: RetryPolicy::immediate(2),
         ..HttpOptions::default()
     };
     llm::build_provider(config).unwrap()
@@ -41,19 +35,32 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// An author context with a task, reasoning and dependencies, tagged `mqtt`
+/// and `retry`.
+pub fn tagged_author(task: &str, reasoning: &str, dependencies: &str) -> AuthorContext {
+    AuthorContext {
+        task: Some(task.into()),
+        reasoning: Some(reasoning.into()),
+        dependencies: Some(dependencies.into()),
+        tags: Some(vec!["mqtt".into(), "retry".into()]),
+        squash_sources: None,
+    }
+}
+
 /// `annotate` of HEAD with the default limits and no trace.
 pub fn annotate_head(
     repo: &TestRepo,
     author: Option<AuthorContext>,
     provider: &dyn LlmProvider,
 ) -> Result<ultragit_annotate::Report, ultragit_annotate::AnnotateError> {
-    runtime().block_on(ultragit_annotate::annotate(
+    runtime().block_on(ultragit_annotate::annotate_with(
         repo.path(),
         "HEAD",
         author,
         provider,
         &AnnotateConfig::default(),
         &mut agent::NullSink,
+        &ultragit_annotate::AnnotateOptions::default(),
     ))
 }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use gitctx::{GitCommand, MergeKind, ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 use ultragit_annotate::sync::{self, Pushed, SyncError, SyncOptions};
 use ultragit_annotate::{AnnotateError, NOTES_REF};
 use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
@@ -109,6 +109,20 @@ fn remote_notes(team: &Team) -> usize {
     bare_git(&team.bare, &["notes", "--ref=ultragit", "list"])
         .lines()
         .count()
+}
+
+/// A note on the first commit of `team.a`, then a sync with `remote` that
+/// must fail saying `says`: its error.
+fn first_note_fails_to_sync(team: &Team, remote: &str, says: &str) -> SyncError {
+    let first = &team.commits[0];
+    write(&team.a, first, &annotation(first, &[]));
+    match sync::sync(&open(&team.a), remote, &SyncOptions::default()) {
+        Err(AnnotateError::Sync(err)) => {
+            assert_contains(&err.to_string(), says);
+            err
+        }
+        other => panic!("not a sync error: {other:?}"),
+    }
 }
 
 #[test]
@@ -316,20 +330,8 @@ fn remotes_without_notes_unknown_and_unreachable_remotes() {
 
     team.a
         .git(&["remote", "add", "gone", "/nonexistent/remote.git"]);
-    write(
-        &team.a,
-        &team.commits[0],
-        &annotation(&team.commits[0], &[]),
-    );
-    let err = sync::sync(&open(&team.a), "gone", &SyncOptions::default()).unwrap_err();
-    assert!(
-        matches!(err, AnnotateError::Sync(SyncError::Unreachable { .. })),
-        "{err}"
-    );
-    assert!(
-        err.to_string()
-            .contains("could not reach the remote 'gone'")
-    );
+    let err = first_note_fails_to_sync(&team, "gone", "could not reach the remote 'gone'");
+    assert!(matches!(err, SyncError::Unreachable { .. }), "{err}");
 }
 
 #[test]
@@ -344,17 +346,8 @@ fn a_remote_that_refuses_the_notes_push_is_reported() {
     let mut permissions = std::fs::metadata(&hook).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&hook, permissions).unwrap();
-    write(
-        &team.a,
-        &team.commits[0],
-        &annotation(&team.commits[0], &[]),
-    );
-    let err = sync::sync(&open(&team.a), "origin", &SyncOptions::default()).unwrap_err();
-    assert!(
-        matches!(err, AnnotateError::Sync(SyncError::Refused { .. })),
-        "{err}"
-    );
-    assert!(err.to_string().contains("refused the push"), "{err}");
+    let err = first_note_fails_to_sync(&team, "origin", "refused the push");
+    assert!(matches!(err, SyncError::Refused { .. }), "{err}");
 }
 
 #[test]

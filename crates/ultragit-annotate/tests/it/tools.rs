@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 use ultragit_annotate::AuthorContext;
 use ultragit_annotate::tools::{Collected, Scope, registry};
 
@@ -28,6 +28,11 @@ fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<M
     (repo, registry(ctx, scope, collector.clone()), collector)
 }
 
+/// The error code `tool` answers `args` with.
+fn error_code(tools: &agent::ToolRegistry, tool: &str, args: Value) -> Value {
+    tools.dispatch(tool, &args).to_value()["error"]["code"].clone()
+}
+
 fn data(env: &agent::Envelope) -> Value {
     env.to_value()["data"].clone()
 }
@@ -37,15 +42,9 @@ fn get_diff_shows_files_with_line_numbers() {
     let (_repo, tools, _) = setup(None);
     let env = tools.dispatch("get_diff", &json!({}));
     let diff = data(&env)["diff"].as_str().unwrap().to_owned();
-    assert!(
-        diff.contains("=== src/client.rs (modified, +6 -1) ==="),
-        "{diff}"
-    );
+    assert_contains(&diff, "=== src/client.rs (modified, +6 -1) ===");
     assert!(diff.contains("   11 +        for _ in 0..3 {"), "{diff}");
-    assert!(
-        diff.contains("      -        !self.host.is_empty()"),
-        "{diff}"
-    );
+    assert_contains(&diff, "      -        !self.host.is_empty()");
     assert!(diff.contains("=== config/app.toml (modified, +1 -1) ==="));
     let one = tools.dispatch("get_diff_for_file", &json!({"path": "config/app.toml"}));
     assert!(
@@ -54,10 +53,8 @@ fn get_diff_shows_files_with_line_numbers() {
             .unwrap()
             .contains("    2 +port = 2")
     );
-    let missing = tools
-        .dispatch("get_diff_for_file", &json!({"path": "nope.rs"}))
-        .to_value();
-    assert_eq!(missing["error"]["code"], "NOT_IN_COMMIT");
+    let missing = error_code(&tools, "get_diff_for_file", json!({"path": "nope.rs"}));
+    assert_eq!(missing, "NOT_IN_COMMIT");
 }
 
 #[test]
@@ -91,13 +88,12 @@ fn file_content_outline_and_surrounding_context() {
         (default["from"].as_u64(), default["to"].as_u64()),
         (Some(1), Some(25))
     );
-    let past = tools
-        .dispatch(
-            "get_surrounding_context",
-            &json!({"path": "notes/long.txt", "line": 500}),
-        )
-        .to_value();
-    assert_eq!(past["error"]["code"], "INVALID_ARGUMENT");
+    let past = error_code(
+        &tools,
+        "get_surrounding_context",
+        json!({"path": "notes/long.txt", "line": 500}),
+    );
+    assert_eq!(past, "INVALID_ARGUMENT");
     let outline = data(&tools.dispatch("get_ast_outline", &json!({"path": "src/client.rs"})));
     let names: Vec<&str> = outline["outline"]
         .as_array()
@@ -112,10 +108,8 @@ fn file_content_outline_and_surrounding_context() {
     let toml = data(&tools.dispatch("get_ast_outline", &json!({"path": "config/app.toml"})));
     assert!(toml["outline"].is_null());
     assert!(toml["message"].as_str().unwrap().contains("line ranges"));
-    let gone = tools
-        .dispatch("get_file_content", &json!({"path": "missing.rs"}))
-        .to_value();
-    assert_eq!(gone["error"]["code"], "NOT_FOUND");
+    let gone = error_code(&tools, "get_file_content", json!({"path": "missing.rs"}));
+    assert_eq!(gone, "NOT_FOUND");
 }
 
 #[test]
