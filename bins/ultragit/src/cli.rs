@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, doctor, init, read, remap, rewritten, show, sync, transfer,
+    annotate, backfill, context, deps, doctor, init, read, remap, rewritten, show, sync, transfer,
 };
 
 #[derive(Debug, Parser)]
@@ -59,6 +59,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// List the annotated regions that depend on a unit (from the reverse dependency index)
+    Deps(deps::DepsArgs),
     /// Carry notes to the commits a server's rebase or squash merge made (matched by patch-id)
     Remap(remap::RemapArgs),
     /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
@@ -88,6 +90,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Deps(args) => deps::run(&args, &cwd, ctx),
         Command::Remap(args) => remap::run(&args, &cwd, ctx),
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),

@@ -58,6 +58,7 @@ mod annotate;
 mod backfill;
 mod cli;
 mod context;
+mod deps;
 mod doctor;
 mod init;
 mod read;

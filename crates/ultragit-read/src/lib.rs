@@ -38,6 +38,7 @@
 //!   damaging it only costs a rebuild, git stays the source of truth.
 
 mod config;
+pub mod deps;
 mod error;
 pub mod format;
 mod index;
