@@ -60,11 +60,13 @@ mod cli;
 mod context;
 mod deps;
 mod doctor;
+mod history;
 mod init;
 mod read;
 mod remap;
 mod rewritten;
 mod show;
+mod summary;
 mod sync;
 mod transfer;
 

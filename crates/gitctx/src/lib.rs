@@ -43,6 +43,7 @@ pub mod command;
 mod commit;
 pub mod diff;
 mod error;
+mod follow;
 pub mod history;
 pub mod notes;
 mod notes_diff;
@@ -63,6 +64,7 @@ pub use diff::{
     NumStat,
 };
 pub use error::{Error, Result, Source};
+pub use follow::FileChange;
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use notes_diff::NoteChange;
 pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};

@@ -181,17 +181,13 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
 /// The qualified names `anchor` resolves to in today's outline of `file`;
 /// empty (match the anchor as given) without a grammar or when no unit has
 /// the name any more (with a warning).
-fn resolve_units(
+pub(crate) fn resolve_units(
     pipeline: &GitReadPipeline,
     file: &str,
     anchor: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<String>, ReadError> {
-    let Some(bytes) = pipeline.repo().file_at_opt("HEAD", file).ok().flatten() else {
-        return Err(ReadError::FileNotFound {
-            path: file.to_owned(),
-        });
-    };
+    let bytes = file_at_head(pipeline, file)?;
     let units = match outline::outline(file, &String::from_utf8_lossy(&bytes)) {
         Ok(units) => units,
         Err(OutlineError::NoGrammar { .. }) => return Ok(Vec::new()),
@@ -217,6 +213,16 @@ fn resolve_units(
             ));
             Ok(Vec::new())
         }
+    }
+}
+
+/// The contents of `file` at HEAD, or [`ReadError::FileNotFound`].
+pub(crate) fn file_at_head(pipeline: &GitReadPipeline, file: &str) -> Result<Vec<u8>, ReadError> {
+    match pipeline.repo().file_at_opt("HEAD", file) {
+        Ok(Some(bytes)) => Ok(bytes),
+        _ => Err(ReadError::FileNotFound {
+            path: file.to_owned(),
+        }),
     }
 }
 

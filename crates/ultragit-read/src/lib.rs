@@ -41,6 +41,7 @@ mod config;
 pub mod deps;
 mod error;
 pub mod format;
+pub mod history;
 mod index;
 pub mod pipeline;
 mod query;
@@ -48,6 +49,7 @@ mod rank;
 mod regions;
 mod scope;
 pub mod score;
+pub mod summary;
 pub mod trim;
 
 pub use config::{CONFIG_FILE, ReadConfig};
