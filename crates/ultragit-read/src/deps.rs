@@ -373,14 +373,8 @@ fn pretty(output: &DepsOutput) -> String {
         count(output.dependents.len(), "region", "regions")
     );
     for d in &output.dependents {
-        let _ = writeln!(
-            out,
-            "\n  {} {}  ({} {})",
-            d.file,
-            d.anchor,
-            short(&d.commit),
-            day(d.commit_date.as_deref())
-        );
+        let when = format!("{} {}", short(&d.commit), day(d.commit_date.as_deref()));
+        let _ = writeln!(out, "\n  {} {}  ({when})", d.file, d.anchor);
         let _ = writeln!(out, "    nature:  {}", d.nature);
         if let Some(intent) = &d.intent {
             let _ = writeln!(out, "    intent:  {intent}");

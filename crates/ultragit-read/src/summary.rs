@@ -107,6 +107,17 @@ pub struct UnitSummary {
     pub annotations: u32,
 }
 
+impl UnitSummary {
+    /// `2 annotations`, the short latest commit and its day.
+    fn stamp(&self) -> (String, &str, &str) {
+        (
+            count(self.annotations as usize, "annotation", "annotations"),
+            short(&self.latest_commit),
+            day(Some(&self.latest_date)),
+        )
+    }
+}
+
 /// A constraint and who stated it (`author` or `inferred`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SummaryConstraint {
@@ -334,14 +345,8 @@ fn markdown(output: &SummaryOutput) -> String {
             )
         );
         for unit in &file.units {
-            let _ = writeln!(
-                out,
-                "\n### {} — {} · {} · {}",
-                unit.anchor,
-                count(unit.annotations as usize, "annotation", "annotations"),
-                short(&unit.latest_commit),
-                day(Some(&unit.latest_date))
-            );
+            let (n, commit, date) = unit.stamp();
+            let _ = writeln!(out, "\n### {} — {n} · {commit} · {date}", unit.anchor);
             let _ = writeln!(out, "**Intent:** {}", unit.latest_intent);
             if !unit.constraints.is_empty() {
                 out.push_str("**Constraints:**\n");
@@ -380,14 +385,8 @@ fn pretty(output: &SummaryOutput) -> String {
             file.file, file.annotations
         );
         for unit in &file.units {
-            let _ = writeln!(
-                out,
-                "  {}  ({}, latest {} {})",
-                unit.anchor,
-                count(unit.annotations as usize, "annotation", "annotations"),
-                short(&unit.latest_commit),
-                day(Some(&unit.latest_date))
-            );
+            let (n, commit, date) = unit.stamp();
+            let _ = writeln!(out, "  {}  ({n}, latest {commit} {date})", unit.anchor);
             let _ = writeln!(out, "    intent:  {}", unit.latest_intent);
             for c in &unit.constraints {
                 let _ = writeln!(out, "    - {} ({})", c.text, c.source);

@@ -362,3 +362,44 @@ pub fn fixture() -> Fixture {
         c4,
     }
 }
+
+/// `ultragit args… --format json` in `dir`: expects success and returns the
+/// document.
+pub fn json_stdout(dir: &Path, args: &[&str]) -> Value {
+    let args = [args, &["--format", "json"]].concat();
+    let text = stdout(dir, &args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// `ultragit args… --format json` in `dir`, expected to fail: exit 1, nothing
+/// on stderr; returns the JSON error object printed on stdout.
+pub fn json_error(dir: &Path, args: &[&str]) -> Value {
+    let run = ultragit(dir, &[args, &["--format", "json"]].concat());
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:?}");
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
+}
+
+/// The string `field` of every element of the array `list`.
+pub fn texts<'v>(list: &'v Value, field: &str) -> Vec<&'v str> {
+    let items = list.as_array().expect("an array");
+    items
+        .iter()
+        .filter_map(|item| item[field].as_str())
+        .collect()
+}
+
+/// Annotates `commit` with `regions`: an enhanced, initial note written at
+/// `timestamp`.
+pub fn annotate_regions(repo: &TestRepo, commit: &str, timestamp: &str, regions: Vec<Value>) {
+    let summary = format!("{} regions.", regions.len());
+    let document = note(
+        commit,
+        timestamp,
+        "enhanced",
+        "initial",
+        &summary,
+        regions,
+        vec![],
+    );
+    annotate(repo, &document);
+}
