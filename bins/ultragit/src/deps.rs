@@ -15,8 +15,8 @@ use std::path::Path;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::deps::{DEPS_SCHEMA_V1, DepsQuery, deps, render};
-use ultragit_read::{Format, GitReadPipeline, ReadError};
+use ultragit_read::deps::{DEPS_SCHEMA_V1, DepsQuery, deps};
+use ultragit_read::{Answer, Format, GitReadPipeline, ReadError};
 
 use crate::read::PathResolver;
 
@@ -88,13 +88,12 @@ Examples:
 
 /// Runs `ultragit deps` from the directory `cwd`.
 pub fn run(args: &DepsArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
-    let format = args.output.format;
-    Query::new(cwd, format, DEPS_SCHEMA_V1).answer(ctx, |pipeline, path| {
-        let output = deps(
+    let query = Query::new(cwd, args.output.format, DEPS_SCHEMA_V1);
+    query.answer(ctx, |pipeline, path| {
+        deps(
             pipeline,
             &DepsQuery::new(path(&args.path), args.anchor.clone()),
-        )?;
-        Ok((render(&output, format), output.warnings))
+        )
     })
 }
 
@@ -120,17 +119,15 @@ impl<'a> Query<'a> {
     /// arguments as `read` does, and prints the answer (its rendering, and for
     /// markdown and pretty its warnings on stderr) or the failure (the JSON
     /// error object under `--format json`, else `error: …`).
-    pub fn answer(
+    pub fn answer<A: Answer>(
         &self,
         ctx: &Context,
-        ask: impl FnOnce(
-            &GitReadPipeline,
-            &dyn Fn(&str) -> String,
-        ) -> Result<(String, Vec<String>), ReadError>,
+        ask: impl FnOnce(&GitReadPipeline, &dyn Fn(&str) -> String) -> Result<A, ReadError>,
     ) -> Result<Outcome, CommandError> {
         let answer = GitReadPipeline::open(self.cwd).and_then(|pipeline| {
             let resolver = PathResolver::new(&pipeline, self.cwd);
-            ask(&pipeline, &|arg: &str| resolver.resolve(arg))
+            let answer = ask(&pipeline, &|arg: &str| resolver.resolve(arg))?;
+            Ok((answer.render(self.format), answer.warnings().to_vec()))
         });
         self.respond(answer, ctx)
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::Args;
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history, render};
+use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history};
 
 use crate::deps::{OutputArgs, Query, exit_status};
 
@@ -46,11 +46,15 @@ Examples:
 
 /// Runs `ultragit history` from the directory `cwd`.
 pub fn run(args: &HistoryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
-    let format = args.output.format;
-    Query::new(cwd, format, HISTORY_SCHEMA_V1).answer(ctx, |pipeline, path| {
-        let mut query = HistoryQuery::file(path(&args.path));
-        query.anchor = args.anchor.clone();
-        let output = history(pipeline, &query)?;
-        Ok((render(&output, format), output.warnings))
+    let query = Query::new(cwd, args.output.format, HISTORY_SCHEMA_V1);
+    query.answer(ctx, |pipeline, path| {
+        let file = path(&args.path);
+        history(
+            pipeline,
+            &HistoryQuery {
+                file,
+                anchor: args.anchor.clone(),
+            },
+        )
     })
 }

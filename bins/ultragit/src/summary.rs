@@ -7,7 +7,7 @@ use std::path::Path;
 
 use clap::Args;
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, render, summary};
+use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, summary};
 
 use crate::deps::{OutputArgs, Query, exit_status};
 
@@ -48,9 +48,11 @@ Examples:
 pub fn run(args: &SummaryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
     let format = args.output.format;
     Query::new(cwd, format, SUMMARY_SCHEMA_V1).answer(ctx, |pipeline, path| {
-        let mut query = SummaryQuery::path(path(&args.path));
-        query.max_tokens = args.max_tokens;
-        let output = summary(pipeline, &query, format)?;
-        Ok((render(&output, format), output.warnings))
+        let path = path(&args.path);
+        let query = SummaryQuery {
+            path,
+            max_tokens: args.max_tokens,
+        };
+        summary(pipeline, &query, format)
     })
 }

@@ -53,6 +53,7 @@ pub mod summary;
 pub mod trim;
 
 pub use config::{CONFIG_FILE, ReadConfig};
+pub use deps::Answer;
 pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
 pub use index::{DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};

@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use crate::support::{annotate_regions, fixture, json_error, json_stdout, stdout, texts, ultragit};
+use crate::support::{
+    annotate_regions, assert_contains, fixture, json_error, json_stdout, stdout, texts, ultragit,
+};
 
 const CONNECT: [&str; 3] = ["deps", "src/client.rs", "connect"];
 
@@ -44,15 +46,16 @@ fn json_lists_the_regions_depending_on_the_unit() {
 fn markdown_and_pretty_show_the_same_answer() {
     let f = fixture();
     let md = stdout(f.path(), &["deps", "src/client.rs", "Client::connect"]);
-    for expected in [
-        "# Dependencies on src/client.rs — Client::connect\n\n1 annotated region depends on it (4 annotated commits indexed).\n",
-        "\n## tools/probe.py — retry\n",
-        &format!("\n{} · 2024-01-01\n", &f.c2[..7]),
-        "\n**Nature:** treats a false return as retryable",
-        "\n**Depends on:** `Client::connect`\n",
-    ] {
-        assert!(md.contains(expected), "{expected:?} in {md}");
-    }
+    assert_contains(
+        &md,
+        &[
+            "# Dependencies on src/client.rs — Client::connect\n\n1 annotated region depends on it (4 annotated commits indexed).\n",
+            "\n## tools/probe.py — retry\n",
+            &format!("\n{} · 2024-01-01\n", &f.c2[..7]),
+            "\n**Nature:** treats a false return as retryable",
+            "\n**Depends on:** `Client::connect`\n",
+        ],
+    );
     let pretty = stdout(f.path(), &[&CONNECT[..], &["--format", "pretty"]].concat());
     assert!(
         pretty.starts_with(

@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::support::{annotate_regions, json_error, json_stdout, stdout, texts, ultragit};
+use crate::support::{
+    annotate_regions, assert_contains, json_error, json_stdout, stdout, texts, ultragit,
+};
 
 const V1: &str = "pub struct Client;\n\nimpl Client {\n    pub fn connect(&self) -> bool {\n        true\n    }\n}\n\npub fn helper() {}\n";
 const V2: &str = "pub struct Client;\n\nimpl Client {\n    pub fn connect(&self) -> bool {\n        retry()\n    }\n}\n\npub fn helper() {}\n";
@@ -100,26 +102,28 @@ fn the_timeline_of_a_unit_follows_the_rename() {
 fn markdown_pretty_and_errors() {
     let (repo, _c1, c3) = renamed();
     let md = stdout(repo.path(), &["history", "src/new.rs", "connect"]);
-    for expected in [
-        "# History of src/new.rs — connect\n",
-        &format!("\n## {} — Client::connect · ", &c3[..7]),
-        "\n**Constraints added:**\n- At most 3 retries.\n",
-        "\n**Constraints dropped:**\n- Never blocks.\n",
-        "\n**Risk:** More retries overload the broker.\n",
-    ] {
-        assert!(md.contains(expected), "{expected:?} in {md}");
-    }
+    assert_contains(
+        &md,
+        &[
+            "# History of src/new.rs — connect\n",
+            &format!("\n## {} — Client::connect · ", &c3[..7]),
+            "\n**Constraints added:**\n- At most 3 retries.\n",
+            "\n**Constraints dropped:**\n- Never blocks.\n",
+            "\n**Risk:** More retries overload the broker.\n",
+        ],
+    );
     let pretty = stdout(
         repo.path(),
         &["history", "src/new.rs", "connect", "--format", "pretty"],
     );
-    for expected in [
-        "History of src/new.rs — connect: 2 entries\n",
-        "    + At most 3 retries.\n",
-        "    - Never blocks.\n",
-    ] {
-        assert!(pretty.contains(expected), "{expected:?} in {pretty}");
-    }
+    assert_contains(
+        &pretty,
+        &[
+            "History of src/new.rs — connect: 2 entries\n",
+            "    + At most 3 retries.\n",
+            "    - Never blocks.\n",
+        ],
+    );
 
     let body = json_error(repo.path(), &["history", "src/old.rs"]);
     assert_eq!(body["$schema"], "ultragit-history/v1");

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::history::{region, renamed};
-use crate::support::{annotate_regions, json_error, json_stdout, stdout, texts};
+use crate::support::{annotate_regions, assert_contains, json_error, json_stdout, stdout, texts};
 
 #[test]
 fn a_file_rolls_up_per_unit_across_the_rename() {
@@ -43,13 +43,14 @@ fn a_file_rolls_up_per_unit_across_the_rename() {
     );
 
     let md = stdout(repo.path(), &["summary", "src/new.rs"]);
-    for expected in [
-        "# Summary of src/new.rs\n",
-        "\n### Client::connect — 2 annotations · ",
-        "\n- At most 3 retries. (author)\n",
-    ] {
-        assert!(md.contains(expected), "{expected:?} in {md}");
-    }
+    assert_contains(
+        &md,
+        &[
+            "# Summary of src/new.rs\n",
+            "\n### Client::connect — 2 annotations · ",
+            "\n- At most 3 retries. (author)\n",
+        ],
+    );
     let pretty = stdout(
         repo.path(),
         &["summary", "src/new.rs", "--format", "pretty"],
@@ -85,13 +86,14 @@ fn a_directory_lists_its_annotated_files_within_the_budget() {
         &["summary", "src", "--max-tokens", &budget.to_string()],
     );
     assert!(trimmed.len().div_ceil(4) <= budget, "{trimmed}");
-    for expected in [
-        "### Client::connect",
-        "### helper",
-        "1 unit and 1 file left out",
-    ] {
-        assert!(trimmed.contains(expected), "{expected:?} in {trimmed}");
-    }
+    assert_contains(
+        &trimmed,
+        &[
+            "### Client::connect",
+            "### helper",
+            "1 unit and 1 file left out",
+        ],
+    );
     assert!(
         !trimmed.contains("src/other.rs"),
         "the least annotated unit goes first: {trimmed}"

@@ -366,16 +366,18 @@ pub fn fixture() -> Fixture {
 /// `ultragit args… --format json` in `dir`: expects success and returns the
 /// document.
 pub fn json_stdout(dir: &Path, args: &[&str]) -> Value {
-    let args = [args, &["--format", "json"]].concat();
-    let text = stdout(dir, &args);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    json_run(dir, args, 0)
 }
 
 /// `ultragit args… --format json` in `dir`, expected to fail: exit 1, nothing
 /// on stderr; returns the JSON error object printed on stdout.
 pub fn json_error(dir: &Path, args: &[&str]) -> Value {
+    json_run(dir, args, 1)
+}
+
+fn json_run(dir: &Path, args: &[&str], code: i32) -> Value {
     let run = ultragit(dir, &[args, &["--format", "json"]].concat());
-    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:?}");
+    assert!(run.code == code && run.stderr.is_empty(), "{run:?}");
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
 }
 
@@ -402,4 +404,11 @@ pub fn annotate_regions(repo: &TestRepo, commit: &str, timestamp: &str, regions:
         vec![],
     );
     annotate(repo, &document);
+}
+
+/// Asserts that `text` contains each of `expected`.
+pub fn assert_contains(text: &str, expected: &[&str]) {
+    for fragment in expected {
+        assert!(text.contains(fragment), "{fragment:?} in {text}");
+    }
 }
