@@ -23,6 +23,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use code_commit_core::build::BuildOptions;
 use code_commit_core::config::{self, Config, KeySource, UserFiles};
 use code_commit_core::run::RunOptions;
 use code_commit_core::sandbox::SandboxPolicy;
@@ -68,11 +69,13 @@ pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings,
     let options = RunOptions {
         max_repairs,
         max_tokens: config.max_tokens,
-        build_timeout: config.build_timeout,
-        build_remove_env,
-        build_scrub_values: key.iter().map(|k| k.expose().to_owned()).collect(),
-        sandbox: sandbox(&config, project, &key_source, &temp, &var_path),
-        temp_root: Some(temp),
+        build: BuildOptions {
+            timeout: config.build_timeout,
+            remove_env: build_remove_env,
+            scrub_values: key.iter().map(|k| k.expose().to_owned()).collect(),
+            sandbox: sandbox(&config, project, &key_source, &temp, &var_path),
+            temp_root: Some(temp),
+        },
         ..RunOptions::default()
     };
     Ok(Settings {

@@ -18,18 +18,19 @@
 //! shaped by `git-agent-core`, which removes control characters from them.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink, clip_middle};
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
-use git_agent_core::commit_msg::{self, Options, Request};
+use git_agent_core::commit_msg::{self, MessageRequest, Options, Request};
 use git_agent_core::pr_message;
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
 use release_note::{self as release, RangeSpec};
+use serde_json::Value;
 
 /// The most of the model's last answer a failure prints (head and tail): 4 KiB.
 pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
@@ -277,6 +278,23 @@ struct Session {
     dir: Option<std::path::PathBuf>,
 }
 
+impl Session {
+    /// Runs `generate` with this session as its trace, then warns of the
+    /// trace's problems; a failure names the trace.
+    fn run<T>(
+        mut self,
+        ctx: &Context,
+        source: &AuthSource,
+        generate: impl AsyncFnOnce(&mut dyn TraceSink) -> Result<T, git_agent_core::Error>,
+    ) -> Result<T, CommandError> {
+        let result = ctx.block_on(generate(self.sink.as_mut()))?;
+        for problem in self.sink.problems() {
+            ctx.warn(format!("trace: {problem}"));
+        }
+        result.map_err(|err| failure(err, self.dir.as_deref(), source))
+    }
+}
+
 /// Creates the trace session of a generation-only command (its path on stderr
 /// with `--debug`). When `.git-agent/` cannot be written safely — git tracks
 /// it, or a symbolic link or special file sits where the session goes — the
@@ -315,47 +333,41 @@ fn open_session(
     }
 }
 
-/// A generated message for stdout (and `--debug` summaries), or the failure.
-fn message_outcome(
+/// Generates the message of a prepared commit or squash `request` of `command`
+/// in a trace session: the message for stdout (and `--debug` summaries), or the
+/// failure.
+fn message_outcome<R: MessageRequest>(
+    shared: &Shared,
     ctx: &Context,
-    result: Result<commit_msg::Generated, git_agent_core::Error>,
-    session: &Session,
-    source: &AuthSource,
+    command: &str,
+    prepare: impl FnOnce() -> Result<(PathBuf, R, Value), CommandError>,
 ) -> Result<Outcome, CommandError> {
-    for problem in session.sink.problems() {
-        ctx.warn(format!("trace: {problem}"));
-    }
-    let generated = result.map_err(|err| failure(err, session.dir.as_deref(), source))?;
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
+    let (root, request, metadata) = prepare()?;
+    let session = open_session(ctx, &root, command, metadata, redactor);
+    let generated = session.run(ctx, &source, async |sink| {
+        commit_msg::generate(&request, provider.as_ref(), sink).await
+    })?;
     ctx.debug_line(summary(&generated));
     Ok(Outcome::text(generated.message + "\n"))
 }
 
 /// `git-agent commit-msg [--amend]`.
 pub fn commit_msg(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
-    let request = prepare(shared, "commit-msg", amend)?;
-    let metadata = commit_msg::session_metadata(&request, "commit-msg");
-    let mut session = open_session(ctx, &request.root, "commit-msg", metadata, redactor);
-    let result = ctx.block_on(commit_msg::generate(
-        &request,
-        provider.as_ref(),
-        session.sink.as_mut(),
-    ))?;
-    message_outcome(ctx, result, &session, &source)
+    message_outcome(shared, ctx, "commit-msg", || {
+        let request = prepare(shared, "commit-msg", amend)?;
+        let metadata = commit_msg::session_metadata(&request, "commit-msg");
+        Ok((request.root.clone(), request, metadata))
+    })
 }
 
 /// `git-agent pr-message`.
 pub fn pr_message(shared: &Shared, ctx: &Context) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
-    let request = pr_message::prepare(&current_dir()?, &options(shared, "pr-message", false))?;
-    let metadata = pr_message::session_metadata(&request);
-    let mut session = open_session(ctx, &request.root, "pr-message", metadata, redactor);
-    let result = ctx.block_on(pr_message::generate(
-        &request,
-        provider.as_ref(),
-        session.sink.as_mut(),
-    ))?;
-    message_outcome(ctx, result, &session, &source)
+    message_outcome(shared, ctx, "pr-message", || {
+        let request = pr_message::prepare(&current_dir()?, &options(shared, "pr-message", false))?;
+        let metadata = pr_message::session_metadata(&request);
+        Ok((request.root.clone(), request, metadata))
+    })
 }
 
 /// What `release-note` covers, from its positional arguments.
@@ -383,6 +395,16 @@ fn note_summary(note: &release::Note) -> String {
     )
 }
 
+/// The summarized trace on stdout of a command that acts on its result (writes
+/// a file, commits), which begins with `started`.
+fn console_trace(redactor: llm::Redactor, started: Event) -> ConsoleSink<std::io::Stdout> {
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal();
+    let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
+    sink.record(&started);
+    sink
+}
+
 /// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`.
 pub fn release_note(
     shared: &Shared,
@@ -399,11 +421,9 @@ pub fn release_note(
     let request = release::task::prepare(&cwd, spec, &options(shared, "release-note", false))?;
     match out {
         Some(path) => {
-            let stdout = std::io::stdout();
-            let color = stdout.is_terminal();
-            let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
-            sink.record(
-                &Event::info("session.started")
+            let mut sink = console_trace(
+                redactor,
+                Event::info("session.started")
                     .with("command", "release-note")
                     .with("commits", request.context.commits.len())
                     .with("out", path.display().to_string()),
@@ -430,16 +450,10 @@ pub fn release_note(
         }
         None => {
             let metadata = release::task::session_metadata(&request);
-            let mut session = open_session(ctx, &request.root, "release-note", metadata, redactor);
-            let result = ctx.block_on(release::task::generate(
-                &request,
-                provider.as_ref(),
-                session.sink.as_mut(),
-            ))?;
-            for problem in session.sink.problems() {
-                ctx.warn(format!("trace: {problem}"));
-            }
-            let note = result.map_err(|err| failure(err, session.dir.as_deref(), &source))?;
+            let session = open_session(ctx, &request.root, "release-note", metadata, redactor);
+            let note = session.run(ctx, &source, async |sink| {
+                release::task::generate(&request, provider.as_ref(), sink).await
+            })?;
             ctx.debug_line(note_summary(&note));
             Ok(Outcome::text(note.markdown))
         }
@@ -450,11 +464,9 @@ pub fn release_note(
 pub fn commit(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
     let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
     let request = prepare(shared, "commit", amend)?;
-    let stdout = std::io::stdout();
-    let color = stdout.is_terminal();
-    let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
-    sink.record(
-        &Event::info("session.started")
+    let mut sink = console_trace(
+        redactor,
+        Event::info("session.started")
             .with("command", "commit")
             .with("mode", request.prepared.mode.as_str())
             .with("paths", request.prepared.changes.paths.len()),

@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, deps, doctor, history, init, read, remap, rewritten, show,
-    summary, sync, transfer,
+    annotate, backfill, context, correct, deps, doctor, history, init, read, remap, rewritten,
+    show, summary, sync, transfer,
 };
 
 #[derive(Debug, Parser)]
@@ -81,6 +81,10 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Attach the annotations of an `ultragit export` file, merging with existing ones
     Import(transfer::ImportArgs),
+    /// Mark a commit's annotation (or some of its regions) as doubtful, with a reason
+    Flag(correct::FlagArgs),
+    /// Correct one field of one region of a commit's annotation, with a reason
+    Correct(correct::CorrectArgs),
 }
 
 /// Runs the command `cli` names.
@@ -105,6 +109,8 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Sync(args) => sync::run(&args, &cwd, ctx),
         Command::Export(args) => transfer::export(&args, &cwd, ctx),
         Command::Import(args) => transfer::import(&args, &cwd, ctx),
+        Command::Flag(args) => correct::flag(&args, &cwd, env),
+        Command::Correct(args) => correct::run(&args, &cwd, env),
     }
 }
 

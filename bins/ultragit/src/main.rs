@@ -44,6 +44,10 @@
 //!   notes of commits a server rebased or squash-merged carried to the commits
 //!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
 //!   commit gets its original's note on the post-commit path (no model call).
+//! - `ultragit flag <COMMIT> [--file F [--anchor A]] --reason TEXT` and
+//!   `ultragit correct <COMMIT> --file F --anchor A --field FIELD
+//!   (--set|--add|--remove) TEXT --reason TEXT` ([`correct`]): corrections
+//!   appended to a commit's note; `read` shows them.
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -55,7 +59,8 @@
 //! included); 1 when the command fails (`error: …` on stderr, `caused by: …`
 //! lines with `--debug`, `hint: …` lines; or with `read --format json` the spec's
 //! JSON error object on stdout); 2 on usage errors (clap), including `ultragit`
-//! without arguments. Output to a closed pipe (`ultragit read … | head`) is not a
+//! without arguments (for `read --format json`, with the JSON error object on
+//! stdout too). Output to a closed pipe (`ultragit read … | head`) is not a
 //! failure: exit 0. The hidden `--generate KIND` flag (shell completions for
 //! `make install`) is handled by the runner before clap so it stays out of
 //! `--help`.
@@ -64,6 +69,7 @@ mod annotate;
 mod backfill;
 mod cli;
 mod context;
+mod correct;
 mod deps;
 mod doctor;
 mod history;
@@ -77,5 +83,10 @@ mod sync;
 mod transfer;
 
 fn main() -> std::process::ExitCode {
-    frontend::run(std::env::args_os(), cli::run)
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `read --format json` answers even its usage errors in JSON (see `read`).
+    if let Some(err) = read::json_usage_error::<cli::Cli>(&args) {
+        return frontend::run(args, |_: read::AnyArgs, _| Err(err));
+    }
+    frontend::run(args, cli::run)
 }

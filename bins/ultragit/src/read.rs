@@ -29,16 +29,28 @@
 //! pipeline finds out (a missing file, an unknown anchor, lines past the end) is
 //! a [`ReadError`]: `error: …` on stderr (exit 1) or, with `--format json`, the
 //! spec's JSON error object on stdout (exit 1, nothing on stderr).
+//!
+//! **Usage errors under `--format json`.** A program asking for JSON gets JSON
+//! for every failure: a usage error (clap's, or the positional ANCHOR with
+//! `--lines`) also prints the spec's error object on stdout — code
+//! `invalid_line_range` for `--lines`, `invalid_since` for `--since`,
+//! `invalid_argument` otherwise — with the usual message on stderr and exit 2.
+//! Clap's errors happen before any command runs, so `main` asks
+//! [`json_usage_error`] first: it looks for `read … --format json` in the raw
+//! arguments and, when clap rejects them, hands back that error.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::error::{ContextKind, ContextValue};
 use frontend::{CommandError, Context, Outcome};
 use ultragit_read::{
-    ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadPipeline, ReadQuery,
-    SinceFilter,
+    ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadErrorBody, ReadPipeline,
+    ReadQuery, SinceFilter,
 };
+use ultragit_schema::ReadErrorCode;
 
 /// The arguments of `ultragit read`.
 #[derive(Debug, Args)]
@@ -65,7 +77,7 @@ pub struct ReadArgs {
     #[arg(long, value_name = "NAME")]
     anchor: Option<String>,
 
-    /// Only annotations written after this date (ISO 8601) or commit
+    /// Only annotations of commits made at or after this date (ISO 8601) or commit
     #[arg(long, value_name = "DATE|COMMIT", value_parser = parse_since_arg)]
     since: Option<SinceFilter>,
 
@@ -164,12 +176,83 @@ pub fn run(args: &ReadArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, Comman
             }
             Ok(Outcome::text(rendered.text))
         }
+        Err(Failure::Usage(message)) if args.format == Format::Json => {
+            let body = ReadErrorBody::new(ReadErrorCode::InvalidArgument, message.clone());
+            Err(CommandError::usage(message).with_stdout(format!("{}\n", body.to_json())))
+        }
         Err(Failure::Usage(message)) => Err(CommandError::usage(message).with_usage_of("read")),
         Err(Failure::Read(err)) if args.format == Format::Json => {
             Ok(Outcome::text(format!("{}\n", err.body().to_json())).failed())
         }
         Err(Failure::Read(err)) => Err(err.into()),
     }
+}
+
+/// For `ultragit read … --format json` with arguments `C` (the whole command
+/// line's parser) rejects: the usage error with the spec's JSON error object
+/// for stdout (module docs). `None` for any other command line, and for
+/// `--help` or `--version`.
+pub fn json_usage_error<C: clap::Parser>(args: &[OsString]) -> Option<CommandError> {
+    if !asks_for_json_read(args) {
+        return None;
+    }
+    let err = C::try_parse_from(args).err()?;
+    if !err.use_stderr() {
+        return None;
+    }
+    let argument = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.clone(),
+        _ => String::new(),
+    };
+    let code = if argument.starts_with("--lines") {
+        ReadErrorCode::InvalidLineRange
+    } else if argument.starts_with("--since") {
+        ReadErrorCode::InvalidSince
+    } else {
+        ReadErrorCode::InvalidArgument
+    };
+    let rendered = err.to_string();
+    let message = rendered
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    let body = ReadErrorBody::new(code, message.clone());
+    Some(CommandError::usage(message).with_stdout(format!("{}\n", body.to_json())))
+}
+
+/// Any command line at all: how `main` hands [`json_usage_error`]'s error to
+/// the runner, which prints it in the one shape and exits with its code.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "ultragit",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct AnyArgs {
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    args: Vec<OsString>,
+}
+
+impl frontend::Cli for AnyArgs {
+    fn debug(&self) -> bool {
+        self.args.iter().any(|a| a == "--debug")
+    }
+}
+
+/// `ultragit [--debug] read … --format json` (or `--format=json`).
+fn asks_for_json_read(args: &[OsString]) -> bool {
+    let mut rest = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or_default())
+        .skip_while(|a| *a == "--debug");
+    if rest.next() != Some("read") {
+        return false;
+    }
+    let rest: Vec<&str> = rest.take_while(|a| *a != "--").collect();
+    rest.windows(2).any(|w| w == ["--format", "json"]) || rest.contains(&"--format=json")
 }
 
 /// Runs the read for `args` from the directory `cwd` and renders the output.

@@ -712,14 +712,18 @@ mod tests {
 
     #[test]
     fn classify_markers() {
-        assert_eq!(classify("^^^end"), Line::End);
-        assert_eq!(classify("^^^ END \t"), Line::End);
-        assert_eq!(classify("^^^Delete"), Line::Delete);
-        assert_eq!(classify("^^^ src/a.rs "), Line::Header("src/a.rs"));
-        assert_eq!(classify("^^^"), Line::Header(""));
-        assert_eq!(classify("^^^./end"), Line::Header("./end"));
-        assert_eq!(classify("^^^ending.rs"), Line::Header("ending.rs"));
-        assert_eq!(classify(" ^^^end"), Line::Text(" ^^^end"));
+        for (text, line) in [
+            ("^^^end", Line::End),
+            ("^^^ END \t", Line::End),
+            ("^^^Delete", Line::Delete),
+            ("^^^ src/a.rs ", Line::Header("src/a.rs")),
+            ("^^^", Line::Header("")),
+            ("^^^./end", Line::Header("./end")),
+            ("^^^ending.rs", Line::Header("ending.rs")),
+            (" ^^^end", Line::Text(" ^^^end")),
+        ] {
+            assert_eq!(classify(text), line, "{text:?}");
+        }
     }
 
     #[test]
@@ -742,12 +746,12 @@ mod tests {
 
     #[test]
     fn markdown_extensions() {
-        assert!(is_markdown("README.md"));
-        assert!(is_markdown("docs/x.MDX"));
-        assert!(is_markdown("a.markdown"));
-        assert!(!is_markdown("md"));
-        assert!(!is_markdown("a.md/x.rs"));
-        assert!(!is_markdown("a.rs"));
+        for p in ["README.md", "docs/x.MDX", "a.markdown"] {
+            assert!(is_markdown(p), "{p}");
+        }
+        for p in ["md", "a.md/x.rs", "a.rs"] {
+            assert!(!is_markdown(p), "{p}");
+        }
     }
 
     #[test]
@@ -755,40 +759,57 @@ mod tests {
         let c = |lines: &[&str]| -> Vec<(usize, String)> {
             lines.iter().map(|l| (1, (*l).to_owned())).collect()
         };
-        assert!(is_fenced(&c(&["```rust", "fn a() {}", "```"])));
-        assert!(is_fenced(&c(&["~~~", "x", "~~~ "])));
-        assert!(is_fenced(&c(&["```", "```"])));
-        assert!(!is_fenced(&c(&["```"])));
-        assert!(!is_fenced(&c(&["```rust", "fn a() {}"])));
-        assert!(!is_fenced(&c(&["let s = \"```\";", "```"])));
-        assert!(!is_fenced(&c(&["```rust", "x", "```rust"])));
+        for lines in [
+            &["```rust", "fn a() {}", "```"][..],
+            &["~~~", "x", "~~~ "],
+            &["```", "```"],
+        ] {
+            assert!(is_fenced(&c(lines)), "{lines:?}");
+        }
+        for lines in [
+            &["```"][..],
+            &["```rust", "fn a() {}"],
+            &["let s = \"```\";", "```"],
+            &["```rust", "x", "```rust"],
+        ] {
+            assert!(!is_fenced(&c(lines)), "{lines:?}");
+        }
     }
 
     #[test]
     fn elision_words() {
-        assert!(judge_words("... rest of file ..."));
-        assert!(judge_words("rest unchanged"));
-        assert!(judge_words("same as before"));
-        assert!(judge_words("... 40 lines omitted ..."));
-        assert!(!judge_words("..."));
-        assert!(!judge_words("unchanged"));
-        assert!(!judge_words("handle the rest of the input..."));
-        assert!(!judge_words("rest of the fichier é..."));
+        for body in [
+            "... rest of file ...",
+            "rest unchanged",
+            "same as before",
+            "... 40 lines omitted ...",
+        ] {
+            assert!(judge_words(body), "{body}");
+        }
+        for body in [
+            "...",
+            "unchanged",
+            "handle the rest of the input...",
+            "rest of the fichier é...",
+        ] {
+            assert!(!judge_words(body), "{body}");
+        }
     }
 
     #[test]
     fn elision_lines() {
-        let code = CommentSyntax::Code;
-        assert!(is_elision("    // ... existing code ...", code));
-        assert!(is_elision("/* ... unchanged ... */", code));
-        assert!(is_elision(" * ... rest of the implementation", code));
-        assert!(is_elision("-- remaining lines unchanged", code));
-        assert!(!is_elision("pass  # ...", code));
-        assert!(!is_elision("...", code));
-        assert!(!is_elision("# Existing code", CommentSyntax::Markdown));
-        assert!(is_elision(
-            "<!-- existing content -->",
-            CommentSyntax::Markdown
-        ));
+        use CommentSyntax::{Code, Markdown};
+        for (line, syntax, elision) in [
+            ("    // ... existing code ...", Code, true),
+            ("/* ... unchanged ... */", Code, true),
+            (" * ... rest of the implementation", Code, true),
+            ("-- remaining lines unchanged", Code, true),
+            ("pass  # ...", Code, false),
+            ("...", Code, false),
+            ("# Existing code", Markdown, false),
+            ("<!-- existing content -->", Markdown, true),
+        ] {
+            assert_eq!(is_elision(line, syntax), elision, "{line:?}");
+        }
     }
 }

@@ -493,6 +493,59 @@ fn spelling(raw: &str) -> Result<Vec<String>, String> {
     Ok(components)
 }
 
+/// Names protected in any directory (folded), with why.
+const PROTECTED_ANYWHERE: &[(&str, &str)] = &[
+    (
+        ".gitignore",
+        ".gitignore files are protected: they decide what the supervisor sees in git status",
+    ),
+    (
+        ".gitattributes",
+        ".gitattributes files are protected: they change how git shows changes to the supervisor",
+    ),
+    (
+        ".gitmodules",
+        ".gitmodules is protected: it decides where submodules come from",
+    ),
+    (
+        "cargo.lock",
+        "Cargo.lock is protected: cargo maintains it during the build; change Cargo.toml instead",
+    ),
+    (
+        "llminstructions.md",
+        "LLMInstructions.md is protected: it holds the supervisor's instructions",
+    ),
+    (
+        "userspecification.md",
+        "UserSpecification.md files are protected: they hold the user's specification",
+    ),
+];
+
+/// Names protected at the top of the project (folded): a file that is the
+/// whole path (`true`), or a directory with everything below it; with why.
+const PROTECTED_AT_TOP: &[(&str, bool, &str)] = &[
+    (
+        "build.sh",
+        true,
+        "build.sh is protected: it is the supervisor's build, which decides whether the change passes",
+    ),
+    (
+        "coderollup.sh",
+        true,
+        "codeRollup.sh is protected: the supervisor builds the code rollup with it",
+    ),
+    (
+        "agent-config",
+        false,
+        "agent-config/ is protected: it holds code-commit's query, configuration and logs",
+    ),
+    (
+        "target",
+        false,
+        "target/ is protected: it holds build output, which the build recreates",
+    ),
+];
+
 /// Rule 2: why a (spelled-correctly) path is protected, if it is.
 fn protected(components: &[String]) -> Option<String> {
     let folded: Vec<String> = components.iter().map(|c| fold(c)).collect();
@@ -502,56 +555,16 @@ fn protected(components: &[String]) -> Option<String> {
             components[at]
         ));
     }
-    let any = |name: &str| folded.iter().any(|c| c == name);
-    if any(".gitignore") {
-        return Some(
-            ".gitignore files are protected: they decide what the supervisor sees in git status"
-                .to_owned(),
-        );
-    }
-    if any(".gitattributes") {
-        return Some(
-            ".gitattributes files are protected: they change how git shows changes to the supervisor"
-                .to_owned(),
-        );
-    }
-    if any(".gitmodules") {
-        return Some(".gitmodules is protected: it decides where submodules come from".to_owned());
-    }
-    if any("cargo.lock") {
-        return Some(
-            "Cargo.lock is protected: cargo maintains it during the build; change Cargo.toml instead"
-                .to_owned(),
-        );
-    }
-    if any("llminstructions.md") {
-        return Some(
-            "LLMInstructions.md is protected: it holds the supervisor's instructions".to_owned(),
-        );
-    }
-    if any("userspecification.md") {
-        return Some(
-            "UserSpecification.md files are protected: they hold the user's specification"
-                .to_owned(),
-        );
-    }
-    match (folded.first().map(String::as_str), folded.len()) {
-        (Some("build.sh"), 1) => Some(
-            "build.sh is protected: it is the supervisor's build, which decides whether the change passes"
-                .to_owned(),
-        ),
-        (Some("coderollup.sh"), 1) => Some(
-            "codeRollup.sh is protected: the supervisor builds the code rollup with it".to_owned(),
-        ),
-        (Some("agent-config"), _) => Some(
-            "agent-config/ is protected: it holds code-commit's query, configuration and logs"
-                .to_owned(),
-        ),
-        (Some("target"), _) => Some(
-            "target/ is protected: it holds build output, which the build recreates".to_owned(),
-        ),
-        _ => None,
-    }
+    let anywhere = PROTECTED_ANYWHERE
+        .iter()
+        .find(|&&(name, _)| folded.iter().any(|c| c == name))
+        .map(|&(_, why)| why);
+    let first = folded.first().map(String::as_str);
+    let at_top = PROTECTED_AT_TOP
+        .iter()
+        .find(|&&(name, whole, _)| first == Some(name) && (!whole || folded.len() == 1))
+        .map(|&(_, _, why)| why);
+    anywhere.or(at_top).map(str::to_owned)
 }
 
 /// `.git`, or its NTFS 8.3 short name `git~N`, in folded form.
@@ -600,24 +613,27 @@ mod tests {
 
     #[test]
     fn folding() {
-        assert_eq!(fold(".GIT"), ".git");
-        assert_eq!(fold(".git. . "), ".git");
-        assert_eq!(fold(".g\u{200c}it"), ".git");
-        assert_eq!(fold("\u{feff}.gi\u{fe0f}t"), ".git");
-        assert_eq!(fold("Cargo.lock."), "cargo.lock");
-        assert_eq!(fold("..."), "");
-        assert_eq!(fold("a.b"), "a.b");
+        for (raw, folded) in [
+            (".GIT", ".git"),
+            (".git. . ", ".git"),
+            (".g\u{200c}it", ".git"),
+            ("\u{feff}.gi\u{fe0f}t", ".git"),
+            ("Cargo.lock.", "cargo.lock"),
+            ("...", ""),
+            ("a.b", "a.b"),
+        ] {
+            assert_eq!(fold(raw), folded, "{raw:?}");
+        }
     }
 
     #[test]
     fn dot_git_names() {
-        assert!(is_dot_git(".git"));
-        assert!(is_dot_git("git~1"));
-        assert!(is_dot_git("git~12"));
-        assert!(!is_dot_git("git~"));
-        assert!(!is_dot_git("git~x"));
-        assert!(!is_dot_git(".github"));
-        assert!(!is_dot_git("git"));
+        for name in [".git", "git~1", "git~12"] {
+            assert!(is_dot_git(name), "{name}");
+        }
+        for name in ["git~", "git~x", ".github", "git"] {
+            assert!(!is_dot_git(name), "{name}");
+        }
     }
 
     #[test]
@@ -638,14 +654,18 @@ mod tests {
     #[test]
     fn protection() {
         let p = |raw: &str| protected(&spelling(raw).unwrap());
-        assert!(p("sub/.git/config").is_some());
-        assert!(p("GIT~1/config").is_some());
-        assert!(p("a/b/.gitignore").is_some());
-        assert!(p("build.sh").is_some());
-        assert!(p("scripts/build.sh").is_none());
-        assert!(p("x/target/y").is_none());
-        assert!(p("target").is_some());
-        assert!(p("src/lib.rs").is_none());
+        for raw in [
+            "sub/.git/config",
+            "GIT~1/config",
+            "a/b/.gitignore",
+            "build.sh",
+            "target",
+        ] {
+            assert!(p(raw).is_some(), "{raw}");
+        }
+        for raw in ["scripts/build.sh", "x/target/y", "src/lib.rs"] {
+            assert!(p(raw).is_none(), "{raw}");
+        }
     }
 
     #[test]

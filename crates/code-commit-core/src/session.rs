@@ -27,7 +27,6 @@ use crate::parse::{self, Action};
 use crate::policy::{self, Policy, Target};
 use crate::prompts::{self, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
-use crate::sandbox::SandboxPolicy;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -36,18 +35,13 @@ pub struct RunOptions {
     pub max_repairs: u32,
     /// Output tokens per response.
     pub max_tokens: u32,
-    /// `build.sh`'s time limit.
-    pub build_timeout: Duration,
-    /// Environment variables `build.sh` must not see (the key's).
-    pub build_remove_env: Vec<String>,
-    /// Secret values no environment variable of `build.sh` may contain.
-    pub build_scrub_values: Vec<String>,
+    /// How `build.sh` runs: its time limit (15 minutes by default), the
+    /// environment variables it must not see (the key's) and the secret
+    /// values none of them may contain, its Landlock sandbox and where a
+    /// sandboxed build's private temporary directory is created.
+    pub build: BuildOptions,
     /// The build output a repair prompt carries, at most.
     pub build_output_bytes: usize,
-    /// The Landlock sandbox `build.sh` runs in (`None`: unconfined).
-    pub sandbox: Option<SandboxPolicy>,
-    /// Where a sandboxed build's private temporary directory is created.
-    pub temp_root: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -55,12 +49,11 @@ impl Default for RunOptions {
         RunOptions {
             max_repairs: 3,
             max_tokens: 32_000,
-            build_timeout: Duration::from_secs(900),
-            build_remove_env: Vec::new(),
-            build_scrub_values: Vec::new(),
+            build: BuildOptions {
+                timeout: Duration::from_secs(900),
+                ..BuildOptions::default()
+            },
             build_output_bytes: 24 * 1024,
-            sandbox: None,
-            temp_root: None,
         }
     }
 }
@@ -198,13 +191,6 @@ impl<'r> Session<'r> {
         progress: &'r mut dyn FnMut(&Step),
     ) -> Result<Session<'r>, Error> {
         let log = RunLog::create(&inputs.root, chrono::Utc::now(), redactor.clone())?;
-        let build_options = BuildOptions {
-            timeout: options.build_timeout,
-            remove_env: options.build_remove_env.clone(),
-            scrub_values: options.build_scrub_values.clone(),
-            sandbox: options.sandbox.clone(),
-            temp_root: options.temp_root.clone(),
-        };
         Ok(Session {
             project: Arc::from(project),
             inputs,
@@ -213,7 +199,7 @@ impl<'r> Session<'r> {
             options,
             progress,
             log,
-            build_options: Arc::new(build_options),
+            build_options: Arc::new(options.build.clone()),
             attempts: 0,
             latest: BTreeMap::new(),
             repair: None,

@@ -27,11 +27,11 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::built_in;
+
 /// The header; groups: 1 type, 2 scope, 3 `!`, 4 description.
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([a-z][a-z0-9-]*)(?:\(([^()\r\n]+)\))?(!)?:\s+(\S.*)$")
-        .expect("the header pattern is valid")
-});
+static HEADER: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"^([a-z][a-z0-9-]*)(?:\(([^()\r\n]+)\))?(!)?:\s+(\S.*)$"));
 
 /// A Conventional Commits header: `type(scope)!: description`.
 #[derive(Debug, Clone, PartialEq, Eq)]

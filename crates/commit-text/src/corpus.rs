@@ -1,25 +1,17 @@
 //! A deterministic corpus of message-like text for the idempotence tests of
 //! shaping and reflowing.
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-pub(crate) struct Rng(pub(crate) u64);
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+/// Proptest's deterministic generator, so failures reproduce.
+pub(crate) fn rng() -> TestRng {
+    TestRng::deterministic_rng(RngAlgorithm::ChaCha)
+}
 
-    pub(crate) fn below(&mut self, bound: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(bound).expect("small bound"))
-            .expect("below a usize bound")
-    }
-
-    pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
+/// One of `items`, chosen by `rng`.
+pub(crate) fn pick<'a>(rng: &mut TestRng, items: &[&'a str]) -> &'a str {
+    items[rng.random_range(0..items.len())]
 }
 
 const FRAGMENTS: &[&str] = &[
@@ -80,13 +72,13 @@ const FRAGMENTS: &[&str] = &[
 const SEPARATORS: &[&str] = &["\n", "\n\n", " ", "\r\n", "\n\n\n", "\n  ", "\n    ", ""];
 
 pub(crate) fn generated_inputs(count: usize) -> Vec<String> {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = rng();
     (0..count)
         .map(|_| {
             let mut input = String::new();
-            for _ in 0..=rng.below(16) {
-                input.push_str(rng.pick(FRAGMENTS));
-                input.push_str(rng.pick(SEPARATORS));
+            for _ in 0..=rng.random_range(0..16_usize) {
+                input.push_str(pick(&mut rng, FRAGMENTS));
+                input.push_str(pick(&mut rng, SEPARATORS));
             }
             input
         })

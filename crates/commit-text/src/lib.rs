@@ -51,3 +51,9 @@ pub use validate::{Rules, SubmoduleRule, quote};
 
 /// Target width, in characters, of the subject and of every body line.
 const WIDTH: usize = 72;
+
+/// Compiles one of the crate's built-in patterns; the tests exercise every
+/// one, so this cannot fail at run time.
+fn built_in(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("a built-in pattern is valid")
+}

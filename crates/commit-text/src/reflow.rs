@@ -6,25 +6,22 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::built_in;
 use crate::message::{join_paragraphs, paragraphs};
 use crate::trailer::is_trailer_line;
 
 /// A line that starts a list item: indentation (group 1), a marker `-`, `*`,
 /// `+`, `1.` or `1)` (group 2) and the item's text (group 3, if any).
-static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\s*)([-*+]|[0-9]{1,3}[.)])(?:\s+(.*))?$").expect("the list pattern is valid")
-});
+static LIST_ITEM: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"^(\s*)([-*+]|[0-9]{1,3}[.)])(?:\s+(.*))?$"));
 
 /// A word that would start a list item if a wrap put it first on a line.
-static MARKER_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[-*+]|[0-9]{1,3}[.)])$").expect("the marker pattern is valid")
-});
+static MARKER_WORD: LazyLock<Regex> = LazyLock::new(|| built_in(r"^(?:[-*+]|[0-9]{1,3}[.)])$"));
 
 /// A line that cannot be wrapped: one word, maybe after indentation and a
 /// list marker.
-pub(crate) static UNBREAKABLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:(?:[-*+]|[0-9]{1,3}[.)])\s+)?\S+$").expect("the word pattern is valid")
-});
+pub(crate) static UNBREAKABLE: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"^\s*(?:(?:[-*+]|[0-9]{1,3}[.)])\s+)?\S+$"));
 
 /// Rewraps `body` to `width` characters.
 ///

@@ -5,6 +5,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::built_in;
+
 /// A task reference at the end of a subject.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskId {
@@ -23,16 +25,13 @@ const TASK_ID: &str = r"[A-Z][A-Z0-9_]+-[0-9]+|#[0-9]+";
 /// A task ID at the end of a subject, after whitespace, bare or in `()` or
 /// `[]`. Groups 1 to 3 hold the ID for each form.
 static TASK_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    built_in(&format!(
         r"\s+(?:\(({TASK_ID})\)|\[({TASK_ID})\]|({TASK_ID}))$"
     ))
-    .expect("the task suffix pattern is valid")
 });
 
 /// A whole word that is a task ID.
-static TASK_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^(?:{TASK_ID})$")).expect("the task word pattern is valid")
-});
+static TASK_WORD: LazyLock<Regex> = LazyLock::new(|| built_in(&format!(r"^(?:{TASK_ID})$")));
 
 /// Prefixes of standards and algorithms written like Jira keys (`UTF-8`,
 /// `SHA-256`), which are never task IDs.
@@ -110,10 +109,9 @@ pub fn ensure_task_id(message: &str, task: &TaskId) -> String {
 
 /// A pull or merge request reference; one of groups 1 to 4 holds its number.
 static PULL_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"\(#(\d+)\)|Merge pull request #(\d+)|\(pull request #(\d+)\)|See merge request [\w./-]+!(\d+)",
     )
-    .expect("the pull request pattern is valid")
 });
 
 /// The pull (or merge) request numbers a message mentions, sorted and unique:

@@ -26,6 +26,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::WIDTH;
+use crate::built_in;
 use crate::message::Message;
 use crate::message::{join_paragraphs, paragraphs};
 use crate::reflow::reflow;
@@ -269,25 +270,21 @@ fn unwrap_fence(lines: &[String]) -> Option<Vec<String>> {
 /// Lead-in lines: "Here is the commit message:", "Sure! Here's one:",
 /// "Commit message:" and the like (after markdown emphasis is removed).
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^(?:(?:here|sure|certainly|okay|ok|of\s+course|absolutely|below\s+is|below['’]s)\b.*|(?:(?:suggested|proposed|updated|revised|final|new)\s+)?commit\s+message)\s*:$",
     )
-    .expect("the preamble pattern is valid")
 });
 
 /// A `Subject:` label at the start of the subject line.
-static SUBJECT_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^subject(?:\s+line)?\s*:\s*").expect("the subject label pattern is valid")
-});
+static SUBJECT_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"(?i)^subject(?:\s+line)?\s*:\s*"));
 
 /// A line that is only a `Subject:` label, the subject following on the next.
-static SUBJECT_LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^subject(?:\s+line)?\s*:$").expect("the subject label pattern is valid")
-});
+static SUBJECT_LABEL_ONLY: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"(?i)^subject(?:\s+line)?\s*:$"));
 
 /// A line that is only a `Body:` label.
-static BODY_LABEL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^body\s*:$").expect("the body label pattern is valid"));
+static BODY_LABEL: LazyLock<Regex> = LazyLock::new(|| built_in(r"(?i)^body\s*:$"));
 
 /// Whether the (trimmed) line is a lead-in to the message rather than part of
 /// it: it must end with `:` and start like a reply ("here", "sure", ...) or be
@@ -308,9 +305,7 @@ fn unwrap_quoted(text: &str) -> Option<&str> {
 }
 
 /// An opening or closing thinking tag; group 1 is `/` for a closing tag.
-static THINK_TAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)<(/?)think(?:ing)?>").expect("the think tag pattern is valid")
-});
+static THINK_TAG: LazyLock<Regex> = LazyLock::new(|| built_in(r"(?i)<(/?)think(?:ing)?>"));
 
 /// Removes `<think>…</think>` and `<thinking>…</thinking>` blocks.
 ///
@@ -359,26 +354,22 @@ fn strip_think_once(text: &str) -> String {
 /// A line that says the message or change came from an AI tool, e.g.
 /// `🤖 Generated with [Claude Code](…)`; it must also name one ([`AI_TOOL`]).
 static ATTRIBUTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^[^\p{L}\p{N}]*(?:generated|created|written|authored|made|produced|assisted)\s+(?:with|by|using|via|in)\b",
     )
-    .expect("the attribution pattern is valid")
 });
 
 /// A trailer that credits a tool; it is attribution if the value names an AI
 /// tool ([`AI_TOOL`]). Group 1 is the key.
-static ATTRIBUTION_TRAILER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(co-authored-by|generated-by|assisted-by|made-with)\s*:")
-        .expect("the attribution trailer pattern is valid")
-});
+static ATTRIBUTION_TRAILER: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"(?i)^\s*(co-authored-by|generated-by|assisted-by|made-with)\s*:"));
 
 /// Names of AI tools and vendors. `AI` itself only in capitals, so a person
 /// called "Kai" or "Ai" is not matched.
 static AI_TOOL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i:\b(?:claude|chatgpt|gpt|codex|copilot|gemini|git-agent|anthropic|openai|llm)\b)|\bAI\b",
     )
-    .expect("the AI tool pattern is valid")
 });
 
 /// Whether `line` credits an AI tool and must go: an attribution line always,

@@ -22,10 +22,11 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::built_in;
+
 /// A trailer line, `Key-Name: value`; group 1 is the key, group 2 the value.
-static TRAILER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Za-z][A-Za-z0-9-]*):\s+(\S.*)$").expect("the trailer pattern is valid")
-});
+static TRAILER: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"^([A-Za-z][A-Za-z0-9-]*):\s+(\S.*)$"));
 
 /// Single-word keys that are trailers by convention (compared
 /// case-insensitively): references to issues, tickets and reviews. Other

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::WIDTH;
+use crate::built_in;
 use crate::conventional::Conventional;
 use crate::message::subject;
 use crate::reflow::{UNBREAKABLE, is_code_indented};
@@ -127,9 +128,8 @@ fn check_subject(lines: &[&str], problems: &mut Vec<String>) {
 
 /// A markup tag such as `<environment_context>` or `</diff>`: prompt
 /// structure a model sometimes echoes instead of answering.
-static MARKUP_TAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"</?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>").expect("the tag pattern is valid")
-});
+static MARKUP_TAG: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"</?[A-Za-z_][\w.:-]*(?:\s[^<>]*)?/?>"));
 
 /// Whether `subject` has a letter outside markup tags.
 fn has_words(subject: &str) -> bool {
@@ -141,15 +141,13 @@ fn has_words(subject: &str) -> bool {
 
 /// Lines that talk to the reader instead of describing the change.
 static COMMENTARY_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^(?:(?:here\s+is|here['’]s|i['’]ve|i\s+have|let\s+me\s+know|hope\s+this|this\s+commit\s+message|note\s+to\s+(?:the\s+)?reviewers?)\b|explanation\s*:)",
     )
-    .expect("the commentary pattern is valid")
 });
 
 /// "As an AI" anywhere in a line.
-static AS_AN_AI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\bas\s+an\s+ai\b").expect("the as-an-AI pattern is valid"));
+static AS_AN_AI: LazyLock<Regex> = LazyLock::new(|| built_in(r"(?i)\bas\s+an\s+ai\b"));
 
 /// How many characters of an offending line a problem quotes.
 const QUOTE_LIMIT: usize = 60;
@@ -226,9 +224,7 @@ static DELTA_PHRASES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"the\s+previous\s+commit",
     ]
     .iter()
-    .map(|phrase| {
-        Regex::new(&format!(r"(?i)\b{phrase}\b")).expect("the delta phrase patterns are valid")
-    })
+    .map(|phrase| built_in(&format!(r"(?i)\b{phrase}\b")))
     .collect()
 });
 
@@ -311,16 +307,14 @@ fn check_submodules(message: &str, submodules: &[SubmoduleRule], problems: &mut 
 /// Pull-request prose: headings, "This PR …", check boxes, template section
 /// names.
 static PR_PROSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^\s*(#{1,6}\s|this (pr|pull request|merge request)\b|in this (pr|pull request)\b|- \[[ x]\]|(summary|test plan|testing|how to test|checklist|reviewers?|screenshots)\s*:?\s*$)",
     )
-    .expect("the pattern is valid")
 });
 
 /// A line that starts with a commit id, maybe as a list item.
-static SHORT_SHA_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-*]\s+)?[0-9a-f]{7,40}\b").expect("the pattern is valid")
-});
+static SHORT_SHA_LINE: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"^\s*(?:[-*]\s+)?[0-9a-f]{7,40}\b"));
 
 /// A line reduced for comparison with commit subjects: no list marker, no
 /// trailing period, lowercase.

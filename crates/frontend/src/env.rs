@@ -73,14 +73,10 @@ pub fn proxy_config(lookup: impl Fn(&str) -> Option<String>) -> ProxyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::test_support::lookup;
 
     fn from(vars: &[(&str, &str)]) -> ProxyConfig {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        proxy_config(|name| map.get(name).cloned())
+        proxy_config(lookup(vars))
     }
 
     #[test]

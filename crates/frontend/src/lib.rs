@@ -40,6 +40,8 @@ mod error;
 pub mod openai;
 pub mod provider;
 mod runner;
+#[cfg(test)]
+mod test_support;
 
 pub use error::{CommandError, ErrorKind};
 pub use runner::{Cli, Context, Outcome, Status, run};

@@ -251,22 +251,13 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use llm::defaults::OPENAI_MODEL as DEFAULT_MODEL;
 
     use super::*;
+    use crate::test_support::lookup;
 
     const CHATGPT: &str = r#"{"auth_mode": "chatgpt", "OPENAI_API_KEY": null,
         "tokens": {"id_token": "x", "access_token": "at-secret-123", "refresh_token": "r", "account_id": "acct-9"}}"#;
-
-    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
 
     fn file() -> PathBuf {
         PathBuf::from("/home/u/.codex/auth.json")
@@ -278,7 +269,7 @@ mod tests {
         let r = resolve(
             Flags::default(),
             Some((&path, CHATGPT)),
-            vars(&[
+            lookup(&[
                 ("OPENAI_API_KEY", "sk-env"),
                 ("OPENAI_BASE_URL", "http://x/v1"),
             ]),
@@ -308,7 +299,7 @@ mod tests {
                 chat: false,
             },
             Some((&path, CHATGPT)),
-            vars(&[("OPENAI_MODEL", "env-model")]),
+            lookup(&[("OPENAI_MODEL", "env-model")]),
         )
         .unwrap();
         assert_eq!(r.config.model, "gpt-x");
@@ -320,7 +311,7 @@ mod tests {
         let r = resolve(
             Flags::default(),
             None,
-            vars(&[
+            lookup(&[
                 ("OPENAI_API_KEY", " sk-env "),
                 ("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"),
                 ("OPENAI_MODEL", "env-model"),
@@ -339,7 +330,7 @@ mod tests {
                 &path,
                 r#"{"auth_mode": "apikey", "OPENAI_API_KEY": "sk-file"}"#,
             )),
-            vars(&[("OPENAI_API_KEY", "sk-env")]),
+            lookup(&[("OPENAI_API_KEY", "sk-env")]),
         )
         .unwrap();
         assert_eq!(r.source, AuthSource::ApiKey);
@@ -355,7 +346,7 @@ mod tests {
                 model: Some("qwen"),
             },
             Some((&path, CHATGPT)),
-            vars(&[]),
+            lookup(&[]),
         )
         .unwrap();
         assert_eq!(r.source, AuthSource::None);
@@ -365,7 +356,7 @@ mod tests {
 
     #[test]
     fn missing_credentials_and_bad_files_are_clear() {
-        let err = resolve(Flags::default(), None, vars(&[])).unwrap_err();
+        let err = resolve(Flags::default(), None, lookup(&[])).unwrap_err();
         assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
         let err = resolve(
             Flags {
@@ -373,12 +364,12 @@ mod tests {
                 ..Flags::default()
             },
             None,
-            vars(&[]),
+            lookup(&[]),
         )
         .unwrap_err();
         assert!(matches!(err, AuthError::NoCredentials { .. }));
         let path = file();
-        let err = resolve(Flags::default(), Some((&path, "{not json")), vars(&[])).unwrap_err();
+        let err = resolve(Flags::default(), Some((&path, "{not json")), lookup(&[])).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("/home/u/.codex/auth.json: not valid JSON"),
@@ -390,7 +381,7 @@ mod tests {
                 &path,
                 r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "a"}}"#,
             )),
-            vars(&[]),
+            lookup(&[]),
         )
         .unwrap_err();
         assert!(err.to_string().contains("tokens.account_id"), "{err}");
@@ -400,13 +391,13 @@ mod tests {
     #[test]
     fn the_auth_file_lives_in_codex_home() {
         assert_eq!(
-            codex_auth_path(vars(&[("HOME", "/home/u")])),
+            codex_auth_path(lookup(&[("HOME", "/home/u")])),
             Some(PathBuf::from("/home/u/.codex/auth.json"))
         );
         assert_eq!(
-            codex_auth_path(vars(&[("HOME", "/home/u"), ("CODEX_HOME", "/c")])),
+            codex_auth_path(lookup(&[("HOME", "/home/u"), ("CODEX_HOME", "/c")])),
             Some(PathBuf::from("/c/auth.json"))
         );
-        assert_eq!(codex_auth_path(vars(&[])), None);
+        assert_eq!(codex_auth_path(lookup(&[])), None);
     }
 }

@@ -112,19 +112,10 @@ pub fn connect(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
+    use crate::test_support::lookup;
 
     const KEY: &str = "sk-test-0123456789abcdef";
-
-    fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
 
     fn request<'a>(api_key_env: Option<&'a str>) -> ProviderRequest<'a> {
         ProviderRequest {

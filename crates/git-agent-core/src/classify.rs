@@ -146,23 +146,15 @@ mod tests {
 
     #[test]
     fn generated_names() {
-        assert_eq!(
-            generated_by_name("web/app.min.js").as_deref(),
-            Some("*.min.js")
-        );
-        assert_eq!(
-            generated_by_name("api/v1/user.pb.go").as_deref(),
-            Some("*.pb.go")
-        );
-        assert_eq!(
-            generated_by_name("vendor/x/y.go").as_deref(),
-            Some("vendor/")
-        );
-        assert_eq!(
-            generated_by_name("web/node_modules/a/index.js").as_deref(),
-            Some("node_modules/")
-        );
-        assert_eq!(generated_by_name("src/vendor.rs"), None);
-        assert_eq!(generated_by_name("src/main.rs"), None);
+        for (path, rule) in [
+            ("web/app.min.js", Some("*.min.js")),
+            ("api/v1/user.pb.go", Some("*.pb.go")),
+            ("vendor/x/y.go", Some("vendor/")),
+            ("web/node_modules/a/index.js", Some("node_modules/")),
+            ("src/vendor.rs", None),
+            ("src/main.rs", None),
+        ] {
+            assert_eq!(generated_by_name(path).as_deref(), rule, "{path}");
+        }
     }
 }

@@ -212,31 +212,28 @@ pub(crate) fn submodule_rules(changes: &context::Changes) -> Vec<SubmoduleRule> 
         .collect()
 }
 
-/// Runs the model on a prepared request and returns the final message.
-pub async fn generate(
-    request: &Request,
-    provider: &dyn LlmProvider,
-    trace: &mut dyn TraceSink,
-) -> Result<Generated, Error> {
-    run_message(
-        &request.task,
-        request.budgets,
-        &request.checks,
-        provider,
-        trace,
-    )
-    .await
+/// A prepared request of a message task: a commit's ([`Request`]) or a
+/// squash's ([`crate::pr_message::Request`]). [`generate`] runs either.
+pub trait MessageRequest {
+    /// The agent task, its budgets, and the checks its answer must pass.
+    fn parts(&self) -> (&Task, Budgets, &Checks);
 }
 
-/// The message loop every message task shares: the agent run with `checks` as
+impl MessageRequest for Request {
+    fn parts(&self) -> (&Task, Budgets, &Checks) {
+        (&self.task, self.budgets, &self.checks)
+    }
+}
+
+/// Runs the model on a prepared request and returns the final message: the
+/// loop every message task shares, the agent run with the request's checks as
 /// its validator (one repair pass), the task-ID suffix put back, a final check.
-pub(crate) async fn run_message(
-    task: &Task,
-    budgets: Budgets,
-    checks: &Checks,
+pub async fn generate(
+    request: &impl MessageRequest,
     provider: &dyn LlmProvider,
     trace: &mut dyn TraceSink,
 ) -> Result<Generated, Error> {
+    let (task, budgets, checks) = request.parts();
     let validator = |raw: &str| commit_text::check(checks, raw);
     let mut runner = Runner::new(provider, budgets, trace);
     let outcome = runner.run(task, Some(&validator)).await?;

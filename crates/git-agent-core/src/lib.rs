@@ -15,7 +15,8 @@
 //!   message text itself — shaping, validation, trailers, task IDs — is
 //!   `commit-text`'s.
 //! - [`pr_message`]: the squash message, built on `commit_msg`'s loop (never
-//!   the other way round).
+//!   the other way round): its request is a [`commit_msg::MessageRequest`], so
+//!   the one `generate` runs both.
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
 //! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,

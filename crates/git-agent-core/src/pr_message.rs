@@ -18,15 +18,14 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use agent::{Budgets, Task, ToolRegistry, TraceSink};
+use agent::{Budgets, Task, ToolRegistry};
 use commit_text::clamp;
 use commit_text::{Checks, Rules, ShapeOptions};
 use gitctx::{DiffOptions, DiffTarget, ObjectId, Repo};
 use guidance::Guidance;
-use llm::LlmProvider;
 use serde_json::{Value, json};
 
-use crate::commit_msg::{self, Generated, Options};
+use crate::commit_msg::{self, MessageRequest, Options};
 use crate::context::{self, Changes, CommitBrief, Limits};
 use crate::error::Error;
 use crate::prompt::{self, Environment};
@@ -305,21 +304,14 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     })
 }
 
-/// Runs the model on a prepared squash request.
-pub async fn generate(
-    request: &Request,
-    provider: &dyn LlmProvider,
-    trace: &mut dyn TraceSink,
-) -> Result<Generated, Error> {
-    commit_msg::run_message(
-        &request.task,
-        request.budgets,
-        &request.checks,
-        provider,
-        trace,
-    )
-    .await
+impl MessageRequest for Request {
+    fn parts(&self) -> (&Task, Budgets, &Checks) {
+        (&self.task, self.budgets, &self.checks)
+    }
 }
+
+/// Runs the model on a prepared squash request: the commit message's loop.
+pub use crate::commit_msg::generate;
 
 /// What a session trace records about the request.
 pub fn session_metadata(request: &Request) -> Value {

@@ -470,18 +470,22 @@ mod tests {
 
     #[test]
     fn unquotes_c_style_paths() {
-        assert_eq!(unquote_c_style("plain.rs"), "plain.rs");
-        assert_eq!(unquote_c_style("\"caf\\303\\251.rs\""), "café.rs");
-        assert_eq!(unquote_c_style("\"a\\tb\\\"c\\\\\""), "a\tb\"c\\");
+        for (quoted, path) in [
+            ("plain.rs", "plain.rs"),
+            ("\"caf\\303\\251.rs\"", "café.rs"),
+            ("\"a\\tb\\\"c\\\\\"", "a\tb\"c\\"),
+        ] {
+            assert_eq!(unquote_c_style(quoted), path);
+        }
     }
 
     #[test]
     fn counts_lines_like_git() {
-        assert_eq!(count_lines(b""), 0);
-        assert_eq!(count_lines(b"a"), 1);
-        assert_eq!(count_lines(b"a\n"), 1);
-        assert_eq!(count_lines(b"a\nb"), 2);
-        assert_eq!(count_lines(b"\n\n"), 2);
+        let cases: [(&[u8], u32); 5] =
+            [(b"", 0), (b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n\n", 2)];
+        for (text, lines) in cases {
+            assert_eq!(count_lines(text), lines, "{text:?}");
+        }
     }
 }
 

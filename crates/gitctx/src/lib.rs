@@ -22,7 +22,8 @@
 //!   optional locks, `core.fsmonitor` off, inherited `GIT_*` location variables
 //!   removed, paths after `--`, and no program the repository configured runs
 //!   (attributes read from the empty tree, `GIT_PAGER=cat`, `--no-textconv`);
-//!   only `git commit` keeps the user's programs.
+//!   only `git commit` keeps the user's programs. A caller that needs its own
+//!   `git log` starts from [`Repo::log_command`], which carries the log flags.
 //! - **Invariant:** the working tree is untrusted input: its files are read
 //!   bounded and never through a link ([`Repo::read_worktree_file`], through
 //!   `safe-io`), notes over [`MAX_NOTE_BYTES`] are not loaded, the blame
@@ -31,7 +32,8 @@
 //! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
 //!   checks made before a command runs — never by reading git's English stderr.
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
-//!   ([`notes`]); no concurrent writer's note is ever lost. Merging a fetched
+//!   ([`notes`]), every write through one loop (read the tip, build the tree,
+//!   commit, compare-and-swap, back off); no concurrent writer's note is ever lost. Merging a fetched
 //!   notes history ([`Notes::merge_from`]) is a merge commit or a fast-forward,
 //!   moved the same way; the local notes ref is never force-updated.
 //! - The library never prints and never reads configuration from the environment; the

@@ -276,7 +276,7 @@ impl Notes<'_> {
         Ok(self.update(target, &message, |_| Ok(Some(None)))?.is_some())
     }
 
-    /// The compare-and-swap loop shared by the writes and remove. `change` gets
+    /// The write of one note, shared by the writes and remove. `change` gets
     /// the notes tree the new commit builds on and says what to do: `None`
     /// nothing, `Some(Some(blob))` set the note, `Some(None)` remove it.
     /// `Ok(None)` means nothing was written.
@@ -286,42 +286,72 @@ impl Notes<'_> {
         message: &str,
         mut change: impl FnMut(Option<&git2::Tree<'_>>) -> Result<Option<Option<git2::Oid>>>,
     ) -> Result<Option<WriteOutcome>> {
-        let repo = &self.repo.inner;
         let hex = target.to_hex();
+        let (_, outcome) = self.commit_retrying(target, |tree| {
+            let Some(blob) = change(tree)? else {
+                return Ok(Attempt::Unchanged(()));
+            };
+            Ok(match upsert(&self.repo.inner, tree, &hex, blob)? {
+                Some(tree) => Attempt::Commit {
+                    tree,
+                    message: message.to_owned(),
+                    value: (),
+                },
+                None => Attempt::Unchanged(()),
+            })
+        })?;
+        Ok(outcome)
+    }
+
+    /// The compare-and-swap loop every write shares. `build` gets the notes
+    /// tree the new commit builds on (`None`: no notes commit yet) and says
+    /// what to commit; the ref moves only if it still points at the commit
+    /// that tree came from, else `build` runs again on the new tip after a
+    /// backoff (jittered by `seed`). Returns `build`'s value, with where the
+    /// ref now points when a commit was made. After [`MAX_WRITE_ATTEMPTS`] lost
+    /// races: [`Error::Locked`] when the ref's lock file is still there (a
+    /// writer died holding it), else [`Error::Contended`].
+    pub(crate) fn commit_retrying<T>(
+        &self,
+        seed: ObjectId,
+        mut build: impl FnMut(Option<&git2::Tree<'_>>) -> Result<Attempt<T>>,
+    ) -> Result<(T, Option<WriteOutcome>)> {
+        let repo = &self.repo.inner;
         let signature = signature(repo)?;
-        let mut backoff = Backoff::new(target);
+        let mut backoff = Backoff::new(seed);
         for attempt in 1..=MAX_WRITE_ATTEMPTS {
             let tip = self.tip_git()?;
-            let parent = match tip {
-                Some(id) => Some(
-                    repo.find_commit(id)
-                        .map_err(git("reading the notes commit"))?,
-                ),
-                None => None,
-            };
-            let old_tree = match &parent {
-                Some(commit) => Some(commit.tree().map_err(git("reading the notes tree"))?),
-                None => None,
-            };
-            let Some(blob) = change(old_tree.as_ref())? else {
-                return Ok(None);
-            };
-            let Some(new_tree) = upsert(repo, old_tree.as_ref(), &hex, blob)? else {
-                return Ok(None);
+            let parent = tip
+                .map(|id| repo.find_commit(id))
+                .transpose()
+                .map_err(git("reading the notes commit"))?;
+            let old_tree = parent
+                .as_ref()
+                .map(git2::Commit::tree)
+                .transpose()
+                .map_err(git("reading the notes tree"))?;
+            let (new_tree, message, value) = match build(old_tree.as_ref())? {
+                Attempt::Unchanged(value) => return Ok((value, None)),
+                Attempt::Commit {
+                    tree,
+                    message,
+                    value,
+                } => (tree, message, value),
             };
             let new_tree = repo
                 .find_tree(new_tree)
                 .map_err(git("reading the notes tree"))?;
             let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
             let commit = repo
-                .commit(None, &signature, &signature, message, &new_tree, &parents)
+                .commit(None, &signature, &signature, &message, &new_tree, &parents)
                 .map_err(git("writing a notes commit"))?;
             match self.compare_and_swap(tip, commit, message.trim_end()) {
                 Ok(()) => {
-                    return Ok(Some(WriteOutcome {
+                    let outcome = WriteOutcome {
                         notes_commit: ObjectId::from_git(commit),
                         attempts: attempt,
-                    }));
+                    };
+                    return Ok((value, Some(outcome)));
                 }
                 Err(err) if is_race(&err) => backoff.wait(),
                 Err(err) => return Err(git("updating the notes ref")(err)),
@@ -339,6 +369,19 @@ impl Notes<'_> {
             attempts: MAX_WRITE_ATTEMPTS,
         })
     }
+}
+
+/// What one attempt of [`Notes::commit_retrying`] makes of the notes tree.
+pub(crate) enum Attempt<T> {
+    /// Nothing to write: the loop ends with this value.
+    Unchanged(T),
+    /// Commit `tree` with `message` on top of the tree the attempt was given,
+    /// then end with `value`.
+    Commit {
+        tree: git2::Oid,
+        message: String,
+        value: T,
+    },
 }
 
 impl Notes<'_> {
@@ -400,21 +443,44 @@ pub(crate) fn read_blob(
 
 /// Finds the note blob for `hex` in a notes tree, flat or fanned out.
 fn lookup(repo: &git2::Repository, tree: &git2::Tree<'_>, hex: &str) -> Result<Option<git2::Oid>> {
+    Ok(locate(repo, tree, hex)?.map(|(_, blob)| blob))
+}
+
+/// Where the note of `hex` is in `tree` (its path and blob), following fan-out
+/// directories.
+pub(crate) fn locate(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    hex: &str,
+) -> Result<Option<(String, git2::Oid)>> {
     if let Some(entry) = tree.get_name(hex)
         && entry.kind() == Some(git2::ObjectType::Blob)
     {
-        return Ok(Some(entry.id()));
+        return Ok(Some((hex.to_owned(), entry.id())));
     }
-    if hex.len() > 2
-        && let Some(entry) = tree.get_name(&hex[..2])
-        && entry.kind() == Some(git2::ObjectType::Tree)
-    {
-        let sub = repo
+    let Some(sub) = fanout_dir(repo, tree, hex)? else {
+        return Ok(None);
+    };
+    Ok(locate(repo, &sub, &hex[2..])?.map(|(rest, blob)| (format!("{}/{rest}", &hex[..2]), blob)))
+}
+
+/// The fan-out directory of `tree` that holds the notes of `hex` (named by its
+/// first two digits), if the tree has one.
+pub(crate) fn fanout_dir<'r>(
+    repo: &'r git2::Repository,
+    tree: &git2::Tree<'_>,
+    hex: &str,
+) -> Result<Option<git2::Tree<'r>>> {
+    if hex.len() <= 2 {
+        return Ok(None);
+    }
+    match tree.get_name(&hex[..2]) {
+        Some(entry) if entry.kind() == Some(git2::ObjectType::Tree) => repo
             .find_tree(entry.id())
-            .map_err(git("reading the notes tree"))?;
-        return lookup(repo, &sub, &hex[2..]);
+            .map(Some)
+            .map_err(git("reading the notes tree")),
+        _ => Ok(None),
     }
-    Ok(None)
 }
 
 /// Returns the id of `tree` with the note for `hex` set to `blob` (or removed when
@@ -429,15 +495,12 @@ fn upsert(
         .treebuilder(tree)
         .map_err(git("building a notes tree"))?;
     let flat = tree.and_then(|t| t.get_name(hex)).is_some();
-    let fanout = (hex.len() > 2)
-        .then(|| tree.and_then(|t| t.get_name(&hex[..2])))
-        .flatten()
-        .filter(|e| e.kind() == Some(git2::ObjectType::Tree));
-    let changed = if let (false, Some(dir)) = (flat, fanout) {
+    let fanout = match tree {
+        Some(tree) if !flat => fanout_dir(repo, tree, hex)?,
+        _ => None,
+    };
+    let changed = if let Some(sub) = fanout {
         // This commit's fan-out directory exists: the note lives (or goes) there.
-        let sub = repo
-            .find_tree(dir.id())
-            .map_err(git("reading the notes tree"))?;
         let Some(new_sub) = upsert(repo, Some(&sub), &hex[2..], blob)? else {
             return Ok(None);
         };

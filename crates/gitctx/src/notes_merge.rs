@@ -31,7 +31,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result, git};
-use crate::notes::{Backoff, Notes, is_race, read_blob, signature};
+use crate::notes::{Attempt, Backoff, Notes, fanout_dir, is_race, locate, read_blob, signature};
 use crate::oid::ObjectId;
 
 /// How many times a merge starts again after a local writer moved the ref.
@@ -303,7 +303,8 @@ impl Notes<'_> {
     /// Writes every `(commit, text)` of `items` in one notes commit. A commit
     /// that already has a different note gets `resolve(commit, existing,
     /// incoming)`; an existing note over the size limit is kept. Compare-and-swap,
-    /// retried on conflict (the resolver may then be asked again). Returns what
+    /// retried on conflict and failing like [`Notes::write`] (the resolver may
+    /// then be asked again). Returns what
     /// happened to each item, in order. A commit listed twice: the last wins.
     pub fn write_many(
         &self,
@@ -311,32 +312,24 @@ impl Notes<'_> {
         mut resolve: impl FnMut(ObjectId, &str, &str) -> Resolution,
     ) -> Result<Vec<Written>> {
         let repo = &self.repo.inner;
-        let mut backoff =
-            Backoff::new(items.first().map_or(ObjectId::from_bytes([0; 20]), |i| i.0));
-        for _ in 0..crate::notes::MAX_WRITE_ATTEMPTS {
-            let tip = self.tip_git()?;
-            let parent = match tip {
-                Some(id) => Some(
-                    repo.find_commit(id)
-                        .map_err(git("reading the notes commit"))?,
-                ),
-                None => None,
-            };
-            let tree = match &parent {
-                Some(commit) => commit.tree().map_err(git("reading the notes tree"))?,
+        let seed = items.first().map_or(ObjectId::from_bytes([0; 20]), |i| i.0);
+        let (outcomes, _) = self.commit_retrying(seed, |tree| {
+            let empty;
+            let tree = match tree {
+                Some(tree) => tree,
                 None => {
-                    let empty = repo
+                    let id = repo
                         .treebuilder(None)
                         .and_then(|b| b.write())
                         .map_err(git("writing an empty notes tree"))?;
-                    repo.find_tree(empty)
-                        .map_err(git("reading the notes tree"))?
+                    empty = repo.find_tree(id).map_err(git("reading the notes tree"))?;
+                    &empty
                 }
             };
             let mut outcomes = Vec::with_capacity(items.len());
             let mut edits = Vec::new();
             for (target, incoming) in items {
-                let existing = locate(repo, &tree, &target.to_hex())?;
+                let existing = locate(repo, tree, &target.to_hex())?;
                 let outcome = match existing {
                     None => Written::Added,
                     Some((_, blob)) => match read_blob(repo, blob)? {
@@ -365,28 +358,15 @@ impl Notes<'_> {
                 outcomes.push(outcome);
             }
             if edits.is_empty() {
-                return Ok(outcomes);
+                return Ok(Attempt::Unchanged(outcomes));
             }
-            let new_tree = apply(repo, &tree, &edits)?;
-            let new_tree = repo
-                .find_tree(new_tree)
-                .map_err(git("reading the notes tree"))?;
-            let signature = signature(repo)?;
-            let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-            let message = format!("Notes imported for {} commits\n", edits.len());
-            let commit = repo
-                .commit(None, &signature, &signature, &message, &new_tree, &parents)
-                .map_err(git("writing a notes commit"))?;
-            match self.compare_and_swap(tip, commit, message.trim_end()) {
-                Ok(()) => return Ok(outcomes),
-                Err(err) if is_race(&err) => backoff.wait(),
-                Err(err) => return Err(git("updating the notes ref")(err)),
-            }
-        }
-        Err(Error::Contended {
-            refname: self.refname.clone(),
-            attempts: crate::notes::MAX_WRITE_ATTEMPTS,
-        })
+            Ok(Attempt::Commit {
+                tree: apply(repo, tree, &edits)?,
+                message: format!("Notes imported for {} commits\n", edits.len()),
+                value: outcomes,
+            })
+        })?;
+        Ok(outcomes)
     }
 }
 
@@ -443,48 +423,13 @@ fn note_target(path: &std::path::Path) -> Option<ObjectId> {
     hex.parse().ok()
 }
 
-/// Where the note of `hex` is in `tree` (its path and blob), following fan-out
-/// directories.
-fn locate(
-    repo: &git2::Repository,
-    tree: &git2::Tree<'_>,
-    hex: &str,
-) -> Result<Option<(String, git2::Oid)>> {
-    if let Some(entry) = tree.get_name(hex)
-        && entry.kind() == Some(git2::ObjectType::Blob)
-    {
-        return Ok(Some((hex.to_owned(), entry.id())));
-    }
-    if hex.len() > 2
-        && let Some(entry) = tree.get_name(&hex[..2])
-        && entry.kind() == Some(git2::ObjectType::Tree)
-    {
-        let sub = repo
-            .find_tree(entry.id())
-            .map_err(git("reading the notes tree"))?;
-        return Ok(locate(repo, &sub, &hex[2..])?
-            .map(|(rest, blob)| (format!("{}/{rest}", &hex[..2]), blob)));
-    }
-    Ok(None)
-}
-
 /// Where a new note for `hex` goes in `tree`: inside the fan-out directories
 /// the tree already has for it, else flat.
 fn placement(repo: &git2::Repository, tree: &git2::Tree<'_>, hex: &str) -> Result<String> {
-    if hex.len() > 2
-        && let Some(entry) = tree.get_name(&hex[..2])
-        && entry.kind() == Some(git2::ObjectType::Tree)
-    {
-        let sub = repo
-            .find_tree(entry.id())
-            .map_err(git("reading the notes tree"))?;
-        return Ok(format!(
-            "{}/{}",
-            &hex[..2],
-            placement(repo, &sub, &hex[2..])?
-        ));
-    }
-    Ok(hex.to_owned())
+    Ok(match fanout_dir(repo, tree, hex)? {
+        Some(sub) => format!("{}/{}", &hex[..2], placement(repo, &sub, &hex[2..])?),
+        None => hex.to_owned(),
+    })
 }
 
 /// `tree` with `edits` applied, in one pass.

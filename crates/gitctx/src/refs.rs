@@ -191,28 +191,27 @@ impl Repo {
     /// A config value as git would read it (repository, user and system config),
     /// `None` when unset.
     pub fn config_get(&self, key: &str) -> Result<Option<String>> {
-        let config = self.config_snapshot()?;
-        match config.get_string(key) {
-            Ok(value) => Ok(Some(value)),
-            Err(err) if is_not_found(&err) => Ok(None),
-            Err(err) => Err(config_error(key, err)),
-        }
+        self.config_read(key, git2::Config::get_string)
     }
 
     /// A boolean config value (`true/yes/on/1`, `false/no/off/0`).
     pub fn config_get_bool(&self, key: &str) -> Result<Option<bool>> {
-        let config = self.config_snapshot()?;
-        match config.get_bool(key) {
-            Ok(value) => Ok(Some(value)),
-            Err(err) if is_not_found(&err) => Ok(None),
-            Err(err) => Err(config_error(key, err)),
-        }
+        self.config_read(key, git2::Config::get_bool)
     }
 
     /// An integer config value (`k`, `m`, `g` suffixes allowed, as git does).
     pub fn config_get_i64(&self, key: &str) -> Result<Option<i64>> {
+        self.config_read(key, git2::Config::get_i64)
+    }
+
+    /// `key` read from a snapshot of the config with `get`, `None` when unset.
+    fn config_read<T>(
+        &self,
+        key: &str,
+        get: impl FnOnce(&git2::Config, &str) -> std::result::Result<T, git2::Error>,
+    ) -> Result<Option<T>> {
         let config = self.config_snapshot()?;
-        match config.get_i64(key) {
+        match get(&config, key) {
             Ok(value) => Ok(Some(value)),
             Err(err) if is_not_found(&err) => Ok(None),
             Err(err) => Err(config_error(key, err)),

@@ -186,6 +186,20 @@ impl Repo {
         GitCommand::new(&self.root)
     }
 
+    /// A hardened `git log` for the caller to add its format, revisions and
+    /// paths to: it runs no textconv or external diff program, checks no
+    /// signature, names paths unquoted (`core.quotePath=false`) and shows a
+    /// rename as a deletion and an addition.
+    pub fn log_command(&self) -> GitCommand {
+        self.git().config("core.quotePath", "false").args([
+            "log",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--no-show-signature",
+            "--no-renames",
+        ])
+    }
+
     /// Where HEAD points.
     pub fn head(&self) -> Result<Head> {
         match self.inner.head() {
@@ -388,7 +402,13 @@ impl Repo {
             return Ok(Vec::new());
         }
         let start = self.resolve_commit(rev)?;
-        let cmd = self.log_files(start, limit, &["--no-renames", "--name-only"], paths);
+        let cmd = self
+            .log_command()
+            .args(["--format=%x00%H", "--name-only", "-z"])
+            .arg(format!("--max-count={limit}"))
+            .arg(start.to_hex())
+            .arg("--")
+            .args(paths);
         let output = cmd.run()?;
         // `\0<sha>\0\n<file>\0<file>\0\0<sha>…`: an empty field ends a commit's
         // file list, so the next field is a commit id even if a file is named

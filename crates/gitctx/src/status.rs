@@ -64,30 +64,8 @@ impl Repo {
         let mut out = Vec::with_capacity(statuses.len());
         for entry in statuses.iter() {
             let s = entry.status();
-            let index = if s.is_index_new() {
-                Some('A')
-            } else if s.is_index_renamed() {
-                Some('R')
-            } else if s.is_index_deleted() {
-                Some('D')
-            } else if s.is_index_typechange() {
-                Some('T')
-            } else if s.is_index_modified() {
-                Some('M')
-            } else {
-                None
-            };
-            let worktree = if s.is_wt_new() {
-                Some('?')
-            } else if s.is_wt_deleted() {
-                Some('D')
-            } else if s.is_wt_typechange() {
-                Some('T')
-            } else if s.is_wt_modified() || s.is_wt_renamed() {
-                Some('M')
-            } else {
-                None
-            };
+            let index = letter(s, INDEX_LETTERS);
+            let worktree = letter(s, WORKTREE_LETTERS);
             let conflicted = s.is_conflicted();
             if index.is_none() && worktree.is_none() && !conflicted {
                 continue;
@@ -111,6 +89,35 @@ impl Repo {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
+}
+
+/// The `X` of `git status --porcelain`, the first flag that is set winning.
+const INDEX_LETTERS: &[(git2::Status, char)] = &[
+    (git2::Status::INDEX_NEW, 'A'),
+    (git2::Status::INDEX_RENAMED, 'R'),
+    (git2::Status::INDEX_DELETED, 'D'),
+    (git2::Status::INDEX_TYPECHANGE, 'T'),
+    (git2::Status::INDEX_MODIFIED, 'M'),
+];
+
+/// The `Y` of `git status --porcelain` (`?`: untracked), the first flag that is
+/// set winning.
+const WORKTREE_LETTERS: &[(git2::Status, char)] = &[
+    (git2::Status::WT_NEW, '?'),
+    (git2::Status::WT_DELETED, 'D'),
+    (git2::Status::WT_TYPECHANGE, 'T'),
+    (
+        git2::Status::WT_MODIFIED.union(git2::Status::WT_RENAMED),
+        'M',
+    ),
+];
+
+/// The letter of the first row of `table` whose flags `status` has any of.
+fn letter(status: git2::Status, table: &[(git2::Status, char)]) -> Option<char> {
+    table
+        .iter()
+        .find(|(flags, _)| status.intersects(*flags))
+        .map(|&(_, letter)| letter)
 }
 
 fn path_text(path: &Path) -> String {

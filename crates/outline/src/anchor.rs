@@ -362,18 +362,23 @@ mod tests {
 
     #[test]
     fn normalizes_separators_and_space() {
-        assert_eq!(normalize("  Client.connect "), "Client::connect");
-        assert_eq!(normalize("Display  for\tFoo"), "Display for Foo");
-        assert_eq!(normalize("::"), "");
-        assert_eq!(normalize(" . "), "");
+        let check = |query, normalized| assert_eq!(normalize(query), normalized, "{query:?}");
+        check("  Client.connect ", "Client::connect");
+        check("Display  for\tFoo", "Display for Foo");
+        check("::", "");
+        check(" . ", "");
     }
 
     #[test]
     fn suffix_needs_a_separator_boundary() {
-        assert!(is_suffix("net::Client::connect", "Client::connect"));
-        assert!(is_suffix("net::Client::connect", "connect"));
-        assert!(!is_suffix("net::Client::connect", "nect"));
-        assert!(!is_suffix("connect", "connect"));
+        for (name, suffix, expected) in [
+            ("net::Client::connect", "Client::connect", true),
+            ("net::Client::connect", "connect", true),
+            ("net::Client::connect", "nect", false),
+            ("connect", "connect", false),
+        ] {
+            assert_eq!(is_suffix(name, suffix), expected, "{suffix} of {name}");
+        }
     }
 
     #[test]

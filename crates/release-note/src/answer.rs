@@ -17,6 +17,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::built_in;
 use crate::types::{
     Answer, AnswerItem, AnswerSection, ItemRef, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
@@ -46,27 +47,23 @@ const LOW_SIGNAL_ADVICE: &str = "state the change itself; add a second clause on
     non-obvious impact, required action, compatibility/risk, rollout scope or behaviour changes";
 
 /// Markdown a bullet's text must not start with (the bullet is added locally).
-static LEADING_MARKUP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:#+|[-*>]|\d+\.(?:\s|$))").expect("the leading markup pattern is valid")
-});
+static LEADING_MARKUP: LazyLock<Regex> = LazyLock::new(|| built_in(r"^(?:#+|[-*>]|\d+\.(?:\s|$))"));
 
 /// Markdown links, autolinks and raw URLs.
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[[^\]]*\]\([^)]*\)|<?\b(?:https?|ftp)://[^\s)>]+>?|\bwww\.[^\s)]+")
-        .expect("the link pattern is valid")
+    built_in(r"(?i)\[[^\]]*\]\([^)]*\)|<?\b(?:https?|ftp)://[^\s)>]+>?|\bwww\.[^\s)]+")
 });
 
 /// Lead-ins that introduce the release instead of stating a change.
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^(?:(?:in\s+|with\s+)?this\s+(?:release|version|update)|here\s+(?:is|are)|here['’]s)\b",
     )
-    .expect("the preamble pattern is valid")
 });
 
 /// Generic benefit clauses that add words, not information.
 static LOW_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    built_in(concat!(
         r"(?i),?\s*\benabling\s+(?:operators|users|developers|administrators|admins|teams|customers|people|you)\s+to\b",
         r"|,\s*reducing\s+(?:\w+\s+)?(?:errors|mistakes|friction|confusion)\b",
         r"|,?\s*\bmaking\s+it\s+easier\s+to\b",
@@ -77,7 +74,6 @@ static LOW_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bfor\s+(?:improved|better)\s+maintainability\b",
         r"|,?\s*\bstreamlining\b",
     ))
-    .expect("the low-signal pattern is valid")
 });
 
 /// The JSON Schema of the model's answer.
@@ -362,15 +358,20 @@ fn resolve_refs(
             "{place}: add at least one ref (a commit, pull request or submodule commit the item describes)"
         ));
     }
+    let mut resolver = RefResolver {
+        ctx,
+        place,
+        problems,
+    };
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for reference in refs {
         let resolved = match reference.kind.as_str() {
-            KIND_COMMIT => resolve_commit(reference, ctx, place, problems),
-            KIND_PULL_REQUEST => resolve_pull_request(reference, ctx, place, problems),
-            KIND_SUBMODULE_COMMIT => resolve_submodule_commit(reference, ctx, place, problems),
+            KIND_COMMIT => resolver.commit(reference),
+            KIND_PULL_REQUEST => resolver.pull_request(reference),
+            KIND_SUBMODULE_COMMIT => resolver.submodule_commit(reference),
             other => {
-                problems.push(format!(
+                resolver.problems.push(format!(
                     "{place}: ref kind '{other}' is unknown; use {KIND_COMMIT}, {KIND_PULL_REQUEST} or {KIND_SUBMODULE_COMMIT}"
                 ));
                 None
@@ -385,141 +386,139 @@ fn resolve_refs(
     out
 }
 
-fn resolve_commit(
-    reference: &WireRef,
-    ctx: &ReleaseContext,
-    place: &str,
-    problems: &mut Vec<String>,
-) -> Option<(String, ItemRef)> {
-    let id = reference.id.trim().to_lowercase();
-    let problem = match lookup(&id, &ctx.commits) {
-        Lookup::Found(commit) => {
-            return Some((format!("commit {}", commit.id), ItemRef::Commit(id)));
-        }
-        Lookup::Malformed => format!(
-            "{place}: ref commit '{}' is not a commit id; give at least {MIN_ID} hex digits of one of the range's commits",
-            reference.id
-        ),
-        Lookup::Ambiguous(matches) => ambiguous(place, KIND_COMMIT, &reference.id, &matches),
-        Lookup::Missing => {
-            let owner = ctx
-                .submodules
-                .iter()
-                .find(|group| matches!(lookup(&id, &group.commits), Lookup::Found(_)));
-            let hint = owner.map_or(String::new(), |group| {
+/// Resolves the refs of the item at `place`, noting each ref that matches
+/// nothing.
+struct RefResolver<'a> {
+    ctx: &'a ReleaseContext,
+    place: &'a str,
+    problems: &'a mut Vec<String>,
+}
+
+impl RefResolver<'_> {
+    fn commit(&mut self, reference: &WireRef) -> Option<(String, ItemRef)> {
+        let (ctx, place) = (self.ctx, self.place);
+        let id = reference.id.trim().to_lowercase();
+        let problem = match lookup(&id, &ctx.commits) {
+            Lookup::Found(commit) => {
+                return Some((format!("commit {}", commit.id), ItemRef::Commit(id)));
+            }
+            Lookup::Malformed => format!(
+                "{place}: ref commit '{}' is not a commit id; give at least {MIN_ID} hex digits of one of the range's commits",
+                reference.id
+            ),
+            Lookup::Ambiguous(matches) => ambiguous(place, KIND_COMMIT, &reference.id, &matches),
+            Lookup::Missing => {
+                let owner = ctx
+                    .submodules
+                    .iter()
+                    .find(|group| matches!(lookup(&id, &group.commits), Lookup::Found(_)));
+                let hint = owner.map_or(String::new(), |group| {
+                    format!(
+                        " (it is a commit of submodule '{0}': use kind {KIND_SUBMODULE_COMMIT} with submodule '{0}')",
+                        group.path
+                    )
+                });
                 format!(
-                    " (it is a commit of submodule '{0}': use kind {KIND_SUBMODULE_COMMIT} with submodule '{0}')",
-                    group.path
+                    "{place}: ref commit '{}' is not a commit of the range{hint}",
+                    reference.id
                 )
-            });
-            format!(
-                "{place}: ref commit '{}' is not a commit of the range{hint}",
-                reference.id
-            )
-        }
-    };
-    problems.push(format!(
-        "{problem}; valid commit ids: {}",
-        listing(ctx.commits.iter().map(|c| c.id.short()))
-    ));
-    None
-}
-
-fn resolve_pull_request(
-    reference: &WireRef,
-    ctx: &ReleaseContext,
-    place: &str,
-    problems: &mut Vec<String>,
-) -> Option<(String, ItemRef)> {
-    let mut known: Vec<u64> = Vec::new();
-    for number in ctx.commits.iter().flat_map(|c| &c.pull_requests) {
-        if !known.contains(number) {
-            known.push(*number);
-        }
+            }
+        };
+        self.problems.push(format!(
+            "{problem}; valid commit ids: {}",
+            listing(ctx.commits.iter().map(|c| c.id.short()))
+        ));
+        None
     }
-    let id = reference.id.trim();
-    let digits = id.strip_prefix('#').unwrap_or(id);
-    let number = digits
-        .bytes()
-        .all(|b| b.is_ascii_digit())
-        .then(|| digits.parse::<u64>().ok())
-        .flatten();
-    let problem = match number {
-        Some(n) if known.contains(&n) => {
-            return Some((format!("pull request {n}"), ItemRef::PullRequest(n)));
-        }
-        Some(n) => {
-            format!("{place}: ref pull_request '#{n}' is not mentioned by the range's commits")
-        }
-        None => format!(
-            "{place}: ref pull_request '{}' is not a pull request number; write it as 123 or #123",
-            reference.id
-        ),
-    };
-    problems.push(format!(
-        "{problem}; valid pull requests: {}",
-        listing(known.iter().map(|n| format!("#{n}")))
-    ));
-    None
-}
 
-fn resolve_submodule_commit(
-    reference: &WireRef,
-    ctx: &ReleaseContext,
-    place: &str,
-    problems: &mut Vec<String>,
-) -> Option<(String, ItemRef)> {
-    let groups = || listing(ctx.submodules.iter().map(|g| g.path.clone()));
-    let Some(path) = reference.submodule.as_deref().map(str::trim) else {
-        problems.push(format!(
-            "{place}: ref submodule_commit '{}' needs 'submodule', the path of its group; valid submodules: {}",
-            reference.id,
-            groups()
-        ));
-        return None;
-    };
-    let Some(group) = ctx.submodules.iter().find(|g| g.path == path) else {
-        problems.push(format!(
-            "{place}: ref submodule_commit '{}' names unknown submodule '{path}'; valid submodules: {}",
-            reference.id,
-            groups()
-        ));
-        return None;
-    };
-    let id = reference.id.trim().to_lowercase();
-    let problem = match lookup(&id, &group.commits) {
-        Lookup::Found(commit) => {
-            let key = format!("submodule {path} commit {}", commit.id);
-            let item_ref = ItemRef::SubmoduleCommit {
-                path: group.path.clone(),
-                id,
-            };
-            return Some((key, item_ref));
+    fn pull_request(&mut self, reference: &WireRef) -> Option<(String, ItemRef)> {
+        let (ctx, place) = (self.ctx, self.place);
+        let mut known: Vec<u64> = Vec::new();
+        for number in ctx.commits.iter().flat_map(|c| &c.pull_requests) {
+            if !known.contains(number) {
+                known.push(*number);
+            }
         }
-        Lookup::Malformed => format!(
-            "{place}: ref submodule_commit '{}' is not a commit id; give at least {MIN_ID} hex digits of one of the submodule's commits",
-            reference.id
-        ),
-        Lookup::Ambiguous(matches) => {
-            ambiguous(place, KIND_SUBMODULE_COMMIT, &reference.id, &matches)
-        }
-        Lookup::Missing => {
-            let hint = if matches!(lookup(&id, &ctx.commits), Lookup::Found(_)) {
-                format!(" (it is a commit of the parent repository: use kind {KIND_COMMIT})")
-            } else {
-                String::new()
-            };
-            format!(
-                "{place}: ref submodule_commit '{}' is not a listed commit of submodule '{path}'{hint}",
+        let id = reference.id.trim();
+        let digits = id.strip_prefix('#').unwrap_or(id);
+        let number = digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse::<u64>().ok())
+            .flatten();
+        let problem = match number {
+            Some(n) if known.contains(&n) => {
+                return Some((format!("pull request {n}"), ItemRef::PullRequest(n)));
+            }
+            Some(n) => {
+                format!("{place}: ref pull_request '#{n}' is not mentioned by the range's commits")
+            }
+            None => format!(
+                "{place}: ref pull_request '{}' is not a pull request number; write it as 123 or #123",
                 reference.id
-            )
-        }
-    };
-    problems.push(format!(
-        "{problem}; valid commit ids of submodule '{path}': {}",
-        group_ids(group)
-    ));
-    None
+            ),
+        };
+        self.problems.push(format!(
+            "{problem}; valid pull requests: {}",
+            listing(known.iter().map(|n| format!("#{n}")))
+        ));
+        None
+    }
+
+    fn submodule_commit(&mut self, reference: &WireRef) -> Option<(String, ItemRef)> {
+        let (ctx, place) = (self.ctx, self.place);
+        let groups = || listing(ctx.submodules.iter().map(|g| g.path.clone()));
+        let Some(path) = reference.submodule.as_deref().map(str::trim) else {
+            self.problems.push(format!(
+                "{place}: ref submodule_commit '{}' needs 'submodule', the path of its group; valid submodules: {}",
+                reference.id,
+                groups()
+            ));
+            return None;
+        };
+        let Some(group) = ctx.submodules.iter().find(|g| g.path == path) else {
+            self.problems.push(format!(
+                "{place}: ref submodule_commit '{}' names unknown submodule '{path}'; valid submodules: {}",
+                reference.id,
+                groups()
+            ));
+            return None;
+        };
+        let id = reference.id.trim().to_lowercase();
+        let problem = match lookup(&id, &group.commits) {
+            Lookup::Found(commit) => {
+                let key = format!("submodule {path} commit {}", commit.id);
+                let item_ref = ItemRef::SubmoduleCommit {
+                    path: group.path.clone(),
+                    id,
+                };
+                return Some((key, item_ref));
+            }
+            Lookup::Malformed => format!(
+                "{place}: ref submodule_commit '{}' is not a commit id; give at least {MIN_ID} hex digits of one of the submodule's commits",
+                reference.id
+            ),
+            Lookup::Ambiguous(matches) => {
+                ambiguous(place, KIND_SUBMODULE_COMMIT, &reference.id, &matches)
+            }
+            Lookup::Missing => {
+                let hint = if matches!(lookup(&id, &ctx.commits), Lookup::Found(_)) {
+                    format!(" (it is a commit of the parent repository: use kind {KIND_COMMIT})")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{place}: ref submodule_commit '{}' is not a listed commit of submodule '{path}'{hint}",
+                    reference.id
+                )
+            }
+        };
+        self.problems.push(format!(
+            "{problem}; valid commit ids of submodule '{path}': {}",
+            group_ids(group)
+        ));
+        None
+    }
 }
 
 fn group_ids(group: &SubmoduleGroup) -> String {

@@ -72,6 +72,7 @@ use commit_text::Conventional;
 use commit_text::trailer::is_trailer_line;
 use regex::Regex;
 
+use crate::built_in;
 use crate::types::{
     Candidate, ChangedPath, Confidence, ItemRef, ReleaseCommit, Section, Signal, SubmoduleGroup,
 };
@@ -85,24 +86,19 @@ const GROUP_REFS: usize = 10;
 /// The most paths in a commit's evidence.
 const EVIDENCE_PATHS: usize = 5;
 
-static PULL_REQUEST_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:\s*\(#\d+\))+\s*$").expect("the pull request suffix pattern is valid")
-});
+static PULL_REQUEST_SUFFIX: LazyLock<Regex> = LazyLock::new(|| built_in(r"(?:\s*\(#\d+\))+\s*$"));
 
 static SECURITY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:security|vulnerabilit(?:y|ies)|vulnerable|xss|injection|cve-\d+)")
-        .expect("the security pattern is valid")
+    built_in(r"(?i)\b(?:security|vulnerabilit(?:y|ies)|vulnerable|xss|injection|cve-\d+)")
 });
 
 static VERSION_BUMP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    built_in(
         r"(?i)^(?:(?:release|version|bump to)\s*:?\s*v?\d+(?:\.\d+)+\b|v?\d+\.\d+\.\d+$|(?:bump version|version bump|prepare (?:for )?release)\b)",
     )
-    .expect("the version bump pattern is valid")
 });
 
-static URL_ONLY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^<?https?://\S+>?$").expect("the URL pattern is valid"));
+static URL_ONLY: LazyLock<Regex> = LazyLock::new(|| built_in(r"^<?https?://\S+>?$"));
 
 /// The candidate items of a range's `commits` and moved `submodules`, by the
 /// rules of the module documentation.

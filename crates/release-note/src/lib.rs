@@ -49,3 +49,9 @@ mod types;
 pub use prepare::{RangeSpec, ReleaseLimits};
 pub use task::{Note, Request};
 pub use types::*;
+
+/// Compiles one of the crate's built-in patterns; the tests exercise every
+/// one, so this cannot fail at run time.
+fn built_in(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("a built-in pattern is valid")
+}

@@ -189,16 +189,21 @@ fn file_components(rel: &Path) -> Result<(Vec<&OsStr>, &OsStr)> {
     }
 }
 
-/// Reads at most `limit` bytes from `file`, failing past the limit.
-fn read_bounded(mut file: File, path: &Path, limit: u64) -> Result<Vec<u8>> {
+/// The metadata of the open `file` (at `path`), which must be a regular file.
+fn regular_metadata(file: &File, path: &Path) -> Result<std::fs::Metadata> {
     let meta = file.metadata().map_err(|e| Error::io(path.to_owned(), e))?;
-    let kind = FileKind::of(&meta);
-    if kind != FileKind::File {
-        return Err(Error::NotRegular {
+    match FileKind::of(&meta) {
+        FileKind::File => Ok(meta),
+        kind => Err(Error::NotRegular {
             path: path.to_owned(),
             kind,
-        });
+        }),
     }
+}
+
+/// Reads at most `limit` bytes from `file`, failing past the limit.
+fn read_bounded(mut file: File, path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let meta = regular_metadata(&file, path)?;
     if meta.len() > limit {
         return Err(Error::TooLarge {
             path: path.to_owned(),
@@ -449,11 +454,7 @@ impl Dir {
             let fd = rustix::fs::openat(&dir.fd, name, READ_FLAGS, Mode::empty())
                 .map_err(|e| dir.classify(name, path.clone(), e, false))?;
             let file = File::from(fd);
-            let meta = file.metadata().map_err(|e| Error::io(path.clone(), e))?;
-            let kind = FileKind::of(&meta);
-            if kind != FileKind::File {
-                return Err(Error::NotRegular { path, kind });
-            }
+            regular_metadata(&file, &path)?;
             Ok(file)
         })
     }
@@ -488,11 +489,7 @@ impl Dir {
                 },
             )?;
             let file = File::from(fd);
-            let meta = file.metadata().map_err(|e| Error::io(path.clone(), e))?;
-            let kind = FileKind::of(&meta);
-            if kind != FileKind::File {
-                return Err(Error::NotRegular { path, kind });
-            }
+            regular_metadata(&file, &path)?;
             Ok(file)
         })
     }

@@ -68,18 +68,16 @@ mod tests {
 
     #[test]
     fn escapes_what_a_terminal_would_act_on() {
-        assert_eq!(sanitize("plain text, ünïcode ✓"), "plain text, ünïcode ✓");
+        let check = |text: &str, shown: &str| assert_eq!(sanitize(text), shown, "{text:?}");
+        check("plain text, ünïcode ✓", "plain text, ünïcode ✓");
         assert!(matches!(sanitize("plain"), Cow::Borrowed(_)));
-        assert_eq!(
-            sanitize("a\x1b]52;c;ZXZpbA==\x07b"),
-            "a\\x1b]52;c;ZXZpbA==\\x07b"
-        );
-        assert_eq!(sanitize("\x1b[2Jcleared"), "\\x1b[2Jcleared");
-        assert_eq!(sanitize("one\ntwo\tthree\rfour"), "one\ntwo\tthree\\rfour");
-        assert_eq!(sanitize("c1 \u{9b}31m"), "c1 \\x9b31m");
-        assert_eq!(sanitize("del\u{7f}"), "del\\x7f");
-        assert_eq!(sanitize("abc\u{202e}fed"), "abc\\u{202e}fed");
-        assert_eq!(sanitize("\u{2066}iso"), "\\u{2066}iso");
+        check("a\x1b]52;c;ZXZpbA==\x07b", "a\\x1b]52;c;ZXZpbA==\\x07b");
+        check("\x1b[2Jcleared", "\\x1b[2Jcleared");
+        check("one\ntwo\tthree\rfour", "one\ntwo\tthree\\rfour");
+        check("c1 \u{9b}31m", "c1 \\x9b31m");
+        check("del\u{7f}", "del\\x7f");
+        check("abc\u{202e}fed", "abc\\u{202e}fed");
+        check("\u{2066}iso", "\\u{2066}iso");
         assert_eq!(sanitize_line("one\ntwo\tx"), "one\\ntwo\\tx");
     }
 }

@@ -2,6 +2,7 @@
 //! way for each: `--version`, `--help` (without the hidden `--generate`), usage
 //! errors exit 2, and the hidden completions flag.
 
+use crate::text::{assert_contains, assert_lacks};
 use std::path::Path;
 use std::process::Command;
 
@@ -40,28 +41,17 @@ pub fn assert_basics(exe: &Path, name: &str, version: &str) {
     );
     let out = run(exe, &["--help"]);
     assert_eq!(out.code, 0);
-    assert!(
-        out.stdout.contains(&format!("Usage: {name}")),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        !out.stdout.contains("--generate"),
-        "the completions flag stays hidden: {}",
-        out.stdout
-    );
+    assert_contains(&out.stdout, &format!("Usage: {name}"));
+    // The completions flag stays hidden.
+    assert_lacks(&out.stdout, "--generate");
     let out = run(exe, &["--no-such-flag"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("--no-such-flag"), "{}", out.stderr);
+    assert_contains(&out.stderr, "--no-such-flag");
     let out = run(exe, &["--generate", "complete-fish"]);
     assert_eq!(out.code, 0);
-    assert!(
-        out.stdout.contains(&format!("complete -c {name}")),
-        "{}",
-        out.stdout
-    );
-    assert!(!out.stdout.contains("-l generate"), "{}", out.stdout);
+    assert_contains(&out.stdout, &format!("complete -c {name}"));
+    assert_lacks(&out.stdout, "-l generate");
     let out = run(exe, &["--generate", "man"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("complete-fish"), "{}", out.stderr);
+    assert_contains(&out.stderr, "complete-fish");
 }

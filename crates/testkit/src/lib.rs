@@ -33,12 +33,20 @@
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
 //!
+//! [`text`] has assertions on text that show the text when they fail
+//! ([`assert_contains`], [`assert_lacks`], [`assert_starts_with`], …), instead
+//! of `assert!(text.contains(…), "{text}")` written out again in every test.
+//!
+//! [`files_under`] lists the files a run left below a directory (session logs,
+//! traces, artifacts); [`runtime`] is the tokio runtime async tests block on.
+//!
 //! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
 //! usage errors and the hidden completions flag.
 //!
 //! - **Dependencies:** `gitctx` — every git process is a hardened
-//!   [`gitctx::GitCommand`] with the pinned environment added — and `serde_json`
-//!   for the fake servers' bodies.
+//!   [`gitctx::GitCommand`] with the pinned environment added — `serde_json`
+//!   for the fake servers' bodies, and `tokio` for [`runtime`] (the fake
+//!   servers themselves are plain threads).
 //! - **Invariant:** nothing here reaches the network or the user's git config. The
 //!   fake servers bind `127.0.0.1` only and never connect anywhere.
 //! - Helpers panic with git's stderr on failure: they are for tests, where a failed
@@ -49,11 +57,15 @@ pub mod cli;
 mod fake_llm;
 pub mod hostile;
 mod projects;
+pub mod text;
 
 pub use fake_llm::{
     Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
 };
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
+pub use text::{
+    assert_contains, assert_contains_all, assert_ends_with, assert_lacks, assert_starts_with,
+};
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -111,6 +123,38 @@ pub const HOST_ENV: &[&str] = &[
     "ULTRAGIT_DEPENDENCIES",
     "ULTRAGIT_TAGS",
 ];
+
+/// Every file below `dir`, at any depth, sorted (directories themselves are not
+/// listed; links are listed, not followed). Panics when `dir` cannot be read.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries =
+            fs::read_dir(&dir).unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()));
+        for entry in entries {
+            let entry = entry.unwrap_or_else(|err| panic!("reading {}: {err}", dir.display()));
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_dir {
+                pending.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A tokio runtime for tests that drive async code: two worker threads (so a
+/// spawned task runs while the test blocks on another), IO and timers on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a test runtime starts")
+}
 
 /// Makes a FIFO at `path` (as a repository's working tree may hold one: it must
 /// never be opened for reading, or whatever opens it hangs).

@@ -190,22 +190,13 @@ pub fn select(repo: &Repo, options: &SelectOptions) -> Result<Selection, Annotat
             "'{range}' is not a revision range (e.g. HEAD, main~50..main, v1.0..)"
         )));
     }
-    let mut cmd = repo
-        .git()
-        .config("log.showRoot", "true")
-        .config("core.quotePath", "false")
-        .args([
-            "log",
-            "--no-textconv",
-            "--no-ext-diff",
-            "--no-show-signature",
-            "--no-renames",
-            "--no-relative",
-            "--full-diff",
-            "--numstat",
-            "-z",
-            "--format=commit %H %P",
-        ]);
+    let mut cmd = repo.log_command().config("log.showRoot", "true").args([
+        "--no-relative",
+        "--full-diff",
+        "--numstat",
+        "-z",
+        "--format=commit %H %P",
+    ]);
     if let Some(since) = options.since {
         cmd = cmd.arg(format!("--since=@{}", since.timestamp()));
     }

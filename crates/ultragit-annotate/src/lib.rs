@@ -13,6 +13,8 @@
 //! and the team operations on the notes: [`sync`] with a git remote (fetch into
 //! a tracking ref, JSON-aware merge commit, push without force) and [`transfer`]
 //! (`export`/`import` as JSON Lines).
+//! People correct what was recorded with [`correct`] (`ultragit flag` and
+//! `ultragit correct`: corrections appended to the note, never rewriting it).
 //! Notes follow the change to cherry-picks and server-side rebase and squash
 //! merges by patch-id ([`remap`]).
 //!
@@ -37,6 +39,7 @@
 pub mod author;
 pub mod backfill;
 mod config;
+pub mod correct;
 pub mod doctor;
 mod error;
 pub mod gather;

@@ -349,6 +349,7 @@ pub fn assemble(
         regions: unique,
         cross_cutting: concerns,
         provenance,
+        corrections: Vec::new(),
     };
     let files = tools::commit_files(context);
     let problems = annotation.strip_invalid(&ValidationContext {

@@ -2,17 +2,24 @@
 //! the most token-efficient for a model), JSON (`ultragit-read/v1`, compact unless
 //! verbose) and pretty (plain text for people).
 //!
-//! Markdown rules: a `# Context for …` header with the query; each region a
+//! Markdown rules: a `# Context for …` header with the query and the unit the
+//! anchor resolved to (saying so when it was resolved through the notes, not
+//! the outline); each region a
 //! `## file — anchor` section whose next line carries the commit metadata;
-//! scalar fields as `**Label:** value`; list fields (constraints, tags, semantic
-//! dependencies, related) as bullet lists; regions separated by `---`; then
+//! scalar fields as `**Label:** value`, tags too (inline, comma-separated); list
+//! fields (constraints, semantic dependencies, related) as bullet lists; a
+//! region's later unannotated changes as a `**Changed since …**` line before
+//! its intent; regions separated by `---`; then
 //! `## Dependencies on this` and `## Cross-cutting concerns`; a stats footer; the
 //! trimming notice last. Empty fields are left out unless verbose (then shown as
 //! `(none)`, with the confidence factors).
+//!
+//! A region's date is its commit's date ([`ScoredRegion::date`]); scores are
+//! printed with 3 decimals, as the JSON has them.
 
 use std::fmt::Write as _;
 
-use ultragit_schema::{ReadOutput, ScoredRegion};
+use ultragit_schema::{ReadOutput, ScopeEcho, ScoredRegion};
 
 use crate::query::Format;
 
@@ -44,7 +51,37 @@ fn short(sha: &str) -> &str {
 }
 
 fn date(region: &ScoredRegion) -> String {
-    region.timestamp.format("%Y-%m-%d").to_string()
+    region.date().format("%Y-%m-%d").to_string()
+}
+
+/// `by 2 unannotated commits: abc1234 subject, …` (`code` wraps each hash in
+/// backticks), or `None` when nothing changed since.
+fn changed_since_text(region: &ScoredRegion, code: bool) -> Option<String> {
+    let changes = &region.changed_since;
+    if changes.is_empty() {
+        return None;
+    }
+    let commits: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            let sha = short(&c.commit);
+            if code {
+                format!("`{sha}` {}", c.summary)
+            } else {
+                format!("{sha} {}", c.summary)
+            }
+        })
+        .collect();
+    let noun = if changes.len() == 1 {
+        "commit"
+    } else {
+        "commits"
+    };
+    Some(format!(
+        "by {} unannotated {noun}: {}",
+        changes.len(),
+        commits.join(", ")
+    ))
 }
 
 fn lines_text(start: u32, end: u32) -> String {
@@ -53,6 +90,11 @@ fn lines_text(start: u32, end: u32) -> String {
     } else {
         format!("lines {start}–{end}")
     }
+}
+
+/// The scope's anchor was resolved through the notes, not the outline.
+fn by_notes(scope: &ScopeEcho) -> bool {
+    scope.resolved_by.as_deref() == Some("notes")
 }
 
 /// What the query was, for headers.
@@ -112,9 +154,14 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             {
                 let _ = writeln!(
                     out,
-                    "\n`{name}` in {}: {kind}, {}",
+                    "\n`{name}` in {}: {kind}, {}{}",
                     scope.file,
-                    lines_text(range.start, range.end)
+                    lines_text(range.start, range.end),
+                    if by_notes(scope) {
+                        " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
@@ -193,7 +240,7 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
     let _ = writeln!(out, "\n## {} — {}", r.file, r.ast_anchor.name);
     let _ = writeln!(
         out,
-        "`{}` · {} · confidence {:.2} · {} · {}",
+        "`{}` · {} · confidence {:.3} · {} · {}",
         short(&scored.commit_sha),
         date(scored),
         scored.confidence,
@@ -204,12 +251,16 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
         let f = &scored.confidence_factors;
         let _ = writeln!(
             out,
-            "factors: recency {:.2} · context {:.2} · anchor {:.2} · provenance {:.2}",
+            "factors: recency {:.3} · context {:.3} · anchor {:.3} · provenance {:.3}",
             f.recency, f.context_level, f.anchor_stability, f.provenance
         );
         if let Some(signature) = &r.ast_anchor.signature {
             let _ = writeln!(out, "signature: `{signature}`");
         }
+    }
+    crate::corrections::write_markdown(out, scored);
+    if let Some(changed) = changed_since_text(scored, true) {
+        let _ = writeln!(out, "\n**Changed since** {changed}");
     }
     let _ = writeln!(out, "\n**Intent:** {}", r.intent);
     scalar(out, "Reasoning", r.reasoning.as_deref(), verbose);
@@ -229,14 +280,15 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
             .map(|d| format!("`{}` `{}` — {}", d.file, d.anchor, d.nature)),
         verbose,
     );
-    list(out, "Tags", r.tags.iter().cloned(), verbose);
+    let tags = r.tags.join(", ");
+    scalar(out, "Tags", Some(tags.as_str()), verbose);
     scalar(out, "Risk notes", r.risk_notes.as_deref(), verbose);
     list(
         out,
         "Related",
         scored.related.iter().map(|rel| {
             let mut line = format!(
-                "`{}` `{}` — {} (confidence {:.2})",
+                "`{}` `{}` — {} (confidence {:.3})",
                 short(&rel.commit),
                 rel.anchor,
                 rel.relationship,
@@ -294,12 +346,17 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
         if let (Some(name), Some(range)) = (&scope.anchor_name, scope.line_range) {
             let _ = writeln!(
                 out,
-                "  scope: {} {} ({}, {}){}",
+                "  scope: {} {} ({}, {}){}{}",
                 scope.file,
                 name,
                 scope.anchor_type.as_deref().unwrap_or("unit"),
                 lines_text(range.start, range.end),
-                if scope.ambiguous { " [ambiguous]" } else { "" }
+                if scope.ambiguous { " [ambiguous]" } else { "" },
+                if by_notes(scope) {
+                    " [resolved through the annotations and blame]"
+                } else {
+                    ""
+                }
             );
         }
     }
@@ -323,20 +380,25 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
             &mut out,
             "commit",
             &format!(
-                "{} ({})",
+                "{} ({}; annotated {})",
                 short(&scored.commit_sha),
+                scored.date().to_rfc3339(),
                 scored.timestamp.to_rfc3339()
             ),
         );
+        if let Some(changed) = changed_since_text(scored, false) {
+            field(&mut out, "changed", &changed);
+        }
         let f = &scored.confidence_factors;
         field(
             &mut out,
             "confidence",
             &format!(
-                "{:.2}  (recency {:.2}, context {:.2}, anchor {:.2}, provenance {:.2})",
+                "{:.3}  (recency {:.3}, context {:.3}, anchor {:.3}, provenance {:.3})",
                 scored.confidence, f.recency, f.context_level, f.anchor_stability, f.provenance
             ),
         );
+        crate::corrections::write_pretty(&mut out, scored);
         field(&mut out, "kind", &r.ast_anchor.unit_type);
         if let Some(signature) = &r.ast_anchor.signature {
             field(&mut out, "signature", signature);
@@ -374,7 +436,7 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
             .iter()
             .map(|rel| {
                 format!(
-                    "{} {}: {} ({:.2}){}",
+                    "{} {}: {} ({:.3}){}",
                     short(&rel.commit),
                     rel.anchor,
                     rel.relationship,

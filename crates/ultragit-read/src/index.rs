@@ -29,7 +29,9 @@
 //! version, the notes ref and commit, a table of strings, and per annotated
 //! commit its commit time and its dependencies as indices into the table.
 //! Every annotated commit is listed, with or without dependencies, so that
-//! `depsScanLimit` can count the most recent ones.
+//! `depsScanLimit` can count the most recent ones; with it, the files its
+//! cross-cutting concerns name, so that `read` finds the concerns about a file
+//! without scanning notes.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,7 +49,7 @@ pub const INDEX_LIMIT: u64 = 256 * 1024 * 1024;
 /// The format name written into the file.
 const FORMAT: &str = "ultragit-deps-index";
 /// The format version; another one is ignored and rebuilt.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// The index directory, below the common git directory.
 const DIR: &str = "ultragit/cache/deps";
 /// The file's name in the index directory.
@@ -82,10 +84,20 @@ pub struct IndexedDependency<'a> {
     pub target_anchor: &'a str,
 }
 
-/// One annotated commit: its time and its dependencies, as string indices
-/// `[target file, target anchor, source file, source anchor, nature]`.
+/// One annotated commit: its time, its dependencies, as string indices
+/// `[target file, target anchor, source file, source anchor, nature]`, and the
+/// files its cross-cutting concerns name (string indices).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Source(String, Option<i64>, Vec<[u32; 5]>);
+struct Source(String, Option<i64>, Vec<[u32; 5]>, Vec<u32>);
+
+/// What the index keeps of one annotated commit.
+#[derive(Debug, Clone, Default)]
+struct Entry {
+    time: Option<i64>,
+    edges: Vec<[u32; 5]>,
+    /// Files named by its cross-cutting concerns.
+    concerns: Vec<u32>,
+}
 
 /// The file's contents.
 #[derive(Debug, Serialize, Deserialize)]
@@ -104,8 +116,8 @@ pub struct DepsIndex {
     notes_ref: String,
     notes_commit: Option<ObjectId>,
     strings: Vec<String>,
-    /// Every annotated commit, with its time and dependencies.
-    sources: HashMap<ObjectId, (Option<i64>, Vec<[u32; 5]>)>,
+    /// Every annotated commit, with its time, dependencies and concerns.
+    sources: HashMap<ObjectId, Entry>,
     update: IndexUpdate,
 }
 
@@ -224,6 +236,7 @@ impl DepsIndex {
         };
         for (commit, text) in &read.found {
             let mut edges = Vec::new();
+            let mut concerns = Vec::new();
             // A malformed note declares nothing (read warns about it when it
             // reads the note itself); it still counts as an annotated commit.
             if let Some(annotation) = Annotation::from_json(text)
@@ -241,11 +254,35 @@ impl DepsIndex {
                         ]);
                     }
                 }
+                for reference in annotation.cross_cutting.iter().flat_map(|c| &c.regions) {
+                    let file = reference
+                        .split_once(':')
+                        .map_or(reference.as_str(), |(f, _)| f);
+                    let file = intern(file, &mut self.strings);
+                    if !concerns.contains(&file) {
+                        concerns.push(file);
+                    }
+                }
             }
-            self.sources.insert(*commit, (time(*commit), edges));
+            let time = time(*commit);
+            self.sources.insert(
+                *commit,
+                Entry {
+                    time,
+                    edges,
+                    concerns,
+                },
+            );
         }
         for (commit, _) in &read.too_large {
-            self.sources.insert(*commit, (time(*commit), Vec::new()));
+            let time = time(*commit);
+            self.sources.insert(
+                *commit,
+                Entry {
+                    time,
+                    ..Entry::default()
+                },
+            );
         }
         Ok(())
     }
@@ -254,8 +291,8 @@ impl DepsIndex {
     /// went away), keeping the others in order.
     fn compact(&mut self) {
         let mut used = vec![false; self.strings.len()];
-        for (_, edges) in self.sources.values() {
-            for &i in edges.iter().flatten() {
+        for entry in self.sources.values() {
+            for &i in entry.edges.iter().flatten().chain(&entry.concerns) {
                 used[i as usize] = true;
             }
         }
@@ -271,8 +308,8 @@ impl DepsIndex {
             }
         }
         self.strings = kept;
-        for (_, edges) in self.sources.values_mut() {
-            for i in edges.iter_mut().flatten() {
+        for entry in self.sources.values_mut() {
+            for i in entry.edges.iter_mut().flatten().chain(&mut entry.concerns) {
                 *i = remap[*i as usize];
             }
         }
@@ -287,11 +324,23 @@ impl DepsIndex {
         let notes_commit = stored.notes_commit.parse().ok()?;
         let len = stored.strings.len();
         let mut sources = HashMap::with_capacity(stored.sources.len());
-        for Source(commit, time, edges) in stored.sources {
-            if edges.iter().flatten().any(|&i| i as usize >= len) {
+        for Source(commit, time, edges, concerns) in stored.sources {
+            if edges
+                .iter()
+                .flatten()
+                .chain(&concerns)
+                .any(|&i| i as usize >= len)
+            {
                 return None;
             }
-            sources.insert(commit.parse().ok()?, (time, edges));
+            sources.insert(
+                commit.parse().ok()?,
+                Entry {
+                    time,
+                    edges,
+                    concerns,
+                },
+            );
         }
         Some(DepsIndex {
             notes_ref: stored.notes_ref,
@@ -311,7 +360,7 @@ impl DepsIndex {
         let mut sources: Vec<Source> = self
             .sources
             .iter()
-            .map(|(commit, (time, edges))| Source(commit.to_hex(), *time, edges.clone()))
+            .map(|(commit, e)| Source(commit.to_hex(), e.time, e.edges.clone(), e.concerns.clone()))
             .collect();
         sources.sort_by(|a, b| a.0.cmp(&b.0));
         let stored = Stored {
@@ -349,11 +398,26 @@ impl DepsIndex {
         let mut dated: Vec<(Option<i64>, ObjectId)> = self
             .sources
             .iter()
-            .map(|(commit, (time, _))| (*time, *commit))
+            .map(|(commit, entry)| (entry.time, *commit))
             .collect();
         dated.sort_by(|a, b| b.cmp(a));
         dated.truncate(limit);
         dated.into_iter().map(|(_, commit)| commit).collect()
+    }
+
+    /// The annotated commits whose cross-cutting concerns name `file`.
+    pub fn concerning(&self, file: &str) -> Vec<ObjectId> {
+        let Some(index) = self.strings.iter().position(|s| s == file) else {
+            return Vec::new();
+        };
+        let mut out: Vec<ObjectId> = self
+            .sources
+            .iter()
+            .filter(|(_, entry)| entry.concerns.contains(&(index as u32)))
+            .map(|(commit, _)| *commit)
+            .collect();
+        out.sort();
+        out
     }
 
     /// Every dependency declared on a unit of `file` that `anchor` names
@@ -365,8 +429,9 @@ impl DepsIndex {
         };
         let file_index = file_index as u32;
         let mut out: Vec<IndexedDependency<'_>> = Vec::new();
-        for (commit, (time, edges)) in &self.sources {
-            for edge in edges.iter().filter(|e| e[0] == file_index) {
+        for (commit, entry) in &self.sources {
+            let time = &entry.time;
+            for edge in entry.edges.iter().filter(|e| e[0] == file_index) {
                 let target_anchor = self.strings[edge[1] as usize].as_str();
                 if let Some(anchor) = anchor
                     && !anchors_match(target_anchor, anchor)

@@ -3,10 +3,23 @@
 //! Given files and optionally an anchor (`MqttClient::connect`) or a line range,
 //! it blames the code, fetches the ultragit notes (`refs/notes/ultragit`) of the
 //! commits blame names, keeps the annotated regions that concern the query, follows
-//! their related annotations, scores each region's confidence, collects what
+//! their related annotations, applies the corrections people appended to the
+//! notes (`ultragit flag`/`correct`: corrected text shown and marked, flagged
+//! regions' confidence halved; see `corrections`), scores each region's confidence, collects what
 //! depends on the code and the cross-cutting concerns that mention it, trims the
 //! result to a token budget and renders it as markdown, JSON or plain text. No LLM
 //! and no network on this path.
+//!
+//! What it tells a reader beyond spec 003: each region's *commit* date (recency
+//! and `--since` judge it, not the note's own timestamp — see [`score`]); the
+//! later commits without a note that changed the region's lines
+//! (`changed_since`, which also lowers anchor stability); an anchor the
+//! outline lacks (a macro-defined test, a file without a grammar) resolved
+//! through the notes and blame, saying so (`resolved_by`); cross-cutting
+//! concerns on every member, not only where the declaring commit's lines are;
+//! and, under a budget too small for one full region, the top region's intent
+//! and constraints with a warning rather than nothing. Scores are rounded to 3
+//! decimals.
 //!
 //! Beside `read`, three queries (Feature 08), each a function over a
 //! [`GitReadPipeline`] returning an [`Answer`] (rendered as markdown, JSON or
@@ -37,8 +50,11 @@
 //! - **Invariant:** overlap is judged in the annotating commit's own line
 //!   coordinates (blame's original lines); regions are reported in today's; a
 //!   region none of whose lines survive is not returned (see [`pipeline`]).
-//! - **Invariant:** one `git blame` process per resolved scope; every note is read
-//!   in-process, so the process count does not grow with history.
+//! - **Invariant:** at most one `git blame` process per resolved scope (an
+//!   anchor resolved through the notes blames its file once, and its scope is
+//!   cut from that); every note and commit is read in-process, so the process
+//!   count does not grow with history.
+//! - **Invariant:** a read that matched regions never trims to zero of them.
 //! - **Invariant:** a malformed note is skipped with a warning, never an error; a
 //!   returned region always has `intent` and `constraints`.
 //! - **Invariant:** the reverse dependency index ([`DepsIndex`], behind
@@ -47,6 +63,7 @@
 //!   damaging it only costs a rebuild, git stays the source of truth.
 
 mod config;
+mod corrections;
 pub mod deps;
 mod error;
 pub mod format;

@@ -2,17 +2,24 @@
 //! each, each returning what the next one needs.
 //!
 //! 1. *resolve*: the scopes of each file asked for — the whole file, a line
-//!    range, or the units an anchor resolves to in today's outline;
+//!    range, or the units an anchor resolves to in today's outline; an anchor
+//!    the outline does not have (a macro-defined test such as `rgtest!(name,
+//!    …)`, a file without a grammar) or matches only fuzzily resolves through
+//!    the notes instead: the regions of the file's blamed commits that name it,
+//!    carried to today's lines by blame, and the output says so
+//!    (`resolved_by: "notes"`);
 //! 2. *blame*: each scope at HEAD;
 //! 3. *fetch notes*: the notes of the blamed commits that pass `--since` and
 //!    the context level;
 //! 4. *match regions*: the regions of those notes that concern a scope, in
 //!    today's lines; a region whose lines cannot exist is named in a warning;
-//! 5. *score*: the confidence of each region, its related annotations
-//!    followed;
+//! 5. *score*: the confidence of each region (by its commit's date, see
+//!    [`crate::score`]), its related annotations followed, and the later
+//!    commits without a note that changed its lines (`changed_since`);
 //! 6. *rank*: best first, filtered by confidence and tags, capped;
 //! 7. *assemble*: what depends on the scopes, the cross-cutting concerns that
-//!    mention them, the query's echo and the counts — then trimmed to
+//!    mention them (from every note the read loaded, so a concern reaches all
+//!    its members), the query's echo and the counts — then trimmed to
 //!    `--max-tokens` ([`crate::trim`]).
 //!
 //! **Line coordinates.** A region's `lines` are in the coordinates of the commit
@@ -26,7 +33,9 @@
 //! returned — except a region matched by anchor name, whose subject still exists
 //! today: it is reported at the anchor's current lines.
 //!
-//! **Processes.** At most one `git blame` per resolved scope; notes, commits,
+//! **Processes.** At most one `git blame` per resolved scope (an anchor
+//! resolved through the notes blames its whole file once, and its scope is cut
+//! from that); notes, commits,
 //! trees and outlines are read in-process, so the number of processes does not
 //! grow with history.
 //!
@@ -46,21 +55,23 @@ use chrono::{DateTime, Utc};
 use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
 use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
-    Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, QueryEcho, READ_SCHEMA_V1,
-    ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho, ScoredRegion,
+    Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
+    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho,
+    ScoredRegion, UnannotatedChange,
 };
 
 use crate::config::ReadConfig;
+use crate::corrections;
 use crate::error::ReadError;
 use crate::index::{DepsIndex, IndexedDependency};
 use crate::query::{ReadQuery, SinceFilter, validate_range};
 use crate::rank::{group_by_file, rank};
-use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions};
+use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions, surviving_lines};
 pub use crate::scope::ResolvedScope;
-use crate::scope::{FileAtHead, Resolved, dedup, resolve_scope};
+use crate::scope::{FileAtHead, NamedSpan, Resolved, dedup, resolve_scope, scopes_from_notes};
 use crate::score::{
-    MatchType, compute_confidence, score_anchor_stability, score_context_level, score_provenance,
-    score_recency,
+    MatchType, round3, rounded, score_anchor_stability, score_context_level, score_provenance,
+    score_recency, score_staleness,
 };
 use crate::trim;
 
@@ -111,7 +122,19 @@ struct Run<'p> {
     /// Anchor stability by (file, anchor, signature, kind of match): many regions
     /// (one per commit that touched a unit) share them.
     stability: HashMap<(String, String, Option<String>, u8), f64>,
+    /// Commits read for their dates and subjects (`None`: not readable).
+    commits: HashMap<ObjectId, Option<Rc<CommitMeta>>>,
+    /// `--since` as a point in time: annotated commits before it are left out.
+    cutoff: Option<DateTime<Utc>>,
+    /// Whole-file blames stage 1 needed (anchors resolved through the notes).
+    file_blames: HashMap<String, Vec<BlameEntry>>,
     notes_ref_exists: bool,
+}
+
+/// What a read needs of a commit besides its note.
+struct CommitMeta {
+    time: DateTime<Utc>,
+    summary: String,
 }
 
 impl GitReadPipeline {
@@ -264,16 +287,19 @@ impl Run<'_> {
             notes: HashMap::new(),
             outlines: HashMap::new(),
             stability: HashMap::new(),
+            commits: HashMap::new(),
+            cutoff: None,
+            file_blames: HashMap::new(),
             notes_ref_exists,
         })
     }
 
     /// The stages of spec 003 §4, in order; each returns what the next needs.
     fn execute(&mut self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
-        let cutoff = self.since_cutoff(query.since.as_ref())?;
+        self.cutoff = self.since_cutoff(query.since.as_ref())?;
         let resolved = self.resolve(query)?;
         let blames = self.blame(&resolved)?;
-        let notes = self.fetch_notes(&blames, cutoff, query)?;
+        let notes = self.fetch_notes(&blames, query)?;
         let matched = self.match_regions(&resolved, &blames, &notes.fetched);
         let scored = self.score(matched, &notes.fetched, query.depth);
         let regions = rank(
@@ -301,7 +327,7 @@ impl Run<'_> {
         let mut first_miss = None;
         for path in &paths {
             let file = self.file_at_head(path)?;
-            match resolve_scope(&file, query, &mut self.warnings) {
+            match self.resolve_file(&file, query) {
                 Ok(resolved) => {
                     ambiguous |= resolved.iter().any(|s| s.ambiguous);
                     scopes.extend(resolved);
@@ -330,35 +356,132 @@ impl Run<'_> {
         })
     }
 
+    /// The scopes of `query` in `file`: today's outline first; when the anchor
+    /// names no unit of it (a macro-defined item such as `rgtest!(name, …)`,
+    /// or a file without a grammar), the notes ([`Run::resolve_by_notes`]).
+    /// Without either, a file with a grammar has no such anchor; one without
+    /// keeps its whole-file scope, matched by name.
+    fn resolve_file(
+        &mut self,
+        file: &FileAtHead,
+        query: &ReadQuery,
+    ) -> Result<Vec<ResolvedScope>, ReadError> {
+        let mut warnings = Vec::new();
+        let outcome = resolve_scope(file, query, &mut warnings);
+        let anchor = query.anchor.as_deref().unwrap_or_default();
+        let unresolved = match &outcome {
+            Err(ReadError::AnchorNotFound { .. }) => true,
+            // Only a fuzzy match (`reads_stdn` for `reads_stdin`): a note
+            // naming the anchor exactly is the better answer.
+            Ok(scopes) => {
+                file.units.is_none()
+                    || scopes.iter().all(|s| {
+                        let name = s.anchor_name.as_deref().unwrap_or_default();
+                        matches!(
+                            outline::match_name(anchor, name),
+                            Some(MatchKind::Fuzzy { .. })
+                        )
+                    })
+            }
+            Err(_) => false,
+        };
+        if unresolved && query.anchor.is_some() {
+            let by_notes = self.resolve_by_notes(&file.path, anchor)?;
+            if !by_notes.is_empty() {
+                return Ok(by_notes);
+            }
+        }
+        self.warnings.extend(warnings);
+        outcome
+    }
+
+    /// The scopes of `anchor` in `path` according to the notes: the regions of
+    /// the commits blame names in the file whose anchor is `anchor` (exactly
+    /// or unqualified), carried to today's lines through blame (the annotated
+    /// commit's lines → today's), overlapping spans merged. Several disjoint
+    /// spans are an ambiguous anchor. Empty when no note names it.
+    fn resolve_by_notes(
+        &mut self,
+        path: &str,
+        anchor: &str,
+    ) -> Result<Vec<ResolvedScope>, ReadError> {
+        let entries = self.blame_lines(path, None)?;
+        self.file_blames.insert(path.to_owned(), entries.clone());
+        let mut commits: Vec<String> = entries.iter().map(|e| e.commit.to_hex()).collect();
+        commits.sort();
+        commits.dedup();
+        self.load_notes(&commits)?;
+        let mut found: Vec<NamedSpan> = Vec::new();
+        for commit in &commits {
+            let Some(Some(annotation)) = self.notes.get(commit).cloned() else {
+                continue;
+            };
+            let own: Vec<&BlameEntry> = entries
+                .iter()
+                .filter(|e| e.commit.to_hex() == *commit)
+                .collect();
+            for region in &annotation.regions {
+                let exact = match outline::match_name(anchor, &region.ast_anchor.name) {
+                    Some(MatchKind::Exact) => true,
+                    Some(MatchKind::Unqualified) => false,
+                    _ => continue,
+                };
+                if let Some(today) = surviving_lines(region, &own) {
+                    found.push(NamedSpan {
+                        today,
+                        anchor: region.ast_anchor.clone(),
+                        exact,
+                    });
+                }
+            }
+        }
+        Ok(scopes_from_notes(path, anchor, found))
+    }
+
     /// Stage 2: each scope blamed at HEAD (through the blame cache, if any),
     /// in the order of the scopes.
     fn blame(&self, resolved: &Resolved) -> Result<Vec<Vec<BlameEntry>>, ReadError> {
-        let mut blames = Vec::with_capacity(resolved.scopes.len());
-        for scope in &resolved.scopes {
-            let options = BlameOptions {
-                rev: Some(self.head.to_hex()),
-                lines: scope.line_range.map(|r| (r.start, r.end)),
-                engine: self.pipeline.engine,
-            };
-            let blamed = match &self.pipeline.blame_cache {
-                Some(cache) => self.repo().blame_cached(&scope.file, &options, cache),
-                None => self.repo().blame(&scope.file, &options),
-            };
-            let entries = blamed.map_err(|source| ReadError::Blame {
-                path: scope.file.clone(),
-                source,
-            })?;
-            blames.push(entries);
-        }
-        Ok(blames)
+        resolved
+            .scopes
+            .iter()
+            .map(|scope| self.blame_lines(&scope.file, scope.line_range))
+            .collect()
     }
 
-    /// Stage 3: the notes of the blamed commits, kept when they are as recent
-    /// as `cutoff` and of the context level the query admits.
+    /// `lines` of `path` (all of it for `None`) blamed at HEAD, through the
+    /// blame cache if any — or cut from the whole file's blame when stage 1
+    /// already ran it, so that no scope costs a second process.
+    fn blame_lines(
+        &self,
+        path: &str,
+        lines: Option<LineRange>,
+    ) -> Result<Vec<BlameEntry>, ReadError> {
+        if let Some(whole) = self.file_blames.get(path) {
+            return Ok(match lines {
+                None => whole.clone(),
+                Some(range) => clip_blame(whole, range),
+            });
+        }
+        let options = BlameOptions {
+            rev: Some(self.head.to_hex()),
+            lines: lines.map(|r| (r.start, r.end)),
+            engine: self.pipeline.engine,
+        };
+        let blamed = match &self.pipeline.blame_cache {
+            Some(cache) => self.repo().blame_cached(path, &options, cache),
+            None => self.repo().blame(path, &options),
+        };
+        blamed.map_err(|source| ReadError::Blame {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Stage 3: the notes of the blamed commits that the query admits
+    /// ([`Run::admit`]).
     fn fetch_notes(
         &mut self,
         blames: &[Vec<BlameEntry>],
-        cutoff: Option<DateTime<Utc>>,
         query: &ReadQuery,
     ) -> Result<FetchedNotes, ReadError> {
         let mut commits: Vec<String> = Vec::new();
@@ -370,26 +493,10 @@ impl Run<'_> {
             }
         }
         self.load_notes(&commits)?;
-        let mut fetched: Vec<Fetched> = Vec::new();
-        for commit in &commits {
-            let Some(Some(annotation)) = self.notes.get(commit) else {
-                continue;
-            };
-            let Some(timestamp) = annotation.timestamp_utc() else {
-                continue;
-            };
-            if cutoff.is_some_and(|cutoff| timestamp < cutoff) {
-                continue;
-            }
-            if !query.context_level.admits(&annotation.context_level) {
-                continue;
-            }
-            fetched.push(Fetched {
-                commit: commit.clone(),
-                annotation: Rc::clone(annotation),
-                timestamp,
-            });
-        }
+        let fetched: Vec<Fetched> = commits
+            .iter()
+            .filter_map(|commit| self.admit(commit, query))
+            .collect();
         if !self.notes_ref_exists {
             self.warnings.push(NO_NOTES_HINT.to_owned());
         }
@@ -397,6 +504,51 @@ impl Run<'_> {
             commits_examined: commits.len() as u32,
             fetched,
         })
+    }
+
+    /// The loaded note of `commit` when the query admits it: its commit is not
+    /// before `--since` and its context level passes `--context-level`.
+    fn admit(&mut self, commit: &str, query: &ReadQuery) -> Option<Fetched> {
+        let annotation = Rc::clone(self.notes.get(commit)?.as_ref()?);
+        let timestamp = annotation.timestamp_utc()?;
+        let committed = self.commit_time(commit).unwrap_or(timestamp);
+        if self.cutoff.is_some_and(|cutoff| committed < cutoff)
+            || !query.context_level.admits(&annotation.context_level)
+        {
+            return None;
+        }
+        Some(Fetched {
+            commit: commit.to_owned(),
+            annotation,
+            timestamp,
+            committed,
+        })
+    }
+
+    /// The notes whose cross-cutting concerns may mention the scopes: the
+    /// fetched ones (blame's), then every other note this read loaded — the
+    /// related annotations followed and the dependency scan's recent
+    /// annotated commits — that the query admits, newest commit first. A
+    /// concern is declared once, in the note of the commit that wrote it, so a
+    /// member whose lines that commit no longer holds (or never touched) finds
+    /// it only this way.
+    fn concern_notes(&mut self, fetched: &[Fetched], query: &ReadQuery) -> Vec<Fetched> {
+        let fetched_commits: HashSet<&str> = fetched.iter().map(|f| f.commit.as_str()).collect();
+        let mut others: Vec<String> = self
+            .notes
+            .iter()
+            .filter(|(commit, note)| note.is_some() && !fetched_commits.contains(commit.as_str()))
+            .map(|(commit, _)| commit.clone())
+            .collect();
+        others.sort();
+        let mut extra: Vec<Fetched> = others
+            .iter()
+            .filter_map(|commit| self.admit(commit, query))
+            .collect();
+        extra.sort_by(|a, b| b.committed.cmp(&a.committed).then(a.commit.cmp(&b.commit)));
+        let mut all = fetched.to_vec();
+        all.extend(extra);
+        all
     }
 
     /// Stage 4: the regions of the query ([`match_regions`]), with a warning
@@ -419,16 +571,29 @@ impl Run<'_> {
         let mut regions: Vec<ScoredRegion> = Vec::with_capacity(matched.len());
         for m in matched {
             let note = &fetched[m.note];
-            let factors = self.factors(&note.annotation, note.timestamp, &m.region, m.match_type);
+            let mut factors =
+                self.factors(&note.annotation, note.committed, &m.region, m.match_type);
+            if m.by_notes {
+                factors.anchor_stability = score_anchor_stability(&m.region, None, m.match_type);
+            }
+            let changed_since = self.changed_since(note.committed, &m.others);
+            let changed: u32 = changed_since.iter().map(|c| c.lines).sum();
+            let span = m.region.lines.end.saturating_sub(m.region.lines.start) + 1;
+            factors.anchor_stability *= score_staleness(changed, span);
+            let (confidence_factors, confidence) = rounded(factors);
             let related = self.follow(&note.commit, &m.region, depth);
             related_hops += related.len() as u32;
+            let (region, corrections) = corrections::correct(&note.annotation, m.region);
             regions.push(ScoredRegion {
-                region: m.region,
+                region,
                 commit_sha: note.commit.clone(),
                 timestamp: note.timestamp,
-                confidence: compute_confidence(&factors),
-                confidence_factors: factors,
+                commit_date: Some(note.committed),
+                confidence: round3(corrections::confidence(confidence, &corrections)),
+                confidence_factors,
                 related,
+                corrections,
+                changed_since,
             });
         }
         Scored {
@@ -449,7 +614,8 @@ impl Run<'_> {
         related_hops: u32,
     ) -> Result<ReadOutput, ReadError> {
         let dependencies_on_this = self.dependencies_on(resolved, &regions)?;
-        let cross_cutting = cross_cutting(&resolved.scopes, &notes.fetched);
+        let concern_notes = self.concern_notes(&notes.fetched, query);
+        let cross_cutting = cross_cutting(&resolved.scopes, &concern_notes);
         let regions_returned = regions.len() as u32;
         Ok(ReadOutput {
             schema: READ_SCHEMA_V1.to_owned(),
@@ -542,18 +708,18 @@ impl Run<'_> {
         units
     }
 
-    /// The four confidence factors of `region`, written at `timestamp` in
-    /// `annotation` and matched to the query as `matched`.
+    /// The four confidence factors of `region`, of `annotation` on a commit
+    /// dated `committed`, matched to the query as `matched`.
     fn factors(
         &mut self,
         annotation: &Annotation,
-        timestamp: DateTime<Utc>,
+        committed: DateTime<Utc>,
         region: &RegionAnnotation,
         matched: MatchType,
     ) -> ConfidenceFactors {
         ConfidenceFactors {
             recency: score_recency(
-                timestamp,
+                committed,
                 self.head_time,
                 self.pipeline.config.recency_half_life,
             ),
@@ -583,6 +749,58 @@ impl Run<'_> {
         let score = score_anchor_stability(region, units.as_deref().map(Vec::as_slice), matched);
         self.stability.insert(key, score);
         score
+    }
+
+    /// The date and subject of commit `id`, read in-process once per read.
+    fn commit_meta(&mut self, id: ObjectId) -> Option<Rc<CommitMeta>> {
+        if let Some(meta) = self.commits.get(&id) {
+            return meta.clone();
+        }
+        let meta = self.repo().commit_info_by_id(id).ok().map(|info| {
+            Rc::new(CommitMeta {
+                time: info.committer.time.to_utc(),
+                summary: info.summary,
+            })
+        });
+        self.commits.insert(id, meta.clone());
+        meta
+    }
+
+    /// The committer date of the commit `hex`.
+    fn commit_time(&mut self, hex: &str) -> Option<DateTime<Utc>> {
+        let id = hex.parse().ok()?;
+        self.commit_meta(id).map(|meta| meta.time)
+    }
+
+    /// Staleness: of the `others` blame names for a region's lines today, the
+    /// commits after `committed` (the annotated commit's date) that have no
+    /// usable note, oldest first.
+    fn changed_since(
+        &mut self,
+        committed: DateTime<Utc>,
+        others: &[(ObjectId, u32)],
+    ) -> Vec<UnannotatedChange> {
+        let mut out: Vec<UnannotatedChange> = Vec::new();
+        for &(id, lines) in others {
+            let hex = id.to_hex();
+            // Every blamed commit's note was looked up: `Some(None)` is none.
+            if !matches!(self.notes.get(&hex), Some(None)) {
+                continue;
+            }
+            let Some(meta) = self.commit_meta(id) else {
+                continue;
+            };
+            if meta.time > committed {
+                out.push(UnannotatedChange {
+                    commit: hex,
+                    date: Some(meta.time),
+                    summary: meta.summary.clone(),
+                    lines,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.date.cmp(&b.date).then(a.commit.cmp(&b.commit)));
+        out
     }
 
     /// Reads and parses the notes of `commits` not read yet; malformed ones are
@@ -733,14 +951,17 @@ impl Run<'_> {
             }) else {
                 continue;
             };
-            let timestamp = annotation.timestamp_utc().unwrap_or(self.head_time);
-            let factors = self.factors(&annotation, timestamp, found, MatchType::ExactAnchor);
+            let committed = self
+                .commit_time(&target)
+                .or_else(|| annotation.timestamp_utc())
+                .unwrap_or(self.head_time);
+            let factors = self.factors(&annotation, committed, found, MatchType::ExactAnchor);
             out.push(ResolvedRelated {
                 commit: target.clone(),
                 anchor: link.anchor.clone(),
                 relationship: link.relationship.clone(),
-                confidence: compute_confidence(&factors),
-                intent: Some(found.intent.clone()),
+                confidence: rounded(factors).1,
+                intent: Some(corrections::intent(&annotation, found)),
             });
             if hop < depth {
                 for next in &found.related_annotations {
@@ -775,6 +996,13 @@ impl Run<'_> {
             return Ok(Vec::new());
         }
         let index = DepsIndex::open(self.repo(), NOTES_REF)?;
+        // The notes whose cross-cutting concerns name a queried file, for
+        // `concern_notes` (which looks at every note read so far).
+        let mut concerning: Vec<String> = Vec::new();
+        for path in &resolved.paths {
+            concerning.extend(index.concerning(path).iter().map(|c| c.to_hex()));
+        }
+        self.load_notes(&concerning)?;
         let allowed: Option<HashSet<ObjectId>> =
             limit.map(|n| index.most_recent(n as usize).into_iter().collect());
         let mut found: Vec<IndexedDependency<'_>> = Vec::new();
@@ -871,6 +1099,26 @@ fn units_in_scope<'a>(
     })
 }
 
+/// The entries of a whole-file blame for today's lines `range`, cut to it
+/// (what `git blame -L` over the range answers).
+fn clip_blame(entries: &[BlameEntry], range: LineRange) -> Vec<BlameEntry> {
+    entries
+        .iter()
+        .filter(|e| e.final_start <= range.end && e.final_end >= range.start)
+        .map(|e| {
+            let head = range.start.saturating_sub(e.final_start);
+            let tail = e.final_end.saturating_sub(range.end);
+            BlameEntry {
+                original_start: e.original_start + head,
+                original_end: e.original_end - tail,
+                final_start: e.final_start + head,
+                final_end: e.final_end - tail,
+                ..e.clone()
+            }
+        })
+        .collect()
+}
+
 /// Cross-cutting concerns of the fetched annotations that mention a queried
 /// scope (`file:anchor`, or just `file` for whole-file and line queries).
 fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCuttingEntry> {
@@ -935,8 +1183,51 @@ fn echo(query: &ReadQuery, resolved: &Resolved, default_max: u32) -> QueryEcho {
                 anchor_type: s.anchor_type.clone(),
                 anchor_signature: s.anchor_signature.clone(),
                 ambiguous: s.ambiguous,
+                resolved_by: s.anchor_name.as_ref().map(|_| {
+                    if s.resolved_by_notes {
+                        "notes"
+                    } else {
+                        "outline"
+                    }
+                    .to_owned()
+                }),
             })
             .collect(),
         ambiguous_anchor: resolved.ambiguous,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(commit: u8, original: (u32, u32), fin: (u32, u32)) -> BlameEntry {
+        BlameEntry {
+            commit: format!("{commit:040}").parse().expect("40 hex digits"),
+            original_path: "a.rs".to_owned(),
+            original_start: original.0,
+            original_end: original.1,
+            final_start: fin.0,
+            final_end: fin.1,
+            boundary: false,
+        }
+    }
+
+    #[test]
+    fn clipping_a_whole_file_blame_to_a_range() {
+        let whole = [
+            entry(1, (1, 4), (1, 4)),
+            entry(2, (10, 15), (5, 10)),
+            entry(1, (5, 6), (11, 12)),
+        ];
+        let clipped = clip_blame(&whole, LineRange { start: 3, end: 7 });
+        assert_eq!(
+            clipped,
+            [entry(1, (3, 4), (3, 4)), entry(2, (10, 12), (5, 7))]
+        );
+        assert_eq!(
+            clip_blame(&whole, LineRange { start: 11, end: 11 }),
+            [entry(1, (5, 5), (11, 11))]
+        );
     }
 }

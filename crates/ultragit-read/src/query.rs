@@ -7,7 +7,9 @@ use crate::error::ReadError;
 
 pub use ultragit_schema::{ContextLevelFilter, LineRange};
 
-/// `--since`: a point in time, or a commit whose time is the point.
+/// `--since`: a point in time, or a commit whose time is the point. An
+/// annotation passes when its *commit* was made at or after the point (the
+/// committer date, not the note's timestamp: see [`crate::score`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SinceFilter {
     Date(DateTime<Utc>),
@@ -103,6 +105,7 @@ pub struct ReadQuery {
     pub anchor: Option<String>,
     /// A line range; exclusive with `anchor`.
     pub lines: Option<LineRange>,
+    /// Only annotations of commits made at or after this point.
     pub since: Option<SinceFilter>,
     /// Keep only regions with one of these tags (compared case-insensitively).
     pub tags: Option<Vec<String>>,

@@ -31,12 +31,12 @@ pub(crate) fn rank(
     scored
 }
 
-/// Best first; ties newest first, then by file and anchor, so output is stable.
+/// Best first; ties newest (by commit date) first, then by file and anchor, so output is stable.
 pub(crate) fn sort_by_confidence(regions: &mut [ScoredRegion]) {
     regions.sort_by(|a, b| {
         b.confidence
             .total_cmp(&a.confidence)
-            .then(b.timestamp.cmp(&a.timestamp))
+            .then(b.date().cmp(&a.date()))
             .then(a.region.file.cmp(&b.region.file))
             .then(a.region.ast_anchor.name.cmp(&b.region.ast_anchor.name))
             .then(a.region.lines.start.cmp(&b.region.lines.start))

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
-use gitctx::BlameEntry;
+use gitctx::{BlameEntry, ObjectId};
 use outline::{MatchKind, Unit};
 use ultragit_schema::{Annotation, LineRange, RegionAnnotation};
 
@@ -17,10 +17,15 @@ use crate::scope::{Resolved, ResolvedScope};
 use crate::score::MatchType;
 
 /// A note that passed the filters.
+#[derive(Clone)]
 pub(crate) struct Fetched {
     pub(crate) commit: String,
     pub(crate) annotation: Rc<Annotation>,
+    /// When the note was written.
     pub(crate) timestamp: DateTime<Utc>,
+    /// The annotated commit's committer date (what recency and `--since`
+    /// judge; the note's timestamp when the commit cannot be read).
+    pub(crate) committed: DateTime<Utc>,
 }
 
 /// A region matched to a scope, its lines already in today's coordinates.
@@ -33,6 +38,13 @@ pub(crate) struct Matched {
     pub(crate) match_type: MatchType,
     /// The region's lines as written (its commit's coordinates), for dedup.
     original: LineRange,
+    /// The other commits blame names for today's lines of the region, with
+    /// how many lines each (candidates for staleness: the pipeline keeps the
+    /// later ones without a note).
+    pub(crate) others: Vec<(ObjectId, u32)>,
+    /// Matched in a scope resolved through the notes: today's outline has no
+    /// unit of its name to judge its stability by.
+    pub(crate) by_notes: bool,
 }
 
 /// A region of a scope's file that matched nothing: its lines are impossible or
@@ -77,14 +89,14 @@ pub(crate) fn match_regions(
 /// it, with their lines moved to today's coordinates.
 fn filter_regions(
     scope: &ResolvedScope,
-    entries: &[BlameEntry],
+    entries_all: &[BlameEntry],
     units: Option<&[Unit]>,
     fetched: &[Fetched],
     out: &mut Vec<Matched>,
     dropped: &mut Vec<Dropped>,
 ) {
     let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
-    for entry in entries {
+    for entry in entries_all {
         by_commit
             .entry(entry.commit.to_hex())
             .or_default()
@@ -161,12 +173,15 @@ fn filter_regions(
             let mut region = region.clone();
             let original = region.lines;
             region.lines = widen_to_unit(&region, today, units);
+            let others = other_commits(&note.commit, region.lines, entries_all);
             out.push(Matched {
                 region,
                 note: index,
                 region_index,
                 match_type,
                 original,
+                others,
+                by_notes: scope.resolved_by_notes,
             });
         }
     }
@@ -206,7 +221,10 @@ fn widen_to_unit(region: &RegionAnnotation, today: LineRange, units: Option<&[Un
 
 /// Today's span of the region's lines that survive in this commit's blame
 /// entries (judged in the commit's own coordinates).
-fn surviving_lines(region: &RegionAnnotation, entries: &[&BlameEntry]) -> Option<LineRange> {
+pub(crate) fn surviving_lines(
+    region: &RegionAnnotation,
+    entries: &[&BlameEntry],
+) -> Option<LineRange> {
     let mut span: Option<LineRange> = None;
     for entry in entries.iter().filter(|e| e.original_path == region.file) {
         let start = region.lines.start.max(entry.original_start);
@@ -229,6 +247,24 @@ fn surviving_lines(region: &RegionAnnotation, entries: &[&BlameEntry]) -> Option
         });
     }
     span
+}
+
+/// The commits other than `commit` that blame names for today's `lines`,
+/// each with its number of lines there, in the order blame lists them.
+fn other_commits(commit: &str, lines: LineRange, entries: &[BlameEntry]) -> Vec<(ObjectId, u32)> {
+    let mut out: Vec<(ObjectId, u32)> = Vec::new();
+    for entry in entries {
+        let start = entry.final_start.max(lines.start);
+        let end = entry.final_end.min(lines.end);
+        if start > end || entry.commit.to_hex() == commit {
+            continue;
+        }
+        match out.iter_mut().find(|(id, _)| *id == entry.commit) {
+            Some((_, count)) => *count += end - start + 1,
+            None => out.push((entry.commit, end - start + 1)),
+        }
+    }
+    out
 }
 
 fn count_surviving(region: &RegionAnnotation, entries: &[&BlameEntry]) -> u32 {

@@ -2,7 +2,7 @@
 //! file, a line range, or the units an anchor resolves to in today's outline.
 
 use outline::Unit;
-use ultragit_schema::LineRange;
+use ultragit_schema::{AstAnchor, LineRange};
 
 use crate::error::ReadError;
 use crate::query::ReadQuery;
@@ -22,6 +22,9 @@ pub struct ResolvedScope {
     /// The anchor as asked (used to match regions by name, even when it could not
     /// be resolved because the file has no grammar).
     pub query_anchor: Option<String>,
+    /// The anchor was resolved through the notes (the annotated regions that
+    /// name it, carried to today's lines by blame), not today's outline.
+    pub resolved_by_notes: bool,
 }
 
 impl ResolvedScope {
@@ -77,6 +80,7 @@ pub(crate) fn resolve_scope(
         anchor_signature: None,
         ambiguous: false,
         query_anchor: query.anchor.clone(),
+        resolved_by_notes: false,
     };
     if let Some(lines) = query.lines {
         if lines.end > file.line_count {
@@ -125,8 +129,60 @@ pub(crate) fn resolve_scope(
             anchor_signature: Some(unit.signature.clone()),
             ambiguous: resolution.ambiguous,
             query_anchor: Some(anchor.clone()),
+            resolved_by_notes: false,
         })
         .collect())
+}
+
+/// An annotated region named like the anchor asked for, in today's lines.
+pub(crate) struct NamedSpan {
+    /// The span of its surviving lines today.
+    pub(crate) today: LineRange,
+    /// Its anchor as the note records it.
+    pub(crate) anchor: AstAnchor,
+    /// The anchor matched exactly (not only unqualified).
+    pub(crate) exact: bool,
+}
+
+/// The scopes of `anchor` in `path` resolved through the notes: overlapping
+/// (or adjacent) spans merged, each merged span one scope named after its
+/// best-matching region (exact before unqualified, then the widest). Several
+/// spans make the anchor ambiguous.
+pub(crate) fn scopes_from_notes(
+    path: &str,
+    anchor: &str,
+    mut found: Vec<NamedSpan>,
+) -> Vec<ResolvedScope> {
+    found.sort_by_key(|f| (f.today.start, f.today.end));
+    let mut groups: Vec<(LineRange, Vec<NamedSpan>)> = Vec::new();
+    for span in found {
+        match groups.last_mut() {
+            Some((range, members)) if span.today.start <= range.end.saturating_add(1) => {
+                range.end = range.end.max(span.today.end);
+                members.push(span);
+            }
+            _ => groups.push((span.today, vec![span])),
+        }
+    }
+    let ambiguous = groups.len() > 1;
+    groups
+        .into_iter()
+        .filter_map(|(range, members)| {
+            let best = members
+                .into_iter()
+                .max_by_key(|m| (m.exact, m.today.end - m.today.start))?;
+            Some(ResolvedScope {
+                file: path.to_owned(),
+                line_range: Some(range),
+                anchor_name: Some(best.anchor.name),
+                anchor_type: Some(best.anchor.unit_type),
+                anchor_signature: best.anchor.signature,
+                ambiguous,
+                query_anchor: Some(anchor.to_owned()),
+                resolved_by_notes: true,
+            })
+        })
+        .collect()
 }
 
 /// The files asked for, each once (`./a.rs` is `a.rs`), in the order asked.

@@ -3,15 +3,38 @@
 //!
 //! - **Recency:** `0.5 ^ (age_days / half_life)`, age measured from HEAD's commit
 //!   time in whole days; annotations newer than HEAD count as age 0.
+//!   **Deviation from spec 003 §4.7:** the age is that of the *annotated
+//!   commit* (its committer date), not of the note (`timestamp`, when the note
+//!   was written). A note written today by `ultragit backfill` on a 2006 commit
+//!   describes 2006 code and must not look newest; `--since` is judged by the
+//!   same date, and trimming drops the newest commits first by it too.
 //! - **Context level:** `enhanced` 1.0, `inferred` 0.5 (an unknown level from a
 //!   newer writer: 0.5).
 //! - **Anchor stability** against today's outline: name and signature match 1.0,
 //!   name matches but the signature differs 0.7, name not found 0.3; a region
-//!   matched by line overlap only 0.4, as is any region of a file without a grammar.
+//!   matched by line overlap only 0.4, as is any region of a file without a grammar
+//!   or found through an anchor the outline does not have (resolved through the
+//!   notes: a macro-defined test, say).
 //!   A region matched fuzzily scores at most 0.7 (its name only approximately
 //!   matches what was asked) — our choice, so that an exact match never scores
 //!   below a fuzzy one.
+//!   **Staleness** (our addition): when later commits without an annotation
+//!   changed some of the region's lines today (blame names them for lines in
+//!   its span), the factor is multiplied by `1 − 0.5 × changed / span`
+//!   ([`score_staleness`]): a region whose lines were all rewritten since keeps
+//!   half its stability, one untouched since keeps all of it.
 //! - **Provenance:** `initial` 1.0, `amend` 0.8, `squash` 0.7 (unknown: 0.7).
+//!
+//! Beyond the spec: a region someone flagged (`ultragit flag`) has its
+//! combined confidence multiplied by [`FLAGGED_FACTOR`] (0.5), once however
+//! many flags it has. The four `confidence_factors` stay the spec's, so a
+//! flagged region's `confidence` is below their weighted sum; its
+//! `corrections` say why.
+//!
+//! The output carries every factor and the combined confidence rounded to 3
+//! decimals ([`rounded`]); the confidence is computed from the unrounded
+//! factors, so it can differ from the rounded factors' weighted sum by up to
+//! 0.001.
 
 use chrono::{DateTime, Utc};
 use outline::{Unit, anchor_stability};
@@ -89,9 +112,50 @@ pub fn score_anchor_stability(
     }
 }
 
+/// What a flag multiplies a region's confidence by.
+pub const FLAGGED_FACTOR: f64 = 0.5;
+
+/// `confidence`, times [`FLAGGED_FACTOR`] when `flagged`.
+pub fn flag_penalty(confidence: f64, flagged: bool) -> f64 {
+    if flagged {
+        confidence * FLAGGED_FACTOR
+    } else {
+        confidence
+    }
+}
+
 /// The weighted sum, clamped to `[0, 1]`.
 pub fn compute_confidence(factors: &ConfidenceFactors) -> f64 {
     factors.combined().clamp(0.0, 1.0)
+}
+
+/// The anchor-stability multiplier for a region `changed` of whose `span`
+/// lines later unannotated commits last changed: `1 − 0.5 × changed / span`,
+/// in `[0.5, 1]`.
+pub fn score_staleness(changed: u32, span: u32) -> f64 {
+    if span == 0 {
+        return 1.0;
+    }
+    let share = (f64::from(changed) / f64::from(span)).clamp(0.0, 1.0);
+    1.0 - 0.5 * share
+}
+
+/// `value` rounded to 3 decimals, as scores appear in the output.
+pub fn round3(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// The factors and their confidence as the output shows them: the confidence
+/// of the exact factors, then everything rounded to 3 decimals.
+pub fn rounded(factors: ConfidenceFactors) -> (ConfidenceFactors, f64) {
+    let confidence = round3(compute_confidence(&factors));
+    let factors = ConfidenceFactors {
+        recency: round3(factors.recency),
+        context_level: round3(factors.context_level),
+        anchor_stability: round3(factors.anchor_stability),
+        provenance: round3(factors.provenance),
+    };
+    (factors, confidence)
 }
 
 #[cfg(test)]
@@ -124,6 +188,24 @@ mod tests {
         assert_eq!(score_provenance(&ProvenanceOperation::Initial), 1.0);
         assert_eq!(score_provenance(&ProvenanceOperation::Amend), 0.8);
         assert_eq!(score_provenance(&ProvenanceOperation::Squash), 0.7);
+    }
+
+    #[test]
+    fn staleness_and_rounding() {
+        assert_eq!(score_staleness(0, 10), 1.0);
+        assert_eq!(score_staleness(10, 10), 0.5);
+        assert_eq!(score_staleness(5, 10), 0.75);
+        assert_eq!(score_staleness(3, 0), 1.0);
+        assert_eq!(round3(0.123_456), 0.123);
+        assert_eq!(round3(0.9995), 1.0);
+        let (f, c) = rounded(ConfidenceFactors {
+            recency: 0.961_234,
+            context_level: 1.0,
+            anchor_stability: 0.7,
+            provenance: 1.0,
+        });
+        assert_eq!(f.recency, 0.961);
+        assert_eq!(c, 0.924);
     }
 
     #[test]

@@ -12,6 +12,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::correction::Correction;
+
 /// The `$schema` value of every annotation this crate writes.
 pub const SCHEMA_V1: &str = "ultragit/v1";
 
@@ -41,6 +43,12 @@ pub struct Annotation {
     pub cross_cutting: Vec<CrossCuttingConcern>,
     /// How this annotation came to be (fresh, squash, amend).
     pub provenance: Provenance,
+    /// What people said about it since, oldest first (`ultragit flag`,
+    /// `ultragit correct`; see [`crate::correction`]). Append-only. Our
+    /// addition to the spec's schema: omitted when empty, so notes without
+    /// corrections are unchanged and older readers ignore it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<Correction>,
 }
 
 /// The spec 003 name for a region annotation (`schema::Region`).
@@ -282,6 +290,7 @@ impl Annotation {
             regions: Vec::new(),
             cross_cutting: Vec::new(),
             provenance: Provenance::initial(),
+            corrections: Vec::new(),
         }
     }
 

@@ -5,6 +5,9 @@
 //!
 //! - [`annotation`]: the `ultragit/v1` document stored as one JSON note per
 //!   commit under `refs/notes/ultragit` (spec 000).
+//! - [`correction`]: corrections people append to an annotation (`flag`,
+//!   `correct`), stored in the note's `corrections`, and how readers apply
+//!   them.
 //! - [`merge`]: the JSON-aware union of two annotations of one commit
 //!   (sync, import, amend, squash); never text concatenation.
 //! - [`validate`]: the writing agent's validation list, reporting every
@@ -54,6 +57,7 @@
 mod open_enum;
 
 pub mod annotation;
+pub mod correction;
 pub mod merge;
 pub mod read;
 pub mod team_config;
@@ -64,9 +68,13 @@ pub use annotation::{
     LineRange, NoteParseError, NoteParseErrorKind, Provenance, ProvenanceOperation, Region,
     RegionAnnotation, RelatedAnnotation, SCHEMA_V1, SemanticDependency,
 };
+pub use correction::{
+    AppliedCorrection, Correction, CorrectionField, CorrectionKind, CorrectionTarget,
+};
 pub use read::{
     ConfidenceFactors, ContextLevelFilter, CrossCuttingEntry, DependencyEntry,
     ParseContextLevelFilterError, QueryEcho, READ_SCHEMA_V1, ReadErrorBody, ReadErrorCode,
     ReadErrorDetail, ReadOutput, ReadStats, ResolvedRelated, ScopeEcho, ScoredRegion, TrimmedInfo,
+    UnannotatedChange,
 };
 pub use validate::{ProblemLocation, ValidationContext, ValidationProblem};

@@ -18,6 +18,10 @@
 //!   the set of regions) appear once.
 //! - The summary and task come from the first side that has one; the context
 //!   level is `enhanced` when either side is; the timestamp is the later one.
+//! - Corrections (see [`crate::correction`]) are a union, in order: ours,
+//!   then those of theirs that ours lacks. Two are the same when every member
+//!   is (target, kind, field, value, reason, author, timestamp), so a
+//!   correction synced back and forth appears once and none is ever lost.
 //! - The provenance of the first side is kept; `derived_from` gains the other
 //!   side's entries. Callers that derive a new annotation (amend, squash) set
 //!   the provenance themselves afterwards.
@@ -101,6 +105,9 @@ pub fn merge(ours: &Annotation, theirs: &Annotation) -> Annotation {
     }
     for commit in &theirs.provenance.derived_from {
         push_unique(&mut merged.provenance.derived_from, commit);
+    }
+    for correction in &theirs.corrections {
+        push_unique(&mut merged.corrections, correction);
     }
     merged
 }
@@ -295,6 +302,50 @@ mod tests {
         assert_eq!(
             merge_texts("x", "y"),
             (TextMerge::Ours, Some(Unreadable::Both))
+        );
+    }
+
+    #[test]
+    fn corrections_are_a_union_without_repeats() {
+        use crate::correction::{Correction, CorrectionTarget};
+        let flag = |reason: &str, ts: &str| {
+            Correction::flag(CorrectionTarget::unit("a.rs", "f"), reason, "Ann <a@x>", ts)
+        };
+        let base = note("2025-01-01T00:00:00Z", vec![region("a.rs", "f", "Does f.")]);
+        let mut ours = base.clone();
+        ours.corrections = vec![flag("stale", "2025-03-01T00:00:00Z")];
+        let mut theirs = base.clone();
+        theirs.corrections = vec![
+            flag("wrong", "2025-02-01T00:00:00Z"),
+            flag("stale", "2025-03-01T00:00:00Z"),
+            // Same words at another time: another correction.
+            flag("stale", "2025-03-02T00:00:00Z"),
+        ];
+        let merged = merge(&ours, &theirs);
+        let reasons: Vec<(&str, &str)> = merged
+            .corrections
+            .iter()
+            .map(|c| (c.reason.as_str(), c.timestamp.as_str()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                ("stale", "2025-03-01T00:00:00Z"),
+                ("wrong", "2025-02-01T00:00:00Z"),
+                ("stale", "2025-03-02T00:00:00Z")
+            ]
+        );
+        assert_eq!(merged.regions, base.regions);
+        assert_eq!(merge(&merged, &theirs), merged);
+        assert_eq!(merge(&merged, &ours), merged);
+        assert_eq!(merge(&base, &ours), ours);
+        let (TextMerge::Merged(text), None) = merge_texts(&ours.to_json(), &theirs.to_json())
+        else {
+            panic!("expected a merged document");
+        };
+        assert_eq!(
+            Annotation::from_json(&text).map(|m| m.corrections.len()),
+            Ok(3)
         );
     }
 

@@ -16,6 +16,11 @@
 //!   **Invariant:** a region present in the output has intent and
 //!   constraints.
 //!
+//! Fields added after the first release that are `Option`s or lists marked
+//! "omitted when empty" (`ScoredRegion::commit_date`,
+//! `ScoredRegion::changed_since`) are left out of both shapes when empty, so
+//! older consumers see the same documents as before.
+//!
 //! Object keys in these values are sorted, so the text is the same whether or
 //! not some other crate in the build enables `serde_json/preserve_order`.
 //!
@@ -30,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::annotation::{ContextLevel, LineRange, RegionAnnotation};
+use crate::correction::AppliedCorrection;
 
 /// The `$schema` value of every read output and read error.
 pub const READ_SCHEMA_V1: &str = "ultragit-read/v1";
@@ -132,6 +138,12 @@ pub struct ScopeEcho {
     pub anchor_signature: Option<String>,
     /// Whether this is one of several units the anchor matched.
     pub ambiguous: bool,
+    /// How the anchor was resolved: `outline` (a unit of today's tree-sitter
+    /// outline) or `notes` (no such unit — a macro-defined item, a file
+    /// without a grammar — so the lines are those of the annotated regions
+    /// that name the anchor, carried to today's lines by blame). `None`
+    /// without an anchor.
+    pub resolved_by: Option<String>,
 }
 
 /// The `--context-level` filter.
@@ -204,8 +216,13 @@ pub struct ScoredRegion {
     /// The commit whose note holds the region.
     #[serde(default)]
     pub commit_sha: String,
-    /// The annotation's timestamp.
+    /// The annotation's timestamp: when the note was written.
     pub timestamp: DateTime<Utc>,
+    /// The committer date of the annotated commit: what recency and
+    /// `--since` are judged by (a backfilled note on an old commit is old).
+    /// Omitted when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_date: Option<DateTime<Utc>>,
     /// Combined confidence in `[0, 1]`.
     pub confidence: f64,
     /// The factors `confidence` was computed from.
@@ -213,6 +230,40 @@ pub struct ScoredRegion {
     /// Related annotations that were followed.
     #[serde(default)]
     pub related: Vec<ResolvedRelated>,
+    /// The corrections applied to this region (`ultragit flag`, `ultragit
+    /// correct`), in the order applied; omitted when empty, verbose or not.
+    /// `region` shows the corrected text; a `set` keeps the text it replaced
+    /// in `previous`, and the note itself is unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<AppliedCorrection>,
+    /// Later commits without an annotation that changed some of the region's
+    /// lines (blame attributes them today's lines in the region's span): the
+    /// region's text may be stale. Oldest first; omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_since: Vec<UnannotatedChange>,
+}
+
+impl ScoredRegion {
+    /// The date the region speaks for: the annotated commit's date, or the
+    /// note's timestamp when that is unknown.
+    pub fn date(&self) -> DateTime<Utc> {
+        self.commit_date.unwrap_or(self.timestamp)
+    }
+}
+
+/// A commit without an annotation that changed lines of a region after the
+/// annotated commit (see [`ScoredRegion::changed_since`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UnannotatedChange {
+    /// The commit.
+    pub commit: String,
+    /// Its committer date.
+    pub date: Option<DateTime<Utc>>,
+    /// Its subject line.
+    pub summary: String,
+    /// How many of the region's lines today it last changed.
+    pub lines: u32,
 }
 
 /// The four factors of a region's confidence (spec 003 §4.7), each in

@@ -30,6 +30,11 @@
 //!
 //! "Blank" means empty or only whitespace.
 //!
+//! Corrections (`corrections`) are not checked here: they are checked when
+//! written ([`crate::Correction::problems`]), and one from another writer
+//! that does not make sense is ignored by readers but never stripped —
+//! corrections are append-only.
+//!
 //! Notes are untrusted (they are fetched from others): validating and
 //! stripping take time and memory linear in the note, whatever it holds.
 

@@ -1,7 +1,7 @@
 //! `cargo xtask bench deps`: the reverse dependency index over 10,000 notes,
 //! each declaring dependencies.
 //!
-//! Fixtures (`target/bench-fixtures/deps-v1-10000` and `deps-v1-500`): 50
+//! Fixtures (`target/bench-fixtures/deps-v2-10000` and `deps-v2-500`): 50
 //! Rust files of 20 functions each, added by the first commit; then one empty
 //! commit per note, a minute apart, and 20 spare commits without one. Every
 //! annotated commit's note has one region (a function of one file) declaring
@@ -239,12 +239,12 @@ fn unit(u: usize) -> (String, String) {
 /// The note of the `i`th annotated commit: one region, three dependencies.
 fn note(commit: &str, i: usize) -> String {
     let units = FILES * FUNCTIONS;
-    let own = i * 7919 % units;
+    let own = i % units;
     let (file, anchor) = unit(own);
     let dependencies: Vec<serde_json::Value> = [1, 2, 3]
         .iter()
         .map(|k| {
-            let (file, anchor) = unit((own + k * 331 + i) % units);
+            let (file, anchor) = unit((i * 37 + k * 331) % units);
             json!({"file": file, "anchor": anchor, "nature": format!("calls it (dependency {k} of change {i})")})
         })
         .collect();
@@ -270,7 +270,7 @@ fn note(commit: &str, i: usize) -> String {
 
 /// The fixture with `notes` annotated commits, generated first if needed.
 fn fixture(notes: usize) -> Result<PathBuf, String> {
-    let root = dir(&format!("deps-v1-{notes}"));
+    let root = dir(&format!("deps-v2-{notes}"));
     if root.join(".git/bench-complete").exists() {
         return Ok(root);
     }

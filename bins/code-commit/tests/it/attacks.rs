@@ -251,8 +251,10 @@ fn the_key_can_live_in_the_user_config_and_the_project_config_wins_key_by_key() 
     );
 }
 
-/// A project whose build.sh runs make, with the key in agent-config/.
-fn make_project(server: &FakeLlm) -> TestRepo {
+/// A fake server answering with `script`, and a project using it whose
+/// build.sh runs make, with the key in agent-config/.
+fn make_project(script: Vec<Reply>) -> (FakeLlm, TestRepo) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, script);
     let repo = TestRepo::new();
     repo.code_commit_project(
         "#!/bin/sh\nmake -s || exit 1\ngrep -q fixed value.txt\n",
@@ -273,7 +275,7 @@ fn make_project(server: &FakeLlm) -> TestRepo {
             ),
         ],
     );
-    repo
+    (server, repo)
 }
 
 fn makefile(recipe: &str) -> Reply {
@@ -284,15 +286,11 @@ fn makefile(recipe: &str) -> Reply {
 
 #[test]
 fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
-            makefile("@echo 'exit 0' >> build.sh"),
-            fixed(),
-        ],
-    );
-    let repo = make_project(&server);
+    let (server, repo) = make_project(vec![
+        Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
+        makefile("@echo 'exit 0' >> build.sh"),
+        fixed(),
+    ]);
     let run = Home::new().run(repo.path(), &["--quiet"], &[]);
     run.assert_exit(1).stdout_starts(
         "failed after 2 attempt(s): build.sh was changed by the build (attempt 2); ",
@@ -308,8 +306,7 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
 #[test]
 fn attack_8_the_build_cannot_read_or_leak_the_key() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; echo done";
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![makefile(recipe), fixed()]);
-    let repo = make_project(&server);
+    let (server, repo) = make_project(vec![makefile(recipe), fixed()]);
     let run = Home::new().run(repo.path(), &[], &[]);
     run.assert_exit(0);
     let build = first_build_log(&run);
@@ -340,22 +337,18 @@ fn attack_8_a_key_in_the_environment_is_out_of_the_builds_reach() {
     // code-commit is non-dumpable and the build starts without CAP_SYS_PTRACE:
     // its memory, and (unless the build runs as root) its /proc/<pid>/environ,
     // where MY_KEY sits, are unreadable to the build.
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            makefile(concat!(
-                // The recipe's shell runs under make, under build.sh, under
-                // code-commit: walk up to it.
-                "@b=$$(awk '/^PPid/{print $$2}' /proc/$$PPID/status); ",
-                "c=$$(awk '/^PPid/{print $$2}' /proc/$$b/status); ",
-                "echo \"parent: $$(cat /proc/$$c/comm)\"; ",
-                "if cat /proc/$$c/environ > /dev/null 2>&1; then echo 'environ: read'; else echo 'environ: denied'; fi; ",
-                "if head -c 1 /proc/$$c/mem > /dev/null 2>&1; then echo 'memory: read'; else echo 'memory: denied'; fi",
-            )),
-            fixed(),
-        ],
-    );
-    let repo = make_project(&server);
+    let (server, repo) = make_project(vec![
+        makefile(concat!(
+            // The recipe's shell runs under make, under build.sh, under
+            // code-commit: walk up to it.
+            "@b=$$(awk '/^PPid/{print $$2}' /proc/$$PPID/status); ",
+            "c=$$(awk '/^PPid/{print $$2}' /proc/$$b/status); ",
+            "echo \"parent: $$(cat /proc/$$c/comm)\"; ",
+            "if cat /proc/$$c/environ > /dev/null 2>&1; then echo 'environ: read'; else echo 'environ: denied'; fi; ",
+            "if head -c 1 /proc/$$c/mem > /dev/null 2>&1; then echo 'memory: read'; else echo 'memory: denied'; fi",
+        )),
+        fixed(),
+    ]);
     std::fs::remove_file(repo.join("agent-config/api-key")).unwrap();
     repo.write(
         "agent-config/config.toml",

@@ -4,18 +4,21 @@
 use serde_json::Value;
 use testkit::TestRepo;
 
+fn exe() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_BIN_EXE_git-agent"))
+}
+
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = testkit::cli::run(std::path::Path::new(env!("CARGO_BIN_EXE_git-agent")), args);
+    let out = testkit::cli::run(exe(), args);
     (out.code, out.stdout, out.stderr)
 }
 
 #[test]
 fn version_help_usage_and_completions() {
-    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_git-agent"));
-    testkit::cli::assert_basics(exe, "git-agent", env!("CARGO_PKG_VERSION"));
-    let out = testkit::cli::run(exe, &[]);
-    assert_eq!(out.code, 2, "no arguments prints usage and fails");
-    assert!(out.stderr.contains("Usage: git-agent"), "{}", out.stderr);
+    testkit::cli::assert_basics(exe(), "git-agent", env!("CARGO_PKG_VERSION"));
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, 2, "no arguments prints usage and fails");
+    assert!(stderr.contains("Usage: git-agent"), "{stderr}");
 }
 
 fn json(text: &str) -> Value {

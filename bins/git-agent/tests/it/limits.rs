@@ -2,31 +2,19 @@
 //! invalid answer is repaired and reported within bounds, and control
 //! characters reach neither the terminal nor the commit.
 
-use std::path::{Path, PathBuf};
+use testkit::Reply;
 
-use testkit::{FakeLlm, Flavor, Reply};
-
-use crate::support::{MESSAGE, home, project, responses, sessions, with_key};
-
-/// Every file under `dir` with its size.
-fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push((path.clone(), std::fs::metadata(&path).unwrap().len()));
-        }
-    }
-    out
-}
+use crate::support::{
+    MESSAGE, assert_starts, chat, failed_commit_msg, files_under, home, project, responses,
+    sessions, with_key,
+};
 
 /// No file of any session is larger than `max` bytes.
 fn assert_sessions_small(repo: &testkit::TestRepo, max: u64) {
     let sessions = sessions(repo);
     assert_eq!(sessions.len(), 1);
-    for (path, size) in files(&sessions[0]) {
+    for path in files_under(&sessions[0]) {
+        let size = std::fs::metadata(&path).unwrap().len();
         assert!(size <= max, "{} is {size} bytes", path.display());
     }
 }
@@ -51,18 +39,11 @@ fn a_100_mb_reply_fails_with_a_clear_error_and_leaves_little_behind() {
         Reply::repeated_text("x", 100_000_000),
         Reply::repeated_text("chunked ", 12_500_000).chunked(),
     ] {
-        let repo = project();
-        let home = home();
-        let (server, url) = responses(vec![reply]);
-        let run = with_key(&repo, &home, &["commit-msg"], &url);
-        assert_eq!(run.code, 1, "{run:?}");
+        let (repo, server, run) = failed_commit_msg(vec![reply]);
         assert_eq!(run.stdout, "");
-        assert!(
-            run.stderr.starts_with(
-                "error: the reply from openai-responses was larger than 16 MiB, the most one reply may be"
-            ),
-            "{}",
-            run.stderr
+        assert_starts(
+            &run.stderr,
+            "error: the reply from openai-responses was larger than 16 MiB, the most one reply may be",
         );
         assert!(
             run.stderr.len() < 1024,
@@ -131,19 +112,11 @@ fn a_large_invalid_answer_is_repaired_with_a_small_request() {
 fn a_large_answer_repaired_into_a_good_one_is_used() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::repeated_text("word ", 1_000_000),
-            Reply::text(MESSAGE),
-        ],
-    );
-    let run = with_key(
-        &repo,
-        &home,
-        &["commit-msg", "--api", "chat"],
-        &server.base_url(),
-    );
+    let (server, url) = chat(vec![
+        Reply::repeated_text("word ", 1_000_000),
+        Reply::text(MESSAGE),
+    ]);
+    let run = with_key(&repo, &home, &["commit-msg", "--api", "chat"], &url);
     assert_eq!(
         (run.code, run.stdout.as_str()),
         (0, &*format!("{MESSAGE}\n")),
@@ -187,19 +160,8 @@ fn control_characters_reach_neither_the_terminal_nor_the_commit() {
 
 #[test]
 fn provider_messages_are_escaped_on_stderr() {
-    let repo = project();
-    let home = home();
-    let (_server, url) = responses(vec![Reply::error(
-        400,
-        &format!("bad request {HOSTILE} indeed"),
-    )]);
-    let run = with_key(&repo, &home, &["commit-msg"], &url);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("bad request \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\r\\u{202e} indeed"),
-        "{}",
-        run.stderr
-    );
+    let reply = Reply::error(400, &format!("bad request {HOSTILE} indeed"));
+    let (_repo, _server, run) = failed_commit_msg(vec![reply]);
+    run.assert_stderr_has("bad request \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\r\\u{202e} indeed");
     assert_terminal_safe(&run.stderr);
 }

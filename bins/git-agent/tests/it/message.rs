@@ -2,10 +2,11 @@
 //! sessions, credentials, and commits made (or refused) by git.
 
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
+use testkit::{Reply, TestRepo, call};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, git_agent, home, project, responses, sessions, with_key,
+    KEY, MESSAGE, all_text, assert_starts, chat, failed_commit_msg, git_agent, home, project,
+    responses, sessions, with_key,
 };
 
 #[test]
@@ -118,11 +119,7 @@ fn chatgpt_sign_in_from_codex_is_used_first() {
 fn a_local_chat_server_needs_no_key() {
     let repo = project();
     let home = home();
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![Reply::text(&format!("<think>hmm</think>{MESSAGE}"))],
-    );
-    let url = server.base_url();
+    let (server, url) = chat(vec![Reply::text(&format!("<think>hmm</think>{MESSAGE}"))]);
     let run = git_agent(
         repo.path(),
         home.path(),
@@ -241,11 +238,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
     let run = git_agent(repo.path(), home.path(), &["commit-msg"], &[]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
-    assert!(
-        run.stderr.starts_with("error: no credentials"),
-        "{}",
-        run.stderr
-    );
+    assert_starts(&run.stderr, "error: no credentials");
     run.assert_stderr_has("OPENAI_API_KEY");
 
     let (server, url) = responses(vec![]);
@@ -268,14 +261,8 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
 
 #[test]
 fn provider_errors_are_one_clear_line_without_the_key() {
-    let repo = project();
-    let home = home();
-    let (_server, url) = responses(vec![Reply::error(
-        401,
-        &format!("Incorrect API key provided: {KEY}"),
-    )]);
-    let run = with_key(&repo, &home, &["commit-msg"], &url);
-    assert_eq!(run.code, 1, "{run:?}");
+    let reply = Reply::error(401, &format!("Incorrect API key provided: {KEY}"));
+    let (repo, _server, run) = failed_commit_msg(vec![reply]);
     assert_eq!(run.stdout, "");
     run.assert_stderr_has("HTTP 401");
     run.assert_stderr_has("hint: check OPENAI_API_KEY");
@@ -380,11 +367,9 @@ fn release_note_prints_markdown_and_keeps_a_trace() {
     let (server, url) = responses(vec![Reply::text(&release_answer(&repo))]);
     let run = with_key(&repo, &home, &["release-note", "minor"], &url);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("### Features\n\n- Add `stop` to end a run cleanly. (["),
-        "{}",
-        run.stdout
+    assert_starts(
+        &run.stdout,
+        "### Features\n\n- Add `stop` to end a run cleanly. ([",
     );
     run.assert_stdout_has("https://github.com/acme/app/pull/7");
     run.assert_stdout_has("### Full Changelog");
@@ -418,12 +403,7 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
     assert_eq!(run.code, 0, "{run:?}");
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.starts_with("### Features\n"), "{written}");
-    assert!(
-        run.stdout
-            .contains(" INF session.started command=release-note"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_has(" INF session.started command=release-note");
     run.assert_stdout_has(" INF output.written");
     // The Markdown is in the file; stdout only previews it inside the trace.
     assert!(

@@ -35,6 +35,15 @@ fn assert_has(stream: &str, text: &str, needle: &str) {
     assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
 }
 
+/// Asserts that `text` starts with `prefix`, showing `text` if not.
+#[track_caller]
+pub(crate) fn assert_starts(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "does not start with {prefix:?}:\n{text}"
+    );
+}
+
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
 /// variables, no proxies, and a home without Codex credentials unless `env` adds
 /// them.
@@ -71,9 +80,9 @@ pub(crate) fn home() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-/// Every file under `dir`, read as text.
-pub(crate) fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
+/// Every file under `dir`, in no particular order.
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
@@ -81,11 +90,19 @@ pub(crate) fn all_text(dir: &Path) -> String {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+                out.push(path);
             }
         }
     }
     out
+}
+
+/// Every file under `dir`, read as text.
+pub(crate) fn all_text(dir: &Path) -> String {
+    files_under(dir)
+        .iter()
+        .map(|path| String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned())
+        .collect()
 }
 
 pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {
@@ -100,7 +117,27 @@ pub(crate) const MESSAGE: &str = "fix(net): retry connect three times";
 
 /// A fake Responses API server scripted with `script`, and its base URL.
 pub(crate) fn responses(script: Vec<Reply>) -> (FakeLlm, String) {
-    let server = FakeLlm::start(Flavor::OpenAiResponses, script);
+    serve(Flavor::OpenAiResponses, script)
+}
+
+/// A fake Chat Completions server scripted with `script`, and its base URL.
+pub(crate) fn chat(script: Vec<Reply>) -> (FakeLlm, String) {
+    serve(Flavor::OpenAiChat, script)
+}
+
+fn serve(flavor: Flavor, script: Vec<Reply>) -> (FakeLlm, String) {
+    let server = FakeLlm::start(flavor, script);
     let url = server.base_url();
     (server, url)
+}
+
+/// `git-agent commit-msg` in a new project against a Responses server playing
+/// `script`, which must fail: the project, the server and the run.
+pub(crate) fn failed_commit_msg(script: Vec<Reply>) -> (TestRepo, FakeLlm, Run) {
+    let repo = project();
+    let home = home();
+    let (server, url) = responses(script);
+    let run = with_key(&repo, &home, &["commit-msg"], &url);
+    assert_eq!(run.code, 1, "{run:?}");
+    (repo, server, run)
 }

@@ -3,12 +3,16 @@
 //! into, and no command or tool runs a program the repository configured.
 
 use std::os::unix::fs::symlink;
+use std::path::PathBuf;
 
 use serde_json::json;
+use tempfile::TempDir;
 use testkit::hostile::Hostile;
-use testkit::{FakeLlm, Flavor, Reply, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 
-use crate::support::{MESSAGE, all_text, git_agent, home, project, responses, sessions, with_key};
+use crate::support::{
+    MESSAGE, Run, all_text, git_agent, home, project, responses, sessions, with_key,
+};
 
 /// A file outside the repository that an attacker would like overwritten.
 fn victim() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -25,43 +29,40 @@ fn refusing_hook(repo: &testkit::TestRepo) {
     );
 }
 
-#[test]
-fn a_committed_commit_msg_link_cannot_redirect_the_saved_message() {
+/// A project whose `.git-agent/COMMIT_MSG` is a link to a victim file outside
+/// (`tracked`: committed, as a clone would have it), after `git-agent commit`
+/// failed on a refusing pre-commit hook: the project, the victim's folder, the
+/// victim, and the run.
+fn commit_past_a_message_link(tracked: bool) -> (TestRepo, TempDir, PathBuf, Run) {
     let repo = project();
     let (outside, victim) = victim();
-    // Tracked, as a clone would have it.
     std::fs::create_dir(repo.join(".git-agent")).unwrap();
     symlink(&victim, repo.join(".git-agent/COMMIT_MSG")).unwrap();
-    repo.stage(&[".git-agent/COMMIT_MSG"]);
+    if tracked {
+        repo.stage(&[".git-agent/COMMIT_MSG"]);
+    }
     refusing_hook(&repo);
     let home = home();
     let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
+    (repo, outside, victim, run)
+}
+
+#[test]
+fn a_committed_commit_msg_link_cannot_redirect_the_saved_message() {
+    let (_repo, outside, victim, run) = commit_past_a_message_link(true);
     run.assert_stderr_has("git commit failed");
     // The message is printed, not saved through the link.
     run.assert_stderr_has(MESSAGE);
-    assert!(
-        run.stderr
-            .contains("commit it yourself with `git commit -F -`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("commit it yourself with `git commit -F -`");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
 }
 
 #[test]
 fn an_untracked_commit_msg_link_is_replaced_not_followed() {
-    let repo = project();
-    let (_outside, victim) = victim();
-    std::fs::create_dir(repo.join(".git-agent")).unwrap();
-    symlink(&victim, repo.join(".git-agent/COMMIT_MSG")).unwrap();
-    refusing_hook(&repo);
-    let home = home();
-    let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
-    let run = with_key(&repo, &home, &["commit"], &url);
-    assert_eq!(run.code, 1, "{run:?}");
+    let (repo, _outside, victim, _run) = commit_past_a_message_link(false);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let saved = repo.join(".git-agent/COMMIT_MSG");
     assert!(!std::fs::symlink_metadata(&saved).unwrap().is_symlink());

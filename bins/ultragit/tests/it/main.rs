@@ -5,6 +5,7 @@
 mod annotate;
 mod backfill;
 mod cli;
+mod correct;
 mod deps;
 mod doctor;
 mod errors;

@@ -466,3 +466,148 @@ fn a_closed_stdout_is_not_a_failure() {
     .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn usage_errors_under_format_json_are_json_objects() {
+    let f = fixture();
+    for (args, code, fragment) in [
+        (
+            &["--lines", "9:3"][..],
+            "invalid_line_range",
+            "START is after END",
+        ),
+        (&["--lines"], "invalid_line_range", "a value is required"),
+        (
+            &["--since", "2025-13-45"],
+            "invalid_since",
+            "Invalid --since",
+        ),
+        (
+            &["--min-confidence", "2"],
+            "invalid_argument",
+            "between 0 and 1",
+        ),
+        (&["--max-regions", "0"], "invalid_argument", "--max-regions"),
+        (
+            &["--bogus"],
+            "invalid_argument",
+            "unexpected argument '--bogus'",
+        ),
+        (
+            &["connect", "--lines", "2:4"],
+            "invalid_argument",
+            "cannot be used with an ANCHOR",
+        ),
+    ] {
+        let mut all = vec!["read", "src/client.rs", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = ultragit(f.path(), &all);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        let body = parse(&run.stdout);
+        assert_eq!(body["$schema"], "ultragit-read/v1", "{args:?}");
+        assert_eq!(body["error"]["code"], code, "{args:?}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(fragment), "{args:?}: {message}");
+        assert!(run.stderr.starts_with("error: "), "{args:?}: {run:?}");
+    }
+    // `--format=json`, and `--debug` before the subcommand, count too.
+    let run = ultragit(
+        f.path(),
+        &[
+            "--debug",
+            "read",
+            "src/client.rs",
+            "--format=json",
+            "--lines",
+            "0:1",
+        ],
+    );
+    assert_eq!(parse(&run.stdout)["error"]["code"], "invalid_line_range");
+    // Other formats keep clap's text, and --help is still help.
+    assert_usage_error(
+        &ultragit(f.path(), &["read", "src/client.rs", "--lines", "9:3"]),
+        "START is after END",
+    );
+    let help = ultragit(f.path(), &["read", "--format", "json", "--help"]);
+    assert_eq!(help.code, 0, "{help:?}");
+    assert!(help.stdout.contains("Usage: ultragit read"), "{help:?}");
+}
+
+#[test]
+fn cross_cutting_concerns_show_on_every_member() {
+    // c3's note (on src/client.rs) ties Client::connect to tools/probe.py's
+    // retry, which c3 never touched.
+    let f = fixture();
+    let out = stdout(f.path(), &["read", "tools/probe.py", "retry"]);
+    assert!(
+        out.contains(
+            "- Retry budgets must agree between the client and the probe script — shared constant"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn scores_have_three_decimals_and_tags_are_inline() {
+    let f = fixture();
+    let out = stdout(f.path(), &["read", "src/client.rs", "send"]);
+    assert!(out.contains("**Tags:** networking\n"), "{out}");
+    assert!(out.contains("· confidence 0.830 ·"), "{out}");
+    let json = parse(&stdout(
+        f.path(),
+        &["read", "src/client.rs", "send", "--format", "json"],
+    ));
+    for region in json["regions"].as_array().unwrap() {
+        let confidence = region["confidence"].as_f64().unwrap();
+        assert_eq!(
+            confidence,
+            (confidence * 1000.0).round() / 1000.0,
+            "{region}"
+        );
+        assert!(region["commit_date"].is_string(), "{region}");
+    }
+}
+
+/// Macro-defined tests (no unit in tree-sitter's outline), annotated when
+/// written; a later commit without a note changes one of them.
+fn stale_macro_tests() -> TestRepo {
+    let repo = TestRepo::new();
+    let text = "macro_rules! rgtest {\n    ($name:ident, $body:block) => {\n        #[test]\n        fn $name() $body\n    };\n}\n\nrgtest!(reads_stdin, {\n    assert!(read_stdin().is_ok());\n});\n";
+    let c1 = repo.commit_file("tests/misc.rs", text, "Add the stdin test");
+    let test = json!({
+        "file": "tests/misc.rs",
+        "ast_anchor": {"type": "test", "name": "reads_stdin"},
+        "lines": {"start": 8, "end": 10},
+        "intent": "Reading stdin must succeed when stdin is a pipe.",
+        "constraints": [{"text": "Must not block when stdin is a terminal.", "source": "author"}],
+        "tags": ["stdin", "io"]
+    });
+    let summary = "Adds a test that reads stdin.";
+    let backfilled = note(
+        &c1,
+        "2025-06-01T00:00:00Z",
+        "enhanced",
+        "initial",
+        summary,
+        vec![test],
+        vec![],
+    );
+    annotate(&repo, &backfilled);
+    repo.commit_file(
+        "tests/misc.rs",
+        text.replace("read_stdin().is_ok()", "read_stdin().unwrap().is_empty()"),
+        "Expect empty stdin",
+    );
+    repo
+}
+
+#[test]
+fn golden_notes_resolved_anchor_and_later_unannotated_change() {
+    let repo = stale_macro_tests();
+    let args = ["read", "tests/misc.rs", "reads_stdin"];
+    insta::assert_snapshot!("stale_macro_markdown", stdout(repo.path(), &args));
+    let pretty = [&args[..], &["--format", "pretty"]].concat();
+    insta::assert_snapshot!("stale_macro_pretty", stdout(repo.path(), &pretty));
+    let json = [&args[..], &["--format", "json"]].concat();
+    insta::assert_snapshot!("stale_macro_json", stdout(repo.path(), &json));
+}

@@ -10,9 +10,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, Redactor};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply};
+use testkit::{Reply, assert_contains, assert_ends_with, assert_starts_with, runtime};
 
-use crate::{files, flavor, provider, run_task, runtime};
+use crate::{events, provider, run_task, serve};
 
 fn task() -> Task {
     Task {
@@ -41,8 +41,8 @@ fn validator(text: &str) -> Result<String, Vec<String>> {
 fn the_repair_request_quotes_a_huge_answer_clipped() {
     let kind = ProviderKind::OpenAiChat;
     // 4 MB of text in 400,000 lines: 400,000 problems too.
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::repeated_text("bad line\n", 400_000),
             Reply::repeated_text("still bad\n", 400_000),
@@ -67,27 +67,18 @@ fn the_repair_request_quotes_a_huge_answer_clipped() {
     let body = repair.json();
     let messages = body["messages"].as_array().unwrap();
     let quoted = messages[messages.len() - 2]["content"].as_str().unwrap();
-    assert!(
-        quoted.starts_with("bad line\nbad line\n"),
-        "the head is kept"
-    );
-    assert!(quoted.ends_with("bad line\n"), "the tail is kept");
-    assert!(
-        quoted.contains("bytes cut here: the text is 3600000 bytes"),
-        "the cut is marked: {}",
-        &quoted[..200]
-    );
+    // The head and the tail are kept, the cut is marked.
+    assert_starts_with(quoted, "bad line\nbad line\n");
+    assert_ends_with(quoted, "bad line\n");
+    assert_contains(quoted, "bytes cut here: the text is 3600000 bytes");
     let list = messages.last().unwrap()["content"].as_str().unwrap();
     assert_eq!(
         list.matches("\n- line 'bad line' is wrong").count(),
         REPAIR_PROBLEMS_MAX
     );
-    assert!(
-        list.contains(&format!(
-            "- … and {} more problems",
-            400_000 - REPAIR_PROBLEMS_MAX
-        )),
-        "{list}"
+    assert_contains(
+        list,
+        &format!("- … and {} more problems", 400_000 - REPAIR_PROBLEMS_MAX),
     );
 }
 
@@ -100,22 +91,11 @@ fn session(dir: &tempfile::TempDir) -> SessionSink {
     .unwrap()
 }
 
-fn events(dir: &tempfile::TempDir) -> Vec<Value> {
-    fs::read_to_string(dir.path().join("events.ndjson"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_huge_reply_leaves_a_small_trace() {
     let kind = ProviderKind::OpenAiResponses;
     // 12 MB of answer, under the 16 MiB reply limit: accepted, then traced.
-    let server = FakeLlm::start(
-        flavor(kind),
-        vec![Reply::repeated_text("0123456789ab", 1_000_000)],
-    );
+    let server = serve(kind, vec![Reply::repeated_text("0123456789ab", 1_000_000)]);
     let provider = provider(kind, &server);
     let dir = tempfile::tempdir().unwrap();
     let mut sink = session(&dir);
@@ -123,7 +103,7 @@ fn a_huge_reply_leaves_a_small_trace() {
     let outcome = runtime().block_on(runner.run(&task(), None)).unwrap();
     assert_eq!(outcome.output.len(), 12_000_000);
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
-    for path in files(dir.path()) {
+    for path in testkit::files_under(dir.path()) {
         let size = fs::metadata(&path).unwrap().len();
         assert!(
             size <= (ARTIFACT_MAX + 1024) as u64,
@@ -131,7 +111,7 @@ fn a_huge_reply_leaves_a_small_trace() {
             path.display()
         );
     }
-    let events = events(&dir);
+    let events = events(dir.path());
     let response = events.iter().find(|e| e["event"] == "response").unwrap();
     // The runner cut the text before the event was built (the sink keeps no
     // more anyway); the marker inside names the whole answer's size.
@@ -152,7 +132,7 @@ fn sessions_cap_artifacts_fields_and_events() {
     // One artifact over the cap: head and tail kept, whole size reported.
     let big = format!("{}{}", "h".repeat(2 * ARTIFACT_MAX), "t".repeat(100));
     sink.record(&Event::info("big").with("text", big.as_str()));
-    let first = &events(&dir)[0];
+    let first = &events(dir.path())[0];
     assert_eq!(first["text"]["bytes"], big.len());
     assert_eq!(first["text"]["clipped"], true);
     let stored =
@@ -163,7 +143,7 @@ fn sessions_cap_artifacts_fields_and_events() {
     // A field of many short strings becomes one JSON artifact.
     let many: Vec<String> = (0..40_000).map(|i| format!("item {i}")).collect();
     sink.record(&Event::info("many").with("items", json!(many)));
-    let second = &events(&dir)[1];
+    let second = &events(dir.path())[1];
     assert_eq!(second["items"]["format"], "json");
     assert!(second["items"]["bytes"].as_u64().unwrap() > INLINE_FIELD_MAX as u64);
 
@@ -174,7 +154,7 @@ fn sessions_cap_artifacts_fields_and_events() {
         let text = format!("{i:08}{}", "a".repeat(per - 8));
         sink.record(&Event::info("fill").with("text", text));
     }
-    let all = events(&dir);
+    let all = events(dir.path());
     let last = all.last().unwrap();
     assert_eq!(last["text"]["artifact"], Value::Null);
     assert!(
@@ -183,7 +163,7 @@ fn sessions_cap_artifacts_fields_and_events() {
             .unwrap()
             .contains("32 MiB of artifacts are used up")
     );
-    let stored: u64 = files(&dir.path().join("artifacts"))
+    let stored: u64 = testkit::files_under(&dir.path().join("artifacts"))
         .iter()
         .map(|path| fs::metadata(path).unwrap().len())
         .sum();
@@ -200,14 +180,12 @@ fn sessions_cap_artifacts_fields_and_events() {
         .unwrap()
         .len();
     assert!(size <= EVENTS_MAX + 64 * 1024, "{size}");
-    let last = events(&dir).pop().unwrap();
+    let last = events(dir.path()).pop().unwrap();
     assert_eq!(last["event"], "wide");
     assert!(last.get("items").is_none());
-    assert!(
-        last["omitted"]
-            .as_str()
-            .unwrap()
-            .contains("events.ndjson reached 8 MiB")
+    assert_contains(
+        last["omitted"].as_str().unwrap(),
+        "events.ndjson reached 8 MiB",
     );
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
 }
@@ -235,20 +213,18 @@ fn console_traces_escape_control_characters() {
             "{c:?} reached the console: {text:?}"
         );
     }
-    assert!(text.contains("\\x1b]52;c;ZXZpbA==\\x07"), "{text}");
-    assert!(text.contains("\\u{202e}"), "{text}");
-    assert!(
-        text.contains("      | line\ttwo \\x1b]52"),
-        "tabs stay in previews: {text}"
-    );
+    assert_contains(&text, "\\x1b]52;c;ZXZpbA==\\x07");
+    assert_contains(&text, "\\u{202e}");
+    // Tabs stay in previews.
+    assert_contains(&text, "      | line\ttwo \\x1b]52");
 }
 
 #[test]
 fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
     let kind = ProviderKind::OpenAiResponses;
     let chatter = "thinking out loud ".repeat(100_000);
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![testkit::call(
                 "c1",

@@ -6,26 +6,27 @@ mod runs;
 mod traces;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent::schema::Schema;
 use agent::{
     AgentError, Budgets, NullSink, Outcome, Runner, Task, ToolDef, ToolLimits, ToolOutput,
     ToolRegistry, Truncation, TruncationLimit, Validator,
 };
-use llm::{Auth, HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
+use llm::{Auth, LlmProvider, ProviderConfig, ProviderKind, Secret};
 use serde::Deserialize;
 use serde_json::json;
-use testkit::{FakeLlm, Flavor};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
 pub const KEY: &str = "sk-agent-test-KEY-9876543210-zyxwvutsR7";
 
-pub fn flavor(kind: ProviderKind) -> Flavor {
-    match kind {
+/// A fake server imitating `kind`'s API that answers with `script`.
+pub fn serve(kind: ProviderKind, script: Vec<Reply>) -> FakeLlm {
+    let flavor = match kind {
         ProviderKind::OpenAiResponses => Flavor::OpenAiResponses,
         ProviderKind::OpenAiChat => Flavor::OpenAiChat,
         ProviderKind::Anthropic => Flavor::Anthropic,
-    }
+    };
+    FakeLlm::start(flavor, script)
 }
 
 pub const KINDS: [ProviderKind; 3] = [
@@ -34,19 +35,14 @@ pub const KINDS: [ProviderKind; 3] = [
     ProviderKind::Anthropic,
 ];
 
+/// A provider of `kind` for `server`, with the test key. It never retries: no
+/// test here sends a retryable failure (retrying is `llm`'s business, tested
+/// there), so a retry would only hide a scripting mistake.
 pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
     let mut config = ProviderConfig::new(kind, "test-model");
     config.base_url = Some(server.base_url());
     config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
-            max_retry_after: Duration::from_millis(10),
-        },
-        ..HttpOptions::default()
-    };
+    config.http.retry.max_attempts = 1;
     llm::build_provider(config).unwrap()
 }
 
@@ -75,26 +71,13 @@ pub fn run_task_within(
     runtime().block_on(runner.run(task, validator))
 }
 
-/// Every file below `dir`, recursively.
-pub fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+/// The events a session sink wrote to `dir`, parsed.
+pub fn events(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("events.ndjson"))
         .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,9 +7,9 @@ use agent::{
 };
 use llm::{Message, ProviderKind, StopReason};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, call};
+use testkit::{Reply, assert_contains, assert_contains_all, call, runtime};
 
-use crate::{KINDS, flavor, provider, run_task, run_task_within, runtime, tools};
+use crate::{KINDS, provider, run_task, run_task_within, serve, tools};
 
 fn task(tools: ToolRegistry) -> Task {
     Task {
@@ -59,8 +59,8 @@ fn tool_results(kind: ProviderKind, body: &Value) -> Vec<Value> {
 #[test]
 fn every_backend_completes_a_two_tool_conversation() {
     for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
+        let server = serve(
+            kind,
             vec![
                 Reply::tool_calls(vec![call("t1", "word_count", json!({"text": "a b c"}))])
                     .with_text("Counting."),
@@ -97,8 +97,8 @@ fn every_backend_completes_a_two_tool_conversation() {
 #[test]
 fn the_step_budget_ends_with_one_request_without_tools() {
     let kind = ProviderKind::OpenAiResponses;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![call("a", "word_count", json!({"text": "x"}))]),
             Reply::tool_calls(vec![call("b", "word_count", json!({"text": "y"}))]),
@@ -119,17 +119,17 @@ fn the_step_budget_ends_with_one_request_without_tools() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(
-        prompt.contains("step budget is used up") && prompt.contains("Reply with one sentence."),
-        "{prompt}"
+    assert_contains_all(
+        &prompt,
+        &["step budget is used up", "Reply with one sentence."],
     );
 }
 
 #[test]
 fn the_tool_call_budget_answers_extra_calls_with_an_error_and_finalizes() {
     let kind = ProviderKind::OpenAiChat;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![
                 call("a", "word_count", json!({"text": "x"})),
@@ -165,8 +165,8 @@ fn one_repair_pass_then_a_clear_error() {
         }
     };
     let kind = ProviderKind::Anthropic;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![Reply::text("sorry, bad"), Reply::text("GOOD answer  ")],
     );
     let plain = task(ToolRegistry::default());
@@ -178,17 +178,14 @@ fn one_repair_pass_then_a_clear_error() {
     let last = messages.last().unwrap()["content"][0]["text"]
         .as_str()
         .unwrap();
-    assert!(
-        last.contains("- must start with GOOD\n- no apologies\n"),
-        "{last}"
-    );
+    assert_contains(last, "- must start with GOOD\n- no apologies\n");
     assert_eq!(
         messages[messages.len() - 2]["content"][0]["text"],
         "sorry, bad"
     );
 
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::text("bad"),
             Reply::text("still bad"),
@@ -208,8 +205,8 @@ fn one_repair_pass_then_a_clear_error() {
 #[test]
 fn unknown_tools_and_bad_arguments_go_back_to_the_model() {
     let kind = ProviderKind::OpenAiResponses;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![
                 call("a", "delete_everything", json!({})),
@@ -234,8 +231,8 @@ fn unknown_tools_and_bad_arguments_go_back_to_the_model() {
 #[test]
 fn truncated_results_carry_metadata_to_the_model() {
     let kind = ProviderKind::OpenAiChat;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![call("a", "lines", json!({"count": 500}))]),
             Reply::text("ok"),
@@ -257,8 +254,8 @@ fn truncated_results_carry_metadata_to_the_model() {
 #[test]
 fn a_task_without_tools_rejects_tool_calls() {
     let kind = ProviderKind::OpenAiResponses;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![Reply::tool_calls(vec![call(
             "a",
             "word_count",
@@ -277,8 +274,8 @@ fn a_task_without_tools_rejects_tool_calls() {
 #[test]
 fn empty_answers_are_repaired_too() {
     let kind = ProviderKind::OpenAiChat;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![Reply::max_tokens(""), Reply::text("Now complete.")],
     );
     let outcome = run_task(kind, &server, &task(ToolRegistry::default()), None).unwrap();
@@ -289,8 +286,8 @@ fn empty_answers_are_repaired_too() {
 #[test]
 fn the_overall_timeout_bounds_a_run() {
     let kind = ProviderKind::Anthropic;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![Reply::text("late").delayed(Duration::from_secs(30))],
     );
     let budgets = Budgets {
@@ -307,8 +304,8 @@ fn structured_output_is_parsed_validated_and_repaired() {
     let schema = json!({"type": "object", "properties": {"summary": {"type": "string"}, "count": {"type": "integer", "minimum": 0, "maximum": 10}},
                         "required": ["summary", "count"], "additionalProperties": false});
     for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
+        let server = serve(
+            kind,
             vec![
                 Reply::text("{\"summary\": \"x\", \"count\": 99}"),
                 Reply::text("```json\n{\"summary\": \"fine\", \"count\": 3}\n```"),

@@ -5,15 +5,15 @@ use std::fs;
 use agent::{Budgets, ConsoleSink, Runner, SessionSink, Task, ToolLimits, TraceSink};
 use llm::{Message, ProviderKind, Redactor, Secret};
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Reply, call};
+use testkit::{FakeLlm, Reply, assert_contains, assert_lacks, assert_starts_with, call, runtime};
 
-use crate::{KEY, flavor, provider, runtime, tools};
+use crate::{KEY, events, provider, serve, tools};
 
 /// A run in which the key shows up in a tool's output and in the model's text.
 fn leaky_run(sink: &mut dyn TraceSink) -> FakeLlm {
     let kind = ProviderKind::OpenAiResponses;
-    let server = FakeLlm::start(
-        flavor(kind),
+    let server = serve(
+        kind,
         vec![
             Reply::tool_calls(vec![call("a", "lines", json!({"count": 300, "echo": KEY}))]),
             Reply::text(&format!(
@@ -61,11 +61,7 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
     assert!(sink.problems().is_empty(), "{:?}", sink.problems());
     drop(server);
 
-    let events = fs::read_to_string(session.join("events.ndjson")).unwrap();
-    let parsed: Vec<Value> = events
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let parsed = events(&session);
     let kinds: Vec<&str> = parsed
         .iter()
         .map(|e| e["event"].as_str().unwrap())
@@ -103,7 +99,7 @@ fn session_directories_hold_events_snapshot_and_artifacts_without_the_key() {
 
     // No file anywhere in the session holds the key.
     let mut files = 0;
-    for entry in crate::files(&session) {
+    for entry in testkit::files_under(&session) {
         files += 1;
         let text = String::from_utf8_lossy(&fs::read(&entry).unwrap()).into_owned();
         assert!(!text.contains(KEY), "{} contains the key", entry.display());
@@ -118,14 +114,14 @@ fn console_traces_redact_and_preview() {
     let server = leaky_run(&mut sink);
     drop(server);
     let text = String::from_utf8(sink.into_inner()).unwrap();
-    assert!(!text.contains(KEY), "{text}");
+    assert_lacks(&text, KEY);
     assert!(text.contains("****R7"));
-    assert!(
-        text.starts_with("12:00:00 INF run.started task=leak provider=openai-responses"),
-        "{text}"
+    assert_starts_with(
+        &text,
+        "12:00:00 INF run.started task=leak provider=openai-responses",
     );
-    assert!(text.contains("\n12:00:00 INF final output=<"), "{text}");
-    assert!(text.contains("(first 8 lines shown,"), "{text}");
+    assert_contains(&text, "\n12:00:00 INF final output=<");
+    assert_contains(&text, "(first 8 lines shown,");
 }
 
 /// The same run in a separate process, tracing to its real stdout and reporting a
@@ -154,10 +150,7 @@ fn a_traced_process_never_prints_the_key() {
         stdout.contains("INF final output=<"),
         "the console trace went to stdout:\n{stdout}"
     );
-    assert!(
-        stderr.contains("HTTP 401: Incorrect API key provided: ****R7"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "HTTP 401: Incorrect API key provided: ****R7");
     assert!(!stdout.contains(KEY), "stdout leaked the key");
     assert!(!stderr.contains(KEY), "stderr leaked the key");
 }
@@ -172,13 +165,8 @@ fn child_traced_run() {
     }
     let mut sink = ConsoleSink::new(std::io::stdout(), false, redactor());
     drop(leaky_run(&mut sink));
-    let server = FakeLlm::start(
-        flavor(ProviderKind::OpenAiChat),
-        vec![Reply::error(
-            401,
-            &format!("Incorrect API key provided: {KEY}"),
-        )],
-    );
+    let echoed = format!("Incorrect API key provided: {KEY}");
+    let server = serve(ProviderKind::OpenAiChat, vec![Reply::error(401, &echoed)]);
     let provider = provider(ProviderKind::OpenAiChat, &server);
     let mut runner = Runner::new(provider.as_ref(), Budgets::default(), &mut sink);
     let task = Task {

@@ -12,6 +12,21 @@ fn write(rel: &str, content: &[u8]) -> Change {
     }
 }
 
+/// A change deleting `rel`.
+fn delete(rel: &str) -> Change {
+    Change::Delete {
+        rel: rel.to_owned(),
+    }
+}
+
+/// The step a rolled-back apply failed at, and the change it failed on.
+fn rolled_back_at(err: &ApplyError) -> Option<(Step, &str)> {
+    match err {
+        ApplyError::RolledBack { step, rel, .. } => Some((*step, rel.as_str())),
+        _ => None,
+    }
+}
+
 /// Everything observable about a tree: kind, mode and content per path.
 fn snapshot(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (char, u32, Vec<u8>)>) {
@@ -59,9 +74,6 @@ fn fixture() -> tempfile::TempDir {
 /// (two of them sharing a new directory) and an empty new file.
 fn changes(_root: &Path) -> Vec<Change> {
     let write = |rel: &str, content: &str| write(rel, content.as_bytes());
-    let delete = |rel: &str| Change::Delete {
-        rel: rel.to_owned(),
-    };
     vec![
         write("run.sh", "#!/bin/sh\necho new\n"),
         write("new/deep/er/a.rs", "a\n"),
@@ -268,9 +280,7 @@ fn duplicate_targets_are_refused_before_anything_is_touched() {
     let dir = fixture();
     let before = snapshot(dir.path());
     let mut list = changes(dir.path());
-    list.push(Change::Delete {
-        rel: "./run.sh".to_owned(),
-    });
+    list.push(delete("./run.sh"));
     let err = apply(&Dir::open(dir.path()).unwrap(), &list).unwrap_err();
     assert!(matches!(&err, ApplyError::Duplicate { rel } if rel == "./run.sh"));
     assert!(err.restored());
@@ -302,24 +312,10 @@ fn targets_that_are_not_regular_files_are_refused() {
     let before = snapshot(dir.path());
     let root = Dir::open(dir.path()).unwrap();
     let err = apply(&root, &[write("src/lib.rs", b"x"), write("empty", b"x")]).unwrap_err();
-    assert!(
-        matches!(&err, ApplyError::RolledBack { step: Step::Inspect, rel, .. } if rel == "empty")
-    );
+    assert_eq!(rolled_back_at(&err), Some((Step::Inspect, "empty")));
     assert_eq!(snapshot(dir.path()), before);
-    let err = apply(
-        &root,
-        &[Change::Delete {
-            rel: "src".to_owned(),
-        }],
-    )
-    .unwrap_err();
-    assert!(matches!(
-        &err,
-        ApplyError::RolledBack {
-            step: Step::Inspect,
-            ..
-        }
-    ));
+    let err = apply(&root, &[delete("src")]).unwrap_err();
+    assert_eq!(rolled_back_at(&err), Some((Step::Inspect, "src")));
     assert_eq!(snapshot(dir.path()), before);
 }
 /// A directory on the way swapped for a symlink to a folder outside after
@@ -368,31 +364,10 @@ fn a_symlink_on_the_way_fails_and_rolls_back() {
     for rel in ["link/new.rs", "link/deeper/new.rs", "link"] {
         let err = apply(&root, &[write("src/lib.rs", b"x"), write(rel, b"x")]).unwrap_err();
         assert!(err.restored(), "{err}");
-        assert!(
-            matches!(
-                &err,
-                ApplyError::RolledBack {
-                    step: Step::Inspect,
-                    ..
-                }
-            ),
-            "{rel}: {err}"
-        );
+        assert_eq!(rolled_back_at(&err), Some((Step::Inspect, rel)), "{err}");
         assert_eq!(snapshot(dir.path()), before, "{rel}");
         assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0, "{rel}");
     }
-    let err = apply(
-        &root,
-        &[Change::Delete {
-            rel: "../outside".to_owned(),
-        }],
-    )
-    .unwrap_err();
-    assert!(matches!(
-        &err,
-        ApplyError::RolledBack {
-            step: Step::Validate,
-            ..
-        }
-    ));
+    let err = apply(&root, &[delete("../outside")]).unwrap_err();
+    assert_eq!(rolled_back_at(&err), Some((Step::Validate, "../outside")));
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use code_commit_core::apply::{Applied, ApplyError, Change};
 use safe_io::Dir;
 
-use crate::support::walk;
+use crate::support::{assert_contains, walk};
 
 fn apply(root: &Path, changes: &[Change]) -> Result<Applied, ApplyError> {
     code_commit_core::apply::apply(&Dir::open(root).unwrap(), changes)
@@ -27,6 +27,12 @@ fn delete(_root: &Path, rel: &str) -> Change {
     }
 }
 
+/// Writes `content` to the file `rel` under `root` with permission bits `mode`.
+fn file(root: &Path, rel: &str, content: &str, mode: u32) {
+    fs::write(root.join(rel), content).unwrap();
+    fs::set_permissions(root.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+}
+
 /// Every path under `root` with its kind, permission bits and content.
 fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
     walk(root, |_| false)
@@ -41,6 +47,21 @@ fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
             (rel, (meta.is_dir(), mode, content))
         })
         .collect()
+}
+
+/// Applies `changes`, which must fail and leave the tree under `root` as it
+/// was; returns the error.
+fn assert_rolled_back(root: &Path, changes: &[Change]) -> ApplyError {
+    let before = tree(root);
+    let err = apply(root, changes).unwrap_err();
+    assert!(err.restored(), "{err}");
+    assert_eq!(tree(root), before);
+    err
+}
+
+/// The paths of a [`tree`], in order.
+fn paths<T>(tree: &BTreeMap<String, T>) -> Vec<&str> {
+    tree.keys().map(String::as_str).collect()
 }
 
 /// The permission bits a new file gets here (umask applied).
@@ -75,9 +96,8 @@ fn creates_files_and_nested_directories() {
     assert!(applied.unremoved_backups.is_empty());
 
     let after = tree(root);
-    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
     assert_eq!(
-        paths,
+        paths(&after),
         [
             "a",
             "a/b",
@@ -99,10 +119,8 @@ fn creates_files_and_nested_directories() {
 fn replacing_keeps_the_file_mode() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("run.sh"), "#!/bin/sh\necho old\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(root.join("secret.txt"), "old").unwrap();
-    fs::set_permissions(root.join("secret.txt"), fs::Permissions::from_mode(0o600)).unwrap();
+    file(root, "run.sh", "#!/bin/sh\necho old\n", 0o755);
+    file(root, "secret.txt", "old", 0o600);
 
     let applied = apply(
         root,
@@ -137,9 +155,8 @@ fn deletes_files() {
     assert!(applied.written.is_empty());
 
     let after = tree(root);
-    let paths: Vec<&str> = after.keys().map(String::as_str).collect();
     // The directory stays: only the file was asked to go.
-    assert_eq!(paths, ["keep.rs", "src"]);
+    assert_eq!(paths(&after), ["keep.rs", "src"]);
 }
 
 #[test]
@@ -154,13 +171,11 @@ fn no_changes_is_a_no_op() {
 fn a_late_failure_rolls_back_every_earlier_change() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    file(root, "run.sh", "#!/bin/sh\n", 0o755);
     fs::write(root.join("old.rs"), "old").unwrap();
     fs::write(root.join("notadir"), "a file, not a directory").unwrap();
-    let before = tree(root);
 
-    let err = apply(
+    let err = assert_rolled_back(
         root,
         &[
             write(root, "run.sh", "#!/bin/bash\nexit 1\n"),
@@ -168,18 +183,14 @@ fn a_late_failure_rolls_back_every_earlier_change() {
             delete(root, "old.rs"),
             write(root, "notadir/x", "cannot exist"),
         ],
-    )
-    .unwrap_err();
-
-    assert!(err.restored(), "{err}");
+    );
     let ApplyError::RolledBack { rel, .. } = &err else {
         panic!("{err:?}");
     };
     assert_eq!(rel, "notadir/x");
     let message = err.to_string();
-    assert!(message.contains("notadir/x"), "{message}");
-    assert!(message.contains("rolled back"), "{message}");
-    assert_eq!(tree(root), before);
+    assert_contains(&message, "notadir/x");
+    assert_contains(&message, "rolled back");
 }
 
 #[test]
@@ -187,16 +198,11 @@ fn a_failure_below_a_file_rolls_back_created_directories() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fs::write(root.join("notadir"), "file").unwrap();
-    let before = tree(root);
-
-    let err = apply(
+    assert_rolled_back(
         root,
         &[
             write(root, "fresh/a/b.rs", "b"),
             write(root, "notadir/deeper/x", "cannot exist"),
         ],
-    )
-    .unwrap_err();
-    assert!(err.restored(), "{err}");
-    assert_eq!(tree(root), before);
+    );
 }

@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
 use testkit::{FakeLlm, Reply, TestRepo};
 
 use crate::sandbox::landlock_available;
-use crate::support::{block, drive, walk};
+use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
 
 /// The key, kept in agent-config/api-key as a user would.
 const KEY: &str = "sk-attack8-secret-key-Mw3Xq9";
@@ -58,11 +59,10 @@ fn project() -> TestRepo {
 
 /// A reply that changes the Makefile to `recipe` (and leaves the value broken).
 fn makefile_reply(recipe: &str) -> Reply {
-    Reply::text(&format!(
-        "{}{}",
-        block("Makefile", &format!("all:\n\t{recipe}\n")),
-        block("src/value.txt", "still broken\n")
-    ))
+    blocks(&[
+        ("Makefile", &format!("all:\n\t{recipe}\n")),
+        ("src/value.txt", "still broken\n"),
+    ])
 }
 
 struct Outcome {
@@ -85,16 +85,19 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
         .project_dir()
         .to_path_buf();
     let options = RunOptions {
-        build_timeout: Duration::from_secs(120),
-        build_scrub_values: vec![KEY.to_owned()],
-        sandbox: sandboxed.then(|| {
-            SandboxPolicy::new(
-                &project,
-                vec![project.join("agent-config")],
-                vec![temp_root.path().to_path_buf()],
-            )
-        }),
-        temp_root: Some(temp_root.path().to_path_buf()),
+        build: BuildOptions {
+            timeout: Duration::from_secs(120),
+            scrub_values: vec![KEY.to_owned()],
+            sandbox: sandboxed.then(|| {
+                SandboxPolicy::new(
+                    &project,
+                    vec![project.join("agent-config")],
+                    vec![temp_root.path().to_path_buf()],
+                )
+            }),
+            temp_root: Some(temp_root.path().to_path_buf()),
+            ..BuildOptions::default()
+        },
         ..RunOptions::default()
     };
     let (report, steps, server) = drive(repo, script, KEY, &options, async {});
@@ -182,7 +185,7 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
         vec![
             Reply::text(&block("src/value.txt", "still broken\n")),
             makefile_reply("@echo 'exit 0' >> build.sh"),
-            Reply::text(&block("src/value.txt", "fixed\n")),
+            fixing(""),
         ],
         true,
     );
@@ -191,14 +194,11 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
     assert_eq!(report.attempts, 2);
     assert_eq!(report.tampered, ["build.sh (changed)"]);
     let failure = report.failure.as_deref().unwrap();
-    assert!(
-        failure.starts_with("build.sh was changed by the build (attempt 2); "),
-        "{failure}"
-    );
-    assert!(failure.contains("git diff"), "{failure}");
+    assert_starts(failure, "build.sh was changed by the build (attempt 2); ");
+    assert_contains(failure, "git diff");
     // The run stopped: no third request, the tampering is logged.
     assert_eq!(outcome.server.requests().len(), 2);
-    let logged = std::fs::read_to_string(report.log_dir.join("2-tampered.txt")).unwrap();
+    let logged = log(report, "2-tampered.txt");
     assert_eq!(logged, failure);
     assert!(
         outcome
@@ -206,61 +206,38 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
             .iter()
             .any(|s| matches!(s, Step::Tampered { attempt: 2, .. }))
     );
-    let summary = std::fs::read_to_string(report.log_dir.join("summary.txt")).unwrap();
-    assert!(summary.contains("build.sh was changed"), "{summary}");
+    let summary = log(report, "summary.txt");
+    assert_contains(&summary, "build.sh was changed");
     assert_no_leak(&outcome);
 }
 
+/// A build that creates or changes protected files fails its attempt, names
+/// them, and stops the run.
 #[test]
-fn a_build_that_installs_a_git_hook_is_named() {
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(
+fn a_build_that_installs_a_git_hook_or_changes_config_is_named() {
+    for (recipe, tampered, failure) in [
+        (
             "@mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
-        )],
-        true,
-    );
-    let report = &outcome.report;
-    assert!(!report.passed);
-    assert_eq!(report.tampered, [".git/hooks/pre-commit (created)"]);
-    assert!(
-        report
-            .failure
-            .as_deref()
-            .unwrap()
-            .starts_with(".git/hooks/pre-commit was created by the build (attempt 1); "),
-        "{:?}",
-        report.failure
-    );
-    assert_eq!(outcome.server.requests().len(), 1);
-}
-
-#[test]
-fn a_build_that_changes_agent_config_or_git_config_is_named() {
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(
+            &[".git/hooks/pre-commit (created)"][..],
+            ".git/hooks/pre-commit was created by the build (attempt 1); ",
+        ),
+        (
             "@echo 'model = \"x\"' > agent-config/config.toml; git config core.hooksPath /tmp/hooks",
-        )],
-        true,
-    );
-    assert_eq!(
-        outcome.report.tampered,
-        [
-            ".git/config (changed)",
-            "agent-config/config.toml (created)"
-        ]
-    );
-    assert!(
-        outcome
-            .report
-            .failure
-            .as_deref()
-            .unwrap()
-            .starts_with("protected files were changed by the build (attempt 1): .git/config (changed), agent-config/config.toml (created); ")
-    );
+            &[
+                ".git/config (changed)",
+                "agent-config/config.toml (created)",
+            ],
+            "protected files were changed by the build (attempt 1): .git/config (changed), agent-config/config.toml (created); ",
+        ),
+    ] {
+        let repo = project();
+        let outcome = go(&repo, vec![makefile_reply(recipe)], true);
+        let report = &outcome.report;
+        assert!(!report.passed);
+        assert_eq!(report.tampered, tampered);
+        assert_starts(report.failure.as_deref().unwrap(), failure);
+        assert_eq!(outcome.server.requests().len(), 1);
+    }
 }
 
 #[test]
@@ -275,33 +252,21 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
                 "@echo pwned > '{}' && echo 'wrote outside' || echo 'write outside refused'",
                 target.display()
             )),
-            Reply::text(&block("src/value.txt", "fixed\n")),
+            fixing(""),
         ],
         true,
     );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
+    let build = log(&outcome.report, "1-build.txt");
     if landlock_available() {
         assert!(!target.exists(), "{build}");
-        assert!(build.contains("write outside refused"), "{build}");
-        assert!(
-            outcome.sandbox.starts_with("build sandbox: Landlock"),
-            "{}",
-            outcome.sandbox
-        );
-        assert!(
-            outcome.sandbox.contains("agent-config"),
-            "{}",
-            outcome.sandbox
-        );
+        assert_contains(&build, "write outside refused");
+        assert_starts(&outcome.sandbox, "build sandbox: Landlock");
+        assert_contains(&outcome.sandbox, "agent-config");
     } else {
         // Without Landlock the write happens; the run said why it could not
         // stop it.
         assert!(target.exists());
-        assert!(
-            outcome.sandbox.starts_with("build sandbox: unavailable ("),
-            "{}",
-            outcome.sandbox
-        );
+        assert_starts(&outcome.sandbox, "build sandbox: unavailable (");
     }
     assert_eq!(
         outcome.report.sandbox.as_deref(),
@@ -319,31 +284,26 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
 #[test]
 fn a_build_that_prints_the_key_base64_is_denied_and_never_logged() {
     let recipe = "@cat agent-config/api-key; base64 agent-config/api-key; base64 -w 20 agent-config/api-key; xxd -p agent-config/api-key";
-    // Sandboxed: the key cannot be read at all.
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(recipe), makefile_reply(recipe)],
-        true,
-    );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
-    if landlock_available() {
-        assert!(build.contains("Permission denied"), "{build}");
+    for sandboxed in [true, false] {
+        let repo = project();
+        let outcome = go(
+            &repo,
+            vec![makefile_reply(recipe), makefile_reply(recipe)],
+            sandboxed,
+        );
+        let build = log(&outcome.report, "1-build.txt");
+        if !sandboxed {
+            // Unconfined (build_sandbox = false): the build reads and prints
+            // it, and every form is masked in the logs and in the repair
+            // prompt.
+            assert_contains(&build, "****");
+            assert_eq!(outcome.server.requests().len(), 2, "the repair was asked");
+        } else if landlock_available() {
+            // Sandboxed: the key cannot be read at all.
+            assert_contains(&build, "Permission denied");
+        }
+        assert_no_leak(&outcome);
     }
-    assert_no_leak(&outcome);
-
-    // Unconfined (build_sandbox = false): the build reads and prints it, and
-    // every form is masked in the logs and in the repair prompt.
-    let repo = project();
-    let outcome = go(
-        &repo,
-        vec![makefile_reply(recipe), makefile_reply(recipe)],
-        false,
-    );
-    let build = std::fs::read_to_string(outcome.report.log_dir.join("1-build.txt")).unwrap();
-    assert!(build.contains("****"), "{build}");
-    assert_no_leak(&outcome);
-    assert_eq!(outcome.server.requests().len(), 2, "the repair was asked");
 }
 
 #[test]
@@ -405,23 +365,16 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
     let repo = lock_project();
     let outcome = go(
         &repo,
-        vec![Reply::text(&format!(
-            "{}{}",
-            block(
-                "Cargo.toml",
-                "[package]\nname = \"p\"\n[dependencies]\nserde = \"1\"\n"
-            ),
-            block("src/value.txt", "fixed\n")
+        vec![fixing(&block(
+            "Cargo.toml",
+            "[package]\nname = \"p\"\n[dependencies]\nserde = \"1\"\n",
         ))],
         true,
     );
     assert!(outcome.report.passed, "{:?}", outcome.report.failure);
     assert!(outcome.report.tampered.is_empty());
-    let note = std::fs::read_to_string(outcome.report.log_dir.join("1-protected.txt")).unwrap();
-    assert!(
-        note.starts_with("Cargo.lock was updated by the build"),
-        "{note}"
-    );
+    let note = log(&outcome.report, "1-protected.txt");
+    assert_starts(&note, "Cargo.lock was updated by the build");
 
     // The manifest already names serde; the model only touches src/: the
     // build's change to Cargo.lock is tampering.
@@ -431,11 +384,7 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
         "[package]\nname = \"p\"\n[dependencies]\nserde = \"1\"\n",
     );
     repo.commit_all("depend on serde");
-    let outcome = go(
-        &repo,
-        vec![Reply::text(&block("src/value.txt", "fixed\n"))],
-        true,
-    );
+    let outcome = go(&repo, vec![fixing("")], true);
     assert!(!outcome.report.passed);
     assert_eq!(outcome.report.tampered, ["Cargo.lock (changed)"]);
 }

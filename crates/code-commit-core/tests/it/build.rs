@@ -6,7 +6,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use code_commit_core::build::{BuildError, BuildOptions, BuildStatus, MAX_STREAM_BYTES, run_build};
+use code_commit_core::build::{
+    BuildError, BuildOptions, BuildResult, BuildStatus, MAX_STREAM_BYTES, run_build,
+};
+
+use crate::support::{assert_contains, assert_starts};
 
 /// A project directory holding `build.sh` with `script` and `mode`.
 fn project(script: &str, mode: u32) -> tempfile::TempDir {
@@ -25,17 +29,23 @@ fn options() -> BuildOptions {
     }
 }
 
+/// Runs an executable `build.sh` holding `script` with [`options`]; the
+/// project directory lives as long as the returned handle.
+fn build(script: &str) -> (tempfile::TempDir, BuildResult) {
+    let dir = project(script, 0o755);
+    let result = run_build(dir.path(), &options()).unwrap();
+    (dir, result)
+}
+
 fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap()
 }
 
 #[test]
 fn exit_zero_passes_even_with_stderr_output() {
-    let dir = project(
+    let (_dir, result) = build(
         "#!/bin/sh\necho building\necho 'warning: informational' >&2\nread line\necho \"stdin rc=$?\"\n",
-        0o755,
     );
-    let result = run_build(dir.path(), &options()).unwrap();
     assert_eq!(result.status, BuildStatus::Exited(0));
     assert!(result.passed());
     // stdin is /dev/null: `read` sees end of input at once.
@@ -46,32 +56,22 @@ fn exit_zero_passes_even_with_stderr_output() {
 
 #[test]
 fn nonzero_exit_fails() {
-    let dir = project("#!/bin/sh\necho 'error: no' >&2\nexit 3\n", 0o755);
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build("#!/bin/sh\necho 'error: no' >&2\nexit 3\n");
     assert_eq!(result.status, BuildStatus::Exited(3));
     assert!(!result.passed());
 }
 
 #[test]
 fn killed_by_a_signal_fails() {
-    let dir = project("#!/bin/sh\nkill -9 $$\n", 0o755);
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build("#!/bin/sh\nkill -9 $$\n");
     assert_eq!(result.status, BuildStatus::Signaled);
     assert!(!result.passed());
-    assert!(
-        result
-            .log_text()
-            .starts_with("build.sh was killed by a signal\n")
-    );
+    assert_starts(&result.log_text(), "build.sh was killed by a signal\n");
 }
 
 #[test]
 fn log_text_has_the_exact_format() {
-    let dir = project(
-        "#!/bin/sh\necho out\nprintf 'no newline'\necho err >&2\nexit 3\n",
-        0o755,
-    );
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build("#!/bin/sh\necho out\nprintf 'no newline'\necho err >&2\nexit 3\n");
     assert_eq!(
         result.log_text(),
         "build.sh exited with status 3\n--- stdout ---\nout\nno newline\n--- stderr ---\nerr\n"
@@ -84,8 +84,7 @@ fn log_text_has_the_exact_format() {
 fn an_executable_script_runs_with_its_shebang() {
     // `#!/bin/cat` makes the kernel run `cat build.sh`: the output is the script.
     let script = "#!/bin/cat\nnot a shell command\n";
-    let dir = project(script, 0o755);
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build(script);
     assert!(result.passed());
     assert_eq!(text(&result.stdout), script);
 }
@@ -104,16 +103,14 @@ fn a_script_that_is_not_executable_runs_with_sh() {
 
 #[test]
 fn an_executable_script_without_a_shebang_runs_with_sh() {
-    let dir = project("echo no shebang\n", 0o755);
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build("echo no shebang\n");
     assert!(result.passed(), "{}", result.log_text());
     assert_eq!(text(&result.stdout), "no shebang\n");
 }
 
 #[test]
 fn runs_in_the_project_directory() {
-    let dir = project("#!/bin/sh\npwd -P\n", 0o755);
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (dir, result) = build("#!/bin/sh\npwd -P\n");
     let expected = dir.path().canonicalize().unwrap();
     assert_eq!(text(&result.stdout).trim_end(), expected.to_str().unwrap());
 }
@@ -126,7 +123,7 @@ fn a_missing_build_sh_is_an_error() {
         matches!(&err, BuildError::Missing { path } if path.ends_with("build.sh")),
         "{err:?}"
     );
-    assert!(err.to_string().contains("build.sh"), "{err}");
+    assert_contains(&err.to_string(), "build.sh");
 }
 
 #[test]
@@ -168,7 +165,7 @@ fn a_timeout_kills_the_whole_process_group() {
     assert_eq!(result.status, BuildStatus::TimedOut);
     assert!(!result.passed());
     assert_eq!(text(&result.stdout), "started\n");
-    assert!(result.log_text().starts_with("build.sh timed out after "));
+    assert_starts(&result.log_text(), "build.sh timed out after ");
 
     for name in ["background.pid", "subshell.pid"] {
         let pid: u32 = fs::read_to_string(dir.path().join(name))
@@ -242,11 +239,8 @@ fn build_sh_never_sees_secrets_or_removed_variables() {
 #[test]
 fn several_megabytes_on_both_streams_do_not_deadlock() {
     // stderr first: a runner reading only stdout would block forever here.
-    let dir = project(
-        "#!/bin/sh\nseq 1 300000 >&2\nseq 1 400000\necho 'error: at the end' >&2\nexit 1\n",
-        0o755,
-    );
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) =
+        build("#!/bin/sh\nseq 1 300000 >&2\nseq 1 400000\necho 'error: at the end' >&2\nexit 1\n");
     assert_eq!(result.status, BuildStatus::Exited(1));
     assert!(!result.truncated);
     let expected_stdout: String = (1..=400_000).map(|i| format!("{i}\n")).collect();
@@ -255,7 +249,10 @@ fn several_megabytes_on_both_streams_do_not_deadlock() {
 
     let prompt = result.prompt_text(20_000);
     assert!(prompt.len() <= 20_000, "{}", prompt.len());
-    assert!(prompt.starts_with("build.sh exited with status 1\n--- stdout ---\n1\n2\n3\n"));
+    assert_starts(
+        &prompt,
+        "build.sh exited with status 1\n--- stdout ---\n1\n2\n3\n",
+    );
     assert!(
         prompt.ends_with("\n299999\n300000\nerror: at the end\n"),
         "{prompt}"
@@ -273,13 +270,9 @@ fn several_megabytes_on_both_streams_do_not_deadlock() {
 #[test]
 fn output_beyond_the_limit_keeps_head_and_tail() {
     let total = MAX_STREAM_BYTES + 8 * 1024 * 1024;
-    let dir = project(
-        &format!(
-            "#!/bin/sh\necho FIRST\nhead -c {total} /dev/zero | tr '\\0' 'x'\necho\necho LAST\n"
-        ),
-        0o755,
-    );
-    let result = run_build(dir.path(), &options()).unwrap();
+    let (_dir, result) = build(&format!(
+        "#!/bin/sh\necho FIRST\nhead -c {total} /dev/zero | tr '\\0' 'x'\necho\necho LAST\n"
+    ));
     assert!(result.passed());
     assert!(result.truncated);
     assert!(

@@ -12,6 +12,8 @@ use code_commit_core::parse::{Action, parse};
 use code_commit_core::policy::{Policy, PolicyError, Rejection, Target, verify};
 use testkit::TestRepo;
 
+use crate::support::assert_contains;
+
 /// What one directory entry looks like, without following symlinks.
 #[derive(Debug, PartialEq, Eq)]
 enum Entry {
@@ -492,13 +494,7 @@ fn verify_refuses_a_file_over_an_earlier_directory() {
     let rejections = verify(&policy, &blocks).unwrap_err();
     assert_eq!(rejections.len(), 1);
     assert_eq!(rejections[0].path, "pkg/a");
-    assert!(
-        rejections[0]
-            .reason
-            .contains("needs `pkg/a` to be a directory"),
-        "{}",
-        rejections[0].reason
-    );
+    assert_contains(&rejections[0].reason, "needs `pkg/a` to be a directory");
     assert_eq!(before, fixture.snapshot());
 }
 

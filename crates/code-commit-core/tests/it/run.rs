@@ -6,10 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use code_commit_core::Error;
+use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use testkit::{FakeLlm, Reply, TestRepo};
 
-use crate::support::{block, drive, walk};
+use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
 
 const KEY: &str = "sk-code-commit-secret-key-Zq";
 
@@ -49,8 +50,11 @@ fn go_beside(
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
     let options = RunOptions {
-        build_timeout: Duration::from_secs(60),
-        build_scrub_values: vec![KEY.to_owned()],
+        build: BuildOptions {
+            timeout: Duration::from_secs(60),
+            scrub_values: vec![KEY.to_owned()],
+            ..BuildOptions::default()
+        },
         ..RunOptions::default()
     };
     drive(repo, script, KEY, &options, beside)
@@ -89,13 +93,7 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 #[test]
 fn passes_first_time() {
     let repo = project();
-    let (result, steps, server) = go(
-        &repo,
-        vec![Reply::text(&format!(
-            "Here you go.\n\n{}",
-            block("src/value.txt", "fixed\n")
-        ))],
-    );
+    let (result, steps, server) = go(&repo, vec![fixing("Here you go.\n\n")]);
     let report = result.unwrap();
     assert!(report.passed);
     assert_eq!(report.attempts, 1);
@@ -114,12 +112,9 @@ fn passes_first_time() {
             "summary.txt"
         ]
     );
-    let build = std::fs::read_to_string(report.log_dir.join("1-build.txt")).unwrap();
-    assert!(
-        build.starts_with("build.sh exited with status 0"),
-        "{build}"
-    );
-    assert!(build.contains("building\nok"), "{build}");
+    let build = log(&report, "1-build.txt");
+    assert_starts(&build, "build.sh exited with status 0");
+    assert_contains(&build, "building\nok");
     assert!(matches!(
         steps.last(),
         Some(Step::Built { passed: true, .. })
@@ -127,15 +122,13 @@ fn passes_first_time() {
     // The initial prompt: system prompts, then the query and the codebase.
     let body = server.requests()[0].json();
     let system = body["messages"][0]["content"].as_str().unwrap().to_owned();
-    assert!(system.starts_with("# Project structure"), "{system}");
+    assert_starts(&system, "# Project structure");
     assert!(system.contains("# How to change files"));
     assert!(system.ends_with("so that `build.sh` passes. Reply with the blocks of every file you create, change or remove."));
     let user = prompt(&server, 0);
-    assert!(
-        user.starts_with(
-            "# Query\n\nMake src/value.txt say fixed.\n\n# Codebase\n\n=== src/value.txt"
-        ),
-        "{user}"
+    assert_starts(
+        &user,
+        "# Query\n\nMake src/value.txt say fixed.\n\n# Codebase\n\n=== src/value.txt",
     );
     // The key went in the header only.
     assert_eq!(
@@ -151,12 +144,11 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
     let (result, _steps, server) = go(
         &repo,
         vec![
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "still broken\n"),
-                block("src/new.txt", "new\n")
-            )),
-            Reply::text(&block("src/value.txt", "fixed\n")),
+            blocks(&[
+                ("src/value.txt", "still broken\n"),
+                ("src/new.txt", "new\n"),
+            ]),
+            fixing(""),
         ],
     );
     let report = result.unwrap();
@@ -164,27 +156,21 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
     assert_eq!(report.attempts, 2);
     assert_eq!(report.changed, ["src/new.txt", "src/value.txt"]);
     let repair = prompt(&server, 1);
-    assert!(
-        repair.starts_with("# build.sh output\n\nbuild.sh exited with status 1"),
-        "{repair}"
+    assert_starts(
+        &repair,
+        "# build.sh output\n\nbuild.sh exited with status 1",
     );
-    assert!(
-        repair.contains("error: src/value.txt does not say fixed"),
-        "{repair}"
+    assert_contains(&repair, "error: src/value.txt does not say fixed");
+    assert_contains(
+        &repair,
+        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
     );
-    assert!(
-        repair.contains("--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n"),
-        "{repair}"
-    );
-    assert!(
-        repair.contains("--- FILE REPLACEMENT [src/new.txt] ---\nnew\n"),
-        "{repair}"
-    );
+    assert_contains(&repair, "--- FILE REPLACEMENT [src/new.txt] ---\nnew\n");
     let system = server.requests()[1].json()["messages"][0]["content"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(system.contains("# Task: repair"), "{system}");
+    assert_contains(&system, "# Task: repair");
     assert_eq!(
         log_files(&report),
         [
@@ -207,32 +193,28 @@ fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
     let (result, _steps, server) = go(
         &repo,
         vec![
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "version one\n"),
-                block("src/other.txt", "changed other\n")
-            )),
+            blocks(&[
+                ("src/value.txt", "version one\n"),
+                ("src/other.txt", "changed other\n"),
+            ]),
             Reply::text(&format!(
                 "{}^^^src/other.txt\n^^^delete\n",
                 block("src/value.txt", "version two\n")
             )),
             Reply::text(&block("src/value.txt", "version three\n")),
-            Reply::text(&block("src/value.txt", "fixed\n")),
+            fixing(""),
         ],
     );
     let report = result.unwrap();
     assert!(report.passed);
     assert_eq!(report.attempts, 4, "passes after three repairs");
     let third = prompt(&server, 2);
-    assert!(
-        third.contains("--- FILE REPLACEMENT [src/value.txt] ---\nversion two\n"),
-        "{third}"
+    assert_contains(
+        &third,
+        "--- FILE REPLACEMENT [src/value.txt] ---\nversion two\n",
     );
     assert!(!third.contains("version one"), "{third}");
-    assert!(
-        third.contains("--- FILE REMOVED [src/other.txt] ---"),
-        "{third}"
-    );
+    assert_contains(&third, "--- FILE REMOVED [src/other.txt] ---");
     assert!(!third.contains("changed other"), "{third}");
     let fourth = prompt(&server, 3);
     assert_eq!(
@@ -254,20 +236,14 @@ fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
     assert!(!report.passed);
     assert_eq!(report.attempts, 4);
     assert_eq!(server.requests().len(), 4);
-    let failure = report.failure.unwrap();
-    assert!(
-        failure.contains("still fails after 3 repair rounds"),
-        "{failure}"
-    );
+    let failure = report.failure.as_deref().unwrap();
+    assert_contains(failure, "still fails after 3 repair rounds");
     assert_eq!(
         std::fs::read_to_string(repo.join("src/value.txt")).unwrap(),
         "attempt 4\n"
     );
-    let summary = std::fs::read_to_string(report.log_dir.join("summary.txt")).unwrap();
-    assert!(
-        summary.starts_with("result: failed\nattempts: 4\n"),
-        "{summary}"
-    );
+    let summary = log(&report, "summary.txt");
+    assert_starts(&summary, "result: failed\nattempts: 4\n");
 }
 
 #[test]
@@ -278,16 +254,12 @@ fn rejected_responses_change_nothing_and_are_repaired() {
         &repo,
         vec![
             // A protected path spoils the whole response.
-            Reply::text(&format!(
-                "{}{}",
-                block("src/value.txt", "fixed\n"),
-                block("Cargo.lock", "# mine now\n")
-            )),
+            blocks(&[("src/value.txt", "fixed\n"), ("Cargo.lock", "# mine now\n")]),
             // No blocks at all.
             Reply::text("I think you should edit src/value.txt."),
             // Cut off by the token limit.
             Reply::max_tokens("^^^src/value.txt\nfix"),
-            Reply::text(&block("src/value.txt", "fixed\n")),
+            fixing(""),
         ],
     );
     let report = result.unwrap();
@@ -302,20 +274,10 @@ fn rejected_responses_change_nothing_and_are_repaired() {
         .collect();
     assert_eq!(rejected, [1, 2, 3]);
     let second = prompt(&server, 1);
-    assert!(
-        second.contains("rejected and NOTHING from it was applied"),
-        "{second}"
-    );
-    assert!(second.contains("Cargo.lock"), "{second}");
-    assert!(
-        second.contains("(none: no file has been changed yet)"),
-        "{second}"
-    );
-    assert!(
-        prompt(&server, 2).contains("no ^^^"),
-        "{}",
-        prompt(&server, 2)
-    );
+    assert_contains(&second, "rejected and NOTHING from it was applied");
+    assert_contains(&second, "Cargo.lock");
+    assert_contains(&second, "(none: no file has been changed yet)");
+    assert_contains(&prompt(&server, 2), "no ^^^");
     assert!(prompt(&server, 3).contains("cut off by the output token limit"));
     // Only the final, accepted change differs from the start.
     let mut expected = before;
@@ -353,18 +315,15 @@ fn the_key_never_reaches_the_logs_or_the_build() {
     );
     let (result, _steps, _server) = go(
         &repo,
-        vec![Reply::text(&format!(
-            "By the way your key is {KEY}.\n{}",
-            block("src/value.txt", "fixed\n")
-        ))],
+        vec![fixing(&format!("By the way your key is {KEY}.\n"))],
     );
     let report = result.unwrap();
     assert!(report.passed);
     for name in log_files(&report) {
-        let text = std::fs::read_to_string(report.log_dir.join(&name)).unwrap();
+        let text = log(&report, &name);
         assert!(!text.contains(KEY), "{name} leaks the key");
     }
-    let response = std::fs::read_to_string(report.log_dir.join("1-response.txt")).unwrap();
+    let response = log(&report, "1-response.txt");
     assert!(
         response.contains("Zq"),
         "only the last two characters stay: {response}"
@@ -378,18 +337,10 @@ fn preflight_names_what_is_missing() {
     let repo = project();
     std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("agent-config/codeRollup.txt is missing"),
-        "{err}"
-    );
+    assert_starts(&err.to_string(), "agent-config/codeRollup.txt is missing");
     std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("agent-config/query.txt is missing"),
-        "{err}"
-    );
+    assert_starts(&err.to_string(), "agent-config/query.txt is missing");
 
     let repo = project();
     repo.write(".gitignore", "agent-config\n");
@@ -401,7 +352,7 @@ fn preflight_names_what_is_missing() {
 
     std::fs::remove_file(repo.join("build.sh")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert!(err.to_string().starts_with("build.sh is missing"), "{err}");
+    assert_starts(&err.to_string(), "build.sh is missing");
 }
 
 #[test]
@@ -419,7 +370,7 @@ fn provider_errors_stop_the_run_and_are_logged() {
         .unwrap()
         .path();
     let error = std::fs::read_to_string(run_dir.join("1-error.txt")).unwrap();
-    assert!(error.contains("401"), "{error}");
+    assert_contains(&error, "401");
     assert!(!error.contains(KEY));
 }
 
@@ -434,11 +385,8 @@ fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
     let err = run::preflight(repo.path()).unwrap_err();
     assert!(matches!(&err, Error::Tracked { path, more: 0 } if path == "agent-config/query.txt"));
     let text = err.to_string();
-    assert!(
-        text.starts_with("git tracks agent-config/query.txt: "),
-        "{text}"
-    );
-    assert!(text.contains("git rm -r --cached agent-config"), "{text}");
+    assert_starts(&text, "git tracks agent-config/query.txt: ");
+    assert_contains(&text, "git rm -r --cached agent-config");
 
     // In a subdirectory project, paths are the project's.
     let repo = TestRepo::new();
@@ -476,7 +424,7 @@ fn preflight_reads_only_regular_files_without_links() {
         let repo = project();
         setup(&repo);
         let err = run::preflight(repo.path()).unwrap_err().to_string();
-        assert!(err.starts_with(says), "{err}");
+        assert_starts(&err, says);
     };
     check(
         &|repo| replace_with_fifo(repo, "agent-config/query.txt"),
@@ -540,11 +488,7 @@ fn the_build_does_not_block_the_runtime() {
         }
         std::fs::write(root.join("go"), "").unwrap();
     };
-    let (result, steps, _server) = go_beside(
-        &repo,
-        vec![Reply::text(&block("src/value.txt", "fixed\n"))],
-        beside,
-    );
+    let (result, steps, _server) = go_beside(&repo, vec![fixing("")], beside);
     let report = result.unwrap();
     assert!(report.passed, "{:?}", report.failure);
     assert!(steps.contains(&Step::Built {

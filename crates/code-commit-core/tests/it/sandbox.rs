@@ -13,6 +13,8 @@ use std::time::Duration;
 use code_commit_core::build::{BuildOptions, BuildResult, run_build};
 use code_commit_core::sandbox::{SandboxPolicy, SandboxStatus};
 
+use crate::support::{assert_contains, assert_starts};
+
 /// True when this kernel enforces Landlock (probed on a thread of its own).
 pub fn landlock_available() -> bool {
     use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
@@ -41,11 +43,7 @@ pub fn check_status(status: &SandboxStatus) -> bool {
             panic!("no Landlock here, yet {status:?}");
         };
         assert!(!why.is_empty());
-        assert!(
-            status.describe().contains("unavailable"),
-            "{}",
-            status.describe()
-        );
+        assert_contains(&status.describe(), "unavailable");
         false
     }
 }
@@ -155,11 +153,7 @@ fn the_key_folder_is_unreadable_and_writes_stay_inside() {
             unreachable!()
         };
         assert_eq!(denied, &[fs::canonicalize(setup.key_dir()).unwrap()]);
-        assert!(
-            result.sandbox.describe().contains("cannot read"),
-            "{}",
-            result.sandbox.describe()
-        );
+        assert_contains(&result.sandbox.describe(), "cannot read");
     } else {
         // Detection only: the build was not confined.
         assert!(out.lines().any(|l| l == "key: read"), "{out}");
@@ -184,9 +178,9 @@ fn without_a_key_in_the_project_the_whole_project_is_readable() {
     let out = stdout(&result);
     assert!(result.passed(), "{}", result.log_text());
     assert!(result.notes.is_empty(), "{:?}", result.notes);
-    assert!(out.contains("built\nobj\n"), "{out}");
+    assert_contains(&out, "built\nobj\n");
     if check_status(&result.sandbox) {
-        assert!(out.starts_with("user key: denied\n"), "{out}");
+        assert_starts(&out, "user key: denied\n");
     }
 }
 
@@ -203,8 +197,8 @@ fn new_entries_in_the_project_root_are_run_again_when_the_build_fails_on_them() 
     if check_status(&result.sandbox) {
         assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
         let note = &result.notes[0];
-        assert!(note.contains("target"), "{note}");
-        assert!(note.contains("was run again"), "{note}");
+        assert_contains(note, "target");
+        assert_contains(note, "was run again");
         assert!(result.log_text().contains(note.as_str()));
     } else {
         assert!(result.notes.is_empty());
@@ -217,11 +211,7 @@ fn new_entries_in_the_project_root_are_run_again_when_the_build_fails_on_them() 
     if check_status(&result.sandbox) {
         assert!(!result.passed());
         assert_eq!(result.notes.len(), 4, "{:?}", result.notes);
-        assert!(
-            result.notes[3].contains("~/.config/code-commit/api-key"),
-            "{}",
-            result.notes[3]
-        );
+        assert_contains(&result.notes[3], "~/.config/code-commit/api-key");
     } else {
         assert!(result.passed());
     }

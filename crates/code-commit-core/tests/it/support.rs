@@ -37,6 +37,27 @@ pub fn block(path: &str, content: &str) -> String {
     format!("^^^{path}\n{content}^^^end\n")
 }
 
+/// A reply with a block for each (path, content) of `files`, in order.
+pub fn blocks(files: &[(&str, &str)]) -> Reply {
+    Reply::text(
+        &files
+            .iter()
+            .map(|(path, content)| block(path, content))
+            .collect::<String>(),
+    )
+}
+
+/// The text of the file `name` in the run's log folder.
+pub fn log(report: &Report, name: &str) -> String {
+    fs::read_to_string(report.log_dir.join(name)).unwrap()
+}
+
+/// The reply that makes the test projects pass: `preamble`, then a block
+/// writing `fixed` to `src/value.txt`.
+pub fn fixing(preamble: &str) -> Reply {
+    Reply::text(&format!("{preamble}{}", block("src/value.txt", "fixed\n")))
+}
+
 /// Runs the loop over `repo` against a fake Chat Completions server scripted
 /// with `script`, authenticated with `key`, with `options`; `beside` runs as
 /// another task of the same single-threaded runtime and is stopped when the
@@ -100,4 +121,22 @@ pub fn walk(root: &Path, prune: impl Fn(&str) -> bool) -> Vec<(String, PathBuf, 
         }
     }
     out
+}
+
+/// Fails, showing `haystack`, unless it starts with `prefix`.
+#[track_caller]
+pub fn assert_starts(haystack: &str, prefix: &str) {
+    assert!(
+        haystack.starts_with(prefix),
+        "not starting with {prefix:?}:\n{haystack}"
+    );
+}
+
+/// Fails, showing `haystack`, unless it contains `needle`.
+#[track_caller]
+pub fn assert_contains(haystack: &str, needle: &str) {
+    assert!(
+        haystack.contains(needle),
+        "not containing {needle:?}:\n{haystack}"
+    );
 }

@@ -1,6 +1,8 @@
+use proptest::prelude::RngExt;
+
 use super::*;
 use crate::WIDTH;
-use crate::corpus::Rng;
+use crate::corpus::{pick, rng};
 
 #[track_caller]
 fn check_reflow(input: &str, width: usize, expected: &str) {
@@ -109,12 +111,12 @@ fn reflow_is_idempotent_and_fits_over_a_generated_corpus() {
         "averyveryverylongidentifierthatexceedsnarrowwidths",
     ];
     const BREAKS: &[&str] = &[" ", " ", " ", "\n", "\n\n", "\n- ", "\n1. ", "\n  * "];
-    let mut rng = Rng(42);
+    let mut rng = rng();
     for _ in 0..2000 {
         let mut body = String::new();
-        for _ in 0..=rng.below(30) {
-            body.push_str(rng.pick(WORDS));
-            body.push_str(rng.pick(BREAKS));
+        for _ in 0..=rng.random_range(0..30_usize) {
+            body.push_str(pick(&mut rng, WORDS));
+            body.push_str(pick(&mut rng, BREAKS));
         }
         for width in [8, 20, WIDTH] {
             let wrapped = reflow(&body, width);

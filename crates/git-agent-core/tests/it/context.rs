@@ -8,7 +8,9 @@ use git_agent_core::fit::Shown;
 use git_agent_core::{Error, commit_msg};
 use testkit::TestRepo;
 
-use crate::support::{moved_submodule, prepared, project, stage_retries};
+use crate::support::{
+    assert_has, moved_submodule, prepared, project, stage_retries, task_id_branch,
+};
 
 #[test]
 fn staged_changes_are_the_scope_and_head_is_contrast() {
@@ -63,9 +65,9 @@ fn partially_staged_paths_are_noted() {
     repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { false }\n");
     let p = prepared(&repo, Mode::Staged);
     assert_eq!(p.staged.partially_staged, ["src/net.rs"]);
-    assert!(
-        context::render(&p)
-            .contains("also have unstaged changes, which are NOT part of this commit: src/net.rs")
+    assert_has(
+        &context::render(&p),
+        "also have unstaged changes, which are NOT part of this commit: src/net.rs",
     );
 }
 
@@ -138,10 +140,7 @@ fn renames_binaries_and_deletions_are_listed_with_their_kind() {
     );
     let text = context::render(&p);
     assert!(text.contains("M binary assets/logo.png\n"), "{text}");
-    assert!(
-        text.contains("R +0 -0 src/net.rs -> src/network.rs\n"),
-        "{text}"
-    );
+    assert_has(&text, "R +0 -0 src/net.rs -> src/network.rs\n");
     // The deleted README's removed lines are in the diff.
     assert!(text.contains("-A demo crate."), "{text}");
 }
@@ -288,9 +287,9 @@ fn generated_files_by_attribute_name_and_header_are_compacted() {
         [("src/net.rs".to_owned(), Shown::Whole)]
     );
     let text = context::render(&p);
-    assert!(
-        text.contains("A +400 -0 gen/table.rs [generated: linguist-generated]"),
-        "{text}"
+    assert_has(
+        &text,
+        "A +400 -0 gen/table.rs [generated: linguist-generated]",
     );
 }
 
@@ -439,11 +438,7 @@ fn amend_with_nothing_staged_rewords_the_head_commit() {
 
 #[test]
 fn a_task_id_in_the_branch_is_offered_when_the_team_uses_them() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
-    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
-    repo.checkout_new("feature/proj-77-retry");
-    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    let repo = task_id_branch();
     let p = prepared(&repo, Mode::Staged);
     let task = p.task_id.as_ref().unwrap();
     assert_eq!(task.id, "PROJ-77");
@@ -473,8 +468,9 @@ fn guidance_follows_the_staged_paths() {
         .iter()
         .find(|t| t.starts_with("# AGENTS.md instructions for "))
         .expect("a guidance layer");
-    assert!(
-        guidance.contains("<PROJECT_DOC path=\"src/AGENTS.md\">\nSource rules.\n</PROJECT_DOC>")
+    assert_has(
+        guidance,
+        "<PROJECT_DOC path=\"src/AGENTS.md\">\nSource rules.\n</PROJECT_DOC>",
     );
     assert!(!guidance.contains("Docs rules"));
     assert!(!guidance.contains("Claude rules"));

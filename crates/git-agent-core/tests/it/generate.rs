@@ -6,13 +6,14 @@ use git_agent_core::Error;
 use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, call};
 
-use crate::support::{chat, generate, moved_submodule, project, request, responses, stage_retries};
+use crate::support::{
+    assert_has, chat, generate, moved_submodule, project, repaired, repaired_naming, request,
+    responses, retries_request, strings, task_id_branch, to_amend,
+};
 
 #[test]
 fn a_tool_round_trip_over_the_responses_api() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (server, provider) = responses(vec![
         Reply::tool_calls(vec![call(
             "c1",
@@ -37,12 +38,7 @@ fn a_tool_round_trip_over_the_responses_api() {
     assert_eq!(first["store"], json!(false));
     assert_eq!(first["parallel_tool_calls"], json!(false));
     assert!(first.get("max_tool_calls").is_none());
-    assert!(
-        first["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("You are git-agent")
-    );
+    assert_has(first["instructions"].as_str().unwrap(), "You are git-agent");
     let tools = first["tools"].as_array().unwrap();
     assert!(tools.iter().all(|t| t["strict"] == json!(true)));
     assert!(
@@ -68,19 +64,15 @@ fn a_tool_round_trip_over_the_responses_api() {
     let envelope: Value = serde_json::from_str(output["output"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["ok"], json!(true));
     assert_eq!(envelope["tool"], json!("git_staged_diff_for_paths"));
-    assert!(
-        envelope["data"]["diff"]
-            .as_str()
-            .unwrap()
-            .contains("+    for _ in 0..3 {")
+    assert_has(
+        envelope["data"]["diff"].as_str().unwrap(),
+        "+    for _ in 0..3 {",
     );
 }
 
 #[test]
 fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![Reply::text(
         "<think>The user wants a message. Let me look.</think>\n```\nfix(net): retry connect\n\nRetries three times.\n\nCo-authored-by: Claude <noreply@anthropic.com>\n```",
     )]);
@@ -93,30 +85,25 @@ fn think_blocks_fences_and_unrequested_trailers_are_shaped_away() {
 
 #[test]
 fn one_repair_pass_fixes_an_invalid_message() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let long = format!("fix(net): {}", "retry ".repeat(15));
-    let (server, provider) = chat(vec![
-        Reply::text(&format!("{long}\n\nLet me know if you want changes.")),
-        Reply::text("fix(net): retry connect three times"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert_eq!(generated.message, "fix(net): retry connect three times");
-    let repair = server.requests()[1].raw_text();
+    let (message, requests) = repaired(
+        &req,
+        &format!("{long}\n\nLet me know if you want changes."),
+        "fix(net): retry connect three times",
+    );
+    assert_eq!(message, "fix(net): retry connect three times");
+    let repair = requests[1].raw_text();
     assert!(repair.contains("did not pass validation"), "{repair}");
     assert!(repair.contains("72"), "{repair}");
     assert!(repair.contains("Let me know"), "{repair}");
     // The repair request offers no tool calls.
-    assert_eq!(server.requests()[1].json()["tool_choice"], json!("none"));
+    assert_eq!(requests[1].json()["tool_choice"], json!("none"));
 }
 
 #[test]
 fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![
         Reply::text("Here is my explanation of the change.\n\n```rust\nfn x() {}\n```"),
         Reply::text("Still:\n\n```\ncode\n``` and more"),
@@ -133,9 +120,7 @@ fn a_message_still_invalid_after_the_repair_is_an_error_that_keeps_it() {
 
 #[test]
 fn the_step_budget_ends_in_one_request_without_tools() {
-    let repo = project();
-    stage_retries(&repo);
-    let mut req = request(&repo, false);
+    let (_repo, mut req) = retries_request();
     req.budgets.max_steps = 2;
     let look = || Reply::tool_calls(vec![call("c", "git_staged_stat", json!({}))]);
     let (server, provider) = chat(vec![
@@ -148,18 +133,12 @@ fn the_step_budget_ends_in_one_request_without_tools() {
     assert_eq!(generated.tool_calls, 2);
     let last = server.requests()[2].json();
     assert_eq!(last["tool_choice"], json!("none"));
-    assert!(
-        server.requests()[2]
-            .raw_text()
-            .contains("budget is used up")
-    );
+    assert_has(&server.requests()[2].raw_text(), "budget is used up");
 }
 
 #[test]
 fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (repo, req) = retries_request();
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![
             call("a", "run_shell", json!({"cmd": "rm -rf /"})),
@@ -196,9 +175,7 @@ fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
 
 #[test]
 fn malformed_provider_replies_are_typed_errors() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = responses(vec![Reply::json(200, json!({"output": "not a list"}))]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     assert!(
@@ -216,50 +193,34 @@ fn malformed_provider_replies_are_typed_errors() {
 #[test]
 fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
     let repo = project();
-    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
-    repo.commit_all("fix(net): accept every host (NET-7)\n\nEmpty hosts were refused.");
-    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
-        .stage(&["README.md"]);
+    to_amend(
+        &repo,
+        "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused.",
+    );
     let req = request(&repo, true);
-    let (server, provider) = chat(vec![
-        Reply::text(
-            "docs: also mention hosts in the README\n\nThis amend also updates the README.",
-        ),
-        // The repaired answer keeps the subject but drops the task ID.
-        Reply::text(
-            "fix(net): accept every host\n\nEmpty hosts were refused; the README now says any host is accepted.",
-        ),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
+    // The repaired answer keeps the subject but drops the task ID.
+    let (message, requests) = repaired(
+        &req,
+        "docs: also mention hosts in the README\n\nThis amend also updates the README.",
+        "fix(net): accept every host\n\nEmpty hosts were refused; the README now says any host is accepted.",
+    );
     assert_eq!(
-        generated.message,
+        message,
         "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused; the README now says any host is accepted."
     );
-    let repair = server.requests()[1].raw_text();
-    assert!(
-        repair.contains("fix(net): accept every host (NET-7)"),
-        "{repair}"
-    );
+    let repair = requests[1].raw_text();
+    assert_has(&repair, "fix(net): accept every host (NET-7)");
     assert!(repair.to_lowercase().contains("also"), "{repair}");
     // Amend mode offers the amend tools.
-    let tools: Vec<String> = server.requests()[0].json()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect();
-    assert!(tools.contains(&"git_final_amended_diff".to_owned()));
-    assert!(tools.contains(&"git_amend_delta".to_owned()));
+    let body = requests[0].json();
+    let tools = strings(&body["tools"], "/function/name");
+    assert!(tools.contains(&"git_final_amended_diff"));
+    assert!(tools.contains(&"git_amend_delta"));
 }
 
 #[test]
 fn the_branch_task_id_is_kept_on_the_subject() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
-    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
-    repo.checkout_new("feature/proj-77-retry");
-    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    let repo = task_id_branch();
     let req = request(&repo, false);
     let (_server, provider) = chat(vec![Reply::text("Set a to three")]);
     let generated = generate(&req, provider.as_ref()).unwrap();
@@ -269,17 +230,11 @@ fn the_branch_task_id_is_kept_on_the_subject() {
 #[test]
 fn submodule_summaries_must_be_in_the_message() {
     let (parent, _sub) = moved_submodule(&["Fix overflow in the parser"]);
-    let req = request(&parent, false);
-    let (server, provider) = chat(vec![
-        Reply::text("Update submodule"),
-        Reply::text("Update vendor/lib\n\n- Fix overflow in the parser"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert!(server.requests()[1].raw_text().contains("vendor/lib"));
-    assert_eq!(
-        generated.message,
-        "Update vendor/lib\n\n- Fix overflow in the parser"
+    repaired_naming(
+        &parent,
+        "Update submodule",
+        "Update vendor/lib\n\n- Fix overflow in the parser",
+        "vendor/lib",
     );
 }
 
@@ -296,27 +251,18 @@ fn a_lockfile_only_message_must_name_a_package() {
         "version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.210\"\n",
     )
     .stage(&["Cargo.lock"]);
-    let req = request(&repo, false);
-    let (server, provider) = chat(vec![
-        Reply::text("Update dependencies"),
-        Reply::text("Bump serde from 1.0.200 to 1.0.210"),
-    ]);
-    let generated = generate(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
-    assert!(server.requests()[1].raw_text().contains("serde"));
-    assert_eq!(generated.message, "Bump serde from 1.0.200 to 1.0.210");
-    assert!(
-        server.requests()[0]
-            .raw_text()
-            .contains("serde 1.0.200 → 1.0.210")
+    let requests = repaired_naming(
+        &repo,
+        "Update dependencies",
+        "Bump serde from 1.0.200 to 1.0.210",
+        "serde",
     );
+    assert_has(&requests[0].raw_text(), "serde 1.0.200 → 1.0.210");
 }
 
 #[test]
 fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
-    let repo = project();
-    stage_retries(&repo);
-    let req = request(&repo, false);
+    let (_repo, req) = retries_request();
     let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     match err {

@@ -5,7 +5,7 @@ use git_agent_core::commit_msg::{self, Options, Request};
 use git_agent_core::context::Mode;
 use testkit::TestRepo;
 
-use crate::support::{project, stage_retries};
+use crate::support::{project, stage_retries, to_amend};
 
 /// The request layers as one reviewable text, temp paths replaced.
 fn layers(request: &Request, repo: &TestRepo) -> String {
@@ -47,10 +47,10 @@ fn commit_message_request() {
 #[test]
 fn amend_message_request() {
     let repo = guided_project();
-    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
-    repo.commit_all("fix(net): accept every host\n\nEmpty hosts were refused.\n\nRefs: NET-7");
-    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
-        .stage(&["README.md"]);
+    to_amend(
+        &repo,
+        "fix(net): accept every host\n\nEmpty hosts were refused.\n\nRefs: NET-7",
+    );
     let request = commit_msg::prepare(
         repo.path(),
         &Options {

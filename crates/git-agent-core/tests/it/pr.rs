@@ -7,22 +7,7 @@ use git_agent_core::{Error, pr_message};
 use serde_json::json;
 use testkit::{Reply, TestRepo, call};
 
-use crate::support::{chat, project};
-
-fn run(
-    request: &pr_message::Request,
-    provider: &dyn llm::LlmProvider,
-) -> Result<git_agent_core::commit_msg::Generated, Error> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(pr_message::generate(
-            request,
-            provider,
-            &mut agent::NullSink,
-        ))
-}
+use crate::support::{assert_has, chat, generate, project, repaired};
 
 /// `project()` on main (origin/main = HEAD), then a feature branch with three
 /// commits, and one more commit on origin/main after the branch forked.
@@ -87,10 +72,7 @@ fn without_origin_head_it_says_how_to_set_it() {
     repo.commit_file("x.txt", "x\n", "add x");
     let err = pr_message::prepare(repo.path(), &Options::default()).unwrap_err();
     assert!(matches!(err, Error::NoOriginHead), "{err:?}");
-    assert!(
-        err.to_string()
-            .contains("git remote set-head origin --auto")
-    );
+    assert_has(&err.to_string(), "git remote set-head origin --auto");
 }
 
 #[test]
@@ -112,7 +94,7 @@ fn no_tools_are_offered_and_calling_one_fails() {
         "git_staged_diff",
         json!({}),
     )])]);
-    let err = run(&req, provider.as_ref()).unwrap_err();
+    let err = generate(&req, provider.as_ref()).unwrap_err();
     assert!(
         matches!(err, Error::Agent(agent::AgentError::ToolsNotAllowed { ref tool }) if tool == "git_staged_diff"),
         "{err:?}"
@@ -129,26 +111,21 @@ fn no_tools_are_offered_and_calling_one_fails() {
 fn the_squash_message_is_conventional_and_repaired_once_without_tools() {
     let repo = branch();
     let req = request(&repo);
-    let (server, provider) = chat(vec![
-        Reply::text(
-            "Retry connects\n\n## Summary\n\nThis PR makes connect retry.\n\n- wip: retry loop\n- docs: mention retries\n- address review",
-        ),
-        Reply::text(
-            "feat(net): retry connects three times\n\nConnect retries a failed attempt up to three times; the README says so and add() no longer overflows.",
-        ),
-    ]);
-    let generated = run(&req, provider.as_ref()).unwrap();
-    assert!(generated.repaired);
+    let (message, requests) = repaired(
+        &req,
+        "Retry connects\n\n## Summary\n\nThis PR makes connect retry.\n\n- wip: retry loop\n- docs: mention retries\n- address review",
+        "feat(net): retry connects three times\n\nConnect retries a failed attempt up to three times; the README says so and add() no longer overflows.",
+    );
     assert_eq!(
-        generated.message,
+        message,
         "feat(net): retry connects three times\n\nConnect retries a failed attempt up to three times; the README says so\nand add() no longer overflows."
     );
-    let repair = server.requests()[1].raw_text();
+    let repair = requests[1].raw_text();
     assert!(repair.contains("Conventional Commits"), "{repair}");
     assert!(repair.contains("pull-request prose"), "{repair}");
     assert!(repair.contains("one by one"), "{repair}");
     // The repair request offers no tools either.
-    assert!(server.requests()[1].json().get("tools").is_none());
+    assert!(requests[1].json().get("tools").is_none());
 }
 
 #[test]

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use git_agent_core::commit_msg::{self, Generated, Options, Request};
+use git_agent_core::commit_msg::{self, Generated, MessageRequest, Options, Request};
 use git_agent_core::context::{self, Limits, Mode, Prepared};
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Flavor, RecordedRequest, Reply, TestRepo};
 
 /// A provider of `kind` for `server`, with quick retries.
 pub fn provider(server: &FakeLlm, kind: ProviderKind) -> Arc<dyn LlmProvider> {
@@ -54,20 +54,66 @@ pub fn request(repo: &TestRepo, amend: bool) -> Request {
     .unwrap()
 }
 
-/// Runs `generate` to the end.
-pub fn generate(
-    request: &Request,
-    provider: &dyn LlmProvider,
-) -> Result<Generated, git_agent_core::Error> {
+/// Asserts that `text` contains `needle`, showing `text` if not.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+}
+
+/// The string at `pointer` (a JSON pointer) in each item of the array `list`.
+pub fn strings<'a>(list: &'a serde_json::Value, pointer: &str) -> Vec<&'a str> {
+    let items = list.as_array().unwrap().iter();
+    items
+        .map(|item| item.pointer(pointer).unwrap().as_str().unwrap())
+        .collect()
+}
+
+/// Runs `future` to the end on a current-thread runtime.
+pub fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(commit_msg::generate(
-            request,
-            provider,
-            &mut agent::NullSink,
-        ))
+        .block_on(future)
+}
+
+/// Runs `generate` to the end.
+pub fn generate(
+    request: &impl MessageRequest,
+    provider: &dyn LlmProvider,
+) -> Result<Generated, git_agent_core::Error> {
+    block_on(commit_msg::generate(
+        request,
+        provider,
+        &mut agent::NullSink,
+    ))
+}
+
+/// Runs `request` against a chat server whose first answer fails the checks
+/// and whose second, the repair pass's, passes: the message and the requests.
+pub fn repaired(
+    request: &impl MessageRequest,
+    first: &str,
+    second: &str,
+) -> (String, Vec<RecordedRequest>) {
+    let (server, provider) = chat(vec![Reply::text(first), Reply::text(second)]);
+    let generated = generate(request, provider.as_ref()).unwrap();
+    assert!(generated.repaired);
+    (generated.message, server.requests())
+}
+
+/// [`repaired`] for a commit in `repo`, where the repair request names
+/// `missing` and the repaired answer is the message as it is: the requests.
+pub fn repaired_naming(
+    repo: &TestRepo,
+    first: &str,
+    second: &str,
+    missing: &str,
+) -> Vec<RecordedRequest> {
+    let (message, requests) = repaired(&request(repo, false), first, second);
+    assert_eq!(message, second);
+    assert_has(&requests[1].raw_text(), missing);
+    requests
 }
 
 /// Stages [`testkit::NET_RS_WITH_RETRIES`] as `src/net.rs`: `connect` tries
@@ -75,6 +121,35 @@ pub fn generate(
 pub fn stage_retries(repo: &TestRepo) {
     repo.write("src/net.rs", testkit::NET_RS_WITH_RETRIES)
         .stage(&["src/net.rs"]);
+}
+
+/// A commit to amend in `repo`: HEAD becomes a `connect` that accepts every
+/// host (committed as `message`), and a README line about it is staged.
+pub fn to_amend(repo: &TestRepo, message: &str) {
+    repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { true }\n");
+    repo.commit_all(message);
+    repo.write("README.md", "# demo\n\nConnect accepts any host.\n")
+        .stage(&["README.md"]);
+}
+
+/// A team that ends subjects with Jira keys, on branch
+/// `feature/proj-77-retry` with a change staged.
+pub fn task_id_branch() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "1\n", "Add a (PROJ-1)");
+    repo.commit_file("a.txt", "2\n", "Change a (PROJ-2)");
+    repo.checkout_new("feature/proj-77-retry");
+    repo.write("a.txt", "3\n").stage(&["a.txt"]);
+    repo
+}
+
+/// [`project`] with [`stage_retries`], and the request for a new commit's
+/// message.
+pub fn retries_request() -> (TestRepo, Request) {
+    let repo = project();
+    stage_retries(&repo);
+    let request = request(&repo, false);
+    (repo, request)
 }
 
 /// A repository whose submodule `vendor/lib` moved: one commit in the

@@ -6,18 +6,34 @@ use git_agent_core::tools;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::support::project;
+use crate::support::{assert_has, project, strings};
 
-/// Calls `name` with `args` and returns the envelope.
-fn call(repo: &TestRepo, mode: Mode, name: &str, args: Value) -> Value {
-    tools::registry(repo.path(), mode)
-        .dispatch(name, &args)
-        .to_value()
+/// The tools of one mode over a repository, called as the model calls them.
+struct Tools(agent::ToolRegistry);
+
+impl Tools {
+    fn new(repo: &TestRepo, mode: Mode) -> Tools {
+        Tools(tools::registry(repo.path(), mode))
+    }
+
+    /// Calls `name` with `args` and returns the envelope.
+    fn call(&self, name: &str, args: Value) -> Value {
+        self.0.dispatch(name, &args).to_value()
+    }
+
+    /// Calls `name` with `args`, which must succeed, and returns the data.
+    #[track_caller]
+    fn data(&self, name: &str, args: Value) -> Value {
+        let envelope = self.call(name, args);
+        assert_eq!(envelope["ok"], json!(true), "{envelope:#}");
+        envelope["data"].clone()
+    }
 }
 
-fn ok(envelope: &Value) -> &Value {
-    assert_eq!(envelope["ok"], json!(true), "{envelope:#}");
-    &envelope["data"]
+/// Asserts that `value` is a string containing `needle`.
+#[track_caller]
+fn assert_str_has(value: &Value, needle: &str) {
+    assert_has(value.as_str().unwrap(), needle);
 }
 
 /// `project()` with HEAD changing net.rs and a staged change to lib.rs plus a
@@ -41,75 +57,46 @@ fn amend_scene() -> TestRepo {
 #[test]
 fn staged_paths_status_and_stat() {
     let repo = amend_scene();
-    let data = ok(&call(&repo, Mode::Staged, "git_staged_paths", json!({}))).clone();
+    let staged = Tools::new(&repo, Mode::Staged);
+    let data = staged.data("git_staged_paths", json!({}));
     assert_eq!(
         data,
         json!({"paths": [{"path": "Cargo.lock", "status": "M"}, {"path": "src/lib.rs", "status": "M"}], "count": 2})
     );
-    let data = ok(&call(&repo, Mode::Staged, "git_staged_status", json!({}))).clone();
+    let data = staged.data("git_staged_status", json!({}));
     assert_eq!(data["branch"], json!("main"));
     assert_eq!(data["untracked"], json!(1));
-    let xy: Vec<(String, String)> = data["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["xy"].as_str().unwrap().to_owned(),
-                e["path"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let entries = &data["entries"];
+    assert_eq!(strings(entries, "/xy"), ["M ", " M", "M "]);
     assert_eq!(
-        xy,
-        [
-            ("M ".to_owned(), "Cargo.lock".to_owned()),
-            (" M".to_owned(), "README.md".to_owned()),
-            ("M ".to_owned(), "src/lib.rs".to_owned()),
-        ]
+        strings(entries, "/path"),
+        ["Cargo.lock", "README.md", "src/lib.rs"]
     );
-    let data = ok(&call(&repo, Mode::Staged, "git_staged_stat", json!({}))).clone();
+    let data = staged.data("git_staged_stat", json!({}));
     assert_eq!(data["additions"], json!(2));
     assert_eq!(data["files"][0]["kind"], json!("lockfile (Cargo)"));
     // Arguments that are not in the schema are refused.
-    let envelope = call(&repo, Mode::Staged, "git_staged_stat", json!({"all": true}));
+    let envelope = staged.call("git_staged_stat", json!({"all": true}));
     assert_eq!(envelope["ok"], json!(false));
 }
 
 #[test]
 fn staged_diffs_summarize_lockfiles_unless_asked_by_path() {
     let repo = amend_scene();
-    let data = ok(&call(&repo, Mode::Staged, "git_staged_diff", json!({}))).clone();
+    let staged = Tools::new(&repo, Mode::Staged);
+    let data = staged.data("git_staged_diff", json!({}));
     let diff = data["diff"].as_str().unwrap();
     assert!(diff.contains("+/// Adds two numbers."), "{diff}");
     assert!(!diff.contains("Cargo.lock"), "{diff}");
-    assert!(
-        data["lockfile_summaries"][0]
-            .as_str()
-            .unwrap()
-            .contains("serde 1.0.200 → 1.0.210")
-    );
-    let data = ok(&call(
-        &repo,
-        Mode::Staged,
+    assert_str_has(&data["lockfile_summaries"][0], "serde 1.0.200 → 1.0.210");
+    let data = staged.data(
         "git_staged_diff_for_paths",
         json!({"paths": ["Cargo.lock"], "context_lines": 0}),
-    ))
-    .clone();
-    assert!(
-        data["diff"]
-            .as_str()
-            .unwrap()
-            .contains("+version = \"1.0.210\"")
     );
+    assert_str_has(&data["diff"], "+version = \"1.0.210\"");
     assert_eq!(data["files"].as_array().unwrap().len(), 1);
     for bad in [json!({"paths": []}), json!({"paths": ["../x"]}), json!({})] {
-        let envelope = call(
-            &repo,
-            Mode::Staged,
-            "git_staged_diff_for_paths",
-            bad.clone(),
-        );
+        let envelope = staged.call("git_staged_diff_for_paths", bad.clone());
         assert_eq!(envelope["ok"], json!(false), "{bad}");
     }
 }
@@ -117,47 +104,23 @@ fn staged_diffs_summarize_lockfiles_unless_asked_by_path() {
 #[test]
 fn head_and_amend_views() {
     let repo = amend_scene();
-    let data = ok(&call(&repo, Mode::Amend, "git_head_show", json!({}))).clone();
+    let staged = Tools::new(&repo, Mode::Staged);
+    let amend = Tools::new(&repo, Mode::Amend);
+    let data = amend.data("git_head_show", json!({}));
     assert_eq!(data["message"], json!("fix(net): accept every host\n"));
     assert_eq!(data["files"].as_array().unwrap().len(), 2);
     assert_eq!(data["parents"].as_array().unwrap().len(), 1);
 
-    let data = ok(&call(
-        &repo,
-        Mode::Amend,
-        "git_diff_against_parent",
-        json!({"paths": ["src"]}),
-    ))
-    .clone();
-    assert!(
-        data["diff"]
-            .as_str()
-            .unwrap()
-            .contains("+pub fn connect(_: &str) -> bool { true }")
-    );
+    let data = amend.data("git_diff_against_parent", json!({"paths": ["src"]}));
+    assert_str_has(&data["diff"], "+pub fn connect(_: &str) -> bool { true }");
 
     // Final = HEAD's change and the staged one, against HEAD's parent.
-    let data = ok(&call(
-        &repo,
-        Mode::Amend,
-        "git_final_amended_diff",
-        json!({}),
-    ))
-    .clone();
-    let paths: Vec<&str> = data["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["Cargo.lock", "src/lib.rs", "src/net.rs"]);
-    let data = ok(&call(
-        &repo,
-        Mode::Amend,
-        "git_amend_delta",
-        json!({"paths": ["src"]}),
-    ))
-    .clone();
+    let data = amend.data("git_final_amended_diff", json!({}));
+    assert_eq!(
+        strings(&data["files"], "/path"),
+        ["Cargo.lock", "src/lib.rs", "src/net.rs"]
+    );
+    let data = amend.data("git_amend_delta", json!({"paths": ["src"]}));
     let diff = data["diff"].as_str().unwrap();
     assert!(
         diff.contains("src/lib.rs") && !diff.contains("src/net.rs"),
@@ -165,74 +128,45 @@ fn head_and_amend_views() {
     );
 
     // Normal mode does not offer the amend tools.
-    let envelope = call(&repo, Mode::Staged, "git_final_amended_diff", json!({}));
+    let envelope = staged.call("git_final_amended_diff", json!({}));
     assert_eq!(envelope["ok"], json!(false));
 }
 
 #[test]
 fn recent_commits_and_files_at_revisions() {
     let repo = amend_scene();
-    let data = ok(&call(
-        &repo,
-        Mode::Staged,
-        "git_recent_commits",
-        json!({"limit": 2}),
-    ))
-    .clone();
-    let subjects: Vec<&str> = data["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let staged = Tools::new(&repo, Mode::Staged);
+    let data = staged.data("git_recent_commits", json!({"limit": 2}));
     assert_eq!(
-        subjects,
+        strings(&data["commits"], "/subject"),
         ["fix(net): accept every host", "docs: document add"]
     );
     assert_eq!(
-        call(
-            &repo,
-            Mode::Staged,
-            "git_recent_commits",
-            json!({"limit": 500})
-        )["ok"],
+        staged.call("git_recent_commits", json!({"limit": 500}))["ok"],
         json!(false)
     );
 
-    let data = ok(&call(
-        &repo,
-        Mode::Staged,
+    let data = staged.data(
         "git_show_file_at_rev",
         json!({"rev": "HEAD~1", "path": "src/net.rs"}),
-    ))
-    .clone();
+    );
     assert_eq!(
         data["content"],
         json!(
             "     1\tpub fn connect(host: &str) -> bool {\n     2\t    !host.is_empty()\n     3\t}\n"
         )
     );
-    let data = ok(&call(
-        &repo,
-        Mode::Staged,
+    let data = staged.data(
         "git_show_file_at_rev",
         json!({"rev": "INDEX", "path": "src/lib.rs", "start_line": 3, "max_lines": 1}),
-    ))
-    .clone();
+    );
     assert_eq!(data["content"], json!("     3\t/// Adds two numbers.\n"));
-    let envelope = call(
-        &repo,
-        Mode::Staged,
+    let envelope = staged.call(
         "git_show_file_at_rev",
         json!({"rev": "INDEX", "path": "src/lib.rs", "start_line": 3, "max_lines": 1}),
     );
     assert_eq!(envelope["truncated"], json!(true));
-    assert!(
-        envelope["truncation"]["hint"]
-            .as_str()
-            .unwrap()
-            .contains("start_line 4")
-    );
+    assert_str_has(&envelope["truncation"]["hint"], "start_line 4");
     for (args, code) in [
         (
             json!({"rev": "nope", "path": "src/lib.rs"}),
@@ -252,7 +186,7 @@ fn recent_commits_and_files_at_revisions() {
             "INVALID_ARGUMENT",
         ),
     ] {
-        let envelope = call(&repo, Mode::Staged, "git_show_file_at_rev", args.clone());
+        let envelope = staged.call("git_show_file_at_rev", args.clone());
         assert_eq!(envelope["error"]["code"], json!(code), "{args}: {envelope}");
     }
 }
@@ -262,16 +196,12 @@ fn big_results_are_cut_with_a_hint() {
     let repo = project();
     let big: String = (0..3000).map(|i| format!("line number {i}\n")).collect();
     repo.write("big.txt", &big).stage(&["big.txt"]);
-    let envelope = call(&repo, Mode::Staged, "git_staged_diff", json!({}));
+    let staged = Tools::new(&repo, Mode::Staged);
+    let envelope = staged.call("git_staged_diff", json!({}));
     assert_eq!(envelope["truncated"], json!(true));
     let truncation = &envelope["truncation"];
     assert_eq!(truncation["limit"], json!("lines"));
-    assert!(
-        truncation["hint"]
-            .as_str()
-            .unwrap()
-            .contains("git_staged_diff_for_paths")
-    );
+    assert_str_has(&truncation["hint"], "git_staged_diff_for_paths");
     assert!(envelope.to_string().len() <= tools::LIMITS.max_bytes);
 }
 

@@ -1,7 +1,7 @@
 //! Typed diffs against real repositories.
 
 use gitctx::{DiffOptions, DiffTarget, FileMode, FileStatus, LineKind};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
 
@@ -67,8 +67,8 @@ fn modification_hunks_carry_line_numbers_and_context() {
     assert_eq!(added[1].new_lineno, Some(11));
     assert_eq!(added[1].content, "line ten and a half");
     let unified = diff.to_unified();
-    assert!(unified.contains("@@ -7,7 +7,8 @@"), "{unified}");
-    assert!(unified.contains("\n-line 10\n+line ten\n"), "{unified}");
+    assert_contains(&unified, "@@ -7,7 +7,8 @@");
+    assert_contains(&unified, "\n-line 10\n+line ten\n");
 
     let wide = DiffOptions {
         context_lines: 0,
@@ -132,15 +132,9 @@ fn renames_deletions_and_mode_changes() {
     assert_eq!(chmod.new_mode, Some(FileMode::Executable));
     assert!(chmod.hunks.is_empty());
     let unified = diff.to_unified();
-    assert!(
-        unified.contains("rename from old/name.rs\nrename to new/name.rs"),
-        "{unified}"
-    );
-    assert!(unified.contains("deleted file mode 100644"), "{unified}");
-    assert!(
-        unified.contains("old mode 100644\nnew mode 100755"),
-        "{unified}"
-    );
+    assert_contains(&unified, "rename from old/name.rs\nrename to new/name.rs");
+    assert_contains(&unified, "deleted file mode 100644");
+    assert_contains(&unified, "old mode 100644\nnew mode 100755");
 
     let no_renames = DiffOptions {
         detect_renames: false,
@@ -163,9 +157,9 @@ fn binary_files_have_no_hunks_and_no_counts() {
     assert_eq!(f.status, FileStatus::Modified);
     let stat = &diff.numstat()[0];
     assert_eq!((stat.additions, stat.deletions), (None, None));
-    assert!(
-        diff.to_unified()
-            .contains("Binary files a/img.png and b/img.png differ")
+    assert_contains(
+        &diff.to_unified(),
+        "Binary files a/img.png and b/img.png differ",
     );
 }
 

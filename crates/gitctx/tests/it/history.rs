@@ -1,8 +1,9 @@
 //! The walks that choose which commits to compare: unreachable from some
 //! commits or from every ref, committed since a date, what the reflog says.
 
-use crate::open;
-use crate::patch_id::{forked, id};
+use crate::patch_id::forked;
+use crate::{id, open};
+use testkit::assert_starts_with;
 
 #[test]
 fn unreachable_commits_and_commits_since_a_date() {
@@ -40,9 +41,9 @@ fn the_reflog_tells_a_cherry_pick() {
     let plain = repo.commit_file("z.txt", "z\n", "plain");
     let r = open(&repo);
     let message = r.reflog_message("HEAD", id(&picked), 50).unwrap().unwrap();
-    assert!(message.starts_with("cherry-pick"), "{message}");
+    assert_starts_with(&message, "cherry-pick");
     let message = r.reflog_message("HEAD", id(&plain), 50).unwrap().unwrap();
-    assert!(message.starts_with("commit"), "{message}");
+    assert_starts_with(&message, "commit");
     assert_eq!(r.reflog_message("HEAD", id(&topic), 0).unwrap(), None);
     assert_eq!(
         r.reflog_message("refs/heads/nope", id(&topic), 50).unwrap(),
@@ -87,7 +88,7 @@ fn the_reflog_names_an_amend_only_at_depth_one_when_it_is_newest() {
     let amended = repo.rev_parse("HEAD");
     let r = open(&repo);
     let message = r.reflog_message("HEAD", id(&amended), 1).unwrap().unwrap();
-    assert!(message.starts_with("commit (amend)"), "{message}");
+    assert_starts_with(&message, "commit (amend)");
     let later = repo.commit_file("b.txt", "b\n", "later");
     assert_eq!(r.reflog_message("HEAD", id(&amended), 1).unwrap(), None);
     assert!(r.reflog_message("HEAD", id(&later), 1).unwrap().is_some());

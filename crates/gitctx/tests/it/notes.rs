@@ -1,42 +1,30 @@
 //! Notes: reading, writing, fan-out trees, interoperability with `git notes`, and
 //! concurrent compare-and-swap writers.
 
-use std::fmt::Write as _;
-
 use gitctx::{ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
-use crate::{child, open};
+use crate::{Fixture, child, git_note, id, import_notes, open};
 
 const REF: &str = "refs/notes/ultragit";
 
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
-
 #[test]
 fn write_read_overwrite_remove_and_list() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let b = repo.commit_file("a.txt", "b\n", "b");
-    let r = open(&repo);
-    let notes = r.notes("ultragit").unwrap();
+    let (f, [a, b]) = Fixture::with_commits();
+    let notes = f.notes("ultragit");
     assert_eq!(notes.refname(), REF);
     assert_eq!(notes.tip().unwrap(), None);
-    assert_eq!(notes.read(id(&a)).unwrap(), None);
+    assert_eq!(notes.read(a).unwrap(), None);
     assert!(notes.list().unwrap().is_empty());
-    assert!(!notes.remove(id(&a)).unwrap());
+    assert!(!notes.remove(a).unwrap());
 
-    let outcome = notes.write(id(&a), "{\"note\":\"é\"}").unwrap();
+    let outcome = notes.write(a, "{\"note\":\"é\"}").unwrap();
     assert_eq!(outcome.attempts, 1);
     assert_eq!(notes.tip().unwrap(), Some(outcome.notes_commit));
-    assert_eq!(
-        notes.read(id(&a)).unwrap().as_deref(),
-        Some("{\"note\":\"é\"}")
-    );
-    notes.write(id(&b), "second").unwrap();
-    notes.write(id(&a), "replaced").unwrap();
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("replaced"));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("{\"note\":\"é\"}"));
+    notes.write(b, "second").unwrap();
+    notes.write(a, "replaced").unwrap();
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("replaced"));
 
     let listed: Vec<String> = notes
         .list()
@@ -44,25 +32,23 @@ fn write_read_overwrite_remove_and_list() {
         .iter()
         .map(|e| e.target.to_hex())
         .collect();
-    let mut expected = vec![a.clone(), b.clone()];
+    let mut expected = vec![a.to_hex(), b.to_hex()];
     expected.sort();
     assert_eq!(listed, expected);
 
-    let many = notes.read_many(&[id(&b), id(&a), ObjectId::ZERO]).unwrap();
+    let many = notes.read_many(&[b, a, ObjectId::ZERO]).unwrap();
     assert_eq!(
         many.found,
-        vec![
-            (id(&b), "second".to_owned()),
-            (id(&a), "replaced".to_owned())
-        ]
+        vec![(b, "second".to_owned()), (a, "replaced".to_owned())]
     );
     assert!(many.too_large.is_empty());
 
-    assert!(notes.remove(id(&a)).unwrap());
-    assert_eq!(notes.read(id(&a)).unwrap(), None);
+    assert!(notes.remove(a).unwrap());
+    assert_eq!(notes.read(a).unwrap(), None);
     assert_eq!(notes.list().unwrap().len(), 1);
     // History of the notes ref is kept: each write is a commit on top of the last.
-    let count = repo
+    let count = f
+        .repo
         .command()
         .args(["rev-list", "--count", REF])
         .run_text()
@@ -72,42 +58,27 @@ fn write_read_overwrite_remove_and_list() {
 
 #[test]
 fn git_reads_our_notes_and_we_read_gits() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let b = repo.commit_file("a.txt", "b\n", "b");
-    let r = open(&repo);
-    let notes = r.notes(REF).unwrap();
-    notes.write(id(&a), "ours\n").unwrap();
-    let shown = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "show", &a])
-        .run_text()
-        .unwrap();
-    assert_eq!(shown, "ours\n");
-    repo.git(&["notes", "--ref=ultragit", "add", "-m", "theirs", &b]);
-    assert_eq!(notes.read(id(&b)).unwrap().as_deref(), Some("theirs\n"));
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("ours\n"));
+    let (f, [a, b]) = Fixture::with_commits();
+    let notes = f.notes(REF);
+    notes.write(a, "ours\n").unwrap();
+    assert_eq!(git_note(&f.repo, &a.to_hex()).as_deref(), Some("ours\n"));
+    f.repo.git(&[
+        "notes",
+        "--ref=ultragit",
+        "add",
+        "-m",
+        "theirs",
+        &b.to_hex(),
+    ]);
+    assert_eq!(notes.read(b).unwrap().as_deref(), Some("theirs\n"));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("ours\n"));
 }
 
 #[test]
 fn fanned_out_notes_trees_are_read_and_written_in_place() {
     let repo = TestRepo::new();
     let shas = repo.commit_many(400, "counter.txt");
-    // fast-import fans the notes tree out once it holds many notes, as git does.
-    let mut stream = String::new();
-    let _ = writeln!(stream, "commit {REF}");
-    let _ = writeln!(stream, "committer T <t@e> 1700000000 +0000");
-    let _ = writeln!(stream, "data 5\nnotes");
-    for sha in &shas[..300] {
-        let text = format!("note of {sha}\n");
-        let _ = writeln!(stream, "N inline {sha}");
-        let _ = writeln!(stream, "data {}\n{text}", text.len());
-    }
-    repo.command()
-        .args(["fast-import", "--quiet"])
-        .stdin(stream)
-        .run()
-        .unwrap();
+    import_notes(&repo, REF, &shas[..300]);
     let top = repo.command().args(["ls-tree", REF]).run_text().unwrap();
     assert!(
         top.lines().all(|l| l.contains(" tree ")),
@@ -132,49 +103,36 @@ fn fanned_out_notes_trees_are_read_and_written_in_place() {
         top.lines().all(|l| l.contains(" tree ")),
         "still fanned out:\n{top}"
     );
-    for (sha, expected) in [(&shas[5], "rewritten\n"), (&shas[350], "brand new\n")] {
-        let shown = repo
-            .command()
-            .args(["notes", "--ref=ultragit", "show", sha])
-            .run_text()
-            .unwrap();
-        assert_eq!(shown, expected);
-    }
-    let missing = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "show", &shas[6]])
-        .run_unchecked()
-        .unwrap();
-    assert!(!missing.status.success());
+    assert_eq!(git_note(&repo, &shas[5]).as_deref(), Some("rewritten\n"));
+    assert_eq!(git_note(&repo, &shas[350]).as_deref(), Some("brand new\n"));
+    assert_eq!(git_note(&repo, &shas[6]), None);
 }
 
 #[test]
 fn write_with_decides_on_the_current_note() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let r = open(&repo);
-    let notes = r.notes(REF).unwrap();
+    let (f, [a]) = Fixture::with_commits();
+    let notes = f.notes(REF);
     // Only if absent: the first write happens, the second is declined.
     let absent = |text: &'static str| {
         move |current: Option<&str>| current.is_none().then(|| text.to_owned())
     };
-    assert!(notes.write_with(id(&a), absent("first")).unwrap().is_some());
+    assert!(notes.write_with(a, absent("first")).unwrap().is_some());
     let tip = notes.tip().unwrap();
-    assert_eq!(notes.write_with(id(&a), absent("second")).unwrap(), None);
+    assert_eq!(notes.write_with(a, absent("second")).unwrap(), None);
     assert_eq!(
         notes.tip().unwrap(),
         tip,
         "a declined write makes no commit"
     );
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("first"));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("first"));
     // Built on the current note.
     notes
-        .write_with(id(&a), |current| current.map(|c| format!("{c}+more")))
+        .write_with(a, |current| current.map(|c| format!("{c}+more")))
         .unwrap();
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("first+more"));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("first+more"));
     assert_eq!(
-        repo.git(&["notes", "--ref=ultragit", "show", &a]),
-        "first+more"
+        git_note(&f.repo, &a.to_hex()).as_deref(),
+        Some("first+more")
     );
 }
 
@@ -275,58 +233,43 @@ fn child_writer() {
 
 #[test]
 fn a_stale_lock_is_reported_with_its_path() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let r = open(&repo);
-    let notes = r.notes(REF).unwrap();
-    notes.write(id(&a), "one").unwrap();
-    let lock = repo.join(".git/refs/notes/ultragit.lock");
+    let (f, [a]) = Fixture::with_commits();
+    let notes = f.notes(REF);
+    notes.write(a, "one").unwrap();
+    let lock = f.repo.join(".git/refs/notes/ultragit.lock");
     std::fs::write(&lock, "").unwrap();
-    match notes.write(id(&a), "two") {
+    match notes.write(a, "two") {
         Err(gitctx::Error::Locked { path }) => assert_eq!(path, lock),
         other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("one"));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("one"));
 }
 
 #[test]
 fn ensure_creates_an_empty_notes_ref_once() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let r = open(&repo);
-    let notes = r.notes(REF).unwrap();
+    let (f, [a]) = Fixture::with_commits();
+    let notes = f.notes(REF);
     assert!(notes.ensure().unwrap());
     assert!(!notes.ensure().unwrap());
     assert!(notes.list().unwrap().is_empty());
-    notes.write(id(&a), "x").unwrap();
+    notes.write(a, "x").unwrap();
     assert!(!notes.ensure().unwrap());
-    assert_eq!(notes.read(id(&a)).unwrap().as_deref(), Some("x"));
-    let listed = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "list"])
-        .run_text()
-        .unwrap();
-    assert!(listed.contains(&a));
+    assert_eq!(notes.read(a).unwrap().as_deref(), Some("x"));
+    assert_eq!(git_note(&f.repo, &a.to_hex()).as_deref(), Some("x"));
 }
 
 #[test]
 fn notes_over_the_limit_are_not_read() {
-    let repo = TestRepo::new();
-    let small = repo.commit_file("a.txt", "a\n", "one");
-    let big = repo.commit_file("a.txt", "b\n", "two");
-    let r = open(&repo);
-    let notes = r.notes(REF).unwrap();
-    notes.write(id(&small), "small").unwrap();
+    let (f, [small, big]) = Fixture::with_commits();
+    let notes = f.notes(REF);
+    notes.write(small, "small").unwrap();
     let huge = "x".repeat(gitctx::MAX_NOTE_BYTES as usize + 1);
-    notes.write(id(&big), &huge).unwrap();
-    let many = notes.read_many(&[id(&small), id(&big)]).unwrap();
-    assert_eq!(many.found, vec![(id(&small), "small".to_owned())]);
-    assert_eq!(many.too_large, vec![(id(&big), gitctx::MAX_NOTE_BYTES + 1)]);
-    let err = notes.read(id(&big)).unwrap_err();
-    assert!(
-        err.to_string().contains("over the limit of 4194304"),
-        "{err}"
-    );
+    notes.write(big, &huge).unwrap();
+    let many = notes.read_many(&[small, big]).unwrap();
+    assert_eq!(many.found, vec![(small, "small".to_owned())]);
+    assert_eq!(many.too_large, vec![(big, gitctx::MAX_NOTE_BYTES + 1)]);
+    let err = notes.read(big).unwrap_err();
+    assert_contains(&err.to_string(), "over the limit of 4194304");
 }
 
 /// Creating the notes ref races like moving it: a writer that finds no ref must

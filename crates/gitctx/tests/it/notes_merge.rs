@@ -3,19 +3,14 @@
 //! unrelated histories, fan-out against flat trees, oversized notes.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 
 use gitctx::{MergeKind, ObjectId, Resolution, Written};
 use testkit::TestRepo;
 
-use crate::open;
+use crate::{Fixture, git_note, id, import_notes, open};
 
 const OURS: &str = "refs/notes/ultragit";
 const THEIRS: &str = "refs/notes/remotes/origin/ultragit";
-
-fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
 
 /// Copies the ref `from` to `to` (a new history that shares everything so far).
 fn branch(repo: &TestRepo, from: &str, to: &str) {
@@ -36,54 +31,45 @@ fn join(_: ObjectId, ours: &str, theirs: &str) -> Resolution {
 
 #[test]
 fn fast_paths_absent_ancestor_descendant() {
-    let repo = TestRepo::new();
-    let a = repo.commit_file("a.txt", "a\n", "a");
-    let b = repo.commit_file("a.txt", "b\n", "b");
-    let r = open(&repo);
-    let theirs = r.notes(THEIRS).unwrap();
-    theirs.write(id(&a), "note a").unwrap();
+    let (f, [a, b]) = Fixture::with_commits();
+    let theirs = f.notes(THEIRS);
+    theirs.write(a, "note a").unwrap();
     let tip = theirs.tip().unwrap().unwrap();
 
     // No local ref: fast-forward to theirs.
-    let ours = r.notes(OURS).unwrap();
+    let ours = f.notes(OURS);
     let report = ours.merge_from(tip, join).unwrap();
     assert_eq!(report.kind, MergeKind::FastForward);
     assert_eq!((report.taken, report.removed), (1, 0));
     assert_eq!(ours.tip().unwrap(), Some(tip));
 
     // Theirs is an ancestor of ours: nothing to do.
-    ours.write(id(&b), "note b").unwrap();
+    ours.write(b, "note b").unwrap();
     let local = ours.tip().unwrap().unwrap();
     let report = ours.merge_from(tip, join).unwrap();
     assert_eq!(report.kind, MergeKind::UpToDate);
     assert_eq!(ours.tip().unwrap(), Some(local));
 
     // Ours is an ancestor of theirs: fast-forward, no merge commit.
-    branch(&repo, OURS, THEIRS);
-    theirs.write(id(&a), "note a, edited").unwrap();
+    branch(&f.repo, OURS, THEIRS);
+    theirs.write(a, "note a, edited").unwrap();
     let ahead = theirs.tip().unwrap().unwrap();
     let report = ours.merge_from(ahead, join).unwrap();
     assert_eq!(report.kind, MergeKind::FastForward);
     assert_eq!((report.taken, report.removed), (1, 0), "one note changed");
     assert_eq!(ours.tip().unwrap(), Some(ahead));
-    assert_eq!(
-        ours.read(id(&a)).unwrap().as_deref(),
-        Some("note a, edited")
-    );
+    assert_eq!(ours.read(a).unwrap().as_deref(), Some("note a, edited"));
 }
 
 #[test]
 fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
-    let repo = TestRepo::new();
-    let shas = repo.commit_many(8, "n.txt");
-    let c: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
-    let r = open(&repo);
-    let ours = r.notes(OURS).unwrap();
+    let (f, c) = Fixture::with_commits::<8>();
+    let ours = f.notes(OURS);
     for (i, commit) in c[..4].iter().enumerate() {
         ours.write(*commit, &format!("base {i}")).unwrap();
     }
-    branch(&repo, OURS, THEIRS);
-    let theirs = r.notes(THEIRS).unwrap();
+    branch(&f.repo, OURS, THEIRS);
+    let theirs = f.notes(THEIRS);
 
     ours.write(c[4], "ours only").unwrap(); // added on our side
     theirs.write(c[5], "theirs only").unwrap(); // added on theirs
@@ -124,16 +110,14 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
 
     let tip = ours.tip().unwrap().unwrap();
     assert_eq!(tip, report.notes_commit);
-    assert_eq!(parents(&repo, OURS), 2);
-    let first_parent = repo.rev_parse(&format!("{OURS}^1"));
+    assert_eq!(parents(&f.repo, OURS), 2);
+    let first_parent = f.repo.rev_parse(&format!("{OURS}^1"));
     assert_eq!(first_parent, before.to_hex());
     // git itself reads the merged notes.
-    let shown = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "show", &shas[5]])
-        .run_text()
-        .unwrap();
-    assert_eq!(shown, "theirs only");
+    assert_eq!(
+        git_note(&f.repo, &c[5].to_hex()).as_deref(),
+        Some("theirs only")
+    );
 
     // Merging the same theirs again is a no-op.
     let again = ours
@@ -144,12 +128,8 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
 
 #[test]
 fn unrelated_histories_merge_against_the_empty_tree() {
-    let repo = TestRepo::new();
-    let shas = repo.commit_many(3, "n.txt");
-    let c: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
-    let r = open(&repo);
-    let ours = r.notes(OURS).unwrap();
-    let theirs = r.notes(THEIRS).unwrap();
+    let (f, c) = Fixture::with_commits::<3>();
+    let (ours, theirs) = (f.notes(OURS), f.notes(THEIRS));
     // Both sides ran `ultragit init`: two root commits.
     assert!(ours.ensure().unwrap());
     assert!(theirs.ensure().unwrap());
@@ -179,20 +159,7 @@ fn a_fanned_out_tree_merges_with_a_flat_one() {
     ours.write(id(&shas[310]), "ours 310").unwrap();
     ours.write(id(&shas[0]), "ours 0").unwrap();
     // Theirs: fanned out by git fast-import, 300 notes.
-    let mut stream = String::new();
-    let _ = writeln!(stream, "commit {THEIRS}");
-    let _ = writeln!(stream, "committer T <t@e> 1700000000 +0000");
-    let _ = writeln!(stream, "data 5\nnotes");
-    for sha in &shas[..300] {
-        let text = format!("note of {sha}\n");
-        let _ = writeln!(stream, "N inline {sha}");
-        let _ = writeln!(stream, "data {}\n{text}", text.len());
-    }
-    repo.command()
-        .args(["fast-import", "--quiet"])
-        .stdin(stream)
-        .run()
-        .unwrap();
+    import_notes(&repo, THEIRS, &shas[..300]);
     let theirs = r.notes(THEIRS).unwrap();
     let report = ours
         .merge_from(theirs.tip().unwrap().unwrap(), |_, a, b| {
@@ -219,14 +186,11 @@ fn a_fanned_out_tree_merges_with_a_flat_one() {
 
 #[test]
 fn oversized_notes_are_kept_by_id_and_never_loaded() {
-    let repo = TestRepo::new();
-    let shas = repo.commit_many(3, "n.txt");
-    let c: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
-    let r = open(&repo);
-    let ours = r.notes(OURS).unwrap();
+    let (f, c) = Fixture::with_commits::<3>();
+    let ours = f.notes(OURS);
     ours.ensure().unwrap();
-    branch(&repo, OURS, THEIRS);
-    let theirs = r.notes(THEIRS).unwrap();
+    branch(&f.repo, OURS, THEIRS);
+    let theirs = f.notes(THEIRS);
     let big = "x".repeat(gitctx::MAX_NOTE_BYTES as usize + 1);
     theirs.write(c[0], &big).unwrap(); // theirs only: moves by id
     theirs.write(c[1], &big).unwrap(); // both sides: ours kept
@@ -249,11 +213,8 @@ fn oversized_notes_are_kept_by_id_and_never_loaded() {
 
 #[test]
 fn write_many_adds_keeps_and_resolves_in_one_commit() {
-    let repo = TestRepo::new();
-    let shas = repo.commit_many(4, "n.txt");
-    let c: Vec<ObjectId> = shas.iter().map(|s| id(s)).collect();
-    let r = open(&repo);
-    let notes = r.notes(OURS).unwrap();
+    let (f, c) = Fixture::with_commits::<4>();
+    let notes = f.notes(OURS);
     notes.write(c[0], "same").unwrap();
     notes.write(c[1], "old").unwrap();
     notes.write(c[2], "keep me").unwrap();
@@ -287,7 +248,7 @@ fn write_many_adds_keeps_and_resolves_in_one_commit() {
     assert_eq!(notes.read(c[2]).unwrap().as_deref(), Some("keep me"));
     assert_eq!(notes.read(c[3]).unwrap().as_deref(), Some("fresh"));
     assert_eq!(
-        repo.rev_parse(&format!("{OURS}^")),
+        f.repo.rev_parse(&format!("{OURS}^")),
         before.to_hex(),
         "one commit on top"
     );
@@ -301,19 +262,14 @@ fn write_many_adds_keeps_and_resolves_in_one_commit() {
     assert_eq!(notes.tip().unwrap(), tip);
 
     // Into a repository with no notes ref yet.
-    let other = TestRepo::new();
-    let sha = other.commit_file("a", "a", "a");
-    let o = open(&other);
-    let written = o
+    let (other, [commit]) = Fixture::with_commits();
+    let written = other
         .notes(OURS)
-        .unwrap()
-        .write_many(&[(id(&sha), "first".to_owned())], |_, _, _| {
-            Resolution::Ours
-        })
+        .write_many(&[(commit, "first".to_owned())], |_, _, _| Resolution::Ours)
         .unwrap();
     assert_eq!(written, vec![Written::Added]);
     assert_eq!(
-        o.notes(OURS).unwrap().read(id(&sha)).unwrap().as_deref(),
+        other.notes(OURS).read(commit).unwrap().as_deref(),
         Some("first")
     );
 }

@@ -6,11 +6,7 @@ use std::collections::HashMap;
 use gitctx::{ObjectId, PatchId};
 use testkit::TestRepo;
 
-use crate::open;
-
-pub(crate) fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
+use crate::{id, open};
 
 fn ids(hexes: &[&String]) -> Vec<ObjectId> {
     hexes.iter().map(|h| id(h)).collect()

@@ -1,7 +1,7 @@
 //! Discovery, HEAD, revisions, commits and file contents.
 
 use gitctx::{Error, Head, ObjectId, Repo};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_starts_with};
 
 use crate::child;
 use crate::open;
@@ -35,7 +35,7 @@ fn outside_any_repository_is_a_typed_error() {
         other => panic!("unexpected {other:?}"),
     }
     let err = Repo::discover(dir.path()).unwrap_err().to_string();
-    assert!(err.starts_with("not a git repository"), "{err}");
+    assert_starts_with(&err, "not a git repository");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use gitctx::Error;
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
 
@@ -38,7 +38,7 @@ fn assert_refused(repo: &TestRepo, reason: &str) {
     match open(repo).submodule_urls("HEAD") {
         Err(Error::InvalidInput { what, reason: got }) => {
             assert_eq!(what, ".gitmodules at HEAD");
-            assert!(got.contains(reason), "{got}");
+            assert_contains(&got, reason);
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

@@ -2,7 +2,7 @@
 //! git itself.
 
 use gitctx::{AttrValue, DiffOptions, DiffTarget, FileStatus};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
 use crate::open;
 
@@ -142,7 +142,7 @@ fn commits_are_made_by_git_and_refusals_are_reported() {
     let r = open(&repo);
     let run = r.run_commit("Change a\n\nBody line.\n", false).unwrap();
     assert!(run.success, "{run:?}");
-    assert!(run.stdout.contains("Change a"), "{}", run.stdout);
+    assert_contains(&run.stdout, "Change a");
     assert_eq!(
         repo.git(&["log", "-1", "--format=%B"]).trim_end(),
         "Change a\n\nBody line."
@@ -167,7 +167,7 @@ fn commits_are_made_by_git_and_refusals_are_reported() {
     let run = r.run_commit("Change a again\n", false).unwrap();
     assert!(!run.success);
     assert_eq!(run.status, "exit status 1");
-    assert!(run.stderr.contains("lint failed: tabs"), "{}", run.stderr);
+    assert_contains(&run.stderr, "lint failed: tabs");
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
 }
 

@@ -5,9 +5,9 @@ use llm::{
     Role, Secret, StopReason, ToolChoice, ToolSpec, build_provider,
 };
 use serde_json::{Value, json};
-use testkit::{FakeLlm, RecordedRequest, Reply, call};
+use testkit::{FakeLlm, RecordedRequest, Reply, assert_contains, call, runtime};
 
-use crate::{KEY, KINDS, config, flavor, runtime};
+use crate::{KEY, config, each_backend, flavor};
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {
@@ -74,21 +74,20 @@ fn history() -> CompletionRequest {
 
 #[test]
 fn each_backend_parses_text_tool_calls_and_max_tokens() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
-            vec![
-                Reply::tool_calls(vec![
-                    call("c1", "read_file", json!({"path": "a.txt"})),
-                    call("c2", "search_files", json!({"path": "b"})),
-                ])
-                .with_text("Let me look."),
-                Reply::text("All done.").usage(40, 12),
-                Reply::max_tokens("Partial ans"),
-                Reply::text("lean").lean().without_usage(),
-            ],
-        );
-        let provider = build_provider(config(kind, &server)).unwrap();
+    let script = || {
+        vec![
+            Reply::tool_calls(vec![
+                call("c1", "read_file", json!({"path": "a.txt"})),
+                call("c2", "search_files", json!({"path": "b"})),
+            ])
+            .with_text("Let me look."),
+            Reply::text("All done.").usage(40, 12),
+            Reply::max_tokens("Partial ans"),
+            Reply::text("lean").lean().without_usage(),
+        ]
+    };
+    each_backend(script, |kind, server| {
+        let provider = build_provider(config(kind, server)).unwrap();
         let rt = runtime();
         let request = history();
         let first = rt.block_on(provider.complete(&request)).unwrap();
@@ -117,7 +116,7 @@ fn each_backend_parses_text_tool_calls_and_max_tokens() {
         assert_eq!(lean.text(), "lean");
         assert_eq!(lean.usage.input_tokens, None);
         assert_eq!(server.requests().len(), 4);
-    }
+    });
 }
 
 #[test]
@@ -272,9 +271,9 @@ fn configuration_errors_are_clear() {
         account_id: "a".into(),
     };
     let err = build_provider(cfg).unwrap_err().to_string();
-    assert!(
-        err.contains("ChatGPT sign-in works with the OpenAI Responses API only"),
-        "{err}"
+    assert_contains(
+        &err,
+        "ChatGPT sign-in works with the OpenAI Responses API only",
     );
     let mut cfg = config(ProviderKind::OpenAiChat, &server);
     cfg.base_url = Some("ftp://nowhere".into());

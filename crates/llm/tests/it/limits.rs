@@ -3,9 +3,9 @@
 //! only as far as a message needs.
 
 use llm::{DEFAULT_MAX_RESPONSE_BYTES, LlmError, ProviderKind};
-use testkit::{FakeLlm, Reply};
+use testkit::{FakeLlm, Reply, assert_starts_with};
 
-use crate::{KEY, KINDS, complete, flavor};
+use crate::{KEY, KINDS, complete, each_backend, flavor};
 
 /// 100 MB of reply text.
 const HUGE: usize = 100_000_000;
@@ -16,12 +16,9 @@ fn assert_too_large(err: &LlmError, kind: ProviderKind, limit: &str) {
         "{kind:?}: expected TooLarge, got {err}"
     );
     let text = err.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "the reply from {} was larger than {limit}",
-            kind.as_str()
-        )),
-        "{text}"
+    assert_starts_with(
+        &text,
+        &format!("the reply from {} was larger than {limit}", kind.as_str()),
     );
     assert!(!text.contains(KEY));
     assert!(text.len() < 300, "{text}");
@@ -29,16 +26,13 @@ fn assert_too_large(err: &LlmError, kind: ProviderKind, limit: &str) {
 
 #[test]
 fn a_huge_reply_with_its_length_declared_is_refused_and_not_retried() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
-            vec![Reply::repeated_text("x", HUGE), Reply::text("unused")],
-        );
-        let err = complete(&server, kind, |_| {}).unwrap_err();
+    let script = || vec![Reply::repeated_text("x", HUGE), Reply::text("unused")];
+    each_backend(script, |kind, server| {
+        let err = complete(server, kind, |_| {}).unwrap_err();
         assert_too_large(&err, kind, "16 MiB");
         assert_eq!(server.requests().len(), 1, "{kind:?}: not retried");
         assert_eq!(server.remaining(), 1);
-    }
+    });
 }
 
 #[test]
@@ -46,24 +40,21 @@ fn a_huge_declared_length_is_refused_before_the_body_arrives() {
     // Only one byte of the declared 100 MB is ever sent: reading the body would
     // end in a broken connection (a transport error), so `TooLarge` shows the
     // length alone decided.
-    for kind in KINDS {
-        let server = FakeLlm::start(flavor(kind), vec![Reply::truncated(200, b"{", HUGE)]);
-        let err = complete(&server, kind, |_| {}).unwrap_err();
+    let script = || vec![Reply::truncated(200, b"{", HUGE)];
+    each_backend(script, |kind, server| {
+        let err = complete(server, kind, |_| {}).unwrap_err();
         assert_too_large(&err, kind, "16 MiB");
-    }
+    });
 }
 
 #[test]
 fn a_huge_chunked_reply_is_refused_while_it_is_read() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
-            vec![Reply::repeated_text("chunk of text ", HUGE / 14).chunked()],
-        );
-        let err = complete(&server, kind, |_| {}).unwrap_err();
+    let script = || vec![Reply::repeated_text("chunk of text ", HUGE / 14).chunked()];
+    each_backend(script, |kind, server| {
+        let err = complete(server, kind, |_| {}).unwrap_err();
         assert_too_large(&err, kind, "16 MiB");
         assert_eq!(server.requests().len(), 1);
-    }
+    });
 }
 
 #[test]

@@ -13,7 +13,7 @@ use llm::{
     Auth, CompletionRequest, CompletionResponse, HttpOptions, LlmError, Message, ProviderConfig,
     ProviderKind, RetryPolicy, Secret, build_provider,
 };
-use testkit::{FakeLlm, Flavor};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
 /// A key the tests look for everywhere it must not appear.
 pub const KEY: &str = "sk-test-SECRET-0123456789-abcdefghij-Zq";
@@ -31,6 +31,15 @@ pub const KINDS: [ProviderKind; 3] = [
     ProviderKind::OpenAiChat,
     ProviderKind::Anthropic,
 ];
+
+/// Runs `check` once per backend, each time against a fresh fake server of
+/// its flavor that answers with `script()`.
+pub fn each_backend(script: impl Fn() -> Vec<Reply>, check: impl Fn(ProviderKind, &FakeLlm)) {
+    for kind in KINDS {
+        let server = FakeLlm::start(flavor(kind), script());
+        check(kind, &server);
+    }
+}
 
 /// A provider config pointed at `server`, with the test key and fast retries.
 pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
@@ -73,13 +82,6 @@ pub fn complete(
     edit(&mut config);
     let provider = build_provider(config).unwrap();
     runtime().block_on(provider.complete(&request()))
-}
-
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// Asserts no recorded request and no text contains the key in clear.

@@ -8,14 +8,6 @@ use testkit::{FakeLlm, Flavor, Reply};
 
 use crate::{config, request};
 
-fn multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Waits (at most 30 s, then fails) until `done` holds.
 fn until(what: &str, done: impl Fn() -> bool) {
     let give_up = Instant::now() + Duration::from_secs(30);
@@ -43,7 +35,7 @@ fn a_retry_after_pauses_every_request_sharing_the_gate() {
         build_provider(config).unwrap()
     };
     let (first, second) = (provider(), provider());
-    let runtime = multi_thread();
+    let runtime = testkit::runtime();
     let first = runtime.spawn(async move { first.complete(&request()).await });
     until("the 429 to close the gate", || gate.pauses() == 1);
 
@@ -89,7 +81,7 @@ fn a_closed_gate_never_outlasts_the_overall_timeout() {
     config.http.overall_timeout = Duration::from_millis(200);
     config.http.pause = Some(gate.clone());
     let provider = build_provider(config).unwrap();
-    let err = multi_thread()
+    let err = testkit::runtime()
         .block_on(provider.complete(&request()))
         .unwrap_err();
     assert!(

@@ -2,9 +2,9 @@
 
 use llm::{Auth, LlmError, ProviderKind, Secret, StopReason, build_provider};
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, call};
+use testkit::{FakeLlm, Flavor, Reply, call, runtime};
 
-use crate::{KEY, complete, config, request, runtime};
+use crate::{KEY, complete, config, request};
 
 fn streaming(server: &FakeLlm) -> std::sync::Arc<dyn llm::LlmProvider> {
     let mut cfg = config(ProviderKind::OpenAiResponses, server);

@@ -3,21 +3,23 @@
 use std::time::Duration;
 
 use llm::{LlmError, ProviderKind, ProxyConfig};
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::{FakeLlm, Flavor, Reply, runtime};
 
-use crate::{KINDS, complete, config, flavor, request, runtime};
+use crate::{complete, config, each_backend, request};
 
-/// Every backend, served `script()`, keeps retrying up to its last reply, the
-/// text `answer`.
-fn assert_retried_to_the_end(script: impl Fn() -> Vec<Reply>, answer: &str) {
-    for kind in KINDS {
-        let replies = script();
-        let sent = replies.len();
-        let server = FakeLlm::start(flavor(kind), replies);
-        let response = complete(&server, kind, |_| {}).unwrap();
+/// Every backend, served `script()` and configured by `edit`, keeps retrying
+/// up to its last reply, the text `answer`.
+fn assert_retried_to_the_end(
+    script: impl Fn() -> Vec<Reply>,
+    edit: impl Fn(&mut llm::ProviderConfig),
+    answer: &str,
+) {
+    let sent = script().len();
+    each_backend(script, |kind, server| {
+        let response = complete(server, kind, &edit).unwrap();
         assert_eq!(response.text(), answer, "{kind:?}");
         assert_eq!(server.requests().len(), sent);
-    }
+    });
 }
 
 /// The text of the one answer `kind`'s backend at `server` gives.
@@ -40,24 +42,24 @@ fn retryable_statuses_are_retried_until_success() {
                 Reply::text("finally"),
             ]
         },
+        |_| {},
         "finally",
     );
 }
 
 #[test]
 fn attempts_are_bounded_and_the_last_error_is_kept() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
-            vec![
-                Reply::error(502, "bad gateway"),
-                Reply::error(504, "gateway timeout"),
-                Reply::error(529, "overloaded"),
-                Reply::error(429, "rate limited"),
-                Reply::text("never reached"),
-            ],
-        );
-        let err = complete(&server, kind, |_| {}).unwrap_err();
+    let script = || {
+        vec![
+            Reply::error(502, "bad gateway"),
+            Reply::error(504, "gateway timeout"),
+            Reply::error(529, "overloaded"),
+            Reply::error(429, "rate limited"),
+            Reply::text("never reached"),
+        ]
+    };
+    each_backend(script, |kind, server| {
+        let err = complete(server, kind, |_| {}).unwrap_err();
         match &err {
             LlmError::RetriesExhausted { attempts, last, .. } => {
                 assert_eq!(*attempts, 4);
@@ -68,28 +70,22 @@ fn attempts_are_bounded_and_the_last_error_is_kept() {
         }
         assert_eq!(server.requests().len(), 4);
         assert_eq!(server.remaining(), 1);
-    }
+    });
 }
 
 #[test]
 fn retry_after_is_honoured_within_its_cap() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::error(429, "wait").retry_after("0.02"),
-            Reply::text("ok"),
-        ],
-    );
-    assert_eq!(answer(&server, ProviderKind::OpenAiChat, |_| {}), "ok");
-    // A Retry-After far beyond the cap is cut to the cap, not obeyed literally.
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::error(503, "later").retry_after("3600"),
-            Reply::text("ok"),
-        ],
-    );
-    assert_eq!(answer(&server, ProviderKind::OpenAiChat, |_| {}), "ok");
+    // A Retry-After far beyond the cap (3600 s) is cut to the cap, not obeyed
+    // literally.
+    for (status, message, after) in [(429, "wait", "0.02"), (503, "later", "3600")] {
+        let script = || {
+            vec![
+                Reply::error(status, message).retry_after(after),
+                Reply::text("ok"),
+            ]
+        };
+        assert_retried_to_the_end(script, |_| {}, "ok");
+    }
 }
 
 #[test]
@@ -102,37 +98,29 @@ fn dropped_connections_and_cut_bodies_are_retried() {
                 Reply::text("recovered"),
             ]
         },
+        |_| {},
         "recovered",
     );
 }
 
 #[test]
 fn slow_attempts_time_out_and_are_retried() {
-    for kind in KINDS {
-        let server = FakeLlm::start(
-            flavor(kind),
+    assert_retried_to_the_end(
+        || {
             vec![
                 Reply::text("too late").delayed(Duration::from_secs(30)),
                 Reply::text("in time"),
-            ],
-        );
-        let text = answer(&server, kind, |cfg| {
-            cfg.http.request_timeout = Duration::from_millis(300)
-        });
-        assert_eq!(text, "in time", "{kind:?}");
-    }
+            ]
+        },
+        |cfg| cfg.http.request_timeout = Duration::from_millis(300),
+        "in time",
+    );
 }
 
 #[test]
 fn the_overall_timeout_stops_retrying() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiResponses,
-        vec![
-            Reply::text("late").delayed(Duration::from_secs(30)),
-            Reply::text("late").delayed(Duration::from_secs(30)),
-            Reply::text("late").delayed(Duration::from_secs(30)),
-        ],
-    );
+    let late = Reply::text("late").delayed(Duration::from_secs(30));
+    let server = FakeLlm::start(Flavor::OpenAiResponses, vec![late; 3]);
     let err = complete(&server, ProviderKind::OpenAiResponses, |cfg| {
         cfg.http.request_timeout = Duration::from_secs(20);
         cfg.http.overall_timeout = Duration::from_millis(400);

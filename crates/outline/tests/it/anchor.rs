@@ -104,21 +104,22 @@ fn resolve(units: &[Unit], query: &str) -> String {
 }
 
 #[track_caller]
-fn check(query: &str, expected: &str) {
+fn check_in(language: Language, source: &str, query: &str, expected: &str) {
     assert_eq!(
-        resolve(&units(Language::Rust, RUST), query),
+        resolve(&units(language, source), query),
         expected,
         "query {query:?}"
     );
 }
 
 #[track_caller]
+fn check(query: &str, expected: &str) {
+    check_in(Language::Rust, RUST, query, expected);
+}
+
+#[track_caller]
 fn check_python(query: &str, expected: &str) {
-    assert_eq!(
-        resolve(&units(Language::Python, PYTHON), query),
-        expected,
-        "query {query:?}"
-    );
+    check_in(Language::Python, PYTHON, query, expected);
 }
 
 #[test]
@@ -261,45 +262,19 @@ fn empty_query() {
 
 #[test]
 fn free_standing_names() {
+    use MatchKind::{Exact, Unqualified};
+    let fuzzy = |distance| Some(MatchKind::Fuzzy { distance });
     let cases = [
-        (
-            "MqttClient::connect",
-            "MqttClient::connect",
-            Some(MatchKind::Exact),
-        ),
-        ("Client.connect", "Client::connect", Some(MatchKind::Exact)),
-        (
-            "connect",
-            "MqttClient::connect",
-            Some(MatchKind::Unqualified),
-        ),
-        (
-            "net::Client::connect",
-            "Client::connect",
-            Some(MatchKind::Unqualified),
-        ),
-        (
-            "conect",
-            "MqttClient::connect",
-            Some(MatchKind::Fuzzy { distance: 1 }),
-        ),
-        (
-            "MqttClient::conect",
-            "connect",
-            Some(MatchKind::Fuzzy { distance: 1 }),
-        ),
-        (
-            "Client::connect",
-            "Clint::connect",
-            Some(MatchKind::Fuzzy { distance: 1 }),
-        ),
-        (
-            "connect",
-            "disconnect",
-            Some(MatchKind::Fuzzy { distance: 3 }),
-        ),
+        ("MqttClient::connect", "MqttClient::connect", Some(Exact)),
+        ("Client.connect", "Client::connect", Some(Exact)),
+        ("connect", "MqttClient::connect", Some(Unqualified)),
+        ("net::Client::connect", "Client::connect", Some(Unqualified)),
+        ("conect", "MqttClient::connect", fuzzy(1)),
+        ("MqttClient::conect", "connect", fuzzy(1)),
+        ("Client::connect", "Clint::connect", fuzzy(1)),
+        ("connect", "disconnect", fuzzy(3)),
         ("connect", "reconnection", None),
-        ("nect", "connect", Some(MatchKind::Fuzzy { distance: 3 })),
+        ("nect", "connect", fuzzy(3)),
         ("ab", "new", None),
         ("", "connect", None),
         ("connect", "", None),

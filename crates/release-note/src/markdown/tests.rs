@@ -73,6 +73,14 @@ fn answer() -> Answer {
     }
 }
 
+/// `answer` rendered for `ctx`, which must pass the document checks.
+#[track_caller]
+fn valid_render(answer: &Answer, ctx: &ReleaseContext) -> String {
+    let rendered = render(answer, ctx);
+    assert_eq!(validate_document(&rendered, ctx), Vec::<String>::new());
+    rendered
+}
+
 #[test]
 fn renders_a_linked_context() {
     let app = "https://github.com/acme/app";
@@ -107,10 +115,7 @@ fn renders_a_linked_context() {
         c2 = hex("2222222"),
         c3 = hex("3333333"),
     );
-    let ctx = linked();
-    let rendered = render(&answer(), &ctx);
-    assert_eq!(rendered, expected);
-    assert_eq!(validate_document(&rendered, &ctx), Vec::<String>::new());
+    assert_eq!(valid_render(&answer(), &linked()), expected);
 }
 
 #[test]
@@ -135,10 +140,7 @@ fn renders_an_unlinked_context() {
 - `vendor/old`: 4444444 (removed)
   - (not checked out)
 ";
-    let ctx = unlinked();
-    let rendered = render(&answer(), &ctx);
-    assert_eq!(rendered, expected);
-    assert_eq!(validate_document(&rendered, &ctx), Vec::<String>::new());
+    assert_eq!(valid_render(&answer(), &unlinked()), expected);
 }
 
 #[test]
@@ -164,36 +166,26 @@ fn submodule_commits_never_link_to_the_parent() {
 fn without_code_changes_only_the_narrative_is_rendered() {
     let mut ctx = linked();
     ctx.touched_code = false;
-    let rendered = render(&answer(), &ctx);
+    let rendered = valid_render(&answer(), &ctx);
     assert!(rendered.starts_with("### Features\n\n- Add"), "{rendered}");
     assert!(rendered.ends_with("/commit/3333333000000000000000000000000000000000))\n"));
     assert!(!rendered.contains(FULL_CHANGELOG), "{rendered}");
-    assert_eq!(validate_document(&rendered, &ctx), Vec::<String>::new());
 }
 
 #[test]
 fn an_empty_note_falls_back_to_notes() {
     let mut ctx = linked();
     ctx.touched_code = false;
-    let rendered = render(
-        &Answer {
-            sections: Vec::new(),
-        },
-        &ctx,
-    );
+    let empty = Answer {
+        sections: Vec::new(),
+    };
     assert_eq!(
-        rendered,
+        valid_render(&empty, &ctx),
         "### Notes\n\n- No operator-facing changes between v1.2.0 and v1.3.0.\n"
     );
-    assert_eq!(validate_document(&rendered, &ctx), Vec::<String>::new());
     // With code touched, the changelog alone is the body.
     let ctx = unlinked();
-    let rendered = render(
-        &Answer {
-            sections: Vec::new(),
-        },
-        &ctx,
-    );
+    let rendered = render(&empty, &ctx);
     assert!(
         rendered.starts_with("### Full Changelog\n\n- `abc1234`"),
         "{rendered}"

@@ -13,6 +13,8 @@ use release_note::{self as release, Section, Signal, answer, markdown};
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
 
+use crate::support::assert_contains_all;
+
 /// A fake server of `flavor` playing `script`, and a provider of `kind` for it.
 fn fake(flavor: Flavor, kind: ProviderKind, script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
     let server = FakeLlm::start(flavor, script);
@@ -76,6 +78,17 @@ fn history() -> TestRepo {
 
 fn open(repo: &TestRepo) -> Repo {
     Repo::discover(repo.path()).unwrap()
+}
+
+/// The evidence `prepare_context` gathers from `repo` for `spec`.
+fn prepared(repo: &TestRepo, spec: &RangeSpec) -> release::ReleaseContext {
+    let r = open(repo);
+    let range = prepare::resolve_range(&r, spec).unwrap();
+    prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap()
+}
+
+fn subjects(commits: &[release::ReleaseCommit]) -> Vec<&str> {
+    commits.iter().map(|c| c.subject.as_str()).collect()
 }
 
 fn explicit(base: &str, release: &str) -> RangeSpec {
@@ -152,13 +165,9 @@ fn no_version_tag_is_a_clear_error() {
 
 #[test]
 fn the_evidence_of_each_commit() {
-    let repo = history();
-    let r = open(&repo);
-    let range = prepare::resolve_range(&r, &explicit("v1.0.0", "HEAD")).unwrap();
-    let ctx = prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap();
-    let subjects: Vec<&str> = ctx.commits.iter().map(|c| c.subject.as_str()).collect();
+    let ctx = prepared(&history(), &explicit("v1.0.0", "HEAD"));
     assert_eq!(
-        subjects,
+        subjects(&ctx.commits),
         [
             "build(deps): bump tokio to 1.38.1",
             "test: cover serve",
@@ -171,11 +180,7 @@ fn the_evidence_of_each_commit() {
     assert_eq!(feat.pull_requests, [12]);
     assert_eq!(feat.signals, [Signal::Runtime]);
     assert_eq!((feat.additions, feat.deletions), (1, 0));
-    assert!(
-        feat.excerpt.contains("+pub fn serve_tls() {}"),
-        "{}",
-        feat.excerpt
-    );
+    assert_contains_all(&feat.excerpt, &["+pub fn serve_tls() {}"]);
     let fix = &ctx.commits[3];
     assert!(fix.clamped);
     assert!(fix.message.lines().count() <= 11, "{}", fix.message);
@@ -198,17 +203,18 @@ fn the_evidence_of_each_commit() {
             .any(|c| c.section == Section::Fixes && c.include)
     );
     let text = prepare::render(&ctx);
-    for needle in [
-        "<candidates count=",
-        "<commits count=\"5\"",
-        "signals=\"runtime\"",
-        "pull_requests=\"#12\"",
-        "Include/omit policy",
-        "<excerpt>",
-        "clamped=\"true\"",
-    ] {
-        assert!(text.contains(needle), "{needle} missing in\n{text}");
-    }
+    assert_contains_all(
+        &text,
+        &[
+            "<candidates count=",
+            "<commits count=\"5\"",
+            "signals=\"runtime\"",
+            "pull_requests=\"#12\"",
+            "Include/omit policy",
+            "<excerpt>",
+            "clamped=\"true\"",
+        ],
+    );
 }
 
 /// A parent whose `vendor/lib` submodule moves from one commit to another.
@@ -257,18 +263,12 @@ fn with_submodule(checked_out: bool) -> (TestRepo, TestRepo) {
 #[test]
 fn a_moved_submodule_with_its_history_groups_its_commits() {
     let (parent, _sub) = with_submodule(true);
-    let r = open(&parent);
-    let range = prepare::resolve_range(&r, &explicit("v0.1.0", "HEAD")).unwrap();
-    let ctx = prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap();
+    let ctx = prepared(&parent, &explicit("v0.1.0", "HEAD"));
     assert_eq!(ctx.submodules.len(), 1);
     let group = &ctx.submodules[0];
     assert_eq!(group.path, "vendor/lib");
     assert_eq!(
-        group
-            .commits
-            .iter()
-            .map(|c| c.subject.as_str())
-            .collect::<Vec<_>>(),
+        subjects(&group.commits),
         ["feat: streaming decode", "fix: parser overflow"]
     );
     assert_eq!(
@@ -278,16 +278,16 @@ fn a_moved_submodule_with_its_history_groups_its_commits() {
     assert_eq!(ctx.commits[0].signals, [Signal::Submodule]);
     assert!(ctx.touched_code);
     let text = prepare::render(&ctx);
-    assert!(text.contains("<submodule path=\"vendor/lib\""), "{text}");
-    assert!(text.contains("feat: streaming decode"), "{text}");
+    assert_contains_all(
+        &text,
+        &["<submodule path=\"vendor/lib\"", "feat: streaming decode"],
+    );
 }
 
 #[test]
 fn a_moved_submodule_without_its_checkout_is_noted() {
     let (parent, _sub) = with_submodule(false);
-    let r = open(&parent);
-    let range = prepare::resolve_range(&r, &explicit("v0.1.0", "HEAD")).unwrap();
-    let ctx = prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap();
+    let ctx = prepared(&parent, &explicit("v0.1.0", "HEAD"));
     let group = &ctx.submodules[0];
     assert!(group.commits.is_empty());
     assert!(
@@ -299,9 +299,7 @@ fn a_moved_submodule_without_its_checkout_is_noted() {
 
 fn context() -> (TestRepo, release::ReleaseContext) {
     let repo = history();
-    let r = open(&repo);
-    let range = prepare::resolve_range(&r, &RangeSpec::Bump(Bump::Minor)).unwrap();
-    let ctx = prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap();
+    let ctx = prepared(&repo, &RangeSpec::Bump(Bump::Minor));
     (repo, ctx)
 }
 
@@ -380,16 +378,9 @@ fn the_fallback_tool_then_a_structured_answer() {
         "{}",
         note.markdown
     );
-    assert!(
-        note.markdown.contains("### Full Changelog"),
-        "{}",
-        note.markdown
-    );
-    assert!(
-        note.markdown
-            .contains("https://github.com/acme/app/pull/12"),
-        "{}",
-        note.markdown
+    assert_contains_all(
+        &note.markdown,
+        &["### Full Changelog", "https://github.com/acme/app/pull/12"],
     );
     assert_eq!(note.tool_calls, 1);
     let first = server.requests()[0].json();
@@ -414,9 +405,7 @@ fn an_answer_with_unknown_refs_is_repaired_once() {
     let note = run(&req, provider.as_ref()).unwrap();
     assert!(note.repaired);
     let repair = server.requests()[1].raw_text();
-    assert!(repair.contains("deadbeef"), "{repair}");
-    assert!(repair.contains("enabling operators"), "{repair}");
-    assert!(repair.contains("features"), "{repair}");
+    assert_contains_all(&repair, &["deadbeef", "enabling operators", "features"]);
     // Still bad after the repair: an error that says why.
     let (_server, provider) = chat(vec![Reply::text(&bad.to_string()), Reply::text("not json")]);
     let err = run(&req, provider.as_ref()).unwrap_err();

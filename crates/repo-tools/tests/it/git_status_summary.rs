@@ -35,6 +35,14 @@ fn status(repo_or_dir: &std::path::Path, args: Value) -> Value {
     call(repo_or_dir, NAME, args)
 }
 
+/// Asserts that a call with each of `cwds` fails with the error `expected`.
+fn assert_cwds_fail(repo: &TestRepo, cwds: &[&str], expected: &str) {
+    for cwd in cwds {
+        let env = status(repo.path(), json!({"cwd": cwd}));
+        assert_eq!(code(&env), expected, "{cwd}");
+    }
+}
+
 /// A repository with history, a staged, a modified and an untracked file, and a
 /// `src/tools` directory.
 fn busy_repo() -> TestRepo {
@@ -142,16 +150,17 @@ fn an_unborn_branch_is_named() {
 #[test]
 fn missing_or_file_cwd_is_not_a_directory() {
     let repo = busy_repo();
-    for cwd in [
-        "missing",
-        "src/missing/deeper",
-        "README.md",
-        "README.md/x",
-        "src/tools/a.rs",
-    ] {
-        let env = status(repo.path(), json!({"cwd": cwd}));
-        assert_eq!(code(&env), "NOT_DIRECTORY", "{cwd}");
-    }
+    assert_cwds_fail(
+        &repo,
+        &[
+            "missing",
+            "src/missing/deeper",
+            "README.md",
+            "README.md/x",
+            "src/tools/a.rs",
+        ],
+        "NOT_DIRECTORY",
+    );
     // A workspace root that does not exist, with the default cwd.
     let env = status(&repo.join("nowhere"), json!({}));
     assert_eq!(code(&env), "NOT_DIRECTORY");
@@ -267,28 +276,29 @@ fn paths_leaving_the_workspace_are_invalid() {
     symlink(&repo.join(".git"), &repo.join("gitlink"));
     symlink(&repo.join("src/tools"), &repo.join("tools-link"));
     let absolute = repo.join("src").to_str().unwrap().to_owned();
-    for cwd in [
-        absolute.as_str(),
-        "/",
-        "\\src",
-        "C:\\work",
-        "C:/work",
-        "C:work",
-        "\\\\server\\share",
-        "//server/share",
-        "..",
-        "../..",
-        "src/../..",
-        "src\\..\\..\\x",
-        "src/out",
-        "src/out/deeper",
-        ".git",
-        "src/../.git",
-        "gitlink",
-    ] {
-        let env = status(repo.path(), json!({"cwd": cwd}));
-        assert_eq!(code(&env), "INVALID_ARGUMENT", "{cwd}");
-    }
+    assert_cwds_fail(
+        &repo,
+        &[
+            absolute.as_str(),
+            "/",
+            "\\src",
+            "C:\\work",
+            "C:/work",
+            "C:work",
+            "\\\\server\\share",
+            "//server/share",
+            "..",
+            "../..",
+            "src/../..",
+            "src\\..\\..\\x",
+            "src/out",
+            "src/out/deeper",
+            ".git",
+            "src/../.git",
+            "gitlink",
+        ],
+        "INVALID_ARGUMENT",
+    );
     // A symlink that stays inside the workspace is fine.
     let env = status(repo.path(), json!({"cwd": "tools-link"}));
     assert_eq!(data(&env)["branch"], "main");

@@ -20,6 +20,13 @@ struct Hostile {
     _outside: tempfile::TempDir,
 }
 
+/// Creates each (link, target) symbolic link in `repo`.
+fn link_all(repo: &TestRepo, links: &[(&str, &Path)]) {
+    for (link, target) in links {
+        symlink(target, &repo.join(link));
+    }
+}
+
 fn hostile() -> Hostile {
     let repo = TestRepo::new();
     let outside = tempfile::tempdir().unwrap();
@@ -40,9 +47,7 @@ fn hostile() -> Hostile {
         ("pipelink", Path::new("pipe")),
         ("dangling", Path::new("missing.txt")),
     ];
-    for (link, target) in links {
-        symlink(target, &repo.join(link));
-    }
+    link_all(&repo, &links);
     repo.commit_all("a repository with links");
     // What the links lead to is not tracked: ignored secrets, a FIFO, and a
     // secret in the repository's own config.
@@ -64,16 +69,42 @@ fn hostile() -> Hostile {
     }
 }
 
+/// Why `list_files` refuses a link to an ignored file.
+const IGNORED: &str = "leads to a file git ignores and does not track";
+/// Why `list_files` refuses a link out of the workspace or into `.git`.
+const OUTSIDE: &str = "leads outside the workspace or into .git";
+
+/// Asserts the links a `list_files` envelope refuses: (path, reason), in order.
+fn assert_refused(envelope: &Value, expected: &[(&str, &str)]) {
+    let expected: Vec<Value> = expected
+        .iter()
+        .map(|(path, reason)| json!({"path": path, "reason": reason}))
+        .collect();
+    assert_eq!(data(envelope)["refused_links"], json!(expected));
+}
+
 fn assert_no_secret(envelope: &Value) {
     assert!(!envelope.to_string().contains("SECRET"), "{envelope:#}");
+}
+
+/// Calls `tool` in `root` and checks that its envelope holds no secret.
+fn call_clean(root: &Path, tool: &str, arguments: Value) -> Value {
+    let envelope = call(root, tool, arguments);
+    assert_no_secret(&envelope);
+    envelope
+}
+
+impl Hostile {
+    /// Calls `tool` in the hostile repository (no secret may come back).
+    fn call(&self, tool: &str, arguments: Value) -> Value {
+        call_clean(self.repo.path(), tool, arguments)
+    }
 }
 
 #[test]
 fn search_files_does_not_follow_links_to_what_read_file_refuses() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "search_files", json!({"pattern": "SEC(R)ET"}));
-    assert_no_secret(&env);
+    let env = hostile.call("search_files", json!({"pattern": "SEC(R)ET"}));
     assert_eq!(data(&env)["total_matches"], 0);
     // envlink, chain, secretsdir, gitlink, outside.txt, gone are refused; srclink
     // is a directory; pipelink and data.txt are FIFOs; dangling leads nowhere.
@@ -82,7 +113,7 @@ fn search_files_does_not_follow_links_to_what_read_file_refuses() {
         json!({"binary": 0, "too_large": 0, "unreadable": 10})
     );
     // What links lead to inside the workspace is still searched.
-    let env = call(repo.path(), "search_files", json!({"pattern": "visible"}));
+    let env = hostile.call("search_files", json!({"pattern": "visible"}));
     assert_eq!(
         data(&env)["matches"],
         json!([
@@ -97,9 +128,7 @@ fn search_files_does_not_follow_links_to_what_read_file_refuses() {
 #[test]
 fn list_files_marks_the_links_the_other_tools_refuse() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "list_files", json!({}));
-    assert_no_secret(&env);
+    let env = hostile.call("list_files", json!({}));
     assert_eq!(data(&env)["total"], 14);
     assert_eq!(
         data(&env)["files"],
@@ -120,27 +149,24 @@ fn list_files_marks_the_links_the_other_tools_refuse() {
             "srclink",
         ])
     );
-    let ignored = "leads to a file git ignores and does not track";
-    let outside = "leads outside the workspace or into .git";
-    assert_eq!(
-        data(&env)["refused_links"],
-        json!([
-            {"path": "chain", "reason": ignored},
-            {"path": "envlink", "reason": ignored},
-            {"path": "gitlink", "reason": outside},
-            {"path": "gone", "reason": outside},
-            {"path": "outside.txt", "reason": outside},
-            {"path": "secretsdir", "reason": ignored},
-        ])
+    assert_refused(
+        &env,
+        &[
+            ("chain", IGNORED),
+            ("envlink", IGNORED),
+            ("gitlink", OUTSIDE),
+            ("gone", OUTSIDE),
+            ("outside.txt", OUTSIDE),
+            ("secretsdir", IGNORED),
+        ],
     );
-    let env = call(repo.path(), "list_files", json!({"path": "src"}));
-    assert_eq!(data(&env)["refused_links"], json!([]));
+    let env = hostile.call("list_files", json!({"path": "src"}));
+    assert_refused(&env, &[]);
 }
 
 #[test]
 fn read_file_refuses_by_target_and_never_blocks() {
     let hostile = hostile();
-    let repo = &hostile.repo;
     let cases = [
         ("envlink", "IGNORED"),
         ("chain", "IGNORED"),
@@ -160,42 +186,29 @@ fn read_file_refuses_by_target_and_never_blocks() {
         (".gitmodules", "INVALID_ARGUMENT"),
     ];
     for (path, expected) in cases {
-        let env = call(repo.path(), "read_file", json!({"path": path}));
-        assert_no_secret(&env);
+        let env = hostile.call("read_file", json!({"path": path}));
         assert_eq!(code(&env), expected, "{path}: {env:#}");
     }
-    let env = call(repo.path(), "read_file", json!({"path": "envlink"}));
+    let env = hostile.call("read_file", json!({"path": "envlink"}));
     let message = env["error"]["message"].as_str().unwrap();
     assert!(message.contains("'.env'"), "{message}");
-    let env = call(repo.path(), "read_file", json!({"path": "pipe"}));
+    let env = hostile.call("read_file", json!({"path": "pipe"}));
     let message = env["error"]["message"].as_str().unwrap();
     assert!(message.contains("a FIFO"), "{message}");
     // Links inside the workspace to what may be read are followed.
-    let env = call(repo.path(), "read_file", json!({"path": "readme-link"}));
+    let env = hostile.call("read_file", json!({"path": "readme-link"}));
     assert_eq!(data(&env)["text"], "1| visible readme\n");
-    let env = call(repo.path(), "read_file", json!({"path": "srclink/lib.rs"}));
+    let env = hostile.call("read_file", json!({"path": "srclink/lib.rs"}));
     assert_eq!(data(&env)["text"], "1| // visible source\n");
 }
 
 #[test]
 fn repo_summary_reads_nothing_through_links() {
     let hostile = hostile();
-    let repo = &hostile.repo;
-    let env = call(repo.path(), "repo_summary", json!({}));
-    assert_no_secret(&env);
+    let env = hostile.call("repo_summary", json!({}));
     // `.gitmodules` is a link to a file outside: it does not count.
     assert_eq!(data(&env)["has_gitmodules"], false);
-    let kinds: Vec<(String, String)> = data(&env)["top_level_entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["name"].as_str().unwrap().to_owned(),
-                e["kind"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let entries = data(&env)["top_level_entries"].as_array().unwrap();
     for (name, kind) in [
         (".gitmodules", "symlink"),
         ("envlink", "symlink"),
@@ -204,10 +217,8 @@ fn repo_summary_reads_nothing_through_links() {
         ("src", "dir"),
         ("srclink", "symlink"),
     ] {
-        assert!(
-            kinds.contains(&(name.to_owned(), kind.to_owned())),
-            "{name} as {kind} in {kinds:?}"
-        );
+        let entry = json!({"name": name, "kind": kind});
+        assert!(entries.contains(&entry), "{entry} in {entries:?}");
     }
     assert_eq!(data(&env)["tracked_files"], 14);
 }
@@ -218,27 +229,28 @@ fn a_workspace_below_the_top_refuses_links_up_and_out() {
     repo.write(".gitignore", ".env\n")
         .write("README.md", "top readme\n")
         .write("sub/own.txt", "visible\n");
-    symlink(Path::new("../.env"), &repo.join("sub/env"));
-    symlink(Path::new("../README.md"), &repo.join("sub/readme"));
-    symlink(Path::new("../.git/config"), &repo.join("sub/config"));
+    link_all(
+        &repo,
+        &[
+            ("sub/env", Path::new("../.env")),
+            ("sub/readme", Path::new("../README.md")),
+            ("sub/config", Path::new("../.git/config")),
+        ],
+    );
     repo.commit_all("links up");
     repo.write(".env", "SECRET=1\n");
     let sub = repo.join("sub");
-    let env = call(&sub, "search_files", json!({"pattern": "."}));
-    assert_no_secret(&env);
+    let env = call_clean(&sub, "search_files", json!({"pattern": "."}));
     assert_eq!(
         data(&env)["matches"],
         json!([{"path": "own.txt", "line": 1, "text": "visible"}])
     );
     assert_eq!(data(&env)["files_skipped"]["unreadable"], 3);
     let env = call(&sub, "list_files", json!({}));
-    let refused: Vec<&str> = data(&env)["refused_links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(refused, ["config", "env", "readme"]);
+    assert_refused(
+        &env,
+        &[("config", OUTSIDE), ("env", OUTSIDE), ("readme", OUTSIDE)],
+    );
     for path in ["env", "readme", "config"] {
         let env = call(&sub, "read_file", json!({"path": path}));
         assert_eq!(code(&env), "INVALID_ARGUMENT", "{path}");
@@ -260,7 +272,7 @@ fn tracked_files_git_ignores_are_still_read_through_links() {
     let env = call(repo.path(), "search_files", json!({"pattern": "anyway"}));
     assert_eq!(data(&env)["total_matches"], 2);
     let env = call(repo.path(), "list_files", json!({}));
-    assert_eq!(data(&env)["refused_links"], json!([]));
+    assert_refused(&env, &[]);
 }
 
 #[test]
@@ -274,16 +286,11 @@ fn a_tracked_directory_swapped_for_a_link_is_judged_by_its_target() {
     repo.write("secrets/token.txt", "SECRET token\n");
     std::fs::remove_dir_all(repo.join("conf")).unwrap();
     symlink(Path::new("secrets"), &repo.join("conf"));
-    let env = call(repo.path(), "search_files", json!({"pattern": "token"}));
-    assert_no_secret(&env);
+    let env = call_clean(repo.path(), "search_files", json!({"pattern": "token"}));
     assert_eq!(data(&env)["total_matches"], 0);
     assert_eq!(data(&env)["files_skipped"]["unreadable"], 1);
-    let env = call(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
-    assert_no_secret(&env);
+    let env = call_clean(repo.path(), "read_file", json!({"path": "conf/token.txt"}));
     assert_eq!(code(&env), "IGNORED");
     let env = call(repo.path(), "list_files", json!({}));
-    assert_eq!(
-        data(&env)["refused_links"],
-        json!([{"path": "conf/token.txt", "reason": "leads to a file git ignores and does not track"}])
-    );
+    assert_refused(&env, &[("conf/token.txt", IGNORED)]);
 }

@@ -2,8 +2,9 @@
 //! fake LLM servers (`fake_llm`).
 
 mod fake_llm;
+mod text;
 
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains, assert_starts_with};
 
 fn git(repo: &TestRepo, args: &[&str]) -> String {
     repo.command().args(args).run_text().unwrap()
@@ -101,7 +102,7 @@ fn submodules_and_worktrees() {
     repo.add_submodule("vendor/sub", &sub);
     repo.commit("add submodule");
     let tree = git(&repo, &["ls-tree", "HEAD", "vendor/sub"]);
-    assert!(tree.starts_with("160000 commit "), "{tree}");
+    assert_starts_with(&tree, "160000 commit ");
     assert!(repo.join(".gitmodules").exists());
 
     let wt = repo.add_worktree("wt", "side");
@@ -124,10 +125,10 @@ fn removal_rename_and_executables() {
     repo.remove("run.sh").stage_all();
     repo.commit("rename and delete");
     let names = git(&repo, &["show", "--name-status", "--format=", "-M", "HEAD"]);
-    assert!(names.contains("R100\ta.txt\tb.txt"), "{names}");
-    assert!(names.contains("D\trun.sh"), "{names}");
+    assert_contains(&names, "R100\ta.txt\tb.txt");
+    assert_contains(&names, "D\trun.sh");
     let mode = git(&repo, &["ls-tree", "HEAD~1", "run.sh"]);
-    assert!(mode.starts_with("100755"), "{mode}");
+    assert_starts_with(&mode, "100755");
 }
 
 #[test]
@@ -183,4 +184,36 @@ fn a_code_commit_project_commits_its_files_and_not_its_agent_config() {
         "Fix value.txt\n"
     );
     assert!(repo.join("agent-config/config.toml").is_file());
+}
+
+#[test]
+fn files_under_lists_every_file_at_any_depth_sorted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("b/deep/er")).unwrap();
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    for rel in ["z.txt", "b/deep/er/x.json", "b/a.txt"] {
+        std::fs::write(root.join(rel), rel).unwrap();
+    }
+    std::os::unix::fs::symlink(root.join("b"), root.join("link")).unwrap();
+    let listed: Vec<_> = testkit::files_under(root)
+        .iter()
+        .map(|path| {
+            path.strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(listed, ["b/a.txt", "b/deep/er/x.json", "link", "z.txt"]);
+}
+
+#[test]
+fn the_runtime_runs_spawned_tasks_and_timers() {
+    let runtime = testkit::runtime();
+    let task = runtime.spawn(async {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        7
+    });
+    assert_eq!(runtime.block_on(task).unwrap(), 7);
 }

@@ -137,6 +137,7 @@ pub fn synthesize(
             original_annotations_preserved: dropped.is_empty(),
             synthesis_notes: Some(notes.join(" ")),
         },
+        corrections: Vec::new(),
     };
     let warnings = annotation
         .strip_invalid(&ValidationContext {

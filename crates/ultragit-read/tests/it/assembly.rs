@@ -144,22 +144,23 @@ fn the_scan_limit_bounds_the_dependency_scan() {
     assert!(out.dependencies_on_this.is_empty());
 }
 
+/// The natures of the output's cross-cutting concerns, in order.
+fn natures(output: &ultragit_read::ReadOutput) -> Vec<&str> {
+    output
+        .cross_cutting
+        .iter()
+        .map(|c| c.nature.as_str())
+        .collect()
+}
+
 #[test]
 fn cross_cutting_concerns_that_mention_the_query() {
     let (repo, _, _) = repo();
     let encode = read(&repo, &ReadQuery::file("src/wire.rs").with_anchor("encode"));
-    let found: Vec<&str> = encode
-        .cross_cutting
-        .iter()
-        .map(|c| c.nature.as_str())
-        .collect();
+    let found = natures(&encode);
     assert_eq!(found, ["format symmetry", "ordering"]);
     let decode = read(&repo, &ReadQuery::file("src/wire.rs").with_anchor("decode"));
-    let found: Vec<&str> = decode
-        .cross_cutting
-        .iter()
-        .map(|c| c.nature.as_str())
-        .collect();
+    let found = natures(&decode);
     assert_eq!(found, ["format symmetry"]);
 }
 
@@ -304,4 +305,58 @@ fn with_several_files_an_anchor_needs_to_exist_in_one_of_them() {
         matches!(err, ReadError::AnchorNotFound { ref path, .. } if path == "src/client.rs"),
         "{err}"
     );
+}
+
+#[test]
+fn cross_cutting_concerns_reach_every_member() {
+    // A later commit without a note rewrites `send`: blame no longer names
+    // c1 there, yet c1's concern ties send to encode.
+    let (repo, c1, _) = repo();
+    repo.commit_file(
+        "src/client.rs",
+        "pub fn send() { encode_first(); }\n\npub fn recv() {}\n",
+        "send encodes first",
+    );
+    let send = read(&repo, &ReadQuery::file("src/client.rs").with_anchor("send"));
+    assert!(
+        send.regions.iter().all(|r| r.commit_sha != c1),
+        "c1 no longer holds send's lines"
+    );
+    let found: Vec<(&str, &str)> = send
+        .cross_cutting
+        .iter()
+        .map(|c| (c.nature.as_str(), c.commit.as_str()))
+        .collect();
+    assert_eq!(found, [("ordering", c1.as_str())]);
+
+    // A member the declaring commit never touched: `log` (c2) is named by a
+    // concern a third commit declares about wire.rs only.
+    let c3 = repo.commit_file(
+        "src/wire.rs",
+        "pub fn encode() {}\n\npub fn decode() { }\n",
+        "touch decode",
+    );
+    let mut n3 = note(
+        &c3,
+        "2024-01-03T00:00:00Z",
+        "inferred",
+        vec![region(
+            "src/wire.rs",
+            "function",
+            "decode",
+            (3, 3),
+            "decodes",
+        )],
+    );
+    n3["cross_cutting"] = json!([
+        {"description": "log prints what decode returns", "regions": ["src/wire.rs:decode", "src/log.rs:log"], "nature": "format coupling"}
+    ]);
+    annotate(&repo, &c3, &n3);
+    let log = read(&repo, &ReadQuery::file("src/log.rs").with_anchor("log"));
+    let found = natures(&log);
+    assert_eq!(found, ["format coupling"]);
+    // The query's filters apply to those notes too.
+    let mut enhanced = ReadQuery::file("src/log.rs").with_anchor("log");
+    enhanced.context_level = ultragit_read::ContextLevelFilter::Enhanced;
+    assert!(read(&repo, &enhanced).cross_cutting.is_empty());
 }

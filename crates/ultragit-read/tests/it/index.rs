@@ -192,7 +192,7 @@ fn a_damaged_or_foreign_index_is_ignored_and_rebuilt() {
     for damaged in [
         "not json at all".to_owned(),
         String::new(),
-        good.replace("\"version\":1", "\"version\":99"),
+        good.replace("\"version\":2", "\"version\":99"),
         good.replace("refs/notes/ultragit", "refs/notes/other"),
         // An index into the string table that does not exist.
         good.replacen("[[", "[[4000000,", 1),

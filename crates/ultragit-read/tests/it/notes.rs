@@ -5,18 +5,18 @@ use ultragit_read::{
     ContextLevelFilter, NO_NOTES_HINT, ReadError, ReadPipeline, ReadQuery, SinceFilter,
 };
 
-use crate::support::{annotate, names, note, pipeline, read, region, write_raw};
+use crate::support::{annotate, commit_file_at, names, note, pipeline, read, region, write_raw};
 
-/// Three commits, each adding one function; the first two annotated (inferred in
-/// 2024-01, enhanced in 2024-06), the third not.
+/// Three commits, each adding one function, made in 2024-01, 2024-06 and
+/// 2024-07; the first two annotated (inferred, enhanced), the third not.
 fn repo() -> (TestRepo, [String; 3]) {
     let repo = TestRepo::new();
     let a = "pub fn a() {}\n";
     let ab = "pub fn a() {}\n\npub fn b() {}\n";
     let abc = "pub fn a() {}\n\npub fn b() {}\n\npub fn c() {}\n";
-    let c1 = repo.commit_file("src/lib.rs", a, "a");
-    let c2 = repo.commit_file("src/lib.rs", ab, "b");
-    let c3 = repo.commit_file("src/lib.rs", abc, "c");
+    let c1 = commit_file_at(&repo, "src/lib.rs", a, "a", "2024-01-10T00:00:00Z");
+    let c2 = commit_file_at(&repo, "src/lib.rs", ab, "b", "2024-06-10T00:00:00Z");
+    let c3 = commit_file_at(&repo, "src/lib.rs", abc, "c", "2024-07-10T00:00:00Z");
     annotate(
         &repo,
         &c1,
@@ -82,15 +82,13 @@ fn since_filters_by_date_and_by_commit() {
     assert_eq!(names(&read(&repo, &query)), ["b"]);
     query.since = Some(SinceFilter::parse("2025-01-01T00:00:00Z").unwrap());
     assert!(read(&repo, &query).regions.is_empty());
-    // A commit: its time is the cutoff (testkit dates commits from 2024-01-01).
+    // A commit: its time is the cutoff, and a commit at the cutoff passes.
     query.since = Some(SinceFilter::Sha(c1.clone()));
     let mut found = names(&read(&repo, &query));
     found.sort();
-    assert_eq!(
-        found,
-        ["a", "b"],
-        "both notes are later than the first commit"
-    );
+    assert_eq!(found, ["a", "b"], "both commits are at or after the first");
+    query.since = Some(SinceFilter::Sha(c2.clone()));
+    assert_eq!(names(&read(&repo, &query)), ["b"]);
     query.since = Some(SinceFilter::Sha(c2[..8].to_owned()));
     assert_eq!(read(&repo, &query).query.since.as_deref(), Some(&c2[..8]));
     query.since = Some(SinceFilter::Sha("no-such-rev".into()));
@@ -98,6 +96,37 @@ fn since_filters_by_date_and_by_commit() {
         pipeline(&repo).execute(&query),
         Err(ReadError::InvalidSince { .. })
     ));
+}
+
+#[test]
+fn since_judges_the_commit_not_the_note() {
+    // A note written in 2025 (a backfill) on the commit of 2024-01: `--since
+    // 2024-03-01` leaves it out, since the code it describes is older.
+    let (repo, [c1, _, _]) = repo();
+    annotate(
+        &repo,
+        &c1,
+        &note(
+            &c1,
+            "2025-05-01T00:00:00Z",
+            "inferred",
+            vec![region("src/lib.rs", "function", "a", (1, 1), "a")],
+        ),
+    );
+    let mut query = ReadQuery::file("src/lib.rs");
+    query.since = Some(SinceFilter::parse("2024-03-01").unwrap());
+    assert_eq!(names(&read(&repo, &query)), ["b"]);
+    let all = read(&repo, &ReadQuery::file("src/lib.rs"));
+    let a = all
+        .regions
+        .iter()
+        .find(|r| r.region.ast_anchor.name == "a")
+        .unwrap();
+    assert_eq!(
+        a.commit_date.unwrap().to_rfc3339(),
+        "2024-01-10T00:00:00+00:00"
+    );
+    assert_eq!(a.timestamp.to_rfc3339(), "2025-05-01T00:00:00+00:00");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use testkit::TestRepo;
 use ultragit_read::{ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{commit_annotated, mqtt_v1_repo, pipeline, read, region};
+use crate::support::{commit_annotated, mqtt_v1_repo, one_annotated_file, pipeline, read, region};
 
 fn scope_of(repo: &TestRepo, anchor: &str) -> Vec<(String, u32, u32, String, bool)> {
     let out = read(repo, &ReadQuery::file("src/mqtt.rs").with_anchor(anchor));
@@ -240,4 +240,112 @@ fn unsupported_languages_fall_back_to_line_ranges() {
     let lines = read(&repo, &ReadQuery::file("config/app.toml").with_lines(2, 2));
     assert_eq!(crate::support::names(&lines), ["server"]);
     assert_eq!(lines.regions[0].confidence_factors.anchor_stability, 0.4);
+}
+
+/// A test file whose tests a macro defines (`rgtest!(name, …)`): tree-sitter
+/// sees the invocations, not units named after the tests.
+const MACRO_TESTS: &str = "macro_rules! rgtest {\n    ($name:ident, $body:block) => {\n        #[test]\n        fn $name() $body\n    };\n}\n\nrgtest!(reads_stdin, {\n    assert!(true);\n});\n\nrgtest!(follows_symlinks, {\n    assert_eq!(1, 1);\n});\n\nfn reads_stdn() {}\n";
+
+#[test]
+fn anchors_only_the_notes_know_resolve_through_blame() {
+    let (repo, c1) = one_annotated_file(
+        "tests/misc.rs",
+        MACRO_TESTS,
+        vec![
+            region("tests/misc.rs", "test", "reads_stdin", (8, 10), "stdin"),
+            region(
+                "tests/misc.rs",
+                "test",
+                "follows_symlinks",
+                (12, 14),
+                "links",
+            ),
+        ],
+    );
+    // An unannotated commit moves everything down two lines.
+    repo.commit_file(
+        "tests/misc.rs",
+        format!("// Misc tests.\n\n{MACRO_TESTS}"),
+        "header",
+    );
+    let out = read(
+        &repo,
+        &ReadQuery::file("tests/misc.rs").with_anchor("follows_symlinks"),
+    );
+    let scope = &out.query.scopes[0];
+    assert_eq!(
+        (
+            scope.anchor_name.as_deref(),
+            scope.line_range.map(|r| (r.start, r.end)),
+            scope.resolved_by.as_deref(),
+            scope.anchor_type.as_deref(),
+        ),
+        (
+            Some("follows_symlinks"),
+            Some((14, 16)),
+            Some("notes"),
+            Some("test")
+        )
+    );
+    assert_eq!(
+        crate::support::regions(&out),
+        [(
+            "tests/misc.rs".to_owned(),
+            "follows_symlinks".to_owned(),
+            14,
+            16
+        )]
+    );
+    assert_eq!(out.regions[0].commit_sha, c1);
+    assert_eq!(
+        out.regions[0].confidence_factors.anchor_stability, 0.4,
+        "the outline cannot vouch for it"
+    );
+    let text = ultragit_read::format_markdown(&out, false);
+    assert!(
+        text.contains("`follows_symlinks` in tests/misc.rs: test, lines 14–16 (resolved through the annotations that name it"),
+        "{text}"
+    );
+    // A note naming the anchor exactly beats a fuzzy outline match.
+    let out = read(
+        &repo,
+        &ReadQuery::file("tests/misc.rs").with_anchor("reads_stdin"),
+    );
+    assert_eq!(crate::support::names(&out), ["reads_stdin"]);
+    assert_eq!(
+        out.query.scopes[0].line_range.map(|r| (r.start, r.end)),
+        Some((10, 12))
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // An outline unit still resolves through the outline.
+    let out = read(
+        &repo,
+        &ReadQuery::file("tests/misc.rs").with_anchor("rgtest"),
+    );
+    assert_eq!(out.query.scopes[0].resolved_by.as_deref(), Some("outline"));
+    // An anchor neither knows is still an error.
+    assert!(matches!(
+        pipeline(&repo).execute(&ReadQuery::file("tests/misc.rs").with_anchor("nowhere_at_all")),
+        Err(ReadError::AnchorNotFound { .. })
+    ));
+}
+
+#[test]
+fn files_without_a_grammar_resolve_anchors_through_the_notes() {
+    let (repo, _) = one_annotated_file(
+        "config/app.toml",
+        "[client]\nretries = 3\n\n[server]\nport = 8080\nhost = \"x\"\n",
+        vec![
+            region("config/app.toml", "config", "client", (1, 2), "client"),
+            region("config/app.toml", "config", "server", (4, 6), "server"),
+        ],
+    );
+    let out = read(
+        &repo,
+        &ReadQuery::file("config/app.toml").with_anchor("server"),
+    );
+    let scope = &out.query.scopes[0];
+    assert_eq!(scope.line_range.map(|r| (r.start, r.end)), Some((4, 6)));
+    assert_eq!(scope.resolved_by.as_deref(), Some("notes"));
+    assert_eq!(crate::support::names(&out), ["server"]);
 }

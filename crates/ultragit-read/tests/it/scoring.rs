@@ -4,14 +4,17 @@ use serde_json::json;
 use testkit::TestRepo;
 use ultragit_read::{ReadConfig, ReadQuery};
 
-use crate::support::{annotate, commit_annotated, names, note, read, read_with, region};
+use crate::support::{
+    MQTT_V1, annotate, commit_annotated, commit_file_at, mqtt_v1_repo, names, note, read,
+    read_with, region,
+};
 
-/// One file, four functions, annotated by commits of different ages, levels and
-/// provenance, with tags.
+/// One file, four functions, annotated by commits of different ages (c's a
+/// year older than HEAD), levels and provenance, with tags.
 fn repo() -> TestRepo {
     let repo = TestRepo::new();
     let text = "pub fn a() {}\n\npub fn b() {}\n\npub fn c() {}\n\npub fn d() {}\n";
-    let c = repo.commit_file("src/lib.rs", text, "four");
+    let c = commit_file_at(&repo, "src/lib.rs", text, "four", "2024-01-01T00:05:00Z");
     let mut regions = vec![
         region("src/lib.rs", "function", "a", (1, 1), "a"),
         region("src/lib.rs", "function", "b", (3, 3), "b"),
@@ -25,10 +28,12 @@ fn repo() -> TestRepo {
     );
     // Notes written later on the same commit would overwrite; use further commits
     // touching c and d for older/other-provenance annotations.
-    let c2 = repo.commit_file(
+    let c2 = commit_file_at(
+        &repo,
         "src/lib.rs",
-        text.replace("pub fn c() {}", "pub fn c() { }"),
+        &text.replace("pub fn c() {}", "pub fn c() { }"),
         "touch c",
+        "2023-01-01T00:10:00Z",
     );
     let mut n = note(
         &c2,
@@ -38,11 +43,14 @@ fn repo() -> TestRepo {
     );
     n["provenance"]["operation"] = json!("squash");
     annotate(&repo, &c2, &n);
-    let c3 = repo.commit_file(
+    let c3 = commit_file_at(
+        &repo,
         "src/lib.rs",
-        text.replace("pub fn c() {}", "pub fn c() { }")
+        &text
+            .replace("pub fn c() {}", "pub fn c() { }")
             .replace("pub fn d() {}", "pub fn d() { }"),
         "touch d",
+        "2024-01-01T00:10:00Z",
     );
     let mut n = note(
         &c3,
@@ -75,7 +83,7 @@ fn factors_follow_the_tables() {
     let c = by_name("c").confidence_factors;
     assert_eq!((c.context_level, c.provenance), (0.5, 0.7));
     assert!(
-        (c.recency - 0.5_f64.powf(365.0 / 180.0)).abs() < 1e-9,
+        (c.recency - 0.5_f64.powf(365.0 / 180.0)).abs() <= 5e-4,
         "a year older than HEAD: {}",
         c.recency
     );
@@ -89,7 +97,11 @@ fn factors_follow_the_tables() {
         let f = r.confidence_factors;
         let expected =
             f.recency * 0.4 + f.context_level * 0.3 + f.anchor_stability * 0.2 + f.provenance * 0.1;
-        assert!((r.confidence - expected).abs() < 1e-12);
+        // Factors and confidence are rounded to 3 decimals each.
+        assert!((r.confidence - expected).abs() <= 1e-3, "{r:?}");
+        for value in [r.confidence, f.recency, f.anchor_stability] {
+            assert_eq!(value, (value * 1000.0).round() / 1000.0);
+        }
     }
     // Best first.
     assert_eq!(names(&out), ["a", "b", "d", "c"]);
@@ -158,4 +170,110 @@ fn removed_anchors_score_low() {
     );
     let out = read(&repo, &ReadQuery::file("src/lib.rs"));
     assert_eq!(out.regions[0].confidence_factors.anchor_stability, 0.3);
+}
+
+#[test]
+fn recency_is_the_commits_age_not_the_notes() {
+    // A backfill in 2025 annotated a commit of 2006: its region is old.
+    let repo = TestRepo::new();
+    let old = commit_file_at(
+        &repo,
+        "src/lib.rs",
+        "pub fn old() {}\n",
+        "old",
+        "2006-03-01T00:00:00Z",
+    );
+    annotate(
+        &repo,
+        &old,
+        &note(
+            &old,
+            "2025-06-01T00:00:00Z",
+            "enhanced",
+            vec![region("src/lib.rs", "function", "old", (1, 1), "old")],
+        ),
+    );
+    commit_file_at(
+        &repo,
+        "src/new.rs",
+        "pub fn new() {}\n",
+        "new",
+        "2025-06-01T00:00:00Z",
+    );
+    let out = read(&repo, &ReadQuery::file("src/lib.rs"));
+    let r = &out.regions[0];
+    assert_eq!(
+        r.confidence_factors.recency, 0.0,
+        "19 years at a 180-day half-life"
+    );
+    assert_eq!(
+        r.commit_date.unwrap().to_rfc3339(),
+        "2006-03-01T00:00:00+00:00"
+    );
+    assert_eq!(r.confidence, 0.6);
+}
+
+#[test]
+fn later_unannotated_changes_mark_a_region_stale() {
+    let (repo, c1) = mqtt_v1_repo();
+    let c2 = repo.commit_file(
+        "src/mqtt.rs",
+        MQTT_V1.replace("!self.host.is_empty()", "!self.host.trim().is_empty()"),
+        "Trim the host before connecting",
+    );
+    let v3 = MQTT_V1
+        .replace("!self.host.is_empty()", "!self.host.trim().is_empty()")
+        .replace(
+            "    pub fn connect(&self) -> bool {\n",
+            "    pub fn connect(&self) -> bool {\n        // An empty host never connects.\n",
+        );
+    let c3 = repo.commit_file("src/mqtt.rs", v3, "Explain connect");
+    let out = read(
+        &repo,
+        &ReadQuery::file("src/mqtt.rs").with_anchor("connect"),
+    );
+    let r = &out.regions[0];
+    assert_eq!(r.commit_sha, c1);
+    let changed = r
+        .changed_since
+        .iter()
+        .map(|c| (&c.commit, &c.summary[..], c.lines));
+    let expected = [
+        (&c2, "Trim the host before connecting", 1),
+        (&c3, "Explain connect", 1),
+    ];
+    assert!(changed.eq(expected), "{:?}", r.changed_since);
+    // 2 of the unit's 4 lines today: stability × (1 − 0.5 × 2/4).
+    assert_eq!(r.confidence_factors.anchor_stability, 0.75);
+    let text = ultragit_read::format_markdown(&out, false);
+    let (s2, s3) = (&c2[..7], &c3[..7]);
+    let line = format!(
+        "**Changed since** by 2 unannotated commits: `{s2}` Trim the host before connecting, `{s3}` Explain connect"
+    );
+    assert!(text.contains(&line), "{text}");
+    let json = ultragit_read::format_json(&out, false);
+    assert!(json.contains("\"changed_since\":[{"), "{json}");
+
+    // Once the later commit is annotated, it no longer counts; a region
+    // nobody changed since has no `changed_since` at all.
+    annotate(
+        &repo,
+        &c3,
+        &note(
+            &c3,
+            "2024-01-02T00:00:00Z",
+            "inferred",
+            vec![region("src/mqtt.rs", "method", "connect", (11, 11), "why")],
+        ),
+    );
+    let out = read(
+        &repo,
+        &ReadQuery::file("src/mqtt.rs").with_anchor("connect"),
+    );
+    let r = out.regions.iter().find(|r| r.commit_sha == c1).unwrap();
+    assert_eq!(r.changed_since.len(), 1, "{:?}", r.changed_since);
+    let out = read(&repo, &ReadQuery::file("src/mqtt.rs").with_anchor("parse"));
+    assert!(out.regions[0].changed_since.is_empty());
+    assert_eq!(out.regions[0].confidence_factors.anchor_stability, 1.0);
+    assert!(!ultragit_read::format_json(&out, false).contains("changed_since"));
 }

@@ -206,3 +206,30 @@ pub fn shifted() -> (TestRepo, String, String) {
     );
     (repo, c1, c2)
 }
+
+/// Commits `text` as `path` with `message`, authored and committed at `date`
+/// (ISO 8601): a commit made then, whatever testkit's clock says.
+pub fn commit_file_at(
+    repo: &TestRepo,
+    path: &str,
+    text: &str,
+    message: &str,
+    date: &str,
+) -> String {
+    repo.write(path, text).stage(&[path]);
+    repo.command()
+        .args(["commit", "--quiet", "-m", message])
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .run()
+        .expect("commit at a pinned date");
+    repo.rev_parse("HEAD")
+}
+
+/// A new repository whose one commit writes `text` as `path`, annotated with
+/// `regions` (see [`commit_annotated`]); returns it and the commit.
+pub fn one_annotated_file(path: &str, text: &str, regions: Vec<Value>) -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let commit = commit_annotated(&repo, path, text, "first", regions);
+    (repo, commit)
+}

@@ -116,6 +116,7 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
         region,
         commit_sha: format!("{n:040}"),
         timestamp: Utc.with_ymd_and_hms(2024, 1, day, 0, 0, 0).unwrap(),
+        commit_date: None,
         confidence: 0.5,
         confidence_factors: ConfidenceFactors::default(),
         related: vec![ResolvedRelated {
@@ -125,6 +126,8 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
             confidence: 0.5,
             intent: Some("a long related intent that costs tokens ".repeat(12)),
         }],
+        corrections: Vec::new(),
+        changed_since: Vec::new(),
     }
 }
 
@@ -211,4 +214,59 @@ fn newest_regions_go_first() {
         [format!("{:040}", 2), format!("{:040}", 1)]
     );
     assert_eq!((trimmed.original_regions, trimmed.returned_regions), (3, 1));
+}
+
+#[test]
+fn a_budget_too_small_for_one_region_keeps_the_top_one_with_a_warning() {
+    let mut best = scored(2, 9);
+    best.confidence = 0.9;
+    let full = output(vec![best, scored(1, 5), scored(3, 2)]);
+    for format in [Format::Markdown, Format::Json, Format::Pretty] {
+        let mut out = full.clone();
+        trim_to_budget(&mut out, 10, format, false);
+        assert_eq!(out.regions.len(), 1, "{format:?}");
+        let top = &out.regions[0];
+        assert_eq!(top.region.ast_anchor.name, "f2", "the best, not the oldest");
+        assert_eq!(top.region.intent, "intent 2");
+        assert_eq!(top.region.constraints.len(), 1);
+        assert!(top.related.is_empty() && top.region.reasoning.is_none());
+        assert!(top.region.tags.is_empty() && top.region.risk_notes.is_none());
+        assert_eq!(
+            out.warnings,
+            [
+                "--max-tokens 10 is too small for one full region: the top region is returned with only its intent and constraints"
+            ]
+        );
+        let trimmed = out.trimmed.as_ref().unwrap();
+        assert_eq!((trimmed.original_regions, trimmed.returned_regions), (3, 1));
+        assert_eq!(
+            trimmed.dropped_commits,
+            [format!("{:040}", 1), format!("{:040}", 3)]
+        );
+        assert_eq!(out.stats.regions_returned, 1);
+        assert_eq!(
+            trimmed.estimated_tokens,
+            estimate_tokens(&out, format, false)
+        );
+    }
+}
+
+#[test]
+fn a_tiny_budget_still_answers_end_to_end() {
+    let out = read(
+        &many(),
+        &ReadQuery {
+            max_tokens: Some(20),
+            ..ReadQuery::file("src/lib.rs")
+        },
+    );
+    assert_eq!(out.regions.len(), 1);
+    assert!(out.regions[0].region.intent.starts_with('f'));
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("too small for one full region"))
+    );
+    let text = render(&out, Format::Markdown, false);
+    assert!(text.contains("**Intent:**"), "{text}");
 }

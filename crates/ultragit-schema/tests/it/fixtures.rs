@@ -8,6 +8,7 @@ use ultragit_schema::{
     ContextLevelFilter, CrossCuttingConcern, CrossCuttingEntry, DependencyEntry, LineRange,
     Provenance, ProvenanceOperation, QueryEcho, ReadOutput, ReadStats, RegionAnnotation,
     RelatedAnnotation, ResolvedRelated, ScopeEcho, ScoredRegion, SemanticDependency, TrimmedInfo,
+    UnannotatedChange,
 };
 
 pub const SHA: &str = "4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39";
@@ -99,6 +100,7 @@ pub fn full_annotation() -> Annotation {
             original_annotations_preserved: true,
             synthesis_notes: Some("Merged two annotations of connect.".to_owned()),
         },
+        corrections: Vec::new(),
     }
 }
 
@@ -123,6 +125,7 @@ pub fn full_read_output() -> ReadOutput {
             anchor_type: Some("method".to_owned()),
             anchor_signature: Some("pub async fn connect(&mut self)".to_owned()),
             ambiguous: false,
+            resolved_by: Some("outline".to_owned()),
         }],
         ambiguous_anchor: false,
     });
@@ -131,6 +134,7 @@ pub fn full_read_output() -> ReadOutput {
             region: full_region(),
             commit_sha: SHA.to_owned(),
             timestamp: Utc.with_ymd_and_hms(2025, 1, 15, 10, 30, 0).unwrap(),
+            commit_date: Some(Utc.with_ymd_and_hms(2025, 1, 15, 10, 2, 0).unwrap()),
             confidence: 0.875,
             confidence_factors: ConfidenceFactors {
                 recency: 1.0,
@@ -145,11 +149,19 @@ pub fn full_read_output() -> ReadOutput {
                 confidence: 0.5,
                 intent: Some("Close the connection cleanly.".to_owned()),
             }],
+            corrections: Vec::new(),
+            changed_since: vec![UnannotatedChange {
+                commit: "9f8e7d6c5b4a3928170605f4e3d2c1b0a9f8e7d6".to_owned(),
+                date: Some(Utc.with_ymd_and_hms(2025, 2, 1, 9, 0, 0).unwrap()),
+                summary: "Bump the handshake timeout".to_owned(),
+                lines: 2,
+            }],
         },
         ScoredRegion {
             region: minimal_region("src/mqtt/client.rs", "MqttClient::connect"),
             commit_sha: OLD_SHA.to_owned(),
             timestamp: Utc.with_ymd_and_hms(2024, 7, 1, 8, 0, 0).unwrap(),
+            commit_date: None,
             confidence: 0.5,
             confidence_factors: ConfidenceFactors {
                 recency: 0.5,
@@ -158,6 +170,8 @@ pub fn full_read_output() -> ReadOutput {
                 provenance: 0.5,
             },
             related: Vec::new(),
+            corrections: Vec::new(),
+            changed_since: Vec::new(),
         },
     ];
     output.dependencies_on_this = vec![DependencyEntry {
@@ -202,8 +216,11 @@ pub fn sparse_output() -> ReadOutput {
         commit_sha: OLD_SHA.to_owned(),
         timestamp: Utc.with_ymd_and_hms(2024, 7, 1, 8, 0, 0).unwrap(),
         confidence: 0.5,
+        commit_date: None,
         confidence_factors: ConfidenceFactors::default(),
         related: Vec::new(),
+        corrections: Vec::new(),
+        changed_since: Vec::new(),
     });
     output
 }

@@ -2,6 +2,7 @@
 //! topic).
 
 mod annotation;
+mod correction;
 mod fixtures;
 mod golden;
 mod properties;

@@ -83,12 +83,15 @@ fn json_names_match_the_rust_fields() {
             "anchor_signature",
             "anchor_type",
             "file",
-            "line_range"
+            "line_range",
+            "resolved_by"
         ]
     );
     assert_eq!(
         keys(&value["regions"][0]),
         [
+            "changed_since",
+            "commit_date",
             "commit_sha",
             "confidence",
             "confidence_factors",
@@ -96,6 +99,10 @@ fn json_names_match_the_rust_fields() {
             "related",
             "timestamp"
         ]
+    );
+    assert_eq!(
+        keys(&value["regions"][0]["changed_since"][0]),
+        ["commit", "date", "lines", "summary"]
     );
     assert_eq!(
         keys(&value["regions"][0]["confidence_factors"]),
