@@ -216,20 +216,21 @@ mod tests {
     fn reads_the_variables() {
         assert!(env(&[]).is_empty());
         assert!(env(&[("ULTRAGIT_TASK", "  ")]).is_empty());
-        let context = env(&[
-            ("ULTRAGIT_TASK", " Retry connects "),
-            ("ULTRAGIT_REASONING", "failover"),
-            ("ULTRAGIT_DEPENDENCIES", "probe.py"),
-            ("ULTRAGIT_TAGS", "net, retry,,net"),
-        ]);
-        assert_eq!(context.task.as_deref(), Some("Retry connects"));
-        assert_eq!(context.reasoning.as_deref(), Some("failover"));
-        assert_eq!(context.dependencies.as_deref(), Some("probe.py"));
         assert_eq!(
-            context.tags,
-            Some(vec!["net".to_owned(), "retry".to_owned()])
+            env(&[
+                ("ULTRAGIT_TASK", " Retry connects "),
+                ("ULTRAGIT_REASONING", "failover"),
+                ("ULTRAGIT_DEPENDENCIES", "probe.py"),
+                ("ULTRAGIT_TAGS", "net, retry,,net"),
+            ]),
+            AuthorContext {
+                task: Some("Retry connects".to_owned()),
+                reasoning: Some("failover".to_owned()),
+                dependencies: Some("probe.py".to_owned()),
+                tags: Some(vec!["net".to_owned(), "retry".to_owned()]),
+                squash_sources: None,
+            }
         );
-        assert_eq!(context.squash_sources, None);
     }
 
     #[test]

@@ -177,6 +177,19 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// `max_attempts` attempts in all (at least 1), each retry sent at once:
+    /// no back-off, and a server's `Retry-After` is not waited for. For a
+    /// server on this machine (a local model server, a test's fake server),
+    /// where waiting gains nothing; `immediate(1)` never retries.
+    pub fn immediate(max_attempts: u32) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts,
+            initial_backoff: Duration::ZERO,
+            max_backoff: Duration::ZERO,
+            max_retry_after: Duration::ZERO,
+        }
+    }
+
     /// The wait before attempt `next` (2 for the first retry), with "equal jitter":
     /// between half and all of the exponential delay.
     fn backoff(&self, next: u32) -> Duration {
@@ -574,6 +587,16 @@ mod tests {
         assert_eq!(retry_after(&h), None);
         h.insert("retry-after-ms", HeaderValue::from_static("1500"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn an_immediate_policy_never_waits() {
+        let policy = RetryPolicy::immediate(3);
+        assert_eq!(policy.max_attempts, 3);
+        for next in 2..=3 {
+            assert_eq!(policy.backoff(next), Duration::ZERO);
+        }
+        assert_eq!(policy.max_retry_after, Duration::ZERO);
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! and dropped connections, honouring `Retry-After`; per-attempt and overall
 //! timeouts; explicit proxies; bounded bodies; optionally a [`PauseGate`] shared
 //! by a pool of callers, which one `Retry-After` closes for all of them.
+//! [`RetryPolicy::immediate`] retries without waiting, for servers on this
+//! machine (a local model server, tests' fake servers).
 //!
 //! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
 //! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.

@@ -1,6 +1,8 @@
 //! The command-line basics every binary of the toolkit shares, checked the same
 //! way for each: `--version`, `--help` (without the hidden `--generate`), usage
-//! errors exit 2, and the hidden completions flag.
+//! errors exit 2, and the hidden completions flag; and what a run of a
+//! binary left behind ([`Output`], from [`run_command`] or any
+//! `std::process::Output`), with assertions that show both streams on failure.
 
 use crate::text::{assert_contains, assert_lacks};
 use std::path::Path;
@@ -14,18 +16,65 @@ pub struct Output {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Output {
+    /// The exit code (-1 when a signal ended the process) and both streams as
+    /// text, invalid UTF-8 replaced.
+    fn from(out: std::process::Output) -> Output {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: text(&out.stdout),
+            stderr: text(&out.stderr),
+        }
+    }
+}
+
+/// Assertions on a run that show what it printed when they fail; each returns
+/// the run, so that they chain. (For other checks of a stream, use
+/// [`crate::text`] on `stdout` or `stderr`.)
+impl Output {
+    /// Asserts the exit code, showing both streams when it differs.
+    #[track_caller]
+    pub fn assert_exit(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Asserts that stdout contains `needle`.
+    #[track_caller]
+    pub fn stdout_contains(&self, needle: &str) -> &Self {
+        assert_contains(&self.stdout, needle);
+        self
+    }
+
+    /// Asserts that stderr contains `needle`.
+    #[track_caller]
+    pub fn stderr_contains(&self, needle: &str) -> &Self {
+        assert_contains(&self.stderr, needle);
+        self
+    }
+}
+
+/// Runs `command` to its end and returns what it left behind; panics when it
+/// cannot be started.
+#[track_caller]
+pub fn run_command(command: &mut Command) -> Output {
+    command
+        .output()
+        .unwrap_or_else(|err| {
+            let program = command.get_program().to_string_lossy().into_owned();
+            panic!("running {program}: {err}")
+        })
+        .into()
+}
+
 /// Runs `exe args…` isolated from the host's environment ([`crate::isolate`]).
 pub fn run(exe: &Path, args: &[&str]) -> Output {
-    let out = crate::isolate(&mut Command::new(exe))
-        .args(args)
-        .output()
-        .expect("run the binary under test");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
+    run_command(crate::isolate(&mut Command::new(exe)).args(args))
 }
 
 /// Asserts the basics for the binary `name` at `exe`, whose version is

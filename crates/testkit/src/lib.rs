@@ -38,15 +38,18 @@
 //! of `assert!(text.contains(…), "{text}")` written out again in every test.
 //!
 //! [`files_under`] lists the files a run left below a directory (session logs,
-//! traces, artifacts); [`runtime`] is the tokio runtime async tests block on.
+//! traces, artifacts), [`texts_under`] with their text; [`runtime`] is the tokio runtime async tests block on;
+//! [`landlock_available`] says whether sandbox tests should expect Landlock
+//! to be enforced.
 //!
 //! [`cli::assert_basics`] checks what every binary shares: `--version`, `--help`,
 //! usage errors and the hidden completions flag.
 //!
 //! - **Dependencies:** `gitctx` — every git process is a hardened
 //!   [`gitctx::GitCommand`] with the pinned environment added — `serde_json`
-//!   for the fake servers' bodies, and `tokio` for [`runtime`] (the fake
-//!   servers themselves are plain threads).
+//!   for the fake servers' bodies, `tokio` for [`runtime`] (the fake
+//!   servers themselves are plain threads), and `landlock` (Linux) for
+//!   [`landlock_available`].
 //! - **Invariant:** nothing here reaches the network or the user's git config. The
 //!   fake servers bind `127.0.0.1` only and never connect anywhere.
 //! - Helpers panic with git's stderr on failure: they are for tests, where a failed
@@ -146,6 +149,22 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every regular file below `dir` (as [`files_under`], links left out) with
+/// its text, invalid UTF-8 replaced: for asserting that a secret or a marker
+/// reached no file a run wrote.
+pub fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file()))
+        .map(|path| {
+            let bytes =
+                fs::read(&path).unwrap_or_else(|err| panic!("reading {}: {err}", path.display()));
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            (path, text)
+        })
+        .collect()
+}
+
 /// A tokio runtime for tests that drive async code: two worker threads (so a
 /// spawned task runs while the test blocks on another), IO and timers on.
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -154,6 +173,31 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("a test runtime starts")
+}
+
+/// True when this kernel enforces Landlock. Probed on a throwaway thread that
+/// restricts itself with the `landlock` crate as a hard requirement, so that
+/// sandbox tests learn what to expect independently of the code under test.
+/// Always false off Linux.
+pub fn landlock_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
+        std::thread::spawn(|| {
+            Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::from_all(ABI::V1))
+                .and_then(|r| r.create())
+                .and_then(|r| r.restrict_self())
+                .is_ok()
+        })
+        .join()
+        .expect("the Landlock probe thread does not panic")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
 }
 
 /// Makes a FIFO at `path` (as a repository's working tree may hold one: it must

@@ -14,12 +14,19 @@
 //! trimming notice last. Empty fields are left out unless verbose (then shown as
 //! `(none)`, with the confidence factors).
 //!
+//! Markdown and pretty show the same parts in the same order: the footer
+//! (dependencies, concerns, counters, trimming), the scope lines and the
+//! related annotations are written once, and a `Style` supplies the marks
+//! (backticks, headings, bullets, words) that differ.
+//!
 //! A region's date is its commit's date ([`ScoredRegion::date`]); scores are
 //! printed with 3 decimals, as the JSON has them.
 
 use std::fmt::Write as _;
 
-use ultragit_schema::{ReadOutput, ScopeEcho, ScoredRegion};
+use ultragit_schema::{
+    CrossCuttingEntry, DependencyEntry, ReadOutput, ResolvedRelated, ScopeEcho, ScoredRegion,
+};
 
 use crate::query::Format;
 
@@ -97,6 +104,171 @@ fn by_notes(scope: &ScopeEcho) -> bool {
     scope.resolved_by.as_deref() == Some("notes")
 }
 
+/// The scopes an anchor resolved to, each with the unit's name and its lines
+/// as text.
+fn anchored_scopes(output: &ReadOutput) -> impl Iterator<Item = (&ScopeEcho, &str, String)> {
+    output.query.scopes.iter().filter_map(|scope| {
+        let (name, range) = (scope.anchor_name.as_deref()?, scope.line_range?);
+        Some((scope, name, lines_text(range.start, range.end)))
+    })
+}
+
+/// The two renderings for reading: markdown (for models) and pretty (for
+/// people) show the same parts of an output with different marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Markdown,
+    Pretty,
+}
+
+impl Style {
+    /// `name` as code: in backticks in markdown, bare in pretty.
+    fn code(self, name: &str) -> String {
+        match self {
+            Style::Markdown => format!("`{name}`"),
+            Style::Pretty => name.to_owned(),
+        }
+    }
+
+    /// What to add to a scope's line when its anchor was resolved through the
+    /// notes, not the outline.
+    fn resolution(self, scope: &ScopeEcho) -> &'static str {
+        match self {
+            _ if !by_notes(scope) => "",
+            Style::Markdown => {
+                " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
+            }
+            Style::Pretty => " [resolved through the annotations and blame]",
+        }
+    }
+
+    /// A `title`d section of one line per item (a markdown `##` heading and
+    /// bullets, or a lower-case `title:` and indented lines); nothing when
+    /// there are no items.
+    fn section(self, out: &mut String, title: &str, items: impl Iterator<Item = String>) {
+        let mut items = items.peekable();
+        if items.peek().is_none() {
+            return;
+        }
+        let bullet = match self {
+            Style::Markdown => {
+                let _ = write!(out, "\n## {title}\n\n");
+                "- "
+            }
+            Style::Pretty => {
+                let _ = writeln!(out, "\n{}:", title.to_lowercase());
+                "  "
+            }
+        };
+        for item in items {
+            let _ = writeln!(out, "{bullet}{item}");
+        }
+    }
+}
+
+/// What follows the regions, in both renderings: what depends on the code,
+/// the cross-cutting concerns, the counters and the trimming notice.
+fn write_footer(out: &mut String, output: &ReadOutput, style: Style) {
+    let dependencies = output.dependencies_on_this.iter();
+    style.section(
+        out,
+        "Dependencies on this",
+        dependencies.map(|dep| dependency_text(dep, style)),
+    );
+    let concerns = output.cross_cutting.iter();
+    style.section(
+        out,
+        "Cross-cutting concerns",
+        concerns.map(|concern| concern_text(concern, style)),
+    );
+    let s = &output.stats;
+    let counts = [
+        ("commits examined", s.commits_examined),
+        ("annotations found", s.annotations_found),
+        ("regions returned", s.regions_returned),
+        ("related hops", s.related_hops),
+    ];
+    let _ = match style {
+        Style::Markdown => {
+            let counts = counts.map(|(label, n)| format!("{label}: {n}"));
+            writeln!(out, "\n_{}_", counts.join(" · "))
+        }
+        Style::Pretty => {
+            let counts = counts.map(|(label, n)| format!("{label} {n}"));
+            writeln!(out, "\n{}", counts.join(", "))
+        }
+    };
+    if let Some(t) = &output.trimmed {
+        let dropped: Vec<&str> = t.dropped_commits.iter().map(|c| short(c)).collect();
+        let dropped = if dropped.is_empty() {
+            "none".to_owned()
+        } else {
+            dropped.join(", ")
+        };
+        let (kept, of, strategy) = (t.returned_regions, t.original_regions, &t.strategy);
+        let tokens = t.estimated_tokens;
+        let _ = match style {
+            Style::Markdown => writeln!(
+                out,
+                "\n> **Trimmed to fit the token budget:** {kept} of {of} regions returned ({strategy}; dropped commits: {dropped}); ~{tokens} tokens."
+            ),
+            Style::Pretty => writeln!(
+                out,
+                "trimmed: {kept} of {of} regions kept ({strategy}), ~{tokens} tokens; dropped commits: {dropped}"
+            ),
+        };
+    }
+}
+
+/// `file anchor depends on target: nature (commit)`.
+fn dependency_text(dep: &DependencyEntry, style: Style) -> String {
+    let [file, anchor, target, commit] = [
+        &dep.file,
+        &dep.anchor,
+        &dep.target_anchor,
+        short(&dep.commit),
+    ]
+    .map(|s| style.code(s));
+    let link = match style {
+        Style::Markdown => "depends on",
+        Style::Pretty => "->",
+    };
+    format!("{file} {anchor} {link} {target}: {} ({commit})", dep.nature)
+}
+
+/// `description — nature (regions: …; commit)`.
+fn concern_text(concern: &CrossCuttingEntry, style: Style) -> String {
+    let regions: Vec<String> = concern.regions.iter().map(|r| style.code(r)).collect();
+    let regions = regions.join(", ");
+    let commit = style.code(short(&concern.commit));
+    let (description, nature) = (&concern.description, &concern.nature);
+    match style {
+        Style::Markdown => format!("{description} — {nature} (regions: {regions}; {commit})"),
+        Style::Pretty => format!("{description} ({nature}; regions: {regions}; {commit})"),
+    }
+}
+
+/// A related annotation: `commit anchor — relationship (confidence)` and its
+/// intent.
+fn related_text(rel: &ResolvedRelated, style: Style) -> String {
+    let (sha, anchor) = (style.code(short(&rel.commit)), style.code(&rel.anchor));
+    let (relationship, confidence) = (&rel.relationship, rel.confidence);
+    let (text, before_intent) = match style {
+        Style::Markdown => (
+            format!("{sha} {anchor} — {relationship} (confidence {confidence:.3})"),
+            ": ",
+        ),
+        Style::Pretty => (
+            format!("{sha} {anchor}: {relationship} ({confidence:.3})"),
+            " — ",
+        ),
+    };
+    match &rel.intent {
+        Some(intent) => format!("{text}{before_intent}{intent}"),
+        None => text,
+    }
+}
+
 /// What the query was, for headers.
 fn query_title(output: &ReadOutput) -> String {
     let q = &output.query;
@@ -148,21 +320,10 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             units.join(", ")
         );
     } else {
-        for scope in q.scopes.iter().filter(|s| s.anchor_name.is_some()) {
-            if let (Some(name), Some(range), Some(kind)) =
-                (&scope.anchor_name, scope.line_range, &scope.anchor_type)
-            {
-                let _ = writeln!(
-                    out,
-                    "\n`{name}` in {}: {kind}, {}{}",
-                    scope.file,
-                    lines_text(range.start, range.end),
-                    if by_notes(scope) {
-                        " (resolved through the annotations that name it — tree-sitter sees no such unit — and blame for today's lines)"
-                    } else {
-                        ""
-                    }
-                );
+        for (scope, name, lines) in anchored_scopes(output) {
+            if let Some(kind) = &scope.anchor_type {
+                let notes = Style::Markdown.resolution(scope);
+                let _ = writeln!(out, "\n`{name}` in {}: {kind}, {lines}{notes}", scope.file);
             }
         }
     }
@@ -182,56 +343,7 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
         }
         write_region_markdown(&mut out, region, verbose);
     }
-    if !output.dependencies_on_this.is_empty() {
-        out.push_str("\n## Dependencies on this\n\n");
-        for dep in &output.dependencies_on_this {
-            let _ = writeln!(
-                out,
-                "- `{}` `{}` depends on `{}`: {} (`{}`)",
-                dep.file,
-                dep.anchor,
-                dep.target_anchor,
-                dep.nature,
-                short(&dep.commit)
-            );
-        }
-    }
-    if !output.cross_cutting.is_empty() {
-        out.push_str("\n## Cross-cutting concerns\n\n");
-        for concern in &output.cross_cutting {
-            let regions: Vec<String> = concern.regions.iter().map(|r| format!("`{r}`")).collect();
-            let _ = writeln!(
-                out,
-                "- {} — {} (regions: {}; `{}`)",
-                concern.description,
-                concern.nature,
-                regions.join(", "),
-                short(&concern.commit)
-            );
-        }
-    }
-    let s = &output.stats;
-    let _ = writeln!(
-        out,
-        "\n_commits examined: {} · annotations found: {} · regions returned: {} · related hops: {}_",
-        s.commits_examined, s.annotations_found, s.regions_returned, s.related_hops
-    );
-    if let Some(t) = &output.trimmed {
-        let dropped: Vec<&str> = t.dropped_commits.iter().map(|c| short(c)).collect();
-        let _ = writeln!(
-            out,
-            "\n> **Trimmed to fit the token budget:** {} of {} regions returned ({}; dropped commits: {}); ~{} tokens.",
-            t.returned_regions,
-            t.original_regions,
-            t.strategy,
-            if dropped.is_empty() {
-                "none".to_owned()
-            } else {
-                dropped.join(", ")
-            },
-            t.estimated_tokens
-        );
-    }
+    write_footer(&mut out, output, Style::Markdown);
     out
 }
 
@@ -286,19 +398,10 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
     list(
         out,
         "Related",
-        scored.related.iter().map(|rel| {
-            let mut line = format!(
-                "`{}` `{}` — {} (confidence {:.3})",
-                short(&rel.commit),
-                rel.anchor,
-                rel.relationship,
-                rel.confidence
-            );
-            if let Some(intent) = &rel.intent {
-                line.push_str(&format!(": {intent}"));
-            }
-            line
-        }),
+        scored
+            .related
+            .iter()
+            .map(|rel| related_text(rel, Style::Markdown)),
         verbose,
     );
 }
@@ -342,23 +445,15 @@ pub fn format_pretty(output: &ReadOutput, verbose: bool) -> String {
 fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "ultragit read: {}", query_title(output));
-    for scope in &output.query.scopes {
-        if let (Some(name), Some(range)) = (&scope.anchor_name, scope.line_range) {
-            let _ = writeln!(
-                out,
-                "  scope: {} {} ({}, {}){}{}",
-                scope.file,
-                name,
-                scope.anchor_type.as_deref().unwrap_or("unit"),
-                lines_text(range.start, range.end),
-                if scope.ambiguous { " [ambiguous]" } else { "" },
-                if by_notes(scope) {
-                    " [resolved through the annotations and blame]"
-                } else {
-                    ""
-                }
-            );
-        }
+    for (scope, name, lines) in anchored_scopes(output) {
+        let kind = scope.anchor_type.as_deref().unwrap_or("unit");
+        let ambiguous = if scope.ambiguous { " [ambiguous]" } else { "" };
+        let notes = Style::Pretty.resolution(scope);
+        let _ = writeln!(
+            out,
+            "  scope: {} {name} ({kind}, {lines}){ambiguous}{notes}",
+            scope.file
+        );
     }
     for warning in &output.warnings {
         let _ = writeln!(out, "warning: {warning}");
@@ -434,74 +529,11 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
         let related: Vec<String> = scored
             .related
             .iter()
-            .map(|rel| {
-                format!(
-                    "{} {}: {} ({:.3}){}",
-                    short(&rel.commit),
-                    rel.anchor,
-                    rel.relationship,
-                    rel.confidence,
-                    rel.intent
-                        .as_deref()
-                        .map(|i| format!(" — {i}"))
-                        .unwrap_or_default()
-                )
-            })
+            .map(|rel| related_text(rel, Style::Pretty))
             .collect();
         items(&mut out, "related", &related, verbose);
     }
-    if !output.dependencies_on_this.is_empty() {
-        let _ = writeln!(out, "\ndependencies on this:");
-        for dep in &output.dependencies_on_this {
-            let _ = writeln!(
-                out,
-                "  {} {} -> {}: {} ({})",
-                dep.file,
-                dep.anchor,
-                dep.target_anchor,
-                dep.nature,
-                short(&dep.commit)
-            );
-        }
-    }
-    if !output.cross_cutting.is_empty() {
-        let _ = writeln!(out, "\ncross-cutting concerns:");
-        for concern in &output.cross_cutting {
-            let _ = writeln!(
-                out,
-                "  {} ({}; regions: {}; {})",
-                concern.description,
-                concern.nature,
-                concern.regions.join(", "),
-                short(&concern.commit)
-            );
-        }
-    }
-    let s = &output.stats;
-    let _ = writeln!(
-        out,
-        "\ncommits examined {}, annotations found {}, regions returned {}, related hops {}",
-        s.commits_examined, s.annotations_found, s.regions_returned, s.related_hops
-    );
-    if let Some(t) = &output.trimmed {
-        let _ = writeln!(
-            out,
-            "trimmed: {} of {} regions kept ({}), ~{} tokens; dropped commits: {}",
-            t.returned_regions,
-            t.original_regions,
-            t.strategy,
-            t.estimated_tokens,
-            if t.dropped_commits.is_empty() {
-                "none".to_owned()
-            } else {
-                t.dropped_commits
-                    .iter()
-                    .map(|c| short(c))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        );
-    }
+    write_footer(&mut out, output, Style::Pretty);
     out
 }
 

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{
+    FakeLlm, Flavor, Reply, TestRepo, assert_starts_with, landlock_available, texts_under,
+};
 
 use crate::run::fixed;
 use crate::{Run, code_commit_with};
@@ -61,40 +63,6 @@ fn first_build_log(run: &Run) -> String {
     std::fs::read_to_string(log_dir(run).join("1-build.txt")).unwrap()
 }
 
-/// True when the kernel enforces Landlock (probed on a throwaway thread).
-fn landlock_available() -> bool {
-    use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
-    std::thread::spawn(|| {
-        Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_all(ABI::V1))
-            .and_then(|r| r.create())
-            .and_then(|r| r.restrict_self())
-            .is_ok()
-    })
-    .join()
-    .unwrap()
-}
-
-/// Every regular file's text under `dir`, except `skip`.
-fn every_file(dir: &Path, skip: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.is_file() && path != skip {
-                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                out.push((path, text));
-            }
-        }
-    }
-    out
-}
-
 /// A project whose build passes once value.txt says fixed.
 fn project() -> TestRepo {
     let repo = TestRepo::new();
@@ -133,39 +101,37 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
         ),
     );
     let env = [("MY_KEY", KEY)];
+    // A run that is refused with an error starting with `error`.
+    let refused = |error: &str| {
+        let run = home.run(repo.path(), &[], &env);
+        run.assert_exit(1);
+        assert_starts_with(&run.stderr, error);
+        run
+    };
     let mut outputs = Vec::new();
 
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts("error: git tracks agent-config/")
-        .stderr_contains("git rm -r --cached agent-config")
+    let run = refused("error: git tracks agent-config/");
+    run.stderr_contains("git rm -r --cached agent-config")
         .stderr_contains("/agent-config in .gitignore");
     outputs.push(run);
 
     // Untracked, the folder is the user's; its links are still refused.
     repo.git(&["rm", "-r", "-q", "--cached", "agent-config"]);
     repo.commit("untrack agent-config");
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts("error: agent-config/api-key: is a symbolic link");
-    outputs.push(run);
+    outputs.push(refused("error: agent-config/api-key: is a symbolic link"));
 
     std::fs::remove_file(repo.join("agent-config/api-key")).unwrap();
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::write(outer.join("evil.toml"), "model = \"evil\"\n").unwrap();
     std::os::unix::fs::symlink("../../evil.toml", repo.join("agent-config/config.toml")).unwrap();
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts("error: agent-config/config.toml: is a symbolic link");
-    outputs.push(run);
+    outputs.push(refused(
+        "error: agent-config/config.toml: is a symbolic link",
+    ));
 
     std::fs::remove_file(repo.join("agent-config/config.toml")).unwrap();
     std::fs::rename(repo.join("agent-config/query.txt"), outer.join("query.txt")).unwrap();
     std::os::unix::fs::symlink("../../query.txt", repo.join("agent-config/query.txt")).unwrap();
-    let run = home.run(repo.path(), &[], &env);
-    run.assert_exit(1)
-        .stderr_starts("error: agent-config/query.txt: is a symbolic link");
-    outputs.push(run);
+    outputs.push(refused("error: agent-config/query.txt: is a symbolic link"));
 
     assert!(
         evil.requests().is_empty(),
@@ -179,9 +145,10 @@ fn attack_2_a_force_added_agent_config_never_reaches_a_server() {
         assert!(!run.stdout.contains(MARKER) && !run.stderr.contains(MARKER));
         assert!(!run.stdout.contains("ghp_") && !run.stderr.contains("ghp_"));
     }
-    for (path, text) in every_file(&outer, &credentials)
+    for (path, text) in texts_under(&outer)
         .into_iter()
-        .chain(every_file(home.dir.path(), &credentials))
+        .chain(texts_under(home.dir.path()))
+        .filter(|(path, _)| *path != credentials)
     {
         assert!(
             !text.contains("ghp_MARKER"),
@@ -292,7 +259,9 @@ fn attack_8_a_tampered_build_sh_fails_loudly_and_stops() {
         fixed(),
     ]);
     let run = Home::new().run(repo.path(), &["--quiet"], &[]);
-    run.assert_exit(1).stdout_starts(
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stdout,
         "failed after 2 attempt(s): build.sh was changed by the build (attempt 2); ",
     );
     // Shown even with --quiet.
@@ -318,7 +287,7 @@ fn attack_8_the_build_cannot_read_or_leak_the_key() {
         run.stderr_contains("build sandbox: unavailable (");
     }
     let base64 = "c2stdHJ1c3RlZC11c2VyLWtleS1RcDdMbTIK";
-    for (path, text) in every_file(&log_dir(&run), Path::new("/")) {
+    for (path, text) in texts_under(&log_dir(&run)) {
         assert!(
             !text.contains(KEY) && !text.contains(&base64[..32]),
             "{}",

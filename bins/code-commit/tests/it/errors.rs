@@ -5,7 +5,7 @@
 //! outcome on stdout (see `run.rs`).
 
 use frontend::ErrorKind;
-use testkit::{FakeLlm, Flavor, Reply};
+use testkit::{FakeLlm, Flavor, Reply, assert_starts_with};
 
 use crate::run::{KEY, code_commit, project};
 
@@ -41,7 +41,7 @@ fn a_provider_error_keeps_the_key_masked_with_or_without_debug() {
     let run = code_commit(repo.path(), &["--quiet"], &[("MY_KEY", KEY)]);
     assert_eq!(run.code, i32::from(ErrorKind::Provider.exit_code()));
     let error = "error: the model could not be asked: openai-chat: HTTP 401: invalid key ";
-    run.stderr_starts(error);
+    assert_starts_with(&run.stderr, error);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 
     let run = code_commit(repo.path(), &["--quiet", "--debug"], &[("MY_KEY", KEY)]);

@@ -2,11 +2,11 @@
 //! sessions, credentials, and commits made (or refused) by git.
 
 use serde_json::json;
-use testkit::{Reply, TestRepo, call};
+use testkit::{Reply, TestRepo, assert_starts_with, call};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, assert_starts, chat, failed_commit_msg, git_agent, home, project,
-    responses, sessions, with_key,
+    KEY, MESSAGE, all_text, chat, failed_commit_msg, git_agent, home, project, responses, sessions,
+    with_key,
 };
 
 #[test]
@@ -75,9 +75,9 @@ fn debug_prints_the_session_and_a_summary_on_stderr() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, format!("{MESSAGE}\n"));
-    run.assert_stderr_has("session: ");
-    run.assert_stderr_has(".git-agent/sessions/");
-    run.assert_stderr_has("steps=1 tool_calls=0");
+    run.stderr_contains("session: ");
+    run.stderr_contains(".git-agent/sessions/");
+    run.stderr_contains("steps=1 tool_calls=0");
     let body = server.requests()[0].json();
     assert_eq!(body["reasoning"]["effort"], json!("high"));
     assert_eq!(body["service_tier"], json!("priority"));
@@ -156,9 +156,9 @@ fn commit_streams_the_trace_then_git_s_summary() {
         "{}",
         run.stdout
     );
-    run.assert_stdout_has(" INF final ");
-    run.assert_stdout_has("request_bytes=");
-    run.assert_stdout_has("[main ");
+    run.stdout_contains(" INF final ");
+    run.stdout_contains("request_bytes=");
+    run.stdout_contains("[main ");
     assert!(run.stdout.contains(MESSAGE));
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
     assert_eq!(
@@ -217,10 +217,10 @@ fn a_refused_commit_fails_and_keeps_the_message() {
     let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = with_key(&repo, &home, &["commit"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("pre-commit: lint failed");
-    run.assert_stderr_has("git commit failed (exit status 1)");
-    run.assert_stderr_has(MESSAGE);
-    run.assert_stdout_has("commit.failed");
+    run.stderr_contains("pre-commit: lint failed");
+    run.stderr_contains("git commit failed (exit status 1)");
+    run.stderr_contains(MESSAGE);
+    run.stdout_contains("commit.failed");
     let saved = std::fs::read_to_string(repo.join(".git-agent/COMMIT_MSG")).unwrap();
     assert_eq!(saved, format!("{MESSAGE}\n"));
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
@@ -238,14 +238,14 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
     let run = git_agent(repo.path(), home.path(), &["commit-msg"], &[]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
-    assert_starts(&run.stderr, "error: no credentials");
-    run.assert_stderr_has("OPENAI_API_KEY");
+    assert_starts_with(&run.stderr, "error: no credentials");
+    run.stderr_contains("OPENAI_API_KEY");
 
     let (server, url) = responses(vec![]);
     repo.commit("feat: retry");
     let run = with_key(&repo, &home, &["commit-msg"], &url);
     assert_eq!(run.code, 1);
-    run.assert_stderr_has("nothing is staged");
+    run.stderr_contains("nothing is staged");
     assert!(server.requests().is_empty());
 
     let outside = tempfile::tempdir().unwrap();
@@ -256,7 +256,7 @@ fn missing_credentials_and_empty_stages_fail_before_any_request() {
         &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &url)],
     );
     assert_eq!(run.code, 1);
-    run.assert_stderr_has("not a git repository");
+    run.stderr_contains("not a git repository");
 }
 
 #[test]
@@ -264,8 +264,8 @@ fn provider_errors_are_one_clear_line_without_the_key() {
     let reply = Reply::error(401, &format!("Incorrect API key provided: {KEY}"));
     let (repo, _server, run) = failed_commit_msg(vec![reply]);
     assert_eq!(run.stdout, "");
-    run.assert_stderr_has("HTTP 401");
-    run.assert_stderr_has("hint: check OPENAI_API_KEY");
+    run.stderr_contains("HTTP 401");
+    run.stderr_contains("hint: check OPENAI_API_KEY");
     assert!(!run.stderr.contains(KEY), "{}", run.stderr);
     assert!(!all_text(&sessions(&repo)[0]).contains(KEY));
 }
@@ -284,7 +284,7 @@ fn bad_flags_are_usage_errors() {
     ] {
         let run = git_agent(repo.path(), home.path(), args, &[]);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
-        run.assert_stderr_has(says);
+        run.stderr_contains(says);
     }
     let long = "x".repeat(5000);
     let run = git_agent(
@@ -302,7 +302,7 @@ fn bad_flags_are_usage_errors() {
         &[],
     );
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("--append-prompt is 5000 characters");
+    run.stderr_contains("--append-prompt is 5000 characters");
 }
 
 /// `project()` pushed as origin/main, then a branch with two commits.
@@ -334,7 +334,7 @@ fn pr_message_prints_the_squash_message() {
     let (server, url) = responses(vec![]);
     let run = with_key(&repo, &home, &["pr-message"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("git remote set-head origin --auto");
+    run.stderr_contains("git remote set-head origin --auto");
     assert!(server.requests().is_empty());
 }
 
@@ -367,12 +367,12 @@ fn release_note_prints_markdown_and_keeps_a_trace() {
     let (server, url) = responses(vec![Reply::text(&release_answer(&repo))]);
     let run = with_key(&repo, &home, &["release-note", "minor"], &url);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_starts(
+    assert_starts_with(
         &run.stdout,
         "### Features\n\n- Add `stop` to end a run cleanly. ([",
     );
-    run.assert_stdout_has("https://github.com/acme/app/pull/7");
-    run.assert_stdout_has("### Full Changelog");
+    run.stdout_contains("https://github.com/acme/app/pull/7");
+    run.stdout_contains("### Full Changelog");
     assert!(
         sessions(&repo)[0]
             .to_string_lossy()
@@ -403,8 +403,8 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
     assert_eq!(run.code, 0, "{run:?}");
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.starts_with("### Features\n"), "{written}");
-    run.assert_stdout_has(" INF session.started command=release-note");
-    run.assert_stdout_has(" INF output.written");
+    run.stdout_contains(" INF session.started command=release-note");
+    run.stdout_contains(" INF output.written");
     // The Markdown is in the file; stdout only previews it inside the trace.
     assert!(
         run.stdout.lines().all(|l| !l.starts_with("###")),
@@ -423,7 +423,7 @@ fn release_note_out_writes_the_file_and_streams_the_trace() {
         &url,
     );
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("cannot write");
+    run.stderr_contains("cannot write");
     assert!(server.requests().is_empty());
     assert!(!bad.exists());
 }
@@ -436,12 +436,12 @@ fn release_note_ranges_are_checked() {
     let (server, url) = responses(vec![]);
     let run = with_key(&repo, &home, &["release-note", "patch"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("no tag like v1.2.3");
+    run.stderr_contains("no tag like v1.2.3");
     let run = with_key(&repo, &home, &["release-note", "v1.0.0"], &url);
     assert_eq!(run.code, 2, "{run:?}");
-    run.assert_stderr_has("patch, minor, major");
+    run.stderr_contains("patch, minor, major");
     let run = with_key(&repo, &home, &["release-note", "nope", "HEAD"], &url);
     assert_eq!(run.code, 1, "{run:?}");
-    run.assert_stderr_has("unknown revision 'nope'");
+    run.stderr_contains("unknown revision 'nope'");
     assert!(server.requests().is_empty());
 }

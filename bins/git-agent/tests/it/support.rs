@@ -4,45 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use testkit::{FakeLlm, Flavor, Reply, TestRepo};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, texts_under};
 
 pub(crate) const KEY: &str = "sk-test-0123456789-secret-key";
 
 /// What a run left behind.
-#[derive(Debug)]
-pub(crate) struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    /// Asserts that stderr contains `needle`, showing stderr if not.
-    #[track_caller]
-    pub(crate) fn assert_stderr_has(&self, needle: &str) {
-        assert_has("stderr", &self.stderr, needle);
-    }
-
-    /// Asserts that stdout contains `needle`, showing stdout if not.
-    #[track_caller]
-    pub(crate) fn assert_stdout_has(&self, needle: &str) {
-        assert_has("stdout", &self.stdout, needle);
-    }
-}
-
-#[track_caller]
-fn assert_has(stream: &str, text: &str, needle: &str) {
-    assert!(text.contains(needle), "{stream} lacks {needle:?}:\n{text}");
-}
-
-/// Asserts that `text` starts with `prefix`, showing `text` if not.
-#[track_caller]
-pub(crate) fn assert_starts(text: &str, prefix: &str) {
-    assert!(
-        text.starts_with(prefix),
-        "does not start with {prefix:?}:\n{text}"
-    );
-}
+pub(crate) use testkit::cli::Output as Run;
 
 /// Runs `git-agent args…` in `dir` with a hermetic environment: no OpenAI
 /// variables, no proxies, and a home without Codex credentials unless `env` adds
@@ -53,13 +20,7 @@ pub(crate) fn git_agent(dir: &Path, home: &Path, args: &[&str], env: &[(&str, &s
     testkit::isolate(&mut cmd);
     cmd.env("HOME", home);
     cmd.envs(env.iter().copied());
-    let out = cmd.output().expect("run git-agent");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: text(&out.stdout),
-        stderr: text(&out.stderr),
-    }
+    testkit::cli::run_command(&mut cmd)
 }
 
 /// `git_agent` with `OPENAI_API_KEY` set and `OPENAI_BASE_URL` pointing at `url`.
@@ -80,29 +41,9 @@ pub(crate) fn home() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-/// Every file under `dir`, in no particular order.
-pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 /// Every file under `dir`, read as text.
 pub(crate) fn all_text(dir: &Path) -> String {
-    files_under(dir)
-        .iter()
-        .map(|path| String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned())
-        .collect()
+    texts_under(dir).into_iter().map(|(_, text)| text).collect()
 }
 
 pub(crate) fn sessions(repo: &TestRepo) -> Vec<PathBuf> {

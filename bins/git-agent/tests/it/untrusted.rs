@@ -52,10 +52,10 @@ fn commit_past_a_message_link(tracked: bool) -> (TestRepo, TempDir, PathBuf, Run
 #[test]
 fn a_committed_commit_msg_link_cannot_redirect_the_saved_message() {
     let (_repo, outside, victim, run) = commit_past_a_message_link(true);
-    run.assert_stderr_has("git commit failed");
+    run.stderr_contains("git commit failed");
     // The message is printed, not saved through the link.
-    run.assert_stderr_has(MESSAGE);
-    run.assert_stderr_has("commit it yourself with `git commit -F -`");
+    run.stderr_contains(MESSAGE);
+    run.stderr_contains("commit it yourself with `git commit -F -`");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
 }

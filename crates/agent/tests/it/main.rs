@@ -12,7 +12,7 @@ use agent::{
     AgentError, Budgets, NullSink, Outcome, Runner, Task, ToolDef, ToolLimits, ToolOutput,
     ToolRegistry, Truncation, TruncationLimit, Validator,
 };
-use llm::{Auth, LlmProvider, ProviderConfig, ProviderKind, Secret};
+use llm::{Auth, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy, Secret};
 use serde::Deserialize;
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, runtime};
@@ -42,7 +42,7 @@ pub fn provider(kind: ProviderKind, server: &FakeLlm) -> Arc<dyn LlmProvider> {
     let mut config = ProviderConfig::new(kind, "test-model");
     config.base_url = Some(server.base_url());
     config.auth = Auth::ApiKey(Secret::new(KEY));
-    config.http.retry.max_attempts = 1;
+    config.http.retry = RetryPolicy::immediate(1);
     llm::build_provider(config).unwrap()
 }
 

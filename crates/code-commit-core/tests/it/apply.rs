@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use code_commit_core::apply::{Applied, ApplyError, Change};
 use safe_io::Dir;
 
-use crate::support::{assert_contains, walk};
+use testkit::assert_contains;
 
 fn apply(root: &Path, changes: &[Change]) -> Result<Applied, ApplyError> {
     code_commit_core::apply::apply(&Dir::open(root).unwrap(), changes)
@@ -33,9 +33,32 @@ fn file(root: &Path, rel: &str, content: &str, mode: u32) {
     fs::set_permissions(root.join(rel), fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// Every entry below `root` (links not followed) with its path relative to
+/// `root`, its path and its metadata.
+fn walk(root: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push((rel, path, meta));
+        }
+    }
+    out
+}
+
 /// Every path under `root` with its kind, permission bits and content.
 fn tree(root: &Path) -> BTreeMap<String, (bool, u32, Vec<u8>)> {
-    walk(root, |_| false)
+    walk(root)
         .into_iter()
         .map(|(rel, path, meta)| {
             let mode = meta.permissions().mode() & 0o7777;

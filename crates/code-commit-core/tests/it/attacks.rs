@@ -2,16 +2,16 @@
 //! build. The whole loop runs against the fake Chat Completions server, with the
 //! Landlock sandbox the binary would set up.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
 use code_commit_core::sandbox::SandboxPolicy;
-use testkit::{FakeLlm, Reply, TestRepo};
+use testkit::{
+    FakeLlm, Reply, TestRepo, assert_contains, assert_starts_with, landlock_available, texts_under,
+};
 
-use crate::sandbox::landlock_available;
-use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
+use crate::support::{block, blocks, drive, fixing, log};
 
 /// The key, kept in agent-config/api-key as a user would.
 const KEY: &str = "sk-attack8-secret-key-Mw3Xq9";
@@ -118,18 +118,6 @@ fn go(repo: &TestRepo, script: Vec<Reply>, sandboxed: bool) -> Outcome {
     }
 }
 
-/// Every file under `dir` (recursively), with its text.
-fn files(dir: &Path) -> Vec<(PathBuf, String)> {
-    walk(dir, |_| false)
-        .into_iter()
-        .filter(|(_, _, meta)| meta.is_file())
-        .map(|(_, path, _)| {
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            (path, text)
-        })
-        .collect()
-}
-
 fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
     match value {
         serde_json::Value::String(s) => out.push(s.clone()),
@@ -144,7 +132,7 @@ fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
 fn assert_no_leak(outcome: &Outcome) {
     let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
     let forms = [KEY.to_owned(), key_base64(), hex];
-    for (path, text) in files(&outcome.report.log_dir) {
+    for (path, text) in texts_under(&outcome.report.log_dir) {
         // Line breaks removed: wrapped base64 and hex count too.
         let text = text.replace('\n', "");
         for form in &forms {
@@ -194,7 +182,7 @@ fn a_makefile_that_appends_exit_0_to_build_sh_fails_the_attempt_and_stops_the_ru
     assert_eq!(report.attempts, 2);
     assert_eq!(report.tampered, ["build.sh (changed)"]);
     let failure = report.failure.as_deref().unwrap();
-    assert_starts(failure, "build.sh was changed by the build (attempt 2); ");
+    assert_starts_with(failure, "build.sh was changed by the build (attempt 2); ");
     assert_contains(failure, "git diff");
     // The run stopped: no third request, the tampering is logged.
     assert_eq!(outcome.server.requests().len(), 2);
@@ -235,7 +223,7 @@ fn a_build_that_installs_a_git_hook_or_changes_config_is_named() {
         let report = &outcome.report;
         assert!(!report.passed);
         assert_eq!(report.tampered, tampered);
-        assert_starts(report.failure.as_deref().unwrap(), failure);
+        assert_starts_with(report.failure.as_deref().unwrap(), failure);
         assert_eq!(outcome.server.requests().len(), 1);
     }
 }
@@ -260,13 +248,13 @@ fn a_build_that_writes_outside_the_project_is_blocked_by_the_sandbox() {
     if landlock_available() {
         assert!(!target.exists(), "{build}");
         assert_contains(&build, "write outside refused");
-        assert_starts(&outcome.sandbox, "build sandbox: Landlock");
+        assert_starts_with(&outcome.sandbox, "build sandbox: Landlock");
         assert_contains(&outcome.sandbox, "agent-config");
     } else {
         // Without Landlock the write happens; the run said why it could not
         // stop it.
         assert!(target.exists());
-        assert_starts(&outcome.sandbox, "build sandbox: unavailable (");
+        assert_starts_with(&outcome.sandbox, "build sandbox: unavailable (");
     }
     assert_eq!(
         outcome.report.sandbox.as_deref(),
@@ -374,7 +362,7 @@ fn cargo_may_update_the_lock_file_after_a_manifest_change_only() {
     assert!(outcome.report.passed, "{:?}", outcome.report.failure);
     assert!(outcome.report.tampered.is_empty());
     let note = log(&outcome.report, "1-protected.txt");
-    assert_starts(&note, "Cargo.lock was updated by the build");
+    assert_starts_with(&note, "Cargo.lock was updated by the build");
 
     // The manifest already names serde; the model only touches src/: the
     // build's change to Cargo.lock is tampering.

@@ -10,7 +10,7 @@ use code_commit_core::build::{
     BuildError, BuildOptions, BuildResult, BuildStatus, MAX_STREAM_BYTES, run_build,
 };
 
-use crate::support::{assert_contains, assert_starts};
+use testkit::{assert_contains, assert_starts_with};
 
 /// A project directory holding `build.sh` with `script` and `mode`.
 fn project(script: &str, mode: u32) -> tempfile::TempDir {
@@ -66,7 +66,7 @@ fn killed_by_a_signal_fails() {
     let (_dir, result) = build("#!/bin/sh\nkill -9 $$\n");
     assert_eq!(result.status, BuildStatus::Signaled);
     assert!(!result.passed());
-    assert_starts(&result.log_text(), "build.sh was killed by a signal\n");
+    assert_starts_with(&result.log_text(), "build.sh was killed by a signal\n");
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn a_timeout_kills_the_whole_process_group() {
     assert_eq!(result.status, BuildStatus::TimedOut);
     assert!(!result.passed());
     assert_eq!(text(&result.stdout), "started\n");
-    assert_starts(&result.log_text(), "build.sh timed out after ");
+    assert_starts_with(&result.log_text(), "build.sh timed out after ");
 
     for name in ["background.pid", "subshell.pid"] {
         let pid: u32 = fs::read_to_string(dir.path().join(name))
@@ -249,7 +249,7 @@ fn several_megabytes_on_both_streams_do_not_deadlock() {
 
     let prompt = result.prompt_text(20_000);
     assert!(prompt.len() <= 20_000, "{}", prompt.len());
-    assert_starts(
+    assert_starts_with(
         &prompt,
         "build.sh exited with status 1\n--- stdout ---\n1\n2\n3\n",
     );

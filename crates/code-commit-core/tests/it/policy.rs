@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use code_commit_core::parse::{Action, parse};
 use code_commit_core::policy::{Policy, PolicyError, Rejection, Target, verify};
-use testkit::TestRepo;
-
-use crate::support::assert_contains;
+use testkit::{TestRepo, assert_contains};
 
 /// What one directory entry looks like, without following symlinks.
 #[derive(Debug, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use std::time::Duration;
 use code_commit_core::Error;
 use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
-use testkit::{FakeLlm, Reply, TestRepo};
+use testkit::{FakeLlm, Reply, TestRepo, assert_contains, assert_starts_with, files_under};
 
-use crate::support::{assert_contains, assert_starts, block, blocks, drive, fixing, log, walk};
+use crate::support::{block, blocks, drive, fixing, log};
 
 const KEY: &str = "sk-code-commit-secret-key-Zq";
 
@@ -42,8 +42,8 @@ fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>,
     go_beside(repo, script, async {})
 }
 
-/// [`go`] with `beside` running as another task of the same single-threaded
-/// runtime, stopped when the loop ends.
+/// [`go`] with `beside` running as another task on the same thread (a
+/// `LocalSet`), stopped when the loop ends.
 fn go_beside(
     repo: &TestRepo,
     script: Vec<Reply>,
@@ -83,10 +83,14 @@ fn prompt(server: &FakeLlm, n: usize) -> String {
 
 /// Every file of the working tree (outside .git and agent-config) with its content.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    walk(root, |rel| rel == ".git" || rel == "agent-config")
+    files_under(root)
         .into_iter()
-        .filter(|(_, _, meta)| !meta.is_dir())
-        .map(|(rel, path, _)| (rel, std::fs::read(path).unwrap()))
+        .filter_map(|path| {
+            let rel = path.strip_prefix(root).unwrap();
+            let skipped = rel.starts_with(".git") || rel.starts_with("agent-config");
+            let rel = rel.to_string_lossy().into_owned();
+            (!skipped).then(|| (rel, std::fs::read(&path).unwrap()))
+        })
         .collect()
 }
 
@@ -113,7 +117,7 @@ fn passes_first_time() {
         ]
     );
     let build = log(&report, "1-build.txt");
-    assert_starts(&build, "build.sh exited with status 0");
+    assert_starts_with(&build, "build.sh exited with status 0");
     assert_contains(&build, "building\nok");
     assert!(matches!(
         steps.last(),
@@ -122,11 +126,11 @@ fn passes_first_time() {
     // The initial prompt: system prompts, then the query and the codebase.
     let body = server.requests()[0].json();
     let system = body["messages"][0]["content"].as_str().unwrap().to_owned();
-    assert_starts(&system, "# Project structure");
+    assert_starts_with(&system, "# Project structure");
     assert!(system.contains("# How to change files"));
     assert!(system.ends_with("so that `build.sh` passes. Reply with the blocks of every file you create, change or remove."));
     let user = prompt(&server, 0);
-    assert_starts(
+    assert_starts_with(
         &user,
         "# Query\n\nMake src/value.txt say fixed.\n\n# Codebase\n\n=== src/value.txt",
     );
@@ -156,7 +160,7 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
     assert_eq!(report.attempts, 2);
     assert_eq!(report.changed, ["src/new.txt", "src/value.txt"]);
     let repair = prompt(&server, 1);
-    assert_starts(
+    assert_starts_with(
         &repair,
         "# build.sh output\n\nbuild.sh exited with status 1",
     );
@@ -243,7 +247,7 @@ fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
         "attempt 4\n"
     );
     let summary = log(&report, "summary.txt");
-    assert_starts(&summary, "result: failed\nattempts: 4\n");
+    assert_starts_with(&summary, "result: failed\nattempts: 4\n");
 }
 
 #[test]
@@ -337,10 +341,10 @@ fn preflight_names_what_is_missing() {
     let repo = project();
     std::fs::remove_file(repo.join("agent-config/codeRollup.txt")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert_starts(&err.to_string(), "agent-config/codeRollup.txt is missing");
+    assert_starts_with(&err.to_string(), "agent-config/codeRollup.txt is missing");
     std::fs::remove_file(repo.join("agent-config/query.txt")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert_starts(&err.to_string(), "agent-config/query.txt is missing");
+    assert_starts_with(&err.to_string(), "agent-config/query.txt is missing");
 
     let repo = project();
     repo.write(".gitignore", "agent-config\n");
@@ -352,7 +356,7 @@ fn preflight_names_what_is_missing() {
 
     std::fs::remove_file(repo.join("build.sh")).unwrap();
     let err = run::preflight(repo.path()).unwrap_err();
-    assert_starts(&err.to_string(), "build.sh is missing");
+    assert_starts_with(&err.to_string(), "build.sh is missing");
 }
 
 #[test]
@@ -385,7 +389,7 @@ fn preflight_refuses_a_tracked_agent_config_before_reading_it() {
     let err = run::preflight(repo.path()).unwrap_err();
     assert!(matches!(&err, Error::Tracked { path, more: 0 } if path == "agent-config/query.txt"));
     let text = err.to_string();
-    assert_starts(&text, "git tracks agent-config/query.txt: ");
+    assert_starts_with(&text, "git tracks agent-config/query.txt: ");
     assert_contains(&text, "git rm -r --cached agent-config");
 
     // In a subdirectory project, paths are the project's.
@@ -424,7 +428,7 @@ fn preflight_reads_only_regular_files_without_links() {
         let repo = project();
         setup(&repo);
         let err = run::preflight(repo.path()).unwrap_err().to_string();
-        assert_starts(&err, says);
+        assert_starts_with(&err, says);
     };
     check(
         &|repo| replace_with_fifo(repo, "agent-config/query.txt"),

@@ -1,8 +1,7 @@
 //! `build.sh` in the Landlock sandbox, with real processes.
 //!
 //! Whether the kernel has Landlock is found out independently of the code under
-//! test (a throwaway thread restricts itself with the `landlock` crate as a hard
-//! requirement). Where it has, the denials are asserted; where it has not, the
+//! test ([`testkit::landlock_available`]). Where it has, the denials are asserted; where it has not, the
 //! build must say that the sandbox is unavailable and still run.
 
 use std::fs;
@@ -13,22 +12,7 @@ use std::time::Duration;
 use code_commit_core::build::{BuildOptions, BuildResult, run_build};
 use code_commit_core::sandbox::{SandboxPolicy, SandboxStatus};
 
-use crate::support::{assert_contains, assert_starts};
-
-/// True when this kernel enforces Landlock (probed on a thread of its own).
-pub fn landlock_available() -> bool {
-    use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
-    std::thread::spawn(|| {
-        Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_all(ABI::V1))
-            .and_then(|r| r.create())
-            .and_then(|r| r.restrict_self())
-            .is_ok()
-    })
-    .join()
-    .unwrap()
-}
+use testkit::{assert_contains, assert_starts_with, landlock_available};
 
 /// Asserts the status matches the kernel; returns whether Landlock enforced.
 pub fn check_status(status: &SandboxStatus) -> bool {
@@ -180,7 +164,7 @@ fn without_a_key_in_the_project_the_whole_project_is_readable() {
     assert!(result.notes.is_empty(), "{:?}", result.notes);
     assert_contains(&out, "built\nobj\n");
     if check_status(&result.sandbox) {
-        assert_starts(&out, "user key: denied\n");
+        assert_starts_with(&out, "user key: denied\n");
     }
 }
 

@@ -1,15 +1,13 @@
 //! What the test modules share: the provider against a fake server, reply
-//! blocks, driving the loop, and walking a tree.
+//! blocks and driving the loop.
 
 use std::fs;
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use code_commit_core::Error;
 use code_commit_core::run::{self, Report, RunOptions, Step};
-use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Redactor, RetryPolicy, Secret};
+use llm::{Auth, ProviderConfig, ProviderKind, Redactor, RetryPolicy, Secret};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo};
 
 /// The provider a run uses against `server`: Chat Completions without tools,
@@ -19,15 +17,7 @@ pub fn provider(server: &FakeLlm, key: &str) -> (Arc<dyn llm::LlmProvider>, Reda
     config.base_url = Some(server.base_url());
     config.auth = Auth::ApiKey(Secret::new(key));
     config.tool_use = false;
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 1,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(1),
-            max_retry_after: Duration::from_millis(1),
-        },
-        ..HttpOptions::default()
-    };
+    config.http.retry = RetryPolicy::immediate(1);
     let redactor = config.redactor();
     (llm::build_provider(config).unwrap(), redactor)
 }
@@ -60,7 +50,7 @@ pub fn fixing(preamble: &str) -> Reply {
 
 /// Runs the loop over `repo` against a fake Chat Completions server scripted
 /// with `script`, authenticated with `key`, with `options`; `beside` runs as
-/// another task of the same single-threaded runtime and is stopped when the
+/// another task on the same thread (a `LocalSet`) and is stopped when the
 /// loop ends. Returns the report (or error), the steps and the server (for
 /// its recorded requests).
 pub fn drive(
@@ -74,10 +64,7 @@ pub fn drive(
     let (provider, redactor) = provider(&server, key);
     let inputs = run::preflight(repo.path()).unwrap();
     let mut steps = Vec::new();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = testkit::runtime();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let beside = tokio::task::spawn_local(beside);
@@ -94,49 +81,4 @@ pub fn drive(
         result
     });
     (result, steps, server)
-}
-
-/// Every entry below `root` (links not followed) with its path relative to
-/// `root`, its path and its metadata; `prune` skips an entry by its relative
-/// path (for a directory, with everything below it).
-pub fn walk(root: &Path, prune: impl Fn(&str) -> bool) -> Vec<(String, PathBuf, fs::Metadata)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if prune(&rel) {
-                continue;
-            }
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                stack.push(path.clone());
-            }
-            out.push((rel, path, meta));
-        }
-    }
-    out
-}
-
-/// Fails, showing `haystack`, unless it starts with `prefix`.
-#[track_caller]
-pub fn assert_starts(haystack: &str, prefix: &str) {
-    assert!(
-        haystack.starts_with(prefix),
-        "not starting with {prefix:?}:\n{haystack}"
-    );
-}
-
-/// Fails, showing `haystack`, unless it contains `needle`.
-#[track_caller]
-pub fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "not containing {needle:?}:\n{haystack}"
-    );
 }

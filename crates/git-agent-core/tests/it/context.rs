@@ -6,11 +6,9 @@ use git_agent_core::classify::Class;
 use git_agent_core::context::{self, Limits, Mode};
 use git_agent_core::fit::Shown;
 use git_agent_core::{Error, commit_msg};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
-use crate::support::{
-    assert_has, moved_submodule, prepared, project, stage_retries, task_id_branch,
-};
+use crate::support::{moved_submodule, prepared, project, stage_retries, task_id_branch};
 
 #[test]
 fn staged_changes_are_the_scope_and_head_is_contrast() {
@@ -65,7 +63,7 @@ fn partially_staged_paths_are_noted() {
     repo.write("src/net.rs", "pub fn connect(_: &str) -> bool { false }\n");
     let p = prepared(&repo, Mode::Staged);
     assert_eq!(p.staged.partially_staged, ["src/net.rs"]);
-    assert_has(
+    assert_contains(
         &context::render(&p),
         "also have unstaged changes, which are NOT part of this commit: src/net.rs",
     );
@@ -140,7 +138,7 @@ fn renames_binaries_and_deletions_are_listed_with_their_kind() {
     );
     let text = context::render(&p);
     assert!(text.contains("M binary assets/logo.png\n"), "{text}");
-    assert_has(&text, "R +0 -0 src/net.rs -> src/network.rs\n");
+    assert_contains(&text, "R +0 -0 src/net.rs -> src/network.rs\n");
     // The deleted README's removed lines are in the diff.
     assert!(text.contains("-A demo crate."), "{text}");
 }
@@ -287,7 +285,7 @@ fn generated_files_by_attribute_name_and_header_are_compacted() {
         [("src/net.rs".to_owned(), Shown::Whole)]
     );
     let text = context::render(&p);
-    assert_has(
+    assert_contains(
         &text,
         "A +400 -0 gen/table.rs [generated: linguist-generated]",
     );
@@ -468,7 +466,7 @@ fn guidance_follows_the_staged_paths() {
         .iter()
         .find(|t| t.starts_with("# AGENTS.md instructions for "))
         .expect("a guidance layer");
-    assert_has(
+    assert_contains(
         guidance,
         "<PROJECT_DOC path=\"src/AGENTS.md\">\nSource rules.\n</PROJECT_DOC>",
     );

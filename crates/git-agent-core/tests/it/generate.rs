@@ -4,11 +4,11 @@
 
 use git_agent_core::Error;
 use serde_json::{Value, json};
-use testkit::{Reply, TestRepo, call};
+use testkit::{Reply, TestRepo, assert_contains, call};
 
 use crate::support::{
-    assert_has, chat, generate, moved_submodule, project, repaired, repaired_naming, request,
-    responses, retries_request, strings, task_id_branch, to_amend,
+    chat, generate, moved_submodule, project, repaired, repaired_naming, request, responses,
+    retries_request, strings, task_id_branch, to_amend,
 };
 
 #[test]
@@ -38,7 +38,7 @@ fn a_tool_round_trip_over_the_responses_api() {
     assert_eq!(first["store"], json!(false));
     assert_eq!(first["parallel_tool_calls"], json!(false));
     assert!(first.get("max_tool_calls").is_none());
-    assert_has(first["instructions"].as_str().unwrap(), "You are git-agent");
+    assert_contains(first["instructions"].as_str().unwrap(), "You are git-agent");
     let tools = first["tools"].as_array().unwrap();
     assert!(tools.iter().all(|t| t["strict"] == json!(true)));
     assert!(
@@ -64,7 +64,7 @@ fn a_tool_round_trip_over_the_responses_api() {
     let envelope: Value = serde_json::from_str(output["output"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["ok"], json!(true));
     assert_eq!(envelope["tool"], json!("git_staged_diff_for_paths"));
-    assert_has(
+    assert_contains(
         envelope["data"]["diff"].as_str().unwrap(),
         "+    for _ in 0..3 {",
     );
@@ -133,7 +133,7 @@ fn the_step_budget_ends_in_one_request_without_tools() {
     assert_eq!(generated.tool_calls, 2);
     let last = server.requests()[2].json();
     assert_eq!(last["tool_choice"], json!("none"));
-    assert_has(&server.requests()[2].raw_text(), "budget is used up");
+    assert_contains(&server.requests()[2].raw_text(), "budget is used up");
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
         "fix(net): accept every host (NET-7)\n\nEmpty hosts were refused; the README now says any host is accepted."
     );
     let repair = requests[1].raw_text();
-    assert_has(&repair, "fix(net): accept every host (NET-7)");
+    assert_contains(&repair, "fix(net): accept every host (NET-7)");
     assert!(repair.to_lowercase().contains("also"), "{repair}");
     // Amend mode offers the amend tools.
     let body = requests[0].json();
@@ -257,7 +257,7 @@ fn a_lockfile_only_message_must_name_a_package() {
         "Bump serde from 1.0.200 to 1.0.210",
         "serde",
     );
-    assert_has(&requests[0].raw_text(), "serde 1.0.200 → 1.0.210");
+    assert_contains(&requests[0].raw_text(), "serde 1.0.200 → 1.0.210");
 }
 
 #[test]

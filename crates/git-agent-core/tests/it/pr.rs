@@ -5,9 +5,9 @@ use git_agent_core::commit_msg::Options;
 use git_agent_core::context::Limits;
 use git_agent_core::{Error, pr_message};
 use serde_json::json;
-use testkit::{Reply, TestRepo, call};
+use testkit::{Reply, TestRepo, assert_contains, call};
 
-use crate::support::{assert_has, chat, generate, project, repaired};
+use crate::support::{chat, generate, project, repaired};
 
 /// `project()` on main (origin/main = HEAD), then a feature branch with three
 /// commits, and one more commit on origin/main after the branch forked.
@@ -72,7 +72,7 @@ fn without_origin_head_it_says_how_to_set_it() {
     repo.commit_file("x.txt", "x\n", "add x");
     let err = pr_message::prepare(repo.path(), &Options::default()).unwrap_err();
     assert!(matches!(err, Error::NoOriginHead), "{err:?}");
-    assert_has(&err.to_string(), "git remote set-head origin --auto");
+    assert_contains(&err.to_string(), "git remote set-head origin --auto");
 }
 
 #[test]

@@ -1,26 +1,17 @@
 //! Shared helpers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use git_agent_core::commit_msg::{self, Generated, MessageRequest, Options, Request};
 use git_agent_core::context::{self, Limits, Mode, Prepared};
-use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
+use llm::{LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
 use testkit::{FakeLlm, Flavor, RecordedRequest, Reply, TestRepo};
 
-/// A provider of `kind` for `server`, with quick retries.
+/// A provider of `kind` for `server`, retrying once at once.
 pub fn provider(server: &FakeLlm, kind: ProviderKind) -> Arc<dyn LlmProvider> {
     let mut config = ProviderConfig::new(kind, "test-model");
     config.base_url = Some(server.base_url());
-    config.http = HttpOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
-            max_retry_after: Duration::from_millis(5),
-        },
-        ..HttpOptions::default()
-    };
+    config.http.retry = RetryPolicy::immediate(2);
     llm::build_provider(config).unwrap()
 }
 
@@ -54,12 +45,6 @@ pub fn request(repo: &TestRepo, amend: bool) -> Request {
     .unwrap()
 }
 
-/// Asserts that `text` contains `needle`, showing `text` if not.
-#[track_caller]
-pub fn assert_has(text: &str, needle: &str) {
-    assert!(text.contains(needle), "{needle:?} missing in\n{text}");
-}
-
 /// The string at `pointer` (a JSON pointer) in each item of the array `list`.
 pub fn strings<'a>(list: &'a serde_json::Value, pointer: &str) -> Vec<&'a str> {
     let items = list.as_array().unwrap().iter();
@@ -68,21 +53,12 @@ pub fn strings<'a>(list: &'a serde_json::Value, pointer: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// Runs `future` to the end on a current-thread runtime.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
-
 /// Runs `generate` to the end.
 pub fn generate(
     request: &impl MessageRequest,
     provider: &dyn LlmProvider,
 ) -> Result<Generated, git_agent_core::Error> {
-    block_on(commit_msg::generate(
+    testkit::runtime().block_on(commit_msg::generate(
         request,
         provider,
         &mut agent::NullSink,
@@ -112,7 +88,7 @@ pub fn repaired_naming(
 ) -> Vec<RecordedRequest> {
     let (message, requests) = repaired(&request(repo, false), first, second);
     assert_eq!(message, second);
-    assert_has(&requests[1].raw_text(), missing);
+    testkit::assert_contains(&requests[1].raw_text(), missing);
     requests
 }
 

@@ -4,9 +4,9 @@
 use git_agent_core::context::Mode;
 use git_agent_core::tools;
 use serde_json::{Value, json};
-use testkit::TestRepo;
+use testkit::{TestRepo, assert_contains};
 
-use crate::support::{assert_has, project, strings};
+use crate::support::{project, strings};
 
 /// The tools of one mode over a repository, called as the model calls them.
 struct Tools(agent::ToolRegistry);
@@ -33,7 +33,7 @@ impl Tools {
 /// Asserts that `value` is a string containing `needle`.
 #[track_caller]
 fn assert_str_has(value: &Value, needle: &str) {
-    assert_has(value.as_str().unwrap(), needle);
+    assert_contains(value.as_str().unwrap(), needle);
 }
 
 /// `project()` with HEAD changing net.rs and a staged change to lib.rs plus a

@@ -48,21 +48,6 @@ fn churned_history() -> TestRepo {
     repo
 }
 
-fn cache_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for sub in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(sub.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            files.push(file.path());
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn cached_answers_equal_uncached_ones_for_any_sequence_of_ranges() {
     let repo = churned_history();
@@ -90,7 +75,7 @@ fn cached_answers_equal_uncached_ones_for_any_sequence_of_ranges() {
             assert_eq!(cached, plain, "{engine:?} {lines:?}");
         }
         assert_eq!(
-            cache_files(cache.dir()).len(),
+            testkit::files_under(cache.dir()).len(),
             1,
             "one file per commit and path"
         );
@@ -111,7 +96,7 @@ fn plain_paths(git: &gitctx::Repo, engine: BlameEngine) -> Vec<String> {
 
 /// Rewrites every mention of `from` in the cache's files to `to`.
 fn plant(dir: &Path, from: &str, to: &str) {
-    for file in cache_files(dir) {
+    for file in testkit::files_under(dir) {
         let text = std::fs::read_to_string(&file).unwrap();
         std::fs::write(&file, text.replace(from, to)).unwrap();
     }
@@ -151,7 +136,7 @@ fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
         .unwrap();
     let commits: Vec<String> = fresh.iter().map(|e| e.commit.to_hex()).collect();
     assert_eq!(commits, [first.clone(), second.clone(), first, third]);
-    assert_eq!(cache_files(dir.path()).len(), 2);
+    assert_eq!(testkit::files_under(dir.path()).len(), 2);
 }
 
 #[test]
@@ -163,7 +148,7 @@ fn a_damaged_cache_file_is_ignored_and_rewritten() {
     let opts = options(Some((5, 25)), BlameEngine::Cli);
     let plain = git.blame("new/name.txt", &opts).unwrap();
     git.blame_cached("new/name.txt", &opts, &cache).unwrap();
-    let file = cache_files(dir.path()).remove(0);
+    let file = testkit::files_under(dir.path()).remove(0);
     let good = std::fs::read_to_string(&file).unwrap();
     for damaged in [
         String::new(),
@@ -193,7 +178,7 @@ fn changed_settings_and_shallow_boundaries_use_other_keys() {
         .blame_cached("new/name.txt", &opts, &cache)
         .unwrap();
     assert_eq!(
-        cache_files(dir.path()).len(),
+        testkit::files_under(dir.path()).len(),
         2,
         "diff.algorithm is in the key"
     );
@@ -204,7 +189,11 @@ fn changed_settings_and_shallow_boundaries_use_other_keys() {
             &cache,
         )
         .unwrap();
-    assert_eq!(cache_files(dir.path()).len(), 3, "the engine is in the key");
+    assert_eq!(
+        testkit::files_under(dir.path()).len(),
+        3,
+        "the engine is in the key"
+    );
 
     // A shallow clone deepened later: same HEAD, different answers.
     let clone_dir = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use llm::{LlmError, ProviderKind, ProxyConfig};
+use llm::{LlmError, ProviderKind, ProxyConfig, RetryPolicy};
 use testkit::{FakeLlm, Flavor, Reply, runtime};
 
 use crate::{complete, config, each_backend, request};
@@ -86,6 +86,30 @@ fn retry_after_is_honoured_within_its_cap() {
         };
         assert_retried_to_the_end(script, |_| {}, "ok");
     }
+}
+
+#[test]
+fn an_immediate_policy_retries_at_once_and_only_as_often_as_told() {
+    // A Retry-After of an hour is not waited for (waiting would pass the
+    // overall timeout, and the request would fail instead).
+    let script = || {
+        vec![
+            Reply::error(503, "later").retry_after("3600"),
+            Reply::text("ok"),
+        ]
+    };
+    assert_retried_to_the_end(
+        script,
+        |cfg| cfg.http.retry = RetryPolicy::immediate(2),
+        "ok",
+    );
+    each_backend(script, |kind, server| {
+        let once = complete(server, kind, |cfg| {
+            cfg.http.retry = RetryPolicy::immediate(1);
+        });
+        assert!(once.is_err(), "{kind:?}: {once:?}");
+        assert_eq!(server.requests().len(), 1);
+    });
 }
 
 #[test]

@@ -2,4 +2,3 @@
 //! and, for the model, the fake servers of `testkit` over real HTTP.
 
 mod release;
-mod support;

@@ -11,9 +11,7 @@ use llm::{LlmProvider, ProviderConfig, ProviderKind};
 use release_note::prepare::{self, RangeSpec, ReleaseLimits};
 use release_note::{self as release, Section, Signal, answer, markdown};
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
-
-use crate::support::assert_contains_all;
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains_all, call};
 
 /// A fake server of `flavor` playing `script`, and a provider of `kind` for it.
 fn fake(flavor: Flavor, kind: ProviderKind, script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
@@ -351,15 +349,11 @@ fn run(
     request: &release::Request,
     provider: &dyn llm::LlmProvider,
 ) -> Result<release::Note, Error> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(release::task::generate(
-            request,
-            provider,
-            &mut agent::NullSink,
-        ))
+    testkit::runtime().block_on(release::task::generate(
+        request,
+        provider,
+        &mut agent::NullSink,
+    ))
 }
 
 #[test]

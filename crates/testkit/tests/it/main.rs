@@ -209,6 +209,27 @@ fn files_under_lists_every_file_at_any_depth_sorted() {
 }
 
 #[test]
+fn texts_under_reads_the_regular_files_and_leaves_links_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/a.txt"), "alpha\n").unwrap();
+    std::fs::write(root.join("bad.bin"), b"x\xffy").unwrap();
+    std::os::unix::fs::symlink(root.join("sub/a.txt"), root.join("link")).unwrap();
+    let texts: Vec<_> = testkit::texts_under(root)
+        .into_iter()
+        .map(|(path, text)| (path.strip_prefix(root).unwrap().to_owned(), text))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("bad.bin".into(), "x\u{fffd}y".to_owned()),
+            ("sub/a.txt".into(), "alpha\n".to_owned()),
+        ]
+    );
+}
+
+#[test]
 fn the_runtime_runs_spawned_tasks_and_timers() {
     let runtime = testkit::runtime();
     let task = runtime.spawn(async {

@@ -62,3 +62,28 @@ fn a_huge_text_is_cut_on_a_character_boundary() {
     let expected = format!("{}\n[… {} more bytes]", "x".repeat(SHOWN - 1), 10_002);
     assert_eq!(shown, expected);
 }
+
+#[test]
+fn a_run_keeps_its_exit_code_and_streams_and_its_failures_show_both() {
+    let mut sh = std::process::Command::new("sh");
+    sh.args(["-c", "echo out; echo err >&2; exit 3"]);
+    let run = testkit::cli::run_command(&mut sh);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (3, "out\n", "err\n")
+    );
+    run.assert_exit(3)
+        .stdout_contains("out")
+        .stderr_contains("err");
+    let message = failure(|| {
+        run.assert_exit(0);
+    });
+    assert_contains_all(&message, &["stdout:\nout\n", "stderr:\nerr\n"]);
+    let message = failure(|| {
+        run.stderr_contains("out");
+    });
+    assert_contains(
+        &message,
+        "expected the text to contain \"out\"; the text:\nerr\n",
+    );
+}

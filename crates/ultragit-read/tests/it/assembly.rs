@@ -5,7 +5,7 @@ use serde_json::json;
 use testkit::TestRepo;
 use ultragit_read::{ReadConfig, ReadError, ReadPipeline, ReadQuery};
 
-use crate::support::{annotate, names, note, pipeline, read, read_with, region};
+use crate::support::{annotate, names, note, pipeline, read, read_configured, region};
 
 /// `src/wire.rs` (encode, decode) and `src/client.rs` (send, recv). The client's
 /// regions declare dependencies on the wire format; one cross-cutting concern ties
@@ -117,13 +117,9 @@ fn dependencies_on_the_queried_anchor_are_collected() {
 #[test]
 fn the_scan_limit_bounds_the_dependency_scan() {
     let (repo, _, _) = repo();
-    let one = ReadConfig {
-        deps_scan_limit: Some(1),
-        ..ReadConfig::default()
-    };
-    let out = read_with(
+    let out = read_configured(
         &repo,
-        one,
+        |c| c.deps_scan_limit = Some(1),
         &ReadQuery::file("src/wire.rs").with_anchor("decode"),
     );
     assert_eq!(
@@ -132,13 +128,9 @@ fn the_scan_limit_bounds_the_dependency_scan() {
         "only the most recent annotated commit"
     );
     assert_eq!(out.dependencies_on_this[0].file, "src/log.rs");
-    let off = ReadConfig {
-        deps_scan_limit: Some(0),
-        ..ReadConfig::default()
-    };
-    let out = read_with(
+    let out = read_configured(
         &repo,
-        off,
+        |c| c.deps_scan_limit = Some(0),
         &ReadQuery::file("src/wire.rs").with_anchor("decode"),
     );
     assert!(out.dependencies_on_this.is_empty());

@@ -10,6 +10,18 @@ use crate::support::{
 /// One function, `compute`, on lines 1-3.
 const COMPUTE: &str = "pub fn compute() -> u32 {\n    1 + 1\n}\n";
 
+/// A repository whose one commit writes [`COMPUTE`] as `src/lib.rs`, annotated
+/// with one function region on lines 1-3 per `(name, intent)`.
+fn compute_annotated(functions: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    let regions = functions
+        .iter()
+        .map(|(name, intent)| region("src/lib.rs", "function", name, (1, 3), intent))
+        .collect();
+    commit_annotated(&repo, "src/lib.rs", COMPUTE, "compute", regions);
+    repo
+}
+
 #[test]
 fn regions_are_reported_in_todays_lines() {
     let (repo, c1, c2) = shifted();
@@ -133,20 +145,13 @@ fn file_paths_must_match_and_renames_are_followed() {
 
 #[test]
 fn anchor_matching_prefers_names_and_falls_back_to_overlap() {
-    let repo = TestRepo::new();
     // The note names the function differently (written before a rename), but its
     // lines are compute's lines: overlap still finds it.
-    commit_annotated(
-        &repo,
-        "src/lib.rs",
-        COMPUTE,
-        "compute",
-        vec![
-            region("src/lib.rs", "function", "calculate", (1, 3), "adds"),
-            region("src/lib.rs", "function", "compute", (1, 3), "computes"),
-            region("src/lib.rs", "function", "compte", (1, 3), "typo"),
-        ],
-    );
+    let repo = compute_annotated(&[
+        ("calculate", "adds"),
+        ("compute", "computes"),
+        ("compte", "typo"),
+    ]);
     let out = read(&repo, &ReadQuery::file("src/lib.rs").with_anchor("compute"));
     let kinds: Vec<(String, f64)> = out
         .regions
@@ -196,20 +201,7 @@ fn a_file_with_one_commit_blames_to_it() {
 
 #[test]
 fn fuzzy_region_names_count_only_without_exact_ones() {
-    let repo = TestRepo::new();
-    commit_annotated(
-        &repo,
-        "src/lib.rs",
-        COMPUTE,
-        "compute",
-        vec![region(
-            "src/lib.rs",
-            "function",
-            "compte",
-            (1, 3),
-            "written with a typo",
-        )],
-    );
+    let repo = compute_annotated(&[("compte", "written with a typo")]);
     let out = read(&repo, &ReadQuery::file("src/lib.rs").with_anchor("compute"));
     assert_eq!(names(&out), ["compte"]);
     assert_eq!(

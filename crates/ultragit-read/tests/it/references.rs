@@ -18,44 +18,23 @@ fn chain() -> (TestRepo, [String; 3]) {
         "pub fn low() {}\n\npub fn mid() {}\n\npub fn top() {}\n",
         "top",
     );
-    let with = |mut r: serde_json::Value, related: serde_json::Value| {
+    let low_links = json!([{"commit": c3, "anchor": "top", "relationship": "used by"}]);
+    let mid_links = json!([{"commit": c1, "anchor": "low", "relationship": "builds on"}]);
+    let top_links = json!([
+        {"commit": c2, "anchor": "mid", "relationship": "calls"},
+        {"commit": "0123456789abcdef0123456789abcdef01234567", "anchor": "ghost", "relationship": "gone"},
+        {"commit": c2, "anchor": "not_there", "relationship": "renamed away"}
+    ]);
+    for (commit, day, level, name, line, intent, related) in [
+        (&c1, "01", "inferred", "low", 1, "the base", low_links),
+        (&c2, "02", "inferred", "mid", 3, "the middle", mid_links),
+        (&c3, "03", "enhanced", "top", 5, "the top", top_links),
+    ] {
+        let mut r = region("src/lib.rs", "function", name, (line, line), intent);
         r["related_annotations"] = related;
-        r
-    };
-    let annotate_one = |commit: &str, timestamp: &str, level: &str, region: serde_json::Value| {
-        annotate(&repo, commit, &note(commit, timestamp, level, vec![region]));
-    };
-    annotate_one(
-        &c1,
-        "2024-01-01T00:00:00Z",
-        "inferred",
-        with(
-            region("src/lib.rs", "function", "low", (1, 1), "the base"),
-            json!([{"commit": c3, "anchor": "top", "relationship": "used by"}]),
-        ),
-    );
-    annotate_one(
-        &c2,
-        "2024-01-02T00:00:00Z",
-        "inferred",
-        with(
-            region("src/lib.rs", "function", "mid", (3, 3), "the middle"),
-            json!([{"commit": c1, "anchor": "low", "relationship": "builds on"}]),
-        ),
-    );
-    annotate_one(
-        &c3,
-        "2024-01-03T00:00:00Z",
-        "enhanced",
-        with(
-            region("src/lib.rs", "function", "top", (5, 5), "the top"),
-            json!([
-                {"commit": c2, "anchor": "mid", "relationship": "calls"},
-                {"commit": "0123456789abcdef0123456789abcdef01234567", "anchor": "ghost", "relationship": "gone"},
-                {"commit": c2, "anchor": "not_there", "relationship": "renamed away"}
-            ]),
-        ),
-    );
+        let timestamp = format!("2024-01-{day}T00:00:00Z");
+        annotate(&repo, commit, &note(commit, &timestamp, level, vec![r]));
+    }
     (repo, [c1, c2, c3])
 }
 

@@ -2,11 +2,11 @@
 
 use serde_json::json;
 use testkit::TestRepo;
-use ultragit_read::{ReadConfig, ReadQuery};
+use ultragit_read::ReadQuery;
 
 use crate::support::{
     MQTT_V1, annotate, commit_annotated, commit_file_at, mqtt_v1_repo, names, note, read,
-    read_with, region,
+    read_configured, region,
 };
 
 /// One file, four functions, annotated by commits of different ages (c's a
@@ -28,39 +28,25 @@ fn repo() -> TestRepo {
     );
     // Notes written later on the same commit would overwrite; use further commits
     // touching c and d for older/other-provenance annotations.
-    let c2 = commit_file_at(
-        &repo,
-        "src/lib.rs",
-        &text.replace("pub fn c() {}", "pub fn c() { }"),
-        "touch c",
-        "2023-01-01T00:10:00Z",
-    );
-    let mut n = note(
-        &c2,
-        "2023-01-01T00:00:00Z",
-        "inferred",
-        vec![region("src/lib.rs", "function", "c", (5, 5), "c")],
-    );
-    n["provenance"]["operation"] = json!("squash");
-    annotate(&repo, &c2, &n);
-    let c3 = commit_file_at(
-        &repo,
-        "src/lib.rs",
-        &text
-            .replace("pub fn c() {}", "pub fn c() { }")
-            .replace("pub fn d() {}", "pub fn d() { }"),
-        "touch d",
-        "2024-01-01T00:10:00Z",
-    );
-    let mut n = note(
-        &c3,
-        "2024-01-01T00:10:00Z",
-        "inferred",
-        vec![region("src/lib.rs", "function", "d", (7, 7), "d")],
-    );
-    n["provenance"]["operation"] = json!("amend");
-    n["regions"][0]["ast_anchor"]["signature"] = json!("pub fn d(x: u8)");
-    annotate(&repo, &c3, &n);
+    let touched_c = text.replace("pub fn c() {}", "pub fn c() { }");
+    let touched_d = touched_c.replace("pub fn d() {}", "pub fn d() { }");
+    let c = region("src/lib.rs", "function", "c", (5, 5), "c");
+    let mut d = region("src/lib.rs", "function", "d", (7, 7), "d");
+    d["ast_anchor"]["signature"] = json!("pub fn d(x: u8)");
+    let commits = [
+        (&touched_c, "touch c", "2023-01-01T00:10:00Z"),
+        (&touched_d, "touch d", "2024-01-01T00:10:00Z"),
+    ];
+    let notes = [
+        ("2023-01-01T00:00:00Z", c, "squash"),
+        ("2024-01-01T00:10:00Z", d, "amend"),
+    ];
+    for ((text, message, committed), (noted, region, operation)) in commits.into_iter().zip(notes) {
+        let commit = commit_file_at(&repo, "src/lib.rs", text, message, committed);
+        let mut n = note(&commit, noted, "inferred", vec![region]);
+        n["provenance"]["operation"] = json!(operation);
+        annotate(&repo, &commit, &n);
+    }
     repo
 }
 
@@ -125,11 +111,11 @@ fn min_confidence_tags_and_max_regions() {
     let out = read(&repo, &query);
     assert_eq!(names(&out), ["a", "b"]);
     assert_eq!(out.query.max_regions, 2);
-    let config = ReadConfig {
-        default_max_regions: 1,
-        ..ReadConfig::default()
-    };
-    let out = read_with(&repo, config, &ReadQuery::file("src/lib.rs"));
+    let out = read_configured(
+        &repo,
+        |c| c.default_max_regions = 1,
+        &ReadQuery::file("src/lib.rs"),
+    );
     assert_eq!(
         names(&out),
         ["a"],
@@ -140,13 +126,9 @@ fn min_confidence_tags_and_max_regions() {
 #[test]
 fn the_half_life_comes_from_configuration() {
     let repo = repo();
-    let config = ReadConfig {
-        recency_half_life: 365.0,
-        ..ReadConfig::default()
-    };
-    let out = read_with(
+    let out = read_configured(
         &repo,
-        config,
+        |c| c.recency_half_life = 365.0,
         &ReadQuery::file("src/lib.rs").with_anchor("c"),
     );
     assert!((out.regions[0].confidence_factors.recency - 0.5).abs() < 0.01);

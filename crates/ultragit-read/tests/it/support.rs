@@ -4,6 +4,7 @@ use gitctx::Repo;
 use serde_json::{Value, json};
 use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, ReadConfig, ReadOutput, ReadPipeline, ReadQuery};
+use ultragit_schema::{AstAnchor, Constraint, ConstraintSource, LineRange, RegionAnnotation};
 
 /// Writes `note` on `commit` with gitctx, as the writing agent does.
 pub fn annotate(repo: &TestRepo, commit: &str, note: &Value) {
@@ -52,15 +53,13 @@ pub fn note(commit: &str, timestamp: &str, level: &str, regions: Vec<Value>) -> 
     })
 }
 
-/// A region with one inferred constraint.
+/// A region with one inferred constraint, as the note schema writes it.
 pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &str) -> Value {
-    json!({
-        "file": file,
-        "ast_anchor": {"type": kind, "name": name},
-        "lines": {"start": lines.0, "end": lines.1},
-        "intent": intent,
-        "constraints": [{"text": format!("{name} keeps its contract"), "source": "inferred"}]
-    })
+    let anchor = AstAnchor::new(kind, name);
+    let mut region = RegionAnnotation::new(file, anchor, LineRange::new(lines.0, lines.1), intent);
+    let constraint = format!("{name} keeps its contract");
+    region.constraints = vec![Constraint::new(constraint, ConstraintSource::Inferred)];
+    serde_json::to_value(region).expect("a region is JSON")
 }
 
 /// Runs `query` on `repo` with the default configuration.
@@ -78,6 +77,17 @@ pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> Read
     GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
         .execute(query)
         .unwrap()
+}
+
+/// Runs `query` on `repo` with the default configuration as `change` leaves it.
+pub fn read_configured(
+    repo: &TestRepo,
+    change: impl FnOnce(&mut ReadConfig),
+    query: &ReadQuery,
+) -> ReadOutput {
+    let mut config = ReadConfig::default();
+    change(&mut config);
+    read_with(repo, config, query)
 }
 
 /// `(file, anchor name, start, end)` of every returned region, in order.

@@ -7,7 +7,9 @@ use ultragit_schema::{
     RelatedAnnotation, SCHEMA_V1, SemanticDependency,
 };
 
-use crate::fixtures::{SHA, assert_round_trip, full_annotation, full_region, minimal_region};
+use crate::fixtures::{
+    REGION_OPTIONAL_FIELDS, SHA, assert_round_trip, full_annotation, full_region, minimal_region,
+};
 
 /// An in-place change to a note's JSON.
 type Edit = fn(&mut Value);
@@ -138,14 +140,7 @@ fn empty_optional_region_fields_are_omitted() {
 fn populated_optional_fields_are_written() {
     let value = json_of(&full_annotation());
     let region = &value["regions"][0];
-    for key in [
-        "reasoning",
-        "constraints",
-        "semantic_dependencies",
-        "related_annotations",
-        "tags",
-        "risk_notes",
-    ] {
+    for key in REGION_OPTIONAL_FIELDS.into_iter().chain(["constraints"]) {
         assert!(region.get(key).is_some(), "{key} missing");
     }
     assert!(region["ast_anchor"].get("signature").is_some());

@@ -14,6 +14,16 @@ use ultragit_schema::{
 pub const SHA: &str = "4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39";
 pub const OLD_SHA: &str = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567";
 
+/// A region's optional fields besides `constraints` (which a compact read
+/// output always keeps): omitted from the JSON when empty.
+pub const REGION_OPTIONAL_FIELDS: [&str; 5] = [
+    "reasoning",
+    "semantic_dependencies",
+    "related_annotations",
+    "tags",
+    "risk_notes",
+];
+
 /// Serializes, deserializes, and checks both the value and the text survive.
 pub fn assert_round_trip<T>(value: &T)
 where

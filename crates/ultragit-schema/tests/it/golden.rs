@@ -13,22 +13,16 @@ fn annotation_pretty() {
     insta::assert_snapshot!(full_annotation().to_json_pretty());
 }
 
+/// Each read output in both JSON shapes, as `<name>_compact` and `<name>_verbose`.
 #[test]
-fn read_output_compact() {
-    insta::assert_snapshot!(full_read_output().to_json_string(false, true));
-}
-
-#[test]
-fn read_output_verbose() {
-    insta::assert_snapshot!(full_read_output().to_json_string(true, true));
-}
-
-#[test]
-fn sparse_read_output_compact() {
-    insta::assert_snapshot!(sparse_output().to_json_string(false, true));
-}
-
-#[test]
-fn sparse_read_output_verbose() {
-    insta::assert_snapshot!(sparse_output().to_json_string(true, true));
+fn read_outputs() {
+    for (name, output) in [
+        ("read_output", full_read_output()),
+        ("sparse_read_output", sparse_output()),
+    ] {
+        for (verbose, shape) in [(false, "compact"), (true, "verbose")] {
+            let json = output.to_json_string(verbose, true);
+            insta::assert_snapshot!(format!("{name}_{shape}"), json);
+        }
+    }
 }

@@ -6,7 +6,7 @@ use ultragit_schema::{
     ReadErrorCode, ReadOutput,
 };
 
-use crate::fixtures::{assert_round_trip, full_read_output, sparse_output};
+use crate::fixtures::{REGION_OPTIONAL_FIELDS, assert_round_trip, full_read_output, sparse_output};
 
 #[test]
 fn every_read_type_round_trips() {
@@ -269,13 +269,7 @@ fn compact_drops_nulls_and_empties() {
     assert_eq!(value["regions"][0]["confidence_factors"]["recency"], 0.0);
     assert!(value["regions"][0].get("related").is_none());
     let region = &value["regions"][0]["region"];
-    for key in [
-        "reasoning",
-        "semantic_dependencies",
-        "related_annotations",
-        "tags",
-        "risk_notes",
-    ] {
+    for key in REGION_OPTIONAL_FIELDS {
         assert!(region.get(key).is_none(), "region.{key} should be dropped");
     }
     assert!(region["ast_anchor"].get("signature").is_none());
