@@ -21,6 +21,15 @@
 //! and constraints with a warning rather than nothing. Scores are rounded to 3
 //! decimals.
 //!
+//! Beside `read`, three queries (Feature 08), each a function over a
+//! [`GitReadPipeline`] returning an [`Answer`] (rendered as markdown, JSON or
+//! plain text): [`deps::deps`] (the regions whose `semantic_dependencies`
+//! point at a unit, from the reverse dependency index [`DepsIndex`]),
+//! [`history::history`] (every annotation that touched a file or unit, newest
+//! first, renames followed, with constraints added and dropped) and
+//! [`summary::summary`] (per-unit rollups of a file, or of each annotated file
+//! of a directory, within a token budget).
+//!
 //! ```no_run
 //! use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery, format_markdown};
 //!
@@ -48,22 +57,32 @@
 //! - **Invariant:** a read that matched regions never trims to zero of them.
 //! - **Invariant:** a malformed note is skipped with a warning, never an error; a
 //!   returned region always has `intent` and `constraints`.
+//! - **Invariant:** the reverse dependency index ([`DepsIndex`], behind
+//!   `dependencies_on_this`) is a cache under `.git/ultragit/cache/deps/`, keyed
+//!   by the notes ref's commit and updated by diffing notes trees; deleting or
+//!   damaging it only costs a rebuild, git stays the source of truth.
 
 mod config;
 mod corrections;
+pub mod deps;
 mod error;
 pub mod format;
+pub mod history;
+mod index;
 pub mod pipeline;
 mod query;
 mod rank;
 mod regions;
 mod scope;
 pub mod score;
+pub mod summary;
 pub mod trim;
 
 pub use config::{CONFIG_FILE, ReadConfig};
+pub use deps::Answer;
 pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
+pub use index::{DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};
 pub use pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline, ResolvedScope};
 pub use query::{ContextLevelFilter, Format, LineRange, ReadQuery, SinceFilter, parse_lines};
 pub use score::MatchType;

@@ -119,7 +119,7 @@ fn the_scan_limit_bounds_the_dependency_scan() {
     let (repo, _, _) = repo();
     let out = read_configured(
         &repo,
-        |c| c.deps_scan_limit = 1,
+        |c| c.deps_scan_limit = Some(1),
         &ReadQuery::file("src/wire.rs").with_anchor("decode"),
     );
     assert_eq!(
@@ -130,7 +130,7 @@ fn the_scan_limit_bounds_the_dependency_scan() {
     assert_eq!(out.dependencies_on_this[0].file, "src/log.rs");
     let out = read_configured(
         &repo,
-        |c| c.deps_scan_limit = 0,
+        |c| c.deps_scan_limit = Some(0),
         &ReadQuery::file("src/wire.rs").with_anchor("decode"),
     );
     assert!(out.dependencies_on_this.is_empty());
@@ -210,7 +210,7 @@ fn configuration_comes_from_git_config_then_the_team_file() {
     assert_eq!(
         config,
         ReadConfig {
-            deps_scan_limit: 7,
+            deps_scan_limit: Some(7),
             default_max_regions: 3,
             recency_half_life: 90.5
         }
@@ -223,7 +223,7 @@ fn configuration_comes_from_git_config_then_the_team_file() {
     assert_eq!(
         config,
         ReadConfig {
-            deps_scan_limit: 7,
+            deps_scan_limit: Some(7),
             default_max_regions: 2,
             recency_half_life: 90.5
         },
