@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, doctor, init, read, remap, rewritten, show, sync, transfer,
+    annotate, backfill, context, doctor, init, mcp, read, remap, rewritten, show, sync, transfer,
 };
 
 #[derive(Debug, Parser)]
@@ -74,6 +74,8 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Attach the annotations of an `ultragit export` file, merging with existing ones
     Import(transfer::ImportArgs),
+    /// Serve read and author context to coding agents over MCP (stdio)
+    Mcp(mcp::McpArgs),
 }
 
 /// Runs the command `cli` names.
@@ -95,6 +97,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Sync(args) => sync::run(&args, &cwd, ctx),
         Command::Export(args) => transfer::export(&args, &cwd, ctx),
         Command::Import(args) => transfer::import(&args, &cwd, ctx),
+        Command::Mcp(args) => mcp::run(&args, &cwd, ctx),
     }
 }
 
