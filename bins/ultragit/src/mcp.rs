@@ -36,7 +36,11 @@ repository or the session fails, 2 on usage errors.";
 /// closes stdin.
 pub fn run(args: &McpArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
     let dir = args.repo.as_deref().unwrap_or(cwd);
-    let repo = Repo::discover(dir)?;
+    let repo = Repo::discover(dir).map_err(|err| {
+        CommandError::from(err).with_hint(
+            "start `ultragit mcp` inside a repository's working tree, or pass --repo DIR",
+        )
+    })?;
     #[allow(clippy::print_stderr)]
     let log: ultragit_mcp::LogSink = Arc::new(|line: &str| {
         eprintln!("ultragit mcp: {}", safe_io::term::sanitize_line(line));

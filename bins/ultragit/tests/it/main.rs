@@ -9,6 +9,7 @@ mod doctor;
 mod errors;
 mod golden;
 mod init;
+mod mcp;
 mod read;
 mod remap;
 mod rewrite;
