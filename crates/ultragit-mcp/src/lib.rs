@@ -250,3 +250,55 @@ impl ServerHandler for Server {
 pub(crate) fn text_block(text: impl Into<String>) -> ContentBlock {
     ContentBlock::text(text.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use testkit::TestRepo;
+
+    use super::*;
+
+    fn arguments(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+        value.as_object().cloned()
+    }
+
+    #[tokio::test]
+    async fn calls_tools_in_the_repository() {
+        let repo = TestRepo::new();
+        repo.commit_file("src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n", "Add one");
+        let server = Server::new(&gitctx::Repo::discover(repo.path()).unwrap());
+        assert_eq!(server.scope().root, repo.path().canonicalize().unwrap());
+
+        let read = server
+            .call(
+                "ultragit_read",
+                arguments(json!({"paths": ["src/lib.rs"], "anchor": "one"})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read.is_error, Some(false), "{read:?}");
+        let structured = read.structured_content.unwrap();
+        assert_eq!(structured["query"]["files"], json!(["src/lib.rs"]));
+        assert_eq!(structured["regions"], json!([]));
+
+        let set = server
+            .call(
+                "ultragit_context_set",
+                arguments(json!({"dependencies": " probe.py "})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(set.is_error, Some(false), "{set:?}");
+        let common = server.scope().common_dir.clone();
+        let pending = ultragit_annotate::author::read_context(
+            &ultragit_annotate::author::pending_path(&common),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(pending.dependencies.as_deref(), Some("probe.py"));
+
+        let missing = server.call("ultragit_read", None).await.unwrap();
+        assert_eq!(missing.is_error, Some(true));
+        assert!(server.call("ultragit_write", None).await.is_none());
+    }
+}
