@@ -34,6 +34,9 @@
 //!   into a clone (fast-forward, and a merge of 100 local notes plus the push),
 //!   against a plain `git fetch` of the same ref, on fresh copies each run. See
 //!   [`sync`].
+//! - `deps`: the reverse dependency index over 10,000 notes with dependencies:
+//!   `ultragit deps` warm, after one new note and cold, and `read`'s
+//!   `dependencies_on_this` over 10,000 notes against 500. See [`deps`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -54,6 +57,7 @@ mod annotate;
 mod backfill;
 mod blame;
 mod commit_msg;
+mod deps;
 mod read;
 mod reply_memory;
 mod sync;
@@ -66,6 +70,7 @@ const NAMES: &[&str] = &[
     "reply-memory",
     "backfill",
     "sync",
+    "deps",
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -118,6 +123,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "reply-memory" => reply_memory::reply_memory()?,
             "backfill" => backfill::backfill()?,
             "sync" => sync::sync()?,
+            "deps" => deps::deps()?,
             _ => unreachable!("names are checked above"),
         }
     }

@@ -6,7 +6,8 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, doctor, init, mcp, read, remap, rewritten, show, sync, transfer,
+    annotate, backfill, context, deps, doctor, history, init, mcp, read, remap, rewritten, show,
+    summary, sync, transfer,
 };
 
 #[derive(Debug, Parser)]
@@ -59,6 +60,12 @@ enum Command {
     Show(show::ShowArgs),
     /// Read the recorded reasons behind code: blame + notes, scored and trimmed to a budget
     Read(read::ReadArgs),
+    /// List the annotated regions that depend on a unit (from the reverse dependency index)
+    Deps(deps::DepsArgs),
+    /// The "why" timeline of a file or unit: every annotation that touched it, across renames
+    History(history::HistoryArgs),
+    /// Roll up what the annotations say about a file's units, or a directory's files
+    Summary(summary::SummaryArgs),
     /// Carry notes to the commits a server's rebase or squash merge made (matched by patch-id)
     Remap(remap::RemapArgs),
     /// Carry notes through amend and rebase (run by the post-rewrite hook; reads stdin)
@@ -90,6 +97,9 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Context(args) => context::run(&args, &cwd, env, ctx),
         Command::Show(args) => show::run(&args, &cwd),
         Command::Read(args) => read::run(&args, &cwd, ctx),
+        Command::Deps(args) => deps::run(&args, &cwd, ctx),
+        Command::History(args) => history::run(&args, &cwd, ctx),
+        Command::Summary(args) => summary::run(&args, &cwd, ctx),
         Command::Remap(args) => remap::run(&args, &cwd, ctx),
         Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
         Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),

@@ -60,13 +60,16 @@ mod annotate;
 mod backfill;
 mod cli;
 mod context;
+mod deps;
 mod doctor;
+mod history;
 mod init;
 mod mcp;
 mod read;
 mod remap;
 mod rewritten;
 mod show;
+mod summary;
 mod sync;
 mod transfer;
 

@@ -238,7 +238,7 @@ fn split_targets(
 }
 
 /// Turns PATH arguments into repository-relative paths (module docs, "Paths").
-struct PathResolver<'p> {
+pub(crate) struct PathResolver<'p> {
     pipeline: &'p GitReadPipeline,
     /// The working tree's top and the current directory, symlinks resolved.
     root: PathBuf,
@@ -246,7 +246,7 @@ struct PathResolver<'p> {
 }
 
 impl<'p> PathResolver<'p> {
-    fn new(pipeline: &'p GitReadPipeline, cwd: &Path) -> PathResolver<'p> {
+    pub(crate) fn new(pipeline: &'p GitReadPipeline, cwd: &Path) -> PathResolver<'p> {
         let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_owned());
         PathResolver {
             pipeline,
@@ -259,7 +259,7 @@ impl<'p> PathResolver<'p> {
         self.pipeline.file_exists_at_head(path)
     }
 
-    fn resolve(&self, arg: &str) -> String {
+    pub(crate) fn resolve(&self, arg: &str) -> String {
         let from_cwd = self.relative_to_cwd(arg);
         if Path::new(arg).is_absolute() {
             return from_cwd.unwrap_or_else(|| arg.to_owned());

@@ -7,7 +7,9 @@
 //! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
 //! original, in two processes for any number of commits; [`history`] chooses
 //! the commits to compare (unreachable from refs, committed since a date, what
-//! a reflog says).
+//! a reflog says). [`Notes::changes_between`] lists the notes that differ
+//! between two notes commits, so caches derived from notes update with what
+//! changed.
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -41,8 +43,10 @@ pub mod command;
 mod commit;
 pub mod diff;
 mod error;
+mod follow;
 pub mod history;
 pub mod notes;
+mod notes_diff;
 mod notes_merge;
 mod oid;
 pub mod patch_id;
@@ -60,7 +64,9 @@ pub use diff::{
     NumStat,
 };
 pub use error::{Error, Result, Source};
+pub use follow::FileChange;
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
+pub use notes_diff::NoteChange;
 pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use patch_id::PatchId;

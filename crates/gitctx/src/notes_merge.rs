@@ -92,9 +92,9 @@ pub enum Written {
 
 /// The net change of one note between two trees: its blob before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Change {
+pub(crate) struct Change {
     old: Option<git2::Oid>,
-    new: Option<git2::Oid>,
+    pub(crate) new: Option<git2::Oid>,
 }
 
 /// One edit of the result tree.
@@ -405,7 +405,7 @@ fn up_to_date(tip: ObjectId, attempts: u32) -> MergeReport {
 /// The notes that differ between `old` (`None`: the empty tree) and `new`,
 /// keyed by commit id. Paths are joined into ids, so a note that only moved
 /// between a flat and a fanned-out place is no change.
-fn changes(
+pub(crate) fn changes(
     repo: &git2::Repository,
     old: Option<&git2::Tree<'_>>,
     new: &git2::Tree<'_>,

@@ -34,8 +34,11 @@ const RECENCY_HALF_LIFE: Key<f64> = Key {
 /// Settings of the read pipeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadConfig {
-    /// Most recent annotated commits scanned for `dependencies_on_this`.
-    pub deps_scan_limit: u32,
+    /// `dependencies_on_this` counts only the dependencies declared by the
+    /// this many most recent annotated commits (by commit time); `None` (the
+    /// default, when neither git config nor the team file sets it): every
+    /// annotated commit, through the reverse dependency index.
+    pub deps_scan_limit: Option<u32>,
     /// `--max-regions` when the query gives none.
     pub default_max_regions: u32,
     /// Days after which an annotation's recency score halves.
@@ -45,7 +48,7 @@ pub struct ReadConfig {
 impl Default for ReadConfig {
     fn default() -> Self {
         ReadConfig {
-            deps_scan_limit: 500,
+            deps_scan_limit: None,
             default_max_regions: 20,
             recency_half_life: 180.0,
         }
@@ -74,7 +77,7 @@ fn resolve(team: Option<&[u8]>, git: Layer<'_>) -> Result<ReadConfig, ConfigErro
         .with(git);
     let defaults = ReadConfig::default();
     let config = ReadConfig {
-        deps_scan_limit: stack.value(&DEPS_SCAN_LIMIT, defaults.deps_scan_limit)?,
+        deps_scan_limit: stack.get(&DEPS_SCAN_LIMIT)?.map(|set| set.value),
         default_max_regions: stack.value(&DEFAULT_MAX_REGIONS, defaults.default_max_regions)?,
         recency_half_life: stack.value(&RECENCY_HALF_LIFE, defaults.recency_half_life)?,
     };
@@ -117,7 +120,7 @@ mod tests {
         assert_eq!(
             config,
             ReadConfig {
-                deps_scan_limit: 10,
+                deps_scan_limit: Some(10),
                 default_max_regions: 2,
                 recency_half_life: 90.0
             }

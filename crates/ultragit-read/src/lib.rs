@@ -32,21 +32,30 @@
 //!   in-process, so the process count does not grow with history.
 //! - **Invariant:** a malformed note is skipped with a warning, never an error; a
 //!   returned region always has `intent` and `constraints`.
+//! - **Invariant:** the reverse dependency index ([`DepsIndex`], behind
+//!   `dependencies_on_this`) is a cache under `.git/ultragit/cache/deps/`, keyed
+//!   by the notes ref's commit and updated by diffing notes trees; deleting or
+//!   damaging it only costs a rebuild, git stays the source of truth.
 
 mod config;
+pub mod deps;
 mod error;
 pub mod format;
+pub mod history;
+mod index;
 pub mod pipeline;
 mod query;
 mod rank;
 mod regions;
 mod scope;
 pub mod score;
+pub mod summary;
 pub mod trim;
 
 pub use config::{CONFIG_FILE, ReadConfig};
 pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
+pub use index::{DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};
 pub use pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline, ResolvedScope};
 pub use query::{ContextLevelFilter, Format, LineRange, ReadQuery, SinceFilter, parse_lines};
 pub use score::MatchType;

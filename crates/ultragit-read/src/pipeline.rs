@@ -52,6 +52,7 @@ use ultragit_schema::{
 
 use crate::config::ReadConfig;
 use crate::error::ReadError;
+use crate::index::{DepsIndex, IndexedDependency};
 use crate::query::{ReadQuery, SinceFilter, validate_range};
 use crate::rank::{group_by_file, rank};
 use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions};
@@ -447,7 +448,7 @@ impl Run<'_> {
         regions: Vec<ScoredRegion>,
         related_hops: u32,
     ) -> Result<ReadOutput, ReadError> {
-        let dependencies_on_this = self.dependencies_on(resolved)?;
+        let dependencies_on_this = self.dependencies_on(resolved, &regions)?;
         let cross_cutting = cross_cutting(&resolved.scopes, &notes.fetched);
         let regions_returned = regions.len() as u32;
         Ok(ReadOutput {
@@ -757,107 +758,116 @@ impl Run<'_> {
         self.repo().resolve_commit(rev).ok().map(|id| id.to_hex())
     }
 
-    /// `dependencies_on_this`: semantic dependencies declared by the regions of the
-    /// most recent `depsScanLimit` annotated commits that point at a queried scope.
-    fn dependencies_on(&mut self, resolved: &Resolved) -> Result<Vec<DependencyEntry>, ReadError> {
-        let limit = self.pipeline.config.deps_scan_limit as usize;
-        if limit == 0 || !self.notes_ref_exists {
+    /// `dependencies_on_this`: the semantic dependencies annotated regions
+    /// declare on a unit in scope, through the reverse dependency index
+    /// ([`crate::index`]); newest annotated commit first, each (dependent
+    /// region, nature, target) once. With `depsScanLimit` set, only the most
+    /// recent that many annotated commits count. `regions` are the regions
+    /// returned for the query: in a file without a grammar, the anchors they
+    /// name are the units a line-range scope covers.
+    fn dependencies_on(
+        &mut self,
+        resolved: &Resolved,
+        regions: &[ScoredRegion],
+    ) -> Result<Vec<DependencyEntry>, ReadError> {
+        let limit = self.pipeline.config.deps_scan_limit;
+        if limit == Some(0) || !self.notes_ref_exists {
             return Ok(Vec::new());
         }
-        let recent = self.recent_annotated(limit)?;
-        self.load_notes(&recent)?;
+        let index = DepsIndex::open(self.repo(), NOTES_REF)?;
+        let allowed: Option<HashSet<ObjectId>> =
+            limit.map(|n| index.most_recent(n as usize).into_iter().collect());
+        let mut found: Vec<IndexedDependency<'_>> = Vec::new();
+        for scope in &resolved.scopes {
+            let units = units_in_scope(scope, resolved, regions);
+            let candidates = index.dependents(&scope.file, None);
+            found.extend(candidates.into_iter().filter(|dep| {
+                allowed.as_ref().is_none_or(|a| a.contains(&dep.commit))
+                    && units.covers(dep.target_anchor)
+                    && !is_self(dep, scope)
+            }));
+        }
+        found.sort_by_key(|d| std::cmp::Reverse((d.commit_time, d.commit)));
         let mut out: Vec<DependencyEntry> = Vec::new();
         let mut seen = HashSet::new();
-        for commit in &recent {
-            let Some(Some(annotation)) = self.notes.get(commit) else {
-                continue;
-            };
-            for region in &annotation.regions {
-                for dep in &region.semantic_dependencies {
-                    let Some(scope) = resolved
-                        .scopes
-                        .iter()
-                        .find(|s| depends_on(dep, s, resolved))
-                    else {
-                        continue;
-                    };
-                    let is_self = region.file == scope.file
-                        && scope.anchor_name.as_deref().is_some_and(|a| {
-                            outline::match_name(a, &region.ast_anchor.name)
-                                == Some(MatchKind::Exact)
-                        });
-                    if is_self {
-                        continue;
-                    }
-                    let key = (
-                        region.file.clone(),
-                        region.ast_anchor.name.clone(),
-                        dep.nature.clone(),
-                        dep.file.clone(),
-                        dep.anchor.clone(),
-                    );
-                    if seen.insert(key) {
-                        out.push(DependencyEntry {
-                            file: region.file.clone(),
-                            anchor: region.ast_anchor.name.clone(),
-                            nature: dep.nature.clone(),
-                            commit: commit.clone(),
-                            target_file: dep.file.clone(),
-                            target_anchor: dep.anchor.clone(),
-                        });
-                    }
-                }
+        for dep in found {
+            let key = (
+                dep.source_file,
+                dep.source_anchor,
+                dep.nature,
+                dep.target_file,
+                dep.target_anchor,
+            );
+            if seen.insert(key) {
+                out.push(DependencyEntry {
+                    file: dep.source_file.to_owned(),
+                    anchor: dep.source_anchor.to_owned(),
+                    nature: dep.nature.to_owned(),
+                    commit: dep.commit.to_hex(),
+                    target_file: dep.target_file.to_owned(),
+                    target_anchor: dep.target_anchor.to_owned(),
+                });
             }
         }
         Ok(out)
     }
+}
 
-    /// The annotated commits, newest commit time first, at most `limit`.
-    fn recent_annotated(&self, limit: usize) -> Result<Vec<String>, ReadError> {
-        let notes = self.repo().notes(NOTES_REF)?.list()?;
-        let mut dated: Vec<(i64, String)> = notes
-            .iter()
-            .filter_map(|entry| {
-                let info = self.repo().commit_info_by_id(entry.target).ok()?;
-                Some((info.committer.time.seconds, entry.target.to_hex()))
-            })
-            .collect();
-        dated.sort_by(|a, b| b.cmp(a));
-        dated.truncate(limit);
-        Ok(dated.into_iter().map(|(_, hex)| hex).collect())
+/// A region's dependency on its own unit is not a dependency on this.
+fn is_self(dep: &IndexedDependency<'_>, scope: &ResolvedScope) -> bool {
+    dep.source_file == scope.file
+        && scope
+            .anchor()
+            .is_some_and(|a| outline::match_name(a, dep.source_anchor) == Some(MatchKind::Exact))
+}
+
+/// The units a scope covers, as dependency targets name them.
+enum UnitsInScope<'a> {
+    /// The whole file: every unit.
+    All,
+    /// These units (names as the outline or the notes give them).
+    Named(Vec<&'a str>),
+}
+
+impl UnitsInScope<'_> {
+    fn covers(&self, target_anchor: &str) -> bool {
+        match self {
+            UnitsInScope::All => true,
+            UnitsInScope::Named(names) => names
+                .iter()
+                .any(|name| crate::index::anchors_match(target_anchor, name)),
+        }
     }
 }
 
-/// Does `dep` point at `scope`? Same file, and: the scope's anchor (by name), or
-/// for a line range a unit of today's outline overlapping it, or for the whole
-/// file anything.
-fn depends_on(
-    dep: &ultragit_schema::SemanticDependency,
-    scope: &ResolvedScope,
-    resolved: &Resolved,
-) -> bool {
-    if dep.file != scope.file {
-        return false;
-    }
+/// The units in `scope`: its anchor; for a line range, the units of today's
+/// outline overlapping it, or — in a file without a grammar — the anchors of
+/// the returned regions of that file overlapping it; for the whole file,
+/// every unit.
+fn units_in_scope<'a>(
+    scope: &'a ResolvedScope,
+    resolved: &'a Resolved,
+    regions: &'a [ScoredRegion],
+) -> UnitsInScope<'a> {
     if let Some(anchor) = scope.anchor() {
-        return matches!(
-            outline::match_name(&dep.anchor, anchor),
-            Some(MatchKind::Exact | MatchKind::Unqualified)
-        );
+        return UnitsInScope::Named(vec![anchor]);
     }
     let Some(range) = scope.line_range else {
-        return true;
+        return UnitsInScope::All;
     };
-    let Some(units) = resolved.units(&scope.file) else {
-        return true;
-    };
-    units.iter().any(|unit| {
-        unit.lines.start <= range.end
-            && unit.lines.end >= range.start
-            && matches!(
-                outline::match_name(&dep.anchor, &unit.qualified_name),
-                Some(MatchKind::Exact | MatchKind::Unqualified)
-            )
+    let overlaps =
+        |lines: &ultragit_schema::LineRange| lines.start <= range.end && lines.end >= range.start;
+    UnitsInScope::Named(match resolved.units(&scope.file) {
+        Some(units) => units
+            .iter()
+            .filter(|unit| unit.lines.start <= range.end && unit.lines.end >= range.start)
+            .map(|unit| unit.qualified_name.as_str())
+            .collect(),
+        None => regions
+            .iter()
+            .filter(|r| r.region.file == scope.file && overlaps(&r.region.lines))
+            .map(|r| r.region.ast_anchor.name.as_str())
+            .collect(),
     })
 }
 

@@ -167,7 +167,7 @@ pub(super) fn read() -> Result<(), String> {
     let limited = |limit: u32| -> Result<GitReadPipeline, String> {
         let repo = Repo::open(&fixture.repo).map_err(|e| e.to_string())?;
         let config = ReadConfig {
-            deps_scan_limit: limit,
+            deps_scan_limit: Some(limit),
             ..ReadConfig::default()
         };
         // Without the blame cache, as the scan was first measured.

@@ -5,14 +5,17 @@
 mod annotate;
 mod backfill;
 mod cli;
+mod deps;
 mod doctor;
 mod errors;
 mod golden;
+mod history;
 mod init;
 mod mcp;
 mod read;
 mod remap;
 mod rewrite;
+mod summary;
 mod support;
 mod sync;
 mod untrusted;

@@ -118,7 +118,7 @@ fn dependencies_on_the_queried_anchor_are_collected() {
 fn the_scan_limit_bounds_the_dependency_scan() {
     let (repo, _, _) = repo();
     let one = ReadConfig {
-        deps_scan_limit: 1,
+        deps_scan_limit: Some(1),
         ..ReadConfig::default()
     };
     let out = read_with(
@@ -133,7 +133,7 @@ fn the_scan_limit_bounds_the_dependency_scan() {
     );
     assert_eq!(out.dependencies_on_this[0].file, "src/log.rs");
     let off = ReadConfig {
-        deps_scan_limit: 0,
+        deps_scan_limit: Some(0),
         ..ReadConfig::default()
     };
     let out = read_with(
@@ -217,7 +217,7 @@ fn configuration_comes_from_git_config_then_the_team_file() {
     assert_eq!(
         config,
         ReadConfig {
-            deps_scan_limit: 7,
+            deps_scan_limit: Some(7),
             default_max_regions: 3,
             recency_half_life: 90.5
         }
@@ -230,7 +230,7 @@ fn configuration_comes_from_git_config_then_the_team_file() {
     assert_eq!(
         config,
         ReadConfig {
-            deps_scan_limit: 7,
+            deps_scan_limit: Some(7),
             default_max_regions: 2,
             recency_half_life: 90.5
         },

@@ -62,7 +62,7 @@ fn without_the_cache_nothing_is_written() {
     for query in queries() {
         plain.execute(&query).unwrap();
     }
-    assert!(!repo.path().join(".git/ultragit/cache").exists());
+    assert!(!repo.path().join(".git/ultragit/cache/blame").exists());
 }
 
 #[test]

@@ -5,6 +5,7 @@ mod api;
 mod assembly;
 mod cache;
 mod filtering;
+mod index;
 mod notes;
 mod properties;
 mod references;

@@ -1,0 +1,348 @@
+//! `history`: every annotation that touched a file or one of its units,
+//! newest first, across renames — the unit's "why" timeline (spec 003,
+//! Feature 08).
+//!
+//! ```no_run
+//! use ultragit_read::{Format, GitReadPipeline};
+//! use ultragit_read::history::{HistoryQuery, history, render};
+//!
+//! let pipeline = GitReadPipeline::open(".")?;
+//! let output = history(&pipeline, &HistoryQuery::file("src/wire.rs").with_anchor("encode"))?;
+//! print!("{}", render(&output, Format::Markdown));
+//! # Ok::<(), ultragit_read::ReadError>(())
+//! ```
+//!
+//! The commits come from git's own rename detection over the file's history
+//! (`git log --follow`, one process: [`gitctx::Repo::follow_file`]); their
+//! notes are read in-process. A commit's regions count when they name the
+//! file's path at that commit (or today's) and, with an anchor, a unit the
+//! anchor names (exactly or unqualified, as in [`crate::deps`]). Each entry
+//! carries the commit, its date and author, the region's intent, its
+//! constraints with those added and dropped since the previous (older) entry
+//! of the same unit, and its risk notes.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use gitctx::{FileChange, ObjectId};
+use serde::{Deserialize, Serialize};
+use ultragit_schema::{Annotation, RegionAnnotation};
+
+use crate::deps::{
+    count, day, json_line, resolve_units, short, terminal_safe, warnings_markdown, warnings_pretty,
+};
+use crate::error::ReadError;
+use crate::pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF};
+use crate::query::Format;
+
+/// The `$schema` of a [`HistoryOutput`].
+pub const HISTORY_SCHEMA_V1: &str = "ultragit-history/v1";
+
+/// The most commits of a file's history looked at.
+pub const HISTORY_LIMIT: usize = 100_000;
+
+/// What `history` is asked: a file at HEAD, optionally one unit of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryQuery {
+    pub file: String,
+    pub anchor: Option<String>,
+}
+
+impl HistoryQuery {
+    pub fn file(file: impl Into<String>) -> HistoryQuery {
+        HistoryQuery {
+            file: file.into(),
+            anchor: None,
+        }
+    }
+
+    pub fn with_anchor(mut self, anchor: impl Into<String>) -> HistoryQuery {
+        self.anchor = Some(anchor.into());
+        self
+    }
+}
+
+/// The answer of [`history`] (`ultragit-history/v1`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryOutput {
+    #[serde(rename = "$schema")]
+    pub schema: String,
+    pub query: HistoryQuery,
+    /// The units of today's outline the anchor resolved to; empty without an
+    /// anchor or when it was matched as given.
+    pub units: Vec<String>,
+    /// Newest commit first.
+    pub entries: Vec<HistoryEntry>,
+    /// Commits of the file's history looked at, and how many had a note.
+    pub commits_examined: u32,
+    pub annotated_commits: u32,
+    pub warnings: Vec<String>,
+}
+
+/// One annotated region of one commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub commit: String,
+    /// The commit's committer date (RFC 3339).
+    pub commit_date: String,
+    /// The commit's author.
+    pub author: String,
+    /// The file's path at that commit.
+    pub file: String,
+    pub anchor: String,
+    pub intent: String,
+    /// Every constraint of the region, as written.
+    pub constraints: Vec<String>,
+    /// Constraints new since the previous (older) entry of the same unit
+    /// (all of them for its first entry).
+    pub constraints_added: Vec<String>,
+    /// Constraints of the previous entry of the same unit that this one no
+    /// longer has.
+    pub constraints_dropped: Vec<String>,
+    pub risk_notes: Option<String>,
+}
+
+/// Every annotation that touched `query`'s file or unit, newest first.
+pub fn history(
+    pipeline: &GitReadPipeline,
+    query: &HistoryQuery,
+) -> Result<HistoryOutput, ReadError> {
+    let file = query.file.trim_start_matches("./").to_owned();
+    let anchor = query
+        .anchor
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty());
+    let mut warnings = Vec::new();
+    let units = match anchor {
+        Some(anchor) => resolve_units(pipeline, &file, anchor, &mut warnings)?,
+        None => {
+            crate::deps::file_at_head(pipeline, &file)?;
+            Vec::new()
+        }
+    };
+    let names: Vec<&str> = match (anchor, units.is_empty()) {
+        (Some(anchor), true) => vec![anchor],
+        _ => units.iter().map(String::as_str).collect(),
+    };
+    let repo = pipeline.repo();
+    let changes = repo.follow_file("HEAD", &file, HISTORY_LIMIT)?;
+    let annotated = annotations(pipeline, &changes, &mut warnings)?;
+    let mut entries = Vec::new();
+    for change in &changes {
+        let Some(note) = annotated.get(&change.commit) else {
+            continue;
+        };
+        let info = repo.commit_info_by_id(change.commit)?;
+        for region in note.regions.iter().filter(|r| {
+            (r.file == change.path || r.file == file)
+                && (names.is_empty()
+                    || names
+                        .iter()
+                        .any(|n| crate::index::anchors_match(&r.ast_anchor.name, n)))
+        }) {
+            entries.push(entry(change, &info, region));
+        }
+    }
+    mark_changes(&mut entries);
+    if !pipeline_has_notes(pipeline)? {
+        warnings.push(NO_NOTES_HINT.to_owned());
+    }
+    Ok(HistoryOutput {
+        schema: HISTORY_SCHEMA_V1.to_owned(),
+        query: HistoryQuery {
+            file,
+            anchor: anchor.map(str::to_owned),
+        },
+        units,
+        entries,
+        commits_examined: u32::try_from(changes.len()).unwrap_or(u32::MAX),
+        annotated_commits: u32::try_from(annotated.len()).unwrap_or(u32::MAX),
+        warnings,
+    })
+}
+
+fn pipeline_has_notes(pipeline: &GitReadPipeline) -> Result<bool, ReadError> {
+    Ok(pipeline.repo().notes(NOTES_REF)?.tip()?.is_some())
+}
+
+/// The parsed notes of the commits in `changes` (in-process); a malformed
+/// note is left out with a warning.
+pub(crate) fn annotations(
+    pipeline: &GitReadPipeline,
+    changes: &[FileChange],
+    warnings: &mut Vec<String>,
+) -> Result<HashMap<ObjectId, Annotation>, ReadError> {
+    let commits: Vec<ObjectId> = changes.iter().map(|c| c.commit).collect();
+    let read = pipeline.repo().notes(NOTES_REF)?.read_many(&commits)?;
+    let mut out = HashMap::new();
+    for (commit, text) in read.found {
+        match Annotation::from_json(&text) {
+            Ok(note) => {
+                out.insert(commit, note);
+            }
+            Err(_) => warnings.push(format!(
+                "Skipping malformed annotation on commit {}",
+                commit.to_hex()
+            )),
+        }
+    }
+    for (commit, bytes) in read.too_large {
+        warnings.push(format!(
+            "Skipping the annotation on commit {}: it is {bytes} bytes, over the limit of {} bytes",
+            commit.to_hex(),
+            gitctx::MAX_NOTE_BYTES
+        ));
+    }
+    Ok(out)
+}
+
+fn entry(
+    change: &FileChange,
+    info: &gitctx::CommitInfo,
+    region: &RegionAnnotation,
+) -> HistoryEntry {
+    HistoryEntry {
+        commit: change.commit.to_hex(),
+        commit_date: info.committer.time.to_rfc3339(),
+        author: info.author.name.clone(),
+        file: region.file.clone(),
+        anchor: region.ast_anchor.name.clone(),
+        intent: region.intent.clone(),
+        constraints: region.constraints.iter().map(|c| c.text.clone()).collect(),
+        constraints_added: Vec::new(),
+        constraints_dropped: Vec::new(),
+        risk_notes: region.risk_notes.clone(),
+    }
+}
+
+/// Fills in the constraints added and dropped, each entry against the next
+/// older entry of the same unit (`entries` are newest first).
+fn mark_changes(entries: &mut [HistoryEntry]) {
+    let mut older: HashMap<String, Vec<String>> = HashMap::new();
+    for entry in entries.iter_mut().rev() {
+        let key = unit_key(&entry.anchor);
+        let previous = older.get(&key).cloned().unwrap_or_default();
+        entry.constraints_added = entry
+            .constraints
+            .iter()
+            .filter(|c| !previous.contains(c))
+            .cloned()
+            .collect();
+        entry.constraints_dropped = previous
+            .iter()
+            .filter(|c| !entry.constraints.contains(c))
+            .cloned()
+            .collect();
+        older.insert(key, entry.constraints.clone());
+    }
+}
+
+/// Entries of `Client::connect` and `connect` are one unit's.
+pub(crate) fn unit_key(anchor: &str) -> String {
+    anchor
+        .rsplit([':', '.'])
+        .next()
+        .unwrap_or(anchor)
+        .trim()
+        .to_owned()
+}
+
+/// `output` in `format`: markdown, one line of JSON, or pretty text.
+pub fn render(output: &HistoryOutput, format: Format) -> String {
+    match format {
+        Format::Json => json_line(output),
+        Format::Markdown => terminal_safe(markdown(output)),
+        Format::Pretty => terminal_safe(pretty(output)),
+    }
+}
+
+fn title(q: &HistoryQuery) -> String {
+    match &q.anchor {
+        Some(anchor) => format!("{} — {anchor}", q.file),
+        None => q.file.clone(),
+    }
+}
+
+fn markdown(output: &HistoryOutput) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# History of {}", title(&output.query));
+    let _ = writeln!(
+        out,
+        "\n{} from {} of {} that changed the file.",
+        count(
+            output.entries.len(),
+            "annotated region",
+            "annotated regions"
+        ),
+        count(
+            output.annotated_commits as usize,
+            "annotated commit",
+            "annotated commits"
+        ),
+        count(output.commits_examined as usize, "commit", "commits"),
+    );
+    for (i, e) in output.entries.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n---\n");
+        }
+        let _ = writeln!(
+            out,
+            "\n## {} — {} · {}",
+            short(&e.commit),
+            e.anchor,
+            day(Some(&e.commit_date))
+        );
+        let _ = writeln!(out, "{} · {}", e.author, e.file);
+        let _ = writeln!(out, "**Intent:** {}", e.intent);
+        for (label, items) in [
+            ("Constraints added", &e.constraints_added),
+            ("Constraints dropped", &e.constraints_dropped),
+        ] {
+            if !items.is_empty() {
+                let _ = writeln!(out, "**{label}:**");
+                for item in items {
+                    let _ = writeln!(out, "- {item}");
+                }
+            }
+        }
+        if let Some(risk) = &e.risk_notes {
+            let _ = writeln!(out, "**Risk:** {risk}");
+        }
+    }
+    warnings_markdown(&mut out, &output.warnings);
+    out
+}
+
+fn pretty(output: &HistoryOutput) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "History of {}: {}",
+        title(&output.query),
+        count(output.entries.len(), "entry", "entries")
+    );
+    for e in &output.entries {
+        let _ = writeln!(
+            out,
+            "\n  {} {}  {} {}  ({})",
+            short(&e.commit),
+            day(Some(&e.commit_date)),
+            e.file,
+            e.anchor,
+            e.author
+        );
+        let _ = writeln!(out, "    intent:  {}", e.intent);
+        for c in &e.constraints_added {
+            let _ = writeln!(out, "    + {c}");
+        }
+        for c in &e.constraints_dropped {
+            let _ = writeln!(out, "    - {c}");
+        }
+        if let Some(risk) = &e.risk_notes {
+            let _ = writeln!(out, "    risk:    {risk}");
+        }
+    }
+    warnings_pretty(&mut out, &output.warnings);
+    out
+}

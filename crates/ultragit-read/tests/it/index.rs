@@ -1,0 +1,347 @@
+//! The reverse dependency index: cold build, incremental updates as the notes
+//! ref moves, and a stored file that is only ever a cache.
+
+use gitctx::Repo;
+use serde_json::{Value, json};
+use testkit::TestRepo;
+use ultragit_read::{DepsIndex, IndexUpdate, ReadQuery};
+
+use crate::support::{annotate, note, read, region};
+
+const REF: &str = "refs/notes/ultragit";
+
+/// A region of `file` named `name` that depends on each `(file, anchor)`.
+fn dependent(file: &str, name: &str, targets: &[(&str, &str)]) -> Value {
+    let mut r = region(file, "function", name, (1, 1), &format!("{name} does work"));
+    r["semantic_dependencies"] = targets
+        .iter()
+        .map(|(f, a)| json!({"file": f, "anchor": a, "nature": format!("{name} calls {a}")}))
+        .collect();
+    r
+}
+
+/// Commits `file` and annotates the commit with `regions`.
+fn annotated(repo: &TestRepo, file: &str, regions: Vec<Value>) -> String {
+    let commit = repo.commit_file(file, format!("// {file}\n"), &format!("add {file}"));
+    annotate(
+        repo,
+        &commit,
+        &note(&commit, "2024-01-01T00:00:00Z", "enhanced", regions),
+    );
+    commit
+}
+
+fn open(repo: &TestRepo) -> DepsIndex {
+    DepsIndex::open(&Repo::discover(repo.path()).unwrap(), REF).unwrap()
+}
+
+/// `(source file, source anchor, target anchor)` of a dependency.
+type Dep = (String, String, String);
+
+/// The dependents of a unit.
+fn dependents(index: &DepsIndex, file: &str, anchor: Option<&str>) -> Vec<Dep> {
+    index
+        .dependents(file, anchor)
+        .iter()
+        .map(|d| {
+            (
+                d.source_file.to_owned(),
+                d.source_anchor.to_owned(),
+                d.target_anchor.to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn all(index: &DepsIndex) -> Vec<Vec<Dep>> {
+    ["src/wire.rs", "src/log.rs", "src/a.rs", "src/b.rs"]
+        .iter()
+        .map(|f| dependents(index, f, None))
+        .collect()
+}
+
+fn s(a: &str, b: &str, c: &str) -> Dep {
+    (a.to_owned(), b.to_owned(), c.to_owned())
+}
+
+#[test]
+fn builds_cold_then_updates_with_what_changed() {
+    let repo = TestRepo::new();
+    repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
+    assert_eq!(open(&repo).update(), IndexUpdate::NoNotes);
+    let a = annotated(
+        &repo,
+        "src/a.rs",
+        vec![dependent(
+            "src/a.rs",
+            "a",
+            &[("src/wire.rs", "wire::encode")],
+        )],
+    );
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Cold { notes: 1 });
+    assert!(DepsIndex::path(&Repo::discover(repo.path()).unwrap()).is_file());
+    assert_eq!(
+        dependents(&index, "src/wire.rs", Some("encode")),
+        [s("src/a.rs", "a", "wire::encode")],
+        "a qualified target matches the plain name"
+    );
+    assert!(dependents(&index, "src/wire.rs", Some("decode")).is_empty());
+    assert_eq!(open(&repo).update(), IndexUpdate::Fresh);
+
+    // One new note: only it is read.
+    let b = annotated(
+        &repo,
+        "src/b.rs",
+        vec![dependent(
+            "src/b.rs",
+            "b",
+            &[("src/wire.rs", "encode"), ("src/a.rs", "a")],
+        )],
+    );
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    assert_eq!(index.annotated_commits(), 2);
+    assert_eq!(
+        dependents(&index, "src/wire.rs", Some("wire::encode")),
+        [
+            s("src/b.rs", "b", "encode"),
+            s("src/a.rs", "a", "wire::encode")
+        ],
+        "newest annotated commit first"
+    );
+    assert_eq!(index.most_recent(1), [b.parse().unwrap()]);
+
+    // A changed note replaces its entries; a removed one drops them.
+    annotate(
+        &repo,
+        &a,
+        &note(
+            &a,
+            "2024-01-02T00:00:00Z",
+            "enhanced",
+            vec![dependent("src/a.rs", "a", &[("src/log.rs", "log")])],
+        ),
+    );
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    assert_eq!(
+        dependents(&index, "src/wire.rs", None),
+        [s("src/b.rs", "b", "encode")]
+    );
+    assert_eq!(
+        dependents(&index, "src/log.rs", None),
+        [s("src/a.rs", "a", "log")]
+    );
+    Repo::discover(repo.path())
+        .unwrap()
+        .notes(REF)
+        .unwrap()
+        .remove(b.parse().unwrap())
+        .unwrap();
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    assert!(dependents(&index, "src/wire.rs", None).is_empty());
+    assert_eq!(index.annotated_commits(), 1);
+
+    // Whatever the path, the answers are those of a build from scratch.
+    let scratch = DepsIndex::build(&Repo::discover(repo.path()).unwrap(), REF).unwrap();
+    assert_eq!(all(&index), all(&scratch));
+}
+
+/// Two notes with dependencies on `src/wire.rs`, and the index built.
+fn indexed() -> (TestRepo, Vec<Vec<Dep>>) {
+    let repo = TestRepo::new();
+    repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
+    annotated(
+        &repo,
+        "src/a.rs",
+        vec![dependent("src/a.rs", "a", &[("src/wire.rs", "encode")])],
+    );
+    annotated(
+        &repo,
+        "src/b.rs",
+        vec![dependent("src/b.rs", "b", &[("src/wire.rs", "decode")])],
+    );
+    let answers = all(&open(&repo));
+    assert_eq!(answers[0].len(), 2);
+    (repo, answers)
+}
+
+#[test]
+fn deleting_the_cache_is_always_safe() {
+    let (repo, answers) = indexed();
+    let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
+    std::fs::remove_file(&path).unwrap();
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 });
+    assert_eq!(all(&index), answers);
+    std::fs::remove_dir_all(repo.path().join(".git/ultragit")).unwrap();
+    assert_eq!(all(&open(&repo)), answers);
+}
+
+#[test]
+fn a_damaged_or_foreign_index_is_ignored_and_rebuilt() {
+    let (repo, answers) = indexed();
+    let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
+    let good = std::fs::read_to_string(&path).unwrap();
+    let stale_commit = {
+        let stored: Value = serde_json::from_str(&good).unwrap();
+        stored["notes_commit"].as_str().unwrap().to_owned()
+    };
+    for damaged in [
+        "not json at all".to_owned(),
+        String::new(),
+        good.replace("\"version\":1", "\"version\":99"),
+        good.replace("refs/notes/ultragit", "refs/notes/other"),
+        // An index into the string table that does not exist.
+        good.replacen("[[", "[[4000000,", 1),
+        // A notes commit that is not in the repository any more.
+        good.replace(&stale_commit, "1111111111111111111111111111111111111111"),
+        good[..good.len() / 2].to_owned(),
+    ] {
+        std::fs::write(&path, &damaged).unwrap();
+        let index = open(&repo);
+        assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 }, "{damaged}");
+        assert_eq!(all(&index), answers, "{damaged}");
+        assert_eq!(open(&repo).update(), IndexUpdate::Fresh, "rewritten");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_index_is_never_read_or_written_through_a_link() {
+    let (repo, answers) = indexed();
+    let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
+    let elsewhere = repo.path().join("outside");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let outside = elsewhere.join("index.json");
+    std::fs::copy(&path, &outside).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&outside, &path).unwrap();
+    let index = open(&repo);
+    assert_eq!(
+        index.update(),
+        IndexUpdate::Cold { notes: 2 },
+        "the link is not read"
+    );
+    assert_eq!(all(&index), answers);
+    assert!(
+        !std::fs::symlink_metadata(&path).unwrap().is_symlink(),
+        "the link is replaced, not written through"
+    );
+    // A linked directory on the way is neither read nor written through.
+    let deps_dir = path.parent().unwrap();
+    std::fs::remove_dir_all(deps_dir).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, deps_dir).unwrap();
+    let before = std::fs::read(&outside).unwrap();
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 });
+    assert_eq!(all(&index), answers, "an unwritable cache costs only speed");
+    assert_eq!(std::fs::read(&outside).unwrap(), before);
+}
+
+#[test]
+fn an_oversized_index_is_ignored() {
+    let (repo, answers) = indexed();
+    let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(ultragit_read::INDEX_LIMIT + 1).unwrap();
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 });
+    assert_eq!(all(&index), answers);
+    assert!(std::fs::metadata(&path).unwrap().len() < 100_000);
+}
+
+/// `notes.txt` has no grammar; its note names three units by line, and
+/// others depend on two of them.
+fn no_grammar() -> TestRepo {
+    let repo = TestRepo::new();
+    let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let c1 = repo.commit_file("notes.txt", &text, "notes");
+    annotate(
+        &repo,
+        &c1,
+        &note(
+            &c1,
+            "2024-01-01T00:00:00Z",
+            "enhanced",
+            vec![
+                region("notes.txt", "section", "intro", (1, 10), "introduces"),
+                region("notes.txt", "section", "body", (11, 20), "explains"),
+                region("notes.txt", "section", "outro", (21, 30), "concludes"),
+            ],
+        ),
+    );
+    annotated(
+        &repo,
+        "src/a.rs",
+        vec![dependent(
+            "src/a.rs",
+            "a",
+            &[("notes.txt", "intro"), ("notes.txt", "outro")],
+        )],
+    );
+    repo
+}
+
+#[test]
+fn dependencies_are_matched_to_the_units_in_scope_without_a_grammar() {
+    let repo = no_grammar();
+    let targets = |query: &ReadQuery| -> Vec<String> {
+        read(&repo, query)
+            .dependencies_on_this
+            .iter()
+            .map(|d| d.target_anchor.clone())
+            .collect()
+    };
+    let lines = |start, end| ReadQuery::file("notes.txt").with_lines(start, end);
+    assert_eq!(targets(&lines(2, 5)), ["intro"]);
+    assert!(
+        targets(&lines(12, 18)).is_empty(),
+        "nothing depends on the body"
+    );
+    assert_eq!(targets(&lines(25, 26)), ["outro"]);
+    let mut both = targets(&ReadQuery::file("notes.txt"));
+    both.sort();
+    assert_eq!(both, ["intro", "outro"], "the whole file: every unit");
+    assert_eq!(
+        targets(&ReadQuery::file("notes.txt").with_anchor("outro")),
+        ["outro"]
+    );
+}
+
+#[test]
+fn the_scan_limit_counts_only_when_set() {
+    let repo = TestRepo::new();
+    repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
+    for i in 0..5 {
+        annotated(
+            &repo,
+            &format!("src/d{i}.rs"),
+            vec![dependent(
+                &format!("src/d{i}.rs"),
+                "d",
+                &[("src/wire.rs", "encode")],
+            )],
+        );
+    }
+    let query = ReadQuery::file("src/wire.rs").with_anchor("encode");
+    assert_eq!(
+        read(&repo, &query).dependencies_on_this.len(),
+        5,
+        "unset: all"
+    );
+    repo.git(&["config", "ultragit.depsScanLimit", "2"]);
+    let out = read(&repo, &query);
+    let files: Vec<&str> = out
+        .dependencies_on_this
+        .iter()
+        .map(|d| d.file.as_str())
+        .collect();
+    assert_eq!(
+        files,
+        ["src/d4.rs", "src/d3.rs"],
+        "set: the two most recent"
+    );
+}
