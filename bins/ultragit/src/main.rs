@@ -39,7 +39,8 @@
 //!   on REF (default `origin/HEAD`) that make the same change. A cherry-picked
 //!   commit gets its original's note on the post-commit path (no model call).
 //! - `ultragit mcp [--repo DIR]` ([`mcp`]): the MCP server (`ultragit-mcp`) on
-//!   stdio: `ultragit_read`, `ultragit_context_set`; JSON-RPC only on stdout.
+//!   stdio: `ultragit_read`, `ultragit_deps`, `ultragit_history`,
+//!   `ultragit_summary`, `ultragit_context_set`; JSON-RPC only on stdout.
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,

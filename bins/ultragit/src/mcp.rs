@@ -22,8 +22,10 @@ pub struct McpArgs {
 }
 
 const AFTER_HELP: &str = "\
-Tools: ultragit_read (paths, anchor or lines, max_tokens, min_confidence, tags) and \
-ultragit_context_set (task, reasoning, dependencies, tags for the next commit).
+Tools: ultragit_read (paths, anchor or lines, max_tokens, min_confidence, tags), \
+ultragit_deps (path, anchor), ultragit_history (path, anchor), ultragit_summary (path, \
+max_tokens) and ultragit_context_set (task, reasoning, dependencies, tags for the next \
+commit).
 
 Register it with an agent, e.g.:
   claude mcp add ultragit -- ultragit mcp

@@ -15,6 +15,9 @@
 //! into a library and a rendering):
 //! - `ultragit_read` ([`read`]): `paths`, `anchor` or `lines`, `max_tokens`,
 //!   `min_confidence`, `tags` → `ultragit_read::GitReadPipeline`, in process.
+//! - `ultragit_deps`, `ultragit_history`, `ultragit_summary` ([`queries`]): the
+//!   reverse dependency index, a unit's "why" timeline, per-unit rollups →
+//!   `ultragit_read::{deps, history, summary}`, in process.
 //! - `ultragit_context_set` ([`context`]): `task`, `reasoning`, `dependencies`,
 //!   `tags` for the next commit's annotation →
 //!   `ultragit_annotate::author::set_pending`, the code path of
@@ -46,6 +49,7 @@
 //!   empty components are refused before anything is read.
 
 pub mod context;
+pub mod queries;
 pub mod read;
 pub mod tools;
 
@@ -116,7 +120,8 @@ impl std::fmt::Debug for Server {
 /// What `initialize` tells the client about using the server.
 const INSTRUCTIONS: &str = "ultragit records, per commit, why code exists (intent, constraints, \
 semantic dependencies, risks) as git notes. Call ultragit_read before editing code to learn the \
-reasons behind it; call ultragit_context_set before committing to tell the annotation what the \
+reasons behind it (ultragit_summary to get oriented, ultragit_deps for what depends on a \
+unit, ultragit_history for how its reasons changed); call ultragit_context_set before committing to tell the annotation what the \
 commit is for. Paths are relative to the repository root.";
 
 impl Server {

@@ -128,7 +128,17 @@ impl ReadArgs {
 
 /// Read's error: its message, and its JSON error object as the structured body.
 fn read_error(err: ReadError) -> ToolError {
-    let body = serde_json::to_value(err.body())
+    read_error_as(err, None)
+}
+
+/// Read's error with the JSON error object's `$schema` set to `schema` (the
+/// queries built on the read pipeline have their own schema ids).
+pub(crate) fn read_error_as(err: ReadError, schema: Option<&str>) -> ToolError {
+    let mut body = err.body();
+    if let Some(schema) = schema {
+        body.schema = schema.to_owned();
+    }
+    let body = serde_json::to_value(body)
         .expect("the error object has string keys only, so it serializes");
     ToolError::with_body(err.to_string(), body)
 }

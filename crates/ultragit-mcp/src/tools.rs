@@ -155,6 +155,9 @@ impl Registry {
         Registry {
             entries: vec![
                 entry::<crate::read::ReadTool>(),
+                entry::<crate::queries::DepsTool>(),
+                entry::<crate::queries::HistoryTool>(),
+                entry::<crate::queries::SummaryTool>(),
                 entry::<crate::context::ContextSetTool>(),
             ],
         }
@@ -257,6 +260,16 @@ impl<'a> Bounds<'a> {
 /// `src/lib.rs`), or an error when it could leave the repository or names
 /// nothing: absolute paths, `..`, backslashes, NUL, empty paths.
 pub(crate) fn repo_relative(tool: &str, path: &str) -> Result<String, ToolError> {
+    clean_path(tool, path, false)
+}
+
+/// Like [`repo_relative`], but `.` (or an empty path) names the whole
+/// repository and is returned as `.`.
+pub(crate) fn repo_relative_dir(tool: &str, path: &str) -> Result<String, ToolError> {
+    clean_path(tool, path, true)
+}
+
+fn clean_path(tool: &str, path: &str, root_allowed: bool) -> Result<String, ToolError> {
     let refuse = |why: &str| {
         Err(ToolError::invalid_arguments(
             tool,
@@ -279,7 +292,11 @@ pub(crate) fn repo_relative(tool: &str, path: &str) -> Result<String, ToolError>
         return refuse("contains `..`");
     }
     if parts.is_empty() {
-        return refuse("names no file");
+        return if root_allowed {
+            Ok(".".to_owned())
+        } else {
+            refuse("names no file")
+        };
     }
     Ok(parts.join("/"))
 }
@@ -311,7 +328,16 @@ mod tests {
     #[test]
     fn every_schema_is_strict() {
         let registry = Registry::all();
-        assert_eq!(registry.names(), ["ultragit_read", "ultragit_context_set"]);
+        assert_eq!(
+            registry.names(),
+            [
+                "ultragit_read",
+                "ultragit_deps",
+                "ultragit_history",
+                "ultragit_summary",
+                "ultragit_context_set"
+            ]
+        );
         for tool in registry.tools() {
             let schema = tool.schema_as_json_value();
             assert_eq!(schema["type"], "object", "{schema}");
@@ -332,6 +358,11 @@ mod tests {
         let ok = |p: &str| repo_relative("t", p).unwrap();
         assert_eq!(ok("src/lib.rs"), "src/lib.rs");
         assert_eq!(ok("./src//lib.rs"), "src/lib.rs");
+        assert_eq!(repo_relative_dir("t", ".").unwrap(), ".");
+        assert_eq!(repo_relative_dir("t", "").unwrap(), ".");
+        assert_eq!(repo_relative_dir("t", "./src/").unwrap(), "src");
+        assert!(repo_relative_dir("t", "..").is_err());
+        assert!(repo_relative_dir("t", "/").is_err());
         for bad in [
             "/etc/passwd",
             "../x",

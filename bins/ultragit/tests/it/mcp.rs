@@ -164,7 +164,16 @@ fn lists_strict_tools_and_reads_a_note() {
     let listed = session.request("tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ultragit_read", "ultragit_context_set"]);
+    assert_eq!(
+        names,
+        [
+            "ultragit_read",
+            "ultragit_deps",
+            "ultragit_history",
+            "ultragit_summary",
+            "ultragit_context_set"
+        ]
+    );
     for tool in tools {
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{tool}");
@@ -173,7 +182,7 @@ fn lists_strict_tools_and_reads_a_note() {
     }
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["paths"]));
     assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
-    assert_eq!(tools[1]["annotations"]["readOnlyHint"], false);
+    assert_eq!(tools[4]["annotations"]["readOnlyHint"], false);
 
     let result = session.call(
         "ultragit_read",
@@ -322,7 +331,7 @@ fn failures_are_tool_errors_with_reads_messages() {
         response["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("Available tools: ultragit_read, ultragit_context_set"),
+            .contains("Available tools: ultragit_read, ultragit_deps,"),
         "{response}"
     );
     // Malformed params: a JSON-RPC error; a line that is not JSON: ignored.
@@ -429,6 +438,76 @@ fn serves_the_repository_it_is_given() {
     );
     let (code, lines, _) = session.finish();
     std::fs::remove_dir_all(&elsewhere).unwrap();
+    assert_eq!(code, 0);
+    assert_only_json_rpc(&lines);
+}
+
+#[test]
+fn deps_history_and_summary_answer_as_the_commands_do() {
+    let fx = fixture();
+    let (mut session, _) = Session::start(fx.path(), &[]);
+    for (tool, arguments, command) in [
+        (
+            "ultragit_deps",
+            json!({"path": "src/client.rs", "anchor": "connect"}),
+            vec!["deps", "src/client.rs", "connect"],
+        ),
+        (
+            "ultragit_history",
+            json!({"path": "src/client.rs", "anchor": "connect"}),
+            vec!["history", "src/client.rs", "connect"],
+        ),
+        (
+            "ultragit_summary",
+            json!({"path": "src", "max_tokens": 4000}),
+            vec!["summary", "src", "--max-tokens", "4000"],
+        ),
+    ] {
+        let result = session.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool}: {result}");
+        let markdown = crate::support::stdout(fx.path(), &command);
+        assert_eq!(text(&result), markdown, "{tool}");
+        let mut json_command = command.clone();
+        json_command.extend(["--format", "json"]);
+        let mut json: Value =
+            serde_json::from_str(&crate::support::stdout(fx.path(), &json_command)).unwrap();
+        let mut structured = result["structuredContent"].clone();
+        // How warm the reverse index was differs between the two runs.
+        for doc in [&mut json, &mut structured] {
+            if let Some(stats) = doc.get_mut("stats").and_then(Value::as_object_mut) {
+                stats.remove("index");
+            }
+        }
+        assert_eq!(structured, json, "{tool}");
+    }
+    let result = session.call(
+        "ultragit_deps",
+        json!({"path": "src/client.rs", "anchor": "connect"}),
+    );
+    let dependent = &result["structuredContent"]["dependents"][0];
+    assert_eq!(dependent["file"], "tools/probe.py", "{result}");
+    assert_eq!(dependent["anchor"], "retry", "{result}");
+    let result = session.call("ultragit_summary", json!({"path": "."}));
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["kind"], "directory", "{result}");
+
+    let result = session.call(
+        "ultragit_history",
+        json!({"path": "src/gone.rs", "anchor": "connect"}),
+    );
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        text(&result),
+        "File not found: src/gone.rs. Does it exist at HEAD?"
+    );
+    assert_eq!(
+        result["structuredContent"]["$schema"], "ultragit-history/v1",
+        "{result}"
+    );
+    let result = session.call("ultragit_deps", json!({"path": "src/client.rs"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result).contains("missing field `anchor`"), "{result}");
+    let (code, lines, _) = session.finish();
     assert_eq!(code, 0);
     assert_only_json_rpc(&lines);
 }
