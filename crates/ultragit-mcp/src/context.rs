@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use ultragit_annotate::{AuthorContext, author};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolOutput, ToolSpec};
+use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
 
 /// The longest task, reasoning or dependencies text accepted (bytes).
 const MAX_TEXT: usize = 64 * 1024;
@@ -26,45 +26,38 @@ const MAX_TAG: usize = 256;
 #[schemars(extend("minProperties" = 1))]
 pub struct ContextSetArgs {
     /// The task the commit is part of (e.g. an issue title).
-    #[serde(default)]
     #[schemars(length(max = 65536))]
     pub task: Option<String>,
 
     /// Why the change is made this way: alternatives rejected, constraints
     /// known.
-    #[serde(default)]
     #[schemars(length(max = 65536))]
     pub reasoning: Option<String>,
 
     /// What the changed code depends on, or what depends on it.
-    #[serde(default)]
     #[schemars(length(max = 65536))]
     pub dependencies: Option<String>,
 
     /// Tags for the annotated regions (an empty list clears the pending tags).
-    #[serde(default)]
     #[schemars(length(max = 64), inner(length(max = 256)))]
     pub tags: Option<Vec<String>>,
 }
 
-/// `ultragit_context_set` in the registry.
-#[derive(Debug)]
-pub struct ContextSetTool;
+impl ToolSpec for ContextSetArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_context_set",
+        title: "Say what the next commit is for",
+        read_only: false,
+        description: "Before committing, record what the next commit \
+            is for: the task, the reasoning (alternatives rejected, constraints known), the \
+            dependencies, tags. ultragit's annotation of that commit then records them as \
+            author context (context level `enhanced`) instead of inferring them from the \
+            diff. Fields given replace pending ones; fields left out are kept. The same as \
+            `ultragit context set`.",
+    };
 
-impl ToolSpec for ContextSetTool {
-    const NAME: &'static str = "ultragit_context_set";
-    const TITLE: &'static str = "Say what the next commit is for";
-    const DESCRIPTION: &'static str = "Before committing, record what the next commit \
-        is for: the task, the reasoning (alternatives rejected, constraints known), the \
-        dependencies, tags. ultragit's annotation of that commit then records them as \
-        author context (context level `enhanced`) instead of inferring them from the \
-        diff. Fields given replace pending ones; fields left out are kept. The same as \
-        `ultragit context set`.";
-    const READ_ONLY: bool = false;
-    type Args = ContextSetArgs;
-
-    fn call(scope: &Scope, args: ContextSetArgs) -> Result<ToolOutput, ToolError> {
-        let given = args.context()?;
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let given = self.context()?;
         let (path, pending) = author::set_pending(&scope.common_dir, given).map_err(|err| {
             ToolError::new(
                 "context",
@@ -100,7 +93,7 @@ impl ToolSpec for ContextSetTool {
 impl ContextSetArgs {
     /// The context given, after the checks serde cannot make.
     pub fn context(&self) -> Result<AuthorContext, ToolError> {
-        let bounds = Bounds::of(ContextSetTool::NAME);
+        let bounds = Bounds::of(ContextSetArgs::META.name);
         for (field, text) in [
             ("task", &self.task),
             ("reasoning", &self.reasoning),
@@ -119,7 +112,7 @@ impl ContextSetArgs {
             && self.tags.is_none()
         {
             return Err(ToolError::invalid_arguments(
-                ContextSetTool::NAME,
+                ContextSetArgs::META.name,
                 "give at least one of `task`, `reasoning`, `dependencies`, `tags`",
             ));
         }
@@ -174,7 +167,7 @@ mod tests {
         let long = "x".repeat(MAX_TEXT + 1);
         let err = parse(json!({ "reasoning": long })).context().unwrap_err();
         assert!(
-            err.message().contains("`reasoning` is 65537 bytes"),
+            err.message().contains("`reasoning` has 65537 bytes"),
             "{}",
             err.message()
         );

@@ -9,14 +9,16 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use ultragit_read::deps::{DEPS_SCHEMA_V1, DepsQuery};
-use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery};
-use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery};
+use ultragit_read::deps::{self, DEPS_SCHEMA_V1, DepsQuery};
+use ultragit_read::history::{self, HISTORY_SCHEMA_V1, HistoryQuery};
+use ultragit_read::summary::{self, SUMMARY_SCHEMA_V1, SummaryQuery};
 use ultragit_read::{Format, GitReadPipeline, ReadError};
 
 use crate::Scope;
 use crate::read::read_error_as;
-use crate::tools::{Bounds, ToolError, ToolOutput, ToolSpec, repo_relative, repo_relative_dir};
+use crate::tools::{
+    Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative, repo_relative_dir,
+};
 
 /// The longest path or anchor accepted (bytes).
 const MAX_NAME: usize = 4096;
@@ -58,28 +60,25 @@ pub struct DepsArgs {
     pub anchor: String,
 }
 
-/// `ultragit_deps` in the registry.
-#[derive(Debug)]
-pub struct DepsTool;
+impl ToolSpec for DepsArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_deps",
+        title: "What depends on this unit",
+        read_only: true,
+        description: "Before changing a function, type or other unit, \
+            list the annotated code elsewhere that declared a semantic dependency on it \
+            (newest first): its file and anchor, the nature of the dependency, its intent \
+            and the commit. Answered from a reverse index of the notes; no LLM runs.",
+    };
 
-impl ToolSpec for DepsTool {
-    const NAME: &'static str = "ultragit_deps";
-    const TITLE: &'static str = "What depends on this unit";
-    const DESCRIPTION: &'static str = "Before changing a function, type or other unit, \
-        list the annotated code elsewhere that declared a semantic dependency on it \
-        (newest first): its file and anchor, the nature of the dependency, its intent \
-        and the commit. Answered from a reverse index of the notes; no LLM runs.";
-    const READ_ONLY: bool = true;
-    type Args = DepsArgs;
-
-    fn call(scope: &Scope, args: DepsArgs) -> Result<ToolOutput, ToolError> {
-        bounded_anchor(Self::NAME, Some(&args.anchor))?;
-        let query = DepsQuery::new(repo_relative(Self::NAME, &args.path)?, args.anchor);
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        bounded_anchor(Self::META.name, Some(&self.anchor))?;
+        let query = DepsQuery::new(repo_relative(Self::META.name, &self.path)?, self.anchor);
         answer(
             scope,
             DEPS_SCHEMA_V1,
-            |pipeline| ultragit_read::deps::deps(pipeline, &query),
-            ultragit_read::deps::render,
+            |p| deps::deps(p, &query),
+            deps::render,
         )
     }
 }
@@ -93,34 +92,30 @@ pub struct HistoryArgs {
     pub path: String,
     /// Only this unit of the file (`connect`, `Client::connect`); without it,
     /// the whole file.
-    #[serde(default)]
     #[schemars(length(min = 1, max = 4096))]
     pub anchor: Option<String>,
 }
 
-/// `ultragit_history` in the registry.
-#[derive(Debug)]
-pub struct HistoryTool;
+impl ToolSpec for HistoryArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_history",
+        title: "Why a unit changed over time",
+        read_only: true,
+        description: "The \"why\" timeline of a file or one of its \
+            units: every annotated commit that touched it, newest first and across renames, \
+            with its date, the intent recorded, the constraints added or dropped since the \
+            previous annotation, and risk notes. No LLM runs.",
+    };
 
-impl ToolSpec for HistoryTool {
-    const NAME: &'static str = "ultragit_history";
-    const TITLE: &'static str = "Why a unit changed over time";
-    const DESCRIPTION: &'static str = "The \"why\" timeline of a file or one of its \
-        units: every annotated commit that touched it, newest first and across renames, \
-        with its date, the intent recorded, the constraints added or dropped since the \
-        previous annotation, and risk notes. No LLM runs.";
-    const READ_ONLY: bool = true;
-    type Args = HistoryArgs;
-
-    fn call(scope: &Scope, args: HistoryArgs) -> Result<ToolOutput, ToolError> {
-        bounded_anchor(Self::NAME, args.anchor.as_deref())?;
-        let mut query = HistoryQuery::file(repo_relative(Self::NAME, &args.path)?);
-        query.anchor = args.anchor;
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        bounded_anchor(Self::META.name, self.anchor.as_deref())?;
+        let mut query = HistoryQuery::file(repo_relative(Self::META.name, &self.path)?);
+        query.anchor = self.anchor;
         answer(
             scope,
             HISTORY_SCHEMA_V1,
-            |pipeline| ultragit_read::history::history(pipeline, &query),
-            ultragit_read::history::render,
+            |p| history::history(p, &query),
+            history::render,
         )
     }
 }
@@ -135,33 +130,30 @@ pub struct SummaryArgs {
     pub path: String,
     /// Token budget of the markdown answer; the least annotated units are left
     /// out first.
-    #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u32>,
 }
 
-/// `ultragit_summary` in the registry.
-#[derive(Debug)]
-pub struct SummaryTool;
+impl ToolSpec for SummaryArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_summary",
+        title: "Summarize the reasons in a file or directory",
+        read_only: true,
+        description: "A rollup of the recorded reasons per unit of a \
+            file (latest intent, constraints with the author's first, risk notes, how many \
+            annotations touched it), or per file of a directory, within a token budget. \
+            Use it to get oriented before reading single units. No LLM runs.",
+    };
 
-impl ToolSpec for SummaryTool {
-    const NAME: &'static str = "ultragit_summary";
-    const TITLE: &'static str = "Summarize the reasons in a file or directory";
-    const DESCRIPTION: &'static str = "A rollup of the recorded reasons per unit of a \
-        file (latest intent, constraints with the author's first, risk notes, how many \
-        annotations touched it), or per file of a directory, within a token budget. \
-        Use it to get oriented before reading single units. No LLM runs.";
-    const READ_ONLY: bool = true;
-    type Args = SummaryArgs;
-
-    fn call(scope: &Scope, args: SummaryArgs) -> Result<ToolOutput, ToolError> {
-        let mut query = SummaryQuery::path(repo_relative_dir(Self::NAME, &args.path)?);
-        query.max_tokens = args.max_tokens;
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let mut query = SummaryQuery::path(repo_relative_dir(Self::META.name, &self.path)?);
+        query.max_tokens = self.max_tokens;
+        let markdown = Format::Markdown;
         answer(
             scope,
             SUMMARY_SCHEMA_V1,
-            |pipeline| ultragit_read::summary::summary(pipeline, &query, Format::Markdown),
-            ultragit_read::summary::render,
+            |p| summary::summary(p, &query, markdown),
+            summary::render,
         )
     }
 }

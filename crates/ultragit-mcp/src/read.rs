@@ -9,7 +9,7 @@ use serde::Deserialize;
 use ultragit_read::{Format, GitReadPipeline, ReadError, ReadPipeline, ReadQuery};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolOutput, ToolSpec, repo_relative};
+use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
 
 /// The most files one call reads.
 const MAX_PATHS: usize = 64;
@@ -29,52 +29,44 @@ pub struct ReadArgs {
 
     /// A named unit to focus on, resolved with tree-sitter: `connect`,
     /// `Client::connect`. Cannot be combined with `lines`.
-    #[serde(default)]
     #[schemars(length(min = 1, max = 4096))]
     pub anchor: Option<String>,
 
     /// A line range `START:END`, 1-based and inclusive (e.g. `10:20`). Cannot be
     /// combined with `anchor`.
-    #[serde(default)]
     #[schemars(pattern(r"^\s*[0-9]+\s*:\s*[0-9]+\s*$"))]
     pub lines: Option<String>,
 
     /// Token budget of the markdown answer; lower-scoring regions are trimmed
     /// to fit.
-    #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u32>,
 
     /// Leave out regions whose confidence is below this (0 to 1; default 0).
-    #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_confidence: Option<f64>,
 
     /// Only regions with one of these tags (compared case-insensitively).
-    #[serde(default)]
     #[schemars(length(max = 64), inner(length(max = 4096)))]
     pub tags: Option<Vec<String>>,
 }
 
-/// `ultragit_read` in the registry.
-#[derive(Debug)]
-pub struct ReadTool;
+impl ToolSpec for ReadArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_read",
+        title: "Read the reasons behind code",
+        read_only: true,
+        description: "Read why code exists before editing it: the \
+            recorded intent, constraints, semantic dependencies, rejected alternatives and \
+            risks of the commits that wrote the lines in scope (blame + ultragit notes), \
+            each region scored for confidence, plus what depends on this code and the \
+            cross-cutting concerns that mention it. Scope a read with `anchor` (a function, \
+            type or method name) or `lines`; without either, the whole file. No LLM runs: \
+            the answer is fast and deterministic.",
+    };
 
-impl ToolSpec for ReadTool {
-    const NAME: &'static str = "ultragit_read";
-    const TITLE: &'static str = "Read the reasons behind code";
-    const DESCRIPTION: &'static str = "Read why code exists before editing it: the \
-        recorded intent, constraints, semantic dependencies, rejected alternatives and \
-        risks of the commits that wrote the lines in scope (blame + ultragit notes), \
-        each region scored for confidence, plus what depends on this code and the \
-        cross-cutting concerns that mention it. Scope a read with `anchor` (a function, \
-        type or method name) or `lines`; without either, the whole file. No LLM runs: \
-        the answer is fast and deterministic.";
-    const READ_ONLY: bool = true;
-    type Args = ReadArgs;
-
-    fn call(scope: &Scope, args: ReadArgs) -> Result<ToolOutput, ToolError> {
-        let query = args.query()?;
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let query = self.query()?;
         let pipeline = GitReadPipeline::open(&scope.root).map_err(read_error)?;
         let output = pipeline.execute(&query).map_err(read_error)?;
         let text = ultragit_read::format_markdown(&output, query.verbose);
@@ -85,7 +77,7 @@ impl ToolSpec for ReadTool {
 impl ReadArgs {
     /// The read query, after the checks serde cannot make.
     pub fn query(&self) -> Result<ReadQuery, ToolError> {
-        let name = ReadTool::NAME;
+        let name = ReadArgs::META.name;
         let bounds = Bounds::of(name);
         bounds.list("paths", &self.paths, MAX_PATHS, MAX_NAME)?;
         if let Some(anchor) = &self.anchor {
@@ -113,14 +105,10 @@ impl ReadArgs {
         };
         query.max_tokens = self.max_tokens;
         query.min_confidence = self.min_confidence.unwrap_or(0.0);
-        query.tags = self.tags.as_ref().and_then(|tags| {
-            let tags: Vec<String> = tags
-                .iter()
-                .map(|t| t.trim().to_owned())
-                .filter(|t| !t.is_empty())
-                .collect();
-            (!tags.is_empty()).then_some(tags)
-        });
+        // Blank tags are dropped; none left means no tag filter.
+        let tags = self.tags.iter().flatten().map(|t| t.trim());
+        let tags: Vec<String> = tags.filter(|t| !t.is_empty()).map(str::to_owned).collect();
+        query.tags = (!tags.is_empty()).then_some(tags);
         query.format = Format::Markdown;
         Ok(query)
     }

@@ -1,14 +1,15 @@
-//! The tool registry: one [`ToolSpec`] per tool (a name, a description, a
-//! `Deserialize + JsonSchema` argument type and a synchronous call), listed once
-//! in [`Registry::all`]. The registry derives each tool's strict schema from its
+//! The tool registry: one [`ToolSpec`] per tool, implemented by the tool's
+//! `Deserialize + JsonSchema` argument type (a [`ToolMeta`] and a synchronous
+//! call), listed once in [`Registry::all`]. The registry derives each tool's strict schema from its
 //! argument type, parses arguments into it (a mismatch is a tool error naming
 //! the field), and turns the call's [`ToolOutput`] or [`ToolError`] into a
 //! `CallToolResult`.
 //!
 //! Adding a tool: a module with its argument struct
 //! (`#[serde(deny_unknown_fields)]`, doc comments become the schema's
-//! descriptions), a unit struct implementing [`ToolSpec`] whose `call` runs the
-//! library function and renders its result, and one line in [`Registry::all`].
+//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`], and a `call`
+//! that runs the library function and renders its result; then one line in
+//! [`Registry::all`].
 
 use std::sync::Arc;
 
@@ -19,22 +20,28 @@ use serde_json::{Value, json};
 
 use crate::{Scope, text_block};
 
-/// One tool.
-pub trait ToolSpec {
+/// What a tool is called and says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolMeta {
     /// The tool's name (`ultragit_…`).
-    const NAME: &'static str;
+    pub name: &'static str,
     /// A short human-readable title.
-    const TITLE: &'static str;
-    /// What the tool does and when to call it (the model reads this).
-    const DESCRIPTION: &'static str;
+    pub title: &'static str,
     /// True when the tool changes nothing.
-    const READ_ONLY: bool;
-    /// The arguments; their JSON schema is the tool's input schema.
-    type Args: DeserializeOwned + JsonSchema + 'static;
+    pub read_only: bool,
+    /// What the tool does and when to call it (the model reads this).
+    pub description: &'static str,
+}
+
+/// One tool, implemented by its argument type: the type's JSON schema is the
+/// tool's input schema.
+pub trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
+    /// Its name, title, description.
+    const META: ToolMeta;
 
     /// Runs the tool in `scope` (on a blocking thread: git and file work is
     /// synchronous).
-    fn call(scope: &Scope, args: Self::Args) -> Result<ToolOutput, ToolError>;
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError>;
 }
 
 /// What a tool returns: the markdown a model reads and the JSON a program
@@ -154,11 +161,11 @@ impl Registry {
     pub fn all() -> Registry {
         Registry {
             entries: vec![
-                entry::<crate::read::ReadTool>(),
-                entry::<crate::queries::DepsTool>(),
-                entry::<crate::queries::HistoryTool>(),
-                entry::<crate::queries::SummaryTool>(),
-                entry::<crate::context::ContextSetTool>(),
+                entry::<crate::read::ReadArgs>(),
+                entry::<crate::queries::DepsArgs>(),
+                entry::<crate::queries::HistoryArgs>(),
+                entry::<crate::queries::SummaryArgs>(),
+                entry::<crate::context::ContextSetArgs>(),
             ],
         }
     }
@@ -188,25 +195,26 @@ impl Registry {
 }
 
 fn entry<T: ToolSpec>() -> Entry {
-    let schema = rmcp::handler::server::common::schema_for_input::<T::Args>()
+    let schema = rmcp::handler::server::common::schema_for_input::<T>()
         .expect("every argument type is a struct, so its schema is an object (tested)");
-    let annotations = ToolAnnotations::with_title(T::TITLE)
-        .read_only(T::READ_ONLY)
+    let meta = T::META;
+    let annotations = ToolAnnotations::with_title(meta.title)
+        .read_only(meta.read_only)
         .destructive(false)
         .idempotent(true)
         .open_world(false);
     Entry {
-        tool: Tool::new(T::NAME, T::DESCRIPTION, Arc::clone(&schema))
-            .with_title(T::TITLE)
+        tool: Tool::new(meta.name, meta.description, Arc::clone(&schema))
+            .with_title(meta.title)
             .with_annotations(annotations),
         run: run_typed::<T>,
     }
 }
 
 fn run_typed<T: ToolSpec>(scope: &Scope, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
-    let args: T::Args = serde_json::from_value(Value::Object(arguments))
-        .map_err(|err| ToolError::invalid_arguments(T::NAME, err))?;
-    T::call(scope, args)
+    let args: T = serde_json::from_value(Value::Object(arguments))
+        .map_err(|err| ToolError::invalid_arguments(T::META.name, err))?;
+    args.call(scope)
 }
 
 /// Checks the bounds the schema states (serde checks types and names only).
@@ -219,18 +227,18 @@ impl<'a> Bounds<'a> {
         Bounds { tool }
     }
 
+    /// `size` (a count of `unit` in `field`) is at most `max`.
+    fn at_most(&self, field: &str, size: usize, max: usize, unit: &str) -> Result<(), ToolError> {
+        if size <= max {
+            return Ok(());
+        }
+        let problem = format!("`{field}` has {size} {unit}; at most {max} are accepted");
+        Err(ToolError::invalid_arguments(self.tool, problem))
+    }
+
     /// `text` is at most `max` bytes.
     pub(crate) fn text(&self, field: &str, text: &str, max: usize) -> Result<(), ToolError> {
-        if text.len() > max {
-            return Err(ToolError::invalid_arguments(
-                self.tool,
-                format!(
-                    "`{field}` is {} bytes long; at most {max} are accepted",
-                    text.len()
-                ),
-            ));
-        }
-        Ok(())
+        self.at_most(field, text.len(), max, "bytes")
     }
 
     /// `items` has at most `max` entries, each at most `max_len` bytes.
@@ -241,15 +249,7 @@ impl<'a> Bounds<'a> {
         max: usize,
         max_len: usize,
     ) -> Result<(), ToolError> {
-        if items.len() > max {
-            return Err(ToolError::invalid_arguments(
-                self.tool,
-                format!(
-                    "`{field}` has {} entries; at most {max} are accepted",
-                    items.len()
-                ),
-            ));
-        }
+        self.at_most(field, items.len(), max, "entries")?;
         items
             .iter()
             .try_for_each(|item| self.text(field, item, max_len))
@@ -407,7 +407,7 @@ mod tests {
         assert!(bounds.text("task", "abc", 3).is_ok());
         let err = bounds.text("task", "abcd", 3).unwrap_err();
         assert!(
-            err.message().contains("`task` is 4 bytes long; at most 3"),
+            err.message().contains("`task` has 4 bytes; at most 3"),
             "{}",
             err.message()
         );

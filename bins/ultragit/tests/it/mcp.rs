@@ -138,6 +138,16 @@ fn text(result: &Value) -> &str {
     content[0]["text"].as_str().expect("text")
 }
 
+/// `text` contains every one of `fragments`.
+fn assert_has(text: &str, fragments: &[&str]) {
+    for fragment in fragments {
+        assert!(
+            text.contains(fragment),
+            "{fragment:?} is missing from:\n{text}"
+        );
+    }
+}
+
 /// Every object in `schema` forbids unknown properties.
 fn assert_strict(schema: &Value) {
     match schema {
@@ -189,14 +199,12 @@ fn lists_strict_tools_and_reads_a_note() {
         json!({"paths": ["src/client.rs"], "anchor": "connect"}),
     );
     assert_eq!(result["isError"], false, "{result}");
-    let markdown = text(&result);
-    assert!(
-        markdown.starts_with("# Context for src/client.rs — connect"),
-        "{markdown}"
-    );
-    assert!(
-        markdown.contains("Tries to reach the broker up to `retries` times before giving up."),
-        "{markdown}"
+    assert_has(
+        text(&result),
+        &[
+            "# Context for src/client.rs — connect\n",
+            "Tries to reach the broker up to `retries` times before giving up.",
+        ],
     );
     let structured = &result["structuredContent"];
     assert_eq!(structured["$schema"], "ultragit-read/v1", "{structured}");
@@ -355,9 +363,9 @@ fn failures_are_tool_errors_with_reads_messages() {
     let (code, lines, stderr) = session.finish();
     assert_eq!(code, 0, "{stderr}");
     assert_only_json_rpc(&lines);
-    assert!(
-        stderr.contains("ultragit_read: error: File not found: src/missing.rs."),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &["ultragit_read: error: File not found: src/missing.rs."],
     );
 }
 
@@ -399,12 +407,14 @@ fn context_set_records_what_context_set_records() {
     let (code, _, stderr) = session.finish();
     assert_eq!(code, 0, "{stderr}");
     let shown = crate::support::stdout(fx.path(), &["context", "show"]);
-    assert!(shown.contains("task: Retry broker connects"), "{shown}");
-    assert!(
-        shown.contains("reasoning: The broker drops the first attempt after a failover"),
-        "{shown}"
+    assert_has(
+        &shown,
+        &[
+            "task: Retry broker connects",
+            "reasoning: The broker drops the first attempt after a failover",
+            "tags: net, retry",
+        ],
     );
-    assert!(shown.contains("tags: net, retry"), "{shown}");
 }
 
 #[test]
