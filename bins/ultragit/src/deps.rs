@@ -15,8 +15,8 @@ use std::path::Path;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::deps::{DEPS_SCHEMA_V1, DepsQuery, deps, render};
-use ultragit_read::{Format, GitReadPipeline, ReadError};
+use ultragit_read::deps::{DEPS_SCHEMA_V1, DepsQuery, deps};
+use ultragit_read::{Answer, Format, GitReadPipeline, ReadError};
 
 use crate::read::PathResolver;
 
@@ -40,17 +40,35 @@ pub struct DepsArgs {
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Output format: markdown for models, json for programs, pretty for people
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        default_value = "markdown",
-        value_parser = PossibleValuesParser::new(["markdown", "json", "pretty"])
-            .map(|s| Format::parse(&s).expect("one of the possible values"))
-    )]
+    #[arg(long, value_name = "FORMAT", default_value = "markdown", value_parser = format_parser())]
     pub format: Format,
 }
 
-const AFTER_HELP: &str = "\
+/// `markdown`, `json` or `pretty`, as a [`Format`] (`read`'s values).
+pub fn format_parser() -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(["markdown", "json", "pretty"])
+        .map(|s| Format::parse(&s).expect("one of the possible values"))
+}
+
+/// The `Exit status:` paragraph of the query commands' help, as a literal:
+/// `$ok` says what is still a success, `$bad` what fails besides the
+/// repository.
+macro_rules! exit_status {
+    ($ok:literal, $bad:literal) => {
+        concat!(
+            "Exit status: 0 on success (",
+            $ok,
+            "), 1 when ",
+            $bad,
+            " or the repository cannot be read (with --format json the error is a JSON \
+             object on stdout), 2 on usage errors."
+        )
+    };
+}
+pub(crate) use exit_status;
+
+const AFTER_HELP: &str = concat!(
+    "\
 Lists every annotated region whose semantic_dependencies point at the unit, newest \
 annotated commit first: its file and anchor, the nature of the dependency, its intent \
 and the commit. `Type::method` and `method` name the same unit. The answer comes from a \
@@ -61,44 +79,80 @@ Examples:
   ultragit deps src/wire.rs encode
   ultragit deps src/mqtt/client.rs Client::connect --format json
 
-Exit status: 0 on success (also when nothing depends on the unit), 1 when the file is \
-not at HEAD or the repository cannot be read (with --format json the error is a JSON \
-object on stdout), 2 on usage errors.";
+",
+    exit_status!(
+        "also when nothing depends on the unit",
+        "the file is not at HEAD"
+    )
+);
 
 /// Runs `ultragit deps` from the directory `cwd`.
 pub fn run(args: &DepsArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
-    let format = args.output.format;
-    let answer = GitReadPipeline::open(cwd).and_then(|pipeline| {
-        let path = PathResolver::new(&pipeline, cwd).resolve(&args.path);
-        let output = deps(&pipeline, &DepsQuery::new(path, args.anchor.clone()))?;
-        Ok((render(&output, format), output.warnings))
-    });
-    respond(answer, format, DEPS_SCHEMA_V1, ctx)
+    let query = Query::new(cwd, args.output.format, DEPS_SCHEMA_V1);
+    query.answer(ctx, |pipeline, path| {
+        deps(
+            pipeline,
+            &DepsQuery::new(path(&args.path), args.anchor.clone()),
+        )
+    })
 }
 
-/// Prints an answer (its rendering, and for markdown and pretty its warnings on
-/// stderr) or a failure (the JSON error object with `schema` under `--format
-/// json`, else `error: …`).
-pub fn respond(
-    answer: Result<(String, Vec<String>), ReadError>,
-    format: Format,
-    schema: &str,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
-    match answer {
-        Ok((text, warnings)) => {
-            if format != Format::Json {
-                for warning in &warnings {
-                    ctx.warn(warning);
+/// One query command run from `cwd`: what `deps`, `history` and `summary`
+/// share.
+pub struct Query<'a> {
+    pub cwd: &'a Path,
+    pub format: Format,
+    /// The `$schema` of the command's output, used in its JSON errors too.
+    pub schema: &'a str,
+}
+
+impl<'a> Query<'a> {
+    pub fn new(cwd: &'a Path, format: Format, schema: &'a str) -> Query<'a> {
+        Query {
+            cwd,
+            format,
+            schema,
+        }
+    }
+
+    /// Opens the repository, runs `ask` with it and a function resolving PATH
+    /// arguments as `read` does, and prints the answer (its rendering, and for
+    /// markdown and pretty its warnings on stderr) or the failure (the JSON
+    /// error object under `--format json`, else `error: …`).
+    pub fn answer<A: Answer>(
+        &self,
+        ctx: &Context,
+        ask: impl FnOnce(&GitReadPipeline, &dyn Fn(&str) -> String) -> Result<A, ReadError>,
+    ) -> Result<Outcome, CommandError> {
+        let answer = GitReadPipeline::open(self.cwd).and_then(|pipeline| {
+            let resolver = PathResolver::new(&pipeline, self.cwd);
+            let answer = ask(&pipeline, &|arg: &str| resolver.resolve(arg))?;
+            Ok((answer.render(self.format), answer.warnings().to_vec()))
+        });
+        self.respond(answer, ctx)
+    }
+
+    fn respond(
+        &self,
+        answer: Result<(String, Vec<String>), ReadError>,
+        ctx: &Context,
+    ) -> Result<Outcome, CommandError> {
+        let (format, schema) = (self.format, self.schema);
+        match answer {
+            Ok((text, warnings)) => {
+                if format != Format::Json {
+                    for warning in &warnings {
+                        ctx.warn(warning);
+                    }
                 }
+                Ok(Outcome::text(text))
             }
-            Ok(Outcome::text(text))
+            Err(err) if format == Format::Json => {
+                let mut body = err.body();
+                body.schema = schema.to_owned();
+                Ok(Outcome::text(format!("{}\n", body.to_json())).failed())
+            }
+            Err(err) => Err(err.into()),
         }
-        Err(err) if format == Format::Json => {
-            let mut body = err.body();
-            body.schema = schema.to_owned();
-            Ok(Outcome::text(format!("{}\n", body.to_json())).failed())
-        }
-        Err(err) => Err(err.into()),
     }
 }

@@ -6,11 +6,9 @@ use std::path::Path;
 
 use clap::Args;
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::GitReadPipeline;
-use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history, render};
+use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history};
 
-use crate::deps::{OutputArgs, respond};
-use crate::read::PathResolver;
+use crate::deps::{OutputArgs, Query, exit_status};
 
 /// The arguments of `ultragit history`.
 #[derive(Debug, Args)]
@@ -28,7 +26,8 @@ pub struct HistoryArgs {
     output: OutputArgs,
 }
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP: &str = concat!(
+    "\
 The unit's \"why\" timeline: for each annotated commit that changed the file (renames \
 followed by git's rename detection), newest first, the commit, its date and author, the \
 region's intent, the constraints added or dropped since the previous annotation of the \
@@ -38,18 +37,24 @@ Examples:
   ultragit history src/wire.rs encode
   ultragit history src/wire.rs --format json
 
-Exit status: 0 on success (also when no annotation touched the file), 1 when the file is \
-not at HEAD or the repository cannot be read (with --format json the error is a JSON \
-object on stdout), 2 on usage errors.";
+",
+    exit_status!(
+        "also when no annotation touched the file",
+        "the file is not at HEAD"
+    )
+);
 
 /// Runs `ultragit history` from the directory `cwd`.
 pub fn run(args: &HistoryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
-    let format = args.output.format;
-    let answer = GitReadPipeline::open(cwd).and_then(|pipeline| {
-        let mut query = HistoryQuery::file(PathResolver::new(&pipeline, cwd).resolve(&args.path));
-        query.anchor = args.anchor.clone();
-        let output = history(&pipeline, &query)?;
-        Ok((render(&output, format), output.warnings))
-    });
-    respond(answer, format, HISTORY_SCHEMA_V1, ctx)
+    let query = Query::new(cwd, args.output.format, HISTORY_SCHEMA_V1);
+    query.answer(ctx, |pipeline, path| {
+        let file = path(&args.path);
+        history(
+            pipeline,
+            &HistoryQuery {
+                file,
+                anchor: args.anchor.clone(),
+            },
+        )
+    })
 }

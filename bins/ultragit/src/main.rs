@@ -30,6 +30,12 @@
 //!   split into paths and an anchor, and how paths are resolved, is in [`read`].
 //!   Warnings are part of the rendered output and, for markdown and pretty, are
 //!   also printed on stderr as `warning: …`.
+//! - `ultragit deps <PATH> <ANCHOR>` ([`deps`]), `ultragit history <PATH>
+//!   [<ANCHOR>]` ([`history`]), `ultragit summary <PATH|DIR> [--max-tokens N]`
+//!   ([`summary`]), each with `--format markdown|json|pretty`: the regions
+//!   depending on a unit (reverse dependency index), a unit's annotations across
+//!   renames, per-unit rollups; output and errors as `read`'s (the JSON error
+//!   object carries the command's own `$schema`).
 //! - `ultragit doctor [--format text|json] [--fix] [--online]` ([`doctor`]):
 //!   hooks, rewrite config, notes (malformed, unreachable), provider, sync and
 //!   cache checks, each ok/warn/fail with its fix; `--fix` applies the safe

@@ -7,11 +7,9 @@ use std::path::Path;
 
 use clap::Args;
 use frontend::{CommandError, Context, Outcome};
-use ultragit_read::GitReadPipeline;
-use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, render, summary};
+use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, summary};
 
-use crate::deps::{OutputArgs, respond};
-use crate::read::PathResolver;
+use crate::deps::{OutputArgs, Query, exit_status};
 
 /// The arguments of `ultragit summary`.
 #[derive(Debug, Args)]
@@ -29,7 +27,8 @@ pub struct SummaryArgs {
     output: OutputArgs,
 }
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP: &str = concat!(
+    "\
 For a file, one rollup per unit: the latest intent, the constraints of every annotation \
 (the author's first), the risk notes and how many annotations touched it. For a \
 directory, the same for each of its files that has annotations.
@@ -38,18 +37,22 @@ Examples:
   ultragit summary src/wire.rs
   ultragit summary src/ --max-tokens 2000 --format json
 
-Exit status: 0 on success, 1 when the path is neither a file at HEAD nor a directory \
-with tracked files, or the repository cannot be read (with --format json the error is \
-a JSON object on stdout), 2 on usage errors.";
+",
+    exit_status!(
+        "also when nothing is annotated",
+        "the path is neither a file at HEAD nor a directory with tracked files,"
+    )
+);
 
 /// Runs `ultragit summary` from the directory `cwd`.
 pub fn run(args: &SummaryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
     let format = args.output.format;
-    let answer = GitReadPipeline::open(cwd).and_then(|pipeline| {
-        let mut query = SummaryQuery::path(PathResolver::new(&pipeline, cwd).resolve(&args.path));
-        query.max_tokens = args.max_tokens;
-        let output = summary(&pipeline, &query, format)?;
-        Ok((render(&output, format), output.warnings))
-    });
-    respond(answer, format, SUMMARY_SCHEMA_V1, ctx)
+    Query::new(cwd, format, SUMMARY_SCHEMA_V1).answer(ctx, |pipeline, path| {
+        let path = path(&args.path);
+        let query = SummaryQuery {
+            path,
+            max_tokens: args.max_tokens,
+        };
+        summary(pipeline, &query, format)
+    })
 }

@@ -1,6 +1,7 @@
 //! A file's history across renames: the commits that changed it, newest
 //! first, each with the file's path at that commit (`git log --follow`).
 
+use crate::command::GitCommand;
 use crate::error::{Error, Result};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
@@ -25,29 +26,47 @@ impl Repo {
             return Ok(Vec::new());
         }
         let start = self.resolve_commit(rev)?;
-        let cmd = self
-            .git()
-            .config("core.quotePath", "false")
-            .args([
-                "log",
-                "--follow",
-                "--first-parent",
-                "--no-textconv",
-                "--no-ext-diff",
-                "--no-show-signature",
-                "--format=%x00%H",
-                "--name-status",
-                "-z",
-            ])
-            .arg(format!("--max-count={limit}"))
-            .arg(start.to_hex())
-            .arg("--")
-            .arg(path);
+        let cmd = self.log_files(
+            start,
+            limit,
+            &["--follow", "--first-parent", "--name-status"],
+            [path],
+        );
         let output = cmd.run()?;
         parse(&output.stdout).map_err(|reason| Error::Parse {
             args: cmd.display_args(),
             reason,
         })
+    }
+}
+
+impl Repo {
+    /// `git log` from `start` restricted to `paths`: each commit as `\0<sha>`
+    /// and then the files it changed, NUL-separated (`-z`), listed as
+    /// `options` say (`--name-only`, `--name-status`, …); at most `limit`
+    /// commits; no textconv, external diff or signature check.
+    pub(crate) fn log_files<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        start: ObjectId,
+        limit: usize,
+        options: &[&str],
+        paths: impl IntoIterator<Item = S>,
+    ) -> GitCommand {
+        self.git()
+            .config("core.quotePath", "false")
+            .args([
+                "log",
+                "--no-textconv",
+                "--no-ext-diff",
+                "--no-show-signature",
+                "--format=%x00%H",
+                "-z",
+            ])
+            .args(options)
+            .arg(format!("--max-count={limit}"))
+            .arg(start.to_hex())
+            .arg("--")
+            .args(paths)
     }
 }
 
@@ -93,9 +112,7 @@ mod tests {
 
     #[test]
     fn parses_renames_and_plain_changes() {
-        let a = "1".repeat(40);
-        let b = "2".repeat(40);
-        let c = "3".repeat(40);
+        let [a, b, c] = ['1', '2', '3'].map(|digit| digit.to_string().repeat(40));
         let raw =
             format!("\0{a}\0\nM\0new.rs\0\0{b}\0\nR100\0old.rs\0new.rs\0\0{c}\0\nA\0old.rs\0");
         let changes = parse(raw.as_bytes()).unwrap();

@@ -9,7 +9,8 @@
 //! the commits to compare (unreachable from refs, committed since a date, what
 //! a reflog says). [`Notes::changes_between`] lists the notes that differ
 //! between two notes commits, so caches derived from notes update with what
-//! changed.
+//! changed; [`Repo::follow_file`] lists a file's commits across renames (one
+//! `git log --follow`).
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`

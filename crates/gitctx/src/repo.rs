@@ -388,23 +388,7 @@ impl Repo {
             return Ok(Vec::new());
         }
         let start = self.resolve_commit(rev)?;
-        let cmd = self
-            .git()
-            .config("core.quotePath", "false")
-            .args([
-                "log",
-                "--no-textconv",
-                "--no-ext-diff",
-                "--no-show-signature",
-                "--no-renames",
-                "--format=%x00%H",
-                "--name-only",
-                "-z",
-            ])
-            .arg(format!("--max-count={limit}"))
-            .arg(start.to_hex())
-            .arg("--")
-            .args(paths);
+        let cmd = self.log_files(start, limit, &["--no-renames", "--name-only"], paths);
         let output = cmd.run()?;
         // `\0<sha>\0\n<file>\0<file>\0\0<sha>…`: an empty field ends a commit's
         // file list, so the next field is a commit id even if a file is named

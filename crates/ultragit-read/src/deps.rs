@@ -3,12 +3,12 @@
 //! ([`DepsIndex`]), never by scanning notes.
 //!
 //! ```no_run
-//! use ultragit_read::{Format, GitReadPipeline};
-//! use ultragit_read::deps::{DepsQuery, deps, render};
+//! use ultragit_read::{Answer, Format, GitReadPipeline};
+//! use ultragit_read::deps::{DepsQuery, deps};
 //!
 //! let pipeline = GitReadPipeline::open(".")?;
 //! let output = deps(&pipeline, &DepsQuery::new("src/wire.rs", "encode"))?;
-//! print!("{}", render(&output, Format::Markdown));
+//! print!("{}", output.render(Format::Markdown));
 //! # Ok::<(), ultragit_read::ReadError>(())
 //! ```
 //!
@@ -261,17 +261,8 @@ fn update_name(update: IndexUpdate) -> &'static str {
     }
 }
 
-/// `output` in `format`: markdown, one line of JSON, or pretty text.
-pub fn render(output: &DepsOutput, format: Format) -> String {
-    match format {
-        Format::Json => json_line(output),
-        Format::Markdown => terminal_safe(markdown(output)),
-        Format::Pretty => terminal_safe(pretty(output)),
-    }
-}
-
 /// One line of JSON and a newline.
-pub(crate) fn json_line<T: Serialize>(value: &T) -> String {
+fn json_line<T: Serialize + ?Sized>(value: &T) -> String {
     let mut text = serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned());
     text.push('\n');
     text
@@ -301,53 +292,6 @@ pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn markdown(output: &DepsOutput) -> String {
-    let mut out = String::new();
-    let q = &output.query;
-    let _ = writeln!(out, "# Dependencies on {} — {}", q.file, q.anchor);
-    if !output.units.is_empty() && output.units != [q.anchor.clone()] {
-        let _ = writeln!(out, "\nResolved to `{}`.", output.units.join("`, `"));
-    }
-    let _ = writeln!(
-        out,
-        "\n{} on it ({} indexed).",
-        count(
-            output.dependents.len(),
-            "annotated region depends",
-            "annotated regions depend"
-        ),
-        count(
-            output.stats.annotated_commits as usize,
-            "annotated commit",
-            "annotated commits"
-        )
-    );
-    for (i, d) in output.dependents.iter().enumerate() {
-        if i > 0 {
-            out.push_str("\n---\n");
-        }
-        let _ = writeln!(out, "\n## {} — {}", d.file, d.anchor);
-        let _ = writeln!(
-            out,
-            "{} · {}{}",
-            short(&d.commit),
-            day(d.commit_date.as_deref()),
-            if d.declarations > 1 {
-                format!(" · declared in {} annotations", d.declarations)
-            } else {
-                String::new()
-            }
-        );
-        let _ = writeln!(out, "**Nature:** {}", d.nature);
-        if let Some(intent) = &d.intent {
-            let _ = writeln!(out, "**Intent:** {intent}");
-        }
-        let _ = writeln!(out, "**Depends on:** `{}`", d.target_anchor);
-    }
-    warnings_markdown(&mut out, &output.warnings);
-    out
-}
-
 /// The warnings, as `read` shows them in markdown.
 pub(crate) fn warnings_markdown(out: &mut String, warnings: &[String]) {
     for warning in warnings {
@@ -362,34 +306,106 @@ pub(crate) fn warnings_pretty(out: &mut String, warnings: &[String]) {
     }
 }
 
-fn pretty(output: &DepsOutput) -> String {
-    let mut out = String::new();
-    let q = &output.query;
-    let _ = writeln!(
-        out,
-        "Dependencies on {} {}: {}",
-        q.file,
-        q.anchor,
-        count(output.dependents.len(), "region", "regions")
-    );
-    for d in &output.dependents {
-        let _ = writeln!(
-            out,
-            "\n  {} {}  ({} {})",
-            d.file,
-            d.anchor,
-            short(&d.commit),
-            day(d.commit_date.as_deref())
-        );
-        let _ = writeln!(out, "    nature:  {}", d.nature);
-        if let Some(intent) = &d.intent {
-            let _ = writeln!(out, "    intent:  {intent}");
-        }
-        let _ = writeln!(out, "    target:  {}", d.target_anchor);
-        if d.declarations > 1 {
-            let _ = writeln!(out, "    declared in {} annotations", d.declarations);
+/// An answer of `deps`, `history` or `summary` ([`DepsOutput`],
+/// [`crate::history::HistoryOutput`], [`crate::summary::SummaryOutput`]): what
+/// the binary and the MCP server render.
+pub trait Answer: Serialize {
+    /// Markdown for models, as written (see [`Answer::render`]).
+    fn markdown(&self) -> String;
+    /// Plain text for people, as written (see [`Answer::render`]).
+    fn pretty(&self) -> String;
+    /// What the answer warns about (also in its renderings).
+    fn warnings(&self) -> &[String];
+
+    /// The answer in `format`: one line of JSON, or markdown or pretty text
+    /// with every control character a terminal would act on escaped (note
+    /// text is untrusted).
+    fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => json_line(self),
+            Format::Markdown => terminal_safe(self.markdown()),
+            Format::Pretty => terminal_safe(self.pretty()),
         }
     }
-    warnings_pretty(&mut out, &output.warnings);
-    out
+}
+
+impl Answer for DepsOutput {
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn markdown(&self) -> String {
+        let output = self;
+        let mut out = String::new();
+        let q = &output.query;
+        let _ = writeln!(out, "# Dependencies on {} — {}", q.file, q.anchor);
+        if !output.units.is_empty() && output.units != [q.anchor.clone()] {
+            let _ = writeln!(out, "\nResolved to `{}`.", output.units.join("`, `"));
+        }
+        let _ = writeln!(
+            out,
+            "\n{} on it ({} indexed).",
+            count(
+                output.dependents.len(),
+                "annotated region depends",
+                "annotated regions depend"
+            ),
+            count(
+                output.stats.annotated_commits as usize,
+                "annotated commit",
+                "annotated commits"
+            )
+        );
+        for (i, d) in output.dependents.iter().enumerate() {
+            if i > 0 {
+                out.push_str("\n---\n");
+            }
+            let _ = writeln!(out, "\n## {} — {}", d.file, d.anchor);
+            let _ = writeln!(
+                out,
+                "{} · {}{}",
+                short(&d.commit),
+                day(d.commit_date.as_deref()),
+                if d.declarations > 1 {
+                    format!(" · declared in {} annotations", d.declarations)
+                } else {
+                    String::new()
+                }
+            );
+            let _ = writeln!(out, "**Nature:** {}", d.nature);
+            if let Some(intent) = &d.intent {
+                let _ = writeln!(out, "**Intent:** {intent}");
+            }
+            let _ = writeln!(out, "**Depends on:** `{}`", d.target_anchor);
+        }
+        warnings_markdown(&mut out, &output.warnings);
+        out
+    }
+
+    fn pretty(&self) -> String {
+        let output = self;
+        let mut out = String::new();
+        let q = &output.query;
+        let _ = writeln!(
+            out,
+            "Dependencies on {} {}: {}",
+            q.file,
+            q.anchor,
+            count(output.dependents.len(), "region", "regions")
+        );
+        for d in &output.dependents {
+            let when = format!("{} {}", short(&d.commit), day(d.commit_date.as_deref()));
+            let _ = writeln!(out, "\n  {} {}  ({when})", d.file, d.anchor);
+            let _ = writeln!(out, "    nature:  {}", d.nature);
+            if let Some(intent) = &d.intent {
+                let _ = writeln!(out, "    intent:  {intent}");
+            }
+            let _ = writeln!(out, "    target:  {}", d.target_anchor);
+            if d.declarations > 1 {
+                let _ = writeln!(out, "    declared in {} annotations", d.declarations);
+            }
+        }
+        warnings_pretty(&mut out, &output.warnings);
+        out
+    }
 }

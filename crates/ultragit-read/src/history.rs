@@ -3,12 +3,12 @@
 //! Feature 08).
 //!
 //! ```no_run
-//! use ultragit_read::{Format, GitReadPipeline};
-//! use ultragit_read::history::{HistoryQuery, history, render};
+//! use ultragit_read::{Answer, Format, GitReadPipeline};
+//! use ultragit_read::history::{HistoryQuery, history};
 //!
 //! let pipeline = GitReadPipeline::open(".")?;
 //! let output = history(&pipeline, &HistoryQuery::file("src/wire.rs").with_anchor("encode"))?;
-//! print!("{}", render(&output, Format::Markdown));
+//! print!("{}", output.render(Format::Markdown));
 //! # Ok::<(), ultragit_read::ReadError>(())
 //! ```
 //!
@@ -28,12 +28,9 @@ use gitctx::{FileChange, ObjectId};
 use serde::{Deserialize, Serialize};
 use ultragit_schema::{Annotation, RegionAnnotation};
 
-use crate::deps::{
-    count, day, json_line, resolve_units, short, terminal_safe, warnings_markdown, warnings_pretty,
-};
+use crate::deps::{Answer, count, day, resolve_units, short, warnings_markdown, warnings_pretty};
 use crate::error::ReadError;
 use crate::pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF};
-use crate::query::Format;
 
 /// The `$schema` of a [`HistoryOutput`].
 pub const HISTORY_SCHEMA_V1: &str = "ultragit-history/v1";
@@ -248,15 +245,6 @@ pub(crate) fn unit_key(anchor: &str) -> String {
         .to_owned()
 }
 
-/// `output` in `format`: markdown, one line of JSON, or pretty text.
-pub fn render(output: &HistoryOutput, format: Format) -> String {
-    match format {
-        Format::Json => json_line(output),
-        Format::Markdown => terminal_safe(markdown(output)),
-        Format::Pretty => terminal_safe(pretty(output)),
-    }
-}
-
 fn title(q: &HistoryQuery) -> String {
     match &q.anchor {
         Some(anchor) => format!("{} — {anchor}", q.file),
@@ -264,85 +252,93 @@ fn title(q: &HistoryQuery) -> String {
     }
 }
 
-fn markdown(output: &HistoryOutput) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# History of {}", title(&output.query));
-    let _ = writeln!(
-        out,
-        "\n{} from {} of {} that changed the file.",
-        count(
-            output.entries.len(),
-            "annotated region",
-            "annotated regions"
-        ),
-        count(
-            output.annotated_commits as usize,
-            "annotated commit",
-            "annotated commits"
-        ),
-        count(output.commits_examined as usize, "commit", "commits"),
-    );
-    for (i, e) in output.entries.iter().enumerate() {
-        if i > 0 {
-            out.push_str("\n---\n");
-        }
+impl Answer for HistoryOutput {
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn markdown(&self) -> String {
+        let output = self;
+        let mut out = String::new();
+        let _ = writeln!(out, "# History of {}", title(&output.query));
         let _ = writeln!(
             out,
-            "\n## {} — {} · {}",
-            short(&e.commit),
-            e.anchor,
-            day(Some(&e.commit_date))
+            "\n{} from {} of {} that changed the file.",
+            count(
+                output.entries.len(),
+                "annotated region",
+                "annotated regions"
+            ),
+            count(
+                output.annotated_commits as usize,
+                "annotated commit",
+                "annotated commits"
+            ),
+            count(output.commits_examined as usize, "commit", "commits"),
         );
-        let _ = writeln!(out, "{} · {}", e.author, e.file);
-        let _ = writeln!(out, "**Intent:** {}", e.intent);
-        for (label, items) in [
-            ("Constraints added", &e.constraints_added),
-            ("Constraints dropped", &e.constraints_dropped),
-        ] {
-            if !items.is_empty() {
-                let _ = writeln!(out, "**{label}:**");
-                for item in items {
-                    let _ = writeln!(out, "- {item}");
+        for (i, e) in output.entries.iter().enumerate() {
+            if i > 0 {
+                out.push_str("\n---\n");
+            }
+            let _ = writeln!(
+                out,
+                "\n## {} — {} · {}",
+                short(&e.commit),
+                e.anchor,
+                day(Some(&e.commit_date))
+            );
+            let _ = writeln!(out, "{} · {}", e.author, e.file);
+            let _ = writeln!(out, "**Intent:** {}", e.intent);
+            for (label, items) in [
+                ("Constraints added", &e.constraints_added),
+                ("Constraints dropped", &e.constraints_dropped),
+            ] {
+                if !items.is_empty() {
+                    let _ = writeln!(out, "**{label}:**");
+                    for item in items {
+                        let _ = writeln!(out, "- {item}");
+                    }
                 }
             }
+            if let Some(risk) = &e.risk_notes {
+                let _ = writeln!(out, "**Risk:** {risk}");
+            }
         }
-        if let Some(risk) = &e.risk_notes {
-            let _ = writeln!(out, "**Risk:** {risk}");
-        }
+        warnings_markdown(&mut out, &output.warnings);
+        out
     }
-    warnings_markdown(&mut out, &output.warnings);
-    out
-}
 
-fn pretty(output: &HistoryOutput) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "History of {}: {}",
-        title(&output.query),
-        count(output.entries.len(), "entry", "entries")
-    );
-    for e in &output.entries {
+    fn pretty(&self) -> String {
+        let output = self;
+        let mut out = String::new();
         let _ = writeln!(
             out,
-            "\n  {} {}  {} {}  ({})",
-            short(&e.commit),
-            day(Some(&e.commit_date)),
-            e.file,
-            e.anchor,
-            e.author
+            "History of {}: {}",
+            title(&output.query),
+            count(output.entries.len(), "entry", "entries")
         );
-        let _ = writeln!(out, "    intent:  {}", e.intent);
-        for c in &e.constraints_added {
-            let _ = writeln!(out, "    + {c}");
+        for e in &output.entries {
+            let _ = writeln!(
+                out,
+                "\n  {} {}  {} {}  ({})",
+                short(&e.commit),
+                day(Some(&e.commit_date)),
+                e.file,
+                e.anchor,
+                e.author
+            );
+            let _ = writeln!(out, "    intent:  {}", e.intent);
+            for c in &e.constraints_added {
+                let _ = writeln!(out, "    + {c}");
+            }
+            for c in &e.constraints_dropped {
+                let _ = writeln!(out, "    - {c}");
+            }
+            if let Some(risk) = &e.risk_notes {
+                let _ = writeln!(out, "    risk:    {risk}");
+            }
         }
-        for c in &e.constraints_dropped {
-            let _ = writeln!(out, "    - {c}");
-        }
-        if let Some(risk) = &e.risk_notes {
-            let _ = writeln!(out, "    risk:    {risk}");
-        }
+        warnings_pretty(&mut out, &output.warnings);
+        out
     }
-    warnings_pretty(&mut out, &output.warnings);
-    out
 }

@@ -8,6 +8,15 @@
 //! result to a token budget and renders it as markdown, JSON or plain text. No LLM
 //! and no network on this path.
 //!
+//! Beside `read`, three queries (Feature 08), each a function over a
+//! [`GitReadPipeline`] returning an [`Answer`] (rendered as markdown, JSON or
+//! plain text): [`deps::deps`] (the regions whose `semantic_dependencies`
+//! point at a unit, from the reverse dependency index [`DepsIndex`]),
+//! [`history::history`] (every annotation that touched a file or unit, newest
+//! first, renames followed, with constraints added and dropped) and
+//! [`summary::summary`] (per-unit rollups of a file, or of each annotated file
+//! of a directory, within a token budget).
+//!
 //! ```no_run
 //! use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery, format_markdown};
 //!
@@ -53,6 +62,7 @@ pub mod summary;
 pub mod trim;
 
 pub use config::{CONFIG_FILE, ReadConfig};
+pub use deps::Answer;
 pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
 pub use index::{DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};

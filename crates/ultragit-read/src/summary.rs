@@ -3,12 +3,12 @@
 //! (spec 003, Feature 08).
 //!
 //! ```no_run
-//! use ultragit_read::{Format, GitReadPipeline};
-//! use ultragit_read::summary::{SummaryQuery, summary, render};
+//! use ultragit_read::{Answer, Format, GitReadPipeline};
+//! use ultragit_read::summary::{SummaryQuery, summary};
 //!
 //! let pipeline = GitReadPipeline::open(".")?;
 //! let output = summary(&pipeline, &SummaryQuery::path("src/"), Format::Markdown)?;
-//! print!("{}", render(&output, Format::Markdown));
+//! print!("{}", output.render(Format::Markdown));
 //! # Ok::<(), ultragit_read::ReadError>(())
 //! ```
 //!
@@ -30,9 +30,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use ultragit_schema::ConstraintSource;
 
-use crate::deps::{
-    count, day, json_line, short, terminal_safe, warnings_markdown, warnings_pretty,
-};
+use crate::deps::{Answer, count, day, short, warnings_markdown, warnings_pretty};
 use crate::error::ReadError;
 use crate::history::{HISTORY_LIMIT, annotations};
 use crate::pipeline::GitReadPipeline;
@@ -105,6 +103,17 @@ pub struct UnitSummary {
     pub risk_notes: Vec<String>,
     /// Annotated regions of this unit, over all commits.
     pub annotations: u32,
+}
+
+impl UnitSummary {
+    /// `2 annotations`, the short latest commit and its day.
+    fn stamp(&self) -> (String, &str, &str) {
+        (
+            count(self.annotations as usize, "annotation", "annotations"),
+            short(&self.latest_commit),
+            day(Some(&self.latest_date)),
+        )
+    }
 }
 
 /// A constraint and who stated it (`author` or `inferred`).
@@ -254,7 +263,7 @@ fn file_summary(
 /// Leaves out the least annotated units (then files left empty) until the
 /// rendering fits `budget` tokens; keeps as many as fit (binary search).
 fn trim(output: &mut SummaryOutput, budget: u32, format: Format) {
-    let fits = |o: &SummaryOutput| render(o, format).len().div_ceil(4) <= budget as usize;
+    let fits = |o: &SummaryOutput| o.render(format).len().div_ceil(4) <= budget as usize;
     if fits(output) {
         return;
     }
@@ -310,102 +319,89 @@ fn trim(output: &mut SummaryOutput, budget: u32, format: Format) {
     *output = kept;
 }
 
-/// `output` in `format`: markdown, one line of JSON, or pretty text.
-pub fn render(output: &SummaryOutput, format: Format) -> String {
-    match format {
-        Format::Json => json_line(output),
-        Format::Markdown => terminal_safe(markdown(output)),
-        Format::Pretty => terminal_safe(pretty(output)),
+impl Answer for SummaryOutput {
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
-}
 
-fn markdown(output: &SummaryOutput) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# Summary of {}", display_path(&output.query.path));
-    for file in &output.files {
-        let _ = writeln!(
-            out,
-            "\n## {} ({})",
-            file.file,
-            count(
-                file.annotations as usize,
-                "annotated commit",
-                "annotated commits"
-            )
-        );
-        for unit in &file.units {
+    fn markdown(&self) -> String {
+        let output = self;
+        let mut out = String::new();
+        let _ = writeln!(out, "# Summary of {}", display_path(&output.query.path));
+        for file in &output.files {
             let _ = writeln!(
                 out,
-                "\n### {} — {} · {} · {}",
-                unit.anchor,
-                count(unit.annotations as usize, "annotation", "annotations"),
-                short(&unit.latest_commit),
-                day(Some(&unit.latest_date))
+                "\n## {} ({})",
+                file.file,
+                count(
+                    file.annotations as usize,
+                    "annotated commit",
+                    "annotated commits"
+                )
             );
-            let _ = writeln!(out, "**Intent:** {}", unit.latest_intent);
-            if !unit.constraints.is_empty() {
-                out.push_str("**Constraints:**\n");
-                for c in &unit.constraints {
-                    let _ = writeln!(out, "- {} ({})", c.text, c.source);
+            for unit in &file.units {
+                let (n, commit, date) = unit.stamp();
+                let _ = writeln!(out, "\n### {} — {n} · {commit} · {date}", unit.anchor);
+                let _ = writeln!(out, "**Intent:** {}", unit.latest_intent);
+                if !unit.constraints.is_empty() {
+                    out.push_str("**Constraints:**\n");
+                    for c in &unit.constraints {
+                        let _ = writeln!(out, "- {} ({})", c.text, c.source);
+                    }
+                }
+                for risk in &unit.risk_notes {
+                    let _ = writeln!(out, "**Risk:** {risk}");
                 }
             }
-            for risk in &unit.risk_notes {
-                let _ = writeln!(out, "**Risk:** {risk}");
-            }
         }
-    }
-    if output.files.is_empty() {
-        out.push_str("\nNo annotations.\n");
-    }
-    if let Some(t) = &output.trimmed {
-        let _ = writeln!(
-            out,
-            "\n> Trimmed to {} tokens: {} and {} left out.",
-            t.max_tokens,
-            count(t.units_left_out as usize, "unit", "units"),
-            count(t.files_left_out as usize, "file", "files")
-        );
-    }
-    warnings_markdown(&mut out, &output.warnings);
-    out
-}
-
-fn pretty(output: &SummaryOutput) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "Summary of {}", display_path(&output.query.path));
-    for file in &output.files {
-        let _ = writeln!(
-            out,
-            "\n{}  ({} annotated commits)",
-            file.file, file.annotations
-        );
-        for unit in &file.units {
+        if output.files.is_empty() {
+            out.push_str("\nNo annotations.\n");
+        }
+        if let Some(t) = &output.trimmed {
             let _ = writeln!(
                 out,
-                "  {}  ({}, latest {} {})",
-                unit.anchor,
-                count(unit.annotations as usize, "annotation", "annotations"),
-                short(&unit.latest_commit),
-                day(Some(&unit.latest_date))
+                "\n> Trimmed to {} tokens: {} and {} left out.",
+                t.max_tokens,
+                count(t.units_left_out as usize, "unit", "units"),
+                count(t.files_left_out as usize, "file", "files")
             );
-            let _ = writeln!(out, "    intent:  {}", unit.latest_intent);
-            for c in &unit.constraints {
-                let _ = writeln!(out, "    - {} ({})", c.text, c.source);
-            }
-            for risk in &unit.risk_notes {
-                let _ = writeln!(out, "    risk:    {risk}");
+        }
+        warnings_markdown(&mut out, &output.warnings);
+        out
+    }
+
+    fn pretty(&self) -> String {
+        let output = self;
+        let mut out = String::new();
+        let _ = writeln!(out, "Summary of {}", display_path(&output.query.path));
+        for file in &output.files {
+            let _ = writeln!(
+                out,
+                "\n{}  ({} annotated commits)",
+                file.file, file.annotations
+            );
+            for unit in &file.units {
+                let (n, commit, date) = unit.stamp();
+                let _ = writeln!(out, "  {}  ({n}, latest {commit} {date})", unit.anchor);
+                let _ = writeln!(out, "    intent:  {}", unit.latest_intent);
+                for c in &unit.constraints {
+                    let _ = writeln!(out, "    - {} ({})", c.text, c.source);
+                }
+                for risk in &unit.risk_notes {
+                    let _ = writeln!(out, "    risk:    {risk}");
+                }
             }
         }
+        if let Some(t) = &output.trimmed {
+            let _ = writeln!(
+                out,
+                "\ntrimmed to {} tokens: {} units and {} files left out",
+                t.max_tokens, t.units_left_out, t.files_left_out
+            );
+        }
+        warnings_pretty(&mut out, &output.warnings);
+        out
     }
-    if let Some(t) = &output.trimmed {
-        let _ = writeln!(
-            out,
-            "\ntrimmed to {} tokens: {} units and {} files left out",
-            t.max_tokens, t.units_left_out, t.files_left_out
-        );
-    }
-    warnings_pretty(&mut out, &output.warnings);
-    out
 }
 
 fn display_path(path: &str) -> &str {

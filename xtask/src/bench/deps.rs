@@ -30,17 +30,15 @@ use std::time::{Duration, Instant};
 
 use gitctx::{ObjectId, Repo};
 use serde_json::json;
-use ultragit_read::{DepsIndex, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery};
+use ultragit_read::{DepsIndex, GitReadPipeline, NOTES_REF, ReadConfig, ReadPipeline, ReadQuery};
 
 use super::{build_ultragit, fmt, measure_pair, report, row, succeed, verdict};
 use crate::fixtures::{dir, hermetic, scratch_copy};
 
-const VERSION: u32 = 1;
 const FILES: usize = 50;
 const FUNCTIONS: usize = 20;
 const SPARE: usize = 20;
 const RUNS: usize = 15;
-const NOTES_REF: &str = "refs/notes/ultragit";
 
 pub(super) fn deps() -> Result<(), String> {
     let big = fixture(10_000)?;
@@ -272,7 +270,7 @@ fn note(commit: &str, i: usize) -> String {
 
 /// The fixture with `notes` annotated commits, generated first if needed.
 fn fixture(notes: usize) -> Result<PathBuf, String> {
-    let root = dir(&format!("deps-v{VERSION}-{notes}"));
+    let root = dir(&format!("deps-v1-{notes}"));
     if root.join(".git/bench-complete").exists() {
         return Ok(root);
     }

@@ -1,36 +1,18 @@
 //! `ultragit deps`: the annotated regions depending on a unit, from the reverse
 //! dependency index, in every format; errors as `read` reports them.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::{annotate, fixture, note, stdout, ultragit};
+use crate::support::{
+    annotate_regions, assert_contains, fixture, json_error, json_stdout, stdout, texts, ultragit,
+};
 
-fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-fn dependents(out: &Value) -> Vec<(String, String, String)> {
-    out["dependents"]
-        .as_array()
-        .expect("dependents is an array")
-        .iter()
-        .map(|d| {
-            (
-                d["file"].as_str().unwrap().to_owned(),
-                d["anchor"].as_str().unwrap().to_owned(),
-                d["commit"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
+const CONNECT: [&str; 3] = ["deps", "src/client.rs", "connect"];
 
 #[test]
 fn json_lists_the_regions_depending_on_the_unit() {
     let f = fixture();
-    let out = parse(&stdout(
-        f.path(),
-        &["deps", "src/client.rs", "connect", "--format", "json"],
-    ));
+    let out = json_stdout(f.path(), &CONNECT);
     assert_eq!(out["$schema"], "ultragit-deps/v1");
     assert_eq!(
         out["query"],
@@ -38,46 +20,25 @@ fn json_lists_the_regions_depending_on_the_unit() {
     );
     assert_eq!(out["units"], json!(["Client::connect"]));
     assert_eq!(
-        dependents(&out),
-        [("tools/probe.py".into(), "retry".into(), f.c2.clone())]
+        out["dependents"],
+        json!([{
+            "file": "tools/probe.py",
+            "anchor": "retry",
+            "nature": "treats a false return as retryable, so connect must not block",
+            "target_anchor": "Client::connect",
+            "commit": f.c2,
+            "commit_date": "2024-01-01T00:01:00+00:00",
+            "intent": "Calls connect until it succeeds or the attempts run out.",
+            "declarations": 1
+        }])
     );
-    let d = &out["dependents"][0];
-    assert_eq!(
-        d["nature"],
-        "treats a false return as retryable, so connect must not block"
-    );
-    assert_eq!(
-        d["intent"],
-        "Calls connect until it succeeds or the attempts run out."
-    );
-    assert_eq!(d["target_anchor"], "Client::connect");
-    assert_eq!(d["declarations"], 1);
-    assert!(d["commit_date"].as_str().unwrap().starts_with("20"));
     assert_eq!(out["stats"]["annotated_commits"], 4);
 
     // The other direction: connect (c3) depends on the probe's backoff.
-    let out = parse(&stdout(
-        f.path(),
-        &[
-            "deps",
-            "tools/probe.py",
-            "backoff_delay",
-            "--format",
-            "json",
-        ],
-    ));
-    assert_eq!(
-        dependents(&out),
-        [(
-            "src/client.rs".into(),
-            "Client::connect".into(),
-            f.c3.clone()
-        )]
-    );
-    let none = parse(&stdout(
-        f.path(),
-        &["deps", "src/client.rs", "send", "--format", "json"],
-    ));
+    let out = json_stdout(f.path(), &["deps", "tools/probe.py", "backoff_delay"]);
+    assert_eq!(texts(&out["dependents"], "anchor"), ["Client::connect"]);
+    assert_eq!(texts(&out["dependents"], "commit"), [f.c3.as_str()]);
+    let none = json_stdout(f.path(), &["deps", "src/client.rs", "send"]);
     assert_eq!(none["dependents"], json!([]));
 }
 
@@ -85,84 +46,63 @@ fn json_lists_the_regions_depending_on_the_unit() {
 fn markdown_and_pretty_show_the_same_answer() {
     let f = fixture();
     let md = stdout(f.path(), &["deps", "src/client.rs", "Client::connect"]);
-    assert!(
-        md.starts_with("# Dependencies on src/client.rs — Client::connect\n"),
-        "{md}"
+    assert_contains(
+        &md,
+        &[
+            "# Dependencies on src/client.rs — Client::connect\n\n1 annotated region depends on it (4 annotated commits indexed).\n",
+            "\n## tools/probe.py — retry\n",
+            &format!("\n{} · 2024-01-01\n", &f.c2[..7]),
+            "\n**Nature:** treats a false return as retryable",
+            "\n**Depends on:** `Client::connect`\n",
+        ],
     );
-    assert!(md.contains("## tools/probe.py — retry\n"), "{md}");
-    assert!(md.contains(&format!("{} · 2024-01-01", &f.c2[..7])), "{md}");
+    let pretty = stdout(f.path(), &[&CONNECT[..], &["--format", "pretty"]].concat());
     assert!(
-        md.contains("1 annotated region depends on it (4 annotated commits indexed)."),
-        "{md}"
-    );
-    assert!(
-        md.contains("**Nature:** treats a false return as retryable"),
-        "{md}"
-    );
-    assert!(md.contains("**Depends on:** `Client::connect`"), "{md}");
-    let pretty = stdout(
-        f.path(),
-        &["deps", "src/client.rs", "connect", "--format", "pretty"],
-    );
-    assert!(
-        pretty.starts_with("Dependencies on src/client.rs connect: 1 region\n"),
+        pretty.starts_with(
+            "Dependencies on src/client.rs connect: 1 region\n\n  tools/probe.py retry  ("
+        ),
         "{pretty}"
     );
-    assert!(pretty.contains("  tools/probe.py retry  ("), "{pretty}");
 }
 
 #[test]
 fn the_index_follows_new_notes_and_can_be_deleted() {
     let f = fixture();
-    let args = ["deps", "src/client.rs", "connect", "--format", "json"];
-    let first = parse(&stdout(f.path(), &args));
-    assert_eq!(first["stats"]["index"], "cold");
+    assert_eq!(json_stdout(f.path(), &CONNECT)["stats"]["index"], "cold");
     let index = f.path().join(".git/ultragit/cache/deps/index.json");
     assert!(index.is_file());
-    assert_eq!(parse(&stdout(f.path(), &args))["stats"]["index"], "fresh");
+    assert_eq!(json_stdout(f.path(), &CONNECT)["stats"]["index"], "fresh");
 
     // A new annotated commit depending on connect, with text a terminal
     // would act on.
     let c5 = f
         .repo
         .commit_file("src/main.rs", "fn main() {}\n", "Add main");
-    let mut n = note(
-        &c5,
-        "2024-01-02T00:00:00Z",
-        "enhanced",
-        "initial",
-        "Adds main.",
-        vec![json!({
-            "file": "src/main.rs",
-            "ast_anchor": {"type": "function", "name": "main"},
-            "lines": {"start": 1, "end": 1},
-            "intent": "Connects \u{1b}[31mfirst",
-            "constraints": [],
-            "semantic_dependencies": [{"file": "src/client.rs", "anchor": "connect", "nature": "exits when connect fails"}]
-        })],
-        vec![],
-    );
-    n["task"] = json!(null);
-    annotate(&f.repo, &n);
-    let second = parse(&stdout(f.path(), &args));
+    let main = json!({
+        "file": "src/main.rs",
+        "ast_anchor": {"type": "function", "name": "main"},
+        "lines": {"start": 1, "end": 1},
+        "intent": "Connects \u{1b}[31mfirst",
+        "constraints": [],
+        "semantic_dependencies": [{"file": "src/client.rs", "anchor": "connect", "nature": "exits when connect fails"}]
+    });
+    annotate_regions(&f.repo, &c5, "2024-01-02T00:00:00Z", vec![main]);
+    let second = json_stdout(f.path(), &CONNECT);
     assert_eq!(second["stats"]["index"], "incremental");
     assert_eq!(
-        dependents(&second),
-        [
-            ("src/main.rs".into(), "main".into(), c5.clone()),
-            ("tools/probe.py".into(), "retry".into(), f.c2.clone()),
-        ],
+        texts(&second["dependents"], "commit"),
+        [c5.as_str(), f.c2.as_str()],
         "newest first"
     );
     assert_eq!(
         second["dependents"][0]["intent"],
         "Connects \u{1b}[31mfirst"
     );
-    let md = stdout(f.path(), &["deps", "src/client.rs", "connect"]);
+    let md = stdout(f.path(), &CONNECT);
     assert!(!md.contains('\u{1b}'), "escaped in markdown: {md}");
 
     std::fs::remove_file(&index).unwrap();
-    let rebuilt = parse(&stdout(f.path(), &args));
+    let rebuilt = json_stdout(f.path(), &CONNECT);
     assert_eq!(rebuilt["stats"]["index"], "cold");
     assert_eq!(rebuilt["dependents"], second["dependents"]);
 }
@@ -171,24 +111,17 @@ fn the_index_follows_new_notes_and_can_be_deleted() {
 fn errors_follow_the_format() {
     let f = fixture();
     let run = ultragit(f.path(), &["deps", "src/nope.rs", "connect"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.is_empty(), "{run:?}");
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""), "{run:?}");
     assert!(
         run.stderr
             .contains("File not found: src/nope.rs. Does it exist at HEAD?"),
         "{run:?}"
     );
-    let run = ultragit(
-        f.path(),
-        &["deps", "src/nope.rs", "connect", "--format", "json"],
-    );
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.is_empty(), "{run:?}");
-    let body = parse(&run.stdout);
+    let body = json_error(f.path(), &["deps", "src/nope.rs", "connect"]);
     assert_eq!(body["$schema"], "ultragit-deps/v1");
     assert_eq!(body["error"]["code"], "file_not_found");
 
-    // A unit that is gone is matched as given, with a warning.
+    // A unit that is gone is matched as given (never fuzzily), with a warning.
     let run = ultragit(f.path(), &["deps", "src/client.rs", "disconnect"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -196,8 +129,7 @@ fn errors_follow_the_format() {
         "{run:?}"
     );
 
-    let run = ultragit(f.path(), &["deps", "src/client.rs"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(ultragit(f.path(), &["deps", "src/client.rs"]).code, 2);
     let help = stdout(f.path(), &["deps", "--help"]);
     assert!(help.contains("Exit status:"), "{help}");
 }

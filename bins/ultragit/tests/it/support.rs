@@ -362,3 +362,53 @@ pub fn fixture() -> Fixture {
         c4,
     }
 }
+
+/// `ultragit args… --format json` in `dir`: expects success and returns the
+/// document.
+pub fn json_stdout(dir: &Path, args: &[&str]) -> Value {
+    json_run(dir, args, 0)
+}
+
+/// `ultragit args… --format json` in `dir`, expected to fail: exit 1, nothing
+/// on stderr; returns the JSON error object printed on stdout.
+pub fn json_error(dir: &Path, args: &[&str]) -> Value {
+    json_run(dir, args, 1)
+}
+
+fn json_run(dir: &Path, args: &[&str], code: i32) -> Value {
+    let run = ultragit(dir, &[args, &["--format", "json"]].concat());
+    assert!(run.code == code && run.stderr.is_empty(), "{run:?}");
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
+}
+
+/// The string `field` of every element of the array `list`.
+pub fn texts<'v>(list: &'v Value, field: &str) -> Vec<&'v str> {
+    let items = list.as_array().expect("an array");
+    items
+        .iter()
+        .filter_map(|item| item[field].as_str())
+        .collect()
+}
+
+/// Annotates `commit` with `regions`: an enhanced, initial note written at
+/// `timestamp`.
+pub fn annotate_regions(repo: &TestRepo, commit: &str, timestamp: &str, regions: Vec<Value>) {
+    let summary = format!("{} regions.", regions.len());
+    let document = note(
+        commit,
+        timestamp,
+        "enhanced",
+        "initial",
+        &summary,
+        regions,
+        vec![],
+    );
+    annotate(repo, &document);
+}
+
+/// Asserts that `text` contains each of `expected`.
+pub fn assert_contains(text: &str, expected: &[&str]) {
+    for fragment in expected {
+        assert!(text.contains(fragment), "{fragment:?} in {text}");
+    }
+}
