@@ -8,11 +8,11 @@
 //! the JSON error object under that schema id.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use ultragit_read::deps::{self, DEPS_SCHEMA_V1, DepsQuery};
 use ultragit_read::history::{self, HISTORY_SCHEMA_V1, HistoryQuery};
 use ultragit_read::summary::{self, SUMMARY_SCHEMA_V1, SummaryQuery};
-use ultragit_read::{Format, GitReadPipeline, ReadError};
+use ultragit_read::{Answer, Format, GitReadPipeline, ReadError};
 
 use crate::Scope;
 use crate::read::read_error_as;
@@ -25,21 +25,17 @@ const MAX_NAME: usize = 4096;
 
 /// Runs `query` on the served repository and renders its answer: markdown as
 /// the text, the serialized document as the structured content.
-fn answer<T: Serialize>(
+fn answer<T: Answer>(
     scope: &Scope,
     schema: &str,
     query: impl FnOnce(&GitReadPipeline) -> Result<T, ReadError>,
-    render: fn(&T, Format) -> String,
 ) -> Result<ToolOutput, ToolError> {
     let error = |err| read_error_as(err, Some(schema));
     let pipeline = GitReadPipeline::open(&scope.root).map_err(error)?;
     let output = query(&pipeline).map_err(error)?;
     let structured =
         serde_json::to_value(&output).map_err(|err| ToolError::internal(schema, &err))?;
-    Ok(ToolOutput::new(
-        render(&output, Format::Markdown),
-        structured,
-    ))
+    Ok(ToolOutput::new(output.render(Format::Markdown), structured))
 }
 
 /// `anchor` within bounds, when given.
@@ -74,12 +70,7 @@ impl ToolSpec for DepsArgs {
     fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         bounded_anchor(Self::META.name, Some(&self.anchor))?;
         let query = DepsQuery::new(repo_relative(Self::META.name, &self.path)?, self.anchor);
-        answer(
-            scope,
-            DEPS_SCHEMA_V1,
-            |p| deps::deps(p, &query),
-            deps::render,
-        )
+        answer(scope, DEPS_SCHEMA_V1, |p| deps::deps(p, &query))
     }
 }
 
@@ -111,12 +102,7 @@ impl ToolSpec for HistoryArgs {
         bounded_anchor(Self::META.name, self.anchor.as_deref())?;
         let mut query = HistoryQuery::file(repo_relative(Self::META.name, &self.path)?);
         query.anchor = self.anchor;
-        answer(
-            scope,
-            HISTORY_SCHEMA_V1,
-            |p| history::history(p, &query),
-            history::render,
-        )
+        answer(scope, HISTORY_SCHEMA_V1, |p| history::history(p, &query))
     }
 }
 
@@ -149,11 +135,8 @@ impl ToolSpec for SummaryArgs {
         let mut query = SummaryQuery::path(repo_relative_dir(Self::META.name, &self.path)?);
         query.max_tokens = self.max_tokens;
         let markdown = Format::Markdown;
-        answer(
-            scope,
-            SUMMARY_SCHEMA_V1,
-            |p| summary::summary(p, &query, markdown),
-            summary::render,
-        )
+        answer(scope, SUMMARY_SCHEMA_V1, |p| {
+            summary::summary(p, &query, markdown)
+        })
     }
 }
