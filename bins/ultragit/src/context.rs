@@ -84,16 +84,14 @@ pub fn run(
     let pending = author::pending_path(&common);
     match &args.command {
         ContextCommand::Set(set) => {
-            let current = author::read_context(&pending)?.unwrap_or_default();
             let given = AuthorContext {
-                task: non_blank(set.task.as_deref()),
-                reasoning: non_blank(set.reasoning.as_deref()),
-                dependencies: non_blank(set.dependencies.as_deref()),
-                tags: set.tags.as_deref().map(clean_tags),
+                task: set.task.clone(),
+                reasoning: set.reasoning.clone(),
+                dependencies: set.dependencies.clone(),
+                tags: set.tags.clone(),
                 squash_sources: None,
             };
-            let context = current.merged_with(given);
-            let path = author::write_pending(&common, &context)?;
+            let (path, _) = author::set_pending(&common, given)?;
             Ok(Outcome::text(format!(
                 "recorded the author context for the next annotation in {}\n",
                 path.display()
@@ -144,15 +142,15 @@ pub fn run(
 /// unset; tags are comma-separated).
 pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> AuthorContext {
     AuthorContext {
-        task: non_blank(lookup(ULTRAGIT_TASK).as_deref()),
-        reasoning: non_blank(lookup(ULTRAGIT_REASONING).as_deref()),
-        dependencies: non_blank(lookup(ULTRAGIT_DEPENDENCIES).as_deref()),
-        tags: non_blank(lookup(ULTRAGIT_TAGS).as_deref()).map(|tags| {
-            let tags: Vec<String> = tags.split(',').map(str::to_owned).collect();
-            clean_tags(&tags)
-        }),
+        task: lookup(ULTRAGIT_TASK),
+        reasoning: lookup(ULTRAGIT_REASONING),
+        dependencies: lookup(ULTRAGIT_DEPENDENCIES),
+        // An empty variable is unset, not "no tags".
+        tags: non_blank(lookup(ULTRAGIT_TAGS).as_deref())
+            .map(|tags| tags.split(',').map(str::to_owned).collect()),
         squash_sources: None,
     }
+    .cleaned()
 }
 
 /// The `ULTRAGIT_*` variables that are set (non-empty).
@@ -172,16 +170,6 @@ fn non_blank(text: Option<&str>) -> Option<String> {
     text.map(str::trim)
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
-}
-
-fn clean_tags(tags: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-        if !out.iter().any(|t| t == tag) {
-            out.push(tag.to_owned());
-        }
-    }
-    out
 }
 
 /// The context, one field a line.

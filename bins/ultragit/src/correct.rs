@@ -197,28 +197,7 @@ fn command_error(err: CorrectError) -> CommandError {
 fn report(stored: &Stored, format: &str) -> Outcome {
     let text = match format {
         "json" => stored.to_json(),
-        _ => {
-            let c = &stored.correction;
-            let what = match (&c.kind, &c.field, &c.value) {
-                (CorrectionKind::Flag, _, _) => "flagged".to_owned(),
-                (kind, Some(field), Some(value)) => {
-                    let verb = match kind {
-                        CorrectionKind::Set => "set",
-                        CorrectionKind::Add => "added to",
-                        _ => "removed from",
-                    };
-                    format!("{verb} {field}: {value:?} in")
-                }
-                (kind, _, _) => kind.to_string(),
-            };
-            format!(
-                "{what} {} of commit {} (by {}: {})",
-                stored.regions.join(", "),
-                &stored.commit[..stored.commit.len().min(7)],
-                c.author,
-                c.reason
-            )
-        }
+        _ => stored.describe(),
     };
     Outcome::text(safe_io::term::sanitize(&text).into_owned() + "\n")
 }

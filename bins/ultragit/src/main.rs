@@ -48,6 +48,10 @@
 //!   `ultragit correct <COMMIT> --file F --anchor A --field FIELD
 //!   (--set|--add|--remove) TEXT --reason TEXT` ([`correct`]): corrections
 //!   appended to a commit's note; `read` shows them.
+//! - `ultragit mcp [--repo DIR]` ([`mcp`]): the MCP server (`ultragit-mcp`) on
+//!   stdio: `ultragit_read`, `ultragit_deps`, `ultragit_history`,
+//!   `ultragit_summary`, `ultragit_context_set`, `ultragit_flag`,
+//!   `ultragit_correct`; JSON-RPC only on stdout.
 //!
 //! Environment: the variable the provider configuration names holds the API key
 //! (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default); `ULTRAGIT_TASK`,
@@ -74,6 +78,7 @@ mod deps;
 mod doctor;
 mod history;
 mod init;
+mod mcp;
 mod read;
 mod remap;
 mod rewritten;

@@ -55,6 +55,29 @@ impl AuthorContext {
                 .is_some_and(|tags| tags.iter().any(|t| !t.trim().is_empty()))
     }
 
+    /// The same context as a person or agent gave it, tidied: blank text fields
+    /// count as not given, tags are trimmed, blank ones dropped and repeats
+    /// removed (first occurrence kept). A given tag list stays given even when
+    /// it ends up empty (`--tags ""` clears the tags).
+    pub fn cleaned(self) -> AuthorContext {
+        let text = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        AuthorContext {
+            task: text(self.task),
+            reasoning: text(self.reasoning),
+            dependencies: text(self.dependencies),
+            tags: self.tags.map(|tags| {
+                let mut out: Vec<String> = Vec::new();
+                for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                    if !out.iter().any(|t| t == tag) {
+                        out.push(tag.to_owned());
+                    }
+                }
+                out
+            }),
+            squash_sources: self.squash_sources,
+        }
+    }
+
     /// `other`'s fields where it has them, ours elsewhere.
     pub fn merged_with(mut self, other: AuthorContext) -> AuthorContext {
         if other.task.is_some() {
@@ -106,6 +129,20 @@ pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathB
     let text = serde_json::to_string_pretty(context).expect("the context serializes");
     state(common_dir)?.write(PENDING, text.as_bytes())?;
     Ok(pending_path(common_dir))
+}
+
+/// `ultragit context set` (and the MCP tool `ultragit_context_set`): lays
+/// `given`, [cleaned](AuthorContext::cleaned), over the pending context and
+/// writes the result. Fields not given keep their pending value. Returns the
+/// file written and the context now pending.
+pub fn set_pending(
+    common_dir: &Path,
+    given: AuthorContext,
+) -> Result<(PathBuf, AuthorContext), AnnotateError> {
+    let current = read_context(&pending_path(common_dir))?.unwrap_or_default();
+    let context = current.merged_with(given.cleaned());
+    let path = write_pending(common_dir, &context)?;
+    Ok((path, context))
 }
 
 /// Reads a context file (a regular file of at most `CONTEXT_LIMIT` bytes);

@@ -96,6 +96,32 @@ impl Stored {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a stored correction has string keys and no floats")
     }
+
+    /// One line saying what was stored, e.g. `flagged src/net.rs:connect of
+    /// commit 4f2a9c1 (by A <a@x>: reason)`. Not sanitized: the author and the
+    /// reason are the caller's text, escape them before a terminal.
+    pub fn describe(&self) -> String {
+        let c = &self.correction;
+        let what = match (&c.kind, &c.field, &c.value) {
+            (CorrectionKind::Flag, _, _) => "flagged".to_owned(),
+            (kind, Some(field), Some(value)) => {
+                let verb = match kind {
+                    CorrectionKind::Set => "set",
+                    CorrectionKind::Add => "added to",
+                    _ => "removed from",
+                };
+                format!("{verb} {field}: {value:?} in")
+            }
+            (kind, _, _) => kind.to_string(),
+        };
+        format!(
+            "{what} {} of commit {} (by {}: {})",
+            self.regions.join(", "),
+            &self.commit[..self.commit.len().min(7)],
+            c.author,
+            c.reason
+        )
+    }
 }
 
 /// Why a correction was not written.

@@ -12,6 +12,7 @@ mod errors;
 mod golden;
 mod history;
 mod init;
+mod mcp;
 mod read;
 mod remap;
 mod rewrite;

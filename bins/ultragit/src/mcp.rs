@@ -1,0 +1,69 @@
+//! `ultragit mcp [--repo DIR]`: the MCP server of `ultragit-mcp` on stdin and
+//! stdout, for coding agents (Claude Code, Codex, any MCP client). The server is
+//! scoped to the repository containing `--repo` (default: the current
+//! directory). stdout carries JSON-RPC only; log lines go to stderr as
+//! `ultragit mcp: …`. Exit 0 when the client closes the session, 1 when the
+//! directory is not in a repository or the session fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use frontend::{CommandError, Context, ErrorKind, Outcome};
+use gitctx::Repo;
+use ultragit_annotate::correct;
+
+/// The arguments of `ultragit mcp`.
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct McpArgs {
+    /// The repository to serve (any directory inside its working tree)
+    #[arg(long, value_name = "DIR")]
+    repo: Option<PathBuf>,
+}
+
+const AFTER_HELP: &str = "\
+Tools: ultragit_read (paths, anchor or lines, max_tokens, min_confidence, tags), \
+ultragit_deps (path, anchor), ultragit_history (path, anchor), ultragit_summary (path, \
+max_tokens), ultragit_context_set (task, reasoning, dependencies, tags for the next \
+commit), ultragit_flag (commit, file, anchor, reason) and ultragit_correct (commit, file, \
+anchor, field, operation, value, reason). Corrections are recorded as GIT_AUTHOR_NAME \
+<GIT_AUTHOR_EMAIL> when the server's environment sets them, else git config's user.name \
+<user.email>.
+
+Register it with an agent, e.g.:
+  claude mcp add ultragit -- ultragit mcp
+  codex mcp add ultragit -- ultragit mcp
+
+Exit status: 0 when the client ends the session, 1 when the directory is not in a \
+repository or the session fails, 2 on usage errors.";
+
+/// Serves the repository containing `args.repo` (or `cwd`) until the client
+/// closes stdin.
+pub fn run(
+    args: &McpArgs,
+    cwd: &Path,
+    env: impl Fn(&str) -> Option<String>,
+    ctx: &Context,
+) -> Result<Outcome, CommandError> {
+    let dir = args.repo.as_deref().unwrap_or(cwd);
+    let repo = Repo::discover(dir).map_err(|err| {
+        CommandError::from(err).with_hint(
+            "start `ultragit mcp` inside a repository's working tree, or pass --repo DIR",
+        )
+    })?;
+    #[allow(clippy::print_stderr)]
+    let log: ultragit_mcp::LogSink = Arc::new(|line: &str| {
+        eprintln!("ultragit mcp: {}", safe_io::term::sanitize_line(line));
+    });
+    let identity = [correct::GIT_AUTHOR_NAME, correct::GIT_AUTHOR_EMAIL]
+        .into_iter()
+        .filter_map(|name| Some((name.to_owned(), env(name)?)))
+        .collect();
+    let server = ultragit_mcp::Server::new(&repo)
+        .with_log(log)
+        .with_identity_env(identity);
+    ctx.block_on(server.serve_stdio())?
+        .map_err(|err| CommandError::from_error(ErrorKind::Internal, err))?;
+    Ok(Outcome::nothing())
+}

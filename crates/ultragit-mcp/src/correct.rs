@@ -1,0 +1,195 @@
+//! `ultragit_flag` and `ultragit_correct`: a coding agent that finds an
+//! annotation wrong says so, the way `ultragit flag` and `ultragit correct` do
+//! (`ultragit_annotate::correct`; the correction is appended to the commit's
+//! note, the original annotation is never rewritten, and `read` then shows the
+//! correction and lowers a flagged region's confidence). The author recorded
+//! is the server's git identity: `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL` from the
+//! environment the server was started with ([`crate::Server::with_identity_env`]),
+//! else the repository's `user.name`/`user.email`.
+//!
+//! The text is the one line the CLI prints; the `structuredContent` is the
+//! stored correction (`{"commit", "correction", "regions"}`). A correction the
+//! library refuses (no note, no such region, a change that changes nothing, a
+//! `set` on a list field) is a tool error with its message.
+
+use gitctx::Repo;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use ultragit_annotate::correct::{self, Change, CorrectError, Stored};
+use ultragit_schema::correction::MAX_CORRECTION_TEXT;
+use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
+
+use crate::Scope;
+use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+
+/// The longest commit, file or anchor accepted (bytes).
+const MAX_NAME: usize = 4096;
+
+/// The arguments of `ultragit_flag`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlagArgs {
+    /// The annotated commit (any revision: a full or abbreviated id, `HEAD~2`).
+    #[schemars(length(min = 1, max = 4096))]
+    pub commit: String,
+    /// Only the regions of this file (relative to the repository root);
+    /// without it, every region of the annotation.
+    #[schemars(length(min = 1, max = 4096))]
+    pub file: Option<String>,
+    /// Only this unit of `file` (its anchor as the annotation names it, e.g.
+    /// `Client::connect`).
+    #[schemars(length(min = 1, max = 4096))]
+    pub anchor: Option<String>,
+    /// Why the annotation is doubtful.
+    #[schemars(length(min = 1, max = 4096))]
+    pub reason: String,
+}
+
+impl ToolSpec for FlagArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_flag",
+        title: "Flag an annotation as doubtful",
+        read_only: false,
+        idempotent: false,
+        description: "When code contradicts what ultragit_read says about \
+            it, flag the annotation: the commit, optionally the file and the unit, and the \
+            reason. The flag is appended to the commit's note (nothing is rewritten) and \
+            travels with it; later reads show the flag and halve the region's confidence.",
+    };
+
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let tool = Self::META.name;
+        bounded(tool, &self.commit, &self.reason, None)?;
+        let file = self.file.map(|f| repo_relative(tool, &f)).transpose()?;
+        if let Some(anchor) = &self.anchor {
+            Bounds::of(tool).text("anchor", anchor, MAX_NAME)?;
+        }
+        let target = CorrectionTarget {
+            file,
+            anchor: self.anchor,
+        };
+        store(scope, |repo, author| {
+            correct::flag(repo, &self.commit, target, &self.reason, author)
+        })
+    }
+}
+
+/// How `ultragit_correct` changes the field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    /// Replace a text field (`intent`, `reasoning`, `risk_notes`).
+    Set,
+    /// Add an entry to a list field (`constraints`, `tags`).
+    Add,
+    /// Remove an entry (its exact text) from a list field.
+    Remove,
+}
+
+/// The fields a correction may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    /// What the unit is for (text).
+    Intent,
+    /// Why it is built this way (text).
+    Reasoning,
+    /// Its risks (text).
+    RiskNotes,
+    /// What must stay true (list).
+    Constraints,
+    /// Its tags (list).
+    Tags,
+}
+
+/// The arguments of `ultragit_correct`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectArgs {
+    /// The annotated commit (any revision).
+    #[schemars(length(min = 1, max = 4096))]
+    pub commit: String,
+    /// The region's file, relative to the repository root.
+    #[schemars(length(min = 1, max = 4096))]
+    pub file: String,
+    /// The region's unit, as the annotation names it (e.g. `Client::connect`).
+    #[schemars(length(min = 1, max = 4096))]
+    pub anchor: String,
+    /// The field to correct.
+    pub field: Field,
+    /// `set` for intent, reasoning and risk_notes; `add` or `remove` for
+    /// constraints and tags.
+    pub operation: Operation,
+    /// The new text (`set`), the entry to add, or the exact entry to remove.
+    #[schemars(length(min = 1, max = 4096))]
+    pub value: String,
+    /// Why the annotation was wrong.
+    #[schemars(length(min = 1, max = 4096))]
+    pub reason: String,
+}
+
+impl ToolSpec for CorrectArgs {
+    const META: ToolMeta = ToolMeta {
+        name: "ultragit_correct",
+        title: "Correct one field of an annotation",
+        read_only: false,
+        idempotent: false,
+        description: "Correct what an annotation records about one unit: \
+            set its intent, reasoning or risk_notes, or add or remove one of its constraints \
+            or tags, with the reason. The correction is appended to the commit's note (the \
+            original is never rewritten) and travels with it; later reads show the corrected \
+            text, marked as corrected.",
+    };
+
+    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let tool = Self::META.name;
+        bounded(tool, &self.commit, &self.reason, Some(&self.value))?;
+        Bounds::of(tool).text("anchor", &self.anchor, MAX_NAME)?;
+        let target = CorrectionTarget::unit(&repo_relative(tool, &self.file)?, &self.anchor);
+        let field = match self.field {
+            Field::Intent => CorrectionField::Intent,
+            Field::Reasoning => CorrectionField::Reasoning,
+            Field::RiskNotes => CorrectionField::RiskNotes,
+            Field::Constraints => CorrectionField::Constraints,
+            Field::Tags => CorrectionField::Tags,
+        };
+        let kind = match self.operation {
+            Operation::Set => CorrectionKind::Set,
+            Operation::Add => CorrectionKind::Add,
+            Operation::Remove => CorrectionKind::Remove,
+        };
+        let change = Change {
+            field,
+            kind,
+            value: self.value,
+        };
+        store(scope, |repo, author| {
+            correct::correct(repo, &self.commit, target, &change, &self.reason, author)
+        })
+    }
+}
+
+/// The commit, the reason and the value within bounds.
+fn bounded(tool: &str, commit: &str, reason: &str, value: Option<&str>) -> Result<(), ToolError> {
+    let bounds = Bounds::of(tool);
+    bounds.text("commit", commit, MAX_NAME)?;
+    bounds.text("reason", reason, MAX_CORRECTION_TEXT)?;
+    value.map_or(Ok(()), |v| bounds.text("value", v, MAX_CORRECTION_TEXT))
+}
+
+/// Opens the served repository, names the author and runs `write`; renders
+/// what was stored.
+fn store(
+    scope: &Scope,
+    write: impl FnOnce(&Repo, &str) -> Result<Stored, CorrectError>,
+) -> Result<ToolOutput, ToolError> {
+    let failed = |err: CorrectError| ToolError::new("correction", err.to_string());
+    let repo =
+        Repo::discover(&scope.root).map_err(|err| ToolError::new("repository", err.to_string()))?;
+    let author = correct::git_identity(&repo, |name| scope.identity_env(name)).map_err(failed)?;
+    let stored = write(&repo, &author).map_err(failed)?;
+    let structured =
+        serde_json::to_value(&stored).map_err(|err| ToolError::internal("correction", &err))?;
+    let text = safe_io::term::sanitize(&stored.describe()).into_owned() + "\n";
+    Ok(ToolOutput::new(text, structured))
+}
