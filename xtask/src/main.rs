@@ -48,11 +48,13 @@ usage: cargo xtask <task>
 tasks:
   golden [--accept]   run every snapshot suite; fail on drift (--accept updates)
   bench [NAME]        run benchmarks (names: blame, read, annotate, commit-msg,
-                      reply-memory, backfill; none: all)
+                      reply-memory, backfill, sync, deps; none: all)
                       and print medians, ratios and targets (release build; the
                       first run generates fixtures under target/bench-fixtures/)
-  conformance         install llama.cpp's server and a tiny model (reused), run
-                      the llm crate and every binary against it on 127.0.0.1
+  conformance [mcp]   install llama.cpp's server and a tiny model (reused), run
+                      the llm crate and every binary against it on 127.0.0.1,
+                      and drive `ultragit mcp` with the Python MCP SDK
+                      (`mcp`: only that check, no model)
 ";
 
 fn main() -> ExitCode {
