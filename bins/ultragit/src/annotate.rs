@@ -53,6 +53,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::cli::Invocation;
 use agent::{ConsoleSink, NullSink, TraceSink};
 use clap::Args;
 use frontend::provider::{ProviderError, ProviderRequest, connect, provider_config};
@@ -213,12 +214,10 @@ background annotation started; 1 on failure; 2 on usage errors.",
 
 /// Runs `ultragit annotate` in the repository containing `cwd`; `lookup` reads the
 /// environment.
-pub fn run(
-    args: &AnnotateArgs,
-    cwd: &Path,
-    lookup: impl Fn(&str) -> Option<String>,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &AnnotateArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let lookup = |name: &str| at.env(name);
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let commit = repo.resolve_commit(&args.commit)?;
     let result = if args.run_async {

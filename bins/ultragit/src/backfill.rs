@@ -21,9 +21,10 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::cli::Invocation;
 use clap::Args;
 use frontend::provider::{ProviderRequest, connect, provider_config};
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llm::{PauseGate, Redactor};
@@ -125,12 +126,10 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 
 /// Runs `ultragit backfill` in the repository containing `cwd`; `lookup` reads
 /// the environment.
-pub fn run(
-    args: &BackfillArgs,
-    cwd: &Path,
-    lookup: impl Fn(&str) -> Option<String>,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &BackfillArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let lookup = |name: &str| at.env(name);
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let settings = Settings::load(&repo, &args.provider.flags())?;
     for warning in &settings.warnings {

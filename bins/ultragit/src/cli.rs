@@ -1,6 +1,6 @@
 //! The command line of `ultragit` and the dispatch to one module per command.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
@@ -89,31 +89,51 @@ enum Command {
     Mcp(mcp::McpArgs),
 }
 
+/// Where and how a command was invoked: what every command's `run` takes.
+pub struct Invocation<'a> {
+    cwd: PathBuf,
+    /// The front end's context (warnings, the runtime, `--debug`).
+    pub ctx: &'a Context,
+}
+
+impl Invocation<'_> {
+    /// The directory the command runs in.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The environment variable `name` (the binary is where the environment is
+    /// read; libraries get values, never the environment).
+    pub fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
 /// Runs the command `cli` names.
 pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
     // A vanished current directory: discovery from "." then fails with a clear
     // "Not a git repository" error.
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let env = |name: &str| std::env::var(name).ok();
+    let at = &Invocation { cwd, ctx };
     match cli.command {
-        Command::Annotate(args) => annotate::run(&args, &cwd, env, ctx),
-        Command::Init(args) => init::run(&args, &cwd, ctx),
-        Command::Context(args) => context::run(&args, &cwd, env, ctx),
-        Command::Show(args) => show::run(&args, &cwd),
-        Command::Read(args) => read::run(&args, &cwd, ctx),
-        Command::Deps(args) => deps::run(&args, &cwd, ctx),
-        Command::History(args) => history::run(&args, &cwd, ctx),
-        Command::Summary(args) => summary::run(&args, &cwd, ctx),
-        Command::Remap(args) => remap::run(&args, &cwd, ctx),
-        Command::Rewritten(args) => rewritten::run(&args, &cwd, &mut std::io::stdin().lock(), ctx),
-        Command::Doctor(args) => doctor::run(&args, &cwd, env, ctx),
-        Command::Backfill(args) => backfill::run(&args, &cwd, env, ctx),
-        Command::Sync(args) => sync::run(&args, &cwd, ctx),
-        Command::Export(args) => transfer::export(&args, &cwd, ctx),
-        Command::Import(args) => transfer::import(&args, &cwd, ctx),
-        Command::Flag(args) => correct::flag(&args, &cwd, env),
-        Command::Correct(args) => correct::run(&args, &cwd, env),
-        Command::Mcp(args) => mcp::run(&args, &cwd, env, ctx),
+        Command::Annotate(args) => annotate::run(&args, at),
+        Command::Init(args) => init::run(&args, at),
+        Command::Context(args) => context::run(&args, at),
+        Command::Show(args) => show::run(&args, at),
+        Command::Read(args) => read::run(&args, at),
+        Command::Deps(args) => deps::run(&args, at),
+        Command::History(args) => history::run(&args, at),
+        Command::Summary(args) => summary::run(&args, at),
+        Command::Remap(args) => remap::run(&args, at),
+        Command::Rewritten(args) => rewritten::run(&args, at, &mut std::io::stdin().lock()),
+        Command::Doctor(args) => doctor::run(&args, at),
+        Command::Backfill(args) => backfill::run(&args, at),
+        Command::Sync(args) => sync::run(&args, at),
+        Command::Export(args) => transfer::export(&args, at),
+        Command::Import(args) => transfer::import(&args, at),
+        Command::Flag(args) => correct::flag(&args, at),
+        Command::Correct(args) => correct::run(&args, at),
+        Command::Mcp(args) => mcp::run(&args, at),
     }
 }
 

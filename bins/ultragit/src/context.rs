@@ -9,11 +9,11 @@
 //! commit was skipped as trivial (not when the annotation failed).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
+use crate::cli::Invocation;
 use clap::{ArgGroup, Args, Subcommand};
 use frontend::env::{ULTRAGIT_DEPENDENCIES, ULTRAGIT_REASONING, ULTRAGIT_TAGS, ULTRAGIT_TASK};
-use frontend::{CommandError, Context, Outcome};
+use frontend::{CommandError, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::AuthorContext;
 use ultragit_annotate::author;
@@ -73,12 +73,10 @@ file), 2 on usage errors.";
 
 /// Runs `ultragit context …` in the repository containing `cwd`; `lookup` reads
 /// the environment.
-pub fn run(
-    args: &ContextArgs,
-    cwd: &Path,
-    lookup: impl Fn(&str) -> Option<String>,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &ContextArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let lookup = |name: &str| at.env(name);
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let common = repo.common_dir();
     let pending = author::pending_path(&common);
@@ -99,8 +97,8 @@ pub fn run(
         }
         ContextCommand::Show => {
             let file = author::read_context(&pending)?;
-            let env = from_env(&lookup);
-            let overrides = set_variables(&lookup);
+            let env = from_env(lookup);
+            let overrides = set_variables(lookup);
             let effective = file.clone().unwrap_or_default().merged_with(env);
             if effective.is_empty() {
                 return Ok(Outcome::text(
@@ -124,7 +122,7 @@ pub fn run(
         ContextCommand::Clear => {
             let existed = pending.exists();
             author::discard(&pending)?;
-            for name in set_variables(&lookup) {
+            for name in set_variables(lookup) {
                 ctx.warn(format!(
                     "{name} is set in the environment and still applies"
                 ));

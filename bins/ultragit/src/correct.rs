@@ -9,8 +9,7 @@
 //! region of it (the error lists the regions there are), an empty reason or a
 //! change that changes nothing exit 1.
 
-use std::path::Path;
-
+use crate::cli::Invocation;
 use clap::{ArgGroup, Args};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
@@ -128,11 +127,9 @@ region does not exist (the error lists the regions there are), the change change
 nothing, or the reason is empty; 2 on usage errors.";
 
 /// Runs `ultragit flag` in the repository containing `cwd`.
-pub fn flag(
-    args: &FlagArgs,
-    cwd: &Path,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Outcome, CommandError> {
+pub fn flag(args: &FlagArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let env = |name: &str| at.env(name);
     let repo = Repo::discover(cwd)?;
     let author = correct::git_identity(&repo, env).map_err(command_error)?;
     let target = CorrectionTarget {
@@ -145,11 +142,9 @@ pub fn flag(
 }
 
 /// Runs `ultragit correct` in the repository containing `cwd`.
-pub fn run(
-    args: &CorrectArgs,
-    cwd: &Path,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &CorrectArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let env = |name: &str| at.env(name);
     let change = change(args)?;
     let repo = Repo::discover(cwd)?;
     let author = correct::git_identity(&repo, env).map_err(command_error)?;

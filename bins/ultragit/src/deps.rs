@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use crate::cli::Invocation;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use frontend::{CommandError, Context, Outcome};
@@ -87,7 +88,9 @@ Examples:
 );
 
 /// Runs `ultragit deps` from the directory `cwd`.
-pub fn run(args: &DepsArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &DepsArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let query = Query::new(cwd, args.output.format, DEPS_SCHEMA_V1);
     query.answer(ctx, |pipeline, path| {
         deps(

@@ -13,9 +13,9 @@
 //! Exit status: 0 when no check failed (warnings do not count), 1 when one did.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
 
+use crate::cli::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::provider::{ProviderRequest, connect, provider_config};
 use frontend::{CommandError, Context, Outcome};
@@ -75,12 +75,10 @@ could not run, 2 on usage errors.";
 
 /// Runs the checks in the repository containing `cwd`; `lookup` reads the
 /// environment.
-pub fn run(
-    args: &DoctorArgs,
-    cwd: &Path,
-    lookup: impl Fn(&str) -> Option<String>,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &DoctorArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let lookup = |name: &str| at.env(name);
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let exe = crate::init::ultragit_executable()?;
     let key_is_set = |name: &str| lookup(name).is_some_and(|value| !value.trim().is_empty());

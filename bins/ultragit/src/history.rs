@@ -2,10 +2,9 @@
 //! or one of its units, newest first, across renames
 //! (`ultragit_read::history`). Output and errors as `ultragit deps`.
 
-use std::path::Path;
-
+use crate::cli::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, Outcome};
+use frontend::{CommandError, Outcome};
 use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history};
 
 use crate::deps::{OutputArgs, Query, exit_status};
@@ -45,7 +44,9 @@ Examples:
 );
 
 /// Runs `ultragit history` from the directory `cwd`.
-pub fn run(args: &HistoryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &HistoryArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let query = Query::new(cwd, args.output.format, HISTORY_SCHEMA_V1);
     query.answer(ctx, |pipeline, path| {
         let file = path(&args.path);

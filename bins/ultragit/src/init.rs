@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::cli::Invocation;
 use clap::Args;
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::Repo;
@@ -60,7 +61,9 @@ pub(crate) fn ultragit_executable() -> Result<PathBuf, CommandError> {
 }
 
 /// Sets up the repository containing `cwd`.
-pub fn run(args: &InitArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let exe = ultragit_executable()?;
     let report = setup::init(&repo, &exe)?;

@@ -5,11 +5,12 @@
 //! `ultragit mcp: …`. Exit 0 when the client closes the session, 1 when the
 //! directory is not in a repository or the session fails.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::cli::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::correct;
 
@@ -40,12 +41,10 @@ repository or the session fails, 2 on usage errors.";
 
 /// Serves the repository containing `args.repo` (or `cwd`) until the client
 /// closes stdin.
-pub fn run(
-    args: &McpArgs,
-    cwd: &Path,
-    env: impl Fn(&str) -> Option<String>,
-    ctx: &Context,
-) -> Result<Outcome, CommandError> {
+pub fn run(args: &McpArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let env = |name: &str| at.env(name);
+    let ctx = at.ctx;
     let dir = args.repo.as_deref().unwrap_or(cwd);
     let repo = Repo::discover(dir).map_err(|err| {
         CommandError::from(err).with_hint(

@@ -42,10 +42,11 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use crate::cli::Invocation;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::{ContextKind, ContextValue};
-use frontend::{CommandError, Context, Outcome};
+use frontend::{CommandError, Outcome};
 use ultragit_read::{
     ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadErrorBody, ReadPipeline,
     ReadQuery, SinceFilter,
@@ -168,7 +169,9 @@ impl From<ReadError> for Failure {
 /// Runs `ultragit read` from the directory `cwd`: the rendered output, its
 /// warnings on stderr (markdown and pretty), or the failure in the format asked
 /// for.
-pub fn run(args: &ReadArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &ReadArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     match read(args, cwd) {
         Ok(rendered) => {
             for warning in &rendered.warnings {

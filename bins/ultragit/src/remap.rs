@@ -8,8 +8,7 @@
 //! `--onto`. Nothing matched is not a failure (exit 0): every source without a
 //! counterpart, and every ambiguous match (nothing written), is reported.
 
-use std::path::Path;
-
+use crate::cli::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
@@ -66,7 +65,9 @@ Exit status: 0 when the remap ran (whether or not anything matched); 1 when REF 
 not exist or git fails; 2 on usage errors.";
 
 /// Runs `ultragit remap` in the repository containing `cwd`.
-pub fn run(args: &RemapArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &RemapArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let onto = repo.resolve_commit(&args.onto).map_err(|err| {
         CommandError::new(

@@ -20,10 +20,10 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::{Read, Write as _};
-use std::path::Path;
 
+use crate::cli::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::rewrite::{self, Action, Applied, RewriteKind};
 use ultragit_annotate::{author, record_failure};
@@ -60,11 +60,11 @@ usage errors.";
 /// lines from `input`.
 pub fn run(
     args: &RewrittenArgs,
-    cwd: &Path,
+    at: &Invocation,
     input: &mut dyn Read,
-    ctx: &Context,
 ) -> Result<Outcome, CommandError> {
-    let repo = Repo::discover(cwd)?;
+    let ctx = at.ctx;
+    let repo = Repo::discover(at.cwd())?;
     let kind = RewriteKind::parse(&args.command).ok_or_else(|| {
         CommandError::usage(format!(
             "unknown rewrite '{}': expected amend or rebase",

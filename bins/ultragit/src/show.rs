@@ -5,8 +5,7 @@
 //! note that is not a valid `ultragit/v1` document is an error too; its raw text
 //! is printed on stdout so nothing is hidden (control characters escaped).
 
-use std::path::Path;
-
+use crate::cli::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
@@ -42,7 +41,8 @@ its note is not a valid ultragit/v1 document (the raw note is printed on stdout)
 the revision is unknown; 2 on usage errors.";
 
 /// Prints the annotation of `args.rev` in the repository containing `cwd`.
-pub fn run(args: &ShowArgs, cwd: &Path) -> Result<Outcome, CommandError> {
+pub fn run(args: &ShowArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
     let repo = Repo::discover(cwd)?;
     let commit = repo.resolve_commit(&args.rev)?;
     let note = repo.notes(NOTES_REF).and_then(|notes| notes.read(commit))?;

@@ -3,10 +3,9 @@
 //! `--max-tokens` (`ultragit_read::summary`). Output and errors as `ultragit
 //! deps`.
 
-use std::path::Path;
-
+use crate::cli::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, Outcome};
+use frontend::{CommandError, Outcome};
 use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, summary};
 
 use crate::deps::{OutputArgs, Query, exit_status};
@@ -45,7 +44,9 @@ Examples:
 );
 
 /// Runs `ultragit summary` from the directory `cwd`.
-pub fn run(args: &SummaryArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &SummaryArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let format = args.output.format;
     Query::new(cwd, format, SUMMARY_SCHEMA_V1).answer(ctx, |pipeline, path| {
         let path = path(&args.path);

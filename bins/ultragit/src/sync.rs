@@ -16,8 +16,8 @@
 //! remote, else `origin`.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
+use crate::cli::Invocation;
 use clap::Args;
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{MergeKind, Repo};
@@ -70,7 +70,9 @@ Exit status: 0 when the notes are in sync (or sync was enabled); 1 when the remo
 is unknown or unreachable, refused the push, or kept changing; 2 on usage errors.";
 
 /// Runs `ultragit sync` in the repository containing `cwd`.
-pub fn run(args: &SyncArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn run(args: &SyncArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     if args.pre_push {
         return Ok(pre_push(&repo, args.remote.as_deref(), ctx));

@@ -10,9 +10,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::cli::Invocation;
 use chrono::{DateTime, NaiveDate};
 use clap::Args;
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use ultragit_annotate::transfer::{self, ExportOptions, IMPORT_LIMIT};
 
@@ -82,7 +83,9 @@ fn parse_date(text: &str) -> Result<i64, String> {
 }
 
 /// Runs `ultragit export` in the repository containing `cwd`.
-pub fn export(args: &ExportArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn export(args: &ExportArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let mut bytes = Vec::new();
     let report = transfer::export(&repo, &ExportOptions { since: args.since }, &mut bytes)?;
@@ -133,7 +136,9 @@ fn split(path: &Path) -> Result<(PathBuf, String), CommandError> {
 }
 
 /// Runs `ultragit import` in the repository containing `cwd`.
-pub fn import(args: &ImportArgs, cwd: &Path, ctx: &Context) -> Result<Outcome, CommandError> {
+pub fn import(args: &ImportArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let cwd = at.cwd();
+    let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
     let input = safe_io::fs::read_regular(&args.file, IMPORT_LIMIT).map_err(|err| {
         let hint = match err {
