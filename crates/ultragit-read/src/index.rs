@@ -2,22 +2,42 @@
 //! `semantic_dependencies` entry on, which annotated regions depend on it.
 //!
 //! It is a cache derived from the notes ref (`refs/notes/ultragit`), kept in
-//! `ultragit/cache/deps/index.json` of the repository's common git directory
-//! and keyed by the notes commit it was built from:
-//! - the ref has not moved: the file is used as it is;
+//! `ultragit/cache/deps/` of the repository's common git directory as a base,
+//! `index.json`, keyed by the notes commit it was built from, and a journal,
+//! `journal.json`, of the steps taken since (each step: the notes dropped and
+//! the entries read, keyed by the notes commit it brings the index to):
+//! - the base with its journal replayed reflects the ref's commit: used as
+//!   it is;
 //! - the ref moved: the two notes trees are diffed
 //!   ([`gitctx::Notes::changes_between`]); only added or changed notes are
-//!   read, a removed note drops its entries;
-//! - no usable file (none, another format version, another ref, corrupt,
+//!   read, a removed note drops its entries, and the step is added to the
+//!   journal (a small file rewritten whole), so an update costs reading the
+//!   base, not rewriting it;
+//! - the journal would grow past 64 steps or 256 KiB: it is folded into a new
+//!   base (unused strings dropped) and removed; a cold build does the same;
+//! - a journal that is unreadable, another format or version, of another ref,
+//!   over 4 MiB, reached through a link, not on top of the base's
+//!   notes commit, or with an id that is not one is ignored as a whole: the
+//!   base is diffed to the ref instead (and a new journal written). One whose
+//!   last notes commit is gone is ignored the same way;
+//! - no usable base (none, another format version, another ref, corrupt,
 //!   over [`INDEX_LIMIT`], reached through a link, or a notes commit that is
 //!   gone): every note is read (a cold build).
 //!
-//! **Invariant:** git stays the source of truth. The file is only ever a
-//! faster way to the same answer: deleting it is always safe, a damaged one is
-//! ignored and rebuilt (never an error), and an unwritable cache directory only
-//! costs speed. It is written atomically (temporary file, then rename, never
-//! through a link), so concurrent readers see an old or a new index, never half
-//! of one; two writers racing only cost a rebuild.
+//! **Invariant:** git stays the source of truth. The files are only ever a
+//! faster way to the same answer: deleting either is always safe, a damaged
+//! one is ignored and rebuilt (never an error), and an unwritable cache
+//! directory only costs speed. Both are written atomically (temporary file,
+//! then rename, never through a link), so concurrent readers see an old or a
+//! new file, never half of one. A fold writes the base before removing the
+//! journal; a reader that pairs the new base with the old journal finds that
+//! it does not chain (another base commit) and diffs instead; two writers
+//! racing only cost a re-diff or a rebuild.
+//!
+//! **Cost.** An update after one new note reads and parses the base (the
+//! bulk of it over 10,000 notes), replays the journal, diffs two notes
+//! trees, reads the one note and rewrites the journal; folding (every 64
+//! updates at most) costs what rewriting the base did before the journal.
 //!
 //! **Matching.** A dependency names its target as a file and an anchor. It
 //! points at a unit when the files are equal and the anchors match exactly or
@@ -28,6 +48,9 @@
 //! need a new one for a file read once per command): a format name and
 //! version, the notes ref and commit, a table of strings, and per annotated
 //! commit its commit time and its dependencies as indices into the table.
+//! The journal: the same format version, the notes ref, the base's notes
+//! commit and the steps, their entries as text (no string table to keep in
+//! step with the base's).
 //! Every annotated commit is listed, with or without dependencies, so that
 //! `depsScanLimit` can count the most recent ones; with it, the files its
 //! cross-cutting concerns name, so that `read` finds the concerns about a file
@@ -59,7 +82,7 @@ const JOURNAL_NAME: &str = "journal.json";
 /// The journal's format name.
 const JOURNAL_FORMAT: &str = "ultragit-deps-journal";
 /// The largest journal read (a larger one is ignored: the base is diffed).
-pub const JOURNAL_LIMIT: u64 = 4 * 1024 * 1024;
+const JOURNAL_LIMIT: u64 = 4 * 1024 * 1024;
 /// A journal that would grow past this many bytes is folded into the base.
 const FOLD_BYTES: usize = 256 * 1024;
 /// A journal that would hold more entries than this is folded into the base.
