@@ -31,6 +31,16 @@ fn annotated(repo: &TestRepo, file: &str, regions: Vec<Value>) -> String {
     commit
 }
 
+/// Removes the note of `commit`.
+fn remove_note(repo: &TestRepo, commit: &str) {
+    Repo::discover(repo.path())
+        .unwrap()
+        .notes(REF)
+        .unwrap()
+        .remove(commit.parse().unwrap())
+        .unwrap();
+}
+
 fn open(repo: &TestRepo) -> DepsIndex {
     DepsIndex::open(&Repo::discover(repo.path()).unwrap(), REF).unwrap()
 }
@@ -133,12 +143,7 @@ fn builds_cold_then_updates_with_what_changed() {
         dependents(&index, "src/log.rs", None),
         [s("src/a.rs", "a", "log")]
     );
-    Repo::discover(repo.path())
-        .unwrap()
-        .notes(REF)
-        .unwrap()
-        .remove(b.parse().unwrap())
-        .unwrap();
+    remove_note(&repo, &b);
     let index = open(&repo);
     assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
     assert!(dependents(&index, "src/wire.rs", None).is_empty());
@@ -400,12 +405,7 @@ fn journal_replay_equals_a_scratch_build() {
         open(&repo).update(),
         IndexUpdate::Incremental { changed: 1 }
     );
-    Repo::discover(repo.path())
-        .unwrap()
-        .notes(REF)
-        .unwrap()
-        .remove(d.parse().unwrap())
-        .unwrap();
+    remove_note(&repo, &d);
     let updated = open(&repo);
     assert_eq!(updated.update(), IndexUpdate::Incremental { changed: 1 });
     assert_eq!(
