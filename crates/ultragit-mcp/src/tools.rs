@@ -369,15 +369,7 @@ mod tests {
         required.sort_unstable();
         assert_eq!(
             required,
-            [
-                "anchor",
-                "commit",
-                "field",
-                "file",
-                "operation",
-                "reason",
-                "value"
-            ],
+            ["anchor", "commit", "field", "file", "operation", "reason", "value"],
             "{correct}"
         );
         assert!(registry.tool("nope").is_none());
