@@ -2,22 +2,42 @@
 //! `semantic_dependencies` entry on, which annotated regions depend on it.
 //!
 //! It is a cache derived from the notes ref (`refs/notes/ultragit`), kept in
-//! `ultragit/cache/deps/index.json` of the repository's common git directory
-//! and keyed by the notes commit it was built from:
-//! - the ref has not moved: the file is used as it is;
+//! `ultragit/cache/deps/` of the repository's common git directory as a base,
+//! `index.json`, keyed by the notes commit it was built from, and a journal,
+//! `journal.json`, of the steps taken since (each step: the notes dropped and
+//! the entries read, keyed by the notes commit it brings the index to):
+//! - the base with its journal replayed reflects the ref's commit: used as
+//!   it is;
 //! - the ref moved: the two notes trees are diffed
 //!   ([`gitctx::Notes::changes_between`]); only added or changed notes are
-//!   read, a removed note drops its entries;
-//! - no usable file (none, another format version, another ref, corrupt,
+//!   read, a removed note drops its entries, and the step is added to the
+//!   journal (a small file rewritten whole), so an update costs reading the
+//!   base, not rewriting it;
+//! - the journal would grow past 64 steps or 256 KiB: it is folded into a new
+//!   base (unused strings dropped) and removed; a cold build does the same;
+//! - a journal that is unreadable, another format or version, of another ref,
+//!   over 4 MiB, reached through a link, not on top of the base's
+//!   notes commit, or with an id that is not one is ignored as a whole: the
+//!   base is diffed to the ref instead (and a new journal written). One whose
+//!   last notes commit is gone is ignored the same way;
+//! - no usable base (none, another format version, another ref, corrupt,
 //!   over [`INDEX_LIMIT`], reached through a link, or a notes commit that is
 //!   gone): every note is read (a cold build).
 //!
-//! **Invariant:** git stays the source of truth. The file is only ever a
-//! faster way to the same answer: deleting it is always safe, a damaged one is
-//! ignored and rebuilt (never an error), and an unwritable cache directory only
-//! costs speed. It is written atomically (temporary file, then rename, never
-//! through a link), so concurrent readers see an old or a new index, never half
-//! of one; two writers racing only cost a rebuild.
+//! **Invariant:** git stays the source of truth. The files are only ever a
+//! faster way to the same answer: deleting either is always safe, a damaged
+//! one is ignored and rebuilt (never an error), and an unwritable cache
+//! directory only costs speed. Both are written atomically (temporary file,
+//! then rename, never through a link), so concurrent readers see an old or a
+//! new file, never half of one. A fold writes the base before removing the
+//! journal; a reader that pairs the new base with the old journal finds that
+//! it does not chain (another base commit) and diffs instead; two writers
+//! racing only cost a re-diff or a rebuild.
+//!
+//! **Cost.** An update after one new note reads and parses the base (the
+//! bulk of it over 10,000 notes), replays the journal, diffs two notes
+//! trees, reads the one note and rewrites the journal; folding (every 64
+//! updates at most) costs what rewriting the base did before the journal.
 //!
 //! **Matching.** A dependency names its target as a file and an anchor. It
 //! points at a unit when the files are equal and the anchors match exactly or
@@ -28,6 +48,9 @@
 //! need a new one for a file read once per command): a format name and
 //! version, the notes ref and commit, a table of strings, and per annotated
 //! commit its commit time and its dependencies as indices into the table.
+//! The journal: the same format version, the notes ref, the base's notes
+//! commit and the steps, their entries as text (no string table to keep in
+//! step with the base's).
 //! Every annotated commit is listed, with or without dependencies, so that
 //! `depsScanLimit` can count the most recent ones; with it, the files its
 //! cross-cutting concerns name, so that `read` finds the concerns about a file
@@ -54,6 +77,16 @@ const VERSION: u32 = 2;
 const DIR: &str = "ultragit/cache/deps";
 /// The file's name in the index directory.
 const FILE_NAME: &str = "index.json";
+/// The journal's name in the index directory.
+const JOURNAL_NAME: &str = "journal.json";
+/// The journal's format name.
+const JOURNAL_FORMAT: &str = "ultragit-deps-journal";
+/// The largest journal read (a larger one is ignored: the base is diffed).
+const JOURNAL_LIMIT: u64 = 4 * 1024 * 1024;
+/// A journal that would grow past this many bytes is folded into the base.
+const FOLD_BYTES: usize = 256 * 1024;
+/// A journal that would hold more entries than this is folded into the base.
+const FOLD_ENTRIES: usize = 64;
 
 /// How the index got up to date with the notes ref.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +143,32 @@ struct Stored {
     sources: Vec<Source>,
 }
 
+/// One annotated commit as the journal keeps it: its id, commit time,
+/// dependencies `[target file, target anchor, source file, source anchor,
+/// nature]` and the files its cross-cutting concerns name, as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Noted(String, Option<i64>, Vec<[String; 5]>, Vec<String>);
+
+/// One step of the journal: the notes that differed between the previous
+/// notes commit (the base's for the first step) and `to`. Every `dropped`
+/// commit loses its entries, then every `noted` one gets its new ones.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Step {
+    to: String,
+    dropped: Vec<String>,
+    noted: Vec<Noted>,
+}
+
+/// The journal's contents: steps on top of the base built from `base`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    format: String,
+    version: u32,
+    notes_ref: String,
+    base: String,
+    steps: Vec<Step>,
+}
+
 /// The reverse dependency index of one notes ref, up to date with it.
 #[derive(Debug, Clone)]
 pub struct DepsIndex {
@@ -129,10 +188,17 @@ impl DepsIndex {
         repo.common_dir().join(DIR).join(FILE_NAME)
     }
 
-    /// The index of `notes_ref` in `repo`, up to date: the stored one (updated
-    /// incrementally when the ref moved; built from every note when there is
-    /// none usable), written back when it changed. Problems with the stored
-    /// file are never errors; failing to read the notes themselves is.
+    /// Where the journal of updates on top of the stored index is kept:
+    /// `journal.json` beside it. Deleting it is always safe.
+    pub fn journal_path(repo: &Repo) -> PathBuf {
+        repo.common_dir().join(DIR).join(JOURNAL_NAME)
+    }
+
+    /// The index of `notes_ref` in `repo`, up to date: the stored base with
+    /// its journal replayed (a new journal step when the ref moved; folded
+    /// into the base when the journal grew past its bound), or built from
+    /// every note when there is no usable base. Problems with the stored files
+    /// are never errors; failing to read the notes themselves is.
     pub fn open(repo: &Repo, notes_ref: &str) -> Result<DepsIndex, ReadError> {
         let notes = repo.notes(notes_ref)?;
         let Some(tip) = notes.tip()? else {
@@ -143,27 +209,92 @@ impl DepsIndex {
             ));
         };
         let common = repo.common_dir();
-        let stored = load(&common).and_then(|s| DepsIndex::from_stored(s, notes.refname()));
-        let mut index = match stored {
-            Some(index) if index.notes_commit == Some(tip) => return Ok(index),
-            Some(mut index) => match notes.changes_between(index.notes_commit, tip) {
+        let mut stored = DepsIndex::stored(&common, notes.refname(), true);
+        while let Some((mut index, base, mut steps)) = stored {
+            if index.notes_commit == Some(tip) {
+                return Ok(index);
+            }
+            match notes.changes_between(index.notes_commit, tip) {
                 Ok(changes) => {
-                    index.apply(repo, &notes, &changes)?;
+                    let step = read_step(repo, &notes, &changes, tip)?;
+                    index.apply(std::slice::from_ref(&step));
                     index.update = IndexUpdate::Incremental {
                         changed: changes.len(),
                     };
-                    index
+                    steps.push(step);
+                    index.record(&common, base, steps);
+                    return Ok(index);
                 }
-                // The stored notes commit is gone (the ref was rewritten and
+                // The journal's last notes commit is gone: diff from the base.
+                Err(_) if !steps.is_empty() => {
+                    stored = DepsIndex::stored(&common, notes.refname(), false);
+                }
+                // The base's notes commit is gone (the ref was rewritten and
                 // pruned): start again.
-                Err(_) => DepsIndex::cold(repo, &notes, tip)?,
-            },
-            None => DepsIndex::cold(repo, &notes, tip)?,
-        };
-        index.notes_commit = Some(tip);
-        index.compact();
-        index.store(&common);
+                Err(_) => break,
+            }
+        }
+        let index = DepsIndex::cold(repo, &notes, tip)?;
+        index.fold(&common);
         Ok(index)
+    }
+
+    /// The stored base of `notes_ref` with the journal replayed on it when
+    /// `journal` and the journal chains to this base (else none of it), its
+    /// notes commit and the journal's steps.
+    fn stored(
+        common: &Path,
+        notes_ref: &str,
+        journal: bool,
+    ) -> Option<(DepsIndex, ObjectId, Vec<Step>)> {
+        let mut index = load(common).and_then(|s| DepsIndex::from_stored(s, notes_ref))?;
+        let base = index.notes_commit?;
+        let steps = if journal {
+            load_journal(common)
+                .filter(|j| {
+                    j.format == JOURNAL_FORMAT
+                        && j.version == VERSION
+                        && j.notes_ref == notes_ref
+                        && j.base == base.to_hex()
+                        && j.steps.iter().all(step_is_valid)
+                })
+                .map_or_else(Vec::new, |j| j.steps)
+        } else {
+            Vec::new()
+        };
+        index.apply(&steps);
+        Some((index, base, steps))
+    }
+
+    /// Writes the journal of `steps` on the base of notes commit `base`, or
+    /// folds it into a new base when it grew past its bound.
+    fn record(&self, common: &Path, base: ObjectId, steps: Vec<Step>) {
+        let journal = Journal {
+            format: JOURNAL_FORMAT.to_owned(),
+            version: VERSION,
+            notes_ref: self.notes_ref.clone(),
+            base: base.to_hex(),
+            steps,
+        };
+        match serde_json::to_vec(&journal) {
+            Ok(bytes) if journal.steps.len() <= FOLD_ENTRIES && bytes.len() <= FOLD_BYTES => {
+                let _ = write(common, JOURNAL_NAME, &bytes);
+            }
+            _ => {
+                let mut folded = self.clone();
+                folded.compact();
+                folded.fold(common);
+            }
+        }
+    }
+
+    /// Writes this index as the new base and drops the journal (which no
+    /// longer chains to it; a reader that still sees it ignores it).
+    fn fold(&self, common: &Path) {
+        self.store(common);
+        let _ = safe_io::fs::Dir::open(common)
+            .and_then(|c| c.open_dir(DIR))
+            .and_then(|d| d.remove_file(JOURNAL_NAME));
     }
 
     /// An index built from every note of `tip`, ignoring any stored file (not
@@ -194,33 +325,30 @@ impl DepsIndex {
         let changes = notes.changes_between(None, tip)?;
         let mut index = DepsIndex::empty(
             notes.refname(),
-            Some(tip),
+            None,
             IndexUpdate::Cold {
                 notes: changes.len(),
             },
         );
-        index.apply(repo, notes, &changes)?;
+        index.apply(&[read_step(repo, notes, &changes, tip)?]);
         Ok(index)
     }
 
-    /// Drops the entries of every changed note and adds those of its new text.
-    fn apply(
-        &mut self,
-        repo: &Repo,
-        notes: &gitctx::Notes<'_>,
-        changes: &[NoteChange],
-    ) -> Result<(), ReadError> {
-        for change in changes {
-            self.sources.remove(&change.target);
+    /// Applies `steps` in order (each valid, see [`step_is_valid`]): the
+    /// entries of every dropped commit go, those of every noted one come in,
+    /// and the index reflects the last step's notes commit.
+    fn apply(&mut self, steps: &[Step]) {
+        if steps.is_empty() {
+            return;
         }
-        let read = notes.read_changes(changes)?;
         let mut interned: HashMap<String, u32> = self
             .strings
             .iter()
             .enumerate()
             .map(|(i, s)| (s.clone(), i as u32))
             .collect();
-        let mut intern = |text: &str, strings: &mut Vec<String>| -> u32 {
+        let strings = &mut self.strings;
+        let mut intern = |text: &str| -> u32 {
             if let Some(&i) = interned.get(text) {
                 return i;
             }
@@ -229,62 +357,24 @@ impl DepsIndex {
             interned.insert(text.to_owned(), i);
             i
         };
-        let time = |commit: ObjectId| {
-            repo.commit_info_by_id(commit)
-                .ok()
-                .map(|info| info.committer.time.seconds)
-        };
-        for (commit, text) in &read.found {
-            let mut edges = Vec::new();
-            let mut concerns = Vec::new();
-            // A malformed note declares nothing (read warns about it when it
-            // reads the note itself); it still counts as an annotated commit.
-            if let Some(annotation) = Annotation::from_json(text)
-                .ok()
-                .filter(|a| a.timestamp_utc().is_some())
-            {
-                for region in &annotation.regions {
-                    for dep in &region.semantic_dependencies {
-                        edges.push([
-                            intern(&dep.file, &mut self.strings),
-                            intern(&dep.anchor, &mut self.strings),
-                            intern(&region.file, &mut self.strings),
-                            intern(&region.ast_anchor.name, &mut self.strings),
-                            intern(&dep.nature, &mut self.strings),
-                        ]);
-                    }
-                }
-                for reference in annotation.cross_cutting.iter().flat_map(|c| &c.regions) {
-                    let file = reference
-                        .split_once(':')
-                        .map_or(reference.as_str(), |(f, _)| f);
-                    let file = intern(file, &mut self.strings);
-                    if !concerns.contains(&file) {
-                        concerns.push(file);
-                    }
-                }
+        for step in steps {
+            for commit in step.dropped.iter().filter_map(|c| c.parse().ok()) {
+                self.sources.remove(&commit);
             }
-            let time = time(*commit);
-            self.sources.insert(
-                *commit,
-                Entry {
-                    time,
-                    edges,
-                    concerns,
-                },
-            );
+            for Noted(commit, time, edges, concerns) in &step.noted {
+                let Ok(commit) = commit.parse() else { continue };
+                let entry = Entry {
+                    time: *time,
+                    edges: edges
+                        .iter()
+                        .map(|e| e.each_ref().map(|s| intern(s)))
+                        .collect(),
+                    concerns: concerns.iter().map(|f| intern(f)).collect(),
+                };
+                self.sources.insert(commit, entry);
+            }
+            self.notes_commit = step.to.parse().ok();
         }
-        for (commit, _) in &read.too_large {
-            let time = time(*commit);
-            self.sources.insert(
-                *commit,
-                Entry {
-                    time,
-                    ..Entry::default()
-                },
-            );
-        }
-        Ok(())
     }
 
     /// Drops the strings no dependency uses any more (after notes changed or
@@ -374,7 +464,7 @@ impl DepsIndex {
         let Ok(bytes) = serde_json::to_vec(&stored) else {
             return;
         };
-        let _ = write(common, &bytes);
+        let _ = write(common, FILE_NAME, &bytes);
     }
 
     /// How this index got up to date.
@@ -470,6 +560,77 @@ pub(crate) fn anchors_match(target: &str, anchor: &str) -> bool {
     )
 }
 
+/// The step from the notes commit the index reflects to `to`: every changed
+/// note dropped, every added or changed one read (a malformed note declares
+/// nothing, as an oversized one; read warns about it when it reads the note
+/// itself; it still counts as an annotated commit).
+fn read_step(
+    repo: &Repo,
+    notes: &gitctx::Notes<'_>,
+    changes: &[NoteChange],
+    to: ObjectId,
+) -> Result<Step, ReadError> {
+    let read = notes.read_changes(changes)?;
+    let time = |commit: &ObjectId| {
+        repo.commit_info_by_id(*commit)
+            .ok()
+            .map(|info| info.committer.time.seconds)
+    };
+    let mut noted = Vec::with_capacity(read.found.len() + read.too_large.len());
+    for (commit, text) in &read.found {
+        let mut edges = Vec::new();
+        let mut concerns: Vec<String> = Vec::new();
+        if let Some(annotation) = Annotation::from_json(text)
+            .ok()
+            .filter(|a| a.timestamp_utc().is_some())
+        {
+            for region in &annotation.regions {
+                for dep in &region.semantic_dependencies {
+                    edges.push([
+                        dep.file.clone(),
+                        dep.anchor.clone(),
+                        region.file.clone(),
+                        region.ast_anchor.name.clone(),
+                        dep.nature.clone(),
+                    ]);
+                }
+            }
+            for reference in annotation.cross_cutting.iter().flat_map(|c| &c.regions) {
+                let file = reference
+                    .split_once(':')
+                    .map_or(reference.as_str(), |(f, _)| f);
+                if !concerns.iter().any(|c| c == file) {
+                    concerns.push(file.to_owned());
+                }
+            }
+        }
+        noted.push(Noted(commit.to_hex(), time(commit), edges, concerns));
+    }
+    for (commit, _) in &read.too_large {
+        noted.push(Noted(commit.to_hex(), time(commit), Vec::new(), Vec::new()));
+    }
+    Ok(Step {
+        to: to.to_hex(),
+        dropped: changes.iter().map(|c| c.target.to_hex()).collect(),
+        noted,
+    })
+}
+
+/// Does every id of a stored journal step parse? (A step that does not is
+/// never applied: the whole journal is ignored.)
+fn step_is_valid(step: &Step) -> bool {
+    let is_id = |s: &String| s.parse::<ObjectId>().is_ok();
+    is_id(&step.to) && step.dropped.iter().all(is_id) && step.noted.iter().all(|n| is_id(&n.0))
+}
+
+/// The stored journal, if there is a readable one (bounded, never through a
+/// link).
+fn load_journal(common: &Path) -> Option<Journal> {
+    let dir = safe_io::fs::Dir::open(common).ok()?.open_dir(DIR).ok()?;
+    let bytes = dir.read_optional(JOURNAL_NAME, JOURNAL_LIMIT).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
 /// The stored index below the common git directory `common`, if there is a
 /// readable one. The git directory is the repository's own (trusted); below
 /// it nothing is read through a link.
@@ -481,8 +642,8 @@ fn load(common: &Path) -> Option<Stored> {
 
 /// Writes the index below `common`, creating the directories without
 /// following a link, atomically (temporary file, then rename).
-fn write(common: &Path, bytes: &[u8]) -> Result<(), safe_io::Error> {
+fn write(common: &Path, name: &str, bytes: &[u8]) -> Result<(), safe_io::Error> {
     safe_io::fs::Dir::open(common)?
         .create_dir_all(DIR)?
-        .write(FILE_NAME, bytes)
+        .write(name, bytes)
 }

@@ -31,6 +31,16 @@ fn annotated(repo: &TestRepo, file: &str, regions: Vec<Value>) -> String {
     commit
 }
 
+/// Removes the note of `commit`.
+fn remove_note(repo: &TestRepo, commit: &str) {
+    Repo::discover(repo.path())
+        .unwrap()
+        .notes(REF)
+        .unwrap()
+        .remove(commit.parse().unwrap())
+        .unwrap();
+}
+
 fn open(repo: &TestRepo) -> DepsIndex {
     DepsIndex::open(&Repo::discover(repo.path()).unwrap(), REF).unwrap()
 }
@@ -133,12 +143,7 @@ fn builds_cold_then_updates_with_what_changed() {
         dependents(&index, "src/log.rs", None),
         [s("src/a.rs", "a", "log")]
     );
-    Repo::discover(repo.path())
-        .unwrap()
-        .notes(REF)
-        .unwrap()
-        .remove(b.parse().unwrap())
-        .unwrap();
+    remove_note(&repo, &b);
     let index = open(&repo);
     assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
     assert!(dependents(&index, "src/wire.rs", None).is_empty());
@@ -343,5 +348,219 @@ fn the_scan_limit_counts_only_when_set() {
         files,
         ["src/d4.rs", "src/d3.rs"],
         "set: the two most recent"
+    );
+}
+
+fn paths(repo: &TestRepo) -> (std::path::PathBuf, std::path::PathBuf) {
+    let r = Repo::discover(repo.path()).unwrap();
+    (DepsIndex::path(&r), DepsIndex::journal_path(&r))
+}
+
+fn scratch(repo: &TestRepo) -> DepsIndex {
+    DepsIndex::build(&Repo::discover(repo.path()).unwrap(), REF).unwrap()
+}
+
+#[test]
+fn journal_replay_equals_a_scratch_build() {
+    let (repo, _) = indexed();
+    let (base, journal) = paths(&repo);
+    let base_bytes = std::fs::read(&base).unwrap();
+    assert!(!journal.exists(), "a cold build leaves no journal");
+
+    // Added, changed and removed notes: each update is a journal step, the
+    // base is left alone.
+    let c = annotated(
+        &repo,
+        "src/c.rs",
+        vec![dependent("src/c.rs", "c", &[("src/log.rs", "log")])],
+    );
+    assert_eq!(
+        open(&repo).update(),
+        IndexUpdate::Incremental { changed: 1 }
+    );
+    let d = annotated(
+        &repo,
+        "src/d.rs",
+        vec![dependent(
+            "src/d.rs",
+            "d",
+            &[("src/wire.rs", "encode"), ("src/c.rs", "c")],
+        )],
+    );
+    assert_eq!(
+        open(&repo).update(),
+        IndexUpdate::Incremental { changed: 1 }
+    );
+    annotate(
+        &repo,
+        &c,
+        &note(
+            &c,
+            "2024-01-02T00:00:00Z",
+            "enhanced",
+            vec![dependent("src/c.rs", "c", &[("src/a.rs", "a")])],
+        ),
+    );
+    assert_eq!(
+        open(&repo).update(),
+        IndexUpdate::Incremental { changed: 1 }
+    );
+    remove_note(&repo, &d);
+    let updated = open(&repo);
+    assert_eq!(updated.update(), IndexUpdate::Incremental { changed: 1 });
+    assert_eq!(
+        std::fs::read(&base).unwrap(),
+        base_bytes,
+        "the base is untouched"
+    );
+    let steps = serde_json::from_str::<Value>(&std::fs::read_to_string(&journal).unwrap()).unwrap()
+        ["steps"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(steps, 4);
+
+    // Replayed from the files, the index is that of a build from scratch.
+    let replayed = open(&repo);
+    assert_eq!(replayed.update(), IndexUpdate::Fresh);
+    let scratch = scratch(&repo);
+    assert_eq!(all(&replayed), all(&scratch));
+    assert_eq!(all(&updated), all(&scratch));
+    assert_eq!(
+        dependents(&replayed, "src/a.rs", None),
+        [s("src/c.rs", "c", "a")]
+    );
+    assert!(dependents(&replayed, "src/c.rs", None).is_empty());
+    assert_eq!(replayed.most_recent(10), scratch.most_recent(10));
+    assert_eq!(replayed.notes_commit(), scratch.notes_commit());
+    assert_eq!(replayed.annotated_commits(), 3);
+}
+
+#[test]
+fn a_damaged_or_unchained_journal_is_ignored() {
+    let (repo, _) = indexed();
+    let (_, journal) = paths(&repo);
+    annotated(
+        &repo,
+        "src/c.rs",
+        vec![dependent("src/c.rs", "c", &[("src/wire.rs", "encode")])],
+    );
+    assert_eq!(
+        open(&repo).update(),
+        IndexUpdate::Incremental { changed: 1 }
+    );
+    let good = std::fs::read_to_string(&journal).unwrap();
+    let stored: Value = serde_json::from_str(&good).unwrap();
+    let base = stored["base"].as_str().unwrap().to_owned();
+    let to = stored["steps"][0]["to"].as_str().unwrap().to_owned();
+    let answers = all(&scratch(&repo));
+    let gone = "1111111111111111111111111111111111111111";
+    for damaged in [
+        "not json at all".to_owned(),
+        String::new(),
+        good[..good.len() / 2].to_owned(),
+        good.replace("\"version\":2", "\"version\":99"),
+        good.replace("refs/notes/ultragit", "refs/notes/other"),
+        // Not on top of this base.
+        good.replace(&base, gone),
+        // Up to a notes commit that is gone.
+        good.replace(&to, gone),
+        // An id that is not one.
+        good.replace(&to, "not-an-id"),
+    ] {
+        std::fs::write(&journal, &damaged).unwrap();
+        let index = open(&repo);
+        assert_eq!(
+            index.update(),
+            IndexUpdate::Incremental { changed: 1 },
+            "diffed from the base: {damaged}"
+        );
+        assert_eq!(all(&index), answers, "{damaged}");
+        assert_eq!(open(&repo).update(), IndexUpdate::Fresh, "rewritten");
+    }
+
+    // A well-formed journal chaining to the base and the ref is replayed,
+    // not re-diffed (what it says is used, as the base's is).
+    std::fs::write(&journal, good.replace("src/c.rs", "src/zzz.rs")).unwrap();
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Fresh);
+    assert!(
+        dependents(&index, "src/wire.rs", None)
+            .iter()
+            .any(|d| d.0 == "src/zzz.rs")
+    );
+    std::fs::remove_file(&journal).unwrap();
+    assert_eq!(all(&open(&repo)), answers, "deleting it is always safe");
+
+    // Through a link it is neither read nor written.
+    #[cfg(unix)]
+    {
+        let outside = repo.path().join("outside.json");
+        std::fs::write(&outside, good.replace("src/c.rs", "src/zzz.rs")).unwrap();
+        std::fs::remove_file(&journal).ok();
+        std::os::unix::fs::symlink(&outside, &journal).unwrap();
+        let index = open(&repo);
+        assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+        assert_eq!(all(&index), answers);
+        assert!(!std::fs::symlink_metadata(&journal).unwrap().is_symlink());
+        assert!(
+            std::fs::read_to_string(&outside)
+                .unwrap()
+                .contains("src/zzz.rs")
+        );
+    }
+}
+
+#[test]
+fn the_journal_is_folded_into_the_base_past_its_bound() {
+    let (repo, _) = indexed();
+    let (base, journal) = paths(&repo);
+    let base_bytes = std::fs::read(&base).unwrap();
+    let c = annotated(
+        &repo,
+        "src/c.rs",
+        vec![dependent("src/c.rs", "c", &[("src/wire.rs", "encode")])],
+    );
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        annotate(
+            &repo,
+            &c,
+            &note(
+                &c,
+                "2024-01-01T00:00:00Z",
+                "enhanced",
+                vec![dependent(
+                    "src/c.rs",
+                    "c",
+                    &[("src/wire.rs", &format!("f{steps}"))],
+                )],
+            ),
+        );
+        assert_eq!(
+            open(&repo).update(),
+            IndexUpdate::Incremental { changed: 1 }
+        );
+        if !journal.exists() {
+            break;
+        }
+        assert_eq!(std::fs::read(&base).unwrap(), base_bytes);
+        assert!(steps < 100, "the journal is never folded");
+    }
+    assert!(steps > 1, "one update is a journal step, not a fold");
+    assert_ne!(std::fs::read(&base).unwrap(), base_bytes, "folded");
+    let stored: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    let strings = stored["strings"].as_array().unwrap();
+    assert!(
+        !strings.iter().any(|s| s == "f1"),
+        "strings no note uses any more are dropped on folding"
+    );
+    let index = open(&repo);
+    assert_eq!(index.update(), IndexUpdate::Fresh);
+    assert_eq!(all(&index), all(&scratch(&repo)));
+    assert_eq!(
+        dependents(&index, "src/wire.rs", Some(&format!("f{steps}"))),
+        [s("src/c.rs", "c", &format!("f{steps}"))]
     );
 }
