@@ -657,6 +657,9 @@ fn ultragit(bin: &Path, base: &str) -> Result<String, String> {
             "Agent exceeded token budget",
             "Failed to parse annotation from agent output",
             "The agent did not finish within",
+            // The provider's own time limit fired first (a slow model on a busy
+            // machine): a timeout, reported as one, like the line above.
+            "no response within",
         ],
         |_ran| {
             let note = repo.git(&["notes", "--ref=ultragit", "show", "HEAD"]);
