@@ -193,3 +193,29 @@ fn traces_record_the_body_sent() {
     // The key is only ever in a header: not in the trace.
     assert!(!all_text(session).contains(KEY));
 }
+
+#[test]
+fn the_previous_commit_is_contrast_only_when_small() {
+    let prompt = |repo: &testkit::TestRepo| {
+        let home = home();
+        let (server, url) = responses(vec![Reply::text(MESSAGE)]);
+        let run = with_key(repo, &home, &["commit-msg"], &url);
+        assert_eq!(run.code, 0, "{run:?}");
+        server.requests()[0].json()["input"].to_string()
+    };
+    // The usual project: its one commit is small, and shown as contrast.
+    let small = project();
+    assert!(prompt(&small).contains("<previous_head commit="));
+    // A large previous commit (over 2 KiB of hand-written diff) is left out.
+    let large = project();
+    let big: String = (0..200)
+        .map(|i| format!("pub const C{i}: u32 = {i};\n"))
+        .collect();
+    large.git(&["stash", "--quiet"]);
+    large.commit_file("src/consts.rs", &big, "feat: add constants");
+    large.git(&["stash", "pop", "--quiet"]);
+    large.stage(&["src/net.rs"]);
+    let text = prompt(&large);
+    assert!(!text.contains("<previous_head"), "{text}");
+    assert!(!text.contains("C199"), "{text}");
+}
