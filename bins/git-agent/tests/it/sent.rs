@@ -7,25 +7,17 @@ use serde_json::{Value, json};
 use testkit::Reply;
 
 use crate::support::{
-    KEY, MESSAGE, all_text, git_agent, home, project, responses, sessions, with_key,
+    KEY, MESSAGE, all_text, codex_home, git_agent, home, project, responses, sessions, with_key,
 };
 
 #[test]
 fn chatgpt_sign_in_sends_what_codex_sends_with_codex_s_model() {
     let repo = project();
     let home = home();
-    let codex = home.path().join("codex");
-    std::fs::create_dir_all(&codex).unwrap();
-    std::fs::write(
-        codex.join("auth.json"),
-        r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "chatgpt-access-token-xyz", "account_id": "acct-42"}}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        codex.join("config.toml"),
-        "model = \"gpt-codex-test\"\nmodel_reasoning_effort = \"high\"\n",
-    )
-    .unwrap();
+    let codex = codex_home(
+        &home,
+        Some("model = \"gpt-codex-test\"\nmodel_reasoning_effort = \"high\"\n"),
+    );
     let (server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = git_agent(
         repo.path(),

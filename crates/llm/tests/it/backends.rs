@@ -194,17 +194,20 @@ fn responses_without_tools_omit_tool_fields_and_ask_for_json_when_told() {
 
 #[test]
 fn chatgpt_auth_sends_the_bearer_token_and_account_header() {
-    let request = &sent(ProviderKind::OpenAiResponses, &history(), |cfg| {
-        cfg.auth = Auth::ChatGpt {
-            access_token: Secret::new(KEY),
-            account_id: "acct-42".into(),
-        };
-    });
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), signed_in);
     assert_eq!(
         request.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
     assert_eq!(request.header("chatgpt-account-id"), Some("acct-42"));
+}
+
+/// ChatGPT sign-in instead of the API key.
+fn signed_in(cfg: &mut llm::ProviderConfig) {
+    cfg.auth = Auth::ChatGpt {
+        access_token: Secret::new(KEY),
+        account_id: "acct-42".into(),
+    };
 }
 
 /// The top-level fields of a body, one per line: scalars with their value,
@@ -235,10 +238,7 @@ fn the_request_shape_of_each_backend_is_pinned() {
     };
     let chatgpt = |cfg: &mut llm::ProviderConfig| {
         flags(cfg);
-        cfg.auth = Auth::ChatGpt {
-            access_token: Secret::new(KEY),
-            account_id: "acct-42".into(),
-        };
+        signed_in(cfg);
     };
     let mut shapes = Vec::new();
     for (name, request) in [
@@ -276,12 +276,7 @@ fn the_request_shape_of_each_backend_is_pinned() {
 
 #[test]
 fn the_chatgpt_backend_gets_what_codex_sends_and_nothing_else() {
-    let request = &sent(ProviderKind::OpenAiResponses, &history(), |cfg| {
-        cfg.auth = Auth::ChatGpt {
-            access_token: Secret::new(KEY),
-            account_id: "acct-42".into(),
-        };
-    });
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), signed_in);
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     let body = request.json();
     // No top-level output cap, although the request has one (321).
