@@ -44,6 +44,11 @@ struct Cli {
     /// Repair rounds after the first attempt (0-10)
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
     max_repairs: u32,
+    /// The build output a repair prompt carries, at most, in bytes (default:
+    /// max_build_output_bytes in config.toml, else 262144); beyond it the start and
+    /// the end are kept and the cut is marked
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..=1 << 32))]
+    max_build_output_bytes: Option<u64>,
     /// Print only the outcome, not each step
     #[arg(long, short)]
     quiet: bool,
@@ -64,8 +69,8 @@ const AFTER_HELP: &str = "Files, relative to the project directory:
   agent-config/query.txt        what you want changed (required; at most 4 MiB)
   agent-config/codeRollup.txt   the codebase, as codeRollup.sh writes it (required; at most 32 MiB)
   agent-config/config.toml      provider, model, base_url, api_key_file, api_key_env, max_tokens,
-                                build_timeout_secs, request_timeout_secs, build_sandbox,
-                                build_writable (optional; at most 1 MiB)
+                                max_build_output_bytes, build_timeout_secs, request_timeout_secs,
+                                build_sandbox, build_writable (optional; at most 1 MiB)
   agent-config/api-key          the API key (optional; at most 64 KiB)
   agent-config/logs/NNNN-<time>/  one folder per run: 1-query.txt, 1-response.txt, 1-build.txt, … summary.txt
   .gitignore                    must contain the line /agent-config
@@ -179,7 +184,16 @@ fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         provider,
         redactor,
         options,
-    } = settings::load(&project, cli.max_repairs, ctx)?;
+    } = settings::load(
+        &project,
+        &settings::Flags {
+            max_repairs: cli.max_repairs,
+            max_build_output_bytes: cli
+                .max_build_output_bytes
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        },
+        ctx,
+    )?;
     let quiet = cli.quiet;
     let mut progress = |step: &Step| {
         // Tampering is always shown, so is a sandbox that could not be had.

@@ -25,8 +25,13 @@ use crate::error::Error;
 use crate::logs::RunLog;
 use crate::parse::{self, Action};
 use crate::policy::{self, Policy, Target};
-use crate::prompts::{self, Replacement};
+use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
+
+/// The build output a repair prompt carries by default: 256 KiB (spec 001
+/// asks for the entire output; a bound keeps a runaway build from filling the
+/// model's context).
+pub const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -40,7 +45,8 @@ pub struct RunOptions {
     /// values none of them may contain, its Landlock sandbox and where a
     /// sandboxed build's private temporary directory is created.
     pub build: BuildOptions,
-    /// The build output a repair prompt carries, at most.
+    /// The build output a repair prompt carries, at most (256 KiB by default):
+    /// beyond it, the start and the end are kept and the cut is marked.
     pub build_output_bytes: usize,
 }
 
@@ -53,7 +59,7 @@ impl Default for RunOptions {
                 timeout: Duration::from_secs(900),
                 ..BuildOptions::default()
             },
-            build_output_bytes: 24 * 1024,
+            build_output_bytes: DEFAULT_BUILD_OUTPUT_BYTES,
         }
     }
 }
@@ -166,9 +172,11 @@ pub(crate) struct Session<'r> {
     attempts: u32,
     /// Every path changed so far, with its latest content (`None`: deleted).
     latest: BTreeMap<String, Option<String>>,
-    /// What the next prompt asks the model to repair (`None`: the first
-    /// attempt).
-    repair: Option<String>,
+    /// Why the previous attempt's response was rejected (empty when it was
+    /// applied, or on the first attempt).
+    rejected: Vec<String>,
+    /// The last build, which failed (`None` until a build ran).
+    last_build: Option<LastBuild>,
     previous_response: Option<String>,
     /// How the builds are confined, once a build said so.
     sandbox_line: Option<String>,
@@ -202,7 +210,8 @@ impl<'r> Session<'r> {
             build_options: Arc::new(options.build.clone()),
             attempts: 0,
             latest: BTreeMap::new(),
-            repair: None,
+            rejected: Vec::new(),
+            last_build: None,
             previous_response: None,
             sandbox_line: None,
             tampered: Vec::new(),
@@ -229,35 +238,72 @@ impl<'r> Session<'r> {
     async fn rounds(&mut self) -> Ending {
         for attempt in 1..=self.options.max_repairs.saturating_add(1) {
             self.attempts = attempt;
-            match self.round(attempt).await {
-                Ok(repair) => self.repair = Some(repair),
-                Err(ending) => return ending,
+            if let Err(ending) = self.round(attempt).await {
+                return ending;
             }
         }
-        let last = self.repair.take().unwrap_or_default();
-        Ending::Failed(format!(
-            "build.sh still fails after {} repair rounds; the last failure:\n{last}",
-            self.options.max_repairs
-        ))
+        Ending::Failed(self.exhausted())
     }
 
-    /// One attempt and, when it applied the response, its build: `Ok` with
-    /// what the next prompt asks to repair, or how the run ends.
-    async fn round(&mut self, attempt: u32) -> Result<String, Ending> {
+    /// One attempt and, when it applied the response, its build: `Ok` when
+    /// there is something to repair (the response was rejected, or the build
+    /// failed), or how the run ends.
+    async fn round(&mut self, attempt: u32) -> Result<(), Ending> {
         let applied = match self.attempt(attempt).await {
             Ok(applied) => applied,
             Err(Rejected::Response(reasons)) => return Ok(self.reject(attempt, reasons)?),
             Err(Rejected::End(ending)) => return Err(ending),
         };
+        self.rejected.clear();
         let result = self.build(attempt, &applied).await?;
         if result.passed() {
             return Err(Ending::Passed);
         }
-        // The build's output goes back to the model: a key it printed (plain or
-        // encoded) must not.
-        Ok(self
-            .redactor
-            .redact(&result.prompt_text(self.options.build_output_bytes)))
+        // The build's output goes back to the model, and its end to the user: a
+        // key it printed (plain or encoded) must reach neither, and is masked
+        // before any cut could split it.
+        let redacted = self.redactor.redact(&result.log_text());
+        self.last_build = Some(LastBuild {
+            attempt,
+            status: result.status_text(),
+            prompt: build::cut_middle(redacted.clone(), self.options.build_output_bytes),
+            tail: tail(&redacted).to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Why the run failed when every round was used, said for the person
+    /// running it: what happened to the last answer, and the last build.
+    fn exhausted(&self) -> String {
+        let repairs = self.attempts.saturating_sub(1);
+        let rounds = plural(repairs, "repair round");
+        let last_build = self.last_build.as_ref();
+        if self.rejected.is_empty() {
+            return match last_build {
+                Some(build) => format!(
+                    "build.sh still fails after {rounds} ({}); the end of its output:\n{}\n(the whole output is {}-build.txt in the log folder)",
+                    build.status,
+                    build.tail.trim_end(),
+                    build.attempt
+                ),
+                None => format!("build.sh still fails after {rounds}"),
+            };
+        }
+        let build = match last_build {
+            Some(build) => format!(
+                "The last build, of attempt {}, failed ({}); its output is {}-build.txt in the log folder.",
+                build.attempt, build.status, build.attempt
+            ),
+            None => "build.sh never ran: no answer of the model was applied.".to_owned(),
+        };
+        format!(
+            "the model's last answer was rejected: {}. build.sh did not run on it. {rounds} used. {build}",
+            self.rejected
+                .iter()
+                .map(|r| r.trim_end_matches('.'))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
     }
 
     /// Asks the model, then checks every block of its response before
@@ -275,9 +321,16 @@ impl<'r> Session<'r> {
     /// logged, and the model's response.
     async fn ask(&mut self, attempt: u32) -> Result<CompletionResponse, Rejected> {
         let inputs = self.inputs;
-        let prompt = match &self.repair {
-            None => prompts::initial(&inputs.query, &inputs.codebase),
-            Some(text) => {
+        let prompt = match attempt {
+            1 => prompts::initial(&inputs.query, &inputs.codebase),
+            _ => {
+                let failure = Failure {
+                    rejected: self.rejected.clone(),
+                    build: self
+                        .last_build
+                        .as_ref()
+                        .map(|b| (b.attempt, b.prompt.clone())),
+                };
                 let replacements: Vec<Replacement> = self
                     .latest
                     .iter()
@@ -286,7 +339,7 @@ impl<'r> Session<'r> {
                         content: content.clone(),
                     })
                     .collect();
-                prompts::repair(text, &inputs.query, &inputs.codebase, &replacements)
+                prompts::repair(&failure, &inputs.query, &inputs.codebase, &replacements)
             }
         };
         self.log.attempt(attempt, "query.txt", &prompt.text())?;
@@ -400,14 +453,17 @@ impl<'r> Session<'r> {
         Ok(applied)
     }
 
-    /// Logs and reports why a response was rejected; returns what the repair
-    /// prompt says about it.
-    fn reject(&mut self, attempt: u32, reasons: Vec<String>) -> Result<String, Error> {
+    /// Logs and reports why a response was rejected, and keeps the reasons
+    /// for the next prompt.
+    fn reject(&mut self, attempt: u32, reasons: Vec<String>) -> Result<(), Error> {
         self.log
             .attempt(attempt, "rejected.txt", &reasons.join("\n"))?;
-        let repair = rejection_text(&reasons);
-        (self.progress)(&Step::Rejected { attempt, reasons });
-        Ok(repair)
+        (self.progress)(&Step::Rejected {
+            attempt,
+            reasons: reasons.clone(),
+        });
+        self.rejected = reasons;
+        Ok(())
     }
 
     /// Runs `build.sh` on the applied response, comparing the protected files
@@ -534,15 +590,42 @@ fn lock_ignored(policy: &Policy) -> bool {
     policy.is_ignored("Cargo.lock").unwrap_or(false)
 }
 
-/// What a repair prompt says about a rejected response.
-fn rejection_text(reasons: &[String]) -> String {
-    let mut out = String::from(
-        "Your previous response was rejected and NOTHING from it was applied (the files are as listed under File replacements):\n",
-    );
-    for r in reasons {
-        out.push_str("- ");
-        out.push_str(r);
-        out.push('\n');
+/// A failed build, as the next prompt and the report show it.
+struct LastBuild {
+    /// The attempt it built.
+    attempt: u32,
+    /// How it ended (`build.sh exited with status 1`).
+    status: String,
+    /// Its output for the repair prompt (bounded, redacted).
+    prompt: String,
+    /// The end of its output for the person (redacted).
+    tail: String,
+}
+
+/// The lines of a failed build's output the report shows, at most.
+const TAIL_LINES: usize = 20;
+/// The bytes of a failed build's output the report shows, at most.
+const TAIL_BYTES: usize = 4 * 1024;
+
+/// The last [`TAIL_LINES`] lines of `text`, at most [`TAIL_BYTES`] bytes.
+fn tail(text: &str) -> &str {
+    let text = text.trim_end();
+    let by_lines = text
+        .rmatch_indices('\n')
+        .nth(TAIL_LINES - 1)
+        .map_or(0, |(i, _)| i + 1);
+    let mut start = by_lines.max(text.len().saturating_sub(TAIL_BYTES));
+    while !text.is_char_boundary(start) {
+        start += 1;
     }
-    out
+    &text[start..]
+}
+
+/// `n` and `what`, plural when `n` is not 1: `1 repair round`, `0 repair rounds`.
+fn plural(n: u32, what: &str) -> String {
+    if n == 1 {
+        format!("{n} {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

@@ -88,9 +88,52 @@ fn a_run_that_keeps_failing_exits_1() {
     run.assert_exit(1);
     assert_starts_with(
         &run.stdout,
-        "failed after 2 attempt(s): build.sh still fails after 1 repair rounds",
+        "failed after 2 attempt(s): build.sh still fails after 1 repair round (build.sh exited with status 1); the end of its output:\n",
     );
     assert_eq!(run.stderr, "", "--quiet prints no steps");
+}
+
+/// Issue 18 item 14: a run whose last answer was rejected says so, in words
+/// for the person running it (not the text written for the model).
+#[test]
+fn a_rejected_last_answer_is_told_in_the_users_words() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![
+            Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
+            Reply::text("Just edit value.txt yourself."),
+        ],
+    );
+    let repo = project(&server);
+    let run = code_commit(
+        repo.path(),
+        &["--max-repairs", "1", "--quiet"],
+        &[("MY_KEY", KEY)],
+    );
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stdout,
+        "failed after 2 attempt(s): the model's last answer was rejected: the response has no ^^^path",
+    );
+    run.stdout_contains(
+        "build.sh did not run on it. 1 repair round used. The last build, of attempt 1, failed (build.sh exited with status 1); its output is 1-build.txt in the log folder.\n",
+    );
+    for model_text in ["still fails", "NOTHING from it", "File replacements"] {
+        assert!(!run.stdout.contains(model_text), "{}", run.stdout);
+    }
+
+    // No build ever ran.
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("No.")]);
+    let repo = project(&server);
+    let run = code_commit(
+        repo.path(),
+        &["--max-repairs", "0", "--quiet"],
+        &[("MY_KEY", KEY)],
+    );
+    run.assert_exit(1);
+    run.stdout_contains(
+        "build.sh did not run on it. 0 repair rounds used. build.sh never ran: no answer of the model was applied.\n",
+    );
 }
 
 #[test]
@@ -135,4 +178,35 @@ fn a_run_starts_no_program_the_repository_configured() {
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
     run.assert_exit(0);
     hostile.assert_no_program_ran("code-commit");
+}
+
+/// Issue 18 item 16: `--max-build-output-bytes` bounds the build output the
+/// repair prompt carries, its start and end kept and the cut marked.
+#[test]
+fn the_build_output_cap_is_a_flag() {
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![Reply::text("^^^value.txt\nnope\n^^^end\n"), fixed()],
+    );
+    let repo = project(&server);
+    repo.write_executable(
+        "build.sh",
+        "#!/bin/sh\ni=1\nwhile [ $i -le 500 ]; do echo \"output line $i\"; i=$((i+1)); done\ngrep -q fixed value.txt\n",
+    );
+    let run = code_commit(
+        repo.path(),
+        &["--max-build-output-bytes", "2048", "--quiet"],
+        &[("MY_KEY", KEY)],
+    );
+    run.assert_exit(0);
+    let body = server.requests()[1].json();
+    let repair = body["messages"][1]["content"].as_str().unwrap().to_owned();
+    let output = repair.split("\n\n# Query").next().unwrap();
+    assert!(output.len() <= 2048 + 32, "{}", output.len());
+    assert!(output.contains("output line 1\n") && output.contains("output line 500\n"));
+    assert!(
+        output.contains(" lines) of output cut here ...]"),
+        "{output}"
+    );
+    assert!(!output.contains("output line 250\n"));
 }

@@ -49,15 +49,19 @@ fn go_beside(
     script: Vec<Reply>,
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
-    let options = RunOptions {
+    drive(repo, script, KEY, &options(), beside)
+}
+
+/// The options of the tests: a one-minute build that must not see the key.
+fn options() -> RunOptions {
+    RunOptions {
         build: BuildOptions {
             timeout: Duration::from_secs(60),
             scrub_values: vec![KEY.to_owned()],
             ..BuildOptions::default()
         },
         ..RunOptions::default()
-    };
-    drive(repo, script, KEY, &options, beside)
+    }
 }
 
 /// The names of the files in the run's log folder.
@@ -289,6 +293,85 @@ fn rejected_responses_change_nothing_and_are_repaired() {
     assert_eq!(tree(repo.path()), expected);
     assert!(report.log_dir.join("1-rejected.txt").is_file());
     assert!(!report.log_dir.join("1-build.txt").exists());
+}
+
+#[test]
+fn a_repair_after_a_rejection_carries_the_reasons_and_the_last_build_output() {
+    let repo = project();
+    let (result, _steps, server) = go(
+        &repo,
+        vec![
+            Reply::text(&block("src/value.txt", "still broken\n")),
+            Reply::text("I would change src/value.txt."),
+            fixing(""),
+        ],
+    );
+    assert!(result.unwrap().passed);
+    let third = prompt(&server, 2);
+    assert_starts_with(
+        &third,
+        "# Rejected response\n\nYour previous response was rejected and NOTHING from it was applied",
+    );
+    assert_contains(&third, "- the response has no ^^^path");
+    assert_contains(
+        &third,
+        "# build.sh output\n\n(from the build of attempt 1; the files have not changed since)\nbuild.sh exited with status 1\n",
+    );
+    assert_contains(&third, "error: src/value.txt does not say fixed");
+    assert_contains(
+        &third,
+        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
+    );
+}
+
+/// A build printing about 110 KiB: the repair prompt carries all of it by
+/// default (256 KiB), and its start and end with the cut marked under a
+/// smaller `build_output_bytes`.
+#[test]
+fn the_repair_prompt_carries_the_build_output_up_to_its_cap() {
+    let build = "#!/bin/sh\ni=1\nwhile [ $i -le 3000 ]; do echo \"line $i of a long and chatty build\" >&2; i=$((i+1)); done\ngrep -q fixed src/value.txt\n";
+    let run = |options: &RunOptions| {
+        let repo = project();
+        repo.write_executable("build.sh", build);
+        let (result, _steps, server) = drive(
+            &repo,
+            vec![blocks(&[("src/value.txt", "nope\n")]), fixing("")],
+            KEY,
+            options,
+            async {},
+        );
+        assert!(result.unwrap().passed);
+        let repair = prompt(&server, 1);
+        repair.split("\n\n# Query").next().unwrap().to_owned()
+    };
+    let whole = run(&options());
+    assert!(whole.len() > 100 * 1024, "{}", whole.len());
+    for line in ["line 1 of", "line 1500 of", "line 3000 of"] {
+        assert_contains(&whole, line);
+    }
+    assert!(!whole.contains("cut here"));
+
+    let capped = run(&RunOptions {
+        build_output_bytes: 4096,
+        ..options()
+    });
+    assert!(
+        capped.len() <= 4096 + "# build.sh output\n\n".len(),
+        "{}",
+        capped.len()
+    );
+    assert_contains(
+        &capped,
+        "build.sh exited with status 1\n--- stdout ---\n--- stderr ---\nline 1 of",
+    );
+    assert_contains(&capped, " bytes (");
+    assert_contains(&capped, " lines) of output cut here ...]\n");
+    assert!(
+        capped
+            .trim_end()
+            .ends_with("line 3000 of a long and chatty build")
+    );
+    assert!(!capped.contains("line 1500 of"));
 }
 
 #[test]
