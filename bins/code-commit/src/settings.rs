@@ -48,6 +48,8 @@ pub struct Flags {
     pub max_repairs: u32,
     /// The build output a repair prompt carries, over `max_build_output_bytes`.
     pub max_build_output_bytes: Option<usize>,
+    /// A failed run puts back the files it changed.
+    pub revert_on_failure: bool,
 }
 
 /// Resolves the settings for a run in `project` (canonical) with `flags`. From
@@ -79,6 +81,7 @@ pub fn load(project: &Path, flags: &Flags, ctx: &Context) -> Result<Settings, Co
         build_output_bytes: flags
             .max_build_output_bytes
             .unwrap_or(config.max_build_output_bytes),
+        revert_on_failure: flags.revert_on_failure,
         build: BuildOptions {
             timeout: config.build_timeout,
             remove_env: build_remove_env,

@@ -17,8 +17,12 @@
 //! marked. When every round is used, the report's `failure` says in the user's
 //! words what happened last: the build still failing (with the end of its
 //! output), or the model's last answer rejected (build.sh did not run on it).
-//! Repair stops early when the model repeats its previous response. Changes are
-//! not rolled back when the run fails: the supervisor reviews them with git.
+//! Repair stops early when the model repeats its previous response. By default
+//! a failed run keeps its changes for the supervisor to review with git, and
+//! says so ([`Step::Undo`], [`Report::undo`]): the files, and the commands that
+//! undo them (code-commit never stages). With
+//! [`RunOptions::revert_on_failure`] it puts back exactly the files it changed
+//! and nothing else (see [`crate::undo`]).
 //!
 //! Around every build the protected files (`protect`) are compared:
 //! a build that changed, created or deleted one fails its attempt, the files are

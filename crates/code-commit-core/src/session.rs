@@ -27,6 +27,7 @@ use crate::parse::{self, Action};
 use crate::policy::{self, Policy, Target};
 use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
+use crate::undo::{self, Original, Undo};
 
 /// The build output a repair prompt carries by default: 256 KiB (spec 001
 /// asks for the entire output; a bound keeps a runaway build from filling the
@@ -48,6 +49,9 @@ pub struct RunOptions {
     /// The build output a repair prompt carries, at most (256 KiB by default):
     /// beyond it, the start and the end are kept and the cut is marked.
     pub build_output_bytes: usize,
+    /// A failed run puts back exactly the files it changed (and removes those
+    /// it created) instead of leaving them for review.
+    pub revert_on_failure: bool,
 }
 
 impl Default for RunOptions {
@@ -60,6 +64,7 @@ impl Default for RunOptions {
                 ..BuildOptions::default()
             },
             build_output_bytes: DEFAULT_BUILD_OUTPUT_BYTES,
+            revert_on_failure: false,
         }
     }
 }
@@ -87,6 +92,9 @@ pub enum Step {
     },
     /// The build changed protected files; the run stops.
     Tampered { attempt: u32, message: String },
+    /// The run failed after changing files: how the working tree is left
+    /// (reported last, also when the run ends with an error).
+    Undo(Undo),
 }
 
 /// How a run ended.
@@ -108,6 +116,9 @@ pub struct Report {
     pub sandbox: Option<String>,
     /// The run's log folder.
     pub log_dir: PathBuf,
+    /// A failed run that changed files: the changes it left, or what
+    /// `--revert-on-failure` put back.
+    pub undo: Option<Undo>,
 }
 
 /// Everything a run reads before the first model call.
@@ -172,6 +183,8 @@ pub(crate) struct Session<'r> {
     attempts: u32,
     /// Every path changed so far, with its latest content (`None`: deleted).
     latest: BTreeMap<String, Option<String>>,
+    /// What every path a response was about to change held before the run.
+    originals: BTreeMap<String, Original>,
     /// Why the previous attempt's response was rejected (empty when it was
     /// applied, or on the first attempt).
     rejected: Vec<String>,
@@ -210,6 +223,7 @@ impl<'r> Session<'r> {
             build_options: Arc::new(options.build.clone()),
             attempts: 0,
             latest: BTreeMap::new(),
+            originals: BTreeMap::new(),
             rejected: Vec::new(),
             last_build: None,
             previous_response: None,
@@ -222,15 +236,43 @@ impl<'r> Session<'r> {
     /// Runs the rounds, writes the summary and reports.
     pub(crate) async fn run(mut self) -> Result<Report, Error> {
         let ending = self.rounds().await;
+        let undo = match ending {
+            Ending::Passed => None,
+            _ => self.undo(),
+        };
         match ending {
-            Ending::Passed => self.finish(true, None),
-            Ending::Failed(failure) => self.finish(false, Some(failure)),
+            Ending::Passed => self.finish(true, None, None),
+            Ending::Failed(failure) => self.finish(false, Some(failure), undo),
             Ending::Error(error) => {
-                self.finish(false, Some(error.to_string()))?;
+                self.finish(false, Some(error.to_string()), undo)?;
                 Err(error)
             }
             Ending::Abort(error) => Err(error),
         }
+    }
+
+    /// After a failure: the files changed, kept for review or put back as
+    /// they were (`revert_on_failure`), reported as a step; `None` when
+    /// nothing was changed.
+    fn undo(&mut self) -> Option<Undo> {
+        if self.latest.is_empty() {
+            return None;
+        }
+        let undo = if self.options.revert_on_failure {
+            Undo::Reverted(undo::revert(
+                &self.inputs.root,
+                &self.originals,
+                &self.latest,
+            ))
+        } else {
+            Undo::Kept(undo::kept(
+                &self.inputs.policy,
+                &self.originals,
+                &self.latest,
+            ))
+        };
+        (self.progress)(&Step::Undo(undo.clone()));
+        Some(undo)
     }
 
     /// The first attempt and the repair rounds, until one ends the run or
@@ -418,6 +460,12 @@ impl<'r> Session<'r> {
                 },
             })
             .collect();
+        for change in &changes {
+            if !self.originals.contains_key(change.rel()) {
+                let original = undo::capture(&self.inputs.root, change.rel());
+                self.originals.insert(change.rel().to_owned(), original);
+            }
+        }
         let applied = match apply::apply(&self.inputs.root, &changes) {
             Ok(applied) => applied,
             Err(err) if err.restored() => {
@@ -553,7 +601,12 @@ impl<'r> Session<'r> {
     }
 
     /// Writes `summary.txt` and returns the report.
-    fn finish(&self, passed: bool, failure: Option<String>) -> Result<Report, Error> {
+    fn finish(
+        &self,
+        passed: bool,
+        failure: Option<String>,
+        undo: Option<Undo>,
+    ) -> Result<Report, Error> {
         let report = Report {
             passed,
             attempts: self.attempts,
@@ -562,9 +615,10 @@ impl<'r> Session<'r> {
             tampered: self.tampered.clone(),
             sandbox: self.sandbox_line.clone(),
             log_dir: self.log.dir().to_path_buf(),
+            undo,
         };
         let summary = format!(
-            "result: {}\nattempts: {}\nchanged:\n{}{}{}",
+            "result: {}\nattempts: {}\nchanged:\n{}{}{}{}",
             if passed { "build passed" } else { "failed" },
             report.attempts,
             report
@@ -579,7 +633,8 @@ impl<'r> Session<'r> {
             report
                 .failure
                 .as_ref()
-                .map_or(String::new(), |f| format!("failure:\n{f}\n"))
+                .map_or(String::new(), |f| format!("failure:\n{f}\n")),
+            report.undo.as_ref().map_or(String::new(), undo_summary)
         );
         self.log.write("summary.txt", &summary).map(|_| report)
     }
@@ -627,5 +682,36 @@ fn plural(n: u32, what: &str) -> String {
         format!("{n} {what}")
     } else {
         format!("{n} {what}s")
+    }
+}
+
+/// How `summary.txt` says what a failed run left in the working tree.
+fn undo_summary(undo: &Undo) -> String {
+    match undo {
+        Undo::Kept(kept) => {
+            let mut out = String::from("left in the working tree (not staged); to undo:\n");
+            for command in kept.commands() {
+                out.push_str(&format!("  {command}\n"));
+            }
+            for rel in &kept.not_in_git {
+                out.push_str(&format!(
+                    "  {rel}: its content before the run is not in git\n"
+                ));
+            }
+            out
+        }
+        Undo::Reverted(reverted) => {
+            let mut out = String::from("reverted (--revert-on-failure):\n");
+            for rel in &reverted.restored {
+                out.push_str(&format!("  restored {rel}\n"));
+            }
+            for rel in &reverted.removed {
+                out.push_str(&format!("  removed {rel}\n"));
+            }
+            for why in &reverted.failed {
+                out.push_str(&format!("  not reverted: {why}\n"));
+            }
+            out
+        }
     }
 }

@@ -90,7 +90,12 @@ fn a_run_that_keeps_failing_exits_1() {
         &run.stdout,
         "failed after 2 attempt(s): build.sh still fails after 1 repair round (build.sh exited with status 1); the end of its output:\n",
     );
-    assert_eq!(run.stderr, "", "--quiet prints no steps");
+    // --quiet prints no steps, only what the failed run left in the tree.
+    assert_starts_with(
+        &run.stderr,
+        "the failed run leaves its changes in the working tree (not staged): value.txt\n",
+    );
+    assert!(!run.stderr.contains("attempt"), "{}", run.stderr);
 }
 
 /// Issue 18 item 14: a run whose last answer was rejected says so, in words
@@ -209,4 +214,50 @@ fn the_build_output_cap_is_a_flag() {
         "{output}"
     );
     assert!(!output.contains("output line 250\n"));
+}
+
+/// Issue 18 item 15: a failed run names the files it left changed and how to
+/// undo them (also with `--quiet`); `--revert-on-failure` puts them back and
+/// leaves an unrelated uncommitted edit alone.
+#[test]
+fn a_failed_run_says_what_it_left_and_can_revert_it() {
+    let answer = || Reply::text("^^^value.txt\nnope\n^^^end\n^^^added.txt\nnew\n^^^end\n");
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![answer()]);
+    let repo = project(&server);
+    let run = code_commit(
+        repo.path(),
+        &["--max-repairs", "0", "--quiet"],
+        &[("MY_KEY", KEY)],
+    );
+    run.assert_exit(1);
+    let dir = std::fs::canonicalize(repo.path()).unwrap();
+    assert_eq!(
+        run.stderr,
+        format!(
+            "the failed run leaves its changes in the working tree (not staged): added.txt, value.txt\nto undo them, run in {}:\n  git restore --source=HEAD --worktree -- value.txt\n  rm -- added.txt\n",
+            dir.display()
+        )
+    );
+
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![answer()]);
+    let repo = project(&server);
+    repo.write("unrelated.txt", "my uncommitted work\n");
+    let run = code_commit(
+        repo.path(),
+        &["--max-repairs", "0", "--revert-on-failure"],
+        &[("MY_KEY", KEY)],
+    );
+    run.assert_exit(1);
+    run.stderr_contains(
+        "--revert-on-failure: restored value.txt; removed added.txt as before the run; nothing else was touched\n",
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("value.txt")).unwrap(),
+        "broken\n"
+    );
+    assert!(!repo.join("added.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("unrelated.txt")).unwrap(),
+        "my uncommitted work\n"
+    );
 }

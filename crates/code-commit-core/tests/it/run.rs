@@ -8,6 +8,7 @@ use std::time::Duration;
 use code_commit_core::Error;
 use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
+use code_commit_core::undo::{Kept, Reverted, Undo};
 use testkit::{FakeLlm, Reply, TestRepo, assert_contains, assert_starts_with, files_under};
 
 use crate::support::{block, blocks, drive, fixing, log};
@@ -252,6 +253,109 @@ fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
     );
     let summary = log(&report, "summary.txt");
     assert_starts_with(&summary, "result: failed\nattempts: 4\n");
+}
+
+/// Issue 18 item 15: a failed run says which files it left changed and how to
+/// undo them; the commands it gives, run in the project, do.
+#[test]
+fn a_failed_run_says_how_to_undo_what_it_left() {
+    let repo = project();
+    // Uncommitted work in a file the model then rewrites, and an untracked file.
+    repo.write("src/other.txt", "my uncommitted edit\n");
+    repo.write("notes.txt", "untracked\n");
+    let before = tree(repo.path());
+    let (result, steps, _server) = drive(
+        &repo,
+        vec![blocks(&[
+            ("src/value.txt", "nope\n"),
+            ("src/deep/er/new file.txt", "new\n"),
+            ("src/other.txt", "model's\n"),
+        ])],
+        KEY,
+        &RunOptions {
+            max_repairs: 0,
+            ..options()
+        },
+        async {},
+    );
+    let report = result.unwrap();
+    assert!(!report.passed);
+    let kept = Kept {
+        restore: vec!["src/value.txt".into()],
+        remove: vec!["src/deep/er/new file.txt".into()],
+        not_in_git: vec!["src/other.txt".into()],
+    };
+    assert_eq!(report.undo, Some(Undo::Kept(kept.clone())));
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Kept(kept.clone()))));
+    let summary = log(&report, "summary.txt");
+    assert_contains(
+        &summary,
+        "left in the working tree (not staged); to undo:\n  git restore --source=HEAD --worktree -- src/value.txt\n  rm -- 'src/deep/er/new file.txt'\n  src/other.txt: its content before the run is not in git\n",
+    );
+    // Nothing is staged: the index is as HEAD has it.
+    assert_eq!(repo.git(&["diff", "--cached", "--name-only"]), "");
+    for command in kept.commands() {
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", &command]).current_dir(repo.path());
+        testkit::isolate(&mut sh);
+        assert!(sh.status().unwrap().success(), "{command}");
+    }
+    let mut expected = before;
+    expected.insert("src/other.txt".into(), b"model's\n".to_vec());
+    assert_eq!(tree(repo.path()), expected);
+}
+
+/// Issue 18 item 15: `revert_on_failure` puts back exactly the files the run
+/// changed — uncommitted content and permissions included — removes those it
+/// created with their new directories, and touches nothing else.
+#[test]
+fn revert_on_failure_puts_back_exactly_what_the_run_changed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let repo = project();
+    repo.write_executable("tool.sh", "#!/bin/sh\necho tool\n");
+    repo.commit_all("a tool");
+    repo.write("src/value.txt", "broken, with my uncommitted edit\n");
+    repo.write("src/other.txt", "unrelated uncommitted edit\n");
+    repo.write("notes.txt", "untracked\n");
+    let before = tree(repo.path());
+    let (result, steps, _server) = drive(
+        &repo,
+        vec![
+            Reply::text(&format!(
+                "{}{}^^^tool.sh\n^^^delete\n",
+                block("src/value.txt", "nope\n"),
+                block("src/deep/new.txt", "new\n"),
+            )),
+            blocks(&[("src/value.txt", "nope again\n")]),
+        ],
+        KEY,
+        &RunOptions {
+            max_repairs: 1,
+            revert_on_failure: true,
+            ..options()
+        },
+        async {},
+    );
+    let report = result.unwrap();
+    assert!(!report.passed);
+    let reverted = Reverted {
+        restored: vec!["src/value.txt".into(), "tool.sh".into()],
+        removed: vec!["src/deep/new.txt".into()],
+        failed: vec![],
+    };
+    assert_eq!(report.undo, Some(Undo::Reverted(reverted.clone())));
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Reverted(reverted))));
+    assert_eq!(tree(repo.path()), before);
+    assert!(!repo.join("src/deep").exists());
+    let mode = std::fs::metadata(repo.join("tool.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert_contains(
+        &log(&report, "summary.txt"),
+        "reverted (--revert-on-failure):\n  restored src/value.txt\n  restored tool.sh\n  removed src/deep/new.txt\n",
+    );
 }
 
 #[test]
