@@ -33,7 +33,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use code_commit_core::Error;
 use code_commit_core::run::{self, Step};
-use code_commit_core::undo::{Kept, Reverted, Undo};
+use code_commit_core::undo::{Kept, Reverted, Undo, Way};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 
 mod settings;
@@ -130,7 +130,11 @@ fn sanitize(text: &str) -> String {
 fn describe_kept(kept: &Kept, project: &Path) -> String {
     let mut out = format!(
         "the failed run leaves its changes in the working tree (not staged): {}",
-        kept.files().join(", ")
+        kept.files
+            .iter()
+            .map(|(path, _)| path.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let commands = kept.commands();
     if !commands.is_empty() {
@@ -139,10 +143,11 @@ fn describe_kept(kept: &Kept, project: &Path) -> String {
             out.push_str(&format!("\n  {command}"));
         }
     }
-    if !kept.not_in_git.is_empty() {
+    let not_in_git = kept.by(Way::NotInGit);
+    if !not_in_git.is_empty() {
         out.push_str(&format!(
             "\n{} held changes git does not have before the run (uncommitted, or untracked): git cannot give them back (--revert-on-failure puts back exactly what was there)",
-            kept.not_in_git.join(", ")
+            not_in_git.join(", ")
         ));
     }
     out

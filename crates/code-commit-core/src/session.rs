@@ -27,7 +27,7 @@ use crate::parse::{self, Action};
 use crate::policy::{self, Policy, Target};
 use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
-use crate::undo::{self, Original, Undo};
+use crate::undo::{Before, Undo, Way};
 
 /// The build output a repair prompt carries by default: 256 KiB (spec 001
 /// asks for the entire output; a bound keeps a runaway build from filling the
@@ -184,7 +184,7 @@ pub(crate) struct Session<'r> {
     /// Every path changed so far, with its latest content (`None`: deleted).
     latest: BTreeMap<String, Option<String>>,
     /// What every path a response was about to change held before the run.
-    originals: BTreeMap<String, Original>,
+    before: Before,
     /// Why the previous attempt's response was rejected (empty when it was
     /// applied, or on the first attempt).
     rejected: Vec<String>,
@@ -223,7 +223,7 @@ impl<'r> Session<'r> {
             build_options: Arc::new(options.build.clone()),
             attempts: 0,
             latest: BTreeMap::new(),
-            originals: BTreeMap::new(),
+            before: Before::default(),
             rejected: Vec::new(),
             last_build: None,
             previous_response: None,
@@ -259,17 +259,9 @@ impl<'r> Session<'r> {
             return None;
         }
         let undo = if self.options.revert_on_failure {
-            Undo::Reverted(undo::revert(
-                &self.inputs.root,
-                &self.originals,
-                &self.latest,
-            ))
+            Undo::Reverted(self.before.revert(&self.inputs.root, &self.latest))
         } else {
-            Undo::Kept(undo::kept(
-                &self.inputs.policy,
-                &self.originals,
-                &self.latest,
-            ))
+            Undo::Kept(self.before.kept(&self.inputs.policy, &self.latest))
         };
         (self.progress)(&Step::Undo(undo.clone()));
         Some(undo)
@@ -461,10 +453,7 @@ impl<'r> Session<'r> {
             })
             .collect();
         for change in &changes {
-            if !self.originals.contains_key(change.rel()) {
-                let original = undo::capture(&self.inputs.root, change.rel());
-                self.originals.insert(change.rel().to_owned(), original);
-            }
+            self.before.keep(&self.inputs.root, change.rel());
         }
         let applied = match apply::apply(&self.inputs.root, &changes) {
             Ok(applied) => applied,
@@ -693,7 +682,7 @@ fn undo_summary(undo: &Undo) -> String {
             for command in kept.commands() {
                 out.push_str(&format!("  {command}\n"));
             }
-            for rel in &kept.not_in_git {
+            for rel in kept.by(Way::NotInGit) {
                 out.push_str(&format!(
                     "  {rel}: its content before the run is not in git\n"
                 ));

@@ -36,7 +36,7 @@ const ORIGINAL_LIMIT: u64 = 32 * 1024 * 1024;
 
 /// What a path held before the run first changed it.
 #[derive(Debug, Clone)]
-pub(crate) enum Original {
+enum Original {
     /// No file: the run created it. `new_dirs` are the directories on its
     /// path that did not exist either, deepest first.
     Absent { new_dirs: Vec<String> },
@@ -46,8 +46,104 @@ pub(crate) enum Original {
     Unknown(String),
 }
 
+/// What every path a response was about to change held before the run: kept
+/// the first time a response would change it.
+#[derive(Debug, Default)]
+pub(crate) struct Before(BTreeMap<String, Original>);
+
+impl Before {
+    /// Keeps what `rel` holds now below `root`, unless it was kept already.
+    pub(crate) fn keep(&mut self, root: &Dir, rel: &str) {
+        if !self.0.contains_key(rel) {
+            self.0.insert(rel.to_owned(), capture(root, rel));
+        }
+    }
+
+    /// How the files of `latest` (each changed path, with its content now;
+    /// `None`: removed) can be undone, judged against what they held and
+    /// against `HEAD`.
+    pub(crate) fn kept(&self, policy: &Policy, latest: &BTreeMap<String, Option<String>>) -> Kept {
+        let files = latest.iter().filter_map(|(rel, now)| {
+            let way = match self.0.get(rel) {
+                // A created file the run removed again is gone already.
+                Some(Original::Absent { .. }) if now.is_none() => return None,
+                Some(Original::Absent { .. }) => Way::Remove,
+                Some(Original::File { content, .. })
+                    if policy.head_content(rel).as_deref() == Some(content.as_slice()) =>
+                {
+                    Way::Restore
+                }
+                _ => Way::NotInGit,
+            };
+            Some((rel.clone(), way))
+        });
+        Kept {
+            files: files.collect(),
+        }
+    }
+
+    /// Puts back every path of `latest` as it was, all or nothing, then
+    /// removes the directories the run created once they are empty.
+    pub(crate) fn revert(&self, root: &Dir, latest: &BTreeMap<String, Option<String>>) -> Reverted {
+        let mut out = Reverted::default();
+        let mut changes = Vec::new();
+        let mut modes = Vec::new();
+        let mut new_dirs: Vec<&str> = Vec::new();
+        for (rel, now) in latest {
+            match self.0.get(rel) {
+                Some(Original::File { content, mode }) => {
+                    changes.push(Change::Write {
+                        rel: rel.clone(),
+                        content: content.clone(),
+                    });
+                    modes.push((rel, *mode));
+                    out.restored.push(rel.clone());
+                }
+                Some(Original::Absent { new_dirs: dirs }) => {
+                    new_dirs.extend(dirs.iter().map(String::as_str));
+                    if now.is_some() && matches!(root.kind(rel), Ok(Some(_))) {
+                        changes.push(Change::Delete { rel: rel.clone() });
+                        out.removed.push(rel.clone());
+                    }
+                }
+                Some(Original::Unknown(why)) => out.failed.push(format!("{rel}: {why}")),
+                None => out
+                    .failed
+                    .push(format!("{rel}: its content before the run is unknown")),
+            }
+        }
+        if let Err(err) = apply::apply(root, &changes) {
+            out.failed.push(err.to_string());
+            out.restored.clear();
+            out.removed.clear();
+            return out;
+        }
+        for (rel, mode) in modes {
+            if let Err(why) = set_mode(root, rel, mode) {
+                out.failed.push(format!(
+                    "{rel}: its permissions could not be restored: {why}"
+                ));
+            }
+        }
+        // Deepest first; a directory something else now uses stays.
+        new_dirs.sort_unstable_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+        new_dirs.dedup();
+        for dir in new_dirs {
+            let _ = root.remove_dir(dir);
+        }
+        out
+    }
+}
+
+/// Gives `rel` below `root` the permission bits `mode`.
+fn set_mode(root: &Dir, rel: &str, mode: u32) -> Result<(), String> {
+    let file = root.open_file(rel).map_err(|e| e.to_string())?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| e.to_string())
+}
+
 /// What `rel` holds now, below `root`, before the run changes it.
-pub(crate) fn capture(root: &Dir, rel: &str) -> Original {
+fn capture(root: &Dir, rel: &str) -> Original {
     let file = match root.open_file(rel) {
         Ok(file) => file,
         Err(err) if err.is_not_found() => {
@@ -83,55 +179,56 @@ fn missing_dirs(root: &Dir, rel: &str) -> Vec<String> {
         .collect()
 }
 
-/// The changes a failed run left in the working tree (none of them staged),
-/// by how they can be undone. Paths are relative to the project.
+/// How one file a failed run changed can be undone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// It was as `HEAD` has it before the run: `git restore` brings it back.
+    Restore,
+    /// The run created it: removing it undoes that.
+    Remove,
+    /// Its content before the run is not in git (uncommitted changes,
+    /// untracked, too large to compare): no command can give it back.
+    NotInGit,
+}
+
+/// The changes a failed run left in the working tree (none of them staged):
+/// each file, relative to the project, with how it can be undone, sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kept {
-    /// Files that were as `HEAD` has them before the run: `git restore`
-    /// brings them back.
-    pub restore: Vec<String>,
-    /// Files the run created: removing them undoes it.
-    pub remove: Vec<String>,
-    /// Files whose content before the run git does not have (uncommitted
-    /// changes, untracked, too large to compare): no command can give it back.
-    pub not_in_git: Vec<String>,
+    pub files: Vec<(String, Way)>,
 }
 
 impl Kept {
-    /// Every changed file, sorted.
-    pub fn files(&self) -> Vec<&str> {
-        let mut all: Vec<&str> = self
-            .restore
+    /// The files that can be undone `way`, sorted.
+    pub fn by(&self, way: Way) -> Vec<&str> {
+        self.files
             .iter()
-            .chain(&self.remove)
-            .chain(&self.not_in_git)
-            .map(String::as_str)
-            .collect();
-        all.sort_unstable();
-        all
+            .filter(|(_, w)| *w == way)
+            .map(|(path, _)| path.as_str())
+            .collect()
     }
 
     /// The shell commands that undo the changes, run in the project
     /// directory: `git restore --source=HEAD --worktree -- …` and `rm -- …`
     /// (paths quoted for a POSIX shell, and taken literally by git).
     pub fn commands(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if !self.restore.is_empty() {
-            let paths: Vec<String> = self
-                .restore
-                .iter()
-                .map(|p| shell_word(&literal_pathspec(p)))
-                .collect();
-            out.push(format!(
-                "git restore --source=HEAD --worktree -- {}",
-                paths.join(" ")
-            ));
-        }
-        if !self.remove.is_empty() {
-            let paths: Vec<String> = self.remove.iter().map(|p| shell_word(p)).collect();
-            out.push(format!("rm -- {}", paths.join(" ")));
-        }
-        out
+        let words = |way, word: fn(&str) -> String| {
+            self.by(way)
+                .into_iter()
+                .map(|p| shell_word(&word(p)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let restore = words(Way::Restore, literal_pathspec);
+        let remove = words(Way::Remove, str::to_owned);
+        [
+            ("git restore --source=HEAD --worktree -- ", restore),
+            ("rm -- ", remove),
+        ]
+        .into_iter()
+        .filter(|(_, paths)| !paths.is_empty())
+        .map(|(command, paths)| format!("{command}{paths}"))
+        .collect()
     }
 }
 
@@ -154,94 +251,6 @@ pub enum Undo {
     Kept(Kept),
     /// `--revert-on-failure` put the files back.
     Reverted(Reverted),
-}
-
-/// How the files of `latest` (each changed path, with its content now;
-/// `None`: removed) can be undone, judged against `originals` and `HEAD`.
-pub(crate) fn kept(
-    policy: &Policy,
-    originals: &BTreeMap<String, Original>,
-    latest: &BTreeMap<String, Option<String>>,
-) -> Kept {
-    let mut out = Kept::default();
-    for rel in latest.keys() {
-        match originals.get(rel) {
-            Some(Original::Absent { .. }) => out.remove.push(rel.clone()),
-            Some(Original::File { content, .. })
-                if policy.head_content(rel).as_deref() == Some(content.as_slice()) =>
-            {
-                out.restore.push(rel.clone());
-            }
-            _ => out.not_in_git.push(rel.clone()),
-        }
-    }
-    // A created file the run removed again is gone already.
-    out.remove
-        .retain(|rel| latest.get(rel).is_some_and(Option::is_some));
-    out
-}
-
-/// Puts back every path of `latest` as `originals` says it was, all or
-/// nothing, then removes the directories the run created once empty.
-pub(crate) fn revert(
-    root: &Dir,
-    originals: &BTreeMap<String, Original>,
-    latest: &BTreeMap<String, Option<String>>,
-) -> Reverted {
-    let mut out = Reverted::default();
-    let mut changes = Vec::new();
-    let mut modes = Vec::new();
-    let mut new_dirs: Vec<&str> = Vec::new();
-    for (rel, now) in latest {
-        match originals.get(rel) {
-            Some(Original::File { content, mode }) => {
-                changes.push(Change::Write {
-                    rel: rel.clone(),
-                    content: content.clone(),
-                });
-                modes.push((rel, *mode));
-                out.restored.push(rel.clone());
-            }
-            Some(Original::Absent { new_dirs: dirs }) => {
-                new_dirs.extend(dirs.iter().map(String::as_str));
-                if now.is_some() && matches!(root.kind(rel), Ok(Some(_))) {
-                    changes.push(Change::Delete { rel: rel.clone() });
-                    out.removed.push(rel.clone());
-                }
-            }
-            Some(Original::Unknown(why)) => out.failed.push(format!("{rel}: {why}")),
-            None => out
-                .failed
-                .push(format!("{rel}: its content before the run is unknown")),
-        }
-    }
-    if let Err(err) = apply::apply(root, &changes) {
-        out.failed.push(err.to_string());
-        out.restored.clear();
-        out.removed.clear();
-        return out;
-    }
-    for (rel, mode) in modes {
-        let set = root
-            .open_file(rel)
-            .map_err(|e| e.to_string())
-            .and_then(|file| {
-                file.set_permissions(std::fs::Permissions::from_mode(mode))
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(why) = set {
-            out.failed.push(format!(
-                "{rel}: its permissions could not be restored: {why}"
-            ));
-        }
-    }
-    // Deepest first; a directory something else now uses stays.
-    new_dirs.sort_unstable_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
-    new_dirs.dedup();
-    for dir in new_dirs {
-        let _ = root.remove_dir(dir);
-    }
-    out
 }
 
 /// `path` as a pathspec git takes literally (`:(literal)` when it holds
@@ -274,31 +283,22 @@ mod tests {
     #[test]
     fn commands_quote_for_the_shell_and_keep_paths_literal() {
         let kept = Kept {
-            restore: vec![
-                "src/a.rs".into(),
-                "docs/it's.md".into(),
-                "src/[x].rs".into(),
+            files: vec![
+                ("docs/it's.md".into(), Way::Restore),
+                ("new file.txt".into(), Way::Remove),
+                ("src/[x].rs".into(), Way::Restore),
+                ("src/a.rs".into(), Way::Restore),
+                ("src/b.rs".into(), Way::NotInGit),
             ],
-            remove: vec!["new file.txt".into()],
-            not_in_git: vec!["src/b.rs".into()],
         };
         assert_eq!(
             kept.commands(),
             [
-                "git restore --source=HEAD --worktree -- src/a.rs 'docs/it'\\''s.md' ':(literal)src/[x].rs'",
+                "git restore --source=HEAD --worktree -- 'docs/it'\\''s.md' ':(literal)src/[x].rs' src/a.rs",
                 "rm -- 'new file.txt'",
             ]
         );
-        assert_eq!(
-            kept.files(),
-            [
-                "docs/it's.md",
-                "new file.txt",
-                "src/[x].rs",
-                "src/a.rs",
-                "src/b.rs"
-            ]
-        );
+        assert_eq!(kept.by(Way::NotInGit), ["src/b.rs"]);
         assert!(Kept::default().commands().is_empty());
     }
 }

@@ -49,6 +49,21 @@ fn set_up(repo: &TestRepo, server: &FakeLlm) {
         );
 }
 
+/// Runs code-commit with `args` and the key on a project using a fake server
+/// scripted with `replies`, after `setup`; returns the run, the project and
+/// the server.
+fn run_on(
+    replies: Vec<Reply>,
+    setup: impl FnOnce(&TestRepo),
+    args: &[&str],
+) -> (Run, TestRepo, FakeLlm) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, replies);
+    let repo = project(&server);
+    setup(&repo);
+    let run = code_commit(repo.path(), args, &[("MY_KEY", KEY)]);
+    (run, repo, server)
+}
+
 /// The model's reply that makes the build pass.
 pub(crate) fn fixed() -> Reply {
     Reply::text("^^^value.txt\nfixed\n^^^end\n")
@@ -72,19 +87,17 @@ fn a_run_that_passes_prints_the_outcome() {
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
 }
 
+/// A quiet run with one repair round: the first answer applies and fails the
+/// build, `second` is the last answer.
+fn failing_then(second: Reply) -> Run {
+    let first = Reply::text("^^^value.txt\nstill broken\n^^^end\n");
+    let args = ["--max-repairs", "1", "--quiet"];
+    run_on(vec![first, second], |_| {}, &args).0
+}
+
 #[test]
 fn a_run_that_keeps_failing_exits_1() {
-    let bad = || Reply::text("^^^value.txt\nstill broken\n^^^end\n");
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![bad(), Reply::text("^^^value.txt\nworse\n^^^end\n")],
-    );
-    let repo = project(&server);
-    let run = code_commit(
-        repo.path(),
-        &["--max-repairs", "1", "--quiet"],
-        &[("MY_KEY", KEY)],
-    );
+    let run = failing_then(Reply::text("^^^value.txt\nworse\n^^^end\n"));
     run.assert_exit(1);
     assert_starts_with(
         &run.stdout,
@@ -102,19 +115,7 @@ fn a_run_that_keeps_failing_exits_1() {
 /// for the person running it (not the text written for the model).
 #[test]
 fn a_rejected_last_answer_is_told_in_the_users_words() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![
-            Reply::text("^^^value.txt\nstill broken\n^^^end\n"),
-            Reply::text("Just edit value.txt yourself."),
-        ],
-    );
-    let repo = project(&server);
-    let run = code_commit(
-        repo.path(),
-        &["--max-repairs", "1", "--quiet"],
-        &[("MY_KEY", KEY)],
-    );
+    let run = failing_then(Reply::text("Just edit value.txt yourself."));
     run.assert_exit(1);
     assert_starts_with(
         &run.stdout,
@@ -128,12 +129,10 @@ fn a_rejected_last_answer_is_told_in_the_users_words() {
     }
 
     // No build ever ran.
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text("No.")]);
-    let repo = project(&server);
-    let run = code_commit(
-        repo.path(),
+    let (run, _repo, _server) = run_on(
+        vec![Reply::text("No.")],
+        |_| {},
         &["--max-repairs", "0", "--quiet"],
-        &[("MY_KEY", KEY)],
     );
     run.assert_exit(1);
     run.stdout_contains(
@@ -189,19 +188,15 @@ fn a_run_starts_no_program_the_repository_configured() {
 /// repair prompt carries, its start and end kept and the cut marked.
 #[test]
 fn the_build_output_cap_is_a_flag() {
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
+    let (run, _repo, server) = run_on(
         vec![Reply::text("^^^value.txt\nnope\n^^^end\n"), fixed()],
-    );
-    let repo = project(&server);
-    repo.write_executable(
-        "build.sh",
-        "#!/bin/sh\ni=1\nwhile [ $i -le 500 ]; do echo \"output line $i\"; i=$((i+1)); done\ngrep -q fixed value.txt\n",
-    );
-    let run = code_commit(
-        repo.path(),
+        |repo| {
+            repo.write_executable(
+                "build.sh",
+                "#!/bin/sh\ni=1\nwhile [ $i -le 500 ]; do echo \"output line $i\"; i=$((i+1)); done\ngrep -q fixed value.txt\n",
+            );
+        },
         &["--max-build-output-bytes", "2048", "--quiet"],
-        &[("MY_KEY", KEY)],
     );
     run.assert_exit(0);
     let body = server.requests()[1].json();
@@ -222,13 +217,7 @@ fn the_build_output_cap_is_a_flag() {
 #[test]
 fn a_failed_run_says_what_it_left_and_can_revert_it() {
     let answer = || Reply::text("^^^value.txt\nnope\n^^^end\n^^^added.txt\nnew\n^^^end\n");
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![answer()]);
-    let repo = project(&server);
-    let run = code_commit(
-        repo.path(),
-        &["--max-repairs", "0", "--quiet"],
-        &[("MY_KEY", KEY)],
-    );
+    let (run, repo, _server) = run_on(vec![answer()], |_| {}, &["--max-repairs", "0", "--quiet"]);
     run.assert_exit(1);
     let dir = std::fs::canonicalize(repo.path()).unwrap();
     assert_eq!(
@@ -239,13 +228,12 @@ fn a_failed_run_says_what_it_left_and_can_revert_it() {
         )
     );
 
-    let server = FakeLlm::start(Flavor::OpenAiChat, vec![answer()]);
-    let repo = project(&server);
-    repo.write("unrelated.txt", "my uncommitted work\n");
-    let run = code_commit(
-        repo.path(),
+    let (run, repo, _server) = run_on(
+        vec![answer()],
+        |repo| {
+            repo.write("unrelated.txt", "my uncommitted work\n");
+        },
         &["--max-repairs", "0", "--revert-on-failure"],
-        &[("MY_KEY", KEY)],
     );
     run.assert_exit(1);
     run.stderr_contains(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use code_commit_core::Error;
 use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
-use code_commit_core::undo::{Kept, Reverted, Undo};
+use code_commit_core::undo::{Kept, Reverted, Undo, Way};
 use testkit::{FakeLlm, Reply, TestRepo, assert_contains, assert_starts_with, files_under};
 
 use crate::support::{block, blocks, drive, fixing, log};
@@ -99,6 +99,16 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// Checks that the repair prompt `repair` carries the output of a build of
+/// `src/value.txt` saying `still broken`, and that replacement.
+fn assert_carries_the_failed_build(repair: &str) {
+    assert_contains(repair, "error: src/value.txt does not say fixed");
+    assert_contains(
+        repair,
+        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
+    );
+}
+
 #[test]
 fn passes_first_time() {
     let repo = project();
@@ -169,11 +179,7 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
         &repair,
         "# build.sh output\n\nbuild.sh exited with status 1",
     );
-    assert_contains(&repair, "error: src/value.txt does not say fixed");
-    assert_contains(
-        &repair,
-        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
-    );
+    assert_carries_the_failed_build(&repair);
     assert_contains(&repair, "--- FILE REPLACEMENT [src/new.txt] ---\nnew\n");
     let system = server.requests()[1].json()["messages"][0]["content"]
         .as_str()
@@ -281,9 +287,11 @@ fn a_failed_run_says_how_to_undo_what_it_left() {
     let report = result.unwrap();
     assert!(!report.passed);
     let kept = Kept {
-        restore: vec!["src/value.txt".into()],
-        remove: vec!["src/deep/er/new file.txt".into()],
-        not_in_git: vec!["src/other.txt".into()],
+        files: vec![
+            ("src/deep/er/new file.txt".into(), Way::Remove),
+            ("src/other.txt".into(), Way::NotInGit),
+            ("src/value.txt".into(), Way::Restore),
+        ],
     };
     assert_eq!(report.undo, Some(Undo::Kept(kept.clone())));
     assert_eq!(steps.last(), Some(&Step::Undo(Undo::Kept(kept.clone()))));
@@ -401,15 +409,9 @@ fn rejected_responses_change_nothing_and_are_repaired() {
 
 #[test]
 fn a_repair_after_a_rejection_carries_the_reasons_and_the_last_build_output() {
-    let repo = project();
-    let (result, _steps, server) = go(
-        &repo,
-        vec![
-            Reply::text(&block("src/value.txt", "still broken\n")),
-            Reply::text("I would change src/value.txt."),
-            fixing(""),
-        ],
-    );
+    let failing = Reply::text(&block("src/value.txt", "still broken\n"));
+    let rejected = Reply::text("I would change src/value.txt.");
+    let (result, _steps, server) = go(&project(), vec![failing, rejected, fixing("")]);
     assert!(result.unwrap().passed);
     let third = prompt(&server, 2);
     assert_starts_with(
@@ -421,11 +423,7 @@ fn a_repair_after_a_rejection_carries_the_reasons_and_the_last_build_output() {
         &third,
         "# build.sh output\n\n(from the build of attempt 1; the files have not changed since)\nbuild.sh exited with status 1\n",
     );
-    assert_contains(&third, "error: src/value.txt does not say fixed");
-    assert_contains(
-        &third,
-        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
-    );
+    assert_carries_the_failed_build(&third);
 }
 
 /// A build printing about 110 KiB: the repair prompt carries all of it by
