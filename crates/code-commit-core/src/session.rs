@@ -334,7 +334,7 @@ impl<'r> Session<'r> {
             "the model's last answer was rejected: {}. build.sh did not run on it. {rounds} used. {build}",
             self.rejected
                 .iter()
-                .map(|r| r.trim_end_matches('.'))
+                .map(|r| what_went_wrong(r))
                 .collect::<Vec<_>>()
                 .join("; ")
         )
@@ -420,7 +420,7 @@ impl<'r> Session<'r> {
     ) -> Result<Vec<(Target, Action)>, Rejected> {
         if response.stop_reason == StopReason::MaxTokens {
             return Err(Rejected::Response(vec![format!(
-                "the response was cut off by the output token limit ({} tokens), so its last block may be incomplete: change fewer files per response",
+                "the response was cut off by the output token limit ({} tokens), so its last block may be incomplete; change fewer files per response",
                 self.options.max_tokens
             )]));
         }
@@ -632,6 +632,17 @@ impl<'r> Session<'r> {
 /// Whether git ignores the project's `Cargo.lock` (an error counts as no).
 fn lock_ignored(policy: &Policy) -> bool {
     policy.is_ignored("Cargo.lock").unwrap_or(false)
+}
+
+/// The part of a rejection reason that says what went wrong, for the person:
+/// reasons are written for the model as `what went wrong; what to do
+/// instead` (parse errors, the policy, the token limit), and the advice is
+/// the model's.
+fn what_went_wrong(reason: &str) -> &str {
+    reason
+        .split_once("; ")
+        .map_or(reason, |(what, _)| what)
+        .trim_end_matches('.')
 }
 
 /// A failed build, as the next prompt and the report show it.

@@ -119,12 +119,17 @@ fn a_rejected_last_answer_is_told_in_the_users_words() {
     run.assert_exit(1);
     assert_starts_with(
         &run.stdout,
-        "failed after 2 attempt(s): the model's last answer was rejected: the response has no ^^^path",
+        "failed after 2 attempt(s): the model's last answer was rejected: the response has no ^^^path … ^^^end blocks. build.sh did not run on it.",
     );
     run.stdout_contains(
         "build.sh did not run on it. 1 repair round used. The last build, of attempt 1, failed (build.sh exited with status 1); its output is 1-build.txt in the log folder.\n",
     );
-    for model_text in ["still fails", "NOTHING from it", "File replacements"] {
+    for model_text in [
+        "still fails",
+        "NOTHING from it",
+        "File replacements",
+        "reply with",
+    ] {
         assert!(!run.stdout.contains(model_text), "{}", run.stdout);
     }
 

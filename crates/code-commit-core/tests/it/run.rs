@@ -366,6 +366,18 @@ fn revert_on_failure_puts_back_exactly_what_the_run_changed() {
     );
 }
 
+/// A run ended by an error after a change applied also says what it left.
+#[test]
+fn a_run_ended_by_an_error_says_what_it_left() {
+    let failing = blocks(&[("src/value.txt", "nope\n")]);
+    let (result, steps, _server) = go(&project(), vec![failing, Reply::error(401, "bad key")]);
+    assert!(matches!(result, Err(Error::Provider(_))), "{result:?}");
+    let kept = Kept {
+        files: vec![("src/value.txt".into(), Way::Restore)],
+    };
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Kept(kept))));
+}
+
 #[test]
 fn rejected_responses_change_nothing_and_are_repaired() {
     let repo = project();
