@@ -221,14 +221,22 @@ fn the_build_output_cap_is_a_flag() {
 /// leaves an unrelated uncommitted edit alone.
 #[test]
 fn a_failed_run_says_what_it_left_and_can_revert_it() {
-    let answer = || Reply::text("^^^value.txt\nnope\n^^^end\n^^^added.txt\nnew\n^^^end\n");
-    let (run, repo, _server) = run_on(vec![answer()], |_| {}, &["--max-repairs", "0", "--quiet"]);
+    let answer = || {
+        Reply::text(
+            "^^^value.txt\nnope\n^^^end\n^^^added.txt\nnew\n^^^end\n^^^notes.txt\nmodel's\n^^^end\n",
+        )
+    };
+    // An untracked file of the user's that the model rewrites.
+    let notes = |repo: &TestRepo| {
+        repo.write("notes.txt", "mine\n");
+    };
+    let (run, repo, _server) = run_on(vec![answer()], notes, &["--max-repairs", "0", "--quiet"]);
     run.assert_exit(1);
     let dir = std::fs::canonicalize(repo.path()).unwrap();
     assert_eq!(
         run.stderr,
         format!(
-            "the failed run leaves its changes in the working tree (not staged): added.txt, value.txt\nto undo them, run in {}:\n  git restore --source=HEAD --worktree -- value.txt\n  rm -- added.txt\n",
+            "the failed run leaves its changes in the working tree (not staged): added.txt, notes.txt, value.txt\nto undo them, run in {}:\n  git restore --source=HEAD --worktree -- value.txt\n  rm -- added.txt\nnotes.txt held changes git does not have before the run (uncommitted, or untracked): git cannot give them back (--revert-on-failure puts back exactly what was there)\n",
             dir.display()
         )
     );
@@ -236,21 +244,21 @@ fn a_failed_run_says_what_it_left_and_can_revert_it() {
     let (run, repo, _server) = run_on(
         vec![answer()],
         |repo| {
+            notes(repo);
             repo.write("unrelated.txt", "my uncommitted work\n");
         },
         &["--max-repairs", "0", "--revert-on-failure"],
     );
     run.assert_exit(1);
     run.stderr_contains(
-        "--revert-on-failure: restored value.txt; removed added.txt as before the run; nothing else was touched\n",
+        "--revert-on-failure: restored notes.txt, value.txt; removed added.txt as before the run; nothing else was touched\n",
     );
-    assert_eq!(
-        std::fs::read_to_string(repo.join("value.txt")).unwrap(),
-        "broken\n"
-    );
+    for (path, content) in [
+        ("value.txt", "broken\n"),
+        ("notes.txt", "mine\n"),
+        ("unrelated.txt", "my uncommitted work\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(repo.join(path)).unwrap(), content);
+    }
     assert!(!repo.join("added.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(repo.join("unrelated.txt")).unwrap(),
-        "my uncommitted work\n"
-    );
 }
