@@ -14,7 +14,11 @@
 //!   fences, preambles, attribution and unrequested trailers, and a reflow to
 //!   72 columns), then validated: every problem an imperative sentence for the
 //!   model's one repair request ([`Rules`]; the squash rules with
-//!   [`Checks::squash`]).
+//!   [`Checks::squash`]; the repository's subject style with
+//!   [`Checks::style`]).
+//! - [`Prefix`] and [`Style`]: a subject's `type:` or `component:` prefix, the
+//!   style a repository's recent subjects show, and [`past_tense`], the mood
+//!   check of a subject's first word.
 //! - [`clamp`]: messages from history cut to a size for prepared context.
 //!
 //! - **Dependencies:** `regex` only; none of our crates. Pure text: no git, no
@@ -35,6 +39,7 @@ mod message;
 mod reflow;
 mod refs;
 mod shape;
+mod style;
 pub mod trailer;
 mod validate;
 
@@ -46,6 +51,7 @@ pub use conventional::Conventional;
 pub use message::Message;
 pub use refs::{TaskId, ensure_task_id, pull_requests, task_id_suffix};
 pub use shape::{ShapeOptions, kept_trailers};
+pub use style::{KNOWN_TYPES, Prefix, Style, past_tense};
 pub use trailer::Trailer;
 pub use validate::{Rules, SubmoduleRule, quote};
 
