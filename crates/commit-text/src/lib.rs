@@ -8,7 +8,8 @@
 //!   generated message may keep.
 //! - [`Conventional`]: the one Conventional Commits header grammar (which
 //!   grammar, and why, is documented on it).
-//! - [`TaskId`] and [`pull_requests`]: the references a message makes.
+//! - [`TaskId`], [`pull_requests`] and [`issue_references`]: the references a
+//!   message makes.
 //! - [`check()`]: one model answer against a task's [`Checks`] — bounded,
 //!   shaped (the deterministic cleanup of control characters, thinking blocks,
 //!   fences, preambles, attribution and unrequested trailers, and a reflow to
@@ -49,7 +50,7 @@ mod corpus;
 pub use check::{Checks, check};
 pub use conventional::Conventional;
 pub use message::Message;
-pub use refs::{TaskId, ensure_task_id, pull_requests, task_id_suffix};
+pub use refs::{TaskId, ensure_task_id, issue_references, pull_requests, task_id_suffix};
 pub use shape::{ShapeOptions, kept_trailers};
 pub use style::{KNOWN_TYPES, Prefix, Style, past_tense};
 pub use trailer::Trailer;

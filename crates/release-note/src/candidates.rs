@@ -60,7 +60,8 @@
 //! which a breaking commit uses instead); at most 300 characters, cut at a word
 //! boundary with `…`.
 //!
-//! **Refs**: `Commit(short)`, then each pull request of the commit.
+//! **Refs**: `Commit(short)`, then each pull request of the commit, then each
+//! issue it closes.
 //! **Evidence**: `signals: …`, `+A -D in N files`, and the five largest paths.
 //!
 //! Output: in [`Section::ALL`] order, then commit order, then group order.
@@ -181,6 +182,7 @@ fn commit_candidate(commit: &ReleaseCommit) -> Candidate {
             .iter()
             .map(|&n| ItemRef::PullRequest(n)),
     );
+    refs.extend(commit.issues.iter().map(|&n| ItemRef::Issue(n)));
     Candidate {
         section: verdict.section,
         draft: shorten(&draft, MAX_DRAFT),

@@ -65,6 +65,15 @@ impl LinkHints {
         }
     }
 
+    /// The page of issue `n`.
+    pub(crate) fn issue_url(&self, n: u64) -> String {
+        let web = &self.web;
+        match self.host {
+            Host::GitHub | Host::Gitea | Host::Bitbucket => format!("{web}/issues/{n}"),
+            Host::GitLab => format!("{web}/-/issues/{n}"),
+        }
+    }
+
     /// The comparison of `from` and `to` (refs or ids, percent-encoded where
     /// needed); `None` on Bitbucket, whose comparison URLs are not stable.
     pub(crate) fn compare_url(&self, from: &str, to: &str) -> Option<String> {

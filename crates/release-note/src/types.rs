@@ -139,8 +139,12 @@ pub struct ReleaseCommit {
     pub excerpt: String,
     /// The distinct signals of its paths, sorted.
     pub signals: Vec<Signal>,
-    /// Pull request numbers its message mentions (`(#123)`, `Merge pull request #123`).
+    /// Pull request numbers its message mentions (`(#123)`, `Merge pull
+    /// request #123`, `PR #123`, GitLab `!123`: [`commit_text::pull_requests`]).
     pub pull_requests: Vec<u64>,
+    /// Issue numbers its message closes (`Fixes #123`, `Closes: #123`,
+    /// `Resolves #123`: [`commit_text::issue_references`]).
+    pub issues: Vec<u64>,
 }
 
 /// A submodule whose recorded commit moved within the range.
@@ -260,6 +264,8 @@ pub enum ItemRef {
     Commit(String),
     /// A pull request number the range's messages mention.
     PullRequest(u64),
+    /// An issue number the range's messages close (`Fixes #123`).
+    Issue(u64),
     /// A commit of a submodule group.
     SubmoduleCommit { path: String, id: String },
 }

@@ -1,4 +1,4 @@
-use commit_text::pull_requests;
+use commit_text::{issue_references, pull_requests};
 use git_agent_core::classify::Class;
 use gitctx::ObjectId;
 
@@ -45,6 +45,7 @@ fn commit(subject: &str, body: &str, paths: &[&str]) -> ReleaseCommit {
         short: id.short(),
         subject: subject.to_owned(),
         pull_requests: pull_requests(&message),
+        issues: issue_references(&message),
         message,
         clamped: false,
         author: "A U Thor".to_owned(),
