@@ -5,7 +5,8 @@
 //! - [`Prefix::of`] reads a subject's prefix: a [`Conventional`] header whose
 //!   type is one of the [known types](KNOWN_TYPES) (`feat`, `fix`, `docs`,
 //!   …), else a component prefix (`printer: fix …`, `ignore/types: add …`,
-//!   `grep-searcher, grep-printer: bump …`), else none. A header with an
+//!   `grep-searcher, grep-printer: bump …`; a capitalized word such as `Fix:`
+//!   is prose, not a component), else none. A header with an
 //!   unknown lowercase "type" (`printer: fix …`) is a component: that is how
 //!   repositories such as ripgrep write subjects.
 //! - [`Style::detect`] chooses among Conventional Commits, `component:
@@ -66,11 +67,11 @@ impl Prefix {
             }
         }
         match COMPONENT.captures(line) {
-            Some(caps) => Prefix::Component {
+            Some(caps) if !is_capitalized_word(&caps[1]) => Prefix::Component {
                 component: caps[1].to_owned(),
                 description: caps[2].trim().to_owned(),
             },
-            None => Prefix::None,
+            _ => Prefix::None,
         }
     }
 
@@ -82,6 +83,14 @@ impl Prefix {
             Prefix::None => subject.lines().next().unwrap_or("").trim(),
         }
     }
+}
+
+/// A capitalized word (`Fix`, `Note`): prose with a colon (`Fix: typo`),
+/// not a component, which is lowercase (`printer`), all capitals (`README`)
+/// or a path (`ignore/types`).
+fn is_capitalized_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(char::is_uppercase) && chars.all(char::is_lowercase)
 }
 
 /// How a repository writes its subjects.
@@ -235,6 +244,7 @@ mod tests {
         check("README: mention zsh", component("README", "mention zsh"));
         check("Add a thing", Prefix::None);
         check("Fix parsing of: x", Prefix::None);
+        check("Fix: typo", Prefix::None);
         check("printer(x): y", Prefix::None);
         assert_eq!(
             Prefix::of("deps: bump x").description("deps: bump x"),

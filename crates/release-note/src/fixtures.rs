@@ -34,6 +34,7 @@ pub fn commit(prefix: &str, subject: &str) -> ReleaseCommit {
         signals: vec![Signal::Runtime],
         pull_requests: Vec::new(),
         issues: Vec::new(),
+        internal_bumps: Vec::new(),
     }
 }
 

@@ -19,7 +19,7 @@ use lockfile_diff as lockfile;
 use crate::types::{
     ChangedPath, ItemRef, LinkHints, Range, RefInfo, ReleaseCommit, ReleaseContext, SubmoduleGroup,
 };
-use crate::{candidates, links, signals};
+use crate::{bumps, candidates, links, signals};
 
 /// Sizes of the prepared evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +245,7 @@ fn release_commit(
         signals,
         pull_requests: commit_text::pull_requests(&info.message),
         issues: commit_text::issue_references(&info.message),
+        internal_bumps: bumps::internal_bumps(&diff.files),
     })
 }
 

@@ -145,6 +145,9 @@ pub struct ReleaseCommit {
     /// Issue numbers its message closes (`Fixes #123`, `Closes: #123`,
     /// `Resolves #123`: [`commit_text::issue_references`]).
     pub issues: Vec<u64>,
+    /// When the commit only bumps versions of the workspace's own crates:
+    /// each crate and its new version (`grep-searcher 0.1.14`); else empty.
+    pub internal_bumps: Vec<String>,
 }
 
 /// A submodule whose recorded commit moved within the range.

@@ -65,7 +65,47 @@ fn workspace() -> TestRepo {
         "pub fn search() { let _glob = 1; }\n",
     );
     repo.commit_all("searcher: fix a glob that never matched\n\nFixes #3202");
+    repo.write(
+        "crates/searcher/src/lib.rs",
+        "pub fn search() { let _mmap = 1; }\n",
+    );
+    repo.commit_all(
+        "searcher: add [mmap](https://docs.rs/memmap2) support\n\nSee [the guide](https://x.io/guide) for details.",
+    );
+    // Internal bumps: the crate's own version, the path dependency on it,
+    // the lockfile.
+    repo.write(
+        "crates/searcher/Cargo.toml",
+        manifest("grep-searcher", "0.1.14", None),
+    )
+    .write(
+        "crates/printer/Cargo.toml",
+        manifest("grep-printer", "0.2.1", Some("0.1.14")),
+    )
+    .write("Cargo.lock", lock("0.2.1", "0.1.14", "2.7.1"));
+    repo.commit_all("deps: bump grep-searcher to 0.1.14");
+    repo.write(
+        "crates/printer/Cargo.toml",
+        manifest("grep-printer", "0.2.2", Some("0.1.14")),
+    )
+    .write("Cargo.lock", lock("0.2.2", "0.1.14", "2.7.1"));
+    repo.commit_all("deps: bump grep-printer to 0.2.2");
+    // An external dependency: not internal.
+    repo.write("Cargo.lock", lock("0.2.2", "0.1.14", "2.7.4"));
+    repo.commit_all("deps: bump memchr to 2.7.4");
+    repo.write(
+        "pkg/brew/ripgrep-bin.rb",
+        "class RipgrepBin < Formula\n  version '14.1.0'\nend\n",
+    );
+    repo.commit_all("pkg/brew: update tap to 14.1.0");
     repo
+}
+
+fn commit<'a>(ctx: &'a ReleaseContext, subject: &str) -> &'a release_note::ReleaseCommit {
+    ctx.commits
+        .iter()
+        .find(|c| c.subject == subject)
+        .unwrap_or_else(|| panic!("no commit '{subject}'"))
 }
 
 /// The refs of the candidate whose draft starts with `draft`.
@@ -83,9 +123,9 @@ fn pull_request_and_issue_references_of_real_messages_are_recognised() {
     // pull requests: none" rejected an answer citing them.
     let repo = workspace();
     let ctx = prepared(&repo, &explicit("14.0.0", "HEAD"));
-    let printer = &ctx.commits[1];
+    let printer = commit(&ctx, "printer: fix a crash on empty lines");
     assert_eq!(printer.pull_requests, [3192]);
-    let searcher = &ctx.commits[0];
+    let searcher = commit(&ctx, "searcher: fix a glob that never matched");
     assert_eq!(
         (searcher.pull_requests.len(), &searcher.issues[..]),
         (0, &[3202][..])
@@ -123,5 +163,66 @@ fn pull_request_and_issue_references_of_real_messages_are_recognised() {
     assert_contains(
         &note.markdown,
         "https://github.com/BurntSushi/ripgrep/issues/3202",
+    );
+}
+
+#[test]
+fn workspace_candidates_are_grouped_dropped_and_read_as_components() {
+    let repo = workspace();
+    let ctx = prepared(&repo, &explicit("14.0.0", "HEAD"));
+    assert_eq!(
+        commit(&ctx, "deps: bump grep-searcher to 0.1.14").internal_bumps,
+        ["grep-searcher 0.1.14"]
+    );
+    assert_eq!(
+        commit(&ctx, "deps: bump grep-printer to 0.2.2").internal_bumps,
+        ["grep-printer 0.2.2"]
+    );
+    assert!(
+        commit(&ctx, "deps: bump memchr to 2.7.4")
+            .internal_bumps
+            .is_empty()
+    );
+    let got: Vec<(&str, bool, &str)> = ctx
+        .candidates
+        .iter()
+        .map(|c| (c.draft.as_str(), c.include, c.reason.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "Add mmap support. See the guide for details",
+                true,
+                "component `searcher`; first word `add`"
+            ),
+            (
+                "Fix a glob that never matched",
+                true,
+                "component `searcher`; first word `fix`"
+            ),
+            (
+                "Fix a crash on empty lines",
+                true,
+                "component `printer`; first word `fix`"
+            ),
+            (
+                "Bump memchr to 2.7.4",
+                true,
+                "conventional `deps`: dependency update"
+            ),
+            (
+                "Update tap to 14.1.0",
+                false,
+                "packaging-only change (package manifests or a package tap): not what this release is about"
+            ),
+            (
+                "Bump internal crate versions: grep-printer 0.2.2, grep-searcher 0.1.14",
+                false,
+                "2 commits only bumping versions of the workspace's own crates, grouped: release bookkeeping"
+            ),
+        ],
+        "{:#?}",
+        ctx.candidates
     );
 }
