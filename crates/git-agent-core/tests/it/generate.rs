@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, assert_contains, call};
 
 use crate::support::{
-    chat, generate, moved_submodule, project, repaired, repaired_naming, request, responses,
-    retries_request, strings, task_id_branch, to_amend,
+    chat, generate, moved_submodule, project, repaired, repaired_naming, repaired_to, request,
+    responses, retries_request, strings, task_id_branch, to_amend,
 };
 
 #[test]
@@ -243,14 +243,10 @@ fn amend_compares_the_kept_subject_exactly() {
     let repo = project();
     to_amend(&repo, "Fix: accept every host");
     let req = request(&repo, true);
-    let (message, requests) = repaired(
+    repaired_to(
         &req,
         "fix: accept every host.",
         "Fix: accept every host\n\nThe README says so.",
-    );
-    assert_eq!(message, "Fix: accept every host\n\nThe README says so.");
-    assert_contains(
-        &requests[1].raw_text(),
         "keep the original subject exactly, character for character",
     );
 }
@@ -259,11 +255,15 @@ fn amend_compares_the_kept_subject_exactly() {
 fn a_final_period_and_a_past_tense_get_the_repair_pass() {
     // Fixed: "Fixed stuff." passed validation.
     let (_repo, req) = retries_request();
-    let (message, requests) = repaired(&req, "Fixed stuff.", "fix(net): retry connect three times");
-    assert_eq!(message, "fix(net): retry connect three times");
+    let (message, requests) = repaired(&req, "Fixed stuff.", "fix(net): retry connect");
+    assert_eq!(message, "fix(net): retry connect");
     let repair = requests[1].raw_text();
-    assert_contains(&repair, "remove the period at the end of the subject");
-    assert_contains(&repair, "'Fixed' is past tense");
+    for problem in [
+        "remove the period at the end of the subject",
+        "'Fixed' is past tense",
+    ] {
+        assert_contains(&repair, problem);
+    }
 }
 
 #[test]

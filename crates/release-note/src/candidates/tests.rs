@@ -680,21 +680,17 @@ fn packaging_only_commits_are_left_out_unless_they_are_the_point() {
             (Other, true, Medium, "Update the RPM spec"),
         ],
     );
-    for path in [
-        "PKGBUILD",
-        "snap/snapcraft.yaml",
-        "Formula/rg.rb",
-        "choco/rg.nuspec",
+    for (path, packaging) in [
+        ("PKGBUILD", true),
+        ("snap/snapcraft.yaml", true),
+        ("Formula/rg.rb", true),
+        ("choco/rg.nuspec", true),
+        ("src/pkg.rs", false),
+        ("crates/printer/src/lib.rs", false),
+        (".spec", false),
+        ("web/app.spec.ts", false),
     ] {
-        assert!(is_packaging(path), "{path}");
-    }
-    for path in [
-        "src/pkg.rs",
-        "crates/printer/src/lib.rs",
-        ".spec",
-        "web/app.spec.ts",
-    ] {
-        assert!(!is_packaging(path), "{path}");
+        assert_eq!(is_packaging(path), packaging, "{path}");
     }
 }
 
