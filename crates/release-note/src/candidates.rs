@@ -112,19 +112,6 @@ static VERSION_BUMP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// A Markdown link, inline `[text](url)` or by reference `[text][label]`;
-/// group 1 the text.
-static MARKDOWN_LINK: LazyLock<Regex> =
-    LazyLock::new(|| built_in(r"\[([^\[\]]*)\](?:\([^()\s]*(?:\s+[^()]*)?\)|\[[^\[\]]*\])"));
-
-/// A line that only cites pull requests or issues (`PR #3192`, `Fixes
-/// #3202`, `!45`): the candidate's refs carry them.
-static REFERENCE_ONLY: LazyLock<Regex> = LazyLock::new(|| {
-    built_in(
-        r"(?i)^(?:(?:pr|fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?)\s*:?\s*)?[#!]\d+(?:\s*,\s*[#!]\d+)*\.?$",
-    )
-});
-
 static URL_ONLY: LazyLock<Regex> = LazyLock::new(|| built_in(r"^<?https?://\S+>?$"));
 
 /// The candidate items of a range's `commits` and moved `submodules`, by the
@@ -804,6 +791,14 @@ fn breaking_footer(message: &str) -> Option<String> {
     })
 }
 
+/// A line that only cites pull requests or issues (`PR #3192`, `Fixes
+/// #3202`, `!45`): the candidate's refs carry them.
+static REFERENCE_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    built_in(
+        r"(?i)^(?:(?:pr|fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?)\s*:?\s*)?[#!]\d+(?:\s*,\s*[#!]\d+)*\.?$",
+    )
+});
+
 /// The first body line worth adding to a draft: not blank, not a trailer, not
 /// a lone URL or pull request or issue reference, not the clamp marker; list
 /// markers dropped.
@@ -839,6 +834,11 @@ fn starts_with_word(text: &str, word: &str) -> bool {
         .next()
         .is_some_and(|first| first.eq_ignore_ascii_case(word))
 }
+
+/// A Markdown link, inline `[text](url)` or by reference `[text][label]`;
+/// group 1 the text.
+static MARKDOWN_LINK: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"\[([^\[\]]*)\](?:\([^()\s]*(?:\s+[^()]*)?\)|\[[^\[\]]*\])"));
 
 /// Trimmed, Markdown links reduced to their text, without trailing `(#123)`
 /// refs and periods, first letter capitalized.

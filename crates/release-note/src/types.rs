@@ -144,9 +144,11 @@ pub struct ReleaseCommit {
     pub pull_requests: Vec<u64>,
     /// Issue numbers its message closes (`Fixes #123`, `Closes: #123`,
     /// `Resolves #123`: [`commit_text::issue_references`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<u64>,
     /// When the commit only bumps versions of the workspace's own crates:
     /// each crate and its new version (`grep-searcher 0.1.14`); else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub internal_bumps: Vec<String>,
 }
 
