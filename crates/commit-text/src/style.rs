@@ -96,10 +96,11 @@ fn is_capitalized_word(text: &str) -> bool {
 /// How a repository writes its subjects.
 ///
 /// [`Style::detect`] counts the subjects that are not merge or revert
-/// commits: [`Style::Conventional`] when more than half have a Conventional
+/// commits. Fewer than [`MIN_SUBJECTS`] show no style: [`Style::Any`].
+/// Otherwise [`Style::Conventional`] when more than half have a Conventional
 /// Commits header with a known type; else [`Style::Component`] when more than
 /// half have a component prefix or a header (some repositories mix the two);
-/// else [`Style::Imperative`], which is also the answer without subjects.
+/// else [`Style::Imperative`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
     /// `type(scope): description`.
@@ -108,7 +109,13 @@ pub enum Style {
     Component,
     /// A plain imperative sentence without a prefix.
     Imperative,
+    /// Too little history to tell: any of the three, Conventional Commits
+    /// preferred; nothing is enforced.
+    Any,
 }
+
+/// The fewest subjects (merges and reverts aside) that show a style.
+pub const MIN_SUBJECTS: usize = 3;
 
 impl Style {
     /// The style most of `subjects` follow (see [`Style`]).
@@ -132,7 +139,9 @@ impl Style {
                 Prefix::None => {}
             }
         }
-        if conventional * 2 > counted {
+        if counted < MIN_SUBJECTS {
+            Style::Any
+        } else if conventional * 2 > counted {
             Style::Conventional
         } else if prefixed * 2 > counted {
             Style::Component
@@ -153,6 +162,9 @@ impl Style {
             Style::Imperative => {
                 "The repository writes plain imperative subjects: no type or component prefix before a colon, e.g. `Fix handling of empty lines in the printer`."
             }
+            Style::Any => {
+                "The repository's recent history is too short to show a style: prefer a Conventional Commits subject, `type(scope): description` (`feat`, `fix`, `refactor`, `docs`, `chore`, …), e.g. `feat(api): add retry budget`."
+            }
         }
     }
 
@@ -163,7 +175,7 @@ impl Style {
             return None;
         }
         match (self, Prefix::of(subject)) {
-            (Style::Conventional, Prefix::Conventional(_)) => None,
+            (Style::Any, _) | (Style::Conventional, Prefix::Conventional(_)) => None,
             (Style::Conventional, _) => Some(format!(
                 "the subject '{subject}' is not a Conventional Commits subject, which this repository uses: write `type(scope): description` with a type such as feat, fix, refactor, docs or chore, e.g. `feat(api): add retry budget`"
             )),
@@ -259,7 +271,8 @@ mod tests {
         fn check(subjects: &[&str], expected: Style) {
             assert_eq!(Style::detect(subjects), expected, "{subjects:?}");
         }
-        check(&[], Style::Imperative);
+        check(&[], Style::Any);
+        check(&["Add a", "Fix b", "Merge branch 'x'"], Style::Any);
         check(
             &[
                 "feat: a",
@@ -281,6 +294,7 @@ mod tests {
             Style::Component,
         );
         check(&["Add a", "Fix b", "docs: c"], Style::Imperative);
+        check(&["feat: a", "fix: b", "chore: c"], Style::Conventional);
     }
 
     #[test]
@@ -302,6 +316,9 @@ mod tests {
         );
         assert_eq!(Style::Imperative.problem("Fix a"), None);
         assert!(Style::Imperative.problem("fix: a").is_some());
+        for subject in ["fix: a", "printer: a", "Fix a"] {
+            assert_eq!(Style::Any.problem(subject), None);
+        }
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //! ([`commit_text::Style`], detected from the recent subjects of
 //! `origin/HEAD`): Conventional Commits when most of them use it, else
 //! `component: subject` when that is dominant, else a plain imperative
-//! subject. The prompt asks for that style and the check enforces it.
+//! subject. The prompt asks for that style and the check enforces it. With
+//! fewer than three such subjects there is no style to follow: the prompt
+//! prefers Conventional Commits and nothing is enforced.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
