@@ -39,7 +39,8 @@ pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
 #[derive(Debug, Clone, Args)]
 pub struct Shared {
     #[arg(long, value_name = "MODEL", help = format!(
-        "The model [default: OPENAI_MODEL, or {}]",
+        "The model [default: with ChatGPT sign-in, model in Codex's config.toml, else OPENAI_MODEL, else {}; with a key, OPENAI_MODEL, else {}]",
+        llm::defaults::CHATGPT_MODEL,
         llm::defaults::OPENAI_MODEL
     ))]
     pub model: Option<String>,
