@@ -154,7 +154,8 @@ pub async fn generate(
     trace: &mut dyn TraceSink,
 ) -> Result<Note, Error> {
     let validator = |raw: &str| check(&request.context, raw);
-    let mut runner = Runner::new(provider, request.budgets, trace);
+    // An answer cut off by the output cap is repaired once with a larger cap.
+    let mut runner = Runner::new(provider, request.budgets, trace).repair_cut_off();
     let outcome = runner.run(&request.task, Some(&validator)).await?;
     Ok(Note {
         markdown: outcome.output,

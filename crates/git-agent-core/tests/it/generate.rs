@@ -311,7 +311,9 @@ fn a_lockfile_only_message_must_name_a_package() {
 #[test]
 fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
     let (_repo, req) = retries_request();
-    let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
+    // Cut off again after the repair pass (asked with a larger cap).
+    let cut = || Reply::max_tokens("fix(net): retry connect three");
+    let (_server, provider) = chat(vec![cut(), cut()]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     match err {
         Error::Invalid { problems, message } => {
