@@ -5,14 +5,13 @@
 
 use tree_sitter::Node;
 
-use super::{
-    ContainerRole, Hooks, LanguageSpec, Scope, collapsed, container_name, own_lines, text,
-};
+use super::{ContainerRole, DEFAULT_HOOKS, Hooks, LanguageSpec, Scope, collapsed, text};
 use crate::UnitKind;
 
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
     name: "python",
     extensions: &["py", "pyi"],
+    separator: ".",
     grammar,
     units: &[
         ("function_definition", UnitKind::Function),
@@ -23,14 +22,14 @@ pub(crate) static SPEC: LanguageSpec = LanguageSpec {
     body_field: "body",
     body_kinds: &["block"],
     wrappers: &[("decorated_definition", "definition")],
+    transparent: &[],
     comment_kinds: &["comment"],
     signature_stops: &["="],
     signature_trailing: &[":"],
     hooks: Hooks {
         unit_name,
-        qualifier: container_name,
         extra_unit,
-        leading: own_lines,
+        ..DEFAULT_HOOKS
     },
 };
 

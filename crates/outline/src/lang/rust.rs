@@ -4,12 +4,13 @@
 
 use tree_sitter::Node;
 
-use super::{ContainerRole, Hooks, LanguageSpec, collapsed, last_row, no_extra_unit, text};
+use super::{ContainerRole, DEFAULT_HOOKS, Hooks, LanguageSpec, collapsed, last_row, text};
 use crate::UnitKind;
 
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
     name: "rust",
     extensions: &["rs"],
+    separator: "::",
     grammar,
     units: &[
         ("function_item", UnitKind::Function),
@@ -41,6 +42,7 @@ pub(crate) static SPEC: LanguageSpec = LanguageSpec {
         "enum_variant_list",
     ],
     wrappers: &[],
+    transparent: &[],
     comment_kinds: &["line_comment", "block_comment"],
     // `=`/`;` end bodiless items; `{`/`(`/`[` open a `macro_rules!` body
     // (elsewhere they only occur nested inside child nodes).
@@ -49,8 +51,8 @@ pub(crate) static SPEC: LanguageSpec = LanguageSpec {
     hooks: Hooks {
         unit_name,
         qualifier,
-        extra_unit: no_extra_unit,
         leading,
+        ..DEFAULT_HOOKS
     },
 };
 
