@@ -13,43 +13,18 @@ use super::{
 };
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "c",
-    extensions: &["c", "h"],
-    separator: "::",
-    grammar,
-    units: &[
-        ("function_definition", UnitKind::Function),
-        ("type_definition", UnitKind::TypeAlias),
-        ("preproc_function_def", UnitKind::Macro),
-    ],
-    containers: &[],
-    body_field: "body",
-    body_kinds: &[
-        "compound_statement",
-        "field_declaration_list",
-        "enumerator_list",
-    ],
+    name: "c", extensions: &["c", "h"], separator: "::", grammar,
+    units: &[("function_definition", UnitKind::Function), ("type_definition", UnitKind::TypeAlias), ("preproc_function_def", UnitKind::Macro)],
+    containers: &[], body_field: "body",
+    body_kinds: &["compound_statement", "field_declaration_list", "enumerator_list"],
     wrappers: &[],
     // Conditional compilation: the items of `#ifdef` blocks count as the
     // enclosing ones.
-    transparent: &[
-        "preproc_if",
-        "preproc_ifdef",
-        "preproc_else",
-        "preproc_elif",
-        "preproc_elifdef",
-    ],
-    comment_kinds: &["comment"],
-    signature_stops: &[";"],
-    signature_trailing: &[],
-    hooks: Hooks {
-        unit_name,
-        signature,
-        extra_unit,
-        leading: comments_above,
-        ..DEFAULT_HOOKS
-    },
+    transparent: &["preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"],
+    comment_kinds: &["comment"], signature_stops: &[";"], signature_trailing: &[],
+    hooks: Hooks { unit_name, signature, extra_unit, leading: comments_above, ..DEFAULT_HOOKS },
 };
 
 fn grammar() -> tree_sitter::Language {

@@ -12,56 +12,28 @@ use super::{
 };
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "cpp",
-    extensions: &["cc", "cpp", "cxx", "hpp", "hh", "hxx"],
-    separator: "::",
-    grammar,
+    name: "cpp", extensions: &["cc", "cpp", "cxx", "hpp", "hh", "hxx"], separator: "::", grammar,
     units: UNITS,
     containers: &[
-        ("namespace_definition", ContainerRole::Namespace),
-        ("class_specifier", ContainerRole::Type),
-        ("struct_specifier", ContainerRole::Type),
-        ("union_specifier", ContainerRole::Type),
+        ("namespace_definition", ContainerRole::Namespace), ("class_specifier", ContainerRole::Type),
+        ("struct_specifier", ContainerRole::Type), ("union_specifier", ContainerRole::Type),
     ],
     body_field: "body",
     // A constructor's initializer list is not part of its signature.
-    body_kinds: &[
-        "compound_statement",
-        "field_declaration_list",
-        "enumerator_list",
-        "field_initializer_list",
-        "declaration_list",
-    ],
+    body_kinds: &["compound_statement", "field_declaration_list", "enumerator_list", "field_initializer_list", "declaration_list"],
     wrappers: &[],
-    // `extern "C" { … }` too.
-    transparent: &[
-        "preproc_if",
-        "preproc_ifdef",
-        "preproc_else",
-        "preproc_elif",
-        "preproc_elifdef",
-        "linkage_specification",
-        "declaration_list",
-    ],
-    comment_kinds: &["comment"],
-    signature_stops: &[";", "="],
-    signature_trailing: &[],
-    hooks: Hooks {
-        unit_name,
-        owner,
-        signature: c::signature,
-        extra_unit,
-        leading: comments_above,
-        ..DEFAULT_HOOKS
-    },
+    // `#ifdef` blocks and `extern "C" { … }`.
+    transparent: &["preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef", "linkage_specification", "declaration_list"],
+    comment_kinds: &["comment"], signature_stops: &[";", "="], signature_trailing: &[],
+    hooks: Hooks { unit_name, owner, signature: c::signature, extra_unit, leading: comments_above, ..DEFAULT_HOOKS },
 };
 
+#[rustfmt::skip]
 const UNITS: &[(&str, UnitKind)] = &[
-    ("function_definition", UnitKind::Function),
-    ("type_definition", UnitKind::TypeAlias),
-    ("alias_declaration", UnitKind::TypeAlias),
-    ("namespace_definition", UnitKind::Module),
+    ("function_definition", UnitKind::Function), ("type_definition", UnitKind::TypeAlias),
+    ("alias_declaration", UnitKind::TypeAlias), ("namespace_definition", UnitKind::Module),
     ("preproc_function_def", UnitKind::Macro),
 ];
 

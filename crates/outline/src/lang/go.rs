@@ -15,34 +15,16 @@ use super::{
 };
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "go",
-    extensions: &["go"],
-    separator: ".",
-    grammar,
-    units: &[
-        ("function_declaration", UnitKind::Function),
-        ("method_declaration", UnitKind::Function),
-        ("type_alias", UnitKind::TypeAlias),
-        ("method_elem", UnitKind::Function),
-    ],
+    name: "go", extensions: &["go"], separator: ".", grammar,
+    // Type specs are units through `extra_unit` (their kind depends on the type).
+    units: &[("function_declaration", UnitKind::Function), ("method_declaration", UnitKind::Function), ("type_alias", UnitKind::TypeAlias), ("method_elem", UnitKind::Function)],
     // An interface's methods are members of its type spec.
-    containers: &[("type_spec", ContainerRole::Type)],
-    body_field: "type",
-    body_kinds: &["block"],
-    wrappers: &[],
-    transparent: &["type_declaration"],
-    comment_kinds: &["comment"],
-    signature_stops: &[],
-    signature_trailing: &[],
-    hooks: Hooks {
-        extra_unit,
-        owner,
-        file_qualifier,
-        signature,
-        leading,
-        ..DEFAULT_HOOKS
-    },
+    containers: &[("type_spec", ContainerRole::Type)], body_field: "type",
+    body_kinds: &["block"], wrappers: &[], transparent: &["type_declaration"],
+    comment_kinds: &["comment"], signature_stops: &[], signature_trailing: &[],
+    hooks: Hooks { extra_unit, owner, file_qualifier, signature, leading, ..DEFAULT_HOOKS },
 };
 
 fn grammar() -> tree_sitter::Language {

@@ -14,25 +14,17 @@ use super::{
 };
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "javascript",
-    extensions: &["js", "mjs", "cjs", "jsx"],
-    separator: ".",
-    grammar,
+    name: "javascript", extensions: &["js", "mjs", "cjs", "jsx"], separator: ".", grammar,
     units: &[
-        ("function_declaration", UnitKind::Function),
-        ("generator_function_declaration", UnitKind::Function),
-        ("class_declaration", UnitKind::Class),
-        ("method_definition", UnitKind::Function),
+        ("function_declaration", UnitKind::Function), ("generator_function_declaration", UnitKind::Function),
+        ("class_declaration", UnitKind::Class), ("method_definition", UnitKind::Function),
     ],
-    containers: &[("class_declaration", ContainerRole::Type)],
-    body_field: "body",
+    containers: &[("class_declaration", ContainerRole::Type)], body_field: "body",
     body_kinds: &["statement_block", "class_body"],
-    wrappers: &[("export_statement", "declaration")],
-    transparent: &[],
-    comment_kinds: &["comment"],
-    signature_stops: &[],
-    signature_trailing: &[],
+    wrappers: &[("export_statement", "declaration")], transparent: &[],
+    comment_kinds: &["comment"], signature_stops: &[], signature_trailing: &[],
     hooks: HOOKS,
 };
 

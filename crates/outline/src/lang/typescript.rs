@@ -24,45 +24,27 @@ pub(crate) static TSX_SPEC: LanguageSpec = LanguageSpec {
 };
 
 /// The rows TypeScript and TSX share.
+#[rustfmt::skip]
 const TABLE: LanguageSpec = LanguageSpec {
-    name: "typescript",
-    extensions: &[],
-    separator: ".",
-    grammar: typescript,
+    name: "typescript", extensions: &[], separator: ".", grammar: typescript,
     units: &[
-        ("function_declaration", UnitKind::Function),
-        ("generator_function_declaration", UnitKind::Function),
+        ("function_declaration", UnitKind::Function), ("generator_function_declaration", UnitKind::Function),
         ("function_signature", UnitKind::Function),
-        ("class_declaration", UnitKind::Class),
-        ("abstract_class_declaration", UnitKind::Class),
-        ("method_definition", UnitKind::Function),
-        ("method_signature", UnitKind::Function),
+        ("class_declaration", UnitKind::Class), ("abstract_class_declaration", UnitKind::Class),
+        ("method_definition", UnitKind::Function), ("method_signature", UnitKind::Function),
         ("abstract_method_signature", UnitKind::Function),
-        ("interface_declaration", UnitKind::Interface),
-        ("type_alias_declaration", UnitKind::TypeAlias),
-        ("enum_declaration", UnitKind::Enum),
-        ("internal_module", UnitKind::Module),
+        ("interface_declaration", UnitKind::Interface), ("type_alias_declaration", UnitKind::TypeAlias),
+        ("enum_declaration", UnitKind::Enum), ("internal_module", UnitKind::Module),
     ],
     containers: &[
-        ("class_declaration", ContainerRole::Type),
-        ("abstract_class_declaration", ContainerRole::Type),
-        ("interface_declaration", ContainerRole::Type),
-        ("internal_module", ContainerRole::Namespace),
+        ("class_declaration", ContainerRole::Type), ("abstract_class_declaration", ContainerRole::Type),
+        ("interface_declaration", ContainerRole::Type), ("internal_module", ContainerRole::Namespace),
     ],
     body_field: "body",
-    body_kinds: &[
-        "statement_block",
-        "class_body",
-        "interface_body",
-        "object_type",
-        "enum_body",
-    ],
-    wrappers: &[("export_statement", "declaration")],
-    transparent: &[],
-    comment_kinds: &["comment"],
+    body_kinds: &["statement_block", "class_body", "interface_body", "object_type", "enum_body"],
+    wrappers: &[("export_statement", "declaration")], transparent: &[],
     // `type X = …` stops before `=` like Rust's aliases.
-    signature_stops: &["=", ";"],
-    signature_trailing: &[],
+    comment_kinds: &["comment"], signature_stops: &["=", ";"], signature_trailing: &[],
     hooks: HOOKS,
 };
 

@@ -37,47 +37,21 @@ fn check_all(units: &[Unit], queries: &[&str], expected: &str) {
 
 #[test]
 fn languages_from_extensions() {
-    let cases = [
-        ("diff.c", Language::C),
-        ("diff.h", Language::C),
-        ("a.cc", Language::Cpp),
-        ("a.cpp", Language::Cpp),
-        ("a.CXX", Language::Cpp),
-        ("a.hpp", Language::Cpp),
-        ("a.hh", Language::Cpp),
-        ("a.hxx", Language::Cpp),
-        ("main.go", Language::Go),
-        ("A.java", Language::Java),
-        ("a.js", Language::JavaScript),
-        ("a.mjs", Language::JavaScript),
-        ("a.cjs", Language::JavaScript),
-        ("a.jsx", Language::JavaScript),
-        ("a.ts", Language::TypeScript),
-        ("a.mts", Language::TypeScript),
-        ("a.cts", Language::TypeScript),
-        ("a.tsx", Language::Tsx),
-    ];
-    for (path, expected) in cases {
-        assert_eq!(Language::from_path(path), Some(expected), "{path}");
-    }
-    let names: Vec<&str> = Language::ALL
+    let table: Vec<String> = Language::ALL
         .iter()
-        .map(|language| language.name())
+        .map(|language| format!("{language}: {}", language.extensions().join(" ")))
         .collect();
     assert_eq!(
-        names,
-        [
-            "rust",
-            "python",
-            "c",
-            "cpp",
-            "go",
-            "java",
-            "javascript",
-            "typescript",
-            "tsx"
-        ]
+        table.join("\n"),
+        "rust: rs\npython: py pyi\nc: c h\ncpp: cc cpp cxx hpp hh hxx\ngo: go\njava: java\n\
+         javascript: js mjs cjs jsx\ntypescript: ts mts cts\ntsx: tsx"
     );
+    for language in Language::ALL.iter().copied() {
+        for extension in language.extensions() {
+            let path = format!("src/file.{}", extension.to_uppercase());
+            assert_eq!(Language::from_path(&path), Some(language), "{path}");
+        }
+    }
     for path in ["a.kt", "a.cs", "a.swift", "a.d.ts.orig"] {
         assert_eq!(Language::from_path(path), None, "{path}");
     }
