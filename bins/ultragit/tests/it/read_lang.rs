@@ -42,7 +42,7 @@ fn fixture(name: &str) -> String {
 /// region on the unit (anchored by `noted`) and one on its neighbour.
 fn repository(case: &Case, noted: &str) -> TestRepo {
     let repo = TestRepo::new();
-    let commit = repo.commit_file(case.path, &fixture(case.fixture), "Add the file");
+    let commit = repo.commit_file(case.path, fixture(case.fixture), "Add the file");
     let (other, other_lines) = case.other;
     annotate_regions(
         &repo,
