@@ -21,8 +21,9 @@ pub(crate) static SPEC: LanguageSpec = LanguageSpec {
         ("struct_specifier", ContainerRole::Type), ("union_specifier", ContainerRole::Type),
     ],
     body_field: "body",
-    // A constructor's initializer list is not part of its signature.
-    body_kinds: &["compound_statement", "field_declaration_list", "enumerator_list", "field_initializer_list", "declaration_list"],
+    // A constructor's initializer list and `= default` are not part of a
+    // signature.
+    body_kinds: &["compound_statement", "field_declaration_list", "enumerator_list", "field_initializer_list", "declaration_list", "default_method_clause", "delete_method_clause"],
     wrappers: &[],
     // `#ifdef` blocks and `extern "C" { … }`.
     transparent: &["preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef", "linkage_specification", "declaration_list"],

@@ -42,7 +42,8 @@ const TABLE: LanguageSpec = LanguageSpec {
     ],
     body_field: "body",
     body_kinds: &["statement_block", "class_body", "interface_body", "object_type", "enum_body"],
-    wrappers: &[("export_statement", "declaration")], transparent: &[],
+    // `declare function f(): void;` is the signature inside.
+    wrappers: &[("export_statement", "declaration")], transparent: &["ambient_declaration"],
     // `type X = …` stops before `=` like Rust's aliases.
     comment_kinds: &["comment"], signature_stops: &["=", ";"], signature_trailing: &[],
     hooks: HOOKS,

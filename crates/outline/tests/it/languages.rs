@@ -107,6 +107,7 @@ public:
     // Inline member.
     int size() const { return 0; }
     bool add(int layer);
+    virtual ~Scene() = default;
 };
 
 /// Out of line.
@@ -126,16 +127,17 @@ render::Scene make_scene() { return {}; }
 fn cpp_members_resolve_inline_and_out_of_line() {
     let units = units("scene.cpp", CPP);
     insta::assert_snapshot!(render(&units), @r"
-    L1-18 module render | namespace render
-    L3-8 class render::Scene | class Scene
+    L1-19 module render | namespace render
+    L3-9 class render::Scene | class Scene
     L5-6 method render::Scene::size | int size() const
-    L10-13 method render::Scene::add | bool Scene::add(int layer)
-    L15-16 function render::twice | T twice(T value)
-    L20-20 function make_scene | render::Scene make_scene()
+    L8-8 method render::Scene::~Scene | virtual ~Scene()
+    L11-14 method render::Scene::add | bool Scene::add(int layer)
+    L16-17 function render::twice | T twice(T value)
+    L21-21 function make_scene | render::Scene make_scene()
     ");
-    let add = "Exact: method render::Scene::add@L10-13";
+    let add = "Exact: method render::Scene::add@L11-14";
     check_all(&units, &["render::Scene::add", "render.Scene.add"], add);
-    let add = "Unqualified: method render::Scene::add@L10-13";
+    let add = "Unqualified: method render::Scene::add@L11-14";
     check_all(&units, &["Scene::add", "Scene.add", "add"], add);
     check_all(
         &units,
@@ -145,7 +147,7 @@ fn cpp_members_resolve_inline_and_out_of_line() {
     check_all(
         &units,
         &["twice"],
-        "Unqualified: function render::twice@L15-16",
+        "Unqualified: function render::twice@L16-17",
     );
 }
 
@@ -202,6 +204,8 @@ export class Session {
 export const expire = (session: Session): void => {
   session.close();
 };
+
+declare function tick(): void;
 ";
 
 #[test]
@@ -212,7 +216,8 @@ fn typescript_methods_resolve_with_either_separator() {
             render(&units),
             "L1-7 class Session | class Session\n\
              L2-6 method Session.refresh | refresh(now: number): boolean\n\
-             L9-11 function expire | const expire = (session: Session): void =>\n",
+             L9-11 function expire | const expire = (session: Session): void =>\n\
+             L13-13 function tick | function tick(): void\n",
             "{path}"
         );
         check_all(
