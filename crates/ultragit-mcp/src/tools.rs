@@ -35,6 +35,24 @@ pub struct ToolMeta {
     pub description: &'static str,
 }
 
+impl ToolMeta {
+    /// A query tool: it changes nothing, so calling it again changes nothing
+    /// more (`read_only` and `idempotent`).
+    pub const fn query(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+    ) -> ToolMeta {
+        ToolMeta {
+            name,
+            title,
+            read_only: true,
+            idempotent: true,
+            description,
+        }
+    }
+}
+
 /// One tool, implemented by its argument type: the type's JSON schema is the
 /// tool's input schema.
 pub trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
