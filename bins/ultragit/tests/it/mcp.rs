@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{fixture, ultragit};
+use crate::support::{Fixture, fixture, ultragit};
 
 /// How long a test waits for one answer before it gives up (a hung server
 /// fails the test instead of hanging it; no speed is asserted).
@@ -139,6 +139,13 @@ impl Session {
     }
 }
 
+/// The fixture repository and a session serving it.
+fn served_fixture() -> (Fixture, Session) {
+    let fx = fixture();
+    let (session, _) = Session::start(fx.path(), &[]);
+    (fx, session)
+}
+
 /// The text content of a tool result (exactly one text block).
 fn text(result: &Value) -> &str {
     let content = result["content"].as_array().expect("content is a list");
@@ -257,8 +264,7 @@ fn assert_only_json_rpc(lines: &[String]) {
 
 #[test]
 fn failures_are_tool_errors_with_reads_messages() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (_fx, mut session) = served_fixture();
 
     let result = session.call("ultragit_read", json!({"paths": ["src/missing.rs"]}));
     assert_eq!(result["isError"], true, "{result}");
@@ -369,8 +375,7 @@ fn failures_are_tool_errors_with_reads_messages() {
 
 #[test]
 fn context_set_records_what_context_set_records() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     let result = session.call(
         "ultragit_context_set",
         json!({"task": "  Retry broker connects ", "tags": ["net", " net", "retry", ""]}),
@@ -450,8 +455,7 @@ fn serves_the_repository_it_is_given() {
 
 #[test]
 fn deps_history_and_summary_answer_as_the_commands_do() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     for (tool, arguments, command) in [
         (
             "ultragit_deps",
@@ -518,8 +522,7 @@ fn deps_history_and_summary_answer_as_the_commands_do() {
 
 #[test]
 fn flag_and_correct_change_what_read_shows() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     let flagged = session.call(
         "ultragit_flag",
         json!({"commit": fx.c3, "file": "src/client.rs", "anchor": "Client::connect",

@@ -34,6 +34,13 @@ fn anchors(output: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The run failed (exit 1) with exactly `stderr` and nothing on stdout.
+fn assert_fails(run: &Run, stderr: &str) {
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stderr, stderr);
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
 fn assert_usage_error(run: &Run, fragment: &str) {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stdout.is_empty(), "{run:?}");
@@ -106,12 +113,10 @@ fn line_ranges() {
     );
 
     let run = ultragit(f.path(), &["read", "src/client.rs", "--lines", "1:999"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: Line range 1:999 exceeds file length (26 lines)\n"
+    assert_fails(
+        &run,
+        "error: Line range 1:999 exceeds file length (26 lines)\n",
     );
-    assert!(run.stdout.is_empty());
 
     let run = ultragit(f.path(), &["read", "src/client.rs", "--lines", "9:3"]);
     assert_usage_error(&run, "START is after END");
@@ -156,12 +161,10 @@ fn lines_with_an_anchor_is_a_usage_error() {
 fn file_not_found() {
     let f = fixture();
     let run = ultragit(f.path(), &["read", "src/missing.rs"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: File not found: src/missing.rs. Does it exist at HEAD?\n"
+    assert_fails(
+        &run,
+        "error: File not found: src/missing.rs. Does it exist at HEAD?\n",
     );
-    assert!(run.stdout.is_empty());
 
     let run = ultragit(f.path(), &["read", "src/missing.rs", "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
