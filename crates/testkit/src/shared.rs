@@ -14,6 +14,46 @@ pub fn twenty_lines() -> String {
 }
 
 impl TestRepo {
+    /// A new repository with `files` (path, text) written in its work tree,
+    /// nothing staged.
+    pub fn with_files(files: &[(&str, &str)]) -> TestRepo {
+        let repo = TestRepo::new();
+        for (path, text) in files {
+            repo.write(path, text);
+        }
+        repo
+    }
+
+    /// A new repository whose one commit, `message`, adds `files` (path, text).
+    pub fn with_commit(files: &[(&str, &str)], message: &str) -> TestRepo {
+        let repo = TestRepo::with_files(files);
+        repo.commit_all(message);
+        repo
+    }
+
+    /// A repository with one commit, `init` (adding `a.txt`), then `sub` added
+    /// as a submodule at `path` and committed as `add submodule`.
+    pub fn with_submodule(path: &str, sub: &TestRepo) -> TestRepo {
+        let repo = TestRepo::new();
+        repo.commit_file("a.txt", "a\n", "init");
+        repo.add_submodule(path, sub);
+        repo.commit("add submodule");
+        repo
+    }
+
+    /// From HEAD (on `main`): a branch `side` with one commit adding
+    /// `side.txt`, one commit on `main` adding `main.txt`, then `side` merged
+    /// into `main` with `--no-ff` (`main` checked out). Returns the side
+    /// commit, the main commit and the merge.
+    pub fn merge_side_branch(&self) -> [String; 3] {
+        self.checkout_new("side");
+        let side = self.commit_file("side.txt", "s\n", "side");
+        self.checkout("main");
+        let main = self.commit_file("main.txt", "m\n", "main");
+        self.git(&["merge", "--quiet", "--no-ff", "-m", "merge side", "side"]);
+        [side, main, self.rev_parse("HEAD")]
+    }
+
     /// A repository whose `main` has one commit, `base`, adding `f.txt`
     /// ([`twenty_lines`]); then, on the new branch `topic` (left checked out),
     /// line 15 changed to `line fifteen` and committed as `message`. Returns the

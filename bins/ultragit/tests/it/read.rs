@@ -248,12 +248,9 @@ fn no_notes_ref_gives_the_init_hint() {
 
 #[test]
 fn files_without_a_grammar_are_read_by_lines() {
-    let repo = TestRepo::new();
-    let c1 = repo.commit_file(
-        "config.toml",
-        "[server]\nport = 8080\nhost = \"0.0.0.0\"\n",
-        "Add the server config",
-    );
+    let config = "[server]\nport = 8080\nhost = \"0.0.0.0\"\n";
+    let repo = TestRepo::with_commit(&[("config.toml", config)], "Add the server config");
+    let c1 = repo.rev_parse("HEAD");
     annotate(
         &repo,
         &note(
