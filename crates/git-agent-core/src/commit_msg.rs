@@ -167,6 +167,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
             task_id,
             lockfile_packages,
             squash: None,
+            style: None,
         },
         budgets: options.budgets,
     })

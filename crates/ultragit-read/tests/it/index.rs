@@ -169,9 +169,14 @@ fn deleting_the_cache_is_always_safe() {
     let (repo, answers) = indexed();
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
     std::fs::remove_file(&path).unwrap();
+    // A base of the JSON format before version 3 is left alone, then removed
+    // by the next base written.
+    let old = path.with_file_name("index.json");
+    std::fs::write(&old, "{\"format\":\"ultragit-deps-index\",\"version\":2}").unwrap();
     let index = open(&repo);
     assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 });
     assert_eq!(all(&index), answers);
+    assert!(path.is_file() && !old.exists(), "the old base is removed");
     std::fs::remove_dir_all(repo.path().join(".git/ultragit")).unwrap();
     assert_eq!(all(&open(&repo)), answers);
 }
@@ -180,26 +185,50 @@ fn deleting_the_cache_is_always_safe() {
 fn a_damaged_or_foreign_index_is_ignored_and_rebuilt() {
     let (repo, answers) = indexed();
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
-    let good = std::fs::read_to_string(&path).unwrap();
-    let stale_commit = {
-        let stored: Value = serde_json::from_str(&good).unwrap();
-        stored["notes_commit"].as_str().unwrap().to_owned()
+    let good = std::fs::read(&path).unwrap();
+    assert!(good.starts_with(b"UGDEPIDX"), "the binary base");
+    // The notes commit the base was built from, as it stands in the file.
+    let notes_commit: Vec<u8> = (0..20)
+        .map(|i| u8::from_str_radix(&repo.rev_parse(REF)[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let replace = |from: &[u8], to: &[u8]| -> Vec<u8> {
+        let at = good
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("in the base");
+        [&good[..at], to, &good[at + from.len()..]].concat()
     };
+    let mut trailing = good.clone();
+    trailing.push(0);
     for damaged in [
-        "not json at all".to_owned(),
-        String::new(),
-        good.replace("\"version\":2", "\"version\":99"),
-        good.replace("refs/notes/ultragit", "refs/notes/other"),
-        // An index into the string table that does not exist.
-        good.replacen("[[", "[[4000000,", 1),
+        b"not an index at all".to_vec(),
+        Vec::new(),
+        // Another format version.
+        replace(&[3, 0, 0, 0], &[99, 0, 0, 0]),
+        // Another notes ref (of the same length).
+        replace(b"refs/notes/ultragit", b"refs/notes/ultragiT"),
         // A notes commit that is not in the repository any more.
-        good.replace(&stale_commit, "1111111111111111111111111111111111111111"),
-        good[..good.len() / 2].to_owned(),
+        replace(&notes_commit, &[0x11; 20]),
+        // A string that is not UTF-8.
+        replace(b"src/wire.rs", b"src/wire.r\xff"),
+        good[..good.len() / 2].to_vec(),
+        good[..good.len() - 1].to_vec(),
+        trailing,
     ] {
         std::fs::write(&path, &damaged).unwrap();
         let index = open(&repo);
-        assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 }, "{damaged}");
-        assert_eq!(all(&index), answers, "{damaged}");
+        assert_eq!(
+            index.update(),
+            IndexUpdate::Cold { notes: 2 },
+            "{}",
+            String::from_utf8_lossy(&damaged)
+        );
+        assert_eq!(
+            all(&index),
+            answers,
+            "{}",
+            String::from_utf8_lossy(&damaged)
+        );
         assert_eq!(open(&repo).update(), IndexUpdate::Fresh, "rewritten");
     }
 }
@@ -211,7 +240,7 @@ fn the_index_is_never_read_or_written_through_a_link() {
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
     let elsewhere = repo.path().join("outside");
     std::fs::create_dir(&elsewhere).unwrap();
-    let outside = elsewhere.join("index.json");
+    let outside = elsewhere.join("index.bin");
     std::fs::copy(&path, &outside).unwrap();
     std::fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink(&outside, &path).unwrap();
@@ -423,7 +452,7 @@ fn a_damaged_or_unchained_journal_is_ignored() {
         "not json at all".to_owned(),
         String::new(),
         good[..good.len() / 2].to_owned(),
-        good.replace("\"version\":2", "\"version\":99"),
+        good.replace("\"version\":3", "\"version\":99"),
         good.replace("refs/notes/ultragit", "refs/notes/other"),
         // Not on top of this base.
         good.replace(&base, gone),
@@ -506,10 +535,18 @@ fn the_journal_is_folded_into_the_base_past_its_bound() {
     }
     assert!(steps > 1, "one update is a journal step, not a fold");
     assert_ne!(std::fs::read(&base).unwrap(), base_bytes, "folded");
-    let stored: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-    let strings = stored["strings"].as_array().unwrap();
+    let folded = std::fs::read(&base).unwrap();
+    // A string is stored as its length (u32, little-endian), then its bytes.
+    let has = |text: &[u8]| {
+        let stored = [&(text.len() as u32).to_le_bytes()[..], text].concat();
+        folded.windows(stored.len()).any(|w| w == stored)
+    };
     assert!(
-        !strings.iter().any(|s| s == "f1"),
+        has(format!("f{steps}").as_bytes()),
+        "strings in use are kept"
+    );
+    assert!(
+        !has(b"f1"),
         "strings no note uses any more are dropped on folding"
     );
     let index = open(&repo);
