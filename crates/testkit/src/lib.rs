@@ -31,11 +31,13 @@
 //!
 //! Set-ups the tests of several crates share: [`TestRepo::with_files`] and
 //! [`TestRepo::with_commit`] (a new repository with some files, committed or
-//! not), [`TestRepo::with_submodule`], [`TestRepo::merge_side_branch`], [`TestRepo::with_topic_change`] (a numbered file, [`twenty_lines`], changed
-//! on a topic branch) and [`Team`] (a bare remote, [`bare_beside`] a
-//! repository, and two clones sharing three commits; [`bare_git`] runs git in
-//! it); [`TestRepo::forge_rebase_merge`] and [`TestRepo::forge_squash_merge`]
-//! do what a forge's merge buttons do. [`field_strs`] lists one string field of a JSON array's objects.
+//! not), [`TestRepo::with_submodule`], [`TestRepo::merge_side_branch`],
+//! [`TestRepo::with_topic_change`] (a numbered file, [`twenty_lines`], changed
+//! on a topic branch), [`TestRepo::forge_rebase_merge`] and
+//! [`TestRepo::forge_squash_merge`] (what a forge's merge buttons do), and
+//! [`Team`] (a bare remote, [`bare_beside`] a repository, and two clones
+//! sharing three commits; [`bare_git`] runs git in it). [`field_strs`] lists
+//! one string field of a JSON array's objects.
 //!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
