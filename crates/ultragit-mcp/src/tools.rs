@@ -7,9 +7,9 @@
 //!
 //! Adding a tool: a module with its argument struct
 //! (`#[serde(deny_unknown_fields)]`, doc comments become the schema's
-//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`], and a `call`
-//! that runs the library function and renders its result; then one line in
-//! [`Registry::all`].
+//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`] (for a tool that
+//! only reads, [`ToolMeta::query`]), and a `call` that runs the library
+//! function and renders its result; then one line in [`Registry::all`].
 
 use std::sync::Arc;
 
