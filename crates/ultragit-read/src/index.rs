@@ -37,9 +37,11 @@
 //! **Cost.** An update after one new note decodes the base (a few
 //! milliseconds over 10,000 notes: the reason it is binary), replays the
 //! journal, diffs two notes trees, reads the one note and rewrites the
-//! journal; folding (every 64 updates at most) rewrites the base. Replaying a
-//! step looks its strings up in one pass over the base's table instead of
-//! hashing the whole table.
+//! journal; folding (every 64 updates at most) rewrites the base. Decoding
+//! allocates a handful of buffers, not one per string or commit: the strings
+//! stand in one buffer, the dependencies in one flat list. Replaying a step
+//! appends its strings without searching the table (a text may then stand
+//! twice until the next fold, which keeps one copy of each text in use).
 //!
 //! **Matching.** A dependency names its target as a file and an anchor. It
 //! points at a unit when the files are equal and the anchors match exactly or
@@ -72,6 +74,7 @@
 //! without scanning notes.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use gitctx::{NoteChange, ObjectId, Repo};
@@ -135,15 +138,61 @@ pub struct IndexedDependency<'a> {
     pub target_anchor: &'a str,
 }
 
-/// What the index keeps of one annotated commit.
+/// What the index keeps of one annotated commit: its time and where its
+/// dependencies and concerns stand in the index's flat lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Entry {
     time: Option<i64>,
-    /// Dependencies as string indices `[target file, target anchor, source
-    /// file, source anchor, nature]`.
-    edges: Vec<[u32; 5]>,
-    /// Files named by its cross-cutting concerns.
-    concerns: Vec<u32>,
+    /// Its dependencies in [`DepsIndex::edges`].
+    edges: Range<usize>,
+    /// The files its cross-cutting concerns name, in [`DepsIndex::concerns`].
+    concerns: Range<usize>,
+}
+
+/// The index's strings: one buffer and where each string ends, so that
+/// decoding a base allocates twice, not once per string.
+///
+/// A text may stand more than once: a journal step appends its strings
+/// without searching the table (the table is large, a step small). Queries
+/// therefore compare text, never indices of two strings, and folding keeps
+/// one copy of each text in use.
+#[derive(Debug, Clone, Default)]
+struct Strings {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The string at `i` (an index in range: every stored index is checked
+    /// when a base is decoded).
+    fn get(&self, i: u32) -> &str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    fn push(&mut self, text: &str) -> u32 {
+        self.text.push_str(text);
+        self.ends.push(self.text.len());
+        (self.ends.len() - 1) as u32
+    }
+
+    /// Every index whose string is `text`.
+    fn indices_of(&self, text: &str) -> Vec<u32> {
+        let mut start = 0;
+        let mut out = Vec::new();
+        for (i, &end) in self.ends.iter().enumerate() {
+            if &self.text[start..end] == text {
+                out.push(i as u32);
+            }
+            start = end;
+        }
+        out
+    }
 }
 
 /// One annotated commit as the journal keeps it: its id, commit time,
@@ -177,8 +226,15 @@ struct Journal {
 pub struct DepsIndex {
     notes_ref: String,
     notes_commit: Option<ObjectId>,
-    strings: Vec<String>,
-    /// Every annotated commit, with its time, dependencies and concerns.
+    strings: Strings,
+    /// Every dependency, as string indices `[target file, target anchor,
+    /// source file, source anchor, nature]`, grouped by annotated commit. A
+    /// dropped commit leaves its group behind until the next fold.
+    edges: Vec<[u32; 5]>,
+    /// The files cross-cutting concerns name (string indices), grouped the
+    /// same way.
+    concerns: Vec<u32>,
+    /// Every annotated commit, with its time and its groups.
     sources: HashMap<ObjectId, Entry>,
     update: IndexUpdate,
 }
@@ -319,7 +375,9 @@ impl DepsIndex {
         DepsIndex {
             notes_ref: notes_ref.to_owned(),
             notes_commit,
-            strings: Vec::new(),
+            strings: Strings::default(),
+            edges: Vec::new(),
+            concerns: Vec::new(),
             sources: HashMap::new(),
             update,
         }
@@ -345,23 +403,26 @@ impl DepsIndex {
         if steps.is_empty() {
             return;
         }
-        let mut intern = self.interner(steps);
+        let mut intern = Interner::default();
         for step in steps {
             for commit in step.dropped.iter().filter_map(|c| c.parse().ok()) {
                 self.sources.remove(&commit);
             }
             for Noted(commit, time, edges, concerns) in &step.noted {
                 let Ok(commit) = commit.parse() else { continue };
+                let start = (self.edges.len(), self.concerns.len());
+                for edge in edges {
+                    let edge = edge.each_ref().map(|s| intern.index(&mut self.strings, s));
+                    self.edges.push(edge);
+                }
+                for file in concerns {
+                    let file = intern.index(&mut self.strings, file);
+                    self.concerns.push(file);
+                }
                 let entry = Entry {
                     time: *time,
-                    edges: edges
-                        .iter()
-                        .map(|e| e.each_ref().map(|s| intern.index(&mut self.strings, s)))
-                        .collect(),
-                    concerns: concerns
-                        .iter()
-                        .map(|f| intern.index(&mut self.strings, f))
-                        .collect(),
+                    edges: start.0..self.edges.len(),
+                    concerns: start.1..self.concerns.len(),
                 };
                 self.sources.insert(commit, entry);
             }
@@ -369,57 +430,45 @@ impl DepsIndex {
         }
     }
 
-    /// Drops the strings no dependency uses any more (after notes changed or
-    /// went away), keeping the others in order.
+    /// Rebuilds the lists without what dropped commits left behind, with one
+    /// copy of each string still in use, in commit order (so that the same
+    /// index always makes the same base).
     fn compact(&mut self) {
-        let mut used = vec![false; self.strings.len()];
-        for entry in self.sources.values() {
-            for &i in entry.edges.iter().flatten().chain(&entry.concerns) {
-                used[i as usize] = true;
-            }
+        let mut ordered: Vec<(ObjectId, &Entry)> =
+            self.sources.iter().map(|(c, e)| (*c, e)).collect();
+        ordered.sort_unstable_by_key(|(commit, _)| *commit);
+        let mut strings = Strings::default();
+        let mut known: HashMap<&str, u32> = HashMap::new();
+        let mut intern = |i: u32| -> u32 {
+            let text = self.strings.get(i);
+            *known.entry(text).or_insert_with(|| strings.push(text))
+        };
+        let mut edges = Vec::with_capacity(self.edges.len());
+        let mut concerns = Vec::with_capacity(self.concerns.len());
+        let mut sources = HashMap::with_capacity(ordered.len());
+        for (commit, entry) in ordered {
+            let start = (edges.len(), concerns.len());
+            edges.extend(
+                self.edges[entry.edges.clone()]
+                    .iter()
+                    .map(|e| e.map(&mut intern)),
+            );
+            concerns.extend(
+                self.concerns[entry.concerns.clone()]
+                    .iter()
+                    .map(|&f| intern(f)),
+            );
+            let entry = Entry {
+                time: entry.time,
+                edges: start.0..edges.len(),
+                concerns: start.1..concerns.len(),
+            };
+            sources.insert(commit, entry);
         }
-        if used.iter().all(|&u| u) {
-            return;
-        }
-        let mut remap = vec![0u32; self.strings.len()];
-        let mut kept = Vec::new();
-        for (i, text) in std::mem::take(&mut self.strings).into_iter().enumerate() {
-            if used[i] {
-                remap[i] = kept.len() as u32;
-                kept.push(text);
-            }
-        }
-        self.strings = kept;
-        for entry in self.sources.values_mut() {
-            for i in entry.edges.iter_mut().flatten().chain(&mut entry.concerns) {
-                *i = remap[*i as usize];
-            }
-        }
-    }
-
-    /// The string indices of what `steps` name: each found in the table in
-    /// one pass over it (a step is small, the table large), the others added
-    /// as they are first used.
-    fn interner<'s>(&self, steps: &'s [Step]) -> Interner<'s> {
-        let mut known: HashMap<&'s str, u32> = HashMap::new();
-        for Noted(_, _, edges, concerns) in steps.iter().flat_map(|s| &s.noted) {
-            for text in edges.iter().flatten().chain(concerns) {
-                known.insert(text, Interner::NEW);
-            }
-        }
-        let mut missing = known.len();
-        for (i, text) in self.strings.iter().enumerate() {
-            if missing == 0 {
-                break;
-            }
-            if let Some(slot) = known.get_mut(text.as_str())
-                && *slot == Interner::NEW
-            {
-                *slot = i as u32;
-                missing -= 1;
-            }
-        }
-        Interner { known }
+        self.strings = strings;
+        self.edges = edges;
+        self.concerns = concerns;
+        self.sources = sources;
     }
 
     /// A stored base, if it is this format and version, of this ref, and
@@ -433,14 +482,25 @@ impl DepsIndex {
         let notes_commit = r.oid()?;
         // Every string takes at least its 4-byte length.
         let count = r.count(4)?;
-        let mut strings = Vec::with_capacity(count);
+        let mut strings = Strings {
+            text: String::with_capacity(r.0.len()),
+            ends: Vec::with_capacity(count),
+        };
         for _ in 0..count {
-            strings.push(r.str()?.to_owned());
+            strings.push(r.str()?);
         }
         let len = strings.len() as u32;
-        // Every source takes at least 20 + 1 + 4 + 4 bytes.
+        // Every source takes at least 20 + 1 + 4 + 4 bytes, every edge 20.
         let count = r.count(29)?;
-        let mut sources = HashMap::with_capacity(count);
+        let mut index = DepsIndex {
+            notes_ref: notes_ref.to_owned(),
+            notes_commit: Some(notes_commit),
+            strings,
+            edges: Vec::with_capacity(r.0.len() / 20),
+            concerns: Vec::new(),
+            sources: HashMap::with_capacity(count),
+            update: IndexUpdate::Fresh,
+        };
         for _ in 0..count {
             let commit = r.oid()?;
             let time = match r.u8()? {
@@ -448,31 +508,23 @@ impl DepsIndex {
                 1 => Some(r.i64()?),
                 _ => return None,
             };
-            let edges = (0..r.count(20)?)
-                .map(|_| r.edge(len))
-                .collect::<Option<Vec<[u32; 5]>>>()?;
-            let concerns = (0..r.count(4)?)
-                .map(|_| r.index(len))
-                .collect::<Option<Vec<u32>>>()?;
+            let start = (index.edges.len(), index.concerns.len());
+            for _ in 0..r.count(20)? {
+                index.edges.push(r.edge(len)?);
+            }
+            for _ in 0..r.count(4)? {
+                index.concerns.push(r.index(len)?);
+            }
             let entry = Entry {
                 time,
-                edges,
-                concerns,
+                edges: start.0..index.edges.len(),
+                concerns: start.1..index.concerns.len(),
             };
-            if sources.insert(commit, entry).is_some() {
+            if index.sources.insert(commit, entry).is_some() {
                 return None;
             }
         }
-        if !r.0.is_empty() {
-            return None;
-        }
-        Some(DepsIndex {
-            notes_ref: notes_ref.to_owned(),
-            notes_commit: Some(notes_commit),
-            strings,
-            sources,
-            update: IndexUpdate::Fresh,
-        })
+        r.0.is_empty().then_some(index)
     }
 
     /// The base's bytes (see the module's docs), sources in commit order so
@@ -485,15 +537,20 @@ impl DepsIndex {
             put_u32(out, text.len());
             out.extend_from_slice(text.as_bytes());
         }
-        let mut out =
-            Vec::with_capacity(64 + self.strings.iter().map(|s| s.len() + 4).sum::<usize>());
+        let mut out = Vec::with_capacity(
+            64 + self.strings.text.len()
+                + 4 * self.strings.len()
+                + 33 * self.sources.len()
+                + 20 * self.edges.len()
+                + 4 * self.concerns.len(),
+        );
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         put_str(&mut out, &self.notes_ref);
         out.extend_from_slice(notes_commit.as_bytes());
         put_u32(&mut out, self.strings.len());
-        for text in &self.strings {
-            put_str(&mut out, text);
+        for i in 0..self.strings.len() {
+            put_str(&mut out, self.strings.get(i as u32));
         }
         let mut sources: Vec<(&ObjectId, &Entry)> = self.sources.iter().collect();
         sources.sort_unstable_by_key(|(commit, _)| **commit);
@@ -507,12 +564,14 @@ impl DepsIndex {
                     out.extend_from_slice(&time.to_le_bytes());
                 }
             }
-            put_u32(&mut out, entry.edges.len());
-            for &i in entry.edges.iter().flatten() {
+            let edges = &self.edges[entry.edges.clone()];
+            put_u32(&mut out, edges.len());
+            for &i in edges.iter().flatten() {
                 out.extend_from_slice(&i.to_le_bytes());
             }
-            put_u32(&mut out, entry.concerns.len());
-            for &i in &entry.concerns {
+            let concerns = &self.concerns[entry.concerns.clone()];
+            put_u32(&mut out, concerns.len());
+            for &i in concerns {
                 out.extend_from_slice(&i.to_le_bytes());
             }
         }
@@ -557,13 +616,18 @@ impl DepsIndex {
 
     /// The annotated commits whose cross-cutting concerns name `file`.
     pub fn concerning(&self, file: &str) -> Vec<ObjectId> {
-        let Some(index) = self.strings.iter().position(|s| s == file) else {
+        let names = self.strings.indices_of(file);
+        if names.is_empty() {
             return Vec::new();
-        };
+        }
         let mut out: Vec<ObjectId> = self
             .sources
             .iter()
-            .filter(|(_, entry)| entry.concerns.contains(&(index as u32)))
+            .filter(|(_, entry)| {
+                self.concerns[entry.concerns.clone()]
+                    .iter()
+                    .any(|f| names.contains(f))
+            })
             .map(|(commit, _)| *commit)
             .collect();
         out.sort();
@@ -574,15 +638,16 @@ impl DepsIndex {
     /// (exactly or unqualified; `None`: any unit of the file), newest annotated
     /// commit first (by commit time, then id).
     pub fn dependents(&self, file: &str, anchor: Option<&str>) -> Vec<IndexedDependency<'_>> {
-        let Some(file_index) = self.strings.iter().position(|s| s == file) else {
+        let names = self.strings.indices_of(file);
+        if names.is_empty() {
             return Vec::new();
-        };
-        let file_index = file_index as u32;
+        }
         let mut out: Vec<IndexedDependency<'_>> = Vec::new();
         for (commit, entry) in &self.sources {
             let time = &entry.time;
-            for edge in entry.edges.iter().filter(|e| e[0] == file_index) {
-                let target_anchor = self.strings[edge[1] as usize].as_str();
+            let edges = self.edges[entry.edges.clone()].iter();
+            for edge in edges.filter(|e| names.contains(&e[0])) {
+                let target_anchor = self.strings.get(edge[1]);
                 if let Some(anchor) = anchor
                     && !anchors_match(target_anchor, anchor)
                 {
@@ -591,10 +656,10 @@ impl DepsIndex {
                 out.push(IndexedDependency {
                     commit: *commit,
                     commit_time: *time,
-                    source_file: &self.strings[edge[2] as usize],
-                    source_anchor: &self.strings[edge[3] as usize],
-                    nature: &self.strings[edge[4] as usize],
-                    target_file: &self.strings[edge[0] as usize],
+                    source_file: self.strings.get(edge[2]),
+                    source_anchor: self.strings.get(edge[3]),
+                    nature: self.strings.get(edge[4]),
+                    target_file: self.strings.get(edge[0]),
                     target_anchor,
                 });
             }
@@ -611,24 +676,17 @@ impl DepsIndex {
     }
 }
 
-/// Indices into an index's string table for the strings of the steps being
-/// applied (see [`DepsIndex::interner`]).
+/// The string indices of the texts the steps being applied name: each text
+/// added to the table once per [`DepsIndex::apply`] (not searched for in the
+/// table, see [`Strings`]).
+#[derive(Default)]
 struct Interner<'s> {
     known: HashMap<&'s str, u32>,
 }
 
 impl<'s> Interner<'s> {
-    /// Not in the table yet.
-    const NEW: u32 = u32::MAX;
-
-    /// The index of `text` in `strings`, added at the end when it is new.
-    fn index(&mut self, strings: &mut Vec<String>, text: &'s str) -> u32 {
-        let slot = self.known.entry(text).or_insert(Self::NEW);
-        if *slot == Self::NEW {
-            *slot = strings.len() as u32;
-            strings.push(text.to_owned());
-        }
-        *slot
+    fn index(&mut self, strings: &mut Strings, text: &'s str) -> u32 {
+        *self.known.entry(text).or_insert_with(|| strings.push(text))
     }
 }
 

@@ -45,14 +45,47 @@ fn sample() -> DepsIndex {
     index
 }
 
+/// Every annotated commit with its time, dependencies and concerns as text,
+/// in commit order: what an index means, whatever its lists hold.
+type Meaning = Vec<(ObjectId, Option<i64>, Vec<[String; 5]>, Vec<String>)>;
+
+fn meaning(index: &DepsIndex) -> Meaning {
+    let text = |i: &u32| index.strings.get(*i).to_owned();
+    let mut out: Meaning = index
+        .sources
+        .iter()
+        .map(|(commit, entry)| {
+            (
+                *commit,
+                entry.time,
+                index.edges[entry.edges.clone()]
+                    .iter()
+                    .map(|e| e.each_ref().map(text))
+                    .collect(),
+                index.concerns[entry.concerns.clone()]
+                    .iter()
+                    .map(text)
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 #[test]
 fn what_is_encoded_decodes_to_the_same_index() {
     let index = sample();
     let bytes = index.encode(oid(9));
     let decoded = DepsIndex::decode(&bytes, REF).expect("decodes");
     assert_eq!(decoded.notes_commit, Some(oid(9)));
-    assert_eq!(decoded.strings, index.strings);
-    assert_eq!(decoded.sources, index.sources);
+    assert_eq!(meaning(&decoded), meaning(&index));
+    assert_eq!(meaning(&index).len(), 3);
+    assert_eq!(
+        decoded.strings.len(),
+        9,
+        "each text once: src/a.rs a src/b.rs b, calls a, A::new src/ä.rs c, builds one"
+    );
     assert_eq!(decoded.update, IndexUpdate::Fresh);
     assert_eq!(
         decoded.encode(oid(9)),
@@ -65,12 +98,13 @@ fn what_is_encoded_decodes_to_the_same_index() {
 #[test]
 fn an_index_past_the_table_or_a_repeated_commit_does_not_decode() {
     let mut index = sample();
-    let entry = index.sources.get_mut(&oid(1)).expect("noted");
-    entry.edges[0][3] = index.strings.len() as u32;
+    let first = index.sources[&oid(1)].edges.start;
+    index.edges[first][3] = index.strings.len() as u32;
     assert!(DepsIndex::decode(&index.encode(oid(9)), REF).is_none());
 
     let mut index = sample();
-    index.sources.get_mut(&oid(3)).expect("noted").concerns = vec![4_000_000];
+    let first = index.sources[&oid(1)].concerns.start;
+    index.concerns[first] = 4_000_000;
     assert!(DepsIndex::decode(&index.encode(oid(9)), REF).is_none());
 
     // Two sources with one id: the second's bytes spliced in after the first.
@@ -115,25 +149,53 @@ fn a_count_larger_than_the_bytes_left_allocates_nothing_and_fails() {
 }
 
 #[test]
-fn applying_a_step_reuses_the_strings_already_in_the_table() {
+fn a_replayed_step_appends_and_a_fold_keeps_one_copy_of_each_text_in_use() {
     let mut index = sample();
-    let before = index.strings.clone();
+    let before = index.strings.len();
     index.apply(&[Step {
         to: oid(10).to_hex(),
-        dropped: vec![oid(2).to_hex()],
+        dropped: vec![oid(2).to_hex(), oid(3).to_hex()],
         noted: vec![noted(
             4,
             Some(1),
             &[["src/a.rs", "a", "src/new.rs", "n", "calls a"]],
-            &["src/b.rs"],
+            &["src/a.rs"],
         )],
     }]);
-    assert_eq!(index.strings[..before.len()], before[..], "nothing moved");
-    assert_eq!(index.strings[before.len()..], ["src/new.rs", "n"]);
+    assert_eq!(index.strings.len(), before + 5, "appended, not searched");
     assert_eq!(index.notes_commit, Some(oid(10)));
     assert!(!index.sources.contains_key(&oid(2)));
+    // Queries compare text: the copies in the table answer alike.
     let dependents = index.dependents("src/a.rs", Some("a"));
-    assert_eq!(dependents.len(), 2);
-    assert_eq!(dependents[0].source_file, "src/b.rs", "newest first");
-    assert_eq!(dependents[1].source_file, "src/new.rs");
+    let sources: Vec<&str> = dependents.iter().map(|d| d.source_file).collect();
+    assert_eq!(sources, ["src/b.rs", "src/new.rs"], "newest first");
+    assert_eq!(index.concerning("src/a.rs"), [oid(1), oid(4)]);
+    assert!(index.dependents("src/b.rs", None).is_empty(), "dropped");
+
+    let replayed = meaning(&index);
+    index.compact();
+    assert_eq!(meaning(&index), replayed, "folding keeps the meaning");
+    let texts: Vec<&str> = (0..index.strings.len() as u32)
+        .map(|i| index.strings.get(i))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "src/a.rs",
+            "a",
+            "src/b.rs",
+            "b",
+            "calls a",
+            "src/new.rs",
+            "n"
+        ],
+        "one copy of each text in use, in commit order"
+    );
+    assert_eq!(index.edges.len(), 2, "dropped commits' edges are gone");
+    assert_eq!(index.concerns.len(), 2);
+    let bytes = index.encode(oid(10));
+    assert_eq!(
+        meaning(&DepsIndex::decode(&bytes, REF).expect("decodes")),
+        replayed
+    );
 }
