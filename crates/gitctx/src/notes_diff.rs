@@ -2,9 +2,9 @@
 //! was added, changed or removed. Caches derived from notes (ultragit's reverse
 //! dependency index) update from it, reading only the notes that changed.
 //!
-//! Trees are diffed in-process (`git2`); flat and fanned-out paths are both
-//! joined into commit ids, so a note that only moved between the two layouts is
-//! no change.
+//! Trees are compared in-process (`git2`), entering only the subtrees that
+//! differ; flat and fanned-out paths are both joined into commit ids, so a note
+//! that only moved between the two layouts is no change.
 
 use crate::error::{Result, git};
 use crate::notes::{Notes, NotesRead, read_blob};
@@ -118,5 +118,69 @@ mod tests {
         assert!(notes.changes_between(Some(last), last).unwrap().is_empty());
         let missing: ObjectId = "1111111111111111111111111111111111111111".parse().unwrap();
         assert!(notes.changes_between(Some(missing), last).is_err());
+    }
+
+    /// A notes commit whose tree holds `notes` (`path`, text) and `junk`
+    /// (`path`, text) that no note can be.
+    fn notes_commit(repo: &Repo, notes: &[(&str, &str)]) -> ObjectId {
+        let inner = &repo.inner;
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for (path, text) in notes {
+            let blob = inner.blob(text.as_bytes()).unwrap();
+            update.upsert(*path, blob, git2::FileMode::Blob);
+        }
+        let empty = inner
+            .find_tree(inner.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let tree = inner
+            .find_tree(update.create_updated(inner, &empty).unwrap())
+            .unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        ObjectId::from_git(inner.commit(None, &sig, &sig, "notes", &tree, &[]).unwrap())
+    }
+
+    #[test]
+    fn only_differing_subtrees_count_and_layouts_are_no_change() {
+        let (_dir, repo) = repo();
+        let notes = repo.notes("refs/notes/test").unwrap();
+        let a = "ab".repeat(20);
+        let b = "cd".repeat(20);
+        let c = "ce".repeat(20);
+        let fanned = |id: &str| format!("{}/{}", &id[..2], &id[2..]);
+        let deep = |id: &str| format!("{}/{}/{}", &id[..2], &id[2..4], &id[4..]);
+        let flat = notes_commit(&repo, &[(&a, "A"), (&b, "B"), ("README", "not a note")]);
+        let moved = notes_commit(
+            &repo,
+            &[
+                (&fanned(&a), "A"),
+                (&deep(&b), "B"),
+                // A tree whose path is already a whole id holds no note.
+                (&format!("{b}/{a}"), "junk"),
+            ],
+        );
+        assert!(
+            notes.changes_between(Some(flat), moved).unwrap().is_empty(),
+            "only the layout changed"
+        );
+        let changed = notes_commit(
+            &repo,
+            &[(&fanned(&a), "A, changed"), (&deep(&b), "B"), (&c, "C")],
+        );
+        let found = notes.changes_between(Some(moved), changed).unwrap();
+        let targets: Vec<(String, bool)> = found
+            .iter()
+            .map(|c| (c.target.to_hex(), c.blob.is_some()))
+            .collect();
+        assert_eq!(targets, [(a.clone(), true), (c.clone(), true)]);
+        let back = notes.changes_between(Some(changed), flat).unwrap();
+        let targets: Vec<(String, bool)> = back
+            .iter()
+            .map(|c| (c.target.to_hex(), c.blob.is_some()))
+            .collect();
+        assert_eq!(
+            targets,
+            [(a, true), (c, false)],
+            "c removed, a changed back"
+        );
     }
 }
