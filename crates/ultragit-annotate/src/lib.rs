@@ -38,6 +38,7 @@
 
 pub mod author;
 pub mod backfill;
+pub mod budget;
 mod config;
 pub mod correct;
 pub mod doctor;
@@ -61,7 +62,10 @@ use gitctx::Repo;
 use llm::LlmProvider;
 
 pub use author::AuthorContext;
-pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, ProviderSources, Settings};
+pub use config::{
+    AnnotateConfig, LargeCommits, ProviderFlags, ProviderSettings, ProviderSources, Settings,
+    ToolUse, default_context_window,
+};
 pub use error::{AgentError, AnnotateError};
 pub use gather::{
     AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, gather_since, triviality,
@@ -82,6 +86,14 @@ pub enum Report {
         context_level: String,
         warnings: Vec<String>,
         partial: bool,
+    },
+    /// A minimal note was stored that records why nothing was annotated: the
+    /// commit was too large (`maxDiffLines`) or the model found nothing
+    /// semantic to record. Not a failure: backfill does not retry it.
+    Declined {
+        commit: String,
+        reason: String,
+        warnings: Vec<String>,
     },
     /// The commit was trivial; the model was not called.
     Skipped { commit: String, reason: Trivial },
@@ -155,6 +167,21 @@ pub async fn annotate_with(
         ));
     }
     let repo = Repo::discover(repo_path)?;
+    if let Some(reason) = annotated.declined {
+        // An amend's delta with nothing to say leaves the note as it is.
+        if options.existing != Existing::Merge
+            && !store_with(&repo, &annotated.annotation, options.existing)?
+        {
+            return Ok(Report::Kept {
+                commit: context.commit.sha,
+            });
+        }
+        return Ok(Report::Declined {
+            commit: context.commit.sha,
+            reason,
+            warnings: annotated.warnings,
+        });
+    }
     if !store_with(&repo, &annotated.annotation, options.existing)? {
         return Ok(Report::Kept {
             commit: context.commit.sha,

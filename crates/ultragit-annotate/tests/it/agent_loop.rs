@@ -2,7 +2,9 @@
 
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
-use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report};
+use ultragit_annotate::{
+    AgentError, AnnotateConfig, AnnotateError, AuthorContext, LargeCommits, Report,
+};
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
@@ -70,11 +72,16 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
             .unwrap()
             .starts_with("You are a code annotation agent for Ultragit.")
     );
-    assert_eq!(
-        first["messages"][1]["content"],
-        "Analyze the following commit and emit annotations for each meaningful semantic unit affected."
+    // The first message is grounded: the commit message, the files and the diff.
+    let opening = first["messages"][1]["content"].as_str().unwrap();
+    assert_starts_with(
+        opening,
+        "Analyze the following commit and emit annotations for each meaningful semantic unit affected.",
     );
-    assert_eq!(first["tools"].as_array().unwrap().len(), 9);
+    assert_contains(opening, "Message:\nconnect retries three times");
+    assert_contains(opening, "src/client.rs (modified, +6 -1)");
+    assert_contains(opening, "   11 +        for _ in 0..3 {");
+    assert_eq!(first["tools"].as_array().unwrap().len(), 10);
     let diff = tool_results(&requests[1].json())[0].clone();
     assert!(
         diff["data"]["diff"]
@@ -259,14 +266,28 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let ctx = context(&repo, "HEAD", None);
     // The model ends at once.
     let (_s, provider) = chat(vec![Reply::text("Nothing worth annotating.")]);
+    let declined = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(
+        declined.declined.as_deref(),
+        Some("the model found nothing semantic to record: Nothing worth annotating.")
+    );
+    assert!(declined.annotation.regions.is_empty());
+    // Emissions that were all refused are a failure, not a decline.
+    let (_s, provider) = chat(vec![
+        emit(
+            "bad",
+            region("src/client.rs", "method", "Client::gone", (10, 17), "x"),
+        ),
+        Reply::text("Gave up."),
+    ]);
     let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
-        matches!(err, AgentError::NoAnnotations { turns: 1 }),
+        matches!(err, AgentError::NoAnnotations { turns: 2 }),
         "{err}"
     );
     assert_eq!(
         err.to_string(),
-        "Agent produced no annotations after 1 turns"
+        "Agent produced no annotations after 2 turns"
     );
     // The model keeps reading until its turns run out.
     let mut script: Vec<Reply> = (0..2)
@@ -287,8 +308,8 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let (_s, provider) = chat(vec![Reply::max_tokens("I was about to")]);
     let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
-        matches!(err, AgentError::TokenBudgetExceeded { budget: 4096 }),
-        "{err}"
+        matches!(err, AgentError::TokenBudgetExceeded { budget: 1024 }),
+        "an unknown model's 8,192-token window caps answers at an eighth: {err}"
     );
 }
 
@@ -307,7 +328,8 @@ fn max_tokens_after_emissions_is_a_partial_result() {
         annotated
             .warnings
             .iter()
-            .any(|w| w.contains("4096-token limit"))
+            .any(|w| w.contains("1024-token limit")),
+        "an unknown model's 8,192-token window caps answers at an eighth"
     );
 }
 
@@ -359,7 +381,12 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     }
     repo.commit_all("twenty modules");
     let ctx = context(&repo, "HEAD", None);
-    let chunks = ultragit_annotate::run::plan_chunks(&ctx, &AnnotateConfig::default());
+    let config = AnnotateConfig {
+        large_commits: LargeCommits::Chunk,
+        context_window: Some(128_000),
+        ..AnnotateConfig::default()
+    };
+    let chunks = ultragit_annotate::run::plan_chunks(&ctx, &config);
     assert_eq!(chunks.len(), 4, "{chunks:?}");
     assert!(chunks.iter().all(|c| c.len() == 5));
     let mut script = Vec::new();
@@ -374,7 +401,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
             region(
                 &chunk[0],
                 "config",
-                "header",
+                "file",
                 (1, 3),
                 &format!("chunk {i} header"),
             ),
@@ -386,13 +413,13 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
         "emit_cross_cutting",
         json!({
             "description": "module headers follow one template",
-            "regions": [format!("{}:header", chunks[0][0]), format!("{}:header", chunks[3][0])],
+            "regions": [format!("{}:file", chunks[0][0]), format!("{}:file", chunks[3][0])],
             "nature": "template"
         }),
     )]));
     script.push(Reply::text("Adds twenty modules."));
     let (server, provider) = chat(script);
-    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
     assert_eq!(annotated.annotation.regions.len(), 4);
     assert_eq!(annotated.annotation.cross_cutting.len(), 1);
     assert_eq!(annotated.annotation.summary, "Adds twenty modules.");
@@ -430,21 +457,36 @@ fn huge_diffs_are_summarized_for_the_model() {
     let body: String = (0..2500).map(|n| format!("// line {n}\n")).collect();
     repo.commit_file("src/big.rs", body, "big");
     let ctx = context(&repo, "HEAD", None);
+    // Skipped by default (largeCommits = skip): no model call, a note says so.
+    let (server, provider) = chat(vec![]);
+    let skipped = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(
+        skipped.declined.as_deref(),
+        Some(
+            "skipped as too large: 2,500 changed lines, more than ultragit.maxDiffLines (2,000); \
+             set ultragit.largeCommits = chunk to annotate such commits in chunks"
+        )
+    );
+    assert_eq!(skipped.turns, 0);
+    assert!(server.requests().is_empty());
+    assert_starts_with(
+        &skipped.annotation.summary,
+        "Not annotated: skipped as too large",
+    );
+    // Chunked: the diff is summarized.
+    let config = AnnotateConfig {
+        large_commits: LargeCommits::Chunk,
+        ..AnnotateConfig::default()
+    };
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![call("d", "get_diff", json!({}))]),
         emit(
             "e",
-            region(
-                "src/big.rs",
-                "config",
-                "generated",
-                (1, 2500),
-                "generated table",
-            ),
+            region("src/big.rs", "config", "line", (1, 2500), "generated table"),
         ),
         Reply::text("Adds a generated table."),
     ]);
-    run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    run_agent(&ctx, provider.as_ref(), &config).unwrap();
     let summary = tool_results(&server.requests()[1].json())[0]["data"]["summary"]
         .as_str()
         .unwrap()
