@@ -858,14 +858,16 @@ fn search_code(
         } else {
             "-F"
         })
-        .arg(format!("--max-count={max}"))
+        // One more than shown, to tell that more lines match.
+        .arg(format!("--max-count={}", max + 1))
         .arg("-e")
         .arg(&args.pattern)
         .arg(&context.commit.sha)
         .arg("--")
         .timeout(std::time::Duration::from_secs(20));
     if let Some(prefix) = &prefix {
-        command = command.arg(format!(":(literal){prefix}"));
+        // gitctx runs git with literal pathspecs: a prefix is a path, never a glob.
+        command = command.arg(prefix);
     }
     let output = command
         .run_unchecked()

@@ -3,7 +3,7 @@
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
 use ultragit_annotate::{
-    AgentError, AnnotateConfig, AnnotateError, AuthorContext, LargeCommits, Report,
+    AgentError, AnnotateConfig, AnnotateError, AuthorContext, LargeCommits, Report, ToolUse,
 };
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
@@ -550,4 +550,162 @@ fn squash_sources_make_a_squash_provenance() {
         !provenance.original_annotations_preserved,
         "the source had no note"
     );
+}
+
+#[test]
+fn an_invalid_anchor_gets_a_tool_error_and_the_corrected_one_is_stored() {
+    let (repo, _) = repo();
+    let (server, provider) = chat(vec![
+        emit(
+            "bad",
+            region(
+                "src/client.rs",
+                "function",
+                "r2990_trip_over_trailing_dot",
+                (10, 17),
+                "retries",
+            ),
+        ),
+        emit("good", connect_region("retries the broker three times")),
+        Reply::text("Makes connect retry."),
+    ]);
+    annotate_head(&repo, None, provider.as_ref()).unwrap();
+    let refused = tool_results(&server.requests()[1].json())[0].clone();
+    assert_eq!(refused["error"]["code"], "ANCHOR_MISMATCH");
+    assert_contains(
+        refused["error"]["message"].as_str().unwrap(),
+        "L10-17 method Client::connect",
+    );
+    let note = stored(&repo);
+    assert_eq!(note.regions.len(), 1);
+    assert_eq!(note.regions[0].ast_anchor.name, "Client::connect");
+}
+
+#[test]
+fn tool_use_auto_falls_back_to_the_structured_prompt() {
+    let (repo, _) = repo();
+    let answer = json!({
+        "summary": "Connect retries.",
+        "regions": [connect_region("retries three times")],
+        "cross_cutting": []
+    });
+    let (server, provider) = chat(vec![
+        Reply::error(
+            400,
+            "registry.ollama.ai/library/gemma3:4b does not support tools",
+        ),
+        Reply::text(&answer.to_string()),
+    ]);
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert_contains(&annotated.warnings[0], "does not support tool calls");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].json().get("tools").is_some());
+    assert!(requests[1].json().get("tools").is_none());
+    // `on` reports the refusal; `off` never offers tools.
+    let (_s, provider) = chat(vec![Reply::error(400, "this model does not support tools")]);
+    let on = AnnotateConfig {
+        tool_use: ToolUse::On,
+        ..AnnotateConfig::default()
+    };
+    let err = run_agent(&ctx, provider.as_ref(), &on).unwrap_err();
+    assert!(matches!(err, AgentError::Provider(_)), "{err}");
+    let (server, provider) = chat(vec![Reply::text(&answer.to_string())]);
+    let off = AnnotateConfig {
+        tool_use: ToolUse::Off,
+        ..AnnotateConfig::default()
+    };
+    run_agent(&ctx, provider.as_ref(), &off).unwrap();
+    assert!(server.requests()[0].json().get("tools").is_none());
+    // Other refusals are not taken for a missing feature.
+    let not_tools = llm::LlmError::Api {
+        provider: "openai-chat",
+        status: 400,
+        message: "model not found".to_owned(),
+    };
+    assert!(!ultragit_annotate::run::tools_unsupported(&not_tools));
+}
+
+#[test]
+fn a_declined_commit_stores_a_minimal_note_and_is_not_a_failure() {
+    let repo = TestRepo::new();
+    repo.commit_file("docs/guide.md", "# Guide\n", "guide");
+    repo.commit_file("docs/guide.md", "# Guide\n\nRead me.\n", "Expand the guide");
+    let (server, provider) = chat(vec![Reply::text(
+        "Documentation only: nothing a future modifier needs to know.",
+    )]);
+    let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
+    let Report::Declined { reason, .. } = report else {
+        panic!("{report:?}");
+    };
+    assert_eq!(
+        reason,
+        "the model found nothing semantic to record: Documentation only: nothing a future \
+         modifier needs to know."
+    );
+    assert_eq!(server.requests().len(), 1);
+    let note = stored(&repo);
+    assert!(note.regions.is_empty());
+    assert_starts_with(
+        &note.summary,
+        "Not annotated: the model found nothing semantic",
+    );
+    assert_eq!(
+        note.provenance.synthesis_notes.as_deref(),
+        Some(note.summary.as_str())
+    );
+    // Backfill's selection skips it: the commit has a note.
+    let repo_handle = gitctx::Repo::discover(repo.path()).unwrap();
+    let notes = repo_handle.notes(ultragit_annotate::NOTES_REF).unwrap();
+    let head: gitctx::ObjectId = repo.rev_parse("HEAD").parse().unwrap();
+    assert!(notes.read(head).unwrap().is_some());
+}
+
+#[test]
+fn max_calls_caps_the_model_calls_of_a_commit() {
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    for i in 0..12 {
+        repo.write(&format!("src/m{i:02}.txt"), format!("entry {i}\n"));
+    }
+    repo.commit_all("twelve entries");
+    let ctx = context(&repo, "HEAD", None);
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    // A model that reads forever.
+    server.respond_with(|request| {
+        let n = request.json()["messages"].as_array().map_or(0, Vec::len);
+        Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
+    });
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let config = AnnotateConfig {
+        max_calls: 5,
+        ..AnnotateConfig::default()
+    };
+    let err = run_agent(&ctx, provider.as_ref(), &config).unwrap_err();
+    assert!(matches!(err, AgentError::MaxTurnsExceeded { .. }), "{err}");
+    assert_eq!(server.requests().len(), 5, "the cap holds across chunks");
+}
+
+#[test]
+fn squash_sources_alone_are_not_author_context() {
+    let (repo, _) = repo();
+    let source = repo.rev_parse("HEAD~1");
+    let (server, provider) = chat(vec![
+        emit("a", connect_region("retries")),
+        Reply::text("Squashed."),
+    ]);
+    let author = AuthorContext {
+        squash_sources: Some(vec![source]),
+        ..AuthorContext::default()
+    };
+    let ctx = context(&repo, "HEAD", Some(author));
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(annotated.annotation.context_level, ContextLevel::Inferred);
+    let system = server.requests()[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_contains(&system, "No author-provided context is available.");
 }
