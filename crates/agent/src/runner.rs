@@ -160,6 +160,7 @@ pub struct Runner<'a> {
     budgets: Budgets,
     trace: &'a mut dyn TraceSink,
     window: Option<ContextWindow>,
+    finishing: Vec<String>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -191,7 +192,18 @@ impl<'a> Runner<'a> {
             budgets,
             trace,
             window: None,
+            finishing: Vec::new(),
         }
+    }
+
+    /// Tools whose successful calls may end the run: a reply that calls only
+    /// these, all of which succeed, and that also holds text, is the answer
+    /// (its text), without another call to hand the results back. A writer
+    /// that emits its records and its summary in one reply so takes one turn
+    /// instead of two; a failed call still goes back to the model.
+    pub fn with_finishing_tools(mut self, names: &[&str]) -> Self {
+        self.finishing = names.iter().map(|n| (*n).to_owned()).collect();
+        self
     }
 
     /// Keeps every request of this runner within a context window of `tokens`
@@ -283,6 +295,15 @@ impl<'a> Runner<'a> {
                 role: Role::Assistant,
                 content: response.content.iter().map(transcript_block).collect(),
             });
+            let finishing = uses
+                .iter()
+                .all(|(_, name, _)| self.finishing.contains(name));
+            let alongside = if finishing {
+                response.text()
+            } else {
+                String::new()
+            };
+            let stop = response.stop_reason.clone();
             drop(response);
             let mut results = Vec::with_capacity(uses.len());
             let mut exhausted = false;
@@ -318,10 +339,33 @@ impl<'a> Runner<'a> {
                     is_error: !ok,
                 });
             }
+            let all_ok = results.iter().all(|r| {
+                matches!(
+                    r,
+                    ContentBlock::ToolResult {
+                        is_error: false,
+                        ..
+                    }
+                )
+            });
             state.messages.push(Message {
                 role: Role::User,
                 content: results,
             });
+            if finishing && all_ok && !alongside.trim().is_empty() {
+                self.trace(Event::info("finished.with_tools"));
+                break CompletionResponse {
+                    content: vec![ContentBlock::Text { text: alongside }],
+                    stop_reason: if stop == StopReason::MaxTokens {
+                        stop
+                    } else {
+                        StopReason::EndTurn
+                    },
+                    usage: Usage::default(),
+                    model: None,
+                    raw: Value::Null,
+                };
+            }
             if exhausted {
                 finalized = true;
                 break self.finalize(task, state, "tool-call").await?;

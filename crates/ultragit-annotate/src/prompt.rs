@@ -136,7 +136,10 @@ pub(crate) fn structured_prompt(context_text: &str) -> String {
 /// What the first message says when the model may rightly find nothing to
 /// record.
 pub(crate) const DECLINE: &str = "If nothing in these changes is worth annotating (formatting, \
-     a version bump, documentation only), emit nothing and reply with one sentence saying why.";
+     a version bump, documentation only), emit nothing and reply with one sentence saying why. \
+     When you have read enough, make every emit call in one reply and put the one-sentence \
+     summary of the commit in that same reply's text: the run ends there if every emission \
+     is accepted.";
 
 /// The grounded first message: the task ([`user_prompt`]), the commit (SHA,
 /// author, date, parents, message, author context or squash sources), the

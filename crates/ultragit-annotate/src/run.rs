@@ -121,14 +121,20 @@ async fn annotate_inner(
         return Ok(declined(context, reason, 0, Vec::new(), Spent::default()));
     }
     let window = config.window_for(provider.model());
+    let ask = Ask {
+        context,
+        provider,
+        config,
+        window,
+    };
     if config.tool_use == ToolUse::Off || !provider.supports_tool_use() {
-        return structured(context, provider, config, window, trace).await;
+        return structured(&ask, trace).await;
     }
-    match with_tools(context, provider, config, window, trace).await {
+    match with_tools(&ask, trace).await {
         Err(AgentError::Provider(err))
             if config.tool_use == ToolUse::Auto && tools_unsupported(&err) =>
         {
-            let mut annotated = structured(context, provider, config, window, trace).await?;
+            let mut annotated = structured(&ask, trace).await?;
             annotated.warnings.insert(
                 0,
                 format!(
@@ -202,14 +208,23 @@ fn declined(
     }
 }
 
-/// The tool-using agent, chunk by chunk.
-async fn with_tools(
-    context: &AnnotationContext,
-    provider: &dyn LlmProvider,
-    config: &AnnotateConfig,
+/// What one annotation asks of which model, within which window.
+struct Ask<'a> {
+    context: &'a AnnotationContext,
+    provider: &'a dyn LlmProvider,
+    config: &'a AnnotateConfig,
+    /// The model's context window, in tokens.
     window: u32,
-    trace: &mut dyn TraceSink,
-) -> Result<Annotated, AgentError> {
+}
+
+/// The tool-using agent, chunk by chunk.
+async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
+    let Ask {
+        context,
+        provider,
+        config,
+        window,
+    } = *ask;
     let shared = Arc::new(context.clone());
     let collector: Collector = Arc::new(Mutex::new(Collected::default()));
     let mut chunks = plan_chunks(context, config);
@@ -387,8 +402,9 @@ async fn run(
         inner: trace,
         sent: 0,
     };
-    let mut runner =
-        Runner::new(provider, budgets, &mut counter).with_context_window(budget.window);
+    let mut runner = Runner::new(provider, budgets, &mut counter)
+        .with_context_window(budget.window)
+        .with_finishing_tools(&["emit_annotation", "emit_cross_cutting"]);
     let result = runner.run(task, Some(&accept_any)).await;
     let sent = counter.sent;
     match result {
@@ -607,13 +623,13 @@ pub fn assemble(
 }
 
 /// The structured-output mode: the whole context in one prompt, one JSON answer.
-async fn structured(
-    context: &AnnotationContext,
-    provider: &dyn LlmProvider,
-    config: &AnnotateConfig,
-    window: u32,
-    trace: &mut dyn TraceSink,
-) -> Result<Annotated, AgentError> {
+async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
+    let Ask {
+        context,
+        provider,
+        config,
+        window,
+    } = *ask;
     let system = prompt::system_prompt(context.author_context.as_ref());
     let schema = structured_schema();
     // The schema is sent twice (in the prompt and as the response format).

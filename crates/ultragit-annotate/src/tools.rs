@@ -821,7 +821,6 @@ fn search_code(
     args: SearchArgs,
     limits: &ToolLimits,
 ) -> Result<ToolOutput, ToolFailure> {
-    let context = &shared.context;
     if args.pattern.is_empty() || args.pattern.len() > 500 || args.pattern.contains('\n') {
         return Err(ToolFailure::invalid_argument(
             "pattern must be one line of 1 to 500 bytes",
@@ -849,6 +848,7 @@ fn search_code(
         .unwrap_or(50)
         .min(limits.max_entries)
         .max(1);
+    let context = &shared.context;
     let repo = open_repo(context)?;
     let mut command = repo
         .git()

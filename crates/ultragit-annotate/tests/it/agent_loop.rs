@@ -533,7 +533,7 @@ fn providers_without_tools_get_one_structured_prompt() {
 fn squash_sources_make_a_squash_provenance() {
     let (repo, _) = repo();
     let source = repo.rev_parse("HEAD~1");
-    let (_s, provider) = chat(vec![
+    let (server, provider) = chat(vec![
         emit("a", connect_region("retries")),
         Reply::text("Squashed."),
     ]);
@@ -543,6 +543,14 @@ fn squash_sources_make_a_squash_provenance() {
     };
     let ctx = context(&repo, "HEAD", Some(author));
     let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    // Squash sources alone are not author context: the annotation stays
+    // inferred, and the model is told so.
+    assert_eq!(annotated.annotation.context_level, ContextLevel::Inferred);
+    let system = server.requests()[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_contains(&system, "No author-provided context is available.");
     let provenance = &annotated.annotation.provenance;
     assert_eq!(provenance.operation, ProvenanceOperation::Squash);
     assert_eq!(provenance.derived_from, [source]);
@@ -686,26 +694,4 @@ fn max_calls_caps_the_model_calls_of_a_commit() {
     let err = run_agent(&ctx, provider.as_ref(), &config).unwrap_err();
     assert!(matches!(err, AgentError::MaxTurnsExceeded { .. }), "{err}");
     assert_eq!(server.requests().len(), 5, "the cap holds across chunks");
-}
-
-#[test]
-fn squash_sources_alone_are_not_author_context() {
-    let (repo, _) = repo();
-    let source = repo.rev_parse("HEAD~1");
-    let (server, provider) = chat(vec![
-        emit("a", connect_region("retries")),
-        Reply::text("Squashed."),
-    ]);
-    let author = AuthorContext {
-        squash_sources: Some(vec![source]),
-        ..AuthorContext::default()
-    };
-    let ctx = context(&repo, "HEAD", Some(author));
-    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
-    assert_eq!(annotated.annotation.context_level, ContextLevel::Inferred);
-    let system = server.requests()[0].json()["messages"][0]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_contains(&system, "No author-provided context is available.");
 }

@@ -145,19 +145,43 @@ fn the_first_request_holds_the_commit_message_and_the_diff() {
     );
     let ctx = context(&repo, "HEAD", None);
     let (server, provider) = chat(vec![
-        emit(
+        Reply::tool_calls(vec![call(
             "e",
+            "emit_annotation",
             region("src/lib.rs", "function", "a", (1, 3), "a is two"),
-        ),
-        Reply::text("Raises a."),
+        )])
+        .with_text("Raises a."),
     ]);
     let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(
-        annotated.turns, 2,
+        annotated.turns, 1,
         "no turn spent on get_commit_info or get_diff"
     );
     let body = String::from_utf8_lossy(&server.requests()[0].body).into_owned();
     assert_contains(&body, "Raise a to two\\n\\nThe caller counts from two now.");
     assert_contains(&body, "    2 +    2");
     assert_contains(&body, "src/lib.rs (modified, +1 -1)");
+}
+
+#[test]
+fn emissions_with_the_summary_in_one_reply_finish_the_run() {
+    let repo = TestRepo::new();
+    repo.commit_file("src/lib.rs", "pub fn a() -> u32 {\n    1\n}\n", "a");
+    repo.commit_file("src/lib.rs", "pub fn a() -> u32 {\n    2\n}\n", "Raise a");
+    let ctx = context(&repo, "HEAD", None);
+    let good = region("src/lib.rs", "function", "a", (1, 3), "a is two");
+    let (server, provider) = chat(vec![emit("e", good.clone()).with_text("Raises a to two.")]);
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(annotated.turns, 1);
+    assert_eq!(annotated.annotation.summary, "Raises a to two.");
+    assert_eq!(server.requests().len(), 1);
+    // A refused emission goes back to the model even with a summary beside it.
+    let bad = region("src/lib.rs", "function", "b", (1, 3), "no such function");
+    let (server, provider) = chat(vec![
+        emit("x", bad).with_text("Raises a."),
+        emit("y", good).with_text("Raises a to two."),
+    ]);
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(annotated.turns, 2);
+    assert_eq!(server.requests().len(), 2);
 }
