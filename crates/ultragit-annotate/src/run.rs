@@ -624,12 +624,8 @@ pub fn assemble(
 
 /// The structured-output mode: the whole context in one prompt, one JSON answer.
 async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
-    let Ask {
-        context,
-        provider,
-        config,
-        window,
-    } = *ask;
+    let (context, provider, config) = (ask.context, ask.provider, ask.config);
+    let window = ask.window;
     let system = prompt::system_prompt(context.author_context.as_ref());
     let schema = structured_schema();
     // The schema is sent twice (in the prompt and as the response format).

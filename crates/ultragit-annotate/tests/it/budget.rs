@@ -134,8 +134,8 @@ fn the_first_message_carries_the_commit_and_names_the_tool_when_the_diff_is_too_
     );
 }
 
-#[test]
-fn the_first_request_holds_the_commit_message_and_the_diff() {
+/// The context of a commit that raises `a` in `src/lib.rs` from one to two.
+fn raise_a() -> (TestRepo, ultragit_annotate::AnnotationContext) {
     let repo = TestRepo::new();
     repo.commit_file("src/lib.rs", "pub fn a() -> u32 {\n    1\n}\n", "a");
     repo.commit_file(
@@ -144,14 +144,17 @@ fn the_first_request_holds_the_commit_message_and_the_diff() {
         "Raise a to two\n\nThe caller counts from two now.",
     );
     let ctx = context(&repo, "HEAD", None);
-    let (server, provider) = chat(vec![
-        Reply::tool_calls(vec![call(
-            "e",
-            "emit_annotation",
-            region("src/lib.rs", "function", "a", (1, 3), "a is two"),
-        )])
-        .with_text("Raises a."),
-    ]);
+    (repo, ctx)
+}
+
+#[test]
+fn the_first_request_holds_the_commit_message_and_the_diff() {
+    let (_repo, ctx) = raise_a();
+    let summarized = emit(
+        "e",
+        region("src/lib.rs", "function", "a", (1, 3), "a is two"),
+    );
+    let (server, provider) = chat(vec![summarized.with_text("Raises a.")]);
     let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(
         annotated.turns, 1,
@@ -165,10 +168,7 @@ fn the_first_request_holds_the_commit_message_and_the_diff() {
 
 #[test]
 fn emissions_with_the_summary_in_one_reply_finish_the_run() {
-    let repo = TestRepo::new();
-    repo.commit_file("src/lib.rs", "pub fn a() -> u32 {\n    1\n}\n", "a");
-    repo.commit_file("src/lib.rs", "pub fn a() -> u32 {\n    2\n}\n", "Raise a");
-    let ctx = context(&repo, "HEAD", None);
+    let (_repo, ctx) = raise_a();
     let good = region("src/lib.rs", "function", "a", (1, 3), "a is two");
     let (server, provider) = chat(vec![emit("e", good.clone()).with_text("Raises a to two.")]);
     let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
