@@ -105,7 +105,7 @@ pub struct AnnotateArgs {
     keep_existing: bool,
 
     /// The most model calls for this commit, chunks included [default: ultragit.maxCalls, or 40]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_calls: Option<u32>,
 
     /// Annotate only the changes since this commit and merge them into the
@@ -144,7 +144,6 @@ impl ProviderArgs {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             api_key_env: self.api_key_env.clone(),
-            max_calls: None,
         }
     }
 
@@ -261,13 +260,11 @@ fn annotate_now(
         provider: settings,
         warnings: config_warnings,
         ..
-    } = Settings::load(
-        repo,
-        &ProviderFlags {
-            max_calls: args.max_calls.map(|n| n.to_string()),
-            ..args.provider.flags()
-        },
-    )?;
+    } = Settings::load(repo, &args.provider.flags())?;
+    let limits = ultragit_annotate::AnnotateConfig {
+        max_calls: args.max_calls.unwrap_or(limits.max_calls),
+        ..limits
+    };
     for warning in &config_warnings {
         ctx.warn(warning);
     }

@@ -7,7 +7,7 @@
 //! | context window | — | `ultragit.contextWindow` | `context_window` | by model family ([`default_context_window`]) |
 //! | large commits | — | `ultragit.largeCommits` (`skip`, `chunk`) | `large_commits` | `skip` |
 //! | tool use | — | `ultragit.toolUse` (`auto`, `on`, `off`) | `tool_use` | `auto` |
-//! | calls per commit | `--max-calls` | `ultragit.maxCalls` | `max_calls` | 40 |
+//! | calls per commit | — (`ultragit annotate --max-calls` overrides the resolved value) | `ultragit.maxCalls` | `max_calls` | 40 |
 //! | provider | `--provider` | `ultragit.provider` | ignored | `openai-responses` |
 //! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
 //! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
@@ -155,10 +155,7 @@ const RECENT_ANNOTATIONS_LIMIT: Key<u32> = Key::whole::<0>(
 );
 const CHUNK_SIZE: Key<u32> = Key::whole::<1>("chunk_size", "ultragit.chunkSize");
 const MAX_CHUNKS: Key<u32> = Key::whole::<1>("max_chunks", "ultragit.maxChunks");
-const MAX_CALLS: Key<u32> = Key {
-    flag: Some("--max-calls"),
-    ..Key::whole::<1>("max_calls", "ultragit.maxCalls")
-};
+const MAX_CALLS: Key<u32> = Key::whole::<1>("max_calls", "ultragit.maxCalls");
 const CONTEXT_WINDOW: Key<Option<u32>> = Key {
     git: Some("ultragit.contextWindow"),
     kind: Kind::Int,
@@ -274,8 +271,6 @@ pub struct ProviderFlags {
     pub base_url: Option<String>,
     /// `Some("")` or `Some("none")`: no key.
     pub api_key_env: Option<String>,
-    /// `--max-calls`.
-    pub max_calls: Option<String>,
 }
 
 /// Where each provider setting came from: a flag, git config, or the default.
@@ -321,8 +316,7 @@ fn resolve(
         .flag(&PROVIDER, flags.provider.clone())
         .flag(&MODEL, flags.model.clone())
         .flag(&BASE_URL, flags.base_url.clone())
-        .flag(&API_KEY_ENV, flags.api_key_env.clone())
-        .flag(&MAX_CALLS, flags.max_calls.clone());
+        .flag(&API_KEY_ENV, flags.api_key_env.clone());
     let mut stack = Stack::new()
         .with(flags)
         .with_repo_file(team, CONFIG_FILE, ANNOTATE_SECTION)?

@@ -167,7 +167,7 @@ pub async fn annotate_with(
         ));
     }
     let repo = Repo::discover(repo_path)?;
-    if let Some(reason) = annotated.declined {
+    if let Some(reason) = annotated.declined().map(str::to_owned) {
         // An amend's delta with nothing to say leaves the note as it is.
         if options.existing != Existing::Merge
             && !store_with(&repo, &annotated.annotation, options.existing)?

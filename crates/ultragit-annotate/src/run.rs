@@ -53,15 +53,28 @@ pub struct Annotated {
     pub turns: u32,
     /// The turn or token budget cut the run short.
     pub partial: bool,
-    /// Set when the note records that nothing was annotated: the commit was
-    /// too large (`maxDiffLines`, `largeCommits = skip`) or the model declined
-    /// (it found nothing semantic to record). The note has no regions; its
-    /// summary and `provenance.synthesis_notes` say why.
-    pub declined: Option<String>,
-    /// Tokens the provider reported, all calls summed.
-    pub usage: llm::Usage,
-    /// Estimated input tokens sent (bytes / 4 of every request), all calls.
-    pub sent_tokens: u64,
+    /// What the calls cost in tokens.
+    pub spent: Spent,
+}
+
+/// How the note of a commit nothing was annotated on begins its summary and
+/// `provenance.synthesis_notes`.
+const NOT_ANNOTATED: &str = "Not annotated: ";
+
+impl Annotated {
+    /// Why nothing was annotated, when the note records that instead of
+    /// regions: the commit was too large (`maxDiffLines`, `largeCommits =
+    /// skip`) or the model declined (it found nothing semantic to record).
+    pub fn declined(&self) -> Option<&str> {
+        if !self.annotation.regions.is_empty() {
+            return None;
+        }
+        self.annotation
+            .provenance
+            .synthesis_notes
+            .as_deref()
+            .and_then(|notes| notes.strip_prefix(NOT_ANNOTATED))
+    }
 }
 
 /// The time one agent run may take, all model calls included.
@@ -91,16 +104,13 @@ fn stats_event(annotated: &Annotated) -> agent::Event {
     let tokens = |n: Option<u64>| n.map_or(Value::Null, Value::from);
     agent::Event::info("annotate.stats")
         .with("turns", annotated.turns)
-        .with("input_tokens", tokens(annotated.usage.input_tokens))
-        .with("output_tokens", tokens(annotated.usage.output_tokens))
-        .with("sent_tokens_estimated", annotated.sent_tokens)
+        .with("input_tokens", tokens(annotated.spent.usage.input_tokens))
+        .with("output_tokens", tokens(annotated.spent.usage.output_tokens))
+        .with("sent_tokens_estimated", annotated.spent.sent_tokens)
         .with("regions", annotated.annotation.regions.len())
         .with(
             "declined",
-            annotated
-                .declined
-                .as_deref()
-                .map_or(Value::Null, Value::from),
+            annotated.declined().map_or(Value::Null, Value::from),
         )
 }
 
@@ -172,11 +182,13 @@ pub fn tools_unsupported(err: &llm::LlmError) -> bool {
         .any(|hint| message.contains(hint))
 }
 
-/// What the calls of a commit cost.
-#[derive(Debug, Clone, Copy, Default)]
-struct Spent {
-    usage: llm::Usage,
-    sent_tokens: u64,
+/// What the calls of a commit cost in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// As the provider reported them, all calls summed.
+    pub usage: llm::Usage,
+    /// Estimated input tokens sent (bytes / 4 of every request), all calls.
+    pub sent_tokens: u64,
 }
 
 impl Spent {
@@ -194,7 +206,7 @@ fn declined(
     warnings: Vec<String>,
     spent: Spent,
 ) -> Annotated {
-    let summary = format!("Not annotated: {reason}");
+    let summary = format!("{NOT_ANNOTATED}{reason}");
     let (mut annotation, _) = assemble(context, Vec::new(), Vec::new(), clip(&summary, 400));
     annotation.provenance.synthesis_notes = Some(clip(&summary, 400));
     Annotated {
@@ -202,9 +214,7 @@ fn declined(
         warnings,
         turns,
         partial: false,
-        declined: Some(reason),
-        usage: spent.usage,
-        sent_tokens: spent.sent_tokens,
+        spent,
     }
 }
 
@@ -371,9 +381,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         warnings,
         turns,
         partial: ran_out || cut_short,
-        declined: None,
-        usage: spent.usage,
-        sent_tokens: spent.sent_tokens,
+        spent,
     })
 }
 
@@ -706,9 +714,7 @@ async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         warnings: dropped,
         turns: outcome.steps,
         partial: false,
-        declined: None,
-        usage: spent.usage,
-        sent_tokens: spent.sent_tokens,
+        spent,
     })
 }
 

@@ -73,7 +73,6 @@ fn flags_win_over_git_config_and_none_means_no_key() {
         model: Some("flag-model".to_owned()),
         base_url: Some(String::new()),
         api_key_env: Some("none".to_owned()),
-        max_calls: None,
     };
     let settings = load(&repo, &flags).unwrap();
     assert_eq!(

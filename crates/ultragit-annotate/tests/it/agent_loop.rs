@@ -268,7 +268,7 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let (_s, provider) = chat(vec![Reply::text("Nothing worth annotating.")]);
     let declined = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(
-        declined.declined.as_deref(),
+        declined.declined(),
         Some("the model found nothing semantic to record: Nothing worth annotating.")
     );
     assert!(declined.annotation.regions.is_empty());
@@ -461,7 +461,7 @@ fn huge_diffs_are_summarized_for_the_model() {
     let (server, provider) = chat(vec![]);
     let skipped = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
     assert_eq!(
-        skipped.declined.as_deref(),
+        skipped.declined(),
         Some(
             "skipped as too large: 2,500 changed lines, more than ultragit.maxDiffLines (2,000); \
              set ultragit.largeCommits = chunk to annotate such commits in chunks"

@@ -109,7 +109,7 @@ fn every_request_stays_within_a_small_window_on_a_twenty_file_commit() {
         &all,
         "dropped to keep the conversation within the context window",
     );
-    assert!(annotated.sent_tokens > 0);
+    assert!(annotated.spent.sent_tokens > 0);
 }
 
 #[test]
