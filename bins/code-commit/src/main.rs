@@ -7,7 +7,9 @@
 //! `~/.config/`, the configuration, the key, the provider, and the temporary
 //! directory and build caches the sandbox lets `build.sh` write), runs the
 //! loop, prints
-//! progress on stderr and the outcome on stdout. Exit status: 0 when `build.sh`
+//! progress on stderr and the outcome on stdout. A failed run that changed
+//! files says on stderr, even with `--quiet`, which files it left and the
+//! commands that undo them, or, with `--revert-on-failure`, what it put back. Exit status: 0 when `build.sh`
 //! passes; 1 when it still fails (the outcome on stdout, no error), a build
 //! tampered with a protected file, or the run cannot start (`error: …`, with
 //! `--debug` its causes); 2 on usage errors. The hidden `--generate KIND` flag
@@ -25,12 +27,13 @@
 // Progress lines are printed as the run goes.
 #![allow(clippy::print_stderr)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 use code_commit_core::Error;
 use code_commit_core::run::{self, Step};
+use code_commit_core::undo::{Kept, Reverted, Undo, Way};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 
 mod settings;
@@ -44,6 +47,16 @@ struct Cli {
     /// Repair rounds after the first attempt (0-10)
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
     max_repairs: u32,
+    /// The build output a repair prompt carries, at most, in bytes (default:
+    /// max_build_output_bytes in config.toml, else 262144); beyond it the start and
+    /// the end are kept and the cut is marked
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..=1 << 32))]
+    max_build_output_bytes: Option<u64>,
+    /// When the run fails, put back exactly the files it changed and remove
+    /// those it created (by default they stay for review, and the run says how
+    /// to undo them)
+    #[arg(long)]
+    revert_on_failure: bool,
     /// Print only the outcome, not each step
     #[arg(long, short)]
     quiet: bool,
@@ -64,8 +77,8 @@ const AFTER_HELP: &str = "Files, relative to the project directory:
   agent-config/query.txt        what you want changed (required; at most 4 MiB)
   agent-config/codeRollup.txt   the codebase, as codeRollup.sh writes it (required; at most 32 MiB)
   agent-config/config.toml      provider, model, base_url, api_key_file, api_key_env, max_tokens,
-                                build_timeout_secs, request_timeout_secs, build_sandbox,
-                                build_writable (optional; at most 1 MiB)
+                                max_build_output_bytes, build_timeout_secs, request_timeout_secs,
+                                build_sandbox, build_writable (optional; at most 1 MiB)
   agent-config/api-key          the API key (optional; at most 64 KiB)
   agent-config/logs/NNNN-<time>/  one folder per run: 1-query.txt, 1-response.txt, 1-build.txt, … summary.txt
   .gitignore                    must contain the line /agent-config
@@ -96,6 +109,15 @@ and stops the run (cargo may update Cargo.lock after the model changed a Cargo.t
 
 The model may not touch .gitignore, Cargo.lock, build.sh, codeRollup.sh, LLMInstructions.md, UserSpecification.md, .git/, agent-config/, target/ or anything .gitignore ignores; one such block rejects the whole response.
 
+A failed run leaves its changes in the working tree for review (code-commit never stages) and
+prints the files and the commands that undo them (git restore --source=HEAD --worktree -- ...,
+rm -- ...). --revert-on-failure puts back exactly the files the run changed, with their earlier
+content and permissions, and removes the files and directories it created; nothing else is touched.
+
+The build output a repair prompt carries is at most max_build_output_bytes (default 262144, i.e.
+256 KiB; --max-build-output-bytes overrides it): beyond it the start and the end are kept and the
+cut is marked [... N bytes (M lines) of output cut here ...].
+
 Exit status: 0 when build.sh passes; 1 when it still fails after the repair rounds, a build changed a protected file, or the run cannot start (`error: ...` on stderr; --debug adds its causes); 2 on usage errors.";
 
 /// Text that may hold model or build output, safe for a terminal.
@@ -103,8 +125,61 @@ fn sanitize(text: &str) -> String {
     safe_io::term::sanitize(text).into_owned()
 }
 
-fn describe(step: &Step) -> String {
+/// What a failed run left in the working tree of `project`, and how to undo
+/// it.
+fn describe_kept(kept: &Kept, project: &Path) -> String {
+    let mut out = format!(
+        "the failed run leaves its changes in the working tree (not staged): {}",
+        kept.files
+            .iter()
+            .map(|(path, _)| path.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let commands = kept.commands();
+    if !commands.is_empty() {
+        out.push_str(&format!("\nto undo them, run in {}:", project.display()));
+        for command in commands {
+            out.push_str(&format!("\n  {command}"));
+        }
+    }
+    let not_in_git = kept.by(Way::NotInGit);
+    if !not_in_git.is_empty() {
+        out.push_str(&format!(
+            "\n{} held changes git does not have before the run (uncommitted, or untracked): git cannot give them back (--revert-on-failure puts back exactly what was there)",
+            not_in_git.join(", ")
+        ));
+    }
+    out
+}
+
+/// What `--revert-on-failure` put back.
+fn describe_reverted(reverted: &Reverted) -> String {
+    let mut done = Vec::new();
+    if !reverted.restored.is_empty() {
+        done.push(format!("restored {}", reverted.restored.join(", ")));
+    }
+    if !reverted.removed.is_empty() {
+        done.push(format!("removed {}", reverted.removed.join(", ")));
+    }
+    let mut out = if done.is_empty() {
+        "--revert-on-failure: nothing was put back".to_owned()
+    } else {
+        format!(
+            "--revert-on-failure: {} as before the run; nothing else was touched",
+            done.join("; ")
+        )
+    };
+    for why in &reverted.failed {
+        out.push_str(&format!("\nnot reverted: {why}"));
+    }
+    out
+}
+
+fn describe(step: &Step, project: &Path) -> String {
     match step {
+        Step::Undo(Undo::Kept(kept)) => describe_kept(kept, project),
+        Step::Undo(Undo::Reverted(reverted)) => describe_reverted(reverted),
         Step::Asking { attempt: 1 } => "attempt 1: asking the model".to_owned(),
         Step::Asking { attempt } => format!("attempt {attempt}: asking the model for a repair"),
         Step::Rejected { attempt, reasons } => format!(
@@ -179,17 +254,28 @@ fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         provider,
         redactor,
         options,
-    } = settings::load(&project, cli.max_repairs, ctx)?;
+    } = settings::load(
+        &project,
+        &settings::Flags {
+            max_repairs: cli.max_repairs,
+            max_build_output_bytes: cli
+                .max_build_output_bytes
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            revert_on_failure: cli.revert_on_failure,
+        },
+        ctx,
+    )?;
     let quiet = cli.quiet;
     let mut progress = |step: &Step| {
-        // Tampering is always shown, so is a sandbox that could not be had.
+        // Tampering is always shown, so is a sandbox that could not be had, and
+        // what a failed run left in the working tree.
         let always = match step {
-            Step::Tampered { .. } => true,
+            Step::Tampered { .. } | Step::Undo(_) => true,
             Step::Sandbox { status } => status.contains("unavailable"),
             _ => false,
         };
         if !quiet || always {
-            eprintln!("{}", redactor.redact(&sanitize(&describe(step))));
+            eprintln!("{}", redactor.redact(&sanitize(&describe(step, &project))));
         }
     };
     let report = ctx

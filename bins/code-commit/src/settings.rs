@@ -42,10 +42,19 @@ pub struct Settings {
     pub options: RunOptions,
 }
 
-/// Resolves the settings for a run in `project` (canonical) with `max_repairs`
-/// repair rounds. From the moment the key is known, `ctx` masks it in every
-/// message.
-pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings, CommandError> {
+/// What the command line sets for the run (over the configuration).
+pub struct Flags {
+    /// Repair rounds after the first attempt.
+    pub max_repairs: u32,
+    /// The build output a repair prompt carries, over `max_build_output_bytes`.
+    pub max_build_output_bytes: Option<usize>,
+    /// A failed run puts back the files it changed.
+    pub revert_on_failure: bool,
+}
+
+/// Resolves the settings for a run in `project` (canonical) with `flags`. From
+/// the moment the key is known, `ctx` masks it in every message.
+pub fn load(project: &Path, flags: &Flags, ctx: &Context) -> Result<Settings, CommandError> {
     let lookup = |name: &str| std::env::var(name).ok();
     let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
     // An absolute path from a variable (relative values are ignored, as the XDG
@@ -67,8 +76,12 @@ pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings,
             .map(|name| (*name).to_owned()),
     );
     let options = RunOptions {
-        max_repairs,
+        max_repairs: flags.max_repairs,
         max_tokens: config.max_tokens,
+        build_output_bytes: flags
+            .max_build_output_bytes
+            .unwrap_or(config.max_build_output_bytes),
+        revert_on_failure: flags.revert_on_failure,
         build: BuildOptions {
             timeout: config.build_timeout,
             remove_env: build_remove_env,
@@ -76,7 +89,6 @@ pub fn load(project: &Path, max_repairs: u32, ctx: &Context) -> Result<Settings,
             sandbox: sandbox(&config, project, &key_source, &temp, &var_path),
             temp_root: Some(temp),
         },
-        ..RunOptions::default()
     };
     Ok(Settings {
         provider,

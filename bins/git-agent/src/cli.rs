@@ -106,7 +106,9 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
 
 macro_rules! auth_help {
     () => {
-        "Credentials, in this order: ChatGPT sign-in from Codex ($CODEX_HOME/auth.json, default ~/.codex/auth.json, with \"auth_mode\": \"chatgpt\"); else OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL); a local server at --base-url needs none. Flags win over both. --api chat speaks Chat Completions (Ollama, llama.cpp, vLLM)."
+        "Credentials, in this order: ChatGPT sign-in from Codex ($CODEX_HOME/auth.json, default ~/.codex/auth.json, with \"auth_mode\": \"chatgpt\"); else OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL); a local server at --base-url needs none. Flags win over both. With ChatGPT sign-in the model is Codex's own (model in $CODEX_HOME/config.toml, else OPENAI_MODEL, else gpt-5-codex) and requests carry what Codex sends: streamed, not stored, no output cap. --api chat speaks Chat Completions (Ollama, llama.cpp, vLLM).
+
+The output cap (--max-output-tokens) counts reasoning tokens too, so its default grows with the effort: 4096 with --low, 8192 by default and with --medium, 16384 with --high, 32768 with --xhigh. An answer cut off by it is asked for again once, with twice the cap."
     };
 }
 
@@ -198,6 +200,20 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_help_names_the_defaults_in_use() {
+        assert!(COMMIT_HELP.contains(llm::defaults::CHATGPT_MODEL));
+        for effort in [
+            None,
+            Some(llm::ReasoningEffort::Low),
+            Some(llm::ReasoningEffort::High),
+            Some(llm::ReasoningEffort::Xhigh),
+        ] {
+            let cap = message::default_output_cap(effort).to_string();
+            assert!(COMMIT_HELP.contains(&cap), "{cap}");
+        }
     }
 
     #[test]

@@ -26,6 +26,16 @@
 //!   failing tool); JSON-ARGS (default `{}`) that is not JSON at all is a usage
 //!   error: one line on stderr, exit 2.
 //!
+//! The generation commands share their flags (`message::Shared`), among them
+//! `--max-output-tokens N`: the output cap of one model answer, reasoning
+//! included, by default scaled with the reasoning effort
+//! (`message::default_output_cap`); an answer cut off by it is asked for again
+//! once with twice the cap. With ChatGPT sign-in the model defaults to Codex's
+//! own (`model` in `$CODEX_HOME/config.toml`), and the request is what Codex
+//! sends (streamed, `store: false`, no output cap). `git commit` runs in the
+//! user's own environment (`gitctx::Repo::user_command`), so their hooks see
+//! what they see by hand.
+//!
 //! Everything printed on stderr has its control characters escaped
 //! (`safe_io::term::sanitize`): errors quote model answers, provider messages
 //! and arguments. JSON on stdout (`tools`) is exact; generated messages on stdout

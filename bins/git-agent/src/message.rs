@@ -39,7 +39,8 @@ pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
 #[derive(Debug, Clone, Args)]
 pub struct Shared {
     #[arg(long, value_name = "MODEL", help = format!(
-        "The model [default: OPENAI_MODEL, or {}]",
+        "The model [default: with ChatGPT sign-in, model in Codex's config.toml, else OPENAI_MODEL, else {}; with a key, OPENAI_MODEL, else {}]",
+        llm::defaults::CHATGPT_MODEL,
         llm::defaults::OPENAI_MODEL
     ))]
     pub model: Option<String>,
@@ -65,6 +66,9 @@ pub struct Shared {
     /// Which API to speak: the Responses API, or Chat Completions (Ollama, llama.cpp, vLLM, LM Studio)
     #[arg(long, value_enum, default_value_t = Api::Responses)]
     pub api: Api,
+    /// The most output tokens one model answer may take, reasoning included (256-1000000) [default: by reasoning effort: 8192; --low 4096, --medium 8192, --high 16384, --xhigh 32768]. An answer cut off by it is asked again once with twice the cap. Not sent to ChatGPT's backend, which refuses a cap
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(256..=1_000_000))]
+    pub max_output_tokens: Option<u32>,
     /// The whole run's time limit: seconds, or a number with s, m or h
     #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = parse_duration)]
     pub timeout: Duration,
@@ -80,6 +84,46 @@ pub struct Shared {
     /// Print the trace session directory, run summaries and full error chains on stderr
     #[arg(long)]
     pub debug: bool,
+}
+
+impl Shared {
+    /// The reasoning effort the flags ask for (`None`: the model's default).
+    fn effort(&self) -> Option<ReasoningEffort> {
+        [
+            (self.low, ReasoningEffort::Low),
+            (self.medium, ReasoningEffort::Medium),
+            (self.high, ReasoningEffort::High),
+            (self.xhigh, ReasoningEffort::Xhigh),
+        ]
+        .into_iter()
+        .find_map(|(given, effort)| given.then_some(effort))
+    }
+
+    /// The output cap of one model call: `--max-output-tokens`, else
+    /// [`default_output_cap`] for the effort.
+    fn output_cap(&self) -> u32 {
+        self.max_output_tokens
+            .unwrap_or_else(|| default_output_cap(self.effort()))
+    }
+}
+
+/// The output cap when `--max-output-tokens` is not given. Reasoning tokens
+/// count against the cap, so it grows with the effort asked for:
+///
+/// | effort | cap |
+/// |---|---|
+/// | `--low` | 4,096 |
+/// | none (the model's default, usually medium) | 8,192 |
+/// | `--medium` | 8,192 |
+/// | `--high` | 16,384 |
+/// | `--xhigh` | 32,768 |
+pub const fn default_output_cap(effort: Option<ReasoningEffort>) -> u32 {
+    match effort {
+        Some(ReasoningEffort::Low) => 4096,
+        None | Some(ReasoningEffort::Medium) => 8192,
+        Some(ReasoningEffort::High) => 16_384,
+        Some(ReasoningEffort::Xhigh) => 32_768,
+    }
 }
 
 /// The API `--api` selects.
@@ -121,10 +165,33 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
-/// The largest Codex `auth.json` read.
+/// The largest Codex file (`auth.json`, `config.toml`) read.
 const AUTH_FILE_LIMIT: u64 = 1024 * 1024;
 
-/// Builds the provider from the flags, `auth.json` and the environment.
+/// A file of Codex's (`auth.json`, `config.toml`) as text: `None` when it does
+/// not exist. The user's own file, but still read as a bounded regular file: a
+/// FIFO or a device there must not hang or flood us.
+fn read_codex_file(path: Option<&Path>) -> Result<Option<String>, CommandError> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    match safe_io::fs::read_regular(path, AUTH_FILE_LIMIT) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(err) if err.is_not_found() => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// A file that was found: its path and text.
+fn found<'a>(path: &'a Option<PathBuf>, text: &'a Option<String>) -> Option<(&'a Path, &'a str)> {
+    match (path, text) {
+        (Some(path), Some(text)) => Some((path.as_path(), text.as_str())),
+        _ => None,
+    }
+}
+
+/// Builds the provider from the flags, Codex's `auth.json` and `config.toml`,
+/// and the environment.
 fn provider(
     shared: &Shared,
     timeout: Duration,
@@ -139,42 +206,24 @@ fn provider(
 > {
     let lookup = |name: &str| std::env::var(name).ok();
     let auth_path = openai::codex_auth_path(lookup);
-    let auth_text = auth_path
-        .as_ref()
-        // The user's own file, but still read as a bounded regular file: a
-        // FIFO or a device there must not hang or flood us.
-        .and_then(|p| match safe_io::fs::read_regular(p, AUTH_FILE_LIMIT) {
-            Ok(bytes) => Some(Ok(String::from_utf8_lossy(&bytes).into_owned())),
-            Err(err) if err.is_not_found() => None,
-            Err(err) => Some(Err(err)),
-        });
-    let auth_text = auth_text.transpose()?;
-    let auth_file = match (&auth_path, &auth_text) {
-        (Some(path), Some(text)) => Some((path.as_path(), text.as_str())),
-        _ => None,
-    };
+    let auth_text = read_codex_file(auth_path.as_deref())?;
+    let config_path = openai::codex_config_path(lookup);
+    let config_text = read_codex_file(config_path.as_deref())?;
     let resolved = openai::resolve(
         Flags {
             model: shared.model.as_deref(),
             base_url: shared.base_url.as_deref(),
             chat: shared.api == Api::Chat,
         },
-        auth_file,
+        openai::CodexFiles {
+            auth: found(&auth_path, &auth_text),
+            config: found(&config_path, &config_text),
+        },
         lookup,
     )?;
     let mut config = resolved.config;
     config.priority = shared.fast;
-    config.reasoning_effort = if shared.low {
-        Some(ReasoningEffort::Low)
-    } else if shared.medium {
-        Some(ReasoningEffort::Medium)
-    } else if shared.high {
-        Some(ReasoningEffort::High)
-    } else if shared.xhigh {
-        Some(ReasoningEffort::Xhigh)
-    } else {
-        None
-    };
+    config.reasoning_effort = shared.effort();
     config.http.overall_timeout = timeout;
     config.http.request_timeout = timeout.min(config.http.request_timeout);
     let (provider, redactor) = frontend::provider::connect(config, ctx)?;
@@ -190,6 +239,7 @@ fn options(shared: &Shared, command: &str, amend: bool) -> Options {
         ..Options::default()
     };
     options.budgets.max_steps = shared.max_steps;
+    options.budgets.max_tokens = Some(shared.output_cap());
     options.budgets.overall_timeout = shared.timeout;
     options
 }

@@ -10,8 +10,6 @@
 //! resolved as `read` resolves them (repository-relative, or relative to the
 //! current directory when that names a file at HEAD).
 
-use std::path::Path;
-
 use crate::cli::Invocation;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -89,33 +87,23 @@ Examples:
 
 /// Runs `ultragit deps` from the directory `cwd`.
 pub fn run(args: &DepsArgs, at: &Invocation) -> Result<Outcome, CommandError> {
-    let cwd = at.cwd();
-    let ctx = at.ctx;
-    let query = Query::new(cwd, args.output.format, DEPS_SCHEMA_V1);
-    query.answer(ctx, |pipeline, path| {
-        deps(
-            pipeline,
-            &DepsQuery::new(path(&args.path), args.anchor.clone()),
-        )
+    Query::new(at, args.output.format, DEPS_SCHEMA_V1).answer(|pipeline, path| {
+        let query = DepsQuery::new(path(&args.path), args.anchor.clone());
+        deps(pipeline, &query)
     })
 }
 
-/// One query command run from `cwd`: what `deps`, `history` and `summary`
-/// share.
+/// One query command as invoked: what `deps`, `history` and `summary` share.
 pub struct Query<'a> {
-    pub cwd: &'a Path,
+    pub at: &'a Invocation<'a>,
     pub format: Format,
     /// The `$schema` of the command's output, used in its JSON errors too.
     pub schema: &'a str,
 }
 
 impl<'a> Query<'a> {
-    pub fn new(cwd: &'a Path, format: Format, schema: &'a str) -> Query<'a> {
-        Query {
-            cwd,
-            format,
-            schema,
-        }
+    pub fn new(at: &'a Invocation<'a>, format: Format, schema: &'a str) -> Query<'a> {
+        Query { at, format, schema }
     }
 
     /// Opens the repository, runs `ask` with it and a function resolving PATH
@@ -124,15 +112,15 @@ impl<'a> Query<'a> {
     /// error object under `--format json`, else `error: …`).
     pub fn answer<A: Answer>(
         &self,
-        ctx: &Context,
         ask: impl FnOnce(&GitReadPipeline, &dyn Fn(&str) -> String) -> Result<A, ReadError>,
     ) -> Result<Outcome, CommandError> {
-        let answer = GitReadPipeline::open(self.cwd).and_then(|pipeline| {
-            let resolver = PathResolver::new(&pipeline, self.cwd);
+        let cwd = self.at.cwd();
+        let answer = GitReadPipeline::open(cwd).and_then(|pipeline| {
+            let resolver = PathResolver::new(&pipeline, cwd);
             let answer = ask(&pipeline, &|arg: &str| resolver.resolve(arg))?;
             Ok((answer.render(self.format), answer.warnings().to_vec()))
         });
-        self.respond(answer, ctx)
+        self.respond(answer, self.at.ctx)
     }
 
     fn respond(

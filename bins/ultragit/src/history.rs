@@ -45,17 +45,11 @@ Examples:
 
 /// Runs `ultragit history` from the directory `cwd`.
 pub fn run(args: &HistoryArgs, at: &Invocation) -> Result<Outcome, CommandError> {
-    let cwd = at.cwd();
-    let ctx = at.ctx;
-    let query = Query::new(cwd, args.output.format, HISTORY_SCHEMA_V1);
-    query.answer(ctx, |pipeline, path| {
-        let file = path(&args.path);
-        history(
-            pipeline,
-            &HistoryQuery {
-                file,
-                anchor: args.anchor.clone(),
-            },
-        )
+    Query::new(at, args.output.format, HISTORY_SCHEMA_V1).answer(|pipeline, path| {
+        let query = HistoryQuery {
+            file: path(&args.path),
+            anchor: args.anchor.clone(),
+        };
+        history(pipeline, &query)
     })
 }

@@ -45,13 +45,10 @@ Examples:
 
 /// Runs `ultragit summary` from the directory `cwd`.
 pub fn run(args: &SummaryArgs, at: &Invocation) -> Result<Outcome, CommandError> {
-    let cwd = at.cwd();
-    let ctx = at.ctx;
     let format = args.output.format;
-    Query::new(cwd, format, SUMMARY_SCHEMA_V1).answer(ctx, |pipeline, path| {
-        let path = path(&args.path);
+    Query::new(at, format, SUMMARY_SCHEMA_V1).answer(|pipeline, path| {
         let query = SummaryQuery {
-            path,
+            path: path(&args.path),
             max_tokens: args.max_tokens,
         };
         summary(pipeline, &query, format)

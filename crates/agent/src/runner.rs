@@ -14,6 +14,16 @@
 //! it contains. The step budget bounds the tool loop; the finalization and repair
 //! requests come on top of it (one each at most).
 //!
+//! A runner made with [`Runner::repair_cut_off`] also treats an answer cut off
+//! by the output cap (stop reason `MaxTokens`) as invalid: its one repair
+//! request is asked with twice the cap ([`CUT_OFF_CAP_FACTOR`]), since
+//! reasoning tokens count against the cap too.
+//!
+//! Each `request` event records the body the provider sends over the wire
+//! ([`LlmProvider::wire_body`]: model, service tier, reasoning, `store`,
+//! `stream`, the cap as the API names it), or our normalized request for a
+//! provider that cannot tell; credentials are headers, never in it.
+//!
 //! **Invariant:** the requests stay small whatever the model sent: the invalid
 //! answer the repair request quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes
 //! (head and tail around a marker, [`crate::clip_middle`]), and the problems to
@@ -51,6 +61,14 @@ const MIN_RESULT_ROOM: u32 = 1_000;
 /// Below this byte cap a tool result is not worth sending: the call fails with
 /// `CONTEXT_FULL` instead.
 const MIN_RESULT_BYTES: usize = 400;
+
+/// How much larger the output cap of the repair request is than the budget's
+/// when the answer was cut off by it (see [`Runner::repair_cut_off`]).
+pub const CUT_OFF_CAP_FACTOR: u32 = 2;
+
+/// The problem a cut-off answer is repaired for (the words users and the
+/// conformance judge know).
+const CUT_OFF_PROBLEM: &str = "the answer was cut off by the output token limit";
 
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +179,7 @@ pub struct Runner<'a> {
     trace: &'a mut dyn TraceSink,
     window: Option<ContextWindow>,
     finishing: Vec<String>,
+    repair_cut_off: bool,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -193,6 +212,7 @@ impl<'a> Runner<'a> {
             trace,
             window: None,
             finishing: Vec::new(),
+            repair_cut_off: false,
         }
     }
 
@@ -216,6 +236,16 @@ impl<'a> Runner<'a> {
             tokens,
             output: self.budgets.max_tokens.unwrap_or(0),
         });
+        self
+    }
+
+    /// Treats an answer cut off by the output cap as invalid: it gets the
+    /// run's one repair pass, asked with [`CUT_OFF_CAP_FACTOR`] times the
+    /// budget's cap (`Budgets::max_tokens`). For tasks whose answer is the
+    /// final text (a commit message); without it a cut-off answer is
+    /// validated like any other and the caller sees the `MaxTokens` stop.
+    pub fn repair_cut_off(mut self) -> Self {
+        self.repair_cut_off = true;
         self
     }
 
@@ -374,7 +404,15 @@ impl<'a> Runner<'a> {
         // The text is all that is needed of the reply from here on; a long one
         // must not be held twice while the repair reply arrives.
         let (text, stop_reason) = into_text(answer);
-        let first = check(validator, &text);
+        let cut_off = self.repair_cut_off && stop_reason == StopReason::MaxTokens;
+        let first = match check(validator, &text) {
+            Ok(_) if cut_off => Err(vec![self.cut_off_problem()]),
+            Err(mut problems) if cut_off => {
+                problems.insert(0, self.cut_off_problem());
+                Err(problems)
+            }
+            checked => checked,
+        };
         let (output, stop_reason, repaired) = match first {
             Ok(output) => (output, stop_reason, false),
             Err(problems) => {
@@ -383,7 +421,13 @@ impl<'a> Runner<'a> {
                         .with("problems", json!(problems))
                         .with("output", clip_middle(&text, ARTIFACT_MAX)),
                 );
-                let repaired = self.repair(task, state, &text, &problems).await?;
+                let cap = self.budgets.max_tokens;
+                if cut_off {
+                    self.budgets.max_tokens = cap.map(|cap| cap.saturating_mul(CUT_OFF_CAP_FACTOR));
+                }
+                let repaired = self.repair(task, state, &text, &problems).await;
+                self.budgets.max_tokens = cap;
+                let repaired = repaired?;
                 drop(text);
                 let (again, stop_reason) = into_text(repaired);
                 match check(validator, &again) {
@@ -530,6 +574,17 @@ impl<'a> Runner<'a> {
         }})
     }
 
+    /// The repair problem of an answer cut off by the output cap.
+    fn cut_off_problem(&self) -> String {
+        match self.budgets.max_tokens {
+            Some(cap) => format!(
+                "{CUT_OFF_PROBLEM} ({cap} tokens), so it is incomplete: give the whole answer \
+                 again, reasoning less and writing only what the answer needs"
+            ),
+            None => format!("{CUT_OFF_PROBLEM}, so it is incomplete: give the whole answer again"),
+        }
+    }
+
     /// One model call with the current conversation.
     async fn call(
         &mut self,
@@ -545,7 +600,9 @@ impl<'a> Runner<'a> {
                 .with("tool_choice", json!(choice))
                 .with(
                     "request",
-                    serde_json::to_value(&request).unwrap_or(Value::Null),
+                    self.provider
+                        .wire_body(&request)
+                        .unwrap_or_else(|| serde_json::to_value(&request).unwrap_or(Value::Null)),
                 ),
         );
         let remaining = state.deadline.saturating_duration_since(Instant::now());

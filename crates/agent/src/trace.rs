@@ -7,7 +7,11 @@
 //!
 //! Session directory (`events.ndjson`, `session.json`, `artifacts/`):
 //! - `events.ndjson`: one JSON object per event, appended as it happens:
-//!   `{"seq":1,"time":"…","level":"info","event":"request",…fields}`;
+//!   `{"seq":1,"time":"…","level":"info","event":"request",…fields}`; a
+//!   `request` event's `request` field is the JSON body the provider sent over
+//!   the wire (`llm::LlmProvider::wire_body`: model, service tier, reasoning,
+//!   `store`, `stream`, the output cap), redacted like every field; keys travel
+//!   in headers and are never part of it;
 //! - `session.json`: a compact snapshot rewritten after every event (metadata,
 //!   counts per event kind, the last event, the final artifact or error);
 //! - `artifacts/<sha256>.txt`: strings longer than `ARTIFACT_THRESHOLD` bytes,

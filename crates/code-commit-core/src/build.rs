@@ -197,46 +197,52 @@ impl BuildResult {
     /// is at most `max_bytes` long unless `max_bytes` cannot hold the status line
     /// and the cut line, which are always kept.
     pub fn prompt_text(&self, max_bytes: usize) -> String {
-        let full = self.log_text();
-        if full.len() <= max_bytes {
-            return full;
-        }
-        let split = full.find('\n').map_or(full.len(), |i| i + 1);
-        let (status, body) = full.split_at(split);
-        let budget = max_bytes.saturating_sub(status.len() + CUT_LINE_RESERVE);
-        let head_budget = budget / 4;
-        let tail_budget = budget - head_budget;
-
-        // Cut at a line boundary unless that would give up more than half of the
-        // part (a very long line): then cut inside the line.
-        let head_limit = floor_char_boundary(body, head_budget);
-        let head_end = match body[..head_limit].rfind('\n') {
-            Some(i) if i + 1 >= head_limit / 2 => i + 1,
-            _ => head_limit,
-        };
-        let tail_limit = ceil_char_boundary(body, body.len().saturating_sub(tail_budget));
-        let at_line_start = tail_limit == 0 || body.as_bytes()[tail_limit - 1] == b'\n';
-        let tail_start = match body[tail_limit..].find('\n') {
-            Some(i) if !at_line_start && i < (body.len() - tail_limit) / 2 => tail_limit + i + 1,
-            _ => tail_limit,
-        };
-        let tail_start = tail_start.max(head_end);
-        let cut = &body[head_end..tail_start];
-        let lines = cut.matches('\n').count();
-
-        let mut text = String::with_capacity(max_bytes);
-        text.push_str(status);
-        text.push_str(&body[..head_end]);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!(
-            "[... {} bytes ({lines} lines) of output cut here ...]\n",
-            cut.len()
-        ));
-        text.push_str(&body[tail_start..]);
-        text
+        cut_middle(self.log_text(), max_bytes)
     }
+}
+
+/// `full` (a status line, then output) in at most `max_bytes`, as
+/// [`BuildResult::prompt_text`] describes: cut this way after redaction, so no
+/// cut can split a secret in two.
+pub fn cut_middle(full: String, max_bytes: usize) -> String {
+    if full.len() <= max_bytes {
+        return full;
+    }
+    let split = full.find('\n').map_or(full.len(), |i| i + 1);
+    let (status, body) = full.split_at(split);
+    let budget = max_bytes.saturating_sub(status.len() + CUT_LINE_RESERVE);
+    let head_budget = budget / 4;
+    let tail_budget = budget - head_budget;
+
+    // Cut at a line boundary unless that would give up more than half of the
+    // part (a very long line): then cut inside the line.
+    let head_limit = floor_char_boundary(body, head_budget);
+    let head_end = match body[..head_limit].rfind('\n') {
+        Some(i) if i + 1 >= head_limit / 2 => i + 1,
+        _ => head_limit,
+    };
+    let tail_limit = ceil_char_boundary(body, body.len().saturating_sub(tail_budget));
+    let at_line_start = tail_limit == 0 || body.as_bytes()[tail_limit - 1] == b'\n';
+    let tail_start = match body[tail_limit..].find('\n') {
+        Some(i) if !at_line_start && i < (body.len() - tail_limit) / 2 => tail_limit + i + 1,
+        _ => tail_limit,
+    };
+    let tail_start = tail_start.max(head_end);
+    let cut = &body[head_end..tail_start];
+    let lines = cut.matches('\n').count();
+
+    let mut text = String::with_capacity(max_bytes);
+    text.push_str(status);
+    text.push_str(&body[..head_end]);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "[... {} bytes ({lines} lines) of output cut here ...]\n",
+        cut.len()
+    ));
+    text.push_str(&body[tail_start..]);
+    text
 }
 
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {

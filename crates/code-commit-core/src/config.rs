@@ -24,6 +24,7 @@
 //! api_key_file = "api-key"        # optional; a file under agent-config/ holding the key
 //! api_key_env = "OPENAI_API_KEY"  # optional; default OPENAI_API_KEY / ANTHROPIC_API_KEY
 //! max_tokens = 32000              # optional; output tokens per response (default 32000)
+//! max_build_output_bytes = 262144 # optional; build output per repair prompt (default 256 KiB, at least 1024)
 //! build_timeout_secs = 900        # optional; build.sh time limit (default 900)
 //! request_timeout_secs = 600      # optional; one model request (default 600)
 //! build_sandbox = true            # optional; false turns the Landlock sandbox off
@@ -85,6 +86,9 @@ const BASE_URL: Key<Option<String>> = Key::new("base_url", parsers::optional_tex
 const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file);
 const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", parsers::optional_text);
 const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>);
+/// At least 1 KiB: room for the status line, the cut marker and some output.
+const MAX_BUILD_OUTPUT_BYTES: Key<usize> =
+    Key::new("max_build_output_bytes", parsers::whole::<usize, 1024>);
 const BUILD_TIMEOUT_SECS: Key<u64> = Key::new("build_timeout_secs", parsers::whole::<u64, 1>);
 const REQUEST_TIMEOUT_SECS: Key<u64> = Key::new("request_timeout_secs", parsers::whole::<u64, 1>);
 const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean);
@@ -136,6 +140,9 @@ pub struct Config {
     /// The environment variable holding the key.
     pub api_key_env: String,
     pub max_tokens: u32,
+    /// The build output a repair prompt carries, at most: beyond it, its start
+    /// and end are kept and the cut is marked.
+    pub max_build_output_bytes: usize,
     pub build_timeout: Duration,
     pub request_timeout: Duration,
     /// Whether `build.sh` runs in the Landlock sandbox where the kernel has it.
@@ -222,6 +229,10 @@ fn resolve(mut stack: Stack<'_>) -> Result<Config, ConfigError> {
             provider.default_key_variable(),
         ),
         max_tokens: stack.value(&MAX_TOKENS, 32_000)?,
+        max_build_output_bytes: stack.value(
+            &MAX_BUILD_OUTPUT_BYTES,
+            crate::session::DEFAULT_BUILD_OUTPUT_BYTES,
+        )?,
         build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?),
         request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?),
         build_sandbox: stack.value(&BUILD_SANDBOX, true)?,

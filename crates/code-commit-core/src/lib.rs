@@ -19,6 +19,9 @@
 //! - [`sandbox`]: Landlock (Linux): the key's folder unreadable to the build,
 //!   writes only inside the project, the temporary directory and the build
 //!   caches; said once when the kernel has no Landlock.
+//! - [`undo`]: what a failed run leaves in the working tree: how to undo it
+//!   (`git restore`, `rm`), or, with `--revert-on-failure`, exactly the
+//!   changed files put back.
 //! - `protect`: the protected files (`build.sh`, `.gitignore`, `Cargo.lock`,
 //!   `codeRollup.sh`, `agent-config/`, `.git/hooks/`, `.git/config`), hashed
 //!   before and after every build; a build that changed one fails and stops the
@@ -67,5 +70,6 @@ mod protect;
 pub mod run;
 pub mod sandbox;
 mod session;
+pub mod undo;
 
 pub use error::Error;

@@ -201,6 +201,15 @@ impl Policy {
         self.repo.is_ignored(&format!("{}{rel}", self.prefix))
     }
 
+    /// The content of `rel` (relative to the project) at `HEAD`; `None` when
+    /// it is not a file there, there is no `HEAD` yet, or it cannot be read.
+    pub(crate) fn head_content(&self, rel: &str) -> Option<Vec<u8>> {
+        self.repo
+            .file_at_opt("HEAD", &format!("{}{rel}", self.prefix))
+            .ok()
+            .flatten()
+    }
+
     /// The git directory all worktrees of the repository share (hooks and
     /// config live there).
     pub(crate) fn git_common_dir(&self) -> PathBuf {

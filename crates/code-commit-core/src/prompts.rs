@@ -4,9 +4,11 @@
 //! Initial query: project structure, code modification instructions, initial
 //! query system prompts; then the query and the codebase. Repair query: project
 //! structure, code modification instructions, repair query system prompts; then
-//! the `build.sh` output (or why the previous response was rejected), the
-//! query, the codebase, and the latest replacement of each file
-//! (`--- FILE REPLACEMENT [path] ---` / `--- FILE REMOVED [path] ---`).
+//! why the previous response was rejected (when it was), the output of the
+//! last `build.sh` run (when one ran), the query, the codebase, and the latest
+//! replacement of each file (`--- FILE REPLACEMENT [path] ---` /
+//! `--- FILE REMOVED [path] ---`). A rejected response changes nothing on disk,
+//! so the last build's output still describes the files as they are.
 //!
 //! The system prompts travel as the request's system text, in that order; the
 //! rest is the user message, in that order.
@@ -60,7 +62,7 @@ Below are the query — what the person wants changed — and the codebase. Make
 pub(crate) const REPAIR_QUERY: &str = "\
 # Task: repair
 
-Your previous change did not pass: below is the output of `build.sh` (or why your previous response was rejected), then the original query, the codebase as it was BEFORE any of your changes, and the latest version of every file you have replaced or removed so far (these are on disk now). Fix the problem so that `build.sh` passes while still doing what the query asks. Reply with complete blocks for the files you change now; files you do not mention keep their current content.";
+Your previous change did not pass: below is why your previous response was rejected (when it was) and the output of the last `build.sh` run (when one ran), then the original query, the codebase as it was BEFORE any of your changes, and the latest version of every file you have replaced or removed so far (these are on disk now). Fix the problem so that `build.sh` passes while still doing what the query asks. Reply with complete blocks for the files you change now; files you do not mention keep their current content.";
 
 /// A prompt: the system text and the user message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,15 +106,49 @@ pub fn initial(query: &str, codebase: &str) -> Prompt {
     }
 }
 
-/// A repair request: `failure` is the build output (bounded) or the reasons
-/// the previous response was rejected; `replacements` the latest state of each
-/// changed file, one entry per path.
-pub fn repair(failure: &str, query: &str, codebase: &str, replacements: &[Replacement]) -> Prompt {
+/// What a repair prompt asks the model to repair: why its previous response
+/// was rejected, and the last build's output (bounded), each when there is one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Failure {
+    /// Why the previous response was rejected (nothing from it was applied).
+    pub rejected: Vec<String>,
+    /// The output of the last `build.sh` run, and the attempt it built.
+    pub build: Option<(u32, String)>,
+}
+
+/// A repair request: `failure` says what went wrong; `replacements` the latest
+/// state of each changed file, one entry per path.
+pub fn repair(
+    failure: &Failure,
+    query: &str,
+    codebase: &str,
+    replacements: &[Replacement],
+) -> Prompt {
     let mut user = String::new();
+    if !failure.rejected.is_empty() {
+        user.push_str(
+            "# Rejected response\n\nYour previous response was rejected and NOTHING from it was applied (the files are as listed under File replacements):\n",
+        );
+        for reason in &failure.rejected {
+            let _ = writeln!(user, "- {reason}");
+        }
+        user.push('\n');
+    }
+    user.push_str("# build.sh output\n\n");
+    match &failure.build {
+        Some((attempt, output)) if !failure.rejected.is_empty() => {
+            let _ = writeln!(
+                user,
+                "(from the build of attempt {attempt}; the files have not changed since)"
+            );
+            user.push_str(output.trim_end());
+        }
+        Some((_, output)) => user.push_str(output.trim_end()),
+        None => user.push_str("(build.sh has not run yet: no response has been applied)"),
+    }
     let _ = write!(
         user,
-        "# build.sh output\n\n{}\n\n# Query\n\n{}\n\n# Codebase\n\n{}\n\n# File replacements\n\n",
-        failure.trim_end(),
+        "\n\n# Query\n\n{}\n\n# Codebase\n\n{}\n\n# File replacements\n\n",
         query.trim_end(),
         codebase.trim_end()
     );
@@ -166,7 +202,10 @@ mod tests {
     #[test]
     fn repair_layout_lists_replacements_and_removals() {
         let p = repair(
-            "exit status 1\nerror[E0425]",
+            &Failure {
+                rejected: Vec::new(),
+                build: Some((1, "exit status 1\nerror[E0425]".to_owned())),
+            },
             "Add a flag",
             "codebase",
             &[
@@ -187,6 +226,34 @@ mod tests {
         );
         assert!(p.user.ends_with(
             "# File replacements\n\n--- FILE REPLACEMENT [src/a.rs] ---\nfn a() {}\n--- FILE REMOVED [src/b.rs] ---\n"
+        ));
+    }
+
+    #[test]
+    fn a_rejection_keeps_the_last_build_output() {
+        let p = repair(
+            &Failure {
+                rejected: vec!["no blocks".to_owned()],
+                build: Some((2, "build.sh exited with status 1\nerror: x".to_owned())),
+            },
+            "q",
+            "c",
+            &[],
+        );
+        assert!(p.user.starts_with(
+            "# Rejected response\n\nYour previous response was rejected and NOTHING from it was applied (the files are as listed under File replacements):\n- no blocks\n\n# build.sh output\n\n(from the build of attempt 2; the files have not changed since)\nbuild.sh exited with status 1\nerror: x\n\n# Query\n\nq"
+        ));
+        let p = repair(
+            &Failure {
+                rejected: vec!["no blocks".to_owned()],
+                build: None,
+            },
+            "q",
+            "c",
+            &[],
+        );
+        assert!(p.user.contains(
+            "- no blocks\n\n# build.sh output\n\n(build.sh has not run yet: no response has been applied)\n\n# Query"
         ));
     }
 }

@@ -9,9 +9,20 @@
 //! ```
 //!
 //! A rejected response changes nothing on disk and counts as a failed attempt;
-//! the repair prompt then carries why it was rejected in place of build output.
-//! Repair stops early when the model repeats its previous response. Changes are
-//! not rolled back when the run fails: the supervisor reviews them with git.
+//! the repair prompt then carries why it was rejected and, when a build ran
+//! before, that build's output (still true of the files on disk). The build
+//! output a repair prompt carries is bounded by
+//! [`RunOptions::build_output_bytes`] (256 KiB by default; spec 001 asks for
+//! the entire output): beyond it the start and the end are kept, the cut
+//! marked. When every round is used, the report's `failure` says in the user's
+//! words what happened last: the build still failing (with the end of its
+//! output), or the model's last answer rejected (build.sh did not run on it).
+//! Repair stops early when the model repeats its previous response. By default
+//! a failed run keeps its changes for the supervisor to review with git, and
+//! says so ([`Step::Undo`], [`Report::undo`]): the files, and the commands that
+//! undo them (code-commit never stages). With
+//! [`RunOptions::revert_on_failure`] it puts back exactly the files it changed
+//! and nothing else (see [`crate::undo`]).
 //!
 //! Around every build the protected files (`protect`) are compared:
 //! a build that changed, created or deleted one fails its attempt, the files are
@@ -35,7 +46,7 @@ use crate::policy::Policy;
 use crate::protect::Protected;
 use crate::session::Inputs;
 use crate::session::Session;
-pub use crate::session::{Report, RunOptions, Step};
+pub use crate::session::{DEFAULT_BUILD_OUTPUT_BYTES, Report, RunOptions, Step};
 
 /// The files a run needs, relative to the project.
 const QUERY_FILE: &str = "agent-config/query.txt";

@@ -25,8 +25,14 @@ use crate::error::Error;
 use crate::logs::RunLog;
 use crate::parse::{self, Action};
 use crate::policy::{self, Policy, Target};
-use crate::prompts::{self, Replacement};
+use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
+use crate::undo::{Before, Undo, Way};
+
+/// The build output a repair prompt carries by default: 256 KiB (spec 001
+/// asks for the entire output; a bound keeps a runaway build from filling the
+/// model's context).
+pub const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -40,8 +46,12 @@ pub struct RunOptions {
     /// values none of them may contain, its Landlock sandbox and where a
     /// sandboxed build's private temporary directory is created.
     pub build: BuildOptions,
-    /// The build output a repair prompt carries, at most.
+    /// The build output a repair prompt carries, at most (256 KiB by default):
+    /// beyond it, the start and the end are kept and the cut is marked.
     pub build_output_bytes: usize,
+    /// A failed run puts back exactly the files it changed (and removes those
+    /// it created) instead of leaving them for review.
+    pub revert_on_failure: bool,
 }
 
 impl Default for RunOptions {
@@ -53,7 +63,8 @@ impl Default for RunOptions {
                 timeout: Duration::from_secs(900),
                 ..BuildOptions::default()
             },
-            build_output_bytes: 24 * 1024,
+            build_output_bytes: DEFAULT_BUILD_OUTPUT_BYTES,
+            revert_on_failure: false,
         }
     }
 }
@@ -81,6 +92,9 @@ pub enum Step {
     },
     /// The build changed protected files; the run stops.
     Tampered { attempt: u32, message: String },
+    /// The run failed after changing files: how the working tree is left
+    /// (reported last, also when the run ends with an error).
+    Undo(Undo),
 }
 
 /// How a run ended.
@@ -102,6 +116,9 @@ pub struct Report {
     pub sandbox: Option<String>,
     /// The run's log folder.
     pub log_dir: PathBuf,
+    /// A failed run that changed files: the changes it left, or what
+    /// `--revert-on-failure` put back.
+    pub undo: Option<Undo>,
 }
 
 /// Everything a run reads before the first model call.
@@ -166,9 +183,13 @@ pub(crate) struct Session<'r> {
     attempts: u32,
     /// Every path changed so far, with its latest content (`None`: deleted).
     latest: BTreeMap<String, Option<String>>,
-    /// What the next prompt asks the model to repair (`None`: the first
-    /// attempt).
-    repair: Option<String>,
+    /// What every path a response was about to change held before the run.
+    before: Before,
+    /// Why the previous attempt's response was rejected (empty when it was
+    /// applied, or on the first attempt).
+    rejected: Vec<String>,
+    /// The last build, which failed (`None` until a build ran).
+    last_build: Option<LastBuild>,
     previous_response: Option<String>,
     /// How the builds are confined, once a build said so.
     sandbox_line: Option<String>,
@@ -202,7 +223,9 @@ impl<'r> Session<'r> {
             build_options: Arc::new(options.build.clone()),
             attempts: 0,
             latest: BTreeMap::new(),
-            repair: None,
+            before: Before::default(),
+            rejected: Vec::new(),
+            last_build: None,
             previous_response: None,
             sandbox_line: None,
             tampered: Vec::new(),
@@ -213,15 +236,35 @@ impl<'r> Session<'r> {
     /// Runs the rounds, writes the summary and reports.
     pub(crate) async fn run(mut self) -> Result<Report, Error> {
         let ending = self.rounds().await;
+        let undo = match ending {
+            Ending::Passed => None,
+            _ => self.undo(),
+        };
         match ending {
-            Ending::Passed => self.finish(true, None),
-            Ending::Failed(failure) => self.finish(false, Some(failure)),
+            Ending::Passed => self.finish(true, None, None),
+            Ending::Failed(failure) => self.finish(false, Some(failure), undo),
             Ending::Error(error) => {
-                self.finish(false, Some(error.to_string()))?;
+                self.finish(false, Some(error.to_string()), undo)?;
                 Err(error)
             }
             Ending::Abort(error) => Err(error),
         }
+    }
+
+    /// After a failure: the files changed, kept for review or put back as
+    /// they were (`revert_on_failure`), reported as a step; `None` when
+    /// nothing was changed.
+    fn undo(&mut self) -> Option<Undo> {
+        if self.latest.is_empty() {
+            return None;
+        }
+        let undo = if self.options.revert_on_failure {
+            Undo::Reverted(self.before.revert(&self.inputs.root, &self.latest))
+        } else {
+            Undo::Kept(self.before.kept(&self.inputs.policy, &self.latest))
+        };
+        (self.progress)(&Step::Undo(undo.clone()));
+        Some(undo)
     }
 
     /// The first attempt and the repair rounds, until one ends the run or
@@ -229,35 +272,72 @@ impl<'r> Session<'r> {
     async fn rounds(&mut self) -> Ending {
         for attempt in 1..=self.options.max_repairs.saturating_add(1) {
             self.attempts = attempt;
-            match self.round(attempt).await {
-                Ok(repair) => self.repair = Some(repair),
-                Err(ending) => return ending,
+            if let Err(ending) = self.round(attempt).await {
+                return ending;
             }
         }
-        let last = self.repair.take().unwrap_or_default();
-        Ending::Failed(format!(
-            "build.sh still fails after {} repair rounds; the last failure:\n{last}",
-            self.options.max_repairs
-        ))
+        Ending::Failed(self.exhausted())
     }
 
-    /// One attempt and, when it applied the response, its build: `Ok` with
-    /// what the next prompt asks to repair, or how the run ends.
-    async fn round(&mut self, attempt: u32) -> Result<String, Ending> {
+    /// One attempt and, when it applied the response, its build: `Ok` when
+    /// there is something to repair (the response was rejected, or the build
+    /// failed), or how the run ends.
+    async fn round(&mut self, attempt: u32) -> Result<(), Ending> {
         let applied = match self.attempt(attempt).await {
             Ok(applied) => applied,
             Err(Rejected::Response(reasons)) => return Ok(self.reject(attempt, reasons)?),
             Err(Rejected::End(ending)) => return Err(ending),
         };
+        self.rejected.clear();
         let result = self.build(attempt, &applied).await?;
         if result.passed() {
             return Err(Ending::Passed);
         }
-        // The build's output goes back to the model: a key it printed (plain or
-        // encoded) must not.
-        Ok(self
-            .redactor
-            .redact(&result.prompt_text(self.options.build_output_bytes)))
+        // The build's output goes back to the model, and its end to the user: a
+        // key it printed (plain or encoded) must reach neither, and is masked
+        // before any cut could split it.
+        let redacted = self.redactor.redact(&result.log_text());
+        self.last_build = Some(LastBuild {
+            attempt,
+            status: result.status_text(),
+            prompt: build::cut_middle(redacted.clone(), self.options.build_output_bytes),
+            tail: tail(&redacted).to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Why the run failed when every round was used, said for the person
+    /// running it: what happened to the last answer, and the last build.
+    fn exhausted(&self) -> String {
+        let repairs = self.attempts.saturating_sub(1);
+        let rounds = plural(repairs, "repair round");
+        let last_build = self.last_build.as_ref();
+        if self.rejected.is_empty() {
+            return match last_build {
+                Some(build) => format!(
+                    "build.sh still fails after {rounds} ({}); the end of its output:\n{}\n(the whole output is {}-build.txt in the log folder)",
+                    build.status,
+                    build.tail.trim_end(),
+                    build.attempt
+                ),
+                None => format!("build.sh still fails after {rounds}"),
+            };
+        }
+        let build = match last_build {
+            Some(build) => format!(
+                "The last build, of attempt {}, failed ({}); its output is {}-build.txt in the log folder.",
+                build.attempt, build.status, build.attempt
+            ),
+            None => "build.sh never ran: no answer of the model was applied.".to_owned(),
+        };
+        format!(
+            "the model's last answer was rejected: {}. build.sh did not run on it. {rounds} used. {build}",
+            self.rejected
+                .iter()
+                .map(|r| what_went_wrong(r))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
     }
 
     /// Asks the model, then checks every block of its response before
@@ -275,9 +355,16 @@ impl<'r> Session<'r> {
     /// logged, and the model's response.
     async fn ask(&mut self, attempt: u32) -> Result<CompletionResponse, Rejected> {
         let inputs = self.inputs;
-        let prompt = match &self.repair {
-            None => prompts::initial(&inputs.query, &inputs.codebase),
-            Some(text) => {
+        let prompt = match attempt {
+            1 => prompts::initial(&inputs.query, &inputs.codebase),
+            _ => {
+                let failure = Failure {
+                    rejected: self.rejected.clone(),
+                    build: self
+                        .last_build
+                        .as_ref()
+                        .map(|b| (b.attempt, b.prompt.clone())),
+                };
                 let replacements: Vec<Replacement> = self
                     .latest
                     .iter()
@@ -286,7 +373,7 @@ impl<'r> Session<'r> {
                         content: content.clone(),
                     })
                     .collect();
-                prompts::repair(text, &inputs.query, &inputs.codebase, &replacements)
+                prompts::repair(&failure, &inputs.query, &inputs.codebase, &replacements)
             }
         };
         self.log.attempt(attempt, "query.txt", &prompt.text())?;
@@ -333,7 +420,7 @@ impl<'r> Session<'r> {
     ) -> Result<Vec<(Target, Action)>, Rejected> {
         if response.stop_reason == StopReason::MaxTokens {
             return Err(Rejected::Response(vec![format!(
-                "the response was cut off by the output token limit ({} tokens), so its last block may be incomplete: change fewer files per response",
+                "the response was cut off by the output token limit ({} tokens), so its last block may be incomplete; change fewer files per response",
                 self.options.max_tokens
             )]));
         }
@@ -365,6 +452,9 @@ impl<'r> Session<'r> {
                 },
             })
             .collect();
+        for change in &changes {
+            self.before.keep(&self.inputs.root, change.rel());
+        }
         let applied = match apply::apply(&self.inputs.root, &changes) {
             Ok(applied) => applied,
             Err(err) if err.restored() => {
@@ -400,14 +490,17 @@ impl<'r> Session<'r> {
         Ok(applied)
     }
 
-    /// Logs and reports why a response was rejected; returns what the repair
-    /// prompt says about it.
-    fn reject(&mut self, attempt: u32, reasons: Vec<String>) -> Result<String, Error> {
+    /// Logs and reports why a response was rejected, and keeps the reasons
+    /// for the next prompt.
+    fn reject(&mut self, attempt: u32, reasons: Vec<String>) -> Result<(), Error> {
         self.log
             .attempt(attempt, "rejected.txt", &reasons.join("\n"))?;
-        let repair = rejection_text(&reasons);
-        (self.progress)(&Step::Rejected { attempt, reasons });
-        Ok(repair)
+        (self.progress)(&Step::Rejected {
+            attempt,
+            reasons: reasons.clone(),
+        });
+        self.rejected = reasons;
+        Ok(())
     }
 
     /// Runs `build.sh` on the applied response, comparing the protected files
@@ -497,7 +590,12 @@ impl<'r> Session<'r> {
     }
 
     /// Writes `summary.txt` and returns the report.
-    fn finish(&self, passed: bool, failure: Option<String>) -> Result<Report, Error> {
+    fn finish(
+        &self,
+        passed: bool,
+        failure: Option<String>,
+        undo: Option<Undo>,
+    ) -> Result<Report, Error> {
         let report = Report {
             passed,
             attempts: self.attempts,
@@ -506,9 +604,10 @@ impl<'r> Session<'r> {
             tampered: self.tampered.clone(),
             sandbox: self.sandbox_line.clone(),
             log_dir: self.log.dir().to_path_buf(),
+            undo,
         };
         let summary = format!(
-            "result: {}\nattempts: {}\nchanged:\n{}{}{}",
+            "result: {}\nattempts: {}\nchanged:\n{}{}{}{}",
             if passed { "build passed" } else { "failed" },
             report.attempts,
             report
@@ -523,7 +622,8 @@ impl<'r> Session<'r> {
             report
                 .failure
                 .as_ref()
-                .map_or(String::new(), |f| format!("failure:\n{f}\n"))
+                .map_or(String::new(), |f| format!("failure:\n{f}\n")),
+            report.undo.as_ref().map_or(String::new(), undo_summary)
         );
         self.log.write("summary.txt", &summary).map(|_| report)
     }
@@ -534,15 +634,84 @@ fn lock_ignored(policy: &Policy) -> bool {
     policy.is_ignored("Cargo.lock").unwrap_or(false)
 }
 
-/// What a repair prompt says about a rejected response.
-fn rejection_text(reasons: &[String]) -> String {
-    let mut out = String::from(
-        "Your previous response was rejected and NOTHING from it was applied (the files are as listed under File replacements):\n",
-    );
-    for r in reasons {
-        out.push_str("- ");
-        out.push_str(r);
-        out.push('\n');
+/// The part of a rejection reason that says what went wrong, for the person:
+/// reasons are written for the model as `what went wrong; what to do
+/// instead` (parse errors, the policy, the token limit), and the advice is
+/// the model's.
+fn what_went_wrong(reason: &str) -> &str {
+    reason
+        .split_once("; ")
+        .map_or(reason, |(what, _)| what)
+        .trim_end_matches('.')
+}
+
+/// A failed build, as the next prompt and the report show it.
+struct LastBuild {
+    /// The attempt it built.
+    attempt: u32,
+    /// How it ended (`build.sh exited with status 1`).
+    status: String,
+    /// Its output for the repair prompt (bounded, redacted).
+    prompt: String,
+    /// The end of its output for the person (redacted).
+    tail: String,
+}
+
+/// The lines of a failed build's output the report shows, at most.
+const TAIL_LINES: usize = 20;
+/// The bytes of a failed build's output the report shows, at most.
+const TAIL_BYTES: usize = 4 * 1024;
+
+/// The last [`TAIL_LINES`] lines of `text`, at most [`TAIL_BYTES`] bytes.
+fn tail(text: &str) -> &str {
+    let text = text.trim_end();
+    let by_lines = text
+        .rmatch_indices('\n')
+        .nth(TAIL_LINES - 1)
+        .map_or(0, |(i, _)| i + 1);
+    let mut start = by_lines.max(text.len().saturating_sub(TAIL_BYTES));
+    while !text.is_char_boundary(start) {
+        start += 1;
     }
-    out
+    &text[start..]
+}
+
+/// `n` and `what`, plural when `n` is not 1: `1 repair round`, `0 repair rounds`.
+fn plural(n: u32, what: &str) -> String {
+    if n == 1 {
+        format!("{n} {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// How `summary.txt` says what a failed run left in the working tree.
+fn undo_summary(undo: &Undo) -> String {
+    match undo {
+        Undo::Kept(kept) => {
+            let mut out = String::from("left in the working tree (not staged); to undo:\n");
+            for command in kept.commands() {
+                out.push_str(&format!("  {command}\n"));
+            }
+            for rel in kept.by(Way::NotInGit) {
+                out.push_str(&format!(
+                    "  {rel}: its content before the run is not in git\n"
+                ));
+            }
+            out
+        }
+        Undo::Reverted(reverted) => {
+            let mut out = String::from("reverted (--revert-on-failure):\n");
+            for rel in &reverted.restored {
+                out.push_str(&format!("  restored {rel}\n"));
+            }
+            for rel in &reverted.removed {
+                out.push_str(&format!("  removed {rel}\n"));
+            }
+            for why in &reverted.failed {
+                out.push_str(&format!("  not reverted: {why}\n"));
+            }
+            out
+        }
+    }
 }

@@ -4,7 +4,8 @@
 
 use crate::refs::TaskId;
 use crate::shape::{ShapeOptions, shape};
-use crate::validate::{Rules, squash_problems, validate};
+use crate::style::Style;
+use crate::validate::{Rules, squash_problems, style_problem, validate};
 
 /// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
 /// tokens a request allows come to, thinking block included. A longer answer
@@ -23,9 +24,12 @@ pub struct Checks {
     pub task_id: Option<TaskId>,
     /// Package names a lockfile-only message must mention one of.
     pub lockfile_packages: Vec<String>,
-    /// Squash-message rules (`pr-message`): a Conventional Commits subject, no
-    /// pull-request prose, no commit-by-commit changelog of these subjects.
+    /// Squash-message rules (`pr-message`): no pull-request prose, no
+    /// commit-by-commit changelog of these subjects.
     pub squash: Option<Vec<String>>,
+    /// The subject style the prompt asked for ([`Style::instruction`]), which
+    /// the subject must then follow; `None` checks no style.
+    pub style: Option<Style>,
 }
 
 /// Shapes and validates one answer: `Ok(shaped)` or the problems.
@@ -40,6 +44,12 @@ pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
     let shaped = shape(raw, &checks.shape_options);
     let mut problems = validate(&shaped, &checks.rules);
     if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {
+        problems.push(problem);
+    }
+    if let Some(problem) = checks
+        .style
+        .and_then(|style| style_problem(&shaped, style, &checks.rules))
+    {
         problems.push(problem);
     }
     if let Some(subjects) = &checks.squash {
@@ -94,13 +104,32 @@ mod tests {
     }
 
     #[test]
-    fn squash_checks_add_the_squash_rules() {
+    fn style_checks_enforce_the_style_asked_for() {
         let checks = Checks {
             squash: Some(Vec::new()),
+            style: Some(Style::Conventional),
             ..Checks::default()
         };
         let problems = check(&checks, "Retry connects").unwrap_err();
         assert!(problems[0].contains("Conventional Commits"), "{problems:?}");
         assert!(check(&checks, "feat: retry connects").is_ok());
+        assert!(check(&checks, "feat: retry connects (NET-1)").is_ok());
+        // A repository writing `component: subject` gets what it asked for.
+        let checks = Checks {
+            style: Some(Style::Component),
+            ..checks
+        };
+        assert!(check(&checks, "net: retry connects").is_ok());
+        let problems = check(&checks, "feat: retry connects").unwrap_err();
+        assert!(problems[0].contains("`feat`"), "{problems:?}");
+        // A kept amend subject is exempt.
+        let checks = Checks {
+            rules: Rules {
+                amend_subject: Some("Retry connects".to_owned()),
+                ..Rules::default()
+            },
+            ..checks
+        };
+        assert!(check(&checks, "Retry connects").is_ok());
     }
 }

@@ -8,13 +8,18 @@
 //!   generated message may keep.
 //! - [`Conventional`]: the one Conventional Commits header grammar (which
 //!   grammar, and why, is documented on it).
-//! - [`TaskId`] and [`pull_requests`]: the references a message makes.
+//! - [`TaskId`], [`pull_requests`] and [`issue_references`]: the references a
+//!   message makes.
 //! - [`check()`]: one model answer against a task's [`Checks`] — bounded,
 //!   shaped (the deterministic cleanup of control characters, thinking blocks,
 //!   fences, preambles, attribution and unrequested trailers, and a reflow to
 //!   72 columns), then validated: every problem an imperative sentence for the
 //!   model's one repair request ([`Rules`]; the squash rules with
-//!   [`Checks::squash`]).
+//!   [`Checks::squash`]; the repository's subject style with
+//!   [`Checks::style`]).
+//! - [`Prefix`] and [`Style`]: a subject's `type:` or `component:` prefix, the
+//!   style a repository's recent subjects show, and [`past_tense`], the mood
+//!   check of a subject's first word.
 //! - [`clamp`]: messages from history cut to a size for prepared context.
 //!
 //! - **Dependencies:** `regex` only; none of our crates. Pure text: no git, no
@@ -35,6 +40,7 @@ mod message;
 mod reflow;
 mod refs;
 mod shape;
+mod style;
 pub mod trailer;
 mod validate;
 
@@ -44,8 +50,9 @@ mod corpus;
 pub use check::{Checks, check};
 pub use conventional::Conventional;
 pub use message::Message;
-pub use refs::{TaskId, ensure_task_id, pull_requests, task_id_suffix};
+pub use refs::{TaskId, ensure_task_id, issue_references, pull_requests, task_id_suffix};
 pub use shape::{ShapeOptions, kept_trailers};
+pub use style::{KNOWN_TYPES, MIN_SUBJECTS, Prefix, Style, past_tense};
 pub use trailer::Trailer;
 pub use validate::{Rules, SubmoduleRule, quote};
 

@@ -1,5 +1,6 @@
 //! References a message makes: a task ID at the end of its subject
-//! (`ABC-123`, `#123`) and the pull or merge requests it names.
+//! (`ABC-123`, `#123`), the pull or merge requests it names and the issues it
+//! closes.
 
 use std::sync::LazyLock;
 
@@ -107,18 +108,26 @@ pub fn ensure_task_id(message: &str, task: &TaskId) -> String {
     out
 }
 
-/// A pull or merge request reference; one of groups 1 to 4 holds its number.
+/// A pull or merge request reference; one of groups 1 to 6 holds its number.
 static PULL_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-    built_in(
-        r"\(#(\d+)\)|Merge pull request #(\d+)|\(pull request #(\d+)\)|See merge request [\w./-]+!(\d+)",
-    )
+    built_in(concat!(
+        r"\(#(\d+)\)",
+        r"|Merge pull request #(\d+)",
+        r"|\(pull request #(\d+)\)",
+        r"|See merge request [\w./-]+!(\d+)",
+        r"|(?i:\bPR\s*#(\d+))",
+        r"|(?m:(?:^|[\s(\[,])!(\d+)\b)",
+    ))
 });
 
-/// The pull (or merge) request numbers a message mentions, sorted and unique:
-/// `(#123)` anywhere, `Merge pull request #123`, Bitbucket's
-/// `(pull request #123)`, GitLab's `See merge request group/repo!45`.
-pub fn pull_requests(message: &str) -> Vec<u64> {
-    let mut numbers: Vec<u64> = PULL_REQUEST
+/// An issue a message closes; group 1 holds its number.
+static ISSUE: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"(?i)\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s*#(\d+)\b"));
+
+/// The numbers of the first matching group of each match of `pattern` in
+/// `message`, sorted and unique, zero left out.
+fn numbers(pattern: &Regex, message: &str) -> Vec<u64> {
+    let mut numbers: Vec<u64> = pattern
         .captures_iter(message)
         .filter_map(|caps| caps.iter().skip(1).flatten().next())
         .filter_map(|m| m.as_str().parse().ok())
@@ -127,6 +136,23 @@ pub fn pull_requests(message: &str) -> Vec<u64> {
     numbers.sort_unstable();
     numbers.dedup();
     numbers
+}
+
+/// The pull (or merge) request numbers a message mentions, sorted and unique:
+/// `(#123)` anywhere, `Merge pull request #123`, `PR #123` (any case, `PR#123`
+/// too), Bitbucket's `(pull request #123)`, GitLab's `See merge request
+/// group/repo!45` and a bare `!45` (at the start of a line or after a space,
+/// `(`, `[` or `,`).
+pub fn pull_requests(message: &str) -> Vec<u64> {
+    numbers(&PULL_REQUEST, message)
+}
+
+/// The issue numbers a message says it closes, sorted and unique: `Fixes
+/// #123`, `Closes #123`, `Resolves #123` and their other forms (`fix`,
+/// `fixed`, `close`, `closed`, `resolve`, `resolved`), any case, with an
+/// optional colon (`Fixes: #123`).
+pub fn issue_references(message: &str) -> Vec<u64> {
+    numbers(&ISSUE, message)
 }
 
 #[cfg(test)]

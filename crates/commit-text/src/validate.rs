@@ -2,9 +2,9 @@
 //! for the model, all sent back in one repair request.
 //!
 //! [`validate`] holds the rules every commit message follows (subject, width,
-//! commentary, amend and submodule rules); [`squash_problems`] adds those of a
-//! squash-merge message (a [`Conventional`] subject, no pull-request prose, no
-//! commit-by-commit list).
+//! commentary, mood, amend and submodule rules); [`squash_problems`] adds
+//! those of a squash-merge message (no pull-request prose, no commit-by-commit
+//! list); [`style_problem`] those of the repository's subject style.
 
 use std::sync::LazyLock;
 
@@ -12,11 +12,11 @@ use regex::Regex;
 
 use crate::WIDTH;
 use crate::built_in;
-use crate::conventional::Conventional;
 use crate::message::subject;
 use crate::reflow::{UNBREAKABLE, is_code_indented};
 use crate::refs::task_id_suffix;
 use crate::shape::strip_controls;
+use crate::style::{Prefix, Style, past_tense};
 use crate::trailer::is_trailer_line;
 
 /// Extra rules for validating a message, from the task at hand
@@ -53,14 +53,20 @@ const EMPTY_MESSAGE: &str = "the message is empty; reply with a commit message";
 /// Checked, in this order: the message is not empty; no code fences; the
 /// subject exists, fits in [`WIDTH`] characters (a task-ID suffix such as
 /// ` (ABC-123)` does not count), has a word outside markup tags (a bare
-/// `<environment_context>` echoed from the prompt is not a subject) and is
-/// followed by a blank line when there is a body; no commentary lines ("Here is…", "Let me know…", "as an AI"); body
-/// lines fit in [`WIDTH`] unless they are code, trailers or a single word too
-/// long to wrap; when amending ([`Rules::amend_subject`]), the original
-/// subject is kept and the message is not phrased as a delta ("also", "the
-/// previous commit") unless the original message already was; and each
-/// submodule rule's summaries are mentioned. A subject ending with a period
-/// is not a problem.
+/// `<environment_context>` echoed from the prompt is not a subject), does not
+/// end with a period, does not start (after a type or component prefix) with
+/// a past tense ("Fixed", "Added": [`past_tense`]) and is followed by a blank
+/// line when there is a body; no commentary lines ("Here is…", "Let me
+/// know…", "as an AI"); body lines fit in [`WIDTH`] unless they are code,
+/// trailers or a single word too long to wrap; when amending
+/// ([`Rules::amend_subject`]), the original subject is kept exactly and the
+/// message is not phrased as a delta ("also", "the previous commit") unless
+/// the original message already was; and each submodule rule's summaries are
+/// mentioned.
+///
+/// A kept amend subject ([`Rules::keeps_subject`]) is exempt from the rules
+/// of a subject's form (length, words, period, mood, commentary): it is the
+/// commit's existing subject, which the message must not change.
 pub(crate) fn validate(message: &str, rules: &Rules) -> Vec<String> {
     if message.trim().is_empty() {
         return vec![EMPTY_MESSAGE.to_owned()];
@@ -71,12 +77,15 @@ pub(crate) fn validate(message: &str, rules: &Rules) -> Vec<String> {
         problems
             .push("remove the code fences (```); reply with the plain commit message".to_owned());
     }
-    check_subject(&lines, &mut problems);
-    check_commentary(&lines, &mut problems);
+    let kept = rules.keeps_subject(subject(message));
+    check_subject(&lines, kept, &mut problems);
+    // A kept subject may read like commentary ("Here is the fix for …").
+    check_commentary(&lines[usize::from(kept)..], &mut problems);
     check_body_width(&lines, &mut problems);
     if let Some(original) = &rules.amend_subject {
         check_amend(
             message,
+            rules,
             original,
             rules.amend_original.as_deref(),
             &mut problems,
@@ -86,14 +95,28 @@ pub(crate) fn validate(message: &str, rules: &Rules) -> Vec<String> {
     problems
 }
 
-/// The subject exists, fits, and is separated from the body by a blank line.
-fn check_subject(lines: &[&str], problems: &mut Vec<String>) {
+/// The subject exists and is separated from the body by a blank line; unless
+/// it is the `kept` amend subject, it fits, has words, has no final period and
+/// is not in the past tense.
+fn check_subject(lines: &[&str], kept: bool, problems: &mut Vec<String>) {
     let first = lines.first().copied().unwrap_or("");
     if first.trim().is_empty() {
         problems
             .push("start the message with a one-line subject; the first line is blank".to_owned());
         return;
     }
+    if !kept {
+        check_subject_form(first, problems);
+    }
+    if lines.get(1).is_some_and(|second| !second.trim().is_empty()) {
+        problems.push(
+            "put one blank line between the subject and the body; line 2 must be blank".to_owned(),
+        );
+    }
+}
+
+/// The rules of a new subject's form: length, words, final period, mood.
+fn check_subject_form(first: &str, problems: &mut Vec<String>) {
     let task = task_id_suffix(first);
     let counted = match &task {
         Some(task) => first
@@ -102,7 +125,8 @@ fn check_subject(lines: &[&str], problems: &mut Vec<String>) {
             .unwrap_or(first),
         None => first,
     };
-    let length = counted.trim_end().chars().count();
+    let counted = counted.trim_end();
+    let length = counted.chars().count();
     if length > WIDTH {
         let not_counting = if task.is_some() {
             " not counting the task ID"
@@ -118,11 +142,22 @@ fn check_subject(lines: &[&str], problems: &mut Vec<String>) {
             "write a subject that says in words what the change does; '{}' has no words outside markup",
             quote(counted, QUOTE_LIMIT)
         ));
+        return;
     }
-    if lines.get(1).is_some_and(|second| !second.trim().is_empty()) {
-        problems.push(
-            "put one blank line between the subject and the body; line 2 must be blank".to_owned(),
-        );
+    if counted.ends_with('.') && !counted.ends_with("..") {
+        problems.push("remove the period at the end of the subject".to_owned());
+    }
+    let prefix = Prefix::of(counted);
+    let word = prefix
+        .description(counted)
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    if past_tense(word) {
+        problems.push(format!(
+            "write the subject in the imperative mood, as a command (\"Fix\", not \"Fixed\"); '{}' is past tense",
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+        ));
     }
 }
 
@@ -228,35 +263,46 @@ static DELTA_PHRASES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// A subject reduced for comparison: trimmed, without a task-ID suffix or
-/// trailing periods, whitespace collapsed, lowercase.
-fn normalize_subject(subject: &str) -> String {
-    // An original subject from history may hold controls the shaped message
-    // never can.
-    let subject = strip_controls(subject);
-    let mut text = subject.trim().trim_end_matches('.').trim_end();
-    if let Some(task) = task_id_suffix(text) {
-        text = text.strip_suffix(task.suffix.as_str()).unwrap_or(text);
-    }
-    let text = text.trim_end().trim_end_matches('.');
-    collapse_whitespace(text).to_lowercase()
-}
-
 /// `text` with every run of whitespace replaced by one space, trimmed.
 fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<&str>>().join(" ")
 }
 
+impl Rules {
+    /// Whether `subject` is the kept amend subject: exactly the original
+    /// (trailing whitespace and control characters aside, which a shaped
+    /// message never has), or the original without its task-ID suffix, which
+    /// is put back afterwards. No case, punctuation or spacing change is
+    /// allowed. `false` when not amending.
+    pub fn keeps_subject(&self, subject: &str) -> bool {
+        let Some(original) = &self.amend_subject else {
+            return false;
+        };
+        let original = strip_controls(original);
+        let original = original.trim();
+        let subject = subject.trim_end();
+        if subject == original {
+            return true;
+        }
+        task_id_suffix(original).is_some_and(|task| {
+            original
+                .strip_suffix(task.suffix.as_str())
+                .is_some_and(|bare| subject == bare.trim_end())
+        })
+    }
+}
+
 /// The amended message keeps the subject and describes the final commit.
 fn check_amend(
     message: &str,
+    rules: &Rules,
     original_subject: &str,
     original_message: Option<&str>,
     problems: &mut Vec<String>,
 ) {
-    if normalize_subject(subject(message)) != normalize_subject(original_subject) {
+    if !rules.keeps_subject(subject(message)) {
         problems.push(format!(
-            "keep the original subject exactly: '{}'",
+            "keep the original subject exactly, character for character (even when it breaks the usual subject rules): '{}'",
             original_subject.trim()
         ));
     }
@@ -326,17 +372,25 @@ fn normalized(text: &str) -> String {
         .to_lowercase()
 }
 
-/// The squash rules: a Conventional Commits subject ([`Conventional`]), no
-/// pull-request prose, no commit-by-commit changelog (three or more body lines
-/// that are `branch_subjects` or start with commit ids).
+/// The subject follows `style`, unless it is the kept amend subject.
+pub(crate) fn style_problem(message: &str, style: Style, rules: &Rules) -> Option<String> {
+    let subject = subject(message);
+    if rules.keeps_subject(subject) {
+        return None;
+    }
+    let task = task_id_suffix(subject);
+    let subject = task
+        .as_ref()
+        .and_then(|task| subject.trim_end().strip_suffix(task.suffix.as_str()))
+        .unwrap_or(subject);
+    style.problem(subject)
+}
+
+/// The squash rules: no pull-request prose, no commit-by-commit changelog
+/// (three or more body lines that are `branch_subjects` or start with commit
+/// ids).
 pub(crate) fn squash_problems(message: &str, branch_subjects: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
-    let subject = subject(message);
-    if !subject.trim().is_empty() && Conventional::parse(subject).is_none() {
-        problems.push(format!(
-            "the subject '{subject}' is not a Conventional Commits subject: write `type(scope): description`, e.g. `feat(api): add retry budget`"
-        ));
-    }
     let body: Vec<&str> = message.lines().skip(1).collect();
     if let Some(line) = body.iter().find(|l| PR_PROSE.is_match(l)) {
         problems.push(format!(

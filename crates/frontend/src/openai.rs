@@ -7,14 +7,19 @@
 //!    holds `tokens.access_token` and `tokens.account_id`: bearer token plus
 //!    `ChatGPT-Account-ID`, base URL `https://chatgpt.com/backend-api/codex`
 //!    unless `--base-url` is given;
+//!    With that sign-in the model is Codex's own: `model` in Codex's
+//!    `config.toml` (`$CODEX_HOME/config.toml`, by default
+//!    `~/.codex/config.toml`) when it sets one;
 //! 3. the environment: `OPENAI_API_KEY`, with `OPENAI_BASE_URL` (only on this
 //!    API-key path) and `OPENAI_MODEL`;
-//! 4. the default model, `llm::defaults::OPENAI_MODEL`.
+//! 4. the default model: `llm::defaults::CHATGPT_MODEL` with ChatGPT sign-in
+//!    (the ChatGPT backend serves Codex's models only), else
+//!    `llm::defaults::OPENAI_MODEL`.
 //!
-//! The model and the base URL are keys of one table (flag, then variable),
-//! resolved by `layered-config`; blank values count as unset. The credentials
-//! are not a key: which of them is used decides whether `OPENAI_BASE_URL`
-//! applies.
+//! The model and the base URL are keys of one table (flag, Codex's config with
+//! ChatGPT sign-in, then variable), resolved by `layered-config`; blank values
+//! count as unset. The credentials are not a key: which of them is used
+//! decides whether `OPENAI_BASE_URL` and Codex's `config.toml` apply.
 //!
 //! Choices this module makes where the spec is silent:
 //! - `--api chat` (Chat Completions, for local servers) skips ChatGPT sign-in:
@@ -24,14 +29,16 @@
 //!   servers (llama.cpp, Ollama, vLLM) need no key.
 //! - An `auth.json` in another mode (e.g. `"auth_mode": "apikey"`) is passed over;
 //!   one that is not JSON, or says `chatgpt` without the tokens, is an error that
-//!   names the file.
+//!   names the file. So is a Codex `config.toml` that is not TOML, or whose
+//!   `model` is not text, when ChatGPT sign-in would read it; only its top-level
+//!   `model` is read (not profiles).
 //!
 //! The binary reads the file and the environment and passes them in; nothing
 //! here does I/O.
 
 use std::path::{Path, PathBuf};
 
-use layered_config::{ConfigError, Key, Layer, Stack, parse};
+use layered_config::{ConfigError, Key, Layer, Section, Stack, parse};
 use llm::{Auth, HttpOptions, ProviderConfig, ProviderKind, Secret};
 use serde_json::Value;
 
@@ -132,13 +139,35 @@ pub struct Resolved {
     pub source: AuthSource,
 }
 
-/// `auth.json`'s path: `$CODEX_HOME/auth.json`, else `$HOME/.codex/auth.json`.
-pub fn codex_auth_path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+/// Codex's home: `$CODEX_HOME`, else `$HOME/.codex`.
+fn codex_home(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let nonempty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
     if let Some(home) = nonempty(env::CODEX_HOME) {
-        return Some(Path::new(&home).join("auth.json"));
+        return Some(PathBuf::from(home));
     }
-    nonempty(env::HOME).map(|home| Path::new(&home).join(".codex").join("auth.json"))
+    nonempty(env::HOME).map(|home| Path::new(&home).join(".codex"))
+}
+
+/// `auth.json`'s path: `$CODEX_HOME/auth.json`, else `$HOME/.codex/auth.json`.
+pub fn codex_auth_path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    codex_home(lookup).map(|home| home.join("auth.json"))
+}
+
+/// Codex's own settings file: `$CODEX_HOME/config.toml`, else
+/// `$HOME/.codex/config.toml`. Read (its top-level `model`) only with ChatGPT
+/// sign-in.
+pub fn codex_config_path(lookup: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    codex_home(lookup).map(|home| home.join("config.toml"))
+}
+
+/// Codex's files as the binary found them: each one's path and text, `None`
+/// when it does not exist.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodexFiles<'a> {
+    /// `auth.json`.
+    pub auth: Option<(&'a Path, &'a str)>,
+    /// `config.toml`.
+    pub config: Option<(&'a Path, &'a str)>,
 }
 
 /// ChatGPT credentials in an `auth.json` text: `Ok(None)` when the file is for
@@ -180,11 +209,11 @@ fn is_openai_host(url: &str) -> bool {
     host == "api.openai.com" || host == "chatgpt.com" || host.ends_with(".openai.com")
 }
 
-/// Resolves the provider settings. `auth_file` is `auth.json`'s path and its
-/// content when it exists.
+/// Resolves the provider settings from the flags, Codex's files (`codex`) and
+/// the environment (`lookup`).
 pub fn resolve(
     flags: Flags<'_>,
-    auth_file: Option<(&Path, &str)>,
+    codex: CodexFiles<'_>,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Resolved, AuthError> {
     let kind = if flags.chat {
@@ -193,33 +222,44 @@ pub fn resolve(
         ProviderKind::OpenAiResponses
     };
     let given = |value: Option<&str>| value.map(str::to_owned);
-    let mut settings = Stack::new()
-        .with(
-            Layer::flags()
-                .flag(&MODEL, given(flags.model))
-                .flag(&BASE_URL, given(flags.base_url)),
-        )
-        .with(Layer::env(&lookup));
-    let model = settings.value(&MODEL, kind.default_model().to_owned())?;
-    let mut config = ProviderConfig::new(kind, model);
-    config.http = HttpOptions {
+    let flags_layer = || {
+        Layer::flags()
+            .flag(&MODEL, given(flags.model))
+            .flag(&BASE_URL, given(flags.base_url))
+    };
+    let http = HttpOptions {
         proxy: proxy_config(&lookup),
         ..HttpOptions::default()
     };
 
     if !flags.chat
-        && let Some((path, text)) = auth_file
+        && let Some((path, text)) = codex.auth
     {
         let parsed = parse_codex_auth(text).map_err(|reason| AuthError::BadAuthFile {
             path: path.to_path_buf(),
             reason,
         })?;
         if let Some((access_token, account_id)) = parsed {
+            // Codex's own model comes before the environment's: the ChatGPT
+            // backend serves the models Codex is set up for.
+            let mut settings = Stack::new().with(flags_layer());
+            if let Some((config_path, config_text)) = codex.config {
+                let file = config_path.display().to_string();
+                settings = settings.with(Layer::user_file(Section::parse(config_text, file)?));
+            }
+            let mut settings = settings.with(Layer::env(&lookup));
+            let model = settings.value(&MODEL, llm::defaults::CHATGPT_MODEL.to_owned())?;
+            let mut config = ProviderConfig::new(kind, model);
+            config.http = http;
             config.auth = Auth::ChatGpt {
                 access_token,
                 account_id,
             };
-            config.base_url = settings.get(&SIGNED_IN_BASE_URL)?.map(|url| url.value);
+            // Only the flag: Codex's file does not choose our endpoint.
+            config.base_url = Stack::new()
+                .with(flags_layer())
+                .get(&SIGNED_IN_BASE_URL)?
+                .map(|url| url.value);
             return Ok(Resolved {
                 config,
                 source: AuthSource::ChatGpt(path.to_path_buf()),
@@ -227,6 +267,10 @@ pub fn resolve(
         }
     }
 
+    let mut settings = Stack::new().with(flags_layer()).with(Layer::env(&lookup));
+    let model = settings.value(&MODEL, kind.default_model().to_owned())?;
+    let mut config = ProviderConfig::new(kind, model);
+    config.http = http;
     config.base_url = settings.get(&BASE_URL)?.map(|url| url.value);
     let key = lookup(env::OPENAI_API_KEY)
         .map(|key| key.trim().to_owned())
@@ -244,7 +288,7 @@ pub fn resolve(
             source: AuthSource::None,
         }),
         _ => Err(AuthError::NoCredentials {
-            auth_file: auth_file.map(|(p, _)| p.to_path_buf()),
+            auth_file: codex.auth.map(|(p, _)| p.to_path_buf()),
         }),
     }
 }
@@ -263,12 +307,20 @@ mod tests {
         PathBuf::from("/home/u/.codex/auth.json")
     }
 
+    /// Codex's files with only `auth.json`.
+    fn auth<'a>(path: &'a Path, text: &'a str) -> CodexFiles<'a> {
+        CodexFiles {
+            auth: Some((path, text)),
+            config: None,
+        }
+    }
+
     #[test]
     fn chatgpt_sign_in_wins_over_the_api_key() {
         let path = file();
         let r = resolve(
             Flags::default(),
-            Some((&path, CHATGPT)),
+            auth(&path, CHATGPT),
             lookup(&[
                 ("OPENAI_API_KEY", "sk-env"),
                 ("OPENAI_BASE_URL", "http://x/v1"),
@@ -286,7 +338,67 @@ mod tests {
         // OPENAI_BASE_URL belongs to the API-key path only.
         assert_eq!(r.config.base_url, None);
         assert_eq!(r.config.kind, ProviderKind::OpenAiResponses);
+        // Not the API default: the ChatGPT backend serves Codex's models.
+        assert_eq!(r.config.model, llm::defaults::CHATGPT_MODEL);
+        assert_ne!(r.config.model, DEFAULT_MODEL);
+    }
+
+    #[test]
+    fn chatgpt_sign_in_takes_codex_s_own_model() {
+        let path = file();
+        let config = PathBuf::from("/home/u/.codex/config.toml");
+        let files = |text| CodexFiles {
+            auth: Some((&path, CHATGPT)),
+            config: Some((&config, text)),
+        };
+        let codex = "model = \"gpt-codex-9\"\nbase_url = \"http://elsewhere/v1\"\n[profiles.fast]\nmodel = \"other\"\n";
+        let r = resolve(
+            Flags::default(),
+            files(codex),
+            lookup(&[("OPENAI_MODEL", "env-model")]),
+        )
+        .unwrap();
+        assert_eq!(r.config.model, "gpt-codex-9");
+        // Codex's file chooses no endpoint of ours.
+        assert_eq!(r.config.base_url, None);
+        // The flag still wins; a file without `model` leaves the environment.
+        let flagged = Flags {
+            model: Some("gpt-x"),
+            ..Flags::default()
+        };
+        assert_eq!(
+            resolve(flagged, files(codex), lookup(&[]))
+                .unwrap()
+                .config
+                .model,
+            "gpt-x"
+        );
+        let r = resolve(
+            Flags::default(),
+            files("approval_policy = \"never\"\n"),
+            lookup(&[("OPENAI_MODEL", "env-model")]),
+        )
+        .unwrap();
+        assert_eq!(r.config.model, "env-model");
+        // With an API key, Codex's file is not read at all.
+        let r = resolve(
+            Flags::default(),
+            CodexFiles {
+                auth: None,
+                config: Some((&config, codex)),
+            },
+            lookup(&[("OPENAI_API_KEY", "sk")]),
+        )
+        .unwrap();
         assert_eq!(r.config.model, DEFAULT_MODEL);
+        // A broken file is named.
+        let err = resolve(Flags::default(), files("model = "), lookup(&[])).unwrap_err();
+        assert!(
+            err.to_string().contains("/home/u/.codex/config.toml"),
+            "{err}"
+        );
+        let err = resolve(Flags::default(), files("model = 5"), lookup(&[])).unwrap_err();
+        assert!(err.to_string().contains("model"), "{err}");
     }
 
     #[test]
@@ -298,7 +410,7 @@ mod tests {
                 base_url: Some("http://127.0.0.1:1/v1"),
                 chat: false,
             },
-            Some((&path, CHATGPT)),
+            auth(&path, CHATGPT),
             lookup(&[("OPENAI_MODEL", "env-model")]),
         )
         .unwrap();
@@ -310,7 +422,7 @@ mod tests {
     fn the_environment_is_the_fallback() {
         let r = resolve(
             Flags::default(),
-            None,
+            CodexFiles::default(),
             lookup(&[
                 ("OPENAI_API_KEY", " sk-env "),
                 ("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"),
@@ -326,10 +438,10 @@ mod tests {
         let path = file();
         let r = resolve(
             Flags::default(),
-            Some((
+            auth(
                 &path,
                 r#"{"auth_mode": "apikey", "OPENAI_API_KEY": "sk-file"}"#,
-            )),
+            ),
             lookup(&[("OPENAI_API_KEY", "sk-env")]),
         )
         .unwrap();
@@ -345,7 +457,7 @@ mod tests {
                 base_url: Some("http://127.0.0.1:8080/v1"),
                 model: Some("qwen"),
             },
-            Some((&path, CHATGPT)),
+            auth(&path, CHATGPT),
             lookup(&[]),
         )
         .unwrap();
@@ -356,20 +468,20 @@ mod tests {
 
     #[test]
     fn missing_credentials_and_bad_files_are_clear() {
-        let err = resolve(Flags::default(), None, lookup(&[])).unwrap_err();
+        let err = resolve(Flags::default(), CodexFiles::default(), lookup(&[])).unwrap_err();
         assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
         let err = resolve(
             Flags {
                 base_url: Some("https://api.openai.com/v1"),
                 ..Flags::default()
             },
-            None,
+            CodexFiles::default(),
             lookup(&[]),
         )
         .unwrap_err();
         assert!(matches!(err, AuthError::NoCredentials { .. }));
         let path = file();
-        let err = resolve(Flags::default(), Some((&path, "{not json")), lookup(&[])).unwrap_err();
+        let err = resolve(Flags::default(), auth(&path, "{not json"), lookup(&[])).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("/home/u/.codex/auth.json: not valid JSON"),
@@ -377,10 +489,10 @@ mod tests {
         );
         let err = resolve(
             Flags::default(),
-            Some((
+            auth(
                 &path,
                 r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "a"}}"#,
-            )),
+            ),
             lookup(&[]),
         )
         .unwrap_err();

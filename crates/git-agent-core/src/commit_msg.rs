@@ -167,6 +167,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
             task_id,
             lockfile_packages,
             squash: None,
+            style: None,
         },
         budgets: options.budgets,
     })
@@ -235,7 +236,8 @@ pub async fn generate(
 ) -> Result<Generated, Error> {
     let (task, budgets, checks) = request.parts();
     let validator = |raw: &str| commit_text::check(checks, raw);
-    let mut runner = Runner::new(provider, budgets, trace);
+    // A message cut off by the output cap is repaired once with a larger cap.
+    let mut runner = Runner::new(provider, budgets, trace).repair_cut_off();
     let outcome = runner.run(task, Some(&validator)).await?;
     if outcome.stop_reason == llm::StopReason::MaxTokens {
         return Err(Error::Invalid {

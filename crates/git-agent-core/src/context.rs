@@ -6,7 +6,10 @@
 //! submodule moves with their commit summaries, the staged diff fitted into the
 //! budget ([`crate::fit`]: every hand-written file gets its share), a focus diff
 //! for the most changed files the budget cut, recent commit subjects as style
-//! reference, and the previous HEAD commit as contrast.
+//! reference, and the previous HEAD commit as contrast when it is small: its
+//! hand-written diff whole in [`SMALL_CONTRAST_BYTES`] ([`Prepared::contrast`];
+//! a larger one is noise next to the staged change, and the model can still
+//! read it with `git_head_show` and `git_diff_against_parent`).
 //!
 //! Amend mode ([`Mode::Amend`]): the original HEAD message (the anchor), HEAD's
 //! metadata, HEAD against its first parent, the staged changes as diagnostics,
@@ -46,6 +49,12 @@ impl Mode {
     }
 }
 
+/// Normal mode shows the previous HEAD commit as contrast only when its
+/// hand-written diff fits whole in this many bytes: 2 KiB. Amend mode always
+/// shows HEAD (the commit being amended), fitted into
+/// [`Limits::contrast_bytes`].
+pub const SMALL_CONTRAST_BYTES: usize = 2 * 1024;
+
 /// Sizes of the prepared context. The defaults keep the whole first request
 /// (instructions, tools, guidance and this context) under 96 KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +63,8 @@ pub struct Limits {
     pub context_bytes: usize,
     /// Of that, at most this much for the focus diff.
     pub focus_bytes: usize,
-    /// The contrast diff (previous HEAD) or, in amend mode, HEAD against its parent.
+    /// Amend mode: HEAD against its parent. (Normal mode's contrast, the
+    /// previous HEAD, is shown only when small: [`SMALL_CONTRAST_BYTES`].)
     pub contrast_bytes: usize,
     /// Amend mode: the staged diff shown as diagnostics.
     pub staged_diagnostics_bytes: usize,
@@ -191,7 +201,9 @@ pub struct Prepared {
     /// Normal mode: the staged changes. Amend mode: the final amended result
     /// against HEAD's first parent.
     pub changes: Changes,
-    /// Normal mode: HEAD as contrast. Amend mode: HEAD, the commit being amended.
+    /// Normal mode: HEAD, the previous commit, its diff fitted into
+    /// [`SMALL_CONTRAST_BYTES`] (shown as contrast only when whole there: see
+    /// [`Prepared::contrast`]). Amend mode: HEAD, the commit being amended.
     pub head: Option<HeadCommit>,
     pub staged: StagedDiagnostics,
     pub recent: Vec<CommitBrief>,
@@ -213,6 +225,18 @@ impl Prepared {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// The HEAD commit the prompt shows: in amend mode the commit being
+    /// amended; in normal mode the previous commit as contrast, only when its
+    /// hand-written diff is whole within [`SMALL_CONTRAST_BYTES`] (a larger
+    /// one is noise next to the staged change).
+    pub fn contrast(&self) -> Option<&HeadCommit> {
+        let head = self.head.as_ref()?;
+        match self.mode {
+            Mode::Amend => Some(head),
+            Mode::Staged => head.diff.is_complete().then_some(head),
+        }
     }
 
     /// The original message being amended.
@@ -274,7 +298,7 @@ pub fn prepare(repo: &Repo, mode: Mode, limits: &Limits) -> Result<Prepared, Err
     let (main_diff, base, head_commit) = match mode {
         Mode::Staged => {
             let contrast = match head_id {
-                Some(id) => Some(head_commit(repo, id, limits.contrast_bytes)?),
+                Some(id) => Some(head_commit(repo, id, SMALL_CONTRAST_BYTES)?),
                 None => None,
             };
             let base = head_id.map(|id| id.to_hex());
@@ -907,7 +931,7 @@ pub fn render(prepared: &Prepared) -> String {
         let _ = writeln!(out, "</staged_changes>");
     }
 
-    if let Some(head) = &prepared.head {
+    if let Some(head) = prepared.contrast() {
         let tag = match prepared.mode {
             Mode::Staged => "previous_head",
             Mode::Amend => "head_commit",

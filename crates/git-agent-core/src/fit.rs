@@ -77,36 +77,8 @@ pub fn fit_texts(
     budget: usize,
     tool: Option<&str>,
 ) -> Fitted {
-    let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
-    let mut allowance: Vec<Option<usize>> = vec![None; texts.len()];
-    if total <= budget {
-        allowance
-            .iter_mut()
-            .zip(texts)
-            .for_each(|(a, (_, t))| *a = Some(t.len()));
-    } else {
-        // Which files get any room: all of them, or the most changed ones when an
-        // equal share would be below the minimum.
-        let mut candidates: Vec<usize> = (0..texts.len()).collect();
-        let most = (budget / MIN_SHARE).max(1);
-        if candidates.len() > most {
-            candidates.sort_by(|&a, &b| churn[b].cmp(&churn[a]).then(a.cmp(&b)));
-            candidates.truncate(most);
-        }
-        // Water-filling: smallest first; each takes what it needs up to an equal
-        // share of what is left.
-        candidates.sort_by_key(|&i| texts[i].1.len());
-        let mut left = budget;
-        let mut remaining = candidates.len();
-        for &i in &candidates {
-            let share = left / remaining.max(1);
-            let size = texts[i].1.len();
-            let take = size.min(share);
-            allowance[i] = Some(take);
-            left -= take;
-            remaining -= 1;
-        }
-    }
+    let sizes: Vec<usize> = texts.iter().map(|(_, t)| t.len()).collect();
+    let allowance = shares(&sizes, churn, budget, MIN_SHARE);
     let mut fitted = Fitted::default();
     for (i, (path, text)) in texts.iter().enumerate() {
         match allowance[i] {
@@ -135,6 +107,44 @@ pub fn fit_texts(
         }
     }
     fitted
+}
+
+/// How many bytes of each of `sizes` fit into `budget`: all of each when
+/// everything fits; otherwise water-filling — the smallest first, each taking
+/// what it needs up to an equal share of what is left. When an equal share
+/// would be under `min_share`, only the `budget / min_share` items with the
+/// highest `priority` (ties: the earlier item) get any room; the others get
+/// `None`.
+pub fn shares(
+    sizes: &[usize],
+    priority: &[u32],
+    budget: usize,
+    min_share: usize,
+) -> Vec<Option<usize>> {
+    if sizes.iter().sum::<usize>() <= budget {
+        return sizes.iter().map(|&size| Some(size)).collect();
+    }
+    let mut allowance: Vec<Option<usize>> = vec![None; sizes.len()];
+    // Which items get any room: all of them, or those of highest priority
+    // when an equal share would be below the minimum.
+    let mut candidates: Vec<usize> = (0..sizes.len()).collect();
+    let most = (budget / min_share.max(1)).max(1);
+    if candidates.len() > most {
+        let rank = |i: usize| priority.get(i).copied().unwrap_or(0);
+        candidates.sort_by(|&a, &b| rank(b).cmp(&rank(a)).then(a.cmp(&b)));
+        candidates.truncate(most);
+    }
+    candidates.sort_by_key(|&i| sizes[i]);
+    let mut left = budget;
+    let mut remaining = candidates.len();
+    for &i in &candidates {
+        let share = left / remaining.max(1);
+        let take = sizes[i].min(share);
+        allowance[i] = Some(take);
+        left -= take;
+        remaining -= 1;
+    }
+    allowance
 }
 
 /// Splits `text` at the last line end within `max` bytes (never mid-line; a
@@ -209,6 +219,20 @@ mod tests {
             .map(|(p, _)| p.as_str())
             .collect();
         assert_eq!(shown, ["f7", "f33"]);
+    }
+
+    #[test]
+    fn shares_fill_small_items_first() {
+        assert_eq!(shares(&[10, 20], &[0, 0], 100, 5), [Some(10), Some(20)]);
+        assert_eq!(
+            shares(&[10, 500, 500], &[0, 0, 0], 110, 5),
+            [Some(10), Some(50), Some(50)]
+        );
+        // Too many for the minimum share: the earlier ones at equal priority.
+        assert_eq!(
+            shares(&[100, 100, 100], &[0, 0, 0], 100, 50),
+            [Some(50), Some(50), None]
+        );
     }
 
     #[test]

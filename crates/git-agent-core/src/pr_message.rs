@@ -6,21 +6,26 @@
 //! landed on `origin/HEAD` after the branch forked are not counted as the
 //! branch's). Everything is prepared before the model call — base metadata,
 //! changed paths and statistics, lockfile and submodule summaries, the fitted
-//! diff, the branch's commits (supporting evidence, each message clamped to 10
-//! lines and 1,000 words), recent subjects of `origin/HEAD` as style reference
+//! diff, the branch's commits (supporting evidence, each message whole while
+//! all of them fit in [`BRANCH_MESSAGES_BYTES`], 16 KiB, else shared out
+//! within that budget), recent subjects of `origin/HEAD` as style reference
 //! — and no tool is offered: an answer that calls one fails the run.
 //!
 //! The answer is shaped and checked like a commit message, plus the squash
-//! rules ([`commit_text::Checks::squash`]): a Conventional Commits subject
-//! (release tooling parses squash commits), no pull-request prose, no
-//! commit-by-commit changelog.
+//! rules ([`commit_text::Checks::squash`]: no pull-request prose, no
+//! commit-by-commit changelog) and the repository's subject style
+//! ([`commit_text::Style`], detected from the recent subjects of
+//! `origin/HEAD`): Conventional Commits when most of them use it, else
+//! `component: subject` when that is dominant, else a plain imperative
+//! subject. The prompt asks for that style and the check enforces it. With
+//! fewer than three such subjects there is no style to follow: the prompt
+//! prefers Conventional Commits and nothing is enforced.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use agent::{Budgets, Task, ToolRegistry};
-use commit_text::clamp;
-use commit_text::{Checks, Rules, ShapeOptions};
+use commit_text::{Checks, Rules, ShapeOptions, Style};
 use gitctx::{DiffOptions, DiffTarget, ObjectId, Repo};
 use guidance::Guidance;
 use serde_json::{Value, json};
@@ -28,6 +33,7 @@ use serde_json::{Value, json};
 use crate::commit_msg::{self, MessageRequest, Options};
 use crate::context::{self, Changes, CommitBrief, Limits};
 use crate::error::Error;
+use crate::fit;
 use crate::prompt::{self, Environment};
 
 /// Branch commits listed in the prepared context.
@@ -48,7 +54,9 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchCommit {
     pub brief: CommitBrief,
-    /// Its message, clamped to 10 lines and 1,000 words.
+    /// Its message: whole, unless the branch's messages together exceed
+    /// [`BRANCH_MESSAGES_BYTES`]; then cut at a line end to its share and
+    /// marked `[…]`.
     pub message: String,
 }
 
@@ -65,6 +73,9 @@ pub struct PrContext {
     pub more_commits: usize,
     /// Recent subjects of `origin/HEAD`, the style reference.
     pub recent: Vec<CommitBrief>,
+    /// The subject style `recent` shows ([`Style::detect`]): what the prompt
+    /// asks for and the answer's subject must follow.
+    pub style: Style,
 }
 
 /// Prepares the evidence of the branch in `repo`.
@@ -103,12 +114,12 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
     let mut commits = Vec::new();
     for id in ids.into_iter().take(MAX_BRANCH_COMMITS) {
         let info = repo.commit_info_by_id(id)?;
-        let (message, _) = clamp::clamp_message(&info.message, clamp::MAX_LINES, clamp::MAX_WORDS);
         commits.push(BranchCommit {
             brief: context::brief(&info),
-            message,
+            message: info.message.trim_end().to_owned(),
         });
     }
+    fit_messages(&mut commits);
     let base_hex = merge_base.to_hex();
     let diff = repo.diff(
         DiffTarget::Range {
@@ -126,6 +137,12 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
     )?;
     let tip = context::brief(&repo.commit_info_by_id(origin.commit)?);
     let recent = context::recent_commits(repo, &origin.commit.to_hex(), limits.recent_commits)?;
+    let style = Style::detect(
+        &recent
+            .iter()
+            .map(|c| c.subject.as_str())
+            .collect::<Vec<_>>(),
+    );
     let mut prepared = PrContext {
         base: Base {
             name: origin.shorthand,
@@ -138,6 +155,7 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
         commits,
         more_commits,
         recent,
+        style,
     };
     // Size the diff to what the rest leaves of the budget.
     let rest = render(&prepared).len()
@@ -150,6 +168,34 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
     context::fit_changes(&mut changes, &diff, room, limits.focus_bytes, None);
     prepared.changes = changes;
     Ok(prepared)
+}
+
+/// The most bytes the branch commits' messages take together in the prepared
+/// context: 16 KiB, under a third of the context budget
+/// ([`Limits::context_bytes`], 56 KiB), so the diff keeps the larger part.
+pub const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
+
+/// The least room a message gets when the budget has to be shared.
+const MIN_MESSAGE_SHARE: usize = 512;
+
+/// Clamps the branch's messages by their total size: each is whole when all
+/// fit in [`BRANCH_MESSAGES_BYTES`]; otherwise the budget is shared out
+/// ([`fit::shares`]: short messages whole, the rest cut at a line end to an
+/// equal share of what is left and marked `[…]`; a message never loses its
+/// subject line).
+fn fit_messages(commits: &mut [BranchCommit]) {
+    let sizes: Vec<usize> = commits.iter().map(|c| c.message.len()).collect();
+    let allowance = fit::shares(&sizes, &[], BRANCH_MESSAGES_BYTES, MIN_MESSAGE_SHARE);
+    for (commit, room) in commits.iter_mut().zip(allowance) {
+        let message = &commit.message;
+        let room = room.unwrap_or(0);
+        if room >= message.len() {
+            continue;
+        }
+        let subject = message.find('\n').unwrap_or(message.len());
+        let (head, _) = fit::cut_at_line(message, room.max(subject));
+        commit.message = format!("{}\n[…]", head.trim_end());
+    }
 }
 
 /// Renders the prepared context as the data block of the task prompt.
@@ -204,9 +250,10 @@ pub fn render(pr: &PrContext) -> String {
     out
 }
 
-/// The instructions of the squash-message task.
-fn instructions() -> String {
-    "You are git-agent, writing the one commit message a squash merge of this branch will record, the way a careful senior engineer would.\n\
+/// The instructions of the squash-message task, asking for the subject
+/// `style` of the repository.
+fn instructions(style: Style) -> String {
+    let mut out = "You are git-agent, writing the one commit message a squash merge of this branch will record, the way a careful senior engineer would.\n\
 \n\
 Evidence and scope:\n\
 - The diff of the branch against its merge base with the base branch is the whole, authoritative scope. The branch's commits are supporting evidence for intent, grouping and task IDs; staged or unstaged work is not part of it.\n\
@@ -219,9 +266,13 @@ Content:\n\
 - Do not write pull-request prose (no \"This PR\", no Summary/Testing/Checklist headings, no review instructions), no release notes, and no commit-by-commit changelog.\n\
 \n\
 Form:\n\
-- The subject follows Conventional Commits, `type(scope): description` (`feat`, `fix`, `refactor`, `perf`, `docs`, `test`, `build`, `ci`, `chore`, `revert`; `!` before the colon for breaking changes), imperative, at most 72 characters. Release tooling parses it.\n\
+- The subject follows the repository's style, as its recent commits show it (see below); imperative (\"Fix\", not \"Fixed\"), at most 72 characters, no trailing period.\n\
 - If a body helps, leave one blank line after the subject; write plain paragraphs or \"- \" bullets without hard-wrapping (they are reflowed to 72 columns). Keep a task ID the branch's commits carry.\n\
-- Output only the message: no code fences, no preamble, no explanation, no trailers, no attribution.\n".to_owned()
+- Output only the message: no code fences, no preamble, no explanation, no trailers, no attribution.\n".to_owned();
+    out.push_str("\nSubject style: ");
+    out.push_str(style.instruction());
+    out.push('\n');
+    out
 }
 
 /// The squash-task policy (no tools).
@@ -274,7 +325,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     let messages = prompt::layers(NO_TOOLS_POLICY, environment, &guidance, prompt_text);
     let task = Task {
         name: "pr-message".to_owned(),
-        system: instructions(),
+        system: instructions(pr.style),
         messages,
         tools: ToolRegistry::default(),
         format_reminder: prompt::FORMAT_REMINDER.to_owned(),
@@ -293,6 +344,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         task_id: None,
         lockfile_packages: commit_msg::lockfile_packages(&pr.changes),
         squash: Some(pr.commits.iter().map(|c| c.brief.subject.clone()).collect()),
+        style: Some(pr.style),
     };
     Ok(Request {
         root,

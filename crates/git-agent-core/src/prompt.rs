@@ -43,7 +43,7 @@ Content:\n\
 - If the prepared context names a task ID from the branch, end the subject with it in the style shown.\n\
 \n\
 Form:\n\
-- The first line is the subject: imperative mood, at most 72 characters, no trailing period unless the repository's style uses one.\n\
+- The first line is the subject: imperative mood (\"Fix\", not \"Fixed\"), at most 72 characters, no trailing period.\n\
 - If a body helps, leave one blank line after the subject. Write the body as plain paragraphs or \"- \" bullets; do not hard-wrap lines (they are reflowed to 72 columns for you).\n\
 - Output only the message: no code fences, no preamble such as \"Here is the commit message\", no explanation after it, no quotes around it.\n\
 - Add no trailers (Signed-off-by, Co-authored-by, Generated-by, …) and no attribution of any kind.\n",
@@ -53,7 +53,7 @@ Form:\n\
             "\n\
 This is an amend. Write the message of the FINAL amended commit, described as one commit against its parent:\n\
 - The final amended diff (the index against HEAD's first parent) is the authoritative evidence; the staged changes and HEAD against its parent are diagnostics.\n\
-- The original HEAD message is the anchor: keep its subject exactly, and keep its story; revise body details only where the final diff proves them wrong, and add what the final diff contains that the body misses.\n\
+- The original HEAD message is the anchor: keep its subject exactly, character for character — even when it is longer than 72 characters, ends with a period or reads unusually, it is exempt from the subject rules above — and keep its story; revise body details only where the final diff proves them wrong, and add what the final diff contains that the body misses.\n\
 - Keep task IDs or scope markers only while the final diff still supports them.\n\
 - Never narrate the amend: no \"also\", \"in addition\", \"additionally\", \"this amend\", and never describe the staged delta alone.\n",
         );
@@ -108,7 +108,7 @@ pub fn task_prompt(prepared: &Prepared, hint: Option<&str>) -> String {
             "Write the commit message for the staged changes below. The staged paths are the whole scope of the commit.\n",
         ),
         Mode::Amend => out.push_str(
-            "Write the final message of the amended commit below, anchored on its original message (keep the original subject exactly).\n",
+            "Write the final message of the amended commit below, anchored on its original message (keep the original subject exactly, character for character).\n",
         ),
     }
     if prepared.changes.lockfile_only() {

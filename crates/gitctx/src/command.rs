@@ -29,9 +29,13 @@
 //!   as modified in `git status`; `.git/info/attributes` and
 //!   `core.attributesFile`, which are the user's own, still apply.
 //!
-//! The one exception is [`GitCommand::user_programs`], for `git commit`: the user
-//! expects their hooks, filters (Git LFS) and signing programs to run, so nothing
-//! of theirs is neutralised there.
+//! The one exception is [`Repo::user_command`](crate::Repo::user_command), for
+//! porcelain git that runs the user's programs (`git commit`): it runs as if the
+//! user typed it — their environment, locale, hooks, filters (Git LFS), pager
+//! and signing, none of the variables above — and gets only our own `-c`
+//! options, arguments and stdin. Hooks see exactly what they see by hand, so a
+//! hook that filters with a glob pathspec (lint-staged, pre-commit) still
+//! matches.
 //!
 //! Callers put paths after `--`. Failures are classified by exit status and by checks
 //! made before the command runs, never by parsing stderr.
@@ -60,6 +64,20 @@ pub const PASSED_THROUGH: &[&str] = &[
     "GIT_SSH",
     "GIT_SSH_COMMAND",
     "GIT_ASKPASS",
+];
+
+/// Inherited variables removed even from a [user command](GitCommand::as_user):
+/// they would point git at another repository, work tree, index or object
+/// store than the one the toolkit opened and showed evidence of, so a commit
+/// could land somewhere else than what its message describes.
+pub const LOCATION_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
 ];
 
 /// Config every git process gets, in addition to what the caller adds.
@@ -190,8 +208,7 @@ pub struct GitCommand {
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
     timeout: Option<Duration>,
-    user_locale: bool,
-    user_programs: bool,
+    user: bool,
 }
 
 impl GitCommand {
@@ -204,24 +221,20 @@ impl GitCommand {
             env: Vec::new(),
             stdin: None,
             timeout: None,
-            user_locale: false,
-            user_programs: false,
+            user: false,
         }
     }
 
-    /// Lets the repository's programs run: attributes are not neutralised and
-    /// the pager is not replaced. Only for `git commit`, whose hooks, filters
-    /// and signing the user expects exactly as by hand.
-    pub fn user_programs(mut self) -> Self {
-        self.user_programs = true;
-        self
-    }
-
-    /// Keeps the user's locale (`LC_ALL`, `LANG`, `LANGUAGE`) instead of `C`: for
-    /// commands whose output is shown to the user rather than parsed, and whose
-    /// hooks should run as they would by hand (`git commit`).
-    pub fn user_locale(mut self) -> Self {
-        self.user_locale = true;
+    /// Runs as the user would run it: see [`Repo::user_command`](crate::Repo::user_command),
+    /// the entry point meant for this. Nothing is hardened: the inherited
+    /// environment passes as it is (only [`LOCATION_VARS`] are removed), no
+    /// locale, lock, prompt, pathspec, attribute, pager or config variable is
+    /// set, and [`config`](GitCommand::config) values go on the command line as
+    /// `-c key=value` (git passes those on to hooks as the user's own `-c`
+    /// would), so nothing of ours but the arguments, those options and stdin
+    /// reaches the process and its hooks.
+    pub fn as_user(mut self) -> Self {
+        self.user = true;
         self
     }
 
@@ -278,24 +291,27 @@ impl GitCommand {
             .join(" ")
     }
 
-    /// The hardened [`std::process::Command`] (stdin/stdout/stderr not configured).
+    /// The [`std::process::Command`] (stdin/stdout/stderr not configured):
+    /// hardened, or as the user's own for [`as_user`](GitCommand::as_user).
     pub fn to_command(&self) -> Command {
+        if self.user {
+            return self.user_command();
+        }
         let mut cmd = scrubbed_git(&self.dir);
         cmd.args(&self.args);
-        if !self.user_locale {
-            cmd.env("LC_ALL", "C").env("LANG", "C").env("LANGUAGE", "C");
-        }
-        cmd.env("GIT_OPTIONAL_LOCKS", "0")
+        cmd.env("LC_ALL", "C")
+            .env("LANG", "C")
+            .env("LANGUAGE", "C")
+            .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_LITERAL_PATHSPECS", "1");
-        let mut guard: Vec<(String, String)> = Vec::new();
-        if !self.user_programs {
-            cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
-                .env("GIT_PAGER", "cat");
-            if git_version().is_none_or(|v| v < ATTR_SOURCE_SINCE) {
-                guard = filter_guard(&self.dir);
-            }
-        }
+            .env("GIT_LITERAL_PATHSPECS", "1")
+            .env("GIT_ATTR_SOURCE", EMPTY_TREE)
+            .env("GIT_PAGER", "cat");
+        let guard = if git_version().is_none_or(|v| v < ATTR_SOURCE_SINCE) {
+            filter_guard(&self.dir)
+        } else {
+            Vec::new()
+        };
         let config: Vec<(&str, &str)> = BASE_CONFIG
             .iter()
             .copied()
@@ -307,6 +323,24 @@ impl GitCommand {
             cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
             cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
         }
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        cmd
+    }
+
+    /// The user's own `git`: their environment without [`LOCATION_VARS`], our
+    /// config as `-c` options before the arguments.
+    fn user_command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir);
+        for name in LOCATION_VARS {
+            cmd.env_remove(name);
+        }
+        for (key, value) in &self.config {
+            cmd.arg("-c").arg(format!("{key}={value}"));
+        }
+        cmd.args(&self.args);
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
@@ -398,6 +432,29 @@ impl GitCommand {
     /// The directory the command runs in.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+impl crate::Repo {
+    /// A porcelain git command run as the user would run it by hand, at the top
+    /// of the working tree: `git commit`, whose hooks, signing, filters and
+    /// identity the user expects exactly as when they type it.
+    ///
+    /// Why it exists: every other git process is hardened (see the module
+    /// docs), and a hook started under that environment misbehaves —
+    /// `GIT_LITERAL_PATHSPECS=1` makes a hook's `git diff --cached -- '*.rs'`
+    /// match nothing, `GIT_OPTIONAL_LOCKS=0`, `GIT_TERMINAL_PROMPT=0`,
+    /// `GIT_CONFIG_COUNT`, `LC_ALL=C`, `GIT_ATTR_SOURCE` and `GIT_PAGER` change
+    /// what its own git commands do.
+    ///
+    /// What it does not harden: nothing of the environment is set, and all of
+    /// it is inherited except [`LOCATION_VARS`] (so the command acts on this
+    /// repository, the one whose evidence was shown); the repository's hooks,
+    /// attributes, filters and programs run. Only for commands that are meant
+    /// to run the user's programs, never for reading evidence. Config added with
+    /// [`GitCommand::config`] goes on the command line as `-c key=value`.
+    pub fn user_command(&self) -> GitCommand {
+        self.git().as_user()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Creating commits. git does it — `git commit --file -` — so the user's hooks,
 //! `commit.gpgSign`, templates-free cleanup and identity apply exactly as when
-//! they commit by hand.
+//! they commit by hand, in their own environment ([`Repo::user_command`]).
 
 use crate::error::Result;
 use crate::repo::Repo;
@@ -25,9 +25,9 @@ impl Repo {
     /// failure, nothing to commit) is a `CommitRun` with `success == false`, not an
     /// `Err`; `Err` means git could not be run at all.
     pub fn run_commit(&self, message: &str, amend: bool) -> Result<CommitRun> {
-        // The user's locale and programs: git's summary is shown to them, and
-        // their hooks, filters and signing run as they would by hand.
-        let mut cmd = self.git().user_locale().user_programs().arg("commit");
+        // The user's own git: git's summary is shown to them, and their hooks,
+        // filters and signing run in their environment as they would by hand.
+        let mut cmd = self.user_command().arg("commit");
         if amend {
             cmd = cmd.arg("--amend");
         }

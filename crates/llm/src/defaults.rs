@@ -7,6 +7,10 @@ use crate::ProviderKind;
 /// The model for the OpenAI APIs (Responses and Chat Completions) when none is
 /// configured.
 pub const OPENAI_MODEL: &str = "gpt-5-mini";
+/// The model with ChatGPT (Codex) sign-in when neither the flags nor Codex's
+/// own `config.toml` name one: the ChatGPT backend serves the models Codex
+/// runs, and refuses others such as [`OPENAI_MODEL`].
+pub const CHATGPT_MODEL: &str = "gpt-5-codex";
 /// The model for Anthropic's Messages API when none is configured.
 pub const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// The variable the OpenAI key is read from when none is configured.

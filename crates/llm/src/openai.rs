@@ -221,6 +221,14 @@ const CHAT: &str = "openai-chat";
 /// `parallel_tool_calls: false` whenever tools are present, and never
 /// `max_tool_calls` (some providers reject it; tool ceilings are the agent's job).
 /// Developer messages are sent as `developer` input messages.
+///
+/// With ChatGPT sign-in ([`Auth::ChatGpt`]) the request goes to ChatGPT's Codex
+/// backend, which accepts what Codex itself sends and rejects more: the body
+/// is streamed (`"stream": true`), `store: false`, and carries no output cap
+/// (`max_output_tokens` is refused with 400 "Unsupported parameter"), whatever
+/// the request's `max_tokens` says; the rest (instructions, input, tools,
+/// `tool_choice`, `parallel_tool_calls`, `reasoning`, `service_tier`, `text`)
+/// is as for the API.
 pub struct OpenAiResponses {
     core: OpenAiCore,
 }
@@ -229,6 +237,11 @@ impl OpenAiResponses {
     /// The provider for `config`.
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
         OpenAiCore::new(RESPONSES, config).map(|core| OpenAiResponses { core })
+    }
+
+    /// Whether requests go to ChatGPT's Codex backend (ChatGPT sign-in).
+    fn chatgpt(&self) -> bool {
+        matches!(self.core.config.auth, Auth::ChatGpt { .. })
     }
 
     /// The JSON body sent for `request` (also what traces record).
@@ -250,7 +263,12 @@ impl OpenAiResponses {
             })
         });
         body.insert("store".into(), json!(false));
-        if let Some(max) = request.max_tokens {
+        if self.streams() {
+            body.insert("stream".into(), json!(true));
+        }
+        if let Some(max) = request.max_tokens
+            && !self.chatgpt()
+        {
             body.insert("max_output_tokens".into(), json!(max));
         }
         if config.priority {
@@ -458,9 +476,8 @@ backend!(OpenAiResponses, core.config, RESPONSES);
 
 impl OpenAiResponses {
     async fn call(&self, request: &CompletionRequest) -> Result<CompletionResponse, LlmError> {
-        let mut body = self.request_body(request);
+        let body = self.request_body(request);
         let raw: Value = if self.streams() {
-            body["stream"] = json!(true);
             self.collect_stream(body).await?
         } else {
             self.core

@@ -262,6 +262,17 @@ pub trait LlmProvider: Send + Sync + std::fmt::Debug {
 
     /// The model asked for.
     fn model(&self) -> &str;
+
+    /// The JSON body this provider sends over the wire for `request` (model,
+    /// service tier, reasoning, `store`, `stream`, the output cap as the API
+    /// names it, …), for traces: the request as the API saw it, not our
+    /// normalized form. It holds no credential (those travel only in headers).
+    /// `None` for providers that are not HTTP backends of this crate (wrappers
+    /// forward their inner provider's).
+    fn wire_body(&self, request: &CompletionRequest) -> Option<Value> {
+        let _ = request;
+        None
+    }
 }
 
 /// `Debug` (the model only) and [`LlmProvider`] for a backend type: `$config` is
@@ -296,6 +307,10 @@ macro_rules! backend {
 
             fn model(&self) -> &str {
                 &self.$($config).+.model
+            }
+
+            fn wire_body(&self, request: &$crate::CompletionRequest) -> Option<serde_json::Value> {
+                Some(self.request_body(request))
             }
         }
     };

@@ -10,7 +10,11 @@
 //!    it is at most [`MAX_FUZZY_DISTANCE`]; every unit at the minimal distance
 //!    matches, with a warning.
 //!
-//! Queries may use `.` as separator (`Client.connect` is `Client::connect`).
+//! Separators do not matter: outlines qualify names in each language's own
+//! style (`Client::connect` in Rust and C++, `Client.connect` in Python,
+//! Java, JavaScript, TypeScript and Go), and queries and names are compared
+//! with every `.` read as `::`, so either form resolves in every language
+//! (and old notes' `Type::method` anchors keep resolving in Python).
 //! Within a tier, impl blocks give way to other units (see
 //! [`resolve_anchor`]).
 
@@ -114,15 +118,17 @@ pub fn resolve_anchor(units: &[Unit], query: &str) -> Result<AnchorResolution, A
     if normalized.is_empty() {
         return Err(AnchorError::EmptyQuery);
     }
-    let candidates: Vec<&Unit> = units
+    // Each unit with its qualified name in `::` form.
+    let candidates: Vec<(&Unit, String)> = units
         .iter()
         .filter(|unit| !only_impls || unit.kind == UnitKind::Impl)
+        .map(|unit| (unit, normalize(&unit.qualified_name)))
         .collect();
 
     let exact: Vec<&Unit> = candidates
         .iter()
-        .copied()
-        .filter(|unit| unit.qualified_name == normalized)
+        .filter(|(_, qualified)| *qualified == normalized)
+        .map(|(unit, _)| *unit)
         .collect();
     if !exact.is_empty() {
         return Ok(resolution(MatchKind::Exact, exact, None));
@@ -130,8 +136,8 @@ pub fn resolve_anchor(units: &[Unit], query: &str) -> Result<AnchorResolution, A
 
     let unqualified: Vec<&Unit> = candidates
         .iter()
-        .copied()
-        .filter(|unit| unit.name == normalized || is_suffix(&unit.qualified_name, &normalized))
+        .filter(|(unit, qualified)| unit.name == normalized || is_suffix(qualified, &normalized))
+        .map(|(unit, _)| *unit)
         .collect();
     if !unqualified.is_empty() {
         return Ok(resolution(MatchKind::Unqualified, unqualified, None));
@@ -139,8 +145,8 @@ pub fn resolve_anchor(units: &[Unit], query: &str) -> Result<AnchorResolution, A
 
     let mut best = usize::MAX;
     let mut closest: Vec<&Unit> = Vec::new();
-    for unit in candidates {
-        let Some(distance) = unit_distance(&normalized, unit) else {
+    for (unit, qualified) in &candidates {
+        let Some(distance) = unit_distance(&normalized, unit, qualified) else {
             continue;
         };
         if distance < best {
@@ -148,7 +154,7 @@ pub fn resolve_anchor(units: &[Unit], query: &str) -> Result<AnchorResolution, A
             closest.clear();
         }
         if distance == best {
-            closest.push(unit);
+            closest.push(*unit);
         }
     }
     if closest.is_empty() {
@@ -321,9 +327,11 @@ fn suffixes(qualified: &str) -> impl Iterator<Item = &str> {
     )
 }
 
-fn unit_distance(query: &str, unit: &Unit) -> Option<usize> {
+/// The smallest accepted distance between `query` and the unit's name or a
+/// suffix of its qualified name (`qualified`, in `::` form).
+fn unit_distance(query: &str, unit: &Unit, qualified: &str) -> Option<usize> {
     std::iter::once(unit.name.as_str())
-        .chain(suffixes(&unit.qualified_name))
+        .chain(suffixes(qualified))
         .filter_map(|candidate| fuzzy_distance(query, candidate))
         .min()
 }

@@ -94,13 +94,16 @@ pub fn outline_for(language: Language, source: &str) -> Result<Vec<Unit>, Outlin
         .ok_or(OutlineError::ParseFailed {
             language: spec.name,
         })?;
+    let root = tree.root_node();
     let mut walker = Walker {
         spec,
         source,
-        prefix: Vec::new(),
+        prefix: (spec.hooks.file_qualifier)(root, source)
+            .into_iter()
+            .collect(),
         units: Vec::new(),
     };
-    walker.items(tree.root_node(), Scope { container: None }, 0);
+    walker.items(root, Scope { container: None }, 0);
     Ok(walker.units)
 }
 
@@ -121,7 +124,7 @@ impl Walker<'_> {
         }
         let mut cursor = parent.walk();
         for child in parent.named_children(&mut cursor) {
-            if child.is_error() {
+            if child.is_error() || self.spec.is_transparent(child.kind()) {
                 // Recovered items often sit inside an ERROR node.
                 self.items(child, scope, depth + 1);
                 continue;
@@ -148,9 +151,11 @@ impl Walker<'_> {
                 None => return,
             },
         };
-        let kind = match (kind, scope.container) {
-            (UnitKind::Function, Some(ContainerRole::Type)) => UnitKind::Method,
-            (kind, _) => kind,
+        let owner = (spec.hooks.owner)(node, self.source);
+        let kind = match (kind, scope.container, &owner) {
+            (UnitKind::Function, Some(ContainerRole::Type), _)
+            | (UnitKind::Function, _, Some(_)) => UnitKind::Method,
+            (kind, _, _) => kind,
         };
         let name = (spec.hooks.unit_name)(node, self.source).unwrap_or_else(|| {
             node.child_by_field_name("name")
@@ -162,7 +167,7 @@ impl Walker<'_> {
         if name.is_empty() || name == "_" {
             return;
         }
-        let qualified_name = self.qualify(&name);
+        let qualified_name = self.qualify(owner.as_deref(), &name);
         let first = (spec.hooks.leading)(outer);
         self.units.push(Unit {
             kind,
@@ -193,14 +198,17 @@ impl Walker<'_> {
         self.prefix.pop();
     }
 
-    fn qualify(&self, name: &str) -> String {
-        let mut qualified = String::new();
-        for segment in &self.prefix {
-            qualified.push_str(segment);
-            qualified.push_str("::");
-        }
-        qualified.push_str(name);
-        qualified
+    /// `name` behind the enclosing containers' qualifiers and its owner, if
+    /// any, joined by the language's separator.
+    fn qualify(&self, owner: Option<&str>, name: &str) -> String {
+        let segments: Vec<&str> = self
+            .prefix
+            .iter()
+            .map(String::as_str)
+            .chain(owner)
+            .chain([name])
+            .collect();
+        segments.join(self.spec.separator)
     }
 }
 
@@ -208,6 +216,9 @@ impl Walker<'_> {
 /// to the first stop token), whitespace collapsed, comments between the
 /// declaration and the body left out, capped at [`MAX_SIGNATURE_CHARS`].
 fn signature(spec: &LanguageSpec, node: Node<'_>, source: &str) -> String {
+    if let Some(special) = (spec.hooks.signature)(node, source) {
+        return cap(collapsed(&special));
+    }
     let mut end = node.start_byte();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {

@@ -2,9 +2,9 @@
 //!
 //! Text in, outline out: [`outline`] takes a path (only to pick the
 //! [`Language`] from its extension) and the source text, and returns the
-//! file's semantic [`Unit`]s — functions, methods, types, impls, modules,
-//! constants, type aliases — with their kind, name, `::`-qualified name,
-//! signature and line range. [`resolve_anchor`] finds the units a name such as
+//! file's semantic [`Unit`]s — functions, methods, types, impls, classes,
+//! interfaces, modules and namespaces, constants, type aliases, macros — with
+//! their kind, name, qualified name, signature and line range. [`resolve_anchor`] finds the units a name such as
 //! `MqttClient::connect` refers to (exact, unqualified, then fuzzy within
 //! three edits, spec 003 §4.2); [`match_name`] applies the same rules to two
 //! free-standing names (annotation regions, §4.5); [`anchor_stability`] tells
@@ -20,8 +20,9 @@
 //! # }
 //! ```
 //!
-//! Supported languages are rows of a table (`src/lang/`): Rust and Python. Any
-//! other file yields [`OutlineError::NoGrammar`], which callers treat as
+//! Supported languages are rows of a table (`src/lang/`, one file per
+//! language): Rust, Python, C, C++, Go, Java, JavaScript, TypeScript and TSX.
+//! Any other file yields [`OutlineError::NoGrammar`], which callers treat as
 //! line-range-only mode.
 //!
 //! # Dependencies
@@ -32,9 +33,17 @@
 //! - Text in, outline out: no git, no files, no environment, no printing.
 //! - Lines are 1-based and inclusive. A Rust item's range includes the outer
 //!   attributes and doc comments directly above it; a Python definition's
-//!   range includes its decorators.
-//! - Qualified names use `::` for every language (`net::Client::connect`,
-//!   `Outer::Inner::method`); queries may use `.` instead.
+//!   range includes its decorators; in C, C++, Go, Java, JavaScript and
+//!   TypeScript a unit's range includes the comments directly above it (no
+//!   blank line between), Java annotations and TypeScript decorators.
+//! - Qualified names follow each language's own style: `::` in Rust and C++
+//!   (`net::Client::connect`, `render::Scene::add_layer`, out-of-line
+//!   definitions qualified by their class); `.` in Python, Java, JavaScript
+//!   and TypeScript (`Outer.Inner.method`); Go's `go doc` form behind the
+//!   package clause (`store.New`, `store.Store.Get` for a method with
+//!   receiver `*Store`); C's plain names (`static` functions too).
+//! - Anchor queries may use `::` or `.` in every language: both sides are
+//!   compared with `.` read as `::`.
 //! - Units come in source order, each container before its members. Only
 //!   units reachable through containers are listed: functions nested in
 //!   function bodies are not.

@@ -9,33 +9,42 @@ use std::fmt;
 /// enum of the annotation schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UnitKind {
-    /// A free function (module level, or inside a Rust `mod`).
+    /// A free function (module level, inside a Rust `mod` or a C++ or
+    /// TypeScript namespace), a JavaScript/TypeScript `const f = () => …`.
     Function,
-    /// A function inside a Rust `impl`/`trait` or a Python class.
+    /// A function inside a Rust `impl`/`trait`, a class or an interface; a
+    /// Go function with a receiver; a C++ `Type::f` defined out of line; a
+    /// Java constructor.
     Method,
-    /// A Rust `struct`.
+    /// A Rust, C or C++ `struct`, a Go struct type.
     Struct,
-    /// A Rust `enum`.
+    /// A Rust, C, C++, Java or TypeScript `enum`.
     Enum,
     /// A Rust `trait`.
     Trait,
     /// A Rust `impl` block.
     Impl,
-    /// A Python `class`.
+    /// A class: Python, C++, Java (and Java `record`), JavaScript, TypeScript.
     Class,
-    /// A Rust `mod` (inline, or the one-line `mod name;` declaration).
+    /// A Rust `mod` (inline, or the one-line `mod name;` declaration), a C++
+    /// or TypeScript `namespace`.
     Module,
-    /// A Rust `const`, or a Python module-level `UPPER_CASE = …` assignment.
+    /// A Rust `const`, a Python module-level `UPPER_CASE = …` assignment, a
+    /// C/C++ object-like `#define` with a value.
     Const,
     /// A Rust `static`.
     Static,
     /// A type alias: Rust `type X = …;` (and associated types), Python
-    /// `X: TypeAlias = …` and `type X = …`.
+    /// `X: TypeAlias = …` and `type X = …`, C/C++ `typedef`, C++ `using X =`,
+    /// Go type declarations other than structs and interfaces, TypeScript
+    /// `type X = …`.
     TypeAlias,
-    /// A Rust `union`.
+    /// A Rust, C or C++ `union`.
     Union,
-    /// A Rust `macro_rules!` definition.
+    /// A Rust `macro_rules!` definition, a C/C++ function-like `#define`.
     Macro,
+    /// An interface: Go, Java (and `@interface`), TypeScript.
+    Interface,
 }
 
 impl UnitKind {
@@ -54,6 +63,7 @@ impl UnitKind {
         UnitKind::TypeAlias,
         UnitKind::Union,
         UnitKind::Macro,
+        UnitKind::Interface,
     ];
 
     /// The lowercase name: `"function"`, `"method"`, …, `"type"` for
@@ -73,19 +83,20 @@ impl UnitKind {
             UnitKind::TypeAlias => "type",
             UnitKind::Union => "union",
             UnitKind::Macro => "macro",
+            UnitKind::Interface => "interface",
         }
     }
 
     /// The closest value of the annotation schema's `ast_anchor.type` enum
     /// (`function`, `method`, `struct`, `class`, `impl`, `module`, `const`,
-    /// `type`): enums and traits are `type`, unions `struct`, statics `const`,
-    /// macros `function`.
+    /// `type`): enums, traits and interfaces are `type`, unions `struct`,
+    /// statics `const`, macros `function`.
     pub fn anchor_type(self) -> &'static str {
         match self {
             UnitKind::Function | UnitKind::Macro => "function",
             UnitKind::Method => "method",
             UnitKind::Struct | UnitKind::Union => "struct",
-            UnitKind::Enum | UnitKind::Trait | UnitKind::TypeAlias => "type",
+            UnitKind::Enum | UnitKind::Trait | UnitKind::TypeAlias | UnitKind::Interface => "type",
             UnitKind::Impl => "impl",
             UnitKind::Class => "class",
             UnitKind::Module => "module",
@@ -129,8 +140,12 @@ pub struct Unit {
     /// The unit's own name: `connect`, `Client`, `Display for Foo` (a Rust
     /// trait impl), `Stack` (an inherent impl, generics stripped).
     pub name: String,
-    /// The name qualified by its enclosing containers, always `::`-separated:
-    /// `net::Client::connect`, `Outer::Inner::method`.
+    /// The name qualified by its enclosing containers (and its owner, for a
+    /// Go method or a C++ member defined out of line), in the language's own
+    /// style: `::` in Rust and C++ (`net::Client::connect`,
+    /// `render::Scene::add_layer`), `.` in Python, Java, JavaScript and
+    /// TypeScript (`Outer.Inner.method`), and `.` behind the package name in
+    /// Go (`store.Store.Get`, as `go doc` spells it). C has no qualifiers.
     pub qualified_name: String,
     /// The declaration up to (not including) its body, whitespace runs
     /// collapsed to one space; bodiless items stop before `=`/`;`. At most
@@ -138,7 +153,9 @@ pub struct Unit {
     /// in `…` when cut.
     pub signature: String,
     /// The unit's lines, including Rust outer attributes and doc comments
-    /// directly above it and Python decorators.
+    /// directly above it, Python decorators, and the comments, Java
+    /// annotations and TypeScript decorators directly above a unit in the
+    /// other languages.
     pub lines: LineSpan,
 }
 

@@ -7,8 +7,8 @@
 //! - **Invariant:** an [`Answer`] from `parse` has each section once, in
 //!   [`Section::ALL`] order, none empty; its items are one line of plain text
 //!   (no control characters, escape sequences or bidirectional overrides: the
-//!   Markdown reaches terminals and GitHub) with at least one ref, and every ref resolves to exactly one commit or pull request
-//!   of the context.
+//!   Markdown reaches terminals and GitHub) with at least one ref, and every ref resolves to exactly one commit, pull
+//!   request or issue of the context.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::built_in;
+use crate::prepare;
 use crate::types::{
     Answer, AnswerItem, AnswerSection, ItemRef, ReleaseCommit, ReleaseContext, Section,
     SubmoduleGroup,
@@ -40,6 +41,7 @@ const QUOTE_LIMIT: usize = 48;
 
 const KIND_COMMIT: &str = "commit";
 const KIND_PULL_REQUEST: &str = "pull_request";
+const KIND_ISSUE: &str = "issue";
 const KIND_SUBMODULE_COMMIT: &str = "submodule_commit";
 
 /// The clause that tells operators why to care in a fixed way.
@@ -89,14 +91,14 @@ pub fn schema() -> Value {
         "properties": {
             "kind": {
                 "type": "string",
-                "enum": [KIND_COMMIT, KIND_PULL_REQUEST, KIND_SUBMODULE_COMMIT],
-                "description": "commit: a commit of the range; pull_request: a pull request its commits mention; submodule_commit: a commit of a submodule group."
+                "enum": [KIND_COMMIT, KIND_PULL_REQUEST, KIND_ISSUE, KIND_SUBMODULE_COMMIT],
+                "description": "commit: a commit of the range; pull_request: a pull request its commits mention; issue: an issue its commits close (Fixes #123); submodule_commit: a commit of a submodule group."
             },
             "id": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 40,
-                "description": "A commit's short id (at least 7 hex digits), or a pull request number (123 or #123)."
+                "description": "A commit's short id (at least 7 hex digits), or a pull request or issue number (123 or #123)."
             },
             "submodule": {
                 "type": "string",
@@ -120,7 +122,7 @@ pub fn schema() -> Value {
                 "type": "array",
                 "maxItems": MAX_REFS,
                 "items": reference,
-                "description": "The commits and pull requests the item describes (at least one)."
+                "description": "The commits, pull requests and issues the item describes (at least one)."
             }
         },
         "required": ["text", "refs"],
@@ -368,11 +370,12 @@ fn resolve_refs(
     for reference in refs {
         let resolved = match reference.kind.as_str() {
             KIND_COMMIT => resolver.commit(reference),
-            KIND_PULL_REQUEST => resolver.pull_request(reference),
+            KIND_PULL_REQUEST => resolver.number(reference, Numbered::PullRequest),
+            KIND_ISSUE => resolver.number(reference, Numbered::Issue),
             KIND_SUBMODULE_COMMIT => resolver.submodule_commit(reference),
             other => {
                 resolver.problems.push(format!(
-                    "{place}: ref kind '{other}' is unknown; use {KIND_COMMIT}, {KIND_PULL_REQUEST} or {KIND_SUBMODULE_COMMIT}"
+                    "{place}: ref kind '{other}' is unknown; use {KIND_COMMIT}, {KIND_PULL_REQUEST}, {KIND_ISSUE} or {KIND_SUBMODULE_COMMIT}"
                 ));
                 None
             }
@@ -384,6 +387,45 @@ fn resolve_refs(
         }
     }
     out
+}
+
+/// The ref kinds that cite a number.
+#[derive(Debug, Clone, Copy)]
+enum Numbered {
+    PullRequest,
+    Issue,
+}
+
+impl Numbered {
+    /// What it is called in problems, its kind and the other kind.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Numbered::PullRequest => ("pull request", KIND_PULL_REQUEST, KIND_ISSUE),
+            Numbered::Issue => ("issue", KIND_ISSUE, KIND_PULL_REQUEST),
+        }
+    }
+
+    /// Its name with an article.
+    fn a_name(self) -> &'static str {
+        match self {
+            Numbered::PullRequest => "a pull request",
+            Numbered::Issue => "an issue",
+        }
+    }
+
+    fn other_name(self) -> &'static str {
+        match self {
+            Numbered::PullRequest => "closed issue",
+            Numbered::Issue => "pull request",
+        }
+    }
+
+    fn item_ref(self, n: u64) -> ItemRef {
+        match self {
+            Numbered::PullRequest => ItemRef::PullRequest(n),
+            Numbered::Issue => ItemRef::Issue(n),
+        }
+    }
 }
 
 /// Resolves the refs of the item at `place`, noting each ref that matches
@@ -431,14 +473,15 @@ impl RefResolver<'_> {
         None
     }
 
-    fn pull_request(&mut self, reference: &WireRef) -> Option<(String, ItemRef)> {
+    /// A pull request or issue ref: a number the range's messages mention
+    /// as that kind. A problem lists every number recognised of both kinds.
+    fn number(&mut self, reference: &WireRef, kind: Numbered) -> Option<(String, ItemRef)> {
         let (ctx, place) = (self.ctx, self.place);
-        let mut known: Vec<u64> = Vec::new();
-        for number in ctx.commits.iter().flat_map(|c| &c.pull_requests) {
-            if !known.contains(number) {
-                known.push(*number);
-            }
-        }
+        let (pulls, issues) = prepare::valid_numbers(ctx);
+        let (known, other) = match kind {
+            Numbered::PullRequest => (&pulls, &issues),
+            Numbered::Issue => (&issues, &pulls),
+        };
         let id = reference.id.trim();
         let digits = id.strip_prefix('#').unwrap_or(id);
         let number = digits
@@ -446,21 +489,30 @@ impl RefResolver<'_> {
             .all(|b| b.is_ascii_digit())
             .then(|| digits.parse::<u64>().ok())
             .flatten();
+        let (name, this_kind, other_kind) = kind.names();
         let problem = match number {
             Some(n) if known.contains(&n) => {
-                return Some((format!("pull request {n}"), ItemRef::PullRequest(n)));
+                return Some((format!("{name} {n}"), kind.item_ref(n)));
             }
+            Some(n) if other.contains(&n) => format!(
+                "{place}: ref {this_kind} '#{n}' is not {} of the range's commits; they mention #{n} as a {}: use kind {other_kind}",
+                kind.a_name(),
+                kind.other_name()
+            ),
             Some(n) => {
-                format!("{place}: ref pull_request '#{n}' is not mentioned by the range's commits")
+                format!("{place}: ref {this_kind} '#{n}' is not mentioned by the range's commits")
             }
             None => format!(
-                "{place}: ref pull_request '{}' is not a pull request number; write it as 123 or #123",
-                reference.id
+                "{place}: ref {this_kind} '{}' is not {} number; write it as 123 or #123",
+                reference.id,
+                kind.a_name()
             ),
         };
+        let hashes = |numbers: &[u64]| listing(numbers.iter().map(|n| format!("#{n}")));
         self.problems.push(format!(
-            "{problem}; valid pull requests: {}",
-            listing(known.iter().map(|n| format!("#{n}")))
+            "{problem}; pull requests the commits mention (kind {KIND_PULL_REQUEST}): {}; issues they close (kind {KIND_ISSUE}): {}",
+            hashes(&pulls),
+            hashes(&issues)
         ));
         None
     }

@@ -12,8 +12,18 @@
 //! 2. **Submodule-only commits** (every signal `submodule`) whose submodule
 //!    has a [`SubmoduleGroup`] get no candidate of their own; each group does
 //!    instead (rule 9).
+//!    **Internal version bumps** (commits that only bump versions of the
+//!    workspace's own crates, [`ReleaseCommit::internal_bumps`]) get no
+//!    candidate of their own either: all of them together get one, Other,
+//!    excluded, High, draft `Bump internal crate versions: a 1.2.3, b 0.4.0`,
+//!    refs to each commit.
 //! 3. **Breaking**: `!` in the conventional header, or a `BREAKING CHANGE:` /
 //!    `BREAKING-CHANGE:` footer → Breaking, included, High.
+//!    **Packaging-only commits** (every path a package manager's manifest or
+//!    tap: `pkg/`, `packaging/`, `debian/`, `Formula/`, `PKGBUILD`, `*.spec`,
+//!    … — [`is_packaging`]) → Other, excluded, High; unless every listed
+//!    commit of the range is packaging-only (then packaging is the release's
+//!    point) → Other, included, Medium.
 //! 4. **Shipped conventional types**: `feat` → Features; `fix` → Fixes, or
 //!    Security when the subject or body mentions security, a vulnerability, a
 //!    `CVE-` id, XSS or injection; `perf` → Performance; `security`/`sec` →
@@ -37,7 +47,9 @@
 //!    (High when the paths agree with the type, Medium when runtime code
 //!    changed).
 //! 8. **Other subjects** (not conventional, or an unknown type, read from its
-//!    description): a version bump (`Release 1.2.0`, `Bump version to …`) →
+//!    description; a `component: subject` prefix, such as ripgrep's `printer:
+//!    fix …` or `ignore/types: add …`, is a scope: the reason names the
+//!    component and the rule reads the description): a version bump (`Release 1.2.0`, `Bump version to …`) →
 //!    Other, excluded; only dependency paths → Dependencies; only tests,
 //!    tooling, or both → Other, excluded; only docs → as rule 5; only config
 //!    paths → Operations; then the first word: `Fix`/`Resolve`/`Correct` →
@@ -54,13 +66,15 @@
 //!    Without: the draft says why (the group's note), refs are the parent
 //!    commits that moved it, Low.
 //!
-//! **Draft**: the conventional description (or the subject) without trailing
-//! `(#123)` and period, first letter capitalized, then `. ` and the first body
-//! line that adds something (not a trailer, a URL, or the breaking footer,
-//! which a breaking commit uses instead); at most 300 characters, cut at a word
+//! **Draft**: the conventional or component description (or the subject)
+//! with Markdown links reduced to their text, without trailing `(#123)` and
+//! period, first letter capitalized, then `. ` and the first body line that
+//! adds something (not a trailer, a URL, a line of pull request or issue
+//! references, or the breaking footer, which a breaking commit uses instead); at most 300 characters, cut at a word
 //! boundary with `…`.
 //!
-//! **Refs**: `Commit(short)`, then each pull request of the commit.
+//! **Refs**: `Commit(short)`, then each pull request of the commit, then each
+//! issue it closes.
 //! **Evidence**: `signals: …`, `+A -D in N files`, and the five largest paths.
 //!
 //! Output: in [`Section::ALL`] order, then commit order, then group order.
@@ -68,8 +82,8 @@
 use std::cmp::Reverse;
 use std::sync::LazyLock;
 
-use commit_text::Conventional;
 use commit_text::trailer::is_trailer_line;
+use commit_text::{Conventional, Prefix};
 use regex::Regex;
 
 use crate::built_in;
@@ -106,11 +120,21 @@ pub(crate) fn candidates(
     commits: &[ReleaseCommit],
     submodules: &[SubmoduleGroup],
 ) -> Vec<Candidate> {
-    let mut out: Vec<Candidate> = commits
+    let listed: Vec<&ReleaseCommit> = commits
         .iter()
         .filter(|c| !c.merge && !moves_grouped_submodule(c, submodules))
-        .map(commit_candidate)
         .collect();
+    let range = RangeFacts {
+        packaging_point: !listed.is_empty() && listed.iter().all(|c| packaging_only(c)),
+    };
+    let (bumps, others): (Vec<&ReleaseCommit>, Vec<&ReleaseCommit>) = listed
+        .into_iter()
+        .partition(|c| !c.internal_bumps.is_empty());
+    let mut out: Vec<Candidate> = others
+        .into_iter()
+        .map(|c| commit_candidate(c, &range))
+        .collect();
+    out.extend(bumps_candidate(&bumps));
     out.extend(
         submodules
             .iter()
@@ -118,6 +142,54 @@ pub(crate) fn candidates(
     );
     out.sort_by_key(|c| c.section);
     out
+}
+
+/// What the rules need to know about the range as a whole.
+struct RangeFacts {
+    /// Every listed commit is packaging-only: packaging is the release's point.
+    packaging_point: bool,
+}
+
+/// Rule 2b: the commits that only bump the workspace's own crates, as one
+/// candidate.
+fn bumps_candidate(commits: &[&ReleaseCommit]) -> Option<Candidate> {
+    if commits.is_empty() {
+        return None;
+    }
+    let mut crates: Vec<&str> = commits
+        .iter()
+        .flat_map(|c| &c.internal_bumps)
+        .map(String::as_str)
+        .collect();
+    crates.sort_unstable();
+    crates.dedup();
+    let ids: Vec<&str> = commits.iter().map(|c| c.short.as_str()).collect();
+    Some(Candidate {
+        section: Section::Other,
+        draft: shorten(
+            &format!("Bump internal crate versions: {}", crates.join(", ")),
+            MAX_DRAFT,
+        ),
+        confidence: Confidence::High,
+        include: false,
+        reason: format!(
+            "{} {} only bumping versions of the workspace's own crates, grouped: release bookkeeping",
+            commits.len(),
+            if commits.len() == 1 {
+                "commit"
+            } else {
+                "commits"
+            }
+        ),
+        refs: commits
+            .iter()
+            .map(|c| ItemRef::Commit(c.short.clone()))
+            .collect(),
+        evidence: vec![
+            "signals: dependency".to_owned(),
+            format!("commits: {}", ids.join(", ")),
+        ],
+    })
 }
 
 /// Rule 2: every signal is `submodule` and some group covers one of its paths.
@@ -153,16 +225,18 @@ impl Verdict {
     }
 }
 
-fn commit_candidate(commit: &ReleaseCommit) -> Candidate {
+fn commit_candidate(commit: &ReleaseCommit, range: &RangeFacts) -> Candidate {
     let conventional = Conventional::parse(&commit.subject);
     let footer = breaking_footer(&commit.message);
-    let verdict = judge(commit, conventional.as_ref(), footer.is_some());
+    let verdict = judge(commit, conventional.as_ref(), footer.is_some(), range);
     let head = match &conventional {
         Some(h) if h.kind == "revert" && !starts_with_word(&h.description, "revert") => {
             format!("Revert {}", h.description)
         }
         Some(h) => h.description.clone(),
-        None => commit.subject.trim().to_owned(),
+        None => Prefix::of(&commit.subject)
+            .description(&commit.subject)
+            .to_owned(),
     };
     let head = tidy(&head);
     let extra = footer
@@ -181,6 +255,7 @@ fn commit_candidate(commit: &ReleaseCommit) -> Candidate {
             .iter()
             .map(|&n| ItemRef::PullRequest(n)),
     );
+    refs.extend(commit.issues.iter().map(|&n| ItemRef::Issue(n)));
     Candidate {
         section: verdict.section,
         draft: shorten(&draft, MAX_DRAFT),
@@ -193,8 +268,13 @@ fn commit_candidate(commit: &ReleaseCommit) -> Candidate {
 }
 
 /// Rules 3 to 8.
-fn judge(commit: &ReleaseCommit, conventional: Option<&Conventional>, footer: bool) -> Verdict {
-    use Confidence::High;
+fn judge(
+    commit: &ReleaseCommit,
+    conventional: Option<&Conventional>,
+    footer: bool,
+    range: &RangeFacts,
+) -> Verdict {
+    use Confidence::{High, Medium};
     if conventional.is_some_and(|h| h.breaking) {
         return Verdict::new(
             Section::Breaking,
@@ -211,8 +291,31 @@ fn judge(commit: &ReleaseCommit, conventional: Option<&Conventional>, footer: bo
             "breaking: BREAKING CHANGE footer",
         );
     }
+    if packaging_only(commit) {
+        return if range.packaging_point {
+            Verdict::new(
+                Section::Other,
+                true,
+                Medium,
+                "packaging-only change, the point of this release: every commit of the range is packaging",
+            )
+        } else {
+            Verdict::new(
+                Section::Other,
+                false,
+                High,
+                "packaging-only change (package manifests or a package tap): not what this release is about",
+            )
+        };
+    }
     let Some(header) = conventional else {
-        return infer(commit, &commit.subject);
+        return match Prefix::of(&commit.subject) {
+            Prefix::Component {
+                component,
+                description,
+            } => as_component(commit, &component, &description),
+            _ => infer(commit, &commit.subject),
+        };
     };
     let kind = header.kind.as_str();
     let scope = header.scope.as_deref().map(str::to_ascii_lowercase);
@@ -238,12 +341,61 @@ fn judge(commit: &ReleaseCommit, conventional: Option<&Conventional>, footer: bo
                 scope.as_deref() == Some("release") || VERSION_BUMP.is_match(&header.description);
             internal(commit, kind, deps_scope, bookkeeping)
         }
+        _ if scope.is_none() => as_component(commit, kind, &header.description),
         _ => {
             let mut verdict = infer(commit, &header.description);
             verdict.reason = format!("unknown conventional type `{kind}`; {}", verdict.reason);
             verdict
         }
     }
+}
+
+/// Rule 8 for a `component: description` subject: the component is a scope,
+/// the description is read as any other subject.
+fn as_component(commit: &ReleaseCommit, component: &str, description: &str) -> Verdict {
+    let mut verdict = infer(commit, description);
+    verdict.reason = format!("component `{component}`; {}", verdict.reason);
+    verdict
+}
+
+/// Every path is packaging: a package manager's manifest or tap (see
+/// [`is_packaging`]).
+fn packaging_only(commit: &ReleaseCommit) -> bool {
+    !commit.paths.is_empty()
+        && commit.paths.len() == commit.paths_total
+        && commit.paths.iter().all(|p| is_packaging(&p.path))
+}
+
+/// Packaging of the project for a package manager: a path under `pkg/`,
+/// `packaging/`, `debian/`, `rpm/`, `homebrew/`, `HomebrewFormula/`,
+/// `Formula/`, `Casks/`, `snap/`, `flatpak/`, `chocolatey/`, `scoop/`,
+/// `winget/` or `aur/`, or a file `PKGBUILD`, `.SRCINFO`, `snapcraft.yaml`,
+/// `*.spec`, `*.nuspec` or `*.ebuild`.
+fn is_packaging(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    let (dirs, name) = lower.rsplit_once('/').unwrap_or(("", lower.as_str()));
+    dirs.split('/').any(|d| {
+        matches!(
+            d,
+            "pkg"
+                | "packaging"
+                | "debian"
+                | "rpm"
+                | "homebrew"
+                | "homebrewformula"
+                | "formula"
+                | "casks"
+                | "snap"
+                | "flatpak"
+                | "chocolatey"
+                | "scoop"
+                | "winget"
+                | "aur"
+        )
+    }) || matches!(name, "pkgbuild" | ".srcinfo" | "snapcraft.yaml")
+        || [".spec", ".nuspec", ".ebuild"]
+            .iter()
+            .any(|ext| name.len() > ext.len() && name.ends_with(ext))
 }
 
 /// Rule 4: `feat`, `fix`, `perf`, `security`, `revert` and their aliases.
@@ -639,8 +791,17 @@ fn breaking_footer(message: &str) -> Option<String> {
     })
 }
 
+/// A line that only cites pull requests or issues (`PR #3192`, `Fixes
+/// #3202`, `!45`): the candidate's refs carry them.
+static REFERENCE_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    built_in(
+        r"(?i)^(?:(?:pr|fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?)\s*:?\s*)?[#!]\d+(?:\s*,\s*[#!]\d+)*\.?$",
+    )
+});
+
 /// The first body line worth adding to a draft: not blank, not a trailer, not
-/// a lone URL, not the clamp marker; list markers dropped.
+/// a lone URL or pull request or issue reference, not the clamp marker; list
+/// markers dropped.
 fn detail_line(message: &str) -> Option<String> {
     message
         .lines()
@@ -657,6 +818,7 @@ fn detail_line(message: &str) -> Option<String> {
             line.chars().any(char::is_alphanumeric)
                 && !is_trailer_line(line)
                 && !URL_ONLY.is_match(line)
+                && !REFERENCE_ONLY.is_match(line)
                 && !line.starts_with("BREAKING")
         })
         .map(str::to_owned)
@@ -673,10 +835,16 @@ fn starts_with_word(text: &str, word: &str) -> bool {
         .is_some_and(|first| first.eq_ignore_ascii_case(word))
 }
 
-/// Trimmed, without trailing `(#123)` refs and periods, first letter
-/// capitalized.
+/// A Markdown link, inline `[text](url)` or by reference `[text][label]`;
+/// group 1 the text.
+static MARKDOWN_LINK: LazyLock<Regex> =
+    LazyLock::new(|| built_in(r"\[([^\[\]]*)\](?:\([^()\s]*(?:\s+[^()]*)?\)|\[[^\[\]]*\])"));
+
+/// Trimmed, Markdown links reduced to their text, without trailing `(#123)`
+/// refs and periods, first letter capitalized.
 fn tidy(text: &str) -> String {
-    let text = PULL_REQUEST_SUFFIX.replace(text.trim(), "");
+    let text = MARKDOWN_LINK.replace_all(text.trim(), "$1");
+    let text = PULL_REQUEST_SUFFIX.replace(&text, "");
     let text = text.trim_end_matches('.').trim_end();
     let mut chars = text.chars();
     match chars.next() {

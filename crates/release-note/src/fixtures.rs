@@ -33,6 +33,8 @@ pub fn commit(prefix: &str, subject: &str) -> ReleaseCommit {
         excerpt: String::new(),
         signals: vec![Signal::Runtime],
         pull_requests: Vec::new(),
+        issues: Vec::new(),
+        internal_bumps: Vec::new(),
     }
 }
 

@@ -6,7 +6,12 @@
 //!   messages clamped to 10 lines and 1,000 words, changed paths, statistics,
 //!   patch excerpts, operator signals (`signals`), submodule moves with their own
 //!   commits when checked out (URLs from `.gitmodules` read through git),
-//!   candidate items (`candidates`) and link hints from the remotes (`links`).
+//!   candidate items (`candidates`: `component: subject` read as a scope,
+//!   internal crate version bumps grouped into one (`bumps`), packaging-only
+//!   commits left out unless they are the release's point, Markdown links
+//!   reduced to their text), pull request and issue references (`PR #N`,
+//!   `(#N)`, `Merge pull request #N`, GitLab `!N`; `Fixes/Closes/Resolves
+//!   #N`), and link hints from the remotes (`links`).
 //! - [`task`]: the request layers, the one fallback tool (`repo_summary`), the
 //!   run with one repair pass, and `--out`.
 //! - [`answer`]: the strict JSON the model answers with, checked against the
@@ -36,6 +41,7 @@
 //!   [`ReleaseLimits`] commits, paths and excerpt bytes.
 
 pub mod answer;
+mod bumps;
 mod candidates;
 #[cfg(test)]
 mod fixtures;

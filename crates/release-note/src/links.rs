@@ -47,22 +47,28 @@ pub(crate) fn link_hints(remote_url: &str) -> Option<LinkHints> {
 impl LinkHints {
     /// The page of commit `sha`.
     pub(crate) fn commit_url(&self, sha: &str) -> String {
-        let web = &self.web;
-        match self.host {
-            Host::GitHub | Host::Gitea => format!("{web}/commit/{sha}"),
-            Host::GitLab => format!("{web}/-/commit/{sha}"),
-            Host::Bitbucket => format!("{web}/commits/{sha}"),
-        }
+        self.page(["commit", "-/commit", "commits"], sha)
     }
 
     /// The page of pull request (GitLab: merge request) `n`.
     pub(crate) fn pull_url(&self, n: u64) -> String {
-        let web = &self.web;
-        match self.host {
-            Host::GitHub | Host::Gitea => format!("{web}/pull/{n}"),
-            Host::GitLab => format!("{web}/-/merge_requests/{n}"),
-            Host::Bitbucket => format!("{web}/pull-requests/{n}"),
-        }
+        self.page(["pull", "-/merge_requests", "pull-requests"], n)
+    }
+
+    /// The page of issue `n`.
+    pub(crate) fn issue_url(&self, n: u64) -> String {
+        self.page(["issues", "-/issues", "issues"], n)
+    }
+
+    /// `web/<folder>/id`, the folder of this host among `folders` (GitHub and
+    /// Gitea, GitLab, Bitbucket).
+    fn page(&self, folders: [&str; 3], id: impl std::fmt::Display) -> String {
+        let folder = match self.host {
+            Host::GitHub | Host::Gitea => folders[0],
+            Host::GitLab => folders[1],
+            Host::Bitbucket => folders[2],
+        };
+        format!("{}/{folder}/{id}", self.web)
     }
 
     /// The comparison of `from` and `to` (refs or ids, percent-encoded where

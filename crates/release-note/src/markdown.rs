@@ -96,6 +96,10 @@ fn render_ref(item_ref: &ItemRef, ctx: &ReleaseContext) -> String {
             Some(links) => format!("[#{n}]({})", links.pull_url(*n)),
             None => format!("#{n}"),
         },
+        ItemRef::Issue(n) => match &ctx.links {
+            Some(links) => format!("[#{n}]({})", links.issue_url(*n)),
+            None => format!("#{n}"),
+        },
         ItemRef::SubmoduleCommit { path, id } => {
             let group = ctx.submodules.iter().find(|g| g.path == *path);
             let found = group.and_then(|g| Some((g, find(&g.commits, id)?)));

@@ -19,7 +19,7 @@ use lockfile_diff as lockfile;
 use crate::types::{
     ChangedPath, ItemRef, LinkHints, Range, RefInfo, ReleaseCommit, ReleaseContext, SubmoduleGroup,
 };
-use crate::{candidates, links, signals};
+use crate::{bumps, candidates, links, signals};
 
 /// Sizes of the prepared evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,6 +244,8 @@ fn release_commit(
         excerpt,
         signals,
         pull_requests: commit_text::pull_requests(&info.message),
+        issues: commit_text::issue_references(&info.message),
+        internal_bumps: bumps::internal_bumps(&diff.files),
     })
 }
 
@@ -388,23 +390,13 @@ fn write_commit(out: &mut String, c: &ReleaseCommit, indent: &str) {
     let signals: Vec<&str> = c.signals.iter().map(|s| s.as_str()).collect();
     let _ = writeln!(
         out,
-        "{indent}<commit id=\"{}\" date=\"{}\" author=\"{}\"{}{}>",
+        "{indent}<commit id=\"{}\" date=\"{}\" author=\"{}\"{}{}{}>",
         c.short,
         c.date,
         git_agent_core::prompt::escape(&c.author),
         if c.merge { " merge=\"true\"" } else { "" },
-        if c.pull_requests.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " pull_requests=\"{}\"",
-                c.pull_requests
-                    .iter()
-                    .map(|n| format!("#{n}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        }
+        numbers_attribute("pull_requests", &c.pull_requests),
+        numbers_attribute("issues", &c.issues),
     );
     let _ = writeln!(
         out,
@@ -439,6 +431,35 @@ fn write_commit(out: &mut String, c: &ReleaseCommit, indent: &str) {
         let _ = writeln!(out, "</excerpt>");
     }
     let _ = writeln!(out, "{indent}</commit>");
+}
+
+/// ` name="#1 #2"`, or nothing without numbers.
+fn numbers_attribute(name: &str, numbers: &[u64]) -> String {
+    if numbers.is_empty() {
+        return String::new();
+    }
+    format!(" {name}=\"{}\"", hash_list(numbers, " "))
+}
+
+/// `#1<sep>#2`.
+fn hash_list(numbers: &[u64], separator: &str) -> String {
+    numbers
+        .iter()
+        .map(|n| format!("#{n}"))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
+/// The numbers each kind of ref may cite, from every listed commit of the
+/// range, sorted and unique: (pull requests, issues).
+pub(crate) fn valid_numbers(ctx: &ReleaseContext) -> (Vec<u64>, Vec<u64>) {
+    let collect = |of: fn(&ReleaseCommit) -> &Vec<u64>| {
+        let mut all: Vec<u64> = ctx.commits.iter().flat_map(of).copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    (collect(|c| &c.pull_requests), collect(|c| &c.issues))
 }
 
 fn data(text: &str) -> String {
@@ -492,6 +513,20 @@ pub fn render(ctx: &ReleaseContext) -> String {
         }
     }
     let _ = writeln!(out, "{POLICY}");
+    let (pulls, issues) = valid_numbers(ctx);
+    let none = |list: &[u64]| {
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            hash_list(list, ", ")
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Pull requests the commits mention (refs of kind pull_request): {}. Issues they close (refs of kind issue): {}.",
+        none(&pulls),
+        none(&issues)
+    );
     let _ = writeln!(out, "<candidates count=\"{}\">", ctx.candidates.len());
     for (i, c) in ctx.candidates.iter().enumerate() {
         let refs: Vec<String> = c
@@ -500,6 +535,7 @@ pub fn render(ctx: &ReleaseContext) -> String {
             .map(|r| match r {
                 ItemRef::Commit(id) => format!("commit:{id}"),
                 ItemRef::PullRequest(n) => format!("pull_request:#{n}"),
+                ItemRef::Issue(n) => format!("issue:#{n}"),
                 ItemRef::SubmoduleCommit { path, id } => {
                     format!("submodule_commit:{path}@{id}")
                 }

@@ -49,7 +49,7 @@ Writing:\n\
 - One line per item, written for deployers and operators: state the change first, concretely (the behaviour, option, command, endpoint or package).\n\
 - Do not add generic benefit clauses that restate the capability (\", enabling operators to …\", \", reducing errors\", \", making it easier to …\"). Add a second clause only for non-obvious impact, a required action, compatibility or risk, rollout scope, or a behaviour change.\n\
 - Never repeat an item in two sections. No preamble, no headings or links inside item text (headings and links are added for you).\n\
-- Every item cites its evidence as refs: {\"kind\": \"commit\", \"id\": \"<short id>\"}, {\"kind\": \"pull_request\", \"id\": \"#123\"} for numbers the messages mention, or {\"kind\": \"submodule_commit\", \"submodule\": \"<path>\", \"id\": \"<short id>\"}. Use only ids from the prepared context.\n\
+- Every item cites its evidence as refs: {\"kind\": \"commit\", \"id\": \"<short id>\"}, {\"kind\": \"pull_request\", \"id\": \"#123\"} for pull requests the messages mention, {\"kind\": \"issue\", \"id\": \"#123\"} for issues they close, or {\"kind\": \"submodule_commit\", \"submodule\": \"<path>\", \"id\": \"<short id>\"}. Use only ids and numbers from the prepared context, which lists the valid ones.\n\
 - Sections come from the fixed set: breaking, security, features, fixes, performance, operations, dependencies, documentation, other. Leave a section out when it has no items.\n\
 \n\
 Output: one JSON object matching the schema, nothing else — no prose, no code fences. The full changelog of commits is added locally.\n".to_owned()
@@ -154,7 +154,8 @@ pub async fn generate(
     trace: &mut dyn TraceSink,
 ) -> Result<Note, Error> {
     let validator = |raw: &str| check(&request.context, raw);
-    let mut runner = Runner::new(provider, request.budgets, trace);
+    // An answer cut off by the output cap is repaired once with a larger cap.
+    let mut runner = Runner::new(provider, request.budgets, trace).repair_cut_off();
     let outcome = runner.run(&request.task, Some(&validator)).await?;
     Ok(Note {
         markdown: outcome.output,

@@ -139,8 +139,17 @@ pub struct ReleaseCommit {
     pub excerpt: String,
     /// The distinct signals of its paths, sorted.
     pub signals: Vec<Signal>,
-    /// Pull request numbers its message mentions (`(#123)`, `Merge pull request #123`).
+    /// Pull request numbers its message mentions (`(#123)`, `Merge pull
+    /// request #123`, `PR #123`, GitLab `!123`: [`commit_text::pull_requests`]).
     pub pull_requests: Vec<u64>,
+    /// Issue numbers its message closes (`Fixes #123`, `Closes: #123`,
+    /// `Resolves #123`: [`commit_text::issue_references`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<u64>,
+    /// When the commit only bumps versions of the workspace's own crates:
+    /// each crate and its new version (`grep-searcher 0.1.14`); else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub internal_bumps: Vec<String>,
 }
 
 /// A submodule whose recorded commit moved within the range.
@@ -260,6 +269,8 @@ pub enum ItemRef {
     Commit(String),
     /// A pull request number the range's messages mention.
     PullRequest(u64),
+    /// An issue number the range's messages close (`Fixes #123`).
+    Issue(u64),
     /// A commit of a submodule group.
     SubmoduleCommit { path: String, id: String },
 }

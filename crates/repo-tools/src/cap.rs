@@ -105,58 +105,6 @@ impl Budget {
     }
 }
 
-/// What [`keep_lines`] kept of a text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Kept {
-    /// The kept text is `&text[..end]`.
-    pub(crate) end: usize,
-    /// Lines kept (a partly kept line counts).
-    pub(crate) lines: usize,
-    /// Lines in the whole text (a last line without a newline counts).
-    pub(crate) total_lines: usize,
-    /// The cap that cut the text, `None` when all of it was kept.
-    pub(crate) limit: Option<TruncationLimit>,
-}
-
-/// Keeps whole lines of `text` while there are at most `max_lines` of them and their
-/// JSON-encoded size stays within `max_bytes`. When not even the first line fits,
-/// as much of it as fits is kept.
-pub(crate) fn keep_lines(text: &str, max_lines: usize, max_bytes: usize) -> Kept {
-    let total_lines = text.split_inclusive('\n').count();
-    let mut end = 0;
-    let mut used = 0;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        if index == max_lines {
-            return Kept {
-                end,
-                lines: index,
-                total_lines,
-                limit: Some(TruncationLimit::Lines),
-            };
-        }
-        let size = json_len(line) - 2;
-        if used + size > max_bytes {
-            if index == 0 {
-                end = cut_json(line, max_bytes).len();
-            }
-            return Kept {
-                end,
-                lines: index + usize::from(index == 0 && end > 0),
-                total_lines,
-                limit: Some(TruncationLimit::Bytes),
-            };
-        }
-        used += size;
-        end += line.len();
-    }
-    Kept {
-        end,
-        lines: total_lines,
-        total_lines,
-        limit: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,36 +129,6 @@ mod tests {
         assert_eq!(cut_json("aé\"b", 4), "aé");
         assert_eq!(cut_json("aé\"b", 5), "aé\"");
         assert_eq!(cut_json("abc", 10), "abc");
-    }
-
-    #[test]
-    fn keeps_whole_lines_within_caps() {
-        let text = "one\ntwo\nthree\n";
-        // (text, max lines, max JSON bytes) → (end, lines, total lines, limit).
-        // "one\n" is 5 JSON bytes, "two\n" 5 more.
-        let cases = [
-            ((text, 10, 100), (text.len(), 3, 3, None)),
-            ((text, 2, 100), (8, 2, 3, Some(TruncationLimit::Lines))),
-            ((text, 10, 11), (8, 2, 3, Some(TruncationLimit::Bytes))),
-            (
-                ("long line", 10, 4),
-                (4, 1, 1, Some(TruncationLimit::Bytes)),
-            ),
-        ];
-        for ((text, max_lines, max_bytes), (end, lines, total_lines, limit)) in cases {
-            assert_eq!(
-                keep_lines(text, max_lines, max_bytes),
-                Kept {
-                    end,
-                    lines,
-                    total_lines,
-                    limit
-                },
-                "{text:?} {max_lines} {max_bytes}"
-            );
-        }
-        assert_eq!(keep_lines("", 10, 10).limit, None);
-        assert_eq!(keep_lines("no newline", 10, 100).total_lines, 1);
     }
 
     #[test]

@@ -19,10 +19,14 @@
 //!   (hardening goes through the environment; the argv stays as the spec fixes it).
 //! - **Output:** `repository_root` is rev-parse's stdout trimmed; `raw` is status's
 //!   stdout byte for byte, trailing newline included; `branch` comes from its first
-//!   `##` line ([`parse_branch`]). Two deviations, both forced: stdout that is not
-//!   UTF-8 (file names in another encoding) is converted lossily, as JSON text must
-//!   be UTF-8; and a status longer than the result caps is cut at a line boundary
-//!   and marked truncated (the branch is parsed before the cut).
+//!   `##` line ([`parse_branch`]). One deviation, forced: stdout that is not UTF-8
+//!   (file names in another encoding) is converted lossily, as JSON text must be
+//!   UTF-8.
+//! - **Caps:** the tool itself cuts nothing — `raw` is git's output, however many
+//!   lines it has (spec 002: "改変せず返す"). What a model sees of a very long
+//!   status is decided by the registry's generic byte cap on every tool result
+//!   (`ToolLimits::max_bytes`), which cuts the longest string and marks the
+//!   envelope `truncated` with a `bytes` truncation.
 
 mod parse_branch;
 
@@ -30,15 +34,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent::schema::Schema;
-use agent::{ToolFailure, ToolLimits, ToolOutput, Truncation, TruncationLimit};
+use agent::{ToolFailure, ToolLimits, ToolOutput};
 use gitctx::{GitCommand, Repo};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use parse_branch::parse_branch;
 
 use crate::args;
-use crate::cap;
 use crate::codes;
 use crate::paths::{self, RelPath, ResolveError};
 use crate::workspace::{self, git_failure};
@@ -168,44 +171,15 @@ pub(crate) fn schema() -> Schema {
     )
 }
 
-/// Runs `git_status_summary` over the workspace at `root`.
-pub(crate) fn run(root: &Path, args: Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-    let cwd = args.cwd.as_deref();
-    let mut summary = summarize(root, cwd)?;
-    let skeleton = json!({
-        "repository_root": summary.repository_root,
-        "branch": summary.branch,
-        "raw": "",
-    });
-    let room = cap::room(limits, &skeleton);
-    let kept = cap::keep_lines(&summary.raw, limits.max_lines, room);
-    let Some(limit) = kept.limit else {
-        return Ok(ToolOutput::complete(to_value(&summary)?));
-    };
-    let total_bytes = summary.raw.len();
-    summary.raw.truncate(kept.end);
-    let (max, total) = match limit {
-        TruncationLimit::Lines => (limits.max_lines, kept.total_lines),
-        _ => (limits.max_bytes, total_bytes),
-    };
-    let shown = match limit {
-        TruncationLimit::Lines => kept.lines,
-        _ => kept.end,
-    };
-    let hint = format!(
-        "raw holds the first {} of {} status lines; the rest cannot be narrowed by cwd (git status covers the whole repository); use list_files or search_files for specific paths",
-        kept.lines, kept.total_lines
-    );
-    Ok(ToolOutput::truncated(
-        to_value(&summary)?,
-        Truncation {
-            limit,
-            max,
-            total: Some(total),
-            shown,
-            hint,
-        },
-    ))
+/// Runs `git_status_summary` over the workspace at `root`: the summary as git
+/// gave it, uncut (the registry's byte cap is the only one that applies).
+pub(crate) fn run(
+    root: &Path,
+    args: Args,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let summary = summarize(root, args.cwd.as_deref())?;
+    Ok(ToolOutput::complete(to_value(&summary)?))
 }
 
 fn to_value(summary: &StatusSummary) -> Result<Value, ToolFailure> {

@@ -31,8 +31,8 @@
 //!   or a device never blocks), and every read has a byte limit.
 //! - **Invariant:** `git_status_summary` is spec 002 exactly: name, description and
 //!   parameter text byte for byte, the two fixed git commands, the output fields
-//!   and the error codes ([`git_status_summary`] lists the two places where it
-//!   cannot be literal).
+//!   and the error codes ([`git_status_summary`] says where it cannot be
+//!   literal); `raw` is never cut by the tool itself.
 //! - **Invariant:** bad input never panics; every failure is an
 //!   [`agent::ToolFailure`] with a stable code from [`codes`]. Arguments are typed
 //!   structs, parsed and checked against their schema by `agent` before a tool

@@ -29,6 +29,16 @@
 //! [`TestRepo::code_commit_project`] (a `build.sh` project with its
 //! `agent-config/`).
 //!
+//! Set-ups the tests of several crates share: [`TestRepo::with_files`] and
+//! [`TestRepo::with_commit`] (a new repository with some files, committed or
+//! not), [`TestRepo::with_submodule`], [`TestRepo::merge_side_branch`],
+//! [`TestRepo::with_topic_change`] (a numbered file, [`twenty_lines`], changed
+//! on a topic branch), [`TestRepo::forge_rebase_merge`] and
+//! [`TestRepo::forge_squash_merge`] (what a forge's merge buttons do), and
+//! [`Team`] (a bare remote, [`bare_beside`] a repository, and two clones
+//! sharing three commits; [`bare_git`] runs git in it). [`field_strs`] lists
+//! one string field of a JSON array's objects.
+//!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
@@ -60,12 +70,14 @@ pub mod cli;
 mod fake_llm;
 pub mod hostile;
 mod projects;
+mod shared;
 pub mod text;
 
 pub use fake_llm::{
     Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
 };
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
+pub use shared::{Team, bare_beside, bare_git, field_strs, twenty_lines};
 pub use text::{
     assert_contains, assert_contains_all, assert_ends_with, assert_lacks, assert_starts_with,
 };

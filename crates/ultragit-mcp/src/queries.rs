@@ -57,16 +57,14 @@ pub struct DepsArgs {
 }
 
 impl ToolSpec for DepsArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_deps",
-        title: "What depends on this unit",
-        read_only: true,
-        idempotent: true,
-        description: "Before changing a function, type or other unit, \
+    const META: ToolMeta = ToolMeta::query(
+        "ultragit_deps",
+        "What depends on this unit",
+        "Before changing a function, type or other unit, \
             list the annotated code elsewhere that declared a semantic dependency on it \
             (newest first): its file and anchor, the nature of the dependency, its intent \
             and the commit. Answered from a reverse index of the notes; no LLM runs.",
-    };
+    );
 
     fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         bounded_anchor(Self::META.name, Some(&self.anchor))?;
@@ -89,16 +87,14 @@ pub struct HistoryArgs {
 }
 
 impl ToolSpec for HistoryArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_history",
-        title: "Why a unit changed over time",
-        read_only: true,
-        idempotent: true,
-        description: "The \"why\" timeline of a file or one of its \
+    const META: ToolMeta = ToolMeta::query(
+        "ultragit_history",
+        "Why a unit changed over time",
+        "The \"why\" timeline of a file or one of its \
             units: every annotated commit that touched it, newest first and across renames, \
             with its date, the intent recorded, the constraints added or dropped since the \
             previous annotation, and risk notes. No LLM runs.",
-    };
+    );
 
     fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         bounded_anchor(Self::META.name, self.anchor.as_deref())?;
@@ -123,16 +119,14 @@ pub struct SummaryArgs {
 }
 
 impl ToolSpec for SummaryArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_summary",
-        title: "Summarize the reasons in a file or directory",
-        read_only: true,
-        idempotent: true,
-        description: "A rollup of the recorded reasons per unit of a \
+    const META: ToolMeta = ToolMeta::query(
+        "ultragit_summary",
+        "Summarize the reasons in a file or directory",
+        "A rollup of the recorded reasons per unit of a \
             file (latest intent, constraints with the author's first, risk notes, how many \
             annotations touched it), or per file of a directory, within a token budget. \
             Use it to get oriented before reading single units. No LLM runs.",
-    };
+    );
 
     fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         let mut query = SummaryQuery::path(repo_relative_dir(Self::META.name, &self.path)?);

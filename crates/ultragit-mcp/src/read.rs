@@ -52,19 +52,17 @@ pub struct ReadArgs {
 }
 
 impl ToolSpec for ReadArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_read",
-        title: "Read the reasons behind code",
-        read_only: true,
-        idempotent: true,
-        description: "Read why code exists before editing it: the \
+    const META: ToolMeta = ToolMeta::query(
+        "ultragit_read",
+        "Read the reasons behind code",
+        "Read why code exists before editing it: the \
             recorded intent, constraints, semantic dependencies, rejected alternatives and \
             risks of the commits that wrote the lines in scope (blame + ultragit notes), \
             each region scored for confidence, plus what depends on this code and the \
             cross-cutting concerns that mention it. Scope a read with `anchor` (a function, \
             type or method name) or `lines`; without either, the whole file. No LLM runs: \
             the answer is fast and deterministic.",
-    };
+    );
 
     fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         let query = self.query()?;

@@ -7,9 +7,9 @@
 //!
 //! Adding a tool: a module with its argument struct
 //! (`#[serde(deny_unknown_fields)]`, doc comments become the schema's
-//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`], and a `call`
-//! that runs the library function and renders its result; then one line in
-//! [`Registry::all`].
+//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`] (for a tool that
+//! only reads, [`ToolMeta::query`]), and a `call` that runs the library
+//! function and renders its result; then one line in [`Registry::all`].
 
 use std::sync::Arc;
 
@@ -33,6 +33,24 @@ pub struct ToolMeta {
     pub idempotent: bool,
     /// What the tool does and when to call it (the model reads this).
     pub description: &'static str,
+}
+
+impl ToolMeta {
+    /// A query tool: it changes nothing, so calling it again changes nothing
+    /// more (`read_only` and `idempotent`).
+    pub const fn query(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+    ) -> ToolMeta {
+        ToolMeta {
+            name,
+            title,
+            read_only: true,
+            idempotent: true,
+            description,
+        }
+    }
 }
 
 /// One tool, implemented by its argument type: the type's JSON schema is the

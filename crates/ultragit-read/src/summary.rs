@@ -325,20 +325,14 @@ impl Answer for SummaryOutput {
     }
 
     fn markdown(&self) -> String {
-        let output = self;
-        let mut out = String::new();
-        let _ = writeln!(out, "# Summary of {}", display_path(&output.query.path));
-        for file in &output.files {
-            let _ = writeln!(
-                out,
-                "\n## {} ({})",
-                file.file,
-                count(
-                    file.annotations as usize,
-                    "annotated commit",
-                    "annotated commits"
-                )
+        let mut out = format!("# Summary of {}\n", display_path(&self.query.path));
+        for file in &self.files {
+            let commits = count(
+                file.annotations as usize,
+                "annotated commit",
+                "annotated commits",
             );
+            let _ = writeln!(out, "\n## {} ({commits})", file.file);
             for unit in &file.units {
                 let (n, commit, date) = unit.stamp();
                 let _ = writeln!(out, "\n### {} — {n} · {commit} · {date}", unit.anchor);
@@ -354,10 +348,10 @@ impl Answer for SummaryOutput {
                 }
             }
         }
-        if output.files.is_empty() {
+        if self.files.is_empty() {
             out.push_str("\nNo annotations.\n");
         }
-        if let Some(t) = &output.trimmed {
+        if let Some(t) = &self.trimmed {
             let _ = writeln!(
                 out,
                 "\n> Trimmed to {} tokens: {} and {} left out.",
@@ -366,15 +360,13 @@ impl Answer for SummaryOutput {
                 count(t.files_left_out as usize, "file", "files")
             );
         }
-        warnings_markdown(&mut out, &output.warnings);
+        warnings_markdown(&mut out, &self.warnings);
         out
     }
 
     fn pretty(&self) -> String {
-        let output = self;
-        let mut out = String::new();
-        let _ = writeln!(out, "Summary of {}", display_path(&output.query.path));
-        for file in &output.files {
+        let mut out = format!("Summary of {}\n", display_path(&self.query.path));
+        for file in &self.files {
             let _ = writeln!(
                 out,
                 "\n{}  ({} annotated commits)",
@@ -392,14 +384,14 @@ impl Answer for SummaryOutput {
                 }
             }
         }
-        if let Some(t) = &output.trimmed {
+        if let Some(t) = &self.trimmed {
             let _ = writeln!(
                 out,
                 "\ntrimmed to {} tokens: {} units and {} files left out",
                 t.max_tokens, t.units_left_out, t.files_left_out
             );
         }
-        warnings_pretty(&mut out, &output.warnings);
+        warnings_pretty(&mut out, &self.warnings);
         out
     }
 }

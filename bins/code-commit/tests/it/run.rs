@@ -49,6 +49,21 @@ fn set_up(repo: &TestRepo, server: &FakeLlm) {
         );
 }
 
+/// Runs code-commit with `args` and the key on a project using a fake server
+/// scripted with `replies`, after `setup`; returns the run, the project and
+/// the server.
+fn run_on(
+    replies: Vec<Reply>,
+    setup: impl FnOnce(&TestRepo),
+    args: &[&str],
+) -> (Run, TestRepo, FakeLlm) {
+    let server = FakeLlm::start(Flavor::OpenAiChat, replies);
+    let repo = project(&server);
+    setup(&repo);
+    let run = code_commit(repo.path(), args, &[("MY_KEY", KEY)]);
+    (run, repo, server)
+}
+
 /// The model's reply that makes the build pass.
 pub(crate) fn fixed() -> Reply {
     Reply::text("^^^value.txt\nfixed\n^^^end\n")
@@ -72,25 +87,62 @@ fn a_run_that_passes_prints_the_outcome() {
     assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
 }
 
+/// A quiet run with one repair round: the first answer applies and fails the
+/// build, `second` is the last answer.
+fn failing_then(second: Reply) -> Run {
+    let first = Reply::text("^^^value.txt\nstill broken\n^^^end\n");
+    let args = ["--max-repairs", "1", "--quiet"];
+    run_on(vec![first, second], |_| {}, &args).0
+}
+
 #[test]
 fn a_run_that_keeps_failing_exits_1() {
-    let bad = || Reply::text("^^^value.txt\nstill broken\n^^^end\n");
-    let server = FakeLlm::start(
-        Flavor::OpenAiChat,
-        vec![bad(), Reply::text("^^^value.txt\nworse\n^^^end\n")],
-    );
-    let repo = project(&server);
-    let run = code_commit(
-        repo.path(),
-        &["--max-repairs", "1", "--quiet"],
-        &[("MY_KEY", KEY)],
-    );
+    let run = failing_then(Reply::text("^^^value.txt\nworse\n^^^end\n"));
     run.assert_exit(1);
     assert_starts_with(
         &run.stdout,
-        "failed after 2 attempt(s): build.sh still fails after 1 repair rounds",
+        "failed after 2 attempt(s): build.sh still fails after 1 repair round (build.sh exited with status 1); the end of its output:\n",
     );
-    assert_eq!(run.stderr, "", "--quiet prints no steps");
+    // --quiet prints no steps, only what the failed run left in the tree.
+    assert_starts_with(
+        &run.stderr,
+        "the failed run leaves its changes in the working tree (not staged): value.txt\n",
+    );
+    assert!(!run.stderr.contains("attempt"), "{}", run.stderr);
+}
+
+/// Issue 18 item 14: a run whose last answer was rejected says so, in words
+/// for the person running it (not the text written for the model).
+#[test]
+fn a_rejected_last_answer_is_told_in_the_users_words() {
+    let run = failing_then(Reply::text("Just edit value.txt yourself."));
+    run.assert_exit(1);
+    assert_starts_with(
+        &run.stdout,
+        "failed after 2 attempt(s): the model's last answer was rejected: the response has no ^^^path … ^^^end blocks. build.sh did not run on it.",
+    );
+    run.stdout_contains(
+        "build.sh did not run on it. 1 repair round used. The last build, of attempt 1, failed (build.sh exited with status 1); its output is 1-build.txt in the log folder.\n",
+    );
+    for model_text in [
+        "still fails",
+        "NOTHING from it",
+        "File replacements",
+        "reply with",
+    ] {
+        assert!(!run.stdout.contains(model_text), "{}", run.stdout);
+    }
+
+    // No build ever ran.
+    let (run, _repo, _server) = run_on(
+        vec![Reply::text("No.")],
+        |_| {},
+        &["--max-repairs", "0", "--quiet"],
+    );
+    run.assert_exit(1);
+    run.stdout_contains(
+        "build.sh did not run on it. 0 repair rounds used. build.sh never ran: no answer of the model was applied.\n",
+    );
 }
 
 #[test]
@@ -135,4 +187,78 @@ fn a_run_starts_no_program_the_repository_configured() {
     let run = code_commit(repo.path(), &[], &[("MY_KEY", KEY)]);
     run.assert_exit(0);
     hostile.assert_no_program_ran("code-commit");
+}
+
+/// Issue 18 item 16: `--max-build-output-bytes` bounds the build output the
+/// repair prompt carries, its start and end kept and the cut marked.
+#[test]
+fn the_build_output_cap_is_a_flag() {
+    let (run, _repo, server) = run_on(
+        vec![Reply::text("^^^value.txt\nnope\n^^^end\n"), fixed()],
+        |repo| {
+            repo.write_executable(
+                "build.sh",
+                "#!/bin/sh\ni=1\nwhile [ $i -le 500 ]; do echo \"output line $i\"; i=$((i+1)); done\ngrep -q fixed value.txt\n",
+            );
+        },
+        &["--max-build-output-bytes", "2048", "--quiet"],
+    );
+    run.assert_exit(0);
+    let body = server.requests()[1].json();
+    let repair = body["messages"][1]["content"].as_str().unwrap().to_owned();
+    let output = repair.split("\n\n# Query").next().unwrap();
+    assert!(output.len() <= 2048 + 32, "{}", output.len());
+    assert!(output.contains("output line 1\n") && output.contains("output line 500\n"));
+    assert!(
+        output.contains(" lines) of output cut here ...]"),
+        "{output}"
+    );
+    assert!(!output.contains("output line 250\n"));
+}
+
+/// Issue 18 item 15: a failed run names the files it left changed and how to
+/// undo them (also with `--quiet`); `--revert-on-failure` puts them back and
+/// leaves an unrelated uncommitted edit alone.
+#[test]
+fn a_failed_run_says_what_it_left_and_can_revert_it() {
+    let answer = || {
+        Reply::text(
+            "^^^value.txt\nnope\n^^^end\n^^^added.txt\nnew\n^^^end\n^^^notes.txt\nmodel's\n^^^end\n",
+        )
+    };
+    // An untracked file of the user's that the model rewrites.
+    let notes = |repo: &TestRepo| {
+        repo.write("notes.txt", "mine\n");
+    };
+    let (run, repo, _server) = run_on(vec![answer()], notes, &["--max-repairs", "0", "--quiet"]);
+    run.assert_exit(1);
+    let dir = std::fs::canonicalize(repo.path()).unwrap();
+    assert_eq!(
+        run.stderr,
+        format!(
+            "the failed run leaves its changes in the working tree (not staged): added.txt, notes.txt, value.txt\nto undo them, run in {}:\n  git restore --source=HEAD --worktree -- value.txt\n  rm -- added.txt\nnotes.txt held changes git does not have before the run (uncommitted, or untracked): git cannot give them back (--revert-on-failure puts back exactly what was there)\n",
+            dir.display()
+        )
+    );
+
+    let (run, repo, _server) = run_on(
+        vec![answer()],
+        |repo| {
+            notes(repo);
+            repo.write("unrelated.txt", "my uncommitted work\n");
+        },
+        &["--max-repairs", "0", "--revert-on-failure"],
+    );
+    run.assert_exit(1);
+    run.stderr_contains(
+        "--revert-on-failure: restored notes.txt, value.txt; removed added.txt as before the run; nothing else was touched\n",
+    );
+    for (path, content) in [
+        ("value.txt", "broken\n"),
+        ("notes.txt", "mine\n"),
+        ("unrelated.txt", "my uncommitted work\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(repo.join(path)).unwrap(), content);
+    }
+    assert!(!repo.join("added.txt").exists());
 }

@@ -5,5 +5,6 @@ mod cli;
 mod errors;
 mod limits;
 mod message;
+mod sent;
 mod support;
 mod untrusted;

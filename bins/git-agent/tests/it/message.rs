@@ -5,8 +5,8 @@ use serde_json::json;
 use testkit::{Reply, TestRepo, assert_starts_with, call};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, chat, failed_commit_msg, git_agent, home, project, responses, sessions,
-    with_key,
+    KEY, MESSAGE, all_text, chat, codex_home, failed_commit_msg, git_agent, home, project,
+    responses, sessions, with_key,
 };
 
 #[test]
@@ -87,13 +87,7 @@ fn debug_prints_the_session_and_a_summary_on_stderr() {
 fn chatgpt_sign_in_from_codex_is_used_first() {
     let repo = project();
     let home = home();
-    let codex = home.path().join("codex");
-    std::fs::create_dir_all(&codex).unwrap();
-    std::fs::write(
-        codex.join("auth.json"),
-        r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "chatgpt-access-token-xyz", "account_id": "acct-42"}}"#,
-    )
-    .unwrap();
+    let codex = codex_home(&home, None);
     let (server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = git_agent(
         repo.path(),

@@ -82,3 +82,20 @@ pub(crate) fn failed_commit_msg(script: Vec<Reply>) -> (TestRepo, FakeLlm, Run) 
     assert_eq!(run.code, 1, "{run:?}");
     (repo, server, run)
 }
+
+/// A Codex home below `home` signed in with ChatGPT (`auth.json` with the
+/// access token `chatgpt-access-token-xyz` of account `acct-42`) and, when
+/// given, Codex's `config.toml`: its path, for `CODEX_HOME`.
+pub(crate) fn codex_home(home: &tempfile::TempDir, config: Option<&str>) -> PathBuf {
+    let codex = home.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("auth.json"),
+        r#"{"auth_mode": "chatgpt", "tokens": {"access_token": "chatgpt-access-token-xyz", "account_id": "acct-42"}}"#,
+    )
+    .unwrap();
+    if let Some(config) = config {
+        std::fs::write(codex.join("config.toml"), config).unwrap();
+    }
+    codex
+}

@@ -68,7 +68,7 @@ fn markdown_and_pretty_show_the_same_answer() {
 fn the_index_follows_new_notes_and_can_be_deleted() {
     let f = fixture();
     assert_eq!(json_stdout(f.path(), &CONNECT)["stats"]["index"], "cold");
-    let index = f.path().join(".git/ultragit/cache/deps/index.json");
+    let index = f.path().join(".git/ultragit/cache/deps/index.bin");
     assert!(index.is_file());
     assert_eq!(json_stdout(f.path(), &CONNECT)["stats"]["index"], "fresh");
 

@@ -14,6 +14,7 @@ mod history;
 mod init;
 mod mcp;
 mod read;
+mod read_lang;
 mod remap;
 mod rewrite;
 mod summary;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{fixture, ultragit};
+use crate::support::{Fixture, fixture, ultragit};
 
 /// How long a test waits for one answer before it gives up (a hung server
 /// fails the test instead of hanging it; no speed is asserted).
@@ -115,6 +115,15 @@ impl Session {
             .unwrap_or_else(|| panic!("a protocol error for {name}: {response}"))
     }
 
+    /// Closes stdin and checks that the server exited 0 having written only
+    /// JSON-RPC messages on stdout; returns its stderr.
+    fn close(self) -> String {
+        let (code, lines, stderr) = self.finish();
+        assert_eq!(code, 0, "{stderr}");
+        assert_only_json_rpc(&lines);
+        stderr
+    }
+
     /// Closes stdin; returns the exit code, every stdout line and stderr.
     fn finish(mut self) -> (i32, Vec<String>, String) {
         drop(self.stdin.take());
@@ -128,6 +137,13 @@ impl Session {
         .expect("read stderr");
         (status.code().unwrap_or(-1), self.seen, stderr)
     }
+}
+
+/// The fixture repository and a session serving it.
+fn served_fixture() -> (Fixture, Session) {
+    let fx = fixture();
+    let (session, _) = Session::start(fx.path(), &[]);
+    (fx, session)
 }
 
 /// The text content of a tool result (exactly one text block).
@@ -173,19 +189,9 @@ fn lists_strict_tools_and_reads_a_note() {
 
     let listed = session.request("tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().expect("tools");
-    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        [
-            "ultragit_read",
-            "ultragit_deps",
-            "ultragit_history",
-            "ultragit_summary",
-            "ultragit_context_set",
-            "ultragit_flag",
-            "ultragit_correct"
-        ]
-    );
+    let names = testkit::field_strs(&listed["result"]["tools"], "name");
+    // The library's own tests pin the list; here: the server lists all of it, in order.
+    assert_eq!(names, ultragit_mcp::tools::Registry::all().names());
     for tool in tools {
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{tool}");
@@ -239,9 +245,7 @@ fn lists_strict_tools_and_reads_a_note() {
         result["structuredContent"]["regions"][0]["region"]["intent"],
         "Exponential backoff in seconds, capped at 30."
     );
-    let (code, lines, stderr) = session.finish();
-    assert_eq!(code, 0, "{stderr}");
-    assert_only_json_rpc(&lines);
+    let stderr = session.close();
     assert!(stderr.contains("ultragit mcp: serving "), "{stderr}");
     assert!(
         stderr.contains("ultragit mcp: ultragit_read: ok"),
@@ -260,8 +264,7 @@ fn assert_only_json_rpc(lines: &[String]) {
 
 #[test]
 fn failures_are_tool_errors_with_reads_messages() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (_fx, mut session) = served_fixture();
 
     let result = session.call("ultragit_read", json!({"paths": ["src/missing.rs"]}));
     assert_eq!(result["isError"], true, "{result}");
@@ -363,9 +366,7 @@ fn failures_are_tool_errors_with_reads_messages() {
     let result = session.call("ultragit_read", json!({"paths": ["src/client.rs"]}));
     assert_eq!(result["isError"], false, "{result}");
 
-    let (code, lines, stderr) = session.finish();
-    assert_eq!(code, 0, "{stderr}");
-    assert_only_json_rpc(&lines);
+    let stderr = session.close();
     assert_has(
         &stderr,
         &["ultragit_read: error: File not found: src/missing.rs."],
@@ -374,8 +375,7 @@ fn failures_are_tool_errors_with_reads_messages() {
 
 #[test]
 fn context_set_records_what_context_set_records() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     let result = session.call(
         "ultragit_context_set",
         json!({"task": "  Retry broker connects ", "tags": ["net", " net", "retry", ""]}),
@@ -449,16 +449,13 @@ fn serves_the_repository_it_is_given() {
         result["structuredContent"]["regions"][0]["region"]["intent"],
         "Calls connect until it succeeds or the attempts run out."
     );
-    let (code, lines, _) = session.finish();
+    session.close();
     std::fs::remove_dir_all(&elsewhere).unwrap();
-    assert_eq!(code, 0);
-    assert_only_json_rpc(&lines);
 }
 
 #[test]
 fn deps_history_and_summary_answer_as_the_commands_do() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     for (tool, arguments, command) in [
         (
             "ultragit_deps",
@@ -520,15 +517,12 @@ fn deps_history_and_summary_answer_as_the_commands_do() {
     let result = session.call("ultragit_deps", json!({"path": "src/client.rs"}));
     assert_eq!(result["isError"], true, "{result}");
     assert!(text(&result).contains("missing field `anchor`"), "{result}");
-    let (code, lines, _) = session.finish();
-    assert_eq!(code, 0);
-    assert_only_json_rpc(&lines);
+    session.close();
 }
 
 #[test]
 fn flag_and_correct_change_what_read_shows() {
-    let fx = fixture();
-    let (mut session, _) = Session::start(fx.path(), &[]);
+    let (fx, mut session) = served_fixture();
     let flagged = session.call(
         "ultragit_flag",
         json!({"commit": fx.c3, "file": "src/client.rs", "anchor": "Client::connect",
@@ -570,12 +564,7 @@ fn flag_and_correct_change_what_read_shows() {
         region["region"]["intent"], "Connect once; the pool retries.",
         "{region}"
     );
-    let kinds: Vec<&str> = region["corrections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
+    let kinds = testkit::field_strs(&region["corrections"], "kind");
     assert_eq!(kinds, ["flag", "set"], "{region}");
 
     // Refusals are tool errors with the library's message; nothing is stored.
@@ -605,9 +594,7 @@ fn flag_and_correct_change_what_read_shows() {
         json!({"commit": fx.c3, "reason": "r", "severity": "high"}),
     );
     assert_eq!(unknown["isError"], true, "{unknown}");
-    let (code, lines, stderr) = session.finish();
-    assert_eq!(code, 0, "{stderr}");
-    assert_only_json_rpc(&lines);
+    session.close();
     let after: Value = serde_json::from_str(&crate::support::stdout(
         fx.path(),
         &["show", &fx.c3, "--format", "json"],

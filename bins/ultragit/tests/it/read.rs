@@ -9,6 +9,14 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
+/// `ultragit read ARGS… --format json` in `dir`, parsed.
+fn read_json(dir: &std::path::Path, args: &[&str]) -> Value {
+    let mut argv = vec!["read"];
+    argv.extend_from_slice(args);
+    argv.extend(["--format", "json"]);
+    parse(&stdout(dir, &argv))
+}
+
 fn anchors(output: &Value) -> Vec<(String, String)> {
     output["regions"]
         .as_array()
@@ -26,6 +34,13 @@ fn anchors(output: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The run failed (exit 1) with exactly `stderr` and nothing on stdout.
+fn assert_fails(run: &Run, stderr: &str) {
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stderr, stderr);
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
 fn assert_usage_error(run: &Run, fragment: &str) {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stdout.is_empty(), "{run:?}");
@@ -36,10 +51,7 @@ fn assert_usage_error(run: &Run, fragment: &str) {
 #[test]
 fn json_output_is_the_read_schema() {
     let f = fixture();
-    let out = parse(&stdout(
-        f.path(),
-        &["read", "src/client.rs", "connect", "--format", "json"],
-    ));
+    let out = read_json(f.path(), &["src/client.rs", "connect"]);
     assert_eq!(out["$schema"], "ultragit-read/v1");
     assert_eq!(out["query"]["files"], json!(["src/client.rs"]));
     assert_eq!(out["query"]["anchor"], "connect");
@@ -79,16 +91,7 @@ fn positional_anchor_and_anchor_option_agree() {
 #[test]
 fn two_files_are_a_multi_file_query() {
     let f = fixture();
-    let out = parse(&stdout(
-        f.path(),
-        &[
-            "read",
-            "src/client.rs",
-            "tools/probe.py",
-            "--format",
-            "json",
-        ],
-    ));
+    let out = read_json(f.path(), &["src/client.rs", "tools/probe.py"]);
     assert_eq!(
         out["query"]["files"],
         json!(["src/client.rs", "tools/probe.py"])
@@ -102,17 +105,7 @@ fn two_files_are_a_multi_file_query() {
 #[test]
 fn line_ranges() {
     let f = fixture();
-    let out = parse(&stdout(
-        f.path(),
-        &[
-            "read",
-            "src/client.rs",
-            "--lines",
-            "2:4",
-            "--format",
-            "json",
-        ],
-    ));
+    let out = read_json(f.path(), &["src/client.rs", "--lines", "2:4"]);
     assert_eq!(out["query"]["lines"], json!({"start": 2, "end": 4}));
     assert_eq!(
         anchors(&out),
@@ -120,12 +113,10 @@ fn line_ranges() {
     );
 
     let run = ultragit(f.path(), &["read", "src/client.rs", "--lines", "1:999"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: Line range 1:999 exceeds file length (26 lines)\n"
+    assert_fails(
+        &run,
+        "error: Line range 1:999 exceeds file length (26 lines)\n",
     );
-    assert!(run.stdout.is_empty());
 
     let run = ultragit(f.path(), &["read", "src/client.rs", "--lines", "9:3"]);
     assert_usage_error(&run, "START is after END");
@@ -170,12 +161,10 @@ fn lines_with_an_anchor_is_a_usage_error() {
 fn file_not_found() {
     let f = fixture();
     let run = ultragit(f.path(), &["read", "src/missing.rs"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: File not found: src/missing.rs. Does it exist at HEAD?\n"
+    assert_fails(
+        &run,
+        "error: File not found: src/missing.rs. Does it exist at HEAD?\n",
     );
-    assert!(run.stdout.is_empty());
 
     let run = ultragit(f.path(), &["read", "src/missing.rs", "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
@@ -259,12 +248,9 @@ fn no_notes_ref_gives_the_init_hint() {
 
 #[test]
 fn files_without_a_grammar_are_read_by_lines() {
-    let repo = TestRepo::new();
-    let c1 = repo.commit_file(
-        "config.toml",
-        "[server]\nport = 8080\nhost = \"0.0.0.0\"\n",
-        "Add the server config",
-    );
+    let config = "[server]\nport = 8080\nhost = \"0.0.0.0\"\n";
+    let repo = TestRepo::with_commit(&[("config.toml", config)], "Add the server config");
+    let c1 = repo.rev_parse("HEAD");
     annotate(
         &repo,
         &note(
@@ -362,10 +348,9 @@ fn outside_a_repository() {
 #[test]
 fn options_reach_the_query() {
     let f = fixture();
-    let out = parse(&stdout(
+    let out = read_json(
         f.path(),
         &[
-            "read",
             "src/client.rs",
             "--since",
             "2023-06-01",
@@ -381,10 +366,8 @@ fn options_reach_the_query() {
             "3",
             "--max-tokens",
             "100000",
-            "--format",
-            "json",
         ],
-    ));
+    );
     let q = &out["query"];
     assert_eq!(q["since"], "2023-06-01T00:00:00+00:00");
     assert_eq!(q["tags"], json!(["retry", "networking"]));
@@ -401,40 +384,17 @@ fn options_reach_the_query() {
     assert!(out["regions"][0].get("related").is_none(), "{out}");
 
     // The default cap is the configured one.
-    let out = parse(&stdout(
-        f.path(),
-        &["read", "src/client.rs", "--format", "json"],
-    ));
+    let out = read_json(f.path(), &["src/client.rs"]);
     assert_eq!(out["query"]["max_regions"], 20);
     assert_eq!(out["query"]["depth"], 1);
 
     // A commit works as --since, and --max-regions caps.
-    let out = parse(&stdout(
-        f.path(),
-        &[
-            "read",
-            "src/client.rs",
-            "--since",
-            &f.c4,
-            "--format",
-            "json",
-        ],
-    ));
+    let out = read_json(f.path(), &["src/client.rs", "--since", &f.c4]);
     assert!(
         anchors(&out).iter().all(|(_, a)| a != "Client::new"),
         "{out}"
     );
-    let out = parse(&stdout(
-        f.path(),
-        &[
-            "read",
-            "src/client.rs",
-            "--max-regions",
-            "1",
-            "--format",
-            "json",
-        ],
-    ));
+    let out = read_json(f.path(), &["src/client.rs", "--max-regions", "1"]);
     assert_eq!(out["regions"].as_array().unwrap().len(), 1);
 
     for (args, fragment) in [
@@ -552,10 +512,7 @@ fn scores_have_three_decimals_and_tags_are_inline() {
     let out = stdout(f.path(), &["read", "src/client.rs", "send"]);
     assert!(out.contains("**Tags:** networking\n"), "{out}");
     assert!(out.contains("· confidence 0.830 ·"), "{out}");
-    let json = parse(&stdout(
-        f.path(),
-        &["read", "src/client.rs", "send", "--format", "json"],
-    ));
+    let json = read_json(f.path(), &["src/client.rs", "send"]);
     for region in json["regions"].as_array().unwrap() {
         let confidence = region["confidence"].as_f64().unwrap();
         assert_eq!(

@@ -12,9 +12,7 @@ use crate::support::{
     annotate, assert_notes_readable, has_note, note, region, stdout, texts, ultragit, with,
 };
 
-fn lines() -> String {
-    (1..=20).map(|i| format!("line {i}\n")).collect()
-}
+use testkit::twenty_lines as lines;
 
 /// An enhanced note on `commit` with one region.
 fn annotate_with(repo: &TestRepo, commit: &str, file: &str, name: &str, at: (u32, u32)) {
@@ -41,14 +39,7 @@ fn notes_tip(repo: &TestRepo) -> String {
 
 /// main: f.txt; branch `topic`: line 15 changed, annotated; back on main.
 fn annotated_topic() -> (TestRepo, String) {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "fifteen",
-    );
+    let (repo, topic) = TestRepo::with_topic_change("fifteen");
     annotate_with(&repo, &topic, "f.txt", "fifteen", (14, 16));
     repo.checkout("main");
     (repo, topic)
@@ -158,16 +149,7 @@ fn annotate_of_a_cherry_pick_without_x_copies_and_of_changed_code_calls_the_mode
 fn remap_copies_notes_after_a_server_side_rebase_merge() {
     let repo = TestRepo::new();
     let topic = branch(&repo);
-    repo.checkout("topic");
-    repo.git(&["rebase", "--quiet", "main"]);
-    let rebased: Vec<String> = repo
-        .git(&["rev-list", "--reverse", "main..HEAD"])
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    repo.set_origin_head("main", "HEAD");
-    repo.checkout("main");
-    repo.git(&["branch", "-D", "topic"]);
+    let rebased = repo.forge_rebase_merge("topic");
 
     let before = notes_tip(&repo);
     let dry = stdout(repo.path(), &["remap", "--dry-run"]);
@@ -206,10 +188,7 @@ fn remap_copies_notes_after_a_server_side_rebase_merge() {
 fn remap_synthesizes_a_squash_note_after_a_server_side_squash_merge() {
     let repo = TestRepo::new();
     let topic = branch(&repo);
-    repo.git(&["merge", "--quiet", "--squash", "topic"]);
-    let squash = repo.commit("topic (#1)");
-    repo.set_origin_head("main", "HEAD");
-    repo.git(&["branch", "-D", "topic"]);
+    let squash = repo.forge_squash_merge("topic", "topic (#1)");
 
     let out = stdout(repo.path(), &["remap"]);
     assert!(

@@ -1,60 +1,12 @@
 //! `ultragit sync`, `init --sync`, the `pre-push` hook, `export` and `import`
 //! as processes, against clones of a bare remote on disk.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use gitctx::GitCommand;
 use serde_json::{Value, json};
-use testkit::{TestRepo, assert_contains, assert_starts_with};
+use testkit::{Team, TestRepo, assert_contains, assert_starts_with, bare_beside, bare_git};
 
 use crate::support::{note, stdout, texts, ultragit, write_note};
-
-/// A bare remote and two clones sharing three commits.
-struct Team {
-    bare: PathBuf,
-    a: TestRepo,
-    b: TestRepo,
-    commits: Vec<String>,
-}
-
-fn bare_git(bare: &Path, args: &[&str]) -> String {
-    let mut cmd = GitCommand::new(bare);
-    for (key, value) in testkit::hermetic_env() {
-        cmd = cmd.env(key, value);
-    }
-    cmd.args(args).run_text().expect("git in the bare remote")
-}
-
-/// A bare repository next to `repo` (in its temporary directory, so it goes
-/// when `repo` does).
-fn bare_beside(repo: &TestRepo, name: &str) -> PathBuf {
-    let bare = repo.path().parent().unwrap().join(name);
-    std::fs::create_dir(&bare).unwrap();
-    bare_git(
-        &bare,
-        &["init", "--quiet", "--bare", "--initial-branch=main"],
-    );
-    bare
-}
-
-fn team() -> Team {
-    let a = TestRepo::new();
-    let bare = bare_beside(&a, "remote.git");
-    let url = bare.to_str().unwrap();
-    let commits = a.commit_many(3, "src.txt");
-    a.git(&["remote", "add", "origin", url]);
-    a.git(&["push", "--quiet", "origin", "main"]);
-    let b = TestRepo::new();
-    b.git(&["remote", "add", "origin", url]);
-    b.git(&["fetch", "--quiet", "origin"]);
-    b.git(&["reset", "--quiet", "--hard", "origin/main"]);
-    Team {
-        bare,
-        a,
-        b,
-        commits,
-    }
-}
 
 /// `git push origin main` from `repo` (hooks run): it must succeed and print
 /// nothing on stdout. Returns its stderr.
@@ -123,7 +75,7 @@ fn executable(path: &Path, text: &str) {
 
 #[test]
 fn sync_prints_what_it_did_both_ways() {
-    let team = team();
+    let team = Team::new();
     let (c1, c2) = (&team.commits[0], &team.commits[1]);
     write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
     let out = stdout(team.a.path(), &["sync"]);
@@ -154,7 +106,7 @@ fn sync_prints_what_it_did_both_ways() {
 
 #[test]
 fn sync_errors_are_one_clear_line() {
-    let team = team();
+    let team = Team::new();
     let run = ultragit(team.a.path(), &["sync", "upstream"]);
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -171,7 +123,7 @@ fn sync_errors_are_one_clear_line() {
 
 #[test]
 fn init_sync_is_idempotent() {
-    let team = team();
+    let team = Team::new();
     let first = stdout(team.a.path(), &["init", "--sync"]);
     assert_contains(&first, "notes sync enabled with 'origin'");
     assert!(
@@ -212,7 +164,7 @@ fn init_sync_is_idempotent() {
 
 #[test]
 fn the_pre_push_hook_syncs_and_never_fails_the_push() {
-    let team = team();
+    let team = Team::new();
     stdout(team.a.path(), &["sync", "--enable", "origin"]);
     let c1 = &team.commits[0];
     write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
@@ -256,7 +208,7 @@ fn the_pre_push_hook_syncs_and_never_fails_the_push() {
 
 #[test]
 fn export_then_import_round_trips_into_a_fresh_clone() {
-    let team = team();
+    let team = Team::new();
     let (c1, c2, c3) = (&team.commits[0], &team.commits[1], &team.commits[2]);
     write_note(&team.a, c1, &annotation(c1, "f", "Why f.").to_string());
     write_note(&team.a, c3, &annotation(c3, "h", "Why h.").to_string());

@@ -37,6 +37,7 @@ fn defaults_without_a_file() {
     assert_eq!(c.model, "gpt-5-mini");
     assert_eq!(c.api_key_env, "OPENAI_API_KEY");
     assert_eq!(c.max_tokens, 32_000);
+    assert_eq!(c.max_build_output_bytes, 256 * 1024);
     assert_eq!(c.build_timeout, Duration::from_secs(900));
     assert!(c.build_sandbox);
     assert!(c.build_writable.is_empty());
@@ -48,19 +49,21 @@ fn defaults_without_a_file() {
 #[test]
 fn the_file_sets_everything_and_is_checked() {
     let dir = project(Some(
-        "provider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/\"\nmax_tokens = 1000\nbuild_timeout_secs = 5\nbuild_sandbox = false\nbuild_writable = [\"/opt/cache\"]\n",
+        "provider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/\"\nmax_tokens = 1000\nmax_build_output_bytes = 4096\nbuild_timeout_secs = 5\nbuild_sandbox = false\nbuild_writable = [\"/opt/cache\"]\n",
     ));
     let c = load(dir.path(), &none()).unwrap();
     assert_eq!(c.provider, ProviderKind::Anthropic);
     assert_eq!(c.model, "claude-sonnet-4-5");
     assert_eq!(c.api_key_env, "ANTHROPIC_API_KEY");
     assert_eq!(c.max_tokens, 1000);
+    assert_eq!(c.max_build_output_bytes, 4096);
     assert!(!c.build_sandbox);
     assert_eq!(c.build_writable, [PathBuf::from("/opt/cache")]);
     for (bad, says) in [
         ("provider = \"gemini\"", "not one of"),
         ("modle = \"x\"", "unknown field"),
         ("max_tokens = 0", "at least 1"),
+        ("max_build_output_bytes = 100", "at least 1024"),
         ("api_key_file = \"../key\"", "inside agent-config"),
         ("api_key_file = \"/etc/key\"", "inside agent-config"),
         ("build_writable = [\"cache\"]", "absolute path"),

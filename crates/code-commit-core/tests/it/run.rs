@@ -8,6 +8,7 @@ use std::time::Duration;
 use code_commit_core::Error;
 use code_commit_core::build::BuildOptions;
 use code_commit_core::run::{self, Report, RunOptions, Step};
+use code_commit_core::undo::{Kept, Reverted, Undo, Way};
 use testkit::{FakeLlm, Reply, TestRepo, assert_contains, assert_starts_with, files_under};
 
 use crate::support::{block, blocks, drive, fixing, log};
@@ -49,15 +50,19 @@ fn go_beside(
     script: Vec<Reply>,
     beside: impl std::future::Future<Output = ()> + 'static,
 ) -> (Result<Report, Error>, Vec<Step>, FakeLlm) {
-    let options = RunOptions {
+    drive(repo, script, KEY, &options(), beside)
+}
+
+/// The options of the tests: a one-minute build that must not see the key.
+fn options() -> RunOptions {
+    RunOptions {
         build: BuildOptions {
             timeout: Duration::from_secs(60),
             scrub_values: vec![KEY.to_owned()],
             ..BuildOptions::default()
         },
         ..RunOptions::default()
-    };
-    drive(repo, script, KEY, &options, beside)
+    }
 }
 
 /// The names of the files in the run's log folder.
@@ -92,6 +97,16 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
             (!skipped).then(|| (rel, std::fs::read(&path).unwrap()))
         })
         .collect()
+}
+
+/// Checks that the repair prompt `repair` carries the output of a build of
+/// `src/value.txt` saying `still broken`, and that replacement.
+fn assert_carries_the_failed_build(repair: &str) {
+    assert_contains(repair, "error: src/value.txt does not say fixed");
+    assert_contains(
+        repair,
+        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
+    );
 }
 
 #[test]
@@ -164,11 +179,7 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
         &repair,
         "# build.sh output\n\nbuild.sh exited with status 1",
     );
-    assert_contains(&repair, "error: src/value.txt does not say fixed");
-    assert_contains(
-        &repair,
-        "--- FILE REPLACEMENT [src/value.txt] ---\nstill broken\n",
-    );
+    assert_carries_the_failed_build(&repair);
     assert_contains(&repair, "--- FILE REPLACEMENT [src/new.txt] ---\nnew\n");
     let system = server.requests()[1].json()["messages"][0]["content"]
         .as_str()
@@ -250,6 +261,123 @@ fn fails_after_three_repairs_and_leaves_the_changes_for_review() {
     assert_starts_with(&summary, "result: failed\nattempts: 4\n");
 }
 
+/// Issue 18 item 15: a failed run says which files it left changed and how to
+/// undo them; the commands it gives, run in the project, do.
+#[test]
+fn a_failed_run_says_how_to_undo_what_it_left() {
+    let repo = project();
+    // Uncommitted work in a file the model then rewrites, and an untracked file.
+    repo.write("src/other.txt", "my uncommitted edit\n");
+    repo.write("notes.txt", "untracked\n");
+    let before = tree(repo.path());
+    let (result, steps, _server) = drive(
+        &repo,
+        vec![blocks(&[
+            ("src/value.txt", "nope\n"),
+            ("src/deep/er/new file.txt", "new\n"),
+            ("src/other.txt", "model's\n"),
+        ])],
+        KEY,
+        &RunOptions {
+            max_repairs: 0,
+            ..options()
+        },
+        async {},
+    );
+    let report = result.unwrap();
+    assert!(!report.passed);
+    let kept = Kept {
+        files: vec![
+            ("src/deep/er/new file.txt".into(), Way::Remove),
+            ("src/other.txt".into(), Way::NotInGit),
+            ("src/value.txt".into(), Way::Restore),
+        ],
+    };
+    assert_eq!(report.undo, Some(Undo::Kept(kept.clone())));
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Kept(kept.clone()))));
+    let summary = log(&report, "summary.txt");
+    assert_contains(
+        &summary,
+        "left in the working tree (not staged); to undo:\n  git restore --source=HEAD --worktree -- src/value.txt\n  rm -- 'src/deep/er/new file.txt'\n  src/other.txt: its content before the run is not in git\n",
+    );
+    // Nothing is staged: the index is as HEAD has it.
+    assert_eq!(repo.git(&["diff", "--cached", "--name-only"]), "");
+    for command in kept.commands() {
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", &command]).current_dir(repo.path());
+        testkit::isolate(&mut sh);
+        assert!(sh.status().unwrap().success(), "{command}");
+    }
+    let mut expected = before;
+    expected.insert("src/other.txt".into(), b"model's\n".to_vec());
+    assert_eq!(tree(repo.path()), expected);
+}
+
+/// Issue 18 item 15: `revert_on_failure` puts back exactly the files the run
+/// changed — uncommitted content and permissions included — removes those it
+/// created with their new directories, and touches nothing else.
+#[test]
+fn revert_on_failure_puts_back_exactly_what_the_run_changed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let repo = project();
+    repo.write_executable("tool.sh", "#!/bin/sh\necho tool\n");
+    repo.commit_all("a tool");
+    repo.write("src/value.txt", "broken, with my uncommitted edit\n");
+    repo.write("src/other.txt", "unrelated uncommitted edit\n");
+    repo.write("notes.txt", "untracked\n");
+    let before = tree(repo.path());
+    let (result, steps, _server) = drive(
+        &repo,
+        vec![
+            Reply::text(&format!(
+                "{}{}^^^tool.sh\n^^^delete\n",
+                block("src/value.txt", "nope\n"),
+                block("src/deep/new.txt", "new\n"),
+            )),
+            blocks(&[("src/value.txt", "nope again\n")]),
+        ],
+        KEY,
+        &RunOptions {
+            max_repairs: 1,
+            revert_on_failure: true,
+            ..options()
+        },
+        async {},
+    );
+    let report = result.unwrap();
+    assert!(!report.passed);
+    let reverted = Reverted {
+        restored: vec!["src/value.txt".into(), "tool.sh".into()],
+        removed: vec!["src/deep/new.txt".into()],
+        failed: vec![],
+    };
+    assert_eq!(report.undo, Some(Undo::Reverted(reverted.clone())));
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Reverted(reverted))));
+    assert_eq!(tree(repo.path()), before);
+    assert!(!repo.join("src/deep").exists());
+    let mode = std::fs::metadata(repo.join("tool.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert_contains(
+        &log(&report, "summary.txt"),
+        "reverted (--revert-on-failure):\n  restored src/value.txt\n  restored tool.sh\n  removed src/deep/new.txt\n",
+    );
+}
+
+/// A run ended by an error after a change applied also says what it left.
+#[test]
+fn a_run_ended_by_an_error_says_what_it_left() {
+    let failing = blocks(&[("src/value.txt", "nope\n")]);
+    let (result, steps, _server) = go(&project(), vec![failing, Reply::error(401, "bad key")]);
+    assert!(matches!(result, Err(Error::Provider(_))), "{result:?}");
+    let kept = Kept {
+        files: vec![("src/value.txt".into(), Way::Restore)],
+    };
+    assert_eq!(steps.last(), Some(&Step::Undo(Undo::Kept(kept))));
+}
+
 #[test]
 fn rejected_responses_change_nothing_and_are_repaired() {
     let repo = project();
@@ -289,6 +417,75 @@ fn rejected_responses_change_nothing_and_are_repaired() {
     assert_eq!(tree(repo.path()), expected);
     assert!(report.log_dir.join("1-rejected.txt").is_file());
     assert!(!report.log_dir.join("1-build.txt").exists());
+}
+
+#[test]
+fn a_repair_after_a_rejection_carries_the_reasons_and_the_last_build_output() {
+    let failing = Reply::text(&block("src/value.txt", "still broken\n"));
+    let rejected = Reply::text("I would change src/value.txt.");
+    let (result, _steps, server) = go(&project(), vec![failing, rejected, fixing("")]);
+    assert!(result.unwrap().passed);
+    let third = prompt(&server, 2);
+    assert_starts_with(
+        &third,
+        "# Rejected response\n\nYour previous response was rejected and NOTHING from it was applied",
+    );
+    assert_contains(&third, "- the response has no ^^^path");
+    assert_contains(
+        &third,
+        "# build.sh output\n\n(from the build of attempt 1; the files have not changed since)\nbuild.sh exited with status 1\n",
+    );
+    assert_carries_the_failed_build(&third);
+}
+
+/// A build printing about 110 KiB: the repair prompt carries all of it by
+/// default (256 KiB), and its start and end with the cut marked under a
+/// smaller `build_output_bytes`.
+#[test]
+fn the_repair_prompt_carries_the_build_output_up_to_its_cap() {
+    let build = "#!/bin/sh\ni=1\nwhile [ $i -le 3000 ]; do echo \"line $i of a long and chatty build\" >&2; i=$((i+1)); done\ngrep -q fixed src/value.txt\n";
+    let run = |options: &RunOptions| {
+        let repo = project();
+        repo.write_executable("build.sh", build);
+        let (result, _steps, server) = drive(
+            &repo,
+            vec![blocks(&[("src/value.txt", "nope\n")]), fixing("")],
+            KEY,
+            options,
+            async {},
+        );
+        assert!(result.unwrap().passed);
+        let repair = prompt(&server, 1);
+        repair.split("\n\n# Query").next().unwrap().to_owned()
+    };
+    let whole = run(&options());
+    assert!(whole.len() > 100 * 1024, "{}", whole.len());
+    for line in ["line 1 of", "line 1500 of", "line 3000 of"] {
+        assert_contains(&whole, line);
+    }
+    assert!(!whole.contains("cut here"));
+
+    let capped = run(&RunOptions {
+        build_output_bytes: 4096,
+        ..options()
+    });
+    assert!(
+        capped.len() <= 4096 + "# build.sh output\n\n".len(),
+        "{}",
+        capped.len()
+    );
+    assert_contains(
+        &capped,
+        "build.sh exited with status 1\n--- stdout ---\n--- stderr ---\nline 1 of",
+    );
+    assert_contains(&capped, " bytes (");
+    assert_contains(&capped, " lines) of output cut here ...]\n");
+    assert!(
+        capped
+            .trim_end()
+            .ends_with("line 3000 of a long and chatty build")
+    );
+    assert!(!capped.contains("line 1500 of"));
 }
 
 #[test]

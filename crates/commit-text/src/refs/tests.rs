@@ -95,18 +95,52 @@ fn ensure_task_id_result_has_a_suffix() {
 
 // --- pull requests ---
 
+#[track_caller]
+fn check_numbers(parse: fn(&str) -> Vec<u64>, message: &str, expected: &[u64]) {
+    assert_eq!(parse(message), expected, "{message}");
+}
+
 #[test]
 fn pull_request_numbers() {
-    #[track_caller]
-    fn check(message: &str, expected: &[u64]) {
-        assert_eq!(pull_requests(message), expected, "{message}");
+    for (message, expected) in [
+        ("Add x (#123)", &[123][..]),
+        ("Add x (#12) (#7)\n\nSee (#12)", &[7, 12]),
+        ("Merge pull request #45 from a/b", &[45]),
+        ("Merged in feature (pull request #9)", &[9]),
+        ("Fix y\n\nSee merge request group/sub/repo!45", &[45]),
+        ("Fix #12 and issue #13", &[]),
+        ("Add x (#abc) (# 5) #6 (#0)", &[]),
+        ("Use a!3 in code", &[]),
+        ("feat!: drop v1\n\nwow!2", &[]),
+        // Fixed: ripgrep's `PR #3192` and GitLab's bare `!N` were not
+        // recognised.
+        ("printer: fix a crash\n\nPR #3192", &[3192]),
+        ("searcher: tweak\n\nThis is PR#77 and pr #78.", &[77, 78]),
+        ("Fix y\n\nSee !45 and (!46), [!47]\n!48", &[45, 46, 47, 48]),
+        (
+            "Merge pull request #1234 from user/branch-with-a-long-name",
+            &[1234],
+        ),
+        ("Fixes #3202", &[]),
+    ] {
+        check_numbers(pull_requests, message, expected);
     }
-    check("Add x (#123)", &[123]);
-    check("Add x (#12) (#7)\n\nSee (#12)", &[7, 12]);
-    check("Merge pull request #45 from a/b", &[45]);
-    check("Merged in feature (pull request #9)", &[9]);
-    check("Fix y\n\nSee merge request group/sub/repo!45", &[45]);
-    check("Fix #12 and issue #13", &[]);
-    check("Add x (#abc) (# 5) #6 (#0)", &[]);
-    check("Use a!3 in code", &[]);
+}
+
+#[test]
+fn issue_references_are_the_issues_a_message_closes() {
+    for (message, expected) in [
+        ("ignore: fix a glob\n\nFixes #3202", &[3202][..]),
+        (
+            "x\n\nfixes: #1\nCloses #2, resolves #3\nRESOLVED: #4",
+            &[1, 2, 3, 4],
+        ),
+        (
+            "x\n\nFix #5 close #6 closed #7 fixed #8 resolve #9",
+            &[5, 6, 7, 8, 9],
+        ),
+        ("x\n\nSee #10; PR #11 (#12); prefixes #13", &[]),
+    ] {
+        check_numbers(issue_references, message, expected);
+    }
 }

@@ -2,7 +2,7 @@
 //! the bytes, the parsers never panic and what they produce stays
 //! proportional to what they read.
 
-use commit_text::{Conventional, pull_requests};
+use commit_text::{Conventional, Prefix, Style, issue_references, past_tense, pull_requests};
 use proptest::prelude::*;
 
 proptest! {
@@ -12,9 +12,14 @@ proptest! {
             prop_assert!(header.description.len() <= text.len());
             prop_assert!(!header.kind.is_empty());
         }
-        let numbers = pull_requests(&text);
-        prop_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
-        prop_assert!(numbers.len() <= text.len());
+        for numbers in [pull_requests(&text), issue_references(&text)] {
+            prop_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(numbers.len() <= text.len());
+        }
+        let prefix = Prefix::of(&text);
+        prop_assert!(prefix.description(&text).len() <= text.len());
+        let _ = Style::detect(&[text.as_str()]);
+        let _ = past_tense(&text);
     }
 
     #[test]
@@ -34,8 +39,12 @@ fn long_commit_messages_stay_linear() {
         "(#1) ".repeat(200_000),
         format!("fix: {}", "#".repeat(1024 * 1024)),
         "Merge pull request #".repeat(50_000),
+        format!("{}: x", "a,".repeat(500_000)),
+        "Fixes: #".repeat(100_000),
     ] {
         let _ = Conventional::parse(&text);
+        let _ = Prefix::of(&text);
         assert!(pull_requests(&text).len() <= 1);
+        assert!(issue_references(&text).is_empty());
     }
 }

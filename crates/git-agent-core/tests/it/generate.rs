@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, assert_contains, call};
 
 use crate::support::{
-    chat, generate, moved_submodule, project, repaired, repaired_naming, request, responses,
-    retries_request, strings, task_id_branch, to_amend,
+    chat, generate, moved_submodule, project, repaired, repaired_naming, repaired_to, request,
+    responses, retries_request, strings, task_id_branch, to_amend,
 };
 
 #[test]
@@ -219,6 +219,54 @@ fn amend_keeps_the_original_subject_and_rejects_delta_phrasing() {
 }
 
 #[test]
+fn amend_keeps_a_subject_that_breaks_the_subject_rules() {
+    // Fixed: "keep the subject exactly" contradicted "shorten it to 72" and
+    // "remove commentary", so these amends could not succeed.
+    for subject in [
+        "Merge pull request #1234 from someone/branch-with-a-rather-long-name-here",
+        "Here is the fix for the empty host check",
+    ] {
+        let repo = project();
+        to_amend(&repo, subject);
+        let req = request(&repo, true);
+        let answer = format!("{subject}\n\nConnect accepts every host, and the README says so.");
+        let (_server, provider) = chat(vec![Reply::text(&answer)]);
+        let generated = generate(&req, provider.as_ref()).unwrap();
+        assert!(!generated.repaired, "{subject}");
+        assert_eq!(generated.message, answer);
+    }
+}
+
+#[test]
+fn amend_compares_the_kept_subject_exactly() {
+    // Fixed: a change of case or punctuation passed as keeping the subject.
+    let repo = project();
+    to_amend(&repo, "Fix: accept every host");
+    let req = request(&repo, true);
+    repaired_to(
+        &req,
+        "fix: accept every host.",
+        "Fix: accept every host\n\nThe README says so.",
+        "keep the original subject exactly, character for character",
+    );
+}
+
+#[test]
+fn a_final_period_and_a_past_tense_get_the_repair_pass() {
+    // Fixed: "Fixed stuff." passed validation.
+    let (_repo, req) = retries_request();
+    let (message, requests) = repaired(&req, "Fixed stuff.", "fix(net): retry connect");
+    assert_eq!(message, "fix(net): retry connect");
+    let repair = requests[1].raw_text();
+    for problem in [
+        "remove the period at the end of the subject",
+        "'Fixed' is past tense",
+    ] {
+        assert_contains(&repair, problem);
+    }
+}
+
+#[test]
 fn the_branch_task_id_is_kept_on_the_subject() {
     let repo = task_id_branch();
     let req = request(&repo, false);
@@ -263,7 +311,9 @@ fn a_lockfile_only_message_must_name_a_package() {
 #[test]
 fn an_answer_cut_off_by_the_token_limit_is_not_a_message() {
     let (_repo, req) = retries_request();
-    let (_server, provider) = chat(vec![Reply::max_tokens("fix(net): retry connect three")]);
+    // Cut off again after the repair pass (asked with a larger cap).
+    let cut = || Reply::max_tokens("fix(net): retry connect three");
+    let (_server, provider) = chat(vec![cut(), cut()]);
     let err = generate(&req, provider.as_ref()).unwrap_err();
     match err {
         Error::Invalid { problems, message } => {

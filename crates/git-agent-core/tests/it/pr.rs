@@ -7,7 +7,7 @@ use git_agent_core::{Error, pr_message};
 use serde_json::json;
 use testkit::{Reply, TestRepo, assert_contains, call};
 
-use crate::support::{chat, generate, project, repaired};
+use crate::support::{chat, generate, project, repaired, repaired_to};
 
 /// `project()` on main (origin/main = HEAD), then a feature branch with three
 /// commits, and one more commit on origin/main after the branch forked.
@@ -126,6 +126,123 @@ fn the_squash_message_is_conventional_and_repaired_once_without_tools() {
     assert!(repair.contains("one by one"), "{repair}");
     // The repair request offers no tools either.
     assert!(requests[1].json().get("tools").is_none());
+}
+
+/// A ripgrep-like repository: origin/main writes `component: subject`; the
+/// branch fixes the printer with a long message.
+fn component_branch(body_lines: usize) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file(
+        "crates/printer/src/lib.rs",
+        "pub fn p() {}\n",
+        "printer: add the printer",
+    );
+    repo.commit_file(
+        "crates/searcher/src/lib.rs",
+        "pub fn s() {}\n",
+        "searcher: add a searcher",
+    );
+    repo.commit_file(
+        "Cargo.toml",
+        "[workspace]\n",
+        "deps: bump grep-searcher to 0.1.14",
+    );
+    repo.commit_file("README.md", "# rg\n", "doc: mention the printer");
+    repo.commit_file("GUIDE.md", "# guide\n", "Fixes #3202");
+    repo.set_origin_head("main", "HEAD");
+    repo.checkout_new("printer-empty-lines");
+    let body: String = (1..=body_lines)
+        .map(|n| format!("Line {n} of why the printer needs this.\n"))
+        .collect();
+    repo.commit_file(
+        "crates/printer/src/lib.rs",
+        "pub fn p() { let _ = 1; }\n",
+        &format!(
+            "printer: fix empty lines\n\n{body}\nThe last reason, at the very end.\n\nPR #3192"
+        ),
+    );
+    repo
+}
+
+#[test]
+fn the_squash_subject_follows_the_repository_style() {
+    let repo = component_branch(2);
+    let req = request(&repo);
+    assert_eq!(req.context.style, commit_text::Style::Component);
+    assert_contains(&req.task.system, "writes `component: subject` subjects");
+    assert!(!req.task.system.contains("follows Conventional Commits"));
+    repaired_to(
+        &req,
+        "fix(printer): handle empty lines",
+        "printer: handle empty lines",
+        "uses the Conventional Commits type `fix`",
+    );
+}
+
+#[test]
+fn a_conventional_repository_gets_a_conventional_subject() {
+    // Fixed: `net: …` passed as a Conventional Commits subject with type `net`.
+    let repo = branch();
+    let req = request(&repo);
+    assert_eq!(req.context.style, commit_text::Style::Conventional);
+    repaired_to(
+        &req,
+        "net: retry connects three times",
+        "feat(net): retry connects three times",
+        "is not a Conventional Commits subject",
+    );
+}
+
+#[test]
+fn branch_messages_are_sent_whole_when_short() {
+    // Fixed: messages were cut after 10 lines, losing the end of the why.
+    let repo = component_branch(30);
+    let req = request(&repo);
+    let message = &req.context.commits[0].message;
+    assert!(
+        message.ends_with("The last reason, at the very end.\n\nPR #3192"),
+        "{message}"
+    );
+    assert_contains(
+        &req.task.messages.last().unwrap().text(),
+        "The last reason, at the very end.",
+    );
+}
+
+#[test]
+fn branch_messages_are_clamped_by_their_total_budget() {
+    let repo = component_branch(2);
+    let long: String = (1..=900)
+        .map(|n| format!("Line {n} of a very long explanation.\n"))
+        .collect();
+    repo.commit_file(
+        "crates/printer/src/lib.rs",
+        "pub fn p() { let _ = 2; }\n",
+        &format!("printer: explain\n\n{long}"),
+    );
+    repo.commit_file(
+        "crates/printer/src/lib.rs",
+        "pub fn p() { let _ = 3; }\n",
+        "printer: short\n\nShort why.",
+    );
+    let req = request(&repo);
+    let messages: Vec<&str> = req
+        .context
+        .commits
+        .iter()
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(messages[0], "printer: short\n\nShort why.");
+    assert!(
+        messages[1].starts_with("printer: explain\n\nLine 1 of"),
+        "{}",
+        messages[1]
+    );
+    assert!(messages[1].ends_with("\n[…]"), "{}", messages[1]);
+    assert!(messages[2].ends_with("PR #3192"), "{}", messages[2]);
+    let total: usize = messages.iter().map(|m| m.len()).sum();
+    assert!(total <= pr_message::BRANCH_MESSAGES_BYTES + 16, "{total}");
+    assert!(total > pr_message::BRANCH_MESSAGES_BYTES / 2, "{total}");
 }
 
 #[test]

@@ -86,9 +86,20 @@ pub fn repaired_naming(
     second: &str,
     missing: &str,
 ) -> Vec<RecordedRequest> {
-    let (message, requests) = repaired(&request(repo, false), first, second);
+    repaired_to(&request(repo, false), first, second, missing)
+}
+
+/// [`repaired`], where the repair request names `problem` and the repaired
+/// answer is the message as it is: the requests.
+pub fn repaired_to(
+    request: &impl MessageRequest,
+    first: &str,
+    second: &str,
+    problem: &str,
+) -> Vec<RecordedRequest> {
+    let (message, requests) = repaired(request, first, second);
     assert_eq!(message, second);
-    testkit::assert_contains(&requests[1].raw_text(), missing);
+    testkit::assert_contains(&requests[1].raw_text(), problem);
     requests
 }
 

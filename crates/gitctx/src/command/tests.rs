@@ -54,8 +54,8 @@ fn hardened_environment_is_set_and_config_goes_through_env() {
 }
 
 #[test]
-fn attributes_are_neutralised_except_for_user_programs() {
-    let envs = |cmd: Command| -> std::collections::HashMap<String, Option<String>> {
+fn attributes_are_neutralised_except_for_user_commands() {
+    let envs = |cmd: &Command| -> std::collections::HashMap<String, Option<String>> {
         cmd.get_envs()
             .filter_map(|(k, v)| {
                 Some((
@@ -65,20 +65,34 @@ fn attributes_are_neutralised_except_for_user_programs() {
             })
             .collect()
     };
-    let read = envs(GitCommand::new("/").arg("status").to_command());
+    let read = envs(&GitCommand::new("/").arg("status").to_command());
     assert_eq!(read["GIT_ATTR_SOURCE"].as_deref(), Some(EMPTY_TREE));
     assert_eq!(read["GIT_PAGER"].as_deref(), Some("cat"));
-    let commit = envs(
-        GitCommand::new("/")
-            .user_programs()
-            .arg("commit")
-            .to_command(),
-    );
-    assert!(!commit.contains_key("GIT_ATTR_SOURCE"));
-    assert!(!commit.contains_key("GIT_PAGER"));
+    // A user command sets nothing of its own: it only removes the variables
+    // that would point it at another repository, and its config is `-c`.
+    let commit = GitCommand::new("/")
+        .as_user()
+        .config("core.hooksPath", "hooks")
+        .args(["commit", "--file", "-"])
+        .to_command();
+    let mut set = Vec::new();
+    let mut removed = Vec::new();
+    for (key, value) in envs(&commit) {
+        if value.is_some() {
+            set.push(key)
+        } else {
+            removed.push(key)
+        }
+    }
+    assert!(set.is_empty(), "{set:?}");
+    removed.sort();
+    let mut expected: Vec<String> = LOCATION_VARS.iter().map(|v| v.to_string()).collect();
+    expected.sort();
+    assert_eq!(removed, expected);
+    let args: Vec<_> = commit.get_args().collect();
     assert_eq!(
-        commit["GIT_CONFIG_KEY_0"].as_deref(),
-        Some("core.fsmonitor")
+        args,
+        ["-c", "core.hooksPath=hooks", "commit", "--file", "-"]
     );
 }
 

@@ -11,10 +11,10 @@ fn opts() -> DiffOptions {
 
 #[test]
 fn root_commit_diffs_against_the_empty_tree() {
-    let repo = TestRepo::new();
-    repo.write("a.txt", "one\ntwo\n")
-        .write("src/b.rs", "fn b() {}\n");
-    repo.commit_all("root");
+    let repo = TestRepo::with_commit(
+        &[("a.txt", "one\ntwo\n"), ("src/b.rs", "fn b() {}\n")],
+        "root",
+    );
     let diff = open(&repo).diff_commit("HEAD", &opts()).unwrap();
     let paths: Vec<&str> = diff.files.iter().map(|f| f.path()).collect();
     assert_eq!(paths, ["a.txt", "src/b.rs"]);
@@ -265,10 +265,7 @@ fn submodule_gitlink_changes_are_reported() {
     let sub = TestRepo::named("sub");
     let first = sub.commit_file("lib.txt", "1\n", "one");
     let second = sub.commit_file("lib.txt", "2\n", "two");
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "init");
-    repo.add_submodule("vendor/lib", &sub);
-    repo.commit("add submodule");
+    let repo = TestRepo::with_submodule("vendor/lib", &sub);
     let r = open(&repo);
     let added = r.diff_commit("HEAD", &opts()).unwrap();
     let link = added.file("vendor/lib").unwrap();
@@ -293,11 +290,7 @@ fn submodule_gitlink_changes_are_reported() {
 fn merge_commits_diff_against_their_first_parent() {
     let repo = TestRepo::new();
     repo.commit_file("a.txt", "a\n", "init");
-    repo.checkout_new("side");
-    repo.commit_file("side.txt", "s\n", "side");
-    repo.checkout("main");
-    repo.commit_file("main.txt", "m\n", "main");
-    repo.git(&["merge", "--quiet", "--no-ff", "-m", "merge", "side"]);
+    repo.merge_side_branch();
     let diff = open(&repo).diff_commit("HEAD", &opts()).unwrap();
     let paths: Vec<&str> = diff.files.iter().map(|f| f.path()).collect();
     assert_eq!(paths, ["side.txt"]);

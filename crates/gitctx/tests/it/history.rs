@@ -84,8 +84,7 @@ fn unreachable_from_every_ref_counts_missing_commits() {
 fn the_reflog_names_an_amend_only_at_depth_one_when_it_is_newest() {
     let (repo, _, _) = forked();
     repo.commit_file("a.txt", "a\n", "first");
-    repo.git(&["commit", "--amend", "--quiet", "-m", "first, amended"]);
-    let amended = repo.rev_parse("HEAD");
+    let amended = repo.amend(Some("first, amended"));
     let r = open(&repo);
     let message = r.reflog_message("HEAD", id(&amended), 1).unwrap().unwrap();
     assert_starts_with(&message, "commit (amend)");

@@ -13,6 +13,7 @@ mod refs;
 mod repo;
 mod submodules;
 mod untrusted;
+mod user_command;
 mod worktree;
 
 use std::fmt::Write as _;

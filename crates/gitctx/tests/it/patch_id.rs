@@ -14,13 +14,9 @@ fn ids(hexes: &[&String]) -> Vec<ObjectId> {
 
 /// main: base (file with 20 lines); branch `topic` changes line 15.
 pub(crate) fn forked() -> (TestRepo, String, String) {
-    let repo = TestRepo::new();
-    let lines: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    let base = repo.commit_file("f.txt", &lines, "base");
-    repo.checkout_new("topic");
-    let changed = lines.replace("line 15\n", "line fifteen\n");
-    let topic = repo.commit_file("f.txt", changed, "change line 15");
+    let (repo, topic) = TestRepo::with_topic_change("change line 15");
     repo.checkout("main");
+    let base = repo.rev_parse("main");
     (repo, base, topic)
 }
 
@@ -46,7 +42,7 @@ fn a_cherry_pick_has_the_patch_id_of_its_original_with_or_without_x() {
 fn a_rebase_onto_another_base_keeps_the_patch_id_and_a_code_change_does_not() {
     let (repo, _, topic) = forked();
     // main gains lines at the top: the change moves down, without conflict.
-    let lines: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let lines = testkit::twenty_lines();
     repo.commit_file("f.txt", format!("new top\nnew top 2\n{lines}"), "prepend");
     repo.checkout("topic");
     repo.git(&["rebase", "--quiet", "main"]);

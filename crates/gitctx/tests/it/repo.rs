@@ -139,11 +139,7 @@ fn commit_info_of_root_and_merge_commits() {
     assert_eq!(info.author.time.to_rfc3339(), "2024-01-01T00:00:00+00:00");
     assert!(!info.is_merge());
 
-    repo.checkout_new("side");
-    let side = repo.commit_file("b.txt", "b\n", "side");
-    repo.checkout("main");
-    let main = repo.commit_file("c.txt", "c\n", "main");
-    repo.git(&["merge", "--quiet", "--no-ff", "-m", "merge side", "side"]);
+    let [side, main, _] = repo.merge_side_branch();
     let merge = r.commit_info("HEAD").unwrap();
     assert!(merge.is_merge());
     let parents: Vec<String> = merge.parents.iter().map(|p| p.to_hex()).collect();

@@ -69,8 +69,7 @@ fn git_commit_keeps_the_users_programs() {
     hostile.repo.write("src/net.rs", "pub fn changed() {}\n");
     hostile.clear();
     let run = repo
-        .git()
-        .user_programs()
+        .user_command()
         .args(["commit", "--quiet", "--all", "--message", "change"])
         .env("GIT_AUTHOR_DATE", "@1704067200 +0000")
         .env("GIT_COMMITTER_DATE", "@1704067200 +0000")

@@ -193,10 +193,13 @@ fn merge_base_of_diverged_and_unrelated_histories() {
 
 #[test]
 fn ignore_rules_apply_to_tracked_paths_too() {
-    let repo = TestRepo::new();
-    repo.write(".gitignore", "*.log\n!keep.log\nbuild/\n")
-        .write("sub/.gitignore", "secret.txt\n");
-    repo.commit_all("ignores");
+    let repo = TestRepo::with_commit(
+        &[
+            (".gitignore", "*.log\n!keep.log\nbuild/\n"),
+            ("sub/.gitignore", "secret.txt\n"),
+        ],
+        "ignores",
+    );
     repo.write("forced.log", "x\n");
     repo.git(&["add", "-f", "forced.log"]);
     repo.commit("force-add an ignored file");

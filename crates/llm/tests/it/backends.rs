@@ -194,17 +194,95 @@ fn responses_without_tools_omit_tool_fields_and_ask_for_json_when_told() {
 
 #[test]
 fn chatgpt_auth_sends_the_bearer_token_and_account_header() {
-    let request = &sent(ProviderKind::OpenAiResponses, &history(), |cfg| {
-        cfg.auth = Auth::ChatGpt {
-            access_token: Secret::new(KEY),
-            account_id: "acct-42".into(),
-        };
-    });
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), signed_in);
     assert_eq!(
         request.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
     assert_eq!(request.header("chatgpt-account-id"), Some("acct-42"));
+}
+
+/// ChatGPT sign-in instead of the API key.
+fn signed_in(cfg: &mut llm::ProviderConfig) {
+    cfg.auth = Auth::ChatGpt {
+        access_token: Secret::new(KEY),
+        account_id: "acct-42".into(),
+    };
+}
+
+/// The top-level fields of a body, one per line: scalars with their value,
+/// objects and arrays with their keys or length.
+fn shape(body: &Value) -> String {
+    let mut lines = Vec::new();
+    for (key, value) in body.as_object().expect("a JSON object body") {
+        let text = match value {
+            Value::Object(map) => {
+                format!("{{{}}}", map.keys().cloned().collect::<Vec<_>>().join(", "))
+            }
+            Value::Array(items) => format!("[{} items]", items.len()),
+            Value::String(text) if text.len() > 40 => "\"…\"".to_owned(),
+            scalar => scalar.to_string(),
+        };
+        lines.push(format!("  {key}: {text}"));
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn the_request_shape_of_each_backend_is_pinned() {
+    // The same request (tools, an output cap) with priority and a reasoning
+    // effort, to each backend; what the fake server received is pinned.
+    let flags = |cfg: &mut llm::ProviderConfig| {
+        cfg.priority = true;
+        cfg.reasoning_effort = Some(ReasoningEffort::High);
+    };
+    let chatgpt = |cfg: &mut llm::ProviderConfig| {
+        flags(cfg);
+        signed_in(cfg);
+    };
+    let mut shapes = Vec::new();
+    for (name, request) in [
+        (
+            "OpenAI Chat Completions (API key)",
+            sent(ProviderKind::OpenAiChat, &history(), flags),
+        ),
+        (
+            "OpenAI Responses (API key)",
+            sent(ProviderKind::OpenAiResponses, &history(), flags),
+        ),
+        (
+            "ChatGPT Codex backend (ChatGPT sign-in)",
+            sent(ProviderKind::OpenAiResponses, &history(), chatgpt),
+        ),
+        (
+            "Anthropic Messages (API key)",
+            sent(ProviderKind::Anthropic, &history(), flags),
+        ),
+    ] {
+        let body = request.json();
+        assert!(
+            !String::from_utf8_lossy(&request.body).contains(KEY),
+            "{name}: the key is in the body"
+        );
+        shapes.push(format!(
+            "{name} {} {}\n{}",
+            request.method,
+            request.path,
+            shape(&body)
+        ));
+    }
+    insta::assert_snapshot!(shapes.join("\n\n"));
+}
+
+#[test]
+fn the_chatgpt_backend_gets_what_codex_sends_and_nothing_else() {
+    let request = &sent(ProviderKind::OpenAiResponses, &history(), signed_in);
+    assert_eq!(request.header("accept"), Some("text/event-stream"));
+    let body = request.json();
+    // No top-level output cap, although the request has one (321).
+    assert!(body.get("max_output_tokens").is_none(), "{body}");
+    assert_eq!(body["store"], false);
+    assert_eq!(body["stream"], true);
 }
 
 #[test]

@@ -6,8 +6,14 @@
 //! for what a table cannot say. Adding a language means one file here with
 //! its `SPEC`, one [`Language`] variant, and one arm in [`Language::spec`].
 
+mod c;
+mod cpp;
+mod go;
+mod java;
+mod javascript;
 mod python;
 mod rust;
+mod typescript;
 
 use std::fmt;
 use std::path::Path;
@@ -23,11 +29,35 @@ pub enum Language {
     Rust,
     /// Python (`.py`, `.pyi`).
     Python,
+    /// C (`.c`, `.h`).
+    C,
+    /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`; `.h` stays C).
+    Cpp,
+    /// Go (`.go`).
+    Go,
+    /// Java (`.java`).
+    Java,
+    /// JavaScript (`.js`, `.mjs`, `.cjs`, `.jsx`).
+    JavaScript,
+    /// TypeScript (`.ts`, `.mts`, `.cts`).
+    TypeScript,
+    /// TypeScript with JSX (`.tsx`).
+    Tsx,
 }
 
 impl Language {
     /// Every supported language.
-    pub const ALL: &'static [Language] = &[Language::Rust, Language::Python];
+    pub const ALL: &'static [Language] = &[
+        Language::Rust,
+        Language::Python,
+        Language::C,
+        Language::Cpp,
+        Language::Go,
+        Language::Java,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Tsx,
+    ];
 
     /// The language of a path, chosen by its extension (ASCII
     /// case-insensitive). `None` when no grammar handles it.
@@ -46,7 +76,8 @@ impl Language {
         })
     }
 
-    /// The lowercase name: `"rust"`, `"python"`.
+    /// The lowercase name: `"rust"`, `"python"`, `"c"`, `"cpp"`, `"go"`,
+    /// `"java"`, `"javascript"`, `"typescript"`, `"tsx"`.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
@@ -60,6 +91,13 @@ impl Language {
         match self {
             Language::Rust => &rust::SPEC,
             Language::Python => &python::SPEC,
+            Language::C => &c::SPEC,
+            Language::Cpp => &cpp::SPEC,
+            Language::Go => &go::SPEC,
+            Language::Java => &java::SPEC,
+            Language::JavaScript => &javascript::SPEC,
+            Language::TypeScript => &typescript::SPEC,
+            Language::Tsx => &typescript::TSX_SPEC,
         }
     }
 }
@@ -73,10 +111,11 @@ impl fmt::Display for Language {
 /// What a container does to the functions inside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ContainerRole {
-    /// A type-like container (Rust `impl`/`trait`, Python `class`): its
-    /// functions are methods.
+    /// A type-like container (Rust `impl`/`trait`, a class, an interface):
+    /// its functions are methods.
     Type,
-    /// A namespace (Rust `mod`): its functions stay functions.
+    /// A namespace (Rust `mod`, C++ `namespace`, TypeScript `namespace`):
+    /// its functions stay functions.
     Namespace,
 }
 
@@ -100,6 +139,10 @@ pub(crate) type ExtraUnitFn = for<'t> fn(Node<'t>, &str, Scope) -> Option<(UnitK
 /// Finds the first node of a unit's line range (e.g. its leading attributes).
 pub(crate) type LeadingFn = for<'t> fn(Node<'t>) -> Node<'t>;
 
+/// Derives a string from a node and the source (a name, a qualifier, a
+/// signature); `None` means "use the default".
+pub(crate) type TextFn = fn(Node<'_>, &str) -> Option<String>;
+
 /// The table entry for one language.
 #[derive(Debug)]
 pub(crate) struct LanguageSpec {
@@ -107,6 +150,9 @@ pub(crate) struct LanguageSpec {
     pub(crate) name: &'static str,
     /// File extensions without dot.
     pub(crate) extensions: &'static [&'static str],
+    /// What joins the segments of a qualified name: `::` (Rust, C, C++) or
+    /// `.` (Python, Go, Java, JavaScript, TypeScript).
+    pub(crate) separator: &'static str,
     /// The tree-sitter grammar.
     pub(crate) grammar: fn() -> tree_sitter::Language,
     /// Node kinds that are units, and their kind. `Function` becomes `Method`
@@ -123,6 +169,9 @@ pub(crate) struct LanguageSpec {
     /// Wrapper node kinds (e.g. Python's `decorated_definition`) and the field
     /// holding the wrapped definition; the wrapper's lines count for the unit.
     pub(crate) wrappers: &'static [(&'static str, &'static str)],
+    /// Node kinds whose children are listed as if they stood in the node's
+    /// place (C's `#ifdef` blocks, Go's grouped `type ( … )`).
+    pub(crate) transparent: &'static [&'static str],
     /// Comment node kinds, never part of a signature.
     pub(crate) comment_kinds: &'static [&'static str],
     /// Anonymous tokens a bodiless declaration's signature stops before.
@@ -133,24 +182,45 @@ pub(crate) struct LanguageSpec {
     pub(crate) hooks: Hooks,
 }
 
-/// Per-language hooks; each has a neutral default function in this module
-/// ([`container_name`], [`no_extra_unit`], [`own_lines`]).
+/// Per-language hooks; [`DEFAULT_HOOKS`] holds the neutral default of each
+/// ([`none`], [`no_extra_unit`], [`own_lines`]).
 #[derive(Debug)]
 pub(crate) struct Hooks {
     /// The unit's name when it is not the text of its `name` field (`None`:
     /// use that field).
-    pub(crate) unit_name: fn(Node<'_>, &str) -> Option<String>,
+    pub(crate) unit_name: TextFn,
     /// The segment a container adds to its members' qualified names when it
     /// is not the container's name.
-    pub(crate) qualifier: fn(Node<'_>, &str) -> Option<String>,
+    pub(crate) qualifier: TextFn,
+    /// The owner of a unit defined outside it (a Go method's receiver type,
+    /// a C++ `Scene::add_layer` defined out of line), already joined with the
+    /// language's separator. A function with an owner is a method.
+    pub(crate) owner: TextFn,
+    /// The first segment of every qualified name in the file, read from the
+    /// root node (Go's `package` clause).
+    pub(crate) file_qualifier: TextFn,
+    /// The unit's signature when the generic rule (declaration up to the
+    /// body) does not fit; collapsed and capped like the generic one.
+    pub(crate) signature: TextFn,
     /// Units that are not recognisable by node kind alone.
     pub(crate) extra_unit: ExtraUnitFn,
     /// The first node of a unit's line range.
     pub(crate) leading: LeadingFn,
 }
 
-/// Default [`Hooks::qualifier`]: a container qualifies with its name.
-pub(crate) fn container_name(_node: Node<'_>, _source: &str) -> Option<String> {
+/// Every hook at its neutral default.
+pub(crate) const DEFAULT_HOOKS: Hooks = Hooks {
+    unit_name: none,
+    qualifier: none,
+    owner: none,
+    file_qualifier: none,
+    signature: none,
+    extra_unit: no_extra_unit,
+    leading: own_lines,
+};
+
+/// Default [`TextFn`] hook: nothing special, use the generic rule.
+pub(crate) fn none(_node: Node<'_>, _source: &str) -> Option<String> {
     None
 }
 
@@ -183,12 +253,49 @@ impl LanguageSpec {
             .map(|(_, role)| *role)
     }
 
+    pub(crate) fn is_transparent(&self, node_kind: &str) -> bool {
+        self.transparent.contains(&node_kind)
+    }
+
     pub(crate) fn wrapped_field(&self, node_kind: &str) -> Option<&'static str> {
         self.wrappers
             .iter()
             .find(|(kind, _)| *kind == node_kind)
             .map(|(_, field)| *field)
     }
+}
+
+/// Extends a unit upwards over the comments (and TypeScript decorators)
+/// directly above it: the run stops at a blank line, at anything else, and at
+/// a comment that ends a line of code (it belongs to that code).
+pub(crate) fn comments_above(node: Node<'_>) -> Node<'_> {
+    let mut first = node;
+    while let Some(previous) = first.prev_sibling() {
+        let attached = matches!(
+            previous.kind(),
+            "comment" | "line_comment" | "block_comment" | "decorator"
+        );
+        if !attached || last_row(previous) + 1 < first.start_position().row {
+            break;
+        }
+        let trailing = previous
+            .prev_sibling()
+            .is_some_and(|before| last_row(before) == previous.start_position().row);
+        if trailing {
+            break;
+        }
+        first = previous;
+    }
+    first
+}
+
+/// The text from the start of `node` to the start of `end` (a descendant),
+/// trimmed.
+pub(crate) fn text_before<'s>(node: Node<'_>, end: Node<'_>, source: &'s str) -> &'s str {
+    source
+        .get(node.start_byte()..end.start_byte())
+        .unwrap_or("")
+        .trim()
 }
 
 /// The text of a node, or `""` if its byte range does not fall on character

@@ -5,33 +5,17 @@
 
 use tree_sitter::Node;
 
-use super::{
-    ContainerRole, Hooks, LanguageSpec, Scope, collapsed, container_name, own_lines, text,
-};
+use super::{ContainerRole, DEFAULT_HOOKS, Hooks, LanguageSpec, Scope, collapsed, text};
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "python",
-    extensions: &["py", "pyi"],
-    grammar,
-    units: &[
-        ("function_definition", UnitKind::Function),
-        ("class_definition", UnitKind::Class),
-        ("type_alias_statement", UnitKind::TypeAlias),
-    ],
-    containers: &[("class_definition", ContainerRole::Type)],
-    body_field: "body",
-    body_kinds: &["block"],
-    wrappers: &[("decorated_definition", "definition")],
-    comment_kinds: &["comment"],
-    signature_stops: &["="],
-    signature_trailing: &[":"],
-    hooks: Hooks {
-        unit_name,
-        qualifier: container_name,
-        extra_unit,
-        leading: own_lines,
-    },
+    name: "python", extensions: &["py", "pyi"], separator: ".", grammar,
+    units: &[("function_definition", UnitKind::Function), ("class_definition", UnitKind::Class), ("type_alias_statement", UnitKind::TypeAlias)],
+    containers: &[("class_definition", ContainerRole::Type)], body_field: "body",
+    body_kinds: &["block"], wrappers: &[("decorated_definition", "definition")], transparent: &[],
+    comment_kinds: &["comment"], signature_stops: &["="], signature_trailing: &[":"],
+    hooks: Hooks { unit_name, extra_unit, ..DEFAULT_HOOKS },
 };
 
 fn grammar() -> tree_sitter::Language {

@@ -4,54 +4,30 @@
 
 use tree_sitter::Node;
 
-use super::{ContainerRole, Hooks, LanguageSpec, collapsed, last_row, no_extra_unit, text};
+use super::{ContainerRole, DEFAULT_HOOKS, Hooks, LanguageSpec, collapsed, last_row, text};
 use crate::UnitKind;
 
+#[rustfmt::skip]
 pub(crate) static SPEC: LanguageSpec = LanguageSpec {
-    name: "rust",
-    extensions: &["rs"],
-    grammar,
+    name: "rust", extensions: &["rs"], separator: "::", grammar,
     units: &[
-        ("function_item", UnitKind::Function),
-        ("function_signature_item", UnitKind::Function),
-        ("struct_item", UnitKind::Struct),
-        ("enum_item", UnitKind::Enum),
-        ("union_item", UnitKind::Union),
-        ("trait_item", UnitKind::Trait),
-        ("impl_item", UnitKind::Impl),
-        ("mod_item", UnitKind::Module),
-        ("const_item", UnitKind::Const),
-        ("static_item", UnitKind::Static),
-        ("type_item", UnitKind::TypeAlias),
-        ("associated_type", UnitKind::TypeAlias),
+        ("function_item", UnitKind::Function), ("function_signature_item", UnitKind::Function),
+        ("struct_item", UnitKind::Struct), ("enum_item", UnitKind::Enum), ("union_item", UnitKind::Union),
+        ("trait_item", UnitKind::Trait), ("impl_item", UnitKind::Impl), ("mod_item", UnitKind::Module),
+        ("const_item", UnitKind::Const), ("static_item", UnitKind::Static),
+        ("type_item", UnitKind::TypeAlias), ("associated_type", UnitKind::TypeAlias),
         ("macro_definition", UnitKind::Macro),
     ],
-    containers: &[
-        ("impl_item", ContainerRole::Type),
-        ("trait_item", ContainerRole::Type),
-        ("mod_item", ContainerRole::Namespace),
-    ],
+    containers: &[("impl_item", ContainerRole::Type), ("trait_item", ContainerRole::Type), ("mod_item", ContainerRole::Namespace)],
     body_field: "body",
     // A tuple struct's `(…)` is not a body: `pub struct Meters(pub f64)` is
     // the more useful signature.
-    body_kinds: &[
-        "block",
-        "declaration_list",
-        "field_declaration_list",
-        "enum_variant_list",
-    ],
-    wrappers: &[],
-    comment_kinds: &["line_comment", "block_comment"],
+    body_kinds: &["block", "declaration_list", "field_declaration_list", "enum_variant_list"],
+    wrappers: &[], transparent: &[], comment_kinds: &["line_comment", "block_comment"],
     // `=`/`;` end bodiless items; `{`/`(`/`[` open a `macro_rules!` body
     // (elsewhere they only occur nested inside child nodes).
-    signature_stops: &["=", ";", "{", "(", "["],
-    signature_trailing: &[],
-    hooks: Hooks {
-        unit_name,
-        qualifier,
-        extra_unit: no_extra_unit,
-        leading,
-    },
+    signature_stops: &["=", ";", "{", "(", "["], signature_trailing: &[],
+    hooks: Hooks { unit_name, qualifier, leading, ..DEFAULT_HOOKS },
 };
 
 fn grammar() -> tree_sitter::Language {

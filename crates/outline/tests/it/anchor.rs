@@ -232,17 +232,23 @@ fn not_found_truncates_long_lists() {
 
 #[test]
 fn python_queries() {
-    check_python("Client.connect", "Exact: method Client::connect@L3");
-    check_python("Client::connect", "Exact: method Client::connect@L3");
+    check_python("Client.connect", "Exact: method Client.connect@L3");
+    // Old notes' `Type::method` anchors keep resolving.
+    check_python("Client::connect", "Exact: method Client.connect@L3");
     check_python(
         "Client.Options.validate",
-        "Exact: method Client::Options::validate@L7",
+        "Exact: method Client.Options.validate@L7",
     );
     check_python(
-        "Options.validate",
-        "Unqualified: method Client::Options::validate@L7",
+        "Options::validate",
+        "Unqualified: method Client.Options.validate@L7",
     );
-    check_python("connect", "Unqualified: method Client::connect@L3");
+    check_python("connect", "Unqualified: method Client.connect@L3");
+    check_python(
+        "Client.conect",
+        "Fuzzy { distance: 1 }: method Client.connect@L3\n\
+         warning: anchor 'Client.conect' not found; using closest match 'Client.connect' (edit distance 1)",
+    );
     check_python(
         "connect_al",
         "Fuzzy { distance: 1 }: function connect_all@L10\n\

@@ -2,6 +2,7 @@
 
 mod anchor;
 mod golden;
+mod languages;
 mod parse;
 mod stability;
 

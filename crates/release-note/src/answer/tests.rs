@@ -452,21 +452,73 @@ fn listed_choices_are_capped() {
     );
 }
 
+const VALID: &str = "; pull requests the commits mention (kind pull_request): #12; issues they close (kind issue): none";
+
+#[test]
+fn ripgrep_refs_are_pull_requests_and_issues() {
+    // Fixed: `PR #3192` and `Fixes #3202` were not recognised, and the
+    // rejection said "valid pull requests: none".
+    let mut ctx = context();
+    ctx.commits.push(ReleaseCommit {
+        pull_requests: commit_text::pull_requests("printer: fix a crash\n\nPR #3192"),
+        issues: commit_text::issue_references("printer: fix a crash\n\nFixes #3202"),
+        ..fixtures::commit("aaa1111", "printer: fix a crash")
+    });
+    let text = json!({"sections": [{"section": "fixes", "items": [{
+        "text": "Fix a crash in the printer.",
+        "refs": [{"kind": "pull_request", "id": "#3192"}, {"kind": "issue", "id": "3202"}]
+    }]}]})
+    .to_string();
+    let answer = parse(&text, &ctx).expect("valid");
+    assert_eq!(
+        answer.sections[0].items[0].refs,
+        [ItemRef::PullRequest(3192), ItemRef::Issue(3202)]
+    );
+    let at = "$.sections[0].items[0] (\"Fix a crash in the printer.\")";
+    let valid = "; pull requests the commits mention (kind pull_request): #12, #3192; \
+                 issues they close (kind issue): #3202";
+    for (wrong, problem) in [
+        (
+            json!({"kind": "pull_request", "id": "#3202"}),
+            format!(
+                "{at}: ref pull_request '#3202' is not a pull request of the range's commits; \
+                 they mention #3202 as a closed issue: use kind issue{valid}"
+            ),
+        ),
+        (
+            json!({"kind": "issue", "id": "#3192"}),
+            format!(
+                "{at}: ref issue '#3192' is not an issue of the range's commits; they mention \
+                 #3192 as a pull request: use kind pull_request{valid}"
+            ),
+        ),
+        (
+            json!({"kind": "issue", "id": "#1"}),
+            format!("{at}: ref issue '#1' is not mentioned by the range's commits{valid}"),
+        ),
+    ] {
+        let text = json!({"sections": [{"section": "fixes", "items": [{
+            "text": "Fix a crash in the printer.", "refs": [wrong]
+        }]}]})
+        .to_string();
+        assert_eq!(parse(&text, &ctx).expect_err("invalid"), [problem]);
+    }
+}
+
 #[test]
 fn pull_request_refs_must_be_mentioned_by_the_range() {
     let at = "$.sections[0].items[0] (\"Add JSON output.\")";
     assert_eq!(
         with_ref(json!({"kind": "pull_request", "id": "#99"})),
         [format!(
-            "{at}: ref pull_request '#99' is not mentioned by the range's commits; valid pull \
-             requests: #12"
+            "{at}: ref pull_request '#99' is not mentioned by the range's commits{VALID}"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "pull_request", "id": "PR-12"})),
         [format!(
             "{at}: ref pull_request 'PR-12' is not a pull request number; write it as 123 or \
-             #123; valid pull requests: #12"
+             #123{VALID}"
         )]
     );
 }
@@ -553,8 +605,7 @@ fn every_problem_is_reported_in_item_order() {
                  the item describes)"
             ),
             format!(
-                "{second}: ref pull_request '#7' is not mentioned by the range's commits; \
-                 valid pull requests: #12"
+                "{second}: ref pull_request '#7' is not mentioned by the range's commits{VALID}"
             ),
             format!(
                 "{second} and $.sections[1].items[0] (\"Fix the crash\") tell the same \

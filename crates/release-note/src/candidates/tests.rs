@@ -1,4 +1,4 @@
-use commit_text::pull_requests;
+use commit_text::{issue_references, pull_requests};
 use git_agent_core::classify::Class;
 use gitctx::ObjectId;
 
@@ -45,6 +45,8 @@ fn commit(subject: &str, body: &str, paths: &[&str]) -> ReleaseCommit {
         short: id.short(),
         subject: subject.to_owned(),
         pull_requests: pull_requests(&message),
+        issues: issue_references(&message),
+        internal_bumps: Vec::new(),
         message,
         clamped: false,
         author: "A U Thor".to_owned(),
@@ -377,7 +379,8 @@ fn non_conventional_subjects() {
         &["config/default.toml"],
         (Operations, true, Medium, "Set the default port"),
     );
-    // An unknown type is read as a subject.
+    // A `component:` prefix (an unknown type) is a scope; the rest is read
+    // as a subject.
     check_one(
         "ui: add dark mode",
         "",
@@ -386,7 +389,7 @@ fn non_conventional_subjects() {
     );
     assert_eq!(
         reason_of("ui: add dark mode", "", &["src/theme.rs"]),
-        "unknown conventional type `ui`; first word `add`"
+        "component `ui`; first word `add`"
     );
     assert_eq!(reason_of("Fix: x", "", &["src/a.rs"]), "first word `Fix`");
 }
@@ -571,5 +574,135 @@ fn submodule_groups() {
         &[commit("Update other", "", &["other@"])],
         &[],
         &[(Other, true, Low, "Update other")],
+    );
+}
+
+// --- a ripgrep-like workspace (issue 18, item 6) ---
+
+#[test]
+fn component_subjects_are_read_with_the_component_as_scope() {
+    // Fixed: `printer: fix …` was an "unknown conventional type".
+    let paths = &["crates/printer/src/lib.rs"];
+    check_one(
+        "printer: fix a crash on empty lines",
+        "",
+        paths,
+        (Fixes, true, Medium, "Fix a crash on empty lines"),
+    );
+    assert_eq!(
+        reason_of("printer: fix a crash on empty lines", "", paths),
+        "component `printer`; first word `fix`"
+    );
+    // Components Conventional Commits cannot parse: paths, capitals, lists.
+    assert_eq!(
+        reason_of("ignore/types: add zig", "", &["crates/ignore/src/types.rs"]),
+        "component `ignore/types`; first word `add`"
+    );
+    assert_eq!(
+        reason_of("grep-cli, grep-printer: remove dead code", "", paths),
+        "component `grep-cli, grep-printer`; first word `remove`"
+    );
+}
+
+#[test]
+fn internal_version_bumps_are_grouped_into_one_candidate() {
+    let bump = |subject: &str, bumps: &[&str]| ReleaseCommit {
+        internal_bumps: bumps.iter().map(|b| (*b).to_owned()).collect(),
+        ..commit(subject, "", &["crates/searcher/Cargo.toml", "Cargo.lock"])
+    };
+    let commits = [
+        commit("printer: fix a crash", "", &["crates/printer/src/lib.rs"]),
+        bump(
+            "deps: bump grep-searcher to 0.1.14",
+            &["grep-searcher 0.1.14"],
+        ),
+        bump(
+            "deps: bump grep-printer to 0.2.2",
+            &["grep-printer 0.2.2", "grep-searcher 0.1.14"],
+        ),
+        commit("deps: bump memchr to 2.7.4", "", &["Cargo.lock"]),
+    ];
+    check(
+        &commits,
+        &[],
+        &[
+            (Fixes, true, Medium, "Fix a crash"),
+            (Dependencies, true, High, "Bump memchr to 2.7.4"),
+            (
+                Other,
+                false,
+                High,
+                "Bump internal crate versions: grep-printer 0.2.2, grep-searcher 0.1.14",
+            ),
+        ],
+    );
+    let grouped = candidates(&commits, &[]).pop().expect("the group");
+    assert_eq!(
+        grouped.refs,
+        [
+            ItemRef::Commit(commits[1].short.clone()),
+            ItemRef::Commit(commits[2].short.clone()),
+        ]
+    );
+    assert!(
+        grouped.reason.starts_with("2 commits only bumping"),
+        "{}",
+        grouped.reason
+    );
+}
+
+#[test]
+fn packaging_only_commits_are_left_out_unless_they_are_the_point() {
+    let tap = commit(
+        "pkg/brew: update tap to 14.1.0",
+        "",
+        &["pkg/brew/ripgrep-bin.rb"],
+    );
+    let fix = commit("printer: fix a crash", "", &["crates/printer/src/lib.rs"]);
+    check(
+        &[fix, tap.clone()],
+        &[],
+        &[
+            (Fixes, true, Medium, "Fix a crash"),
+            (Other, false, High, "Update tap to 14.1.0"),
+        ],
+    );
+    let spec = commit(
+        "Update the RPM spec",
+        "",
+        &["dist/rg.spec", "debian/control"],
+    );
+    check(
+        &[tap, spec],
+        &[],
+        &[
+            (Other, true, Medium, "Update tap to 14.1.0"),
+            (Other, true, Medium, "Update the RPM spec"),
+        ],
+    );
+    for (path, packaging) in [
+        ("PKGBUILD", true),
+        ("snap/snapcraft.yaml", true),
+        ("Formula/rg.rb", true),
+        ("choco/rg.nuspec", true),
+        ("src/pkg.rs", false),
+        ("crates/printer/src/lib.rs", false),
+        (".spec", false),
+        ("web/app.spec.ts", false),
+    ] {
+        assert_eq!(is_packaging(path), packaging, "{path}");
+    }
+}
+
+#[test]
+fn drafts_keep_the_text_of_markdown_links() {
+    let c = commit(
+        "searcher: add [mmap](https://docs.rs/memmap2) support",
+        "See [the guide][guide] and [docs](https://x.io \"title\") for details.",
+        &["crates/searcher/src/lib.rs"],
+    );
+    assert_eq!(
+        candidates(&[c], &[])[0].draft,
+        "Add mmap support. See the guide and docs for details"
     );
 }

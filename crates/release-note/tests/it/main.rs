@@ -2,3 +2,4 @@
 //! and, for the model, the fake servers of `testkit` over real HTTP.
 
 mod release;
+mod ripgrep;

@@ -30,7 +30,7 @@ fn responses(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
     )
 }
 
-fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
+pub(crate) fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
     fake(Flavor::OpenAiChat, ProviderKind::OpenAiChat, script)
 }
 
@@ -79,7 +79,7 @@ fn open(repo: &TestRepo) -> Repo {
 }
 
 /// The evidence `prepare_context` gathers from `repo` for `spec`.
-fn prepared(repo: &TestRepo, spec: &RangeSpec) -> release::ReleaseContext {
+pub(crate) fn prepared(repo: &TestRepo, spec: &RangeSpec) -> release::ReleaseContext {
     let r = open(repo);
     let range = prepare::resolve_range(&r, spec).unwrap();
     prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap()
@@ -89,7 +89,7 @@ fn subjects(commits: &[release::ReleaseCommit]) -> Vec<&str> {
     commits.iter().map(|c| c.subject.as_str()).collect()
 }
 
-fn explicit(base: &str, release: &str) -> RangeSpec {
+pub(crate) fn explicit(base: &str, release: &str) -> RangeSpec {
     RangeSpec::Explicit {
         base: base.to_owned(),
         release: release.to_owned(),
@@ -341,11 +341,11 @@ fn golden_release_evidence_answer_and_markdown() {
     insta::assert_snapshot!("release_markdown", md);
 }
 
-fn request(repo: &TestRepo, spec: RangeSpec) -> release::Request {
+pub(crate) fn request(repo: &TestRepo, spec: RangeSpec) -> release::Request {
     release::task::prepare(repo.path(), &spec, &Options::default()).unwrap()
 }
 
-fn run(
+pub(crate) fn run(
     request: &release::Request,
     provider: &dyn llm::LlmProvider,
 ) -> Result<release::Note, Error> {

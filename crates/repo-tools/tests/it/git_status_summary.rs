@@ -6,7 +6,7 @@ use repo_tools::git_status_summary::{NAME, REV_PARSE_ARGS, STATUS_ARGS, TIMEOUT}
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{assert_truncation, call, call_limited, code, data, symlink};
+use crate::{call, call_limited, code, data, symlink};
 
 /// What git itself prints for the two spec commands, run by the test through
 /// `TestRepo::command()` (in `dir`, relative to the repository, via `-C`).
@@ -326,24 +326,32 @@ fn empty_and_non_string_cwd_are_invalid() {
 }
 
 #[test]
-fn a_long_status_is_cut_at_a_line_and_marked() {
+fn a_long_status_is_raw_exactly_and_only_the_byte_cap_cuts() {
+    // Over 600 status lines: spec 002's raw is git's output unmodified, with
+    // no line cap of the tool's own.
     let repo = TestRepo::new();
     repo.commit_file("base.txt", "base\n", "base");
-    for i in 0..40 {
-        repo.write(&format!("untracked-{i:02}.txt"), "x\n");
+    for i in 0..700 {
+        repo.write(&format!("u{i:03}.txt"), "x\n");
     }
     let (_, raw) = expected(&repo, ".");
+    assert_eq!(raw.lines().count(), 701);
+    let env = status(repo.path(), json!({}));
+    assert_eq!(data(&env)["raw"].as_str().unwrap(), raw);
+    assert_eq!(env["truncated"], false, "{env}");
+    // A small line cap changes nothing: raw is not cut by lines.
     let env = call_limited(repo.path(), NAME, json!({}), |l| l.max_lines = 10);
-    let shown = data(&env)["raw"].as_str().unwrap();
-    assert_eq!(
-        shown,
-        raw.split_inclusive('\n').take(10).collect::<String>()
-    );
-    assert_eq!(data(&env)["branch"], "main");
-    assert_truncation(&env, "lines", 41, 10);
+    assert_eq!(data(&env)["raw"].as_str().unwrap(), raw);
+    assert_eq!(env["truncated"], false, "{env}");
+    // The registry's generic byte cap decides what a model sees, and says so.
     let env = call_limited(repo.path(), NAME, json!({}), |l| l.max_bytes = 400);
     let shown = data(&env)["raw"].as_str().unwrap();
-    assert!(raw.starts_with(shown) && shown.ends_with('\n'), "{shown:?}");
+    let kept = shown
+        .strip_suffix("\n[… cut: result exceeded the byte cap]")
+        .unwrap();
+    assert!(raw.starts_with(kept), "{shown:?}");
+    assert_eq!(data(&env)["branch"], "main");
+    assert_eq!(env["truncated"], true);
     assert_eq!(env["truncation"]["limit"], "bytes");
     assert!(env["data"].to_string().len() <= 400, "{env}");
 }

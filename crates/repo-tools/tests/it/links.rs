@@ -225,10 +225,11 @@ fn repo_summary_reads_nothing_through_links() {
 
 #[test]
 fn a_workspace_below_the_top_refuses_links_up_and_out() {
-    let repo = TestRepo::new();
-    repo.write(".gitignore", ".env\n")
-        .write("README.md", "top readme\n")
-        .write("sub/own.txt", "visible\n");
+    let repo = TestRepo::with_files(&[
+        (".gitignore", ".env\n"),
+        ("README.md", "top readme\n"),
+        ("sub/own.txt", "visible\n"),
+    ]);
     link_all(
         &repo,
         &[
@@ -277,13 +278,17 @@ fn tracked_files_git_ignores_are_still_read_through_links() {
 
 #[test]
 fn a_tracked_directory_swapped_for_a_link_is_judged_by_its_target() {
-    let repo = TestRepo::new();
-    repo.write(".gitignore", "secrets/\n")
-        .write("conf/token.txt", "visible token\n");
-    repo.commit_all("a tracked directory");
+    // `secrets/` is ignored: only `conf/` is committed.
+    let repo = TestRepo::with_commit(
+        &[
+            (".gitignore", "secrets/\n"),
+            ("conf/token.txt", "visible token\n"),
+            ("secrets/token.txt", "SECRET token\n"),
+        ],
+        "a tracked directory",
+    );
     // The working tree now has `conf -> secrets`, an ignored directory holding
     // a file of the same name.
-    repo.write("secrets/token.txt", "SECRET token\n");
     std::fs::remove_dir_all(repo.join("conf")).unwrap();
     symlink(Path::new("secrets"), &repo.join("conf"));
     let env = call_clean(repo.path(), "search_files", json!({"pattern": "token"}));

@@ -3,7 +3,7 @@
 use serde_json::json;
 use testkit::TestRepo;
 
-use crate::{assert_truncation, call, call_limited, code, data, hint};
+use crate::{assert_capped, call, call_limited, code, data};
 
 fn repo() -> TestRepo {
     let repo = TestRepo::new();
@@ -78,9 +78,7 @@ fn long_lists_are_capped_with_the_total() {
     let env = call(repo.path(), "list_files", json!({"max_entries": 2}));
     assert_eq!(data(&env)["files"], json!(["README.md", "docs/guide.md"]));
     assert_eq!(data(&env)["total"], 7);
-    assert_truncation(&env, "entries", 7, 2);
-    assert_eq!(env["truncation"]["max"], 2);
-    assert!(hint(&env).contains("narrower path"));
+    assert_capped(&env, "entries", 7, 2, "narrower path");
     // The registry's limit wins over a larger request.
     let env = call_limited(
         repo.path(),

@@ -57,6 +57,14 @@ pub fn assert_truncation(envelope: &Value, limit: &str, total: u64, shown: u64) 
     assert_eq!(truncation["shown"], shown, "{envelope:#}");
 }
 
+/// A truncation at the cap `max` (that many of `total` shown), whose hint
+/// mentions `hint_says`.
+pub fn assert_capped(envelope: &Value, limit: &str, total: u64, max: u64, hint_says: &str) {
+    assert_truncation(envelope, limit, total, max);
+    assert_eq!(envelope["truncation"]["max"], max, "{envelope:#}");
+    assert!(hint(envelope).contains(hint_says), "{envelope:#}");
+}
+
 /// The hint of a truncated envelope.
 pub fn hint(envelope: &Value) -> &str {
     envelope["truncation"]["hint"]

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use testkit::TestRepo;
 
-use crate::{assert_truncation, call, call_with, code, data, hint, limited, symlink};
+use crate::{assert_capped, call, call_with, code, data, hint, limited, symlink};
 
 fn read(repo: &TestRepo, args: Value) -> Value {
     call(repo.path(), "read_file", args)
@@ -14,13 +14,16 @@ fn numbered(range: std::ops::RangeInclusive<usize>) -> String {
 }
 
 fn repo() -> TestRepo {
-    let repo = TestRepo::new();
-    let text: String = (1..=50).map(|n| format!("line {n}\n")).collect();
-    repo.write("src/fifty.txt", &text);
-    repo.write("no-newline.txt", "a\nb");
-    repo.write("empty.txt", "");
-    repo.write("bin.dat", b"abc\0def\n");
-    repo.commit_all("files");
+    let fifty: String = (1..=50).map(|n| format!("line {n}\n")).collect();
+    let repo = TestRepo::with_commit(
+        &[
+            ("src/fifty.txt", &fifty),
+            ("no-newline.txt", "a\nb"),
+            ("empty.txt", ""),
+            ("bin.dat", "abc\0def\n"),
+        ],
+        "files",
+    );
     repo.write("untracked.md", "# draft\n");
     repo
 }
@@ -77,9 +80,7 @@ fn long_reads_say_where_to_continue() {
     assert_eq!(data(&env)["end_line"], 30);
     assert_eq!(data(&env)["total_lines"], 50);
     assert_eq!(data(&env)["next_start_line"], 31);
-    assert_truncation(&env, "lines", 40, 20);
-    assert_eq!(env["truncation"]["max"], 20);
-    assert!(hint(&env).contains("start_line 31"));
+    assert_capped(&env, "lines", 40, 20, "start_line 31");
     // A range that fits the line cap exactly is complete.
     let env = call_with(
         repo.path(),

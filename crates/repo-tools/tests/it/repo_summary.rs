@@ -64,11 +64,14 @@ fn unborn_detached_and_submodules() {
 
 #[test]
 fn a_workspace_below_the_top_counts_its_own_files() {
-    let repo = TestRepo::new();
-    repo.write("src/a.rs", "\n");
-    repo.write("src/deep/b.rs", "\n");
-    repo.write("other/c.txt", "\n");
-    repo.commit_all("files");
+    let repo = TestRepo::with_commit(
+        &[
+            ("src/a.rs", "\n"),
+            ("src/deep/b.rs", "\n"),
+            ("other/c.txt", "\n"),
+        ],
+        "files",
+    );
     let data = summary(&repo.join("src"));
     assert_eq!(data["workspace"], "src");
     assert_eq!(data["repository_root"], repo.path().to_str().unwrap());

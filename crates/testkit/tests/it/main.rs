@@ -97,10 +97,7 @@ fn commit_many_builds_a_linear_history() {
 fn submodules_and_worktrees() {
     let sub = TestRepo::named("sub");
     sub.commit_file("lib.txt", "lib\n", "sub init");
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "init");
-    repo.add_submodule("vendor/sub", &sub);
-    repo.commit("add submodule");
+    let repo = TestRepo::with_submodule("vendor/sub", &sub);
     let tree = git(&repo, &["ls-tree", "HEAD", "vendor/sub"]);
     assert_starts_with(&tree, "160000 commit ");
     assert!(repo.join(".gitmodules").exists());

@@ -11,10 +11,7 @@ use ultragit_schema::{
     Annotation, AstAnchor, ContextLevel, LineRange, ProvenanceOperation, RegionAnnotation,
 };
 
-/// Twenty numbered lines.
-fn lines() -> String {
-    (1..=20).map(|i| format!("line {i}\n")).collect()
-}
+use testkit::twenty_lines as lines;
 
 /// Stores an `enhanced` note on `commit` with one region per `(file, name,
 /// lines)`.
@@ -50,14 +47,7 @@ fn five_on_topic(repo: &TestRepo) -> String {
 
 /// main: base with f.txt; branch `topic`: line 15 changed, annotated.
 fn topic_with_note() -> (TestRepo, String) {
-    let repo = TestRepo::new();
-    repo.commit_file("f.txt", lines(), "base");
-    repo.checkout_new("topic");
-    let topic = repo.commit_file(
-        "f.txt",
-        lines().replace("line 15\n", "line fifteen\n"),
-        "change line 15",
-    );
+    let (repo, topic) = TestRepo::with_topic_change("change line 15");
     annotate(&repo, &topic, &[("f.txt", "fifteen", (14, 16))]);
     repo.checkout("main");
     // main moves on: two lines on top, so the pick lands two lines lower.
@@ -184,13 +174,7 @@ fn a_server_side_rebase_merge_is_remapped_by_patch_id() {
     let repo = TestRepo::new();
     let topic = branch(&repo);
     // The forge rebases the branch onto main and fast-forwards main.
-    repo.checkout("topic");
-    repo.git(&["rebase", "--quiet", "main"]);
-    let rebased = repo.git(&["rev-list", "--reverse", "main..HEAD"]);
-    let rebased: Vec<&str> = rebased.lines().collect();
-    repo.set_origin_head("main", "HEAD");
-    repo.checkout("main");
-    repo.git(&["branch", "-D", "topic"]);
+    let rebased = repo.forge_rebase_merge("topic");
 
     let before = open(&repo).notes(NOTES_REF).unwrap().tip().unwrap();
     let dry = run_remap(&repo, true);
@@ -206,7 +190,7 @@ fn a_server_side_rebase_merge_is_remapped_by_patch_id() {
     assert_eq!(report.copied.len(), 2, "{report:?}");
     assert!(report.synthesized.is_empty() && report.ambiguous.is_empty());
     assert!(report.unmatched.is_empty());
-    let first = note(&repo, rebased[0]).unwrap();
+    let first = note(&repo, &rebased[0]).unwrap();
     assert_eq!(first.provenance.derived_from, vec![topic[0].clone()]);
     assert_eq!(first.provenance.operation, ProvenanceOperation::Amend);
     assert!(
@@ -217,10 +201,10 @@ fn a_server_side_rebase_merge_is_remapped_by_patch_id() {
             .contains("origin/HEAD")
     );
     assert!(
-        note(&repo, rebased[1]).is_none(),
+        note(&repo, &rebased[1]).is_none(),
         "the unannotated commit stays so"
     );
-    let third = note(&repo, rebased[2]).unwrap();
+    let third = note(&repo, &rebased[2]).unwrap();
     assert_eq!(third.provenance.derived_from, vec![topic[2].clone()]);
 
     // Rerunning changes nothing.
@@ -240,10 +224,7 @@ fn a_server_side_rebase_merge_is_remapped_by_patch_id() {
 fn a_server_side_squash_merge_gets_a_synthesized_note_listing_all_sources() {
     let repo = TestRepo::new();
     let topic = branch(&repo);
-    repo.git(&["merge", "--quiet", "--squash", "topic"]);
-    let squash = repo.commit("topic, squashed");
-    repo.set_origin_head("main", "HEAD");
-    repo.git(&["branch", "-D", "topic"]);
+    let squash = repo.forge_squash_merge("topic", "topic, squashed");
 
     let report = run_remap(&repo, false);
     assert_eq!(report.synthesized.len(), 1, "{report:?}");

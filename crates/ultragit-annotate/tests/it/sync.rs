@@ -1,57 +1,13 @@
 //! `sync`: two clones and a bare remote on disk, real git, notes written with
 //! the library (no model needed).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use gitctx::{GitCommand, MergeKind, ObjectId, Repo};
-use testkit::{TestRepo, assert_contains};
+use gitctx::{MergeKind, ObjectId, Repo};
+use testkit::{Team, TestRepo, assert_contains, bare_git};
 use ultragit_annotate::sync::{self, Pushed, SyncError, SyncOptions};
 use ultragit_annotate::{AnnotateError, NOTES_REF};
 use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
-
-/// A bare remote and two clones of it sharing three commits.
-pub struct Team {
-    _dir: tempfile::TempDir,
-    pub bare: PathBuf,
-    pub a: TestRepo,
-    pub b: TestRepo,
-    pub commits: Vec<String>,
-}
-
-pub fn bare_git(bare: &Path, args: &[&str]) -> String {
-    let mut cmd = GitCommand::new(bare);
-    for (key, value) in testkit::hermetic_env() {
-        cmd = cmd.env(key, value);
-    }
-    cmd.args(args).run_text().expect("git in the bare remote")
-}
-
-pub fn team() -> Team {
-    let dir = tempfile::tempdir().unwrap();
-    let bare = dir.path().join("remote.git");
-    std::fs::create_dir(&bare).unwrap();
-    bare_git(
-        &bare,
-        &["init", "--quiet", "--bare", "--initial-branch=main"],
-    );
-    let bare = bare.canonicalize().unwrap();
-    let url = bare.to_str().unwrap();
-    let a = TestRepo::new();
-    let commits = a.commit_many(3, "src.txt");
-    a.git(&["remote", "add", "origin", url]);
-    a.git(&["push", "--quiet", "origin", "main"]);
-    let b = TestRepo::new();
-    b.git(&["remote", "add", "origin", url]);
-    b.git(&["fetch", "--quiet", "origin"]);
-    b.git(&["reset", "--quiet", "--hard", "origin/main"]);
-    Team {
-        _dir: dir,
-        bare,
-        a,
-        b,
-        commits,
-    }
-}
 
 fn open(repo: &TestRepo) -> Repo {
     Repo::discover(repo.path()).unwrap()
@@ -127,7 +83,7 @@ fn first_note_fails_to_sync(team: &Team, remote: &str, says: &str) -> SyncError 
 
 #[test]
 fn notes_travel_both_ways_through_the_remote() {
-    let team = team();
+    let team = Team::new();
     let [c1, c2, c3] = [&team.commits[0], &team.commits[1], &team.commits[2]];
     write(&team.a, c1, &annotation(c1, &[("f", "A's reason")]));
 
@@ -168,7 +124,7 @@ fn notes_travel_both_ways_through_the_remote() {
 
 #[test]
 fn the_same_commit_annotated_on_both_sides_is_joined_not_concatenated() {
-    let team = team();
+    let team = Team::new();
     let c = &team.commits[1];
     write(&team.a, c, &annotation(c, &[("f", "From A.")]));
     write(&team.b, c, &annotation(c, &[("g", "From B.")]));
@@ -191,7 +147,7 @@ fn the_same_commit_annotated_on_both_sides_is_joined_not_concatenated() {
 
 #[test]
 fn two_clones_annotating_and_syncing_at_once_lose_nothing() {
-    let team = team();
+    let team = Team::new();
     let a_commits = team.a.commit_many(12, "a.txt");
     team.a.git(&["push", "--quiet", "origin", "main"]);
     team.b.git(&["fetch", "--quiet", "origin"]);
@@ -236,7 +192,7 @@ fn two_clones_annotating_and_syncing_at_once_lose_nothing() {
 
 #[test]
 fn a_push_rejected_because_someone_pushed_meanwhile_is_retried() {
-    let team = team();
+    let team = Team::new();
     let [c1, c2, c3] = [&team.commits[0], &team.commits[1], &team.commits[2]];
     write(&team.a, c1, &annotation(c1, &[("f", "one")]));
     run(&team.a);
@@ -289,7 +245,7 @@ fn a_push_rejected_because_someone_pushed_meanwhile_is_retried() {
 
 #[test]
 fn malformed_notes_from_the_remote_are_kept_and_never_break_the_merge() {
-    let team = team();
+    let team = Team::new();
     let [c1, c2, _] = [&team.commits[0], &team.commits[1], &team.commits[2]];
     write(&team.b, c1, "{not json");
     write(&team.b, c2, "also not an annotation");
@@ -308,7 +264,7 @@ fn malformed_notes_from_the_remote_are_kept_and_never_break_the_merge() {
 
 #[test]
 fn remotes_without_notes_unknown_and_unreachable_remotes() {
-    let team = team();
+    let team = Team::new();
     // Nobody has notes: nothing happens.
     let report = run(&team.a);
     assert_eq!(report.pushed, Pushed::Nothing);
@@ -336,7 +292,7 @@ fn remotes_without_notes_unknown_and_unreachable_remotes() {
 
 #[test]
 fn a_remote_that_refuses_the_notes_push_is_reported() {
-    let team = team();
+    let team = Team::new();
     let hook = team.bare.join("hooks/update");
     std::fs::write(
         &hook,
@@ -352,7 +308,7 @@ fn a_remote_that_refuses_the_notes_push_is_reported() {
 
 #[test]
 fn enable_is_idempotent() {
-    let team = team();
+    let team = Team::new();
     let repo = open(&team.a);
     let exe = Path::new("/usr/local/bin/ultragit");
     let first = sync::enable(&repo, "origin", exe).unwrap();

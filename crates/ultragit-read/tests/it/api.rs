@@ -5,12 +5,9 @@ use testkit::TestRepo;
 
 #[test]
 fn an_outside_project_reads_context_through_the_public_api() {
-    let repo = TestRepo::new();
-    let commit = repo.commit_file(
-        "src/lib.rs",
-        "pub fn answer() -> u32 {\n    42\n}\n",
-        "answer",
-    );
+    let lib = "pub fn answer() -> u32 {\n    42\n}\n";
+    let repo = TestRepo::with_commit(&[("src/lib.rs", lib)], "answer");
+    let commit = repo.rev_parse("HEAD");
     let note = format!(
         r#"{{"$schema":"ultragit/v1","commit":"{commit}","timestamp":"2024-01-01T00:00:00Z","task":null,
         "summary":"answer","context_level":"enhanced","cross_cutting":[],

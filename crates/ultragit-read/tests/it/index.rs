@@ -31,6 +31,12 @@ fn annotated(repo: &TestRepo, file: &str, regions: Vec<Value>) -> String {
     commit
 }
 
+/// [`annotated`] with one region, `name` in `file`, depending on each
+/// `(file, anchor)`.
+fn annotated_unit(repo: &TestRepo, file: &str, name: &str, targets: &[(&str, &str)]) -> String {
+    annotated(repo, file, vec![dependent(file, name, targets)])
+}
+
 /// Removes the note of `commit`.
 fn remove_note(repo: &TestRepo, commit: &str) {
     Repo::discover(repo.path())
@@ -43,6 +49,13 @@ fn remove_note(repo: &TestRepo, commit: &str) {
 
 fn open(repo: &TestRepo) -> DepsIndex {
     DepsIndex::open(&Repo::discover(repo.path()).unwrap(), REF).unwrap()
+}
+
+/// The index, after an update that read exactly one changed note.
+fn updated_once(repo: &TestRepo) -> DepsIndex {
+    let index = open(repo);
+    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    index
 }
 
 /// `(source file, source anchor, target anchor)` of a dependency.
@@ -79,15 +92,7 @@ fn builds_cold_then_updates_with_what_changed() {
     let repo = TestRepo::new();
     repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
     assert_eq!(open(&repo).update(), IndexUpdate::NoNotes);
-    let a = annotated(
-        &repo,
-        "src/a.rs",
-        vec![dependent(
-            "src/a.rs",
-            "a",
-            &[("src/wire.rs", "wire::encode")],
-        )],
-    );
+    let a = annotated_unit(&repo, "src/a.rs", "a", &[("src/wire.rs", "wire::encode")]);
     let index = open(&repo);
     assert_eq!(index.update(), IndexUpdate::Cold { notes: 1 });
     assert!(DepsIndex::path(&Repo::discover(repo.path()).unwrap()).is_file());
@@ -100,17 +105,13 @@ fn builds_cold_then_updates_with_what_changed() {
     assert_eq!(open(&repo).update(), IndexUpdate::Fresh);
 
     // One new note: only it is read.
-    let b = annotated(
+    let b = annotated_unit(
         &repo,
         "src/b.rs",
-        vec![dependent(
-            "src/b.rs",
-            "b",
-            &[("src/wire.rs", "encode"), ("src/a.rs", "a")],
-        )],
+        "b",
+        &[("src/wire.rs", "encode"), ("src/a.rs", "a")],
     );
-    let index = open(&repo);
-    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    let index = updated_once(&repo);
     assert_eq!(index.annotated_commits(), 2);
     assert_eq!(
         dependents(&index, "src/wire.rs", Some("wire::encode")),
@@ -133,8 +134,7 @@ fn builds_cold_then_updates_with_what_changed() {
             vec![dependent("src/a.rs", "a", &[("src/log.rs", "log")])],
         ),
     );
-    let index = open(&repo);
-    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    let index = updated_once(&repo);
     assert_eq!(
         dependents(&index, "src/wire.rs", None),
         [s("src/b.rs", "b", "encode")]
@@ -144,8 +144,7 @@ fn builds_cold_then_updates_with_what_changed() {
         [s("src/a.rs", "a", "log")]
     );
     remove_note(&repo, &b);
-    let index = open(&repo);
-    assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+    let index = updated_once(&repo);
     assert!(dependents(&index, "src/wire.rs", None).is_empty());
     assert_eq!(index.annotated_commits(), 1);
 
@@ -158,16 +157,8 @@ fn builds_cold_then_updates_with_what_changed() {
 fn indexed() -> (TestRepo, Vec<Vec<Dep>>) {
     let repo = TestRepo::new();
     repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
-    annotated(
-        &repo,
-        "src/a.rs",
-        vec![dependent("src/a.rs", "a", &[("src/wire.rs", "encode")])],
-    );
-    annotated(
-        &repo,
-        "src/b.rs",
-        vec![dependent("src/b.rs", "b", &[("src/wire.rs", "decode")])],
-    );
+    annotated_unit(&repo, "src/a.rs", "a", &[("src/wire.rs", "encode")]);
+    annotated_unit(&repo, "src/b.rs", "b", &[("src/wire.rs", "decode")]);
     let answers = all(&open(&repo));
     assert_eq!(answers[0].len(), 2);
     (repo, answers)
@@ -178,9 +169,14 @@ fn deleting_the_cache_is_always_safe() {
     let (repo, answers) = indexed();
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
     std::fs::remove_file(&path).unwrap();
+    // A base of the JSON format before version 3 is left alone, then removed
+    // by the next base written.
+    let old = path.with_file_name("index.json");
+    std::fs::write(&old, "{\"format\":\"ultragit-deps-index\",\"version\":2}").unwrap();
     let index = open(&repo);
     assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 });
     assert_eq!(all(&index), answers);
+    assert!(path.is_file() && !old.exists(), "the old base is removed");
     std::fs::remove_dir_all(repo.path().join(".git/ultragit")).unwrap();
     assert_eq!(all(&open(&repo)), answers);
 }
@@ -189,26 +185,50 @@ fn deleting_the_cache_is_always_safe() {
 fn a_damaged_or_foreign_index_is_ignored_and_rebuilt() {
     let (repo, answers) = indexed();
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
-    let good = std::fs::read_to_string(&path).unwrap();
-    let stale_commit = {
-        let stored: Value = serde_json::from_str(&good).unwrap();
-        stored["notes_commit"].as_str().unwrap().to_owned()
+    let good = std::fs::read(&path).unwrap();
+    assert!(good.starts_with(b"UGDEPIDX"), "the binary base");
+    // The notes commit the base was built from, as it stands in the file.
+    let notes_commit: Vec<u8> = (0..20)
+        .map(|i| u8::from_str_radix(&repo.rev_parse(REF)[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let replace = |from: &[u8], to: &[u8]| -> Vec<u8> {
+        let at = good
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("in the base");
+        [&good[..at], to, &good[at + from.len()..]].concat()
     };
+    let mut trailing = good.clone();
+    trailing.push(0);
     for damaged in [
-        "not json at all".to_owned(),
-        String::new(),
-        good.replace("\"version\":2", "\"version\":99"),
-        good.replace("refs/notes/ultragit", "refs/notes/other"),
-        // An index into the string table that does not exist.
-        good.replacen("[[", "[[4000000,", 1),
+        b"not an index at all".to_vec(),
+        Vec::new(),
+        // Another format version.
+        replace(&[3, 0, 0, 0], &[99, 0, 0, 0]),
+        // Another notes ref (of the same length).
+        replace(b"refs/notes/ultragit", b"refs/notes/ultragiT"),
         // A notes commit that is not in the repository any more.
-        good.replace(&stale_commit, "1111111111111111111111111111111111111111"),
-        good[..good.len() / 2].to_owned(),
+        replace(&notes_commit, &[0x11; 20]),
+        // A string that is not UTF-8.
+        replace(b"src/wire.rs", b"src/wire.r\xff"),
+        good[..good.len() / 2].to_vec(),
+        good[..good.len() - 1].to_vec(),
+        trailing,
     ] {
         std::fs::write(&path, &damaged).unwrap();
         let index = open(&repo);
-        assert_eq!(index.update(), IndexUpdate::Cold { notes: 2 }, "{damaged}");
-        assert_eq!(all(&index), answers, "{damaged}");
+        assert_eq!(
+            index.update(),
+            IndexUpdate::Cold { notes: 2 },
+            "{}",
+            String::from_utf8_lossy(&damaged)
+        );
+        assert_eq!(
+            all(&index),
+            answers,
+            "{}",
+            String::from_utf8_lossy(&damaged)
+        );
         assert_eq!(open(&repo).update(), IndexUpdate::Fresh, "rewritten");
     }
 }
@@ -220,7 +240,7 @@ fn the_index_is_never_read_or_written_through_a_link() {
     let path = DepsIndex::path(&Repo::discover(repo.path()).unwrap());
     let elsewhere = repo.path().join("outside");
     std::fs::create_dir(&elsewhere).unwrap();
-    let outside = elsewhere.join("index.json");
+    let outside = elsewhere.join("index.bin");
     std::fs::copy(&path, &outside).unwrap();
     std::fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink(&outside, &path).unwrap();
@@ -278,14 +298,11 @@ fn no_grammar() -> TestRepo {
             ],
         ),
     );
-    annotated(
+    annotated_unit(
         &repo,
         "src/a.rs",
-        vec![dependent(
-            "src/a.rs",
-            "a",
-            &[("notes.txt", "intro"), ("notes.txt", "outro")],
-        )],
+        "a",
+        &[("notes.txt", "intro"), ("notes.txt", "outro")],
     );
     repo
 }
@@ -369,28 +386,15 @@ fn journal_replay_equals_a_scratch_build() {
 
     // Added, changed and removed notes: each update is a journal step, the
     // base is left alone.
-    let c = annotated(
-        &repo,
-        "src/c.rs",
-        vec![dependent("src/c.rs", "c", &[("src/log.rs", "log")])],
-    );
-    assert_eq!(
-        open(&repo).update(),
-        IndexUpdate::Incremental { changed: 1 }
-    );
-    let d = annotated(
+    let c = annotated_unit(&repo, "src/c.rs", "c", &[("src/log.rs", "log")]);
+    updated_once(&repo);
+    let d = annotated_unit(
         &repo,
         "src/d.rs",
-        vec![dependent(
-            "src/d.rs",
-            "d",
-            &[("src/wire.rs", "encode"), ("src/c.rs", "c")],
-        )],
+        "d",
+        &[("src/wire.rs", "encode"), ("src/c.rs", "c")],
     );
-    assert_eq!(
-        open(&repo).update(),
-        IndexUpdate::Incremental { changed: 1 }
-    );
+    updated_once(&repo);
     annotate(
         &repo,
         &c,
@@ -401,13 +405,9 @@ fn journal_replay_equals_a_scratch_build() {
             vec![dependent("src/c.rs", "c", &[("src/a.rs", "a")])],
         ),
     );
-    assert_eq!(
-        open(&repo).update(),
-        IndexUpdate::Incremental { changed: 1 }
-    );
+    updated_once(&repo);
     remove_note(&repo, &d);
-    let updated = open(&repo);
-    assert_eq!(updated.update(), IndexUpdate::Incremental { changed: 1 });
+    let updated = updated_once(&repo);
     assert_eq!(
         std::fs::read(&base).unwrap(),
         base_bytes,
@@ -440,15 +440,8 @@ fn journal_replay_equals_a_scratch_build() {
 fn a_damaged_or_unchained_journal_is_ignored() {
     let (repo, _) = indexed();
     let (_, journal) = paths(&repo);
-    annotated(
-        &repo,
-        "src/c.rs",
-        vec![dependent("src/c.rs", "c", &[("src/wire.rs", "encode")])],
-    );
-    assert_eq!(
-        open(&repo).update(),
-        IndexUpdate::Incremental { changed: 1 }
-    );
+    annotated_unit(&repo, "src/c.rs", "c", &[("src/wire.rs", "encode")]);
+    updated_once(&repo);
     let good = std::fs::read_to_string(&journal).unwrap();
     let stored: Value = serde_json::from_str(&good).unwrap();
     let base = stored["base"].as_str().unwrap().to_owned();
@@ -459,7 +452,7 @@ fn a_damaged_or_unchained_journal_is_ignored() {
         "not json at all".to_owned(),
         String::new(),
         good[..good.len() / 2].to_owned(),
-        good.replace("\"version\":2", "\"version\":99"),
+        good.replace("\"version\":3", "\"version\":99"),
         good.replace("refs/notes/ultragit", "refs/notes/other"),
         // Not on top of this base.
         good.replace(&base, gone),
@@ -499,8 +492,7 @@ fn a_damaged_or_unchained_journal_is_ignored() {
         std::fs::write(&outside, good.replace("src/c.rs", "src/zzz.rs")).unwrap();
         std::fs::remove_file(&journal).ok();
         std::os::unix::fs::symlink(&outside, &journal).unwrap();
-        let index = open(&repo);
-        assert_eq!(index.update(), IndexUpdate::Incremental { changed: 1 });
+        let index = updated_once(&repo);
         assert_eq!(all(&index), answers);
         assert!(!std::fs::symlink_metadata(&journal).unwrap().is_symlink());
         assert!(
@@ -516,11 +508,7 @@ fn the_journal_is_folded_into_the_base_past_its_bound() {
     let (repo, _) = indexed();
     let (base, journal) = paths(&repo);
     let base_bytes = std::fs::read(&base).unwrap();
-    let c = annotated(
-        &repo,
-        "src/c.rs",
-        vec![dependent("src/c.rs", "c", &[("src/wire.rs", "encode")])],
-    );
+    let c = annotated_unit(&repo, "src/c.rs", "c", &[("src/wire.rs", "encode")]);
     let mut steps = 0;
     loop {
         steps += 1;
@@ -538,10 +526,7 @@ fn the_journal_is_folded_into_the_base_past_its_bound() {
                 )],
             ),
         );
-        assert_eq!(
-            open(&repo).update(),
-            IndexUpdate::Incremental { changed: 1 }
-        );
+        updated_once(&repo);
         if !journal.exists() {
             break;
         }
@@ -550,10 +535,18 @@ fn the_journal_is_folded_into_the_base_past_its_bound() {
     }
     assert!(steps > 1, "one update is a journal step, not a fold");
     assert_ne!(std::fs::read(&base).unwrap(), base_bytes, "folded");
-    let stored: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-    let strings = stored["strings"].as_array().unwrap();
+    let folded = std::fs::read(&base).unwrap();
+    // A string is stored as its length (u32, little-endian), then its bytes.
+    let has = |text: &[u8]| {
+        let stored = [&(text.len() as u32).to_le_bytes()[..], text].concat();
+        folded.windows(stored.len()).any(|w| w == stored)
+    };
     assert!(
-        !strings.iter().any(|s| s == "f1"),
+        has(format!("f{steps}").as_bytes()),
+        "strings in use are kept"
+    );
+    assert!(
+        !has(b"f1"),
         "strings no note uses any more are dropped on folding"
     );
     let index = open(&repo);

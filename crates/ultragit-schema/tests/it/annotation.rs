@@ -541,17 +541,22 @@ fn constructors_fill_required_fields_only() {
         anchor: "a".to_owned(),
         nature: "n".to_owned(),
     };
-    assert_eq!(
-        serde_json::to_value(&dependency).unwrap(),
-        json!({"file": "f", "anchor": "a", "nature": "n"})
+    assert_json(
+        &dependency,
+        json!({"file": "f", "anchor": "a", "nature": "n"}),
     );
     let related = RelatedAnnotation {
         commit: "c".to_owned(),
         anchor: "a".to_owned(),
         relationship: "r".to_owned(),
     };
-    assert_eq!(
-        serde_json::to_value(&related).unwrap(),
-        json!({"commit": "c", "anchor": "a", "relationship": "r"})
+    assert_json(
+        &related,
+        json!({"commit": "c", "anchor": "a", "relationship": "r"}),
     );
+}
+
+/// `value` serializes to exactly `expected`.
+fn assert_json<T: serde::Serialize>(value: &T, expected: serde_json::Value) {
+    assert_eq!(serde_json::to_value(value).unwrap(), expected);
 }
