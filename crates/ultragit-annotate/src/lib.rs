@@ -1,8 +1,11 @@
 //! `ultragit-annotate`: the writing agent of ultragit (spec 000).
 //!
-//! Given a commit, it gathers the context ([`gather()`]), lets an LLM agent inspect
-//! the diff, files, outlines and earlier annotations through read-only tools and
-//! emit one annotation per meaningful unit ([`tools`], [`run`]), assembles and
+//! Given a commit, it gathers the context ([`gather()`]), gives an LLM agent the
+//! commit and its diff in the first message, lets it inspect files, outlines,
+//! the code at the commit (`search_code`), earlier commits and annotations
+//! through read-only tools, every request within the model's context window
+//! ([`budget`]), and emit one annotation per meaningful unit, its anchor checked
+//! against the file's outline ([`tools`], [`run`]), assembles and
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
@@ -24,7 +27,14 @@
 //! - **Invariant:** the team config may tune limits, never choose the provider,
 //!   model, endpoint or key (`config`).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
-//!   binary only) never reach the model.
+//!   binary only) never reach the model; neither do commits past `maxDiffLines`
+//!   (unless `largeCommits = chunk`): their note records the skip.
+//! - **Invariant:** no request exceeds the configured context window
+//!   (`ultragit.contextWindow`): tool results are cut to the room left, with a
+//!   note naming how to read on.
+//! - **Invariant:** a commit the model finds nothing to record on gets a minimal
+//!   note saying so ([`Report::Declined`]), so backfill never retries it; only
+//!   real failures reach `failed.log`.
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
 //!   validates each region before collecting it, and the assembled document is
 //!   validated again (invalid regions are dropped with a warning, the rest kept).

@@ -1,22 +1,43 @@
-//! The agent loop and assembly (spec 000 "Agent Loop", "Large Diff Chunking
-//! Strategy", "Annotation Validation", step 8 "Structured-output fallback").
+//! The agent loop and assembly (spec 000 "Agent Loop", "Token Budget
+//! Management", "Large Diff Chunking Strategy", "Annotation Validation", step 8
+//! "Structured-output fallback").
 //!
+//! - **Grounded first turn:** the first user message holds the commit (message,
+//!   author context or squash sources), the files with their change statistics,
+//!   and the diff when it fits the diff budget ([`crate::budget`]); otherwise it
+//!   names `get_diff_for_file`. Tools remain for more.
+//! - **Window:** every request stays within the model's context window
+//!   (`ultragit.contextWindow`, default by model family): the runner cuts each
+//!   tool result to the room left and drops old results first
+//!   (`agent::window`); answers get at most an eighth of the window.
 //! - **Turns:** one model call is one turn; a run makes at most `maxAgentTurns`
 //!   calls: the tool loop gets `maxAgentTurns - 1` of them and, if it is still
 //!   calling tools then, one last call without tools finishes the run (its text is
-//!   the summary). Whatever was emitted by then is kept: partial results, with a
-//!   warning.
+//!   the summary). A reply whose emissions are all accepted and that holds the
+//!   summary as its text ends the run at once. A commit makes at most `maxCalls`
+//!   calls in all (`--max-calls`). Whatever was emitted by then is kept: partial
+//!   results, with a warning.
 //! - **Stop reasons:** `end_turn` ends the run; `max_tokens` ends it too, keeping
 //!   what was emitted (a warning says the answer was cut).
-//! - **Chunks:** a commit touching more than 10 files or more than `maxDiffLines`
-//!   changed lines is annotated in chunks: files sorted by changed lines
-//!   (descending) and grouped `chunkSize` at a time, each chunk under 1,500 changed
-//!   lines (a larger file is a chunk of its own). One agent run per chunk; then one
-//!   more call that sees every emitted region and records cross-cutting concerns
-//!   spanning chunks.
-//! - **Structured output:** a provider without tool use gets one prompt with the
-//!   whole context and answers with one JSON document, validated with one repair
-//!   pass.
+//! - **Large commits:** past `maxDiffLines` changed lines, no model call: a note
+//!   records the commit as skipped as too large (`largeCommits = skip`, the
+//!   default). With `largeCommits = chunk`, and for any commit touching more
+//!   than 10 files, the commit is annotated in chunks: files sorted by changed
+//!   lines (descending) and grouped `chunkSize` at a time, each chunk under 1,500
+//!   changed lines (a larger file is a chunk of its own), at most `maxChunks`
+//!   chunks. One agent run per chunk; then one more call that sees every emitted
+//!   region and records cross-cutting concerns spanning chunks.
+//! - **Declined commits:** a model that ends without emitting anything (and
+//!   without a refused emission) found nothing semantic to record: the note
+//!   says so, with no regions ([`Annotated::declined`]); it is not a failure.
+//! - **Structured output:** `toolUse = off`, a provider without tool use, or
+//!   (`toolUse = auto`) a provider that answers that the model does not support
+//!   tools ([`tools_unsupported`]) gets one prompt with the whole context (the
+//!   diff within the budget) and answers with one JSON document, validated with
+//!   one repair pass.
+//! - **Statistics:** each run ends with an `annotate.stats` trace event (turns,
+//!   the provider's input and output tokens, the estimated tokens sent), which
+//!   `ultragit annotate -v` shows.
 //! - **Assembly:** `$schema`, commit, timestamp (now, UTC), task, summary, context
 //!   level, regions (exact duplicates removed — the last emission of a region wins),
 //!   cross-cutting concerns (deduplicated), provenance (`initial`, or `squash` with

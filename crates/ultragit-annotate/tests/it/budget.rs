@@ -185,3 +185,33 @@ fn emissions_with_the_summary_in_one_reply_finish_the_run() {
     assert_eq!(annotated.turns, 2);
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn the_trace_ends_with_the_runs_turns_and_tokens() {
+    let (_repo, ctx) = raise_a();
+    let (_server, provider) = chat(vec![
+        emit(
+            "e",
+            region("src/lib.rs", "function", "a", (1, 3), "a is two"),
+        )
+        .with_text("Raises a."),
+    ]);
+    let mut sink = agent::ConsoleSink::new(Vec::new(), false, llm::Redactor::default());
+    crate::support::runtime()
+        .block_on(ultragit_annotate::annotate_commit(
+            &ctx,
+            provider.as_ref(),
+            &AnnotateConfig::default(),
+            &mut sink,
+        ))
+        .unwrap();
+    let shown = String::from_utf8(sink.into_inner()).unwrap();
+    let stats = shown
+        .lines()
+        .find(|l| l.contains("annotate.stats"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert_contains(stats, "turns=1 input_tokens=");
+    assert_contains(stats, "output_tokens=");
+    assert_contains(stats, "sent_tokens_estimated=");
+    assert_contains(stats, "regions=1");
+}

@@ -370,3 +370,37 @@ fn emit_annotation_checks_the_anchor_against_the_outline() {
     }
     assert_eq!(collector.lock().unwrap().rejected, 4);
 }
+
+#[test]
+fn anchors_are_checked_in_every_language_the_outline_knows() {
+    let repo = TestRepo::new();
+    let before = "#include <stdio.h>\n\nstatic int width(int n)\n{\n\treturn n;\n}\n\nint builtin_diff(int a)\n{\n\treturn width(a);\n}\n";
+    repo.commit_file("diff.c", before, "diff");
+    repo.commit_file(
+        "diff.c",
+        before.replace("return n;", "return n * 2;"),
+        "double",
+    );
+    let ctx = Arc::new(context(&repo, "HEAD", None));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: false,
+    };
+    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let wrong = tools
+        .dispatch(
+            "emit_annotation",
+            &region("diff.c", "function", "r2990_trip", (3, 6), "x"),
+        )
+        .to_value();
+    assert_eq!(wrong["error"]["code"], "ANCHOR_MISMATCH", "{wrong}");
+    assert_contains(
+        wrong["error"]["message"].as_str().unwrap(),
+        "L3-6 function width",
+    );
+    let right = tools.dispatch(
+        "emit_annotation",
+        &region("diff.c", "function", "width", (3, 6), "doubles the width"),
+    );
+    assert!(right.ok(), "{:?}", right.to_value());
+}
