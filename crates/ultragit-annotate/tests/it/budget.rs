@@ -189,13 +189,8 @@ fn emissions_with_the_summary_in_one_reply_finish_the_run() {
 #[test]
 fn the_trace_ends_with_the_runs_turns_and_tokens() {
     let (_repo, ctx) = raise_a();
-    let (_server, provider) = chat(vec![
-        emit(
-            "e",
-            region("src/lib.rs", "function", "a", (1, 3), "a is two"),
-        )
-        .with_text("Raises a."),
-    ]);
+    let a_is_two = region("src/lib.rs", "function", "a", (1, 3), "a is two");
+    let (_server, provider) = chat(vec![emit("e", a_is_two).with_text("Raises a.")]);
     let mut sink = agent::ConsoleSink::new(Vec::new(), false, llm::Redactor::default());
     crate::support::runtime()
         .block_on(ultragit_annotate::annotate_commit(
