@@ -104,6 +104,10 @@ pub struct AnnotateArgs {
     #[arg(long, hide = true)]
     keep_existing: bool,
 
+    /// The most model calls for this commit, chunks included [default: ultragit.maxCalls, or 40]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_calls: Option<u32>,
+
     /// Annotate only the changes since this commit and merge them into the
     /// commit's note (an amend's delta; `ultragit rewritten` starts it)
     #[arg(long, value_name = "REV", hide = true, conflicts_with = "run_async")]
@@ -190,8 +194,15 @@ LM Studio, OpenRouter) or anthropic
   ultragit.apiKeyEnv  the NAME of the environment variable holding the key; default \
 {openai_key} or {anthropic_key}; `none` or empty: no key
   ultragit.maxDiffLines, maxAgentTurns, maxTokensPerResponse, recentAnnotationsLimit, \
-chunkSize   the agent's limits   [file: max_diff_lines, max_agent_turns, \
-max_tokens_per_response, recent_annotations_limit, chunk_size]
+chunkSize, maxChunks, maxCalls   the agent's limits   [file: max_diff_lines, max_agent_turns, \
+max_tokens_per_response, recent_annotations_limit, chunk_size, max_chunks, max_calls]
+  ultragit.contextWindow  the model's context window in tokens; default 128k for the \
+GPT-4.x, GPT-5, o-series, Claude and Gemini families, 8192 for other (local) models; every \
+request stays within it   [file: context_window]
+  ultragit.largeCommits   skip (default: a commit past maxDiffLines gets a note saying so, no \
+model call) or chunk (annotated in chunks of chunkSize files, at most maxChunks)   [file: large_commits]
+  ultragit.toolUse        auto (default: tools, or one structured prompt when the model does \
+not support them), on, off   [file: tool_use]
 
 Author context (makes the annotation `enhanced`): `ultragit context set`, or the \
 environment variables ULTRAGIT_TASK, ULTRAGIT_REASONING, ULTRAGIT_DEPENDENCIES and \
@@ -250,6 +261,10 @@ fn annotate_now(
         warnings: config_warnings,
         ..
     } = Settings::load(repo, &args.provider.flags())?;
+    let limits = ultragit_annotate::AnnotateConfig {
+        max_calls: args.max_calls.unwrap_or(limits.max_calls),
+        ..limits
+    };
     for warning in &config_warnings {
         ctx.warn(warning);
     }
@@ -346,6 +361,19 @@ fn annotate_now(
             ));
             consume(source.as_deref(), ctx);
             output
+        }
+        Report::Declined {
+            reason, warnings, ..
+        } => {
+            for warning in &warnings {
+                ctx.warn(warning);
+            }
+            consume(source.as_deref(), ctx);
+            Outcome::text(format!(
+                "declined {}: {} (a note records it)\n",
+                commit.short(),
+                safe_io::term::sanitize_line(&reason)
+            ))
         }
         Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref(), ctx),
         Report::Kept { .. } => {
@@ -459,6 +487,9 @@ fn start_in_background(
     extra.extend(args.provider.to_args().into_iter().map(OsString::from));
     if args.verbose {
         extra.push("--verbose".into());
+    }
+    if let Some(n) = args.max_calls {
+        extra.push(format!("--max-calls={n}").into());
     }
     spawn_annotation(repo, commit, &extra)?;
     Ok(Outcome::nothing())

@@ -18,6 +18,9 @@
 //!   validator with exactly one repair pass, and the structured-output mode.
 //! - [`trace`]: sinks for what happened — a session directory (`events.ndjson`,
 //!   `session.json`, `artifacts/`), a console stream, or nothing.
+//! - [`window`]: a run kept within a model's context window
+//!   ([`Runner::with_context_window`]): tokens estimated as bytes / 4, every tool
+//!   result cut to the room left, old results dropped oldest first.
 //! - [`clip_middle`]: long text cut to a bound, head and tail kept around a
 //!   marker that says how much was cut.
 //!
@@ -44,6 +47,7 @@ pub mod schema;
 mod tool;
 pub mod trace;
 mod typed;
+pub mod window;
 
 pub use clip::clip_middle;
 pub use runner::{
@@ -56,3 +60,4 @@ pub use tool::{
 };
 pub use trace::{ConsoleSink, Event, Level, NullSink, SessionSink, TraceSink};
 pub use typed::{BoundTool, NoArgs, ToolDef, TypedTool};
+pub use window::{ContextWindow, estimate_tokens};

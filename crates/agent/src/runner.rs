@@ -46,6 +46,7 @@ use crate::clip::{clip_middle, clip_strings};
 use crate::schema;
 use crate::tool::{ToolLimits, ToolRegistry};
 use crate::trace::{ARTIFACT_MAX, Event, TraceSink};
+use crate::window::{ContextWindow, estimate_tokens};
 
 /// The most of an invalid answer the repair request quotes back: 32 KiB, twice
 /// what a 4,096-token answer takes. A longer answer is quoted as its head and
@@ -55,6 +56,11 @@ pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
 pub const REPAIR_PROBLEMS_MAX: usize = 20;
 /// The longest one listed problem may be, in bytes.
 pub(crate) const REPAIR_PROBLEM_MAX: usize = 500;
+/// Tokens a tool result should have room for before old results are dropped.
+const MIN_RESULT_ROOM: u32 = 1_000;
+/// Below this byte cap a tool result is not worth sending: the call fails with
+/// `CONTEXT_FULL` instead.
+const MIN_RESULT_BYTES: usize = 400;
 
 /// How much larger the output cap of the repair request is than the budget's
 /// when the answer was cut off by it (see [`Runner::repair_cut_off`]).
@@ -171,6 +177,8 @@ pub struct Runner<'a> {
     provider: &'a dyn LlmProvider,
     budgets: Budgets,
     trace: &'a mut dyn TraceSink,
+    window: Option<ContextWindow>,
+    finishing: Vec<String>,
     repair_cut_off: bool,
 }
 
@@ -202,8 +210,33 @@ impl<'a> Runner<'a> {
             provider,
             budgets,
             trace,
+            window: None,
+            finishing: Vec::new(),
             repair_cut_off: false,
         }
+    }
+
+    /// Tools whose successful calls may end the run: a reply that calls only
+    /// these, all of which succeed, and that also holds text, is the answer
+    /// (its text), without another call to hand the results back. A writer
+    /// that emits its records and its summary in one reply so takes one turn
+    /// instead of two; a failed call still goes back to the model.
+    pub fn with_finishing_tools(mut self, names: &[&str]) -> Self {
+        self.finishing = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// Keeps every request of this runner within a context window of `tokens`
+    /// (see [`crate::window`]): each tool result is cut to the room left, and
+    /// old tool results and arguments are dropped, oldest first, when the
+    /// conversation would not fit; when even that is not enough, the tool loop
+    /// ends with the final tool-free request (budget `context`).
+    pub fn with_context_window(mut self, tokens: u32) -> Self {
+        self.window = Some(ContextWindow {
+            tokens,
+            output: self.budgets.max_tokens.unwrap_or(0),
+        });
+        self
     }
 
     /// Treats an answer cut off by the output cap as invalid: it gets the
@@ -270,6 +303,10 @@ impl<'a> Runner<'a> {
                 finalized = true;
                 break self.finalize(task, state, "step").await?;
             }
+            if !self.fit_window(task, state, &[], 0) {
+                finalized = true;
+                break self.finalize(task, state, "context").await?;
+            }
             let response = self.call(task, state, ToolChoice::Auto).await?;
             let uses: Vec<(String, String, Value)> = response
                 .tool_uses()
@@ -288,6 +325,15 @@ impl<'a> Runner<'a> {
                 role: Role::Assistant,
                 content: response.content.iter().map(transcript_block).collect(),
             });
+            let finishing = uses
+                .iter()
+                .all(|(_, name, _)| self.finishing.contains(name));
+            let alongside = if finishing {
+                response.text()
+            } else {
+                String::new()
+            };
+            let stop = response.stop_reason.clone();
             drop(response);
             let mut results = Vec::with_capacity(uses.len());
             let mut exhausted = false;
@@ -306,7 +352,8 @@ impl<'a> Runner<'a> {
                     }})
                 } else {
                     state.tool_calls += 1;
-                    task.tools.dispatch_async(&name, &input).await.to_value()
+                    self.dispatch_within(task, state, &results, &id, &name, &input)
+                        .await
                 };
                 let ok = envelope.get("ok") == Some(&Value::Bool(true));
                 self.trace(
@@ -322,10 +369,33 @@ impl<'a> Runner<'a> {
                     is_error: !ok,
                 });
             }
+            let all_ok = results.iter().all(|r| {
+                matches!(
+                    r,
+                    ContentBlock::ToolResult {
+                        is_error: false,
+                        ..
+                    }
+                )
+            });
             state.messages.push(Message {
                 role: Role::User,
                 content: results,
             });
+            if finishing && all_ok && !alongside.trim().is_empty() {
+                self.trace(Event::info("finished.with_tools"));
+                break CompletionResponse {
+                    content: vec![ContentBlock::Text { text: alongside }],
+                    stop_reason: if stop == StopReason::MaxTokens {
+                        stop
+                    } else {
+                        StopReason::EndTurn
+                    },
+                    usage: Usage::default(),
+                    model: None,
+                    raw: Value::Null,
+                };
+            }
             if exhausted {
                 finalized = true;
                 break self.finalize(task, state, "tool-call").await?;
@@ -383,6 +453,127 @@ impl<'a> Runner<'a> {
         })
     }
 
+    /// The request for the current conversation.
+    fn request(&self, task: &Task, state: &State, choice: ToolChoice) -> CompletionRequest {
+        CompletionRequest {
+            system: Some(task.system.clone()),
+            messages: state.messages.clone(),
+            tools: task.tools.specs(),
+            tool_choice: choice,
+            max_tokens: self.budgets.max_tokens,
+            json_format: task.json_format.clone(),
+        }
+    }
+
+    /// Makes the conversation (plus `pending` tool results) fit the window with
+    /// `needed` tokens to spare, dropping old tool results and arguments; the
+    /// task's own messages and the newest turn are kept. True if it fits (or
+    /// there is no window).
+    fn fit_window(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+        pending: &[ContentBlock],
+        needed: u32,
+    ) -> bool {
+        let Some(window) = self.window else {
+            return true;
+        };
+        let mut request = self.request(task, state, ToolChoice::Auto);
+        let mut tail = 1;
+        if !pending.is_empty() {
+            request.messages.push(Message {
+                role: Role::User,
+                content: pending.to_vec(),
+            });
+            tail = 2;
+        }
+        let before = request.messages.clone();
+        let fits = window.fit(&mut request, task.messages.len(), tail, needed);
+        if request.messages != before {
+            self.trace(
+                Event::info("context.trimmed")
+                    .with("window", window.tokens)
+                    .with("fits", fits),
+            );
+            if !pending.is_empty() {
+                request.messages.pop();
+            }
+            state.messages = request.messages;
+        }
+        fits
+    }
+
+    /// Runs one tool call with its result cut to the room the window leaves
+    /// after the conversation and the results `pending` before it.
+    async fn dispatch_within(
+        &mut self,
+        task: &Task,
+        state: &mut State,
+        pending: &[ContentBlock],
+        id: &str,
+        name: &str,
+        input: &Value,
+    ) -> Value {
+        let limits = task.tools.limits();
+        let Some(window) = self.window else {
+            return task
+                .tools
+                .dispatch_async(name, input, limits)
+                .await
+                .to_value();
+        };
+        self.fit_window(task, state, pending, MIN_RESULT_ROOM);
+        let mut probe = self.request(task, state, ToolChoice::Auto);
+        probe.messages.push(Message {
+            role: Role::User,
+            content: pending.to_vec(),
+        });
+        let room = window.room(&probe);
+        let size = |envelope: &Value| {
+            let block = ContentBlock::ToolResult {
+                tool_use_id: id.to_owned(),
+                content: envelope.to_string(),
+                is_error: false,
+            };
+            serde_json::to_string(&block)
+                .map(|s| estimate_tokens(&s))
+                .unwrap_or(u32::MAX)
+        };
+        let mut max_bytes = limits.max_bytes.min(room as usize * 3);
+        for _ in 0..4 {
+            if max_bytes < MIN_RESULT_BYTES {
+                break;
+            }
+            let envelope = task
+                .tools
+                .dispatch_async(
+                    name,
+                    input,
+                    ToolLimits {
+                        max_bytes,
+                        ..limits
+                    },
+                )
+                .await
+                .to_value();
+            let tokens = size(&envelope);
+            if tokens <= room {
+                return envelope;
+            }
+            // Escaping made it larger than its byte cap: scale down and retry.
+            max_bytes = max_bytes * room as usize / tokens as usize * 9 / 10;
+        }
+        json!({"ok": false, "tool": name, "error": {
+            "code": "CONTEXT_FULL",
+            "message": format!(
+                "the result does not fit in what is left of the {}-token context window; \
+                 ask for less (one file, a line range, a smaller radius) or emit what you have",
+                window.tokens
+            ),
+        }})
+    }
+
     /// The repair problem of an answer cut off by the output cap.
     fn cut_off_problem(&self) -> String {
         match self.budgets.max_tokens {
@@ -401,14 +592,7 @@ impl<'a> Runner<'a> {
         state: &mut State,
         choice: ToolChoice,
     ) -> Result<CompletionResponse, AgentError> {
-        let request = CompletionRequest {
-            system: Some(task.system.clone()),
-            messages: state.messages.clone(),
-            tools: task.tools.specs(),
-            tool_choice: choice,
-            max_tokens: self.budgets.max_tokens,
-            json_format: task.json_format.clone(),
-        };
+        let request = self.request(task, state, choice);
         state.steps += 1;
         self.trace(
             Event::info("request")

@@ -328,12 +328,18 @@ impl ToolRegistry {
 
     /// [`dispatch`](Self::dispatch) on a blocking thread, so git and file work
     /// does not stall the async executor.
-    pub(crate) async fn dispatch_async(&self, name: &str, args: &Value) -> Envelope {
+    /// `limits` replace the registry's for this call (the runner narrows them
+    /// to what the context window has left).
+    pub(crate) async fn dispatch_async(
+        &self,
+        name: &str,
+        args: &Value,
+        limits: ToolLimits,
+    ) -> Envelope {
         let Some(tool) = self.get(name).cloned() else {
             return self.dispatch(name, args);
         };
         let args = args.clone();
-        let limits = self.limits;
         let name = name.to_owned();
         match tokio::task::spawn_blocking(move || run_tool(tool.as_ref(), &args, limits)).await {
             Ok(envelope) => envelope,

@@ -144,13 +144,31 @@ pub fn annotator(
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         let results: Vec<&serde_json::Value> =
             messages.iter().filter(|m| m["role"] == "tool").collect();
+        // The anchor: the first word of the file's line 1 as the diff shows
+        // it (`    1 +text`), a `config` anchor the writer finds in that line.
+        let texts: Vec<String> = messages
+            .iter()
+            .filter_map(|m| m["content"].as_str().map(str::to_owned))
+            .collect();
+        let first_word = |path: &str| -> String {
+            texts
+                .iter()
+                .filter_map(|text| text.split(&format!("=== {path} (")).nth(1))
+                .flat_map(|part| part.lines().take_while(|l| !l.starts_with("=== ")))
+                .find_map(|line| {
+                    let rest = line.strip_prefix("    1 ")?;
+                    let rest = rest.strip_prefix(['+', ' '])?;
+                    rest.split_whitespace().next().map(str::to_owned)
+                })
+                .unwrap_or_else(|| "unit".to_owned())
+        };
         let emit = |path: &str| {
             Reply::tool_calls(vec![call(
                 "call_emit",
                 "emit_annotation",
                 serde_json::json!({
                     "file": path,
-                    "ast_anchor": {"type": "function", "name": "unit"},
+                    "ast_anchor": {"type": "config", "name": first_word(path)},
                     "lines": {"start": 1, "end": 1},
                     "intent": format!("Records why {path} changed."),
                     "constraints": [{"text": "Line 1 stays first.", "source": "inferred"}]

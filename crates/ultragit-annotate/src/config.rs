@@ -3,7 +3,11 @@
 //!
 //! | key | flag | git config | `.ultragit-config.toml` | default |
 //! |---|---|---|---|---|
-//! | limits | — | `ultragit.maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`, `recentAnnotationsLimit`, `chunkSize` | `[ultragit.annotate]` `max_diff_lines`, … | [`AnnotateConfig::default`] |
+//! | limits | — | `ultragit.maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`, `recentAnnotationsLimit`, `chunkSize`, `maxChunks`, `maxCalls` | `[ultragit.annotate]` `max_diff_lines`, … | [`AnnotateConfig::default`] |
+//! | context window | — | `ultragit.contextWindow` | `context_window` | by model family ([`default_context_window`]) |
+//! | large commits | — | `ultragit.largeCommits` (`skip`, `chunk`) | `large_commits` | `skip` |
+//! | tool use | — | `ultragit.toolUse` (`auto`, `on`, `off`) | `tool_use` | `auto` |
+//! | calls per commit | — (`ultragit annotate --max-calls` overrides the resolved value) | `ultragit.maxCalls` | `max_calls` | 40 |
 //! | provider | `--provider` | `ultragit.provider` | ignored | `openai-responses` |
 //! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
 //! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
@@ -23,7 +27,7 @@
 //! (`git config …` or the flag).
 
 use gitctx::Repo;
-use layered_config::{ConfigError, Key, Layer, Source, Stack, Untrusted, Value, parse};
+use layered_config::{ConfigError, Key, Kind, Layer, Source, Stack, Untrusted, Value, parse};
 use llm::ProviderKind;
 use ultragit_schema::team_config::{ANNOTATE_SECTION, TEAM_CONFIG_LIMIT};
 
@@ -46,6 +50,19 @@ pub struct AnnotateConfig {
     pub recent_annotations_limit: u32,
     /// Files per chunk when a commit is annotated in chunks.
     pub chunk_size: u32,
+    /// The model's context window in tokens; `None`: the model family's
+    /// ([`default_context_window`]). Every request stays within it.
+    pub context_window: Option<u32>,
+    /// What happens to a commit with more than `max_diff_lines` changed lines.
+    pub large_commits: LargeCommits,
+    /// At most this many chunks with `large_commits = chunk` (the largest
+    /// files first; the rest are listed in a warning).
+    pub max_chunks: u32,
+    /// Whether the model is offered tools or asked for one structured answer.
+    pub tool_use: ToolUse,
+    /// Model calls for one commit in all (chunks and passes included): a
+    /// safety cap above `max_agent_turns`.
+    pub max_calls: u32,
 }
 
 impl Default for AnnotateConfig {
@@ -56,7 +73,69 @@ impl Default for AnnotateConfig {
             max_tokens_per_response: 4096,
             recent_annotations_limit: 5,
             chunk_size: 5,
+            context_window: None,
+            large_commits: LargeCommits::Skip,
+            max_chunks: 8,
+            tool_use: ToolUse::Auto,
+            max_calls: 40,
         }
+    }
+}
+
+/// `ultragit.largeCommits`: what a commit past `maxDiffLines` gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LargeCommits {
+    /// No model call: a note that records the commit as skipped (spec 000
+    /// "Configuration": `maxDiffLines` skips).
+    #[default]
+    Skip,
+    /// Annotated in chunks of `chunkSize` files, at most `maxChunks` of them.
+    Chunk,
+}
+
+/// `ultragit.toolUse`: how the model is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolUse {
+    /// Tools, unless the provider answers that the model does not support
+    /// them: then one structured prompt.
+    #[default]
+    Auto,
+    /// Tools, always.
+    On,
+    /// One structured prompt with the whole context (models without tools).
+    Off,
+}
+
+/// The context window of `model`'s family: 128k tokens for the hosted
+/// families (GPT-4.x, GPT-5, the o-series, Claude, Gemini), 8,192 for anything
+/// else (local models: set `ultragit.contextWindow`).
+pub fn default_context_window(model: &str) -> u32 {
+    let model = model.to_ascii_lowercase();
+    let model = model.rsplit('/').next().unwrap_or(&model);
+    const HOSTED: &[&str] = &[
+        "gpt-4o",
+        "gpt-4.1",
+        "gpt-4-turbo",
+        "gpt-4.5",
+        "gpt-5",
+        "o1",
+        "o3",
+        "o4",
+        "claude",
+        "gemini",
+    ];
+    if HOSTED.iter().any(|family| model.starts_with(family)) {
+        128_000
+    } else {
+        8_192
+    }
+}
+
+impl AnnotateConfig {
+    /// The context window for `model`: the configured one, or the family's.
+    pub fn window_for(&self, model: &str) -> u32 {
+        self.context_window
+            .unwrap_or_else(|| default_context_window(model))
     }
 }
 
@@ -75,6 +154,51 @@ const RECENT_ANNOTATIONS_LIMIT: Key<u32> = Key::whole::<0>(
     "ultragit.recentAnnotationsLimit",
 );
 const CHUNK_SIZE: Key<u32> = Key::whole::<1>("chunk_size", "ultragit.chunkSize");
+const MAX_CHUNKS: Key<u32> = Key::whole::<1>("max_chunks", "ultragit.maxChunks");
+const MAX_CALLS: Key<u32> = Key::whole::<1>("max_calls", "ultragit.maxCalls");
+const CONTEXT_WINDOW: Key<Option<u32>> = Key {
+    git: Some("ultragit.contextWindow"),
+    kind: Kind::Int,
+    ..Key::new("context_window", context_window)
+};
+const LARGE_COMMITS: Key<LargeCommits> = Key {
+    git: Some("ultragit.largeCommits"),
+    ..Key::new("large_commits", large_commits)
+};
+const TOOL_USE: Key<ToolUse> = Key {
+    git: Some("ultragit.toolUse"),
+    ..Key::new("tool_use", tool_use)
+};
+
+/// The smallest context window that holds the prompt, tools and one turn.
+pub const MIN_CONTEXT_WINDOW: u32 = 4_096;
+
+fn context_window(value: &Value) -> Result<Option<u32>, String> {
+    let tokens: u32 = parse::whole::<u32, 1>(value)?;
+    if tokens < MIN_CONTEXT_WINDOW {
+        return Err(format!(
+            "expected at least {MIN_CONTEXT_WINDOW} tokens (the prompt and tools alone take about 2,500)"
+        ));
+    }
+    Ok(Some(tokens))
+}
+
+fn large_commits(value: &Value) -> Result<LargeCommits, String> {
+    match parse::text(value)?.to_ascii_lowercase().as_str() {
+        "skip" => Ok(LargeCommits::Skip),
+        "chunk" => Ok(LargeCommits::Chunk),
+        _ => Err("expected skip or chunk".to_owned()),
+    }
+}
+
+fn tool_use(value: &Value) -> Result<ToolUse, String> {
+    match parse::text(value)?.to_ascii_lowercase().as_str() {
+        "auto" => Ok(ToolUse::Auto),
+        "on" | "true" | "yes" => Ok(ToolUse::On),
+        "off" | "false" | "no" => Ok(ToolUse::Off),
+        _ => Err("expected auto, on or off".to_owned()),
+    }
+}
 
 const PROVIDER: Key<ProviderKind> = Key {
     flag: Some("--provider"),
@@ -207,6 +331,11 @@ fn resolve(
         recent_annotations_limit: stack
             .value(&RECENT_ANNOTATIONS_LIMIT, defaults.recent_annotations_limit)?,
         chunk_size: stack.value(&CHUNK_SIZE, defaults.chunk_size)?,
+        context_window: stack.value(&CONTEXT_WINDOW, defaults.context_window)?,
+        large_commits: stack.value(&LARGE_COMMITS, defaults.large_commits)?,
+        max_chunks: stack.value(&MAX_CHUNKS, defaults.max_chunks)?,
+        tool_use: stack.value(&TOOL_USE, defaults.tool_use)?,
+        max_calls: stack.value(&MAX_CALLS, defaults.max_calls)?,
     };
     let kind = stack.resolve(&PROVIDER, ProviderKind::OpenAiResponses)?;
     let model = stack.resolve(&MODEL, kind.value.default_model().to_owned())?;

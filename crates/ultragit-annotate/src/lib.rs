@@ -1,8 +1,11 @@
 //! `ultragit-annotate`: the writing agent of ultragit (spec 000).
 //!
-//! Given a commit, it gathers the context ([`gather()`]), lets an LLM agent inspect
-//! the diff, files, outlines and earlier annotations through read-only tools and
-//! emit one annotation per meaningful unit ([`tools`], [`run`]), assembles and
+//! Given a commit, it gathers the context ([`gather()`]), gives an LLM agent the
+//! commit and its diff in the first message, lets it inspect files, outlines,
+//! the code at the commit (`search_code`), earlier commits and annotations
+//! through read-only tools, every request within the model's context window
+//! ([`budget`]), and emit one annotation per meaningful unit, its anchor checked
+//! against the file's outline ([`tools`], [`run`]), assembles and
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
 //! time never lose each other. Around it: author context ([`author`]), set-up
@@ -24,7 +27,14 @@
 //! - **Invariant:** the team config may tune limits, never choose the provider,
 //!   model, endpoint or key (`config`).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
-//!   binary only) never reach the model.
+//!   binary only) never reach the model; neither do commits past `maxDiffLines`
+//!   (unless `largeCommits = chunk`): their note records the skip.
+//! - **Invariant:** no request exceeds the configured context window
+//!   (`ultragit.contextWindow`): tool results are cut to the room left, with a
+//!   note naming how to read on.
+//! - **Invariant:** a commit the model finds nothing to record on gets a minimal
+//!   note saying so ([`Report::Declined`]), so backfill never retries it; only
+//!   real failures reach `failed.log`.
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
 //!   validates each region before collecting it, and the assembled document is
 //!   validated again (invalid regions are dropped with a warning, the rest kept).
@@ -38,6 +48,7 @@
 
 pub mod author;
 pub mod backfill;
+pub mod budget;
 mod config;
 pub mod correct;
 pub mod doctor;
@@ -61,7 +72,10 @@ use gitctx::Repo;
 use llm::LlmProvider;
 
 pub use author::AuthorContext;
-pub use config::{AnnotateConfig, ProviderFlags, ProviderSettings, ProviderSources, Settings};
+pub use config::{
+    AnnotateConfig, LargeCommits, ProviderFlags, ProviderSettings, ProviderSources, Settings,
+    ToolUse, default_context_window,
+};
 pub use error::{AgentError, AnnotateError};
 pub use gather::{
     AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, gather_since, triviality,
@@ -82,6 +96,14 @@ pub enum Report {
         context_level: String,
         warnings: Vec<String>,
         partial: bool,
+    },
+    /// A minimal note was stored that records why nothing was annotated: the
+    /// commit was too large (`maxDiffLines`) or the model found nothing
+    /// semantic to record. Not a failure: backfill does not retry it.
+    Declined {
+        commit: String,
+        reason: String,
+        warnings: Vec<String>,
     },
     /// The commit was trivial; the model was not called.
     Skipped { commit: String, reason: Trivial },
@@ -155,6 +177,21 @@ pub async fn annotate_with(
         ));
     }
     let repo = Repo::discover(repo_path)?;
+    if let Some(reason) = annotated.declined().map(str::to_owned) {
+        // An amend's delta with nothing to say leaves the note as it is.
+        if options.existing != Existing::Merge
+            && !store_with(&repo, &annotated.annotation, options.existing)?
+        {
+            return Ok(Report::Kept {
+                commit: context.commit.sha,
+            });
+        }
+        return Ok(Report::Declined {
+            commit: context.commit.sha,
+            reason,
+            warnings: annotated.warnings,
+        });
+    }
     if !store_with(&repo, &annotated.annotation, options.existing)? {
         return Ok(Report::Kept {
             commit: context.commit.sha,

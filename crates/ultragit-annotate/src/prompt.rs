@@ -2,6 +2,8 @@
 //! spec gives them.
 
 use crate::author::AuthorContext;
+use crate::gather::AnnotationContext;
+use crate::tools;
 
 /// The base system prompt.
 pub const BASE: &str =
@@ -129,4 +131,61 @@ pub(crate) fn structured_prompt(context_text: &str) -> String {
          [{{file, anchor, nature}}], related_annotations [{{commit, anchor, relationship}}], \
          tags, risk_notes], \"cross_cutting\": [{{description, regions, nature}}]}}."
     )
+}
+
+/// What the first message says when the model may rightly find nothing to
+/// record.
+pub(crate) const DECLINE: &str = "If nothing in these changes is worth annotating (formatting, \
+     a version bump, documentation only), emit nothing and reply with one sentence saying why. \
+     When you have read enough, make every emit call in one reply and put the one-sentence \
+     summary of the commit in that same reply's text: the run ends there if every emission \
+     is accepted.";
+
+/// The grounded first message: the task ([`user_prompt`]), the commit (SHA,
+/// author, date, parents, message, author context or squash sources), the
+/// files of this run with their change statistics, and their diff when it fits
+/// `diff_budget` tokens — otherwise the per-file tool to call. Tools remain for
+/// more.
+pub fn first_message(
+    context: &AnnotationContext,
+    files: &[String],
+    chunk: Option<(usize, usize)>,
+    diff_budget: u32,
+) -> String {
+    let mut text = user_prompt(chunk.map(|(index, count)| (index, count, files)));
+    text.push_str(&format!("\n{DECLINE}\n\n"));
+    text.push_str(&tools::commit_text(context));
+    let diffs: Vec<&gitctx::FileDiff> = files.iter().filter_map(|f| context.diff_for(f)).collect();
+    let (added, deleted) = diffs
+        .iter()
+        .fold((0, 0), |(a, d), f| (a + f.additions, d + f.deletions));
+    text.push_str(&format!(
+        "\nFiles changed ({} {}, +{added} -{deleted}):\n",
+        diffs.len(),
+        if diffs.len() == 1 { "file" } else { "files" }
+    ));
+    for diff in &diffs {
+        text.push_str(&format!(
+            "  {} ({}, +{} -{})\n",
+            diff.path(),
+            tools::status_word(diff.status),
+            diff.additions,
+            diff.deletions
+        ));
+    }
+    let (diff, _) = tools::scope_diff(context, files);
+    let tokens = agent::estimate_tokens(&diff);
+    if tokens <= diff_budget {
+        text.push_str("\nDiff (line numbers are the file's at this commit):\n");
+        text.push_str(&diff);
+    } else {
+        text.push_str(&format!(
+            "\nThe diff (about {} tokens) is larger than this conversation's diff budget ({} \
+             tokens): call get_diff_for_file with each path you need (largest first), or \
+             get_file_content / get_surrounding_context for parts of a file.\n",
+            tools::thousands(u64::from(tokens)),
+            tools::thousands(u64::from(diff_budget))
+        ));
+    }
+    text
 }

@@ -1,22 +1,43 @@
-//! The agent loop and assembly (spec 000 "Agent Loop", "Large Diff Chunking
-//! Strategy", "Annotation Validation", step 8 "Structured-output fallback").
+//! The agent loop and assembly (spec 000 "Agent Loop", "Token Budget
+//! Management", "Large Diff Chunking Strategy", "Annotation Validation", step 8
+//! "Structured-output fallback").
 //!
+//! - **Grounded first turn:** the first user message holds the commit (message,
+//!   author context or squash sources), the files with their change statistics,
+//!   and the diff when it fits the diff budget ([`crate::budget`]); otherwise it
+//!   names `get_diff_for_file`. Tools remain for more.
+//! - **Window:** every request stays within the model's context window
+//!   (`ultragit.contextWindow`, default by model family): the runner cuts each
+//!   tool result to the room left and drops old results first
+//!   (`agent::window`); answers get at most an eighth of the window.
 //! - **Turns:** one model call is one turn; a run makes at most `maxAgentTurns`
 //!   calls: the tool loop gets `maxAgentTurns - 1` of them and, if it is still
 //!   calling tools then, one last call without tools finishes the run (its text is
-//!   the summary). Whatever was emitted by then is kept: partial results, with a
-//!   warning.
+//!   the summary). A reply whose emissions are all accepted and that holds the
+//!   summary as its text ends the run at once. A commit makes at most `maxCalls`
+//!   calls in all (`--max-calls`). Whatever was emitted by then is kept: partial
+//!   results, with a warning.
 //! - **Stop reasons:** `end_turn` ends the run; `max_tokens` ends it too, keeping
 //!   what was emitted (a warning says the answer was cut).
-//! - **Chunks:** a commit touching more than 10 files or more than `maxDiffLines`
-//!   changed lines is annotated in chunks: files sorted by changed lines
-//!   (descending) and grouped `chunkSize` at a time, each chunk under 1,500 changed
-//!   lines (a larger file is a chunk of its own). One agent run per chunk; then one
-//!   more call that sees every emitted region and records cross-cutting concerns
-//!   spanning chunks.
-//! - **Structured output:** a provider without tool use gets one prompt with the
-//!   whole context and answers with one JSON document, validated with one repair
-//!   pass.
+//! - **Large commits:** past `maxDiffLines` changed lines, no model call: a note
+//!   records the commit as skipped as too large (`largeCommits = skip`, the
+//!   default). With `largeCommits = chunk`, and for any commit touching more
+//!   than 10 files, the commit is annotated in chunks: files sorted by changed
+//!   lines (descending) and grouped `chunkSize` at a time, each chunk under 1,500
+//!   changed lines (a larger file is a chunk of its own), at most `maxChunks`
+//!   chunks. One agent run per chunk; then one more call that sees every emitted
+//!   region and records cross-cutting concerns spanning chunks.
+//! - **Declined commits:** a model that ends without emitting anything (and
+//!   without a refused emission) found nothing semantic to record: the note
+//!   says so, with no regions ([`Annotated::declined`]); it is not a failure.
+//! - **Structured output:** `toolUse = off`, a provider without tool use, or
+//!   (`toolUse = auto`) a provider that answers that the model does not support
+//!   tools ([`tools_unsupported`]) gets one prompt with the whole context (the
+//!   diff within the budget) and answers with one JSON document, validated with
+//!   one repair pass.
+//! - **Statistics:** each run ends with an `annotate.stats` trace event (turns,
+//!   the provider's input and output tokens, the estimated tokens sent), which
+//!   `ultragit annotate -v` shows.
 //! - **Assembly:** `$schema`, commit, timestamp (now, UTC), task, summary, context
 //!   level, regions (exact duplicates removed — the last emission of a region wins),
 //!   cross-cutting concerns (deduplicated), provenance (`initial`, or `squash` with
@@ -34,7 +55,10 @@ use ultragit_schema::{
     ValidationContext,
 };
 
-use crate::config::{AnnotateConfig, CHUNK_FILE_THRESHOLD, CHUNK_LINE_BUDGET};
+use crate::budget::Budget;
+use crate::config::{
+    AnnotateConfig, CHUNK_FILE_THRESHOLD, CHUNK_LINE_BUDGET, LargeCommits, ToolUse,
+};
 use crate::error::AgentError;
 use crate::gather::AnnotationContext;
 use crate::prompt;
@@ -50,31 +74,223 @@ pub struct Annotated {
     pub turns: u32,
     /// The turn or token budget cut the run short.
     pub partial: bool,
+    /// What the calls cost in tokens.
+    pub spent: Spent,
+}
+
+/// How the note of a commit nothing was annotated on begins its summary and
+/// `provenance.synthesis_notes`.
+const NOT_ANNOTATED: &str = "Not annotated: ";
+
+impl Annotated {
+    /// Why nothing was annotated, when the note records that instead of
+    /// regions: the commit was too large (`maxDiffLines`, `largeCommits =
+    /// skip`) or the model declined (it found nothing semantic to record).
+    pub fn declined(&self) -> Option<&str> {
+        if !self.annotation.regions.is_empty() {
+            return None;
+        }
+        self.annotation
+            .provenance
+            .synthesis_notes
+            .as_deref()
+            .and_then(|notes| notes.strip_prefix(NOT_ANNOTATED))
+    }
 }
 
 /// The time one agent run may take, all model calls included.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Annotates the commit of `context` (spec 000 `annotate_commit`).
+///
+/// A commit past `maxDiffLines` gets no model call with `largeCommits = skip`
+/// (the default): a note records the skip. The model is asked with tools
+/// unless `toolUse = off` or the provider has no tool use; with `toolUse =
+/// auto`, a provider that answers that the model does not support tools gets
+/// the structured prompt instead.
 pub async fn annotate_commit(
     context: &AnnotationContext,
     provider: &dyn LlmProvider,
     config: &AnnotateConfig,
     trace: &mut dyn TraceSink,
 ) -> Result<Annotated, AgentError> {
-    if !provider.supports_tool_use() {
-        return structured(context, provider, config, trace).await;
+    let annotated = annotate_inner(context, provider, config, trace).await?;
+    trace.record(&stats_event(&annotated));
+    Ok(annotated)
+}
+
+/// The per-run statistics `-v` shows: turns, input and output tokens (as the
+/// provider reported them, and as estimated from the requests sent).
+fn stats_event(annotated: &Annotated) -> agent::Event {
+    let tokens = |n: Option<u64>| n.map_or(Value::Null, Value::from);
+    agent::Event::info("annotate.stats")
+        .with("turns", annotated.turns)
+        .with("input_tokens", tokens(annotated.spent.usage.input_tokens))
+        .with("output_tokens", tokens(annotated.spent.usage.output_tokens))
+        .with("sent_tokens_estimated", annotated.spent.sent_tokens)
+        .with("regions", annotated.annotation.regions.len())
+        .with(
+            "declined",
+            annotated.declined().map_or(Value::Null, Value::from),
+        )
+}
+
+async fn annotate_inner(
+    context: &AnnotationContext,
+    provider: &dyn LlmProvider,
+    config: &AnnotateConfig,
+    trace: &mut dyn TraceSink,
+) -> Result<Annotated, AgentError> {
+    let changed = context.changed_lines();
+    if changed > config.max_diff_lines && config.large_commits == LargeCommits::Skip {
+        let reason = format!(
+            "skipped as too large: {} changed lines, more than ultragit.maxDiffLines ({}); \
+             set ultragit.largeCommits = chunk to annotate such commits in chunks",
+            tools::thousands(u64::from(changed)),
+            tools::thousands(u64::from(config.max_diff_lines))
+        );
+        return Ok(declined(context, reason, 0, Vec::new(), Spent::default()));
     }
+    let window = config.window_for(provider.model());
+    let ask = Ask {
+        context,
+        provider,
+        config,
+        window,
+    };
+    if config.tool_use == ToolUse::Off || !provider.supports_tool_use() {
+        return structured(&ask, trace).await;
+    }
+    match with_tools(&ask, trace).await {
+        Err(AgentError::Provider(err))
+            if config.tool_use == ToolUse::Auto && tools_unsupported(&err) =>
+        {
+            let mut annotated = structured(&ask, trace).await?;
+            annotated.warnings.insert(
+                0,
+                format!(
+                    "the model does not support tool calls ({err}); annotated with one \
+                     structured prompt instead (set ultragit.toolUse = off to skip the attempt)"
+                ),
+            );
+            Ok(annotated)
+        }
+        other => other,
+    }
+}
+
+/// Whether the provider refused the request because the model cannot call
+/// tools (Ollama: "does not support tools"; vLLM: "tool choice requires
+/// --enable-auto-tool-choice"; llama.cpp: "tools param requires --jinja").
+pub fn tools_unsupported(err: &llm::LlmError) -> bool {
+    let llm::LlmError::Api {
+        status, message, ..
+    } = err
+    else {
+        return false;
+    };
+    let message = message.to_ascii_lowercase();
+    (400..500).contains(status)
+        && message.contains("tool")
+        && [
+            "not support",
+            "unsupported",
+            "enable-auto-tool-choice",
+            "--jinja",
+            "not enabled",
+        ]
+        .iter()
+        .any(|hint| message.contains(hint))
+}
+
+/// What the calls of a commit cost in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// As the provider reported them, all calls summed.
+    pub usage: llm::Usage,
+    /// Estimated input tokens sent (bytes / 4 of every request), all calls.
+    pub sent_tokens: u64,
+}
+
+impl Spent {
+    fn add(&mut self, outcome: &agent::Outcome, sent: u64) {
+        self.usage.add(outcome.usage);
+        self.sent_tokens += sent;
+    }
+}
+
+/// The note of a commit nothing was annotated on, and why.
+fn declined(
+    context: &AnnotationContext,
+    reason: String,
+    turns: u32,
+    warnings: Vec<String>,
+    spent: Spent,
+) -> Annotated {
+    let summary = format!("{NOT_ANNOTATED}{reason}");
+    let (mut annotation, _) = assemble(context, Vec::new(), Vec::new(), clip(&summary, 400));
+    annotation.provenance.synthesis_notes = Some(clip(&summary, 400));
+    Annotated {
+        annotation,
+        warnings,
+        turns,
+        partial: false,
+        spent,
+    }
+}
+
+/// What one annotation asks of which model, within which window.
+struct Ask<'a> {
+    context: &'a AnnotationContext,
+    provider: &'a dyn LlmProvider,
+    config: &'a AnnotateConfig,
+    /// The model's context window, in tokens.
+    window: u32,
+}
+
+/// The tool-using agent, chunk by chunk.
+async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
+    let Ask {
+        context,
+        provider,
+        config,
+        window,
+    } = *ask;
     let shared = Arc::new(context.clone());
     let collector: Collector = Arc::new(Mutex::new(Collected::default()));
-    let chunks = plan_chunks(context, config);
+    let mut chunks = plan_chunks(context, config);
+    let mut warnings = Vec::new();
+    if chunks.len() > config.max_chunks as usize {
+        let left: Vec<String> = chunks
+            .split_off(config.max_chunks as usize)
+            .into_iter()
+            .flatten()
+            .collect();
+        warnings.push(format!(
+            "only the first {} chunks (ultragit.maxChunks) were annotated; not annotated: {}",
+            config.max_chunks,
+            left.join(", ")
+        ));
+    }
     let chunked = chunks.len() > 1;
     let mut turns = 0;
+    let mut spent = Spent::default();
     let mut summaries = Vec::new();
-    let mut warnings = Vec::new();
     let mut ran_out = false;
     let mut cut_short = false;
     for (index, files) in chunks.iter().enumerate() {
+        // A run needs two calls: one to act, one to finish.
+        if turns + 2 > config.max_calls {
+            ran_out = true;
+            warnings.push(format!(
+                "the cap of {} model calls per commit (--max-calls) was reached; chunks {}-{} \
+                 were not annotated",
+                config.max_calls,
+                index + 1,
+                chunks.len()
+            ));
+            break;
+        }
         let lines: u32 = files
             .iter()
             .filter_map(|f| context.diff_for(f))
@@ -84,29 +300,38 @@ pub async fn annotate_commit(
             files: files.clone(),
             summarize_diff: lines > config.max_diff_lines || (chunked && lines > CHUNK_LINE_BUDGET),
         };
+        let system = prompt::system_prompt(context.author_context.as_ref());
+        let probe = tools::registry(shared.clone(), scope.clone(), collector.clone());
+        let fixed = agent::estimate_tokens(&system)
+            + agent::estimate_tokens(&serde_json::to_string(&probe.specs()).unwrap_or_default());
+        let budget = Budget::new(window, config.max_tokens_per_response, fixed);
+        let diff_budget = if scope.summarize_diff { 0 } else { budget.diff };
         let task = Task {
             name: if chunked {
                 format!("annotate chunk {}/{}", index + 1, chunks.len())
             } else {
                 "annotate".to_owned()
             },
-            system: prompt::system_prompt(context.author_context.as_ref()),
-            messages: vec![Message::user(prompt::user_prompt(chunked.then_some((
-                index,
-                chunks.len(),
-                files.as_slice(),
-            ))))],
-            tools: tools::registry(shared.clone(), scope, collector.clone()),
+            system,
+            messages: vec![Message::user(prompt::first_message(
+                context,
+                files,
+                chunked.then_some((index, chunks.len())),
+                diff_budget,
+            ))],
+            tools: tools::registry_within(shared.clone(), scope, collector.clone(), budget),
             format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
             json_format: None,
         };
-        let outcome = run(provider, config, trace, &task).await?;
+        let steps = (config.max_calls - turns - 1).min(config.max_agent_turns.saturating_sub(1));
+        let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
         turns += outcome.steps;
+        spent.add(&outcome, sent);
         if outcome.finalized {
             ran_out = true;
             warnings.push(format!(
                 "the agent used all {} turns{}; the annotations emitted so far are kept",
-                config.max_agent_turns,
+                steps + 1,
                 if chunked {
                     format!(" on chunk {}", index + 1)
                 } else {
@@ -118,7 +343,7 @@ pub async fn annotate_commit(
             cut_short = true;
             warnings.push(format!(
                 "an answer hit the {}-token limit; the annotations emitted so far are kept",
-                config.max_tokens_per_response
+                budget.output
             ));
         }
         if !outcome.output.trim().is_empty() {
@@ -127,22 +352,39 @@ pub async fn annotate_commit(
     }
     let mut collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if collected.regions.is_empty() {
-        return Err(if cut_short {
-            AgentError::TokenBudgetExceeded {
-                budget: config.max_tokens_per_response,
-            }
+        return if cut_short {
+            Err(AgentError::TokenBudgetExceeded {
+                budget: Budget::new(window, config.max_tokens_per_response, 0).output,
+            })
         } else if ran_out {
-            AgentError::MaxTurnsExceeded {
+            Err(AgentError::MaxTurnsExceeded {
                 max_turns: config.max_agent_turns,
-            }
+            })
+        } else if collected.rejected > 0 {
+            Err(AgentError::NoAnnotations { turns })
         } else {
-            AgentError::NoAnnotations { turns }
-        });
+            // The model ended on its own without emitting anything: it found
+            // nothing semantic to record.
+            let why = summaries
+                .first()
+                .map(|s| clip(s.trim().lines().next().unwrap_or(""), 300))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "the model found nothing to annotate".to_owned());
+            Ok(declined(
+                context,
+                format!("the model found nothing semantic to record: {why}"),
+                turns,
+                warnings,
+                spent,
+            ))
+        };
     }
-    if chunked {
-        let (summary, steps) =
+    if chunked && turns < config.max_calls {
+        let (summary, steps, sent, usage) =
             cross_chunk_pass(provider, config, trace, context, &collector, &collected).await?;
         turns += steps;
+        spent.usage.add(usage);
+        spent.sent_tokens += sent;
         collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(summary) = summary {
             summaries.insert(0, summary);
@@ -160,47 +402,85 @@ pub async fn annotate_commit(
         warnings,
         turns,
         partial: ran_out || cut_short,
+        spent,
     })
 }
 
-/// One agent run with the writing agent's budgets.
+/// One agent run with the writing agent's budgets, at most `steps` tool-loop
+/// calls (plus the final one), every request within `budget`'s window.
+/// Returns the outcome and the estimated input tokens sent.
 async fn run(
     provider: &dyn LlmProvider,
     config: &AnnotateConfig,
     trace: &mut dyn TraceSink,
     task: &Task,
-) -> Result<agent::Outcome, AgentError> {
+    budget: Budget,
+    steps: u32,
+) -> Result<(agent::Outcome, u64), AgentError> {
     let budgets = Budgets {
-        max_steps: config.max_agent_turns.saturating_sub(1).max(1),
+        max_steps: steps.max(1),
         max_tool_calls: config.max_agent_turns.saturating_mul(20),
         tool_limits: tools::LIMITS,
         overall_timeout: RUN_TIMEOUT,
-        max_tokens: Some(config.max_tokens_per_response),
+        max_tokens: Some(budget.output),
     };
     // The annotations are what the tools collect; the final text (the summary)
     // may be empty.
     let accept_any = |text: &str| -> Result<String, Vec<String>> { Ok(text.trim().to_owned()) };
-    let mut runner = Runner::new(provider, budgets, trace);
-    match runner.run(task, Some(&accept_any)).await {
-        Ok(outcome) => Ok(outcome),
+    let mut counter = SentCounter {
+        inner: trace,
+        sent: 0,
+    };
+    let mut runner = Runner::new(provider, budgets, &mut counter)
+        .with_context_window(budget.window)
+        .with_finishing_tools(&["emit_annotation", "emit_cross_cutting"]);
+    let result = runner.run(task, Some(&accept_any)).await;
+    let sent = counter.sent;
+    match result {
+        Ok(outcome) => Ok((outcome, sent)),
         Err(agent::AgentError::Provider(err)) => Err(AgentError::Provider(err)),
         Err(agent::AgentError::Timeout { after }) => Err(AgentError::Timeout {
             seconds: after.as_secs(),
         }),
         // Still calling tools when told to stop: keep what was emitted.
-        Err(agent::AgentError::KeptCallingTools) => Ok(agent::Outcome {
-            output: String::new(),
-            steps: config.max_agent_turns,
-            tool_calls: 0,
-            finalized: true,
-            repaired: false,
-            stop_reason: StopReason::ToolUse,
-            usage: Default::default(),
-            transcript: Vec::new(),
-        }),
+        Err(agent::AgentError::KeptCallingTools) => Ok((
+            agent::Outcome {
+                output: String::new(),
+                steps: steps + 1,
+                tool_calls: 0,
+                finalized: true,
+                repaired: false,
+                stop_reason: StopReason::ToolUse,
+                usage: Default::default(),
+                transcript: Vec::new(),
+            },
+            sent,
+        )),
         Err(other) => Err(AgentError::InvalidAnnotation {
             message: other.to_string(),
         }),
+    }
+}
+
+/// A trace sink that passes every event on and adds up the estimated tokens
+/// of the requests it sees.
+struct SentCounter<'a> {
+    inner: &'a mut dyn TraceSink,
+    sent: u64,
+}
+
+impl TraceSink for SentCounter<'_> {
+    fn record(&mut self, event: &agent::Event) {
+        if event.kind == "request"
+            && let Some((_, request)) = event.fields.iter().find(|(k, _)| k == "request")
+        {
+            self.sent += u64::from(agent::estimate_tokens(&request.to_string()));
+        }
+        self.inner.record(event);
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.inner.problems()
     }
 }
 
@@ -238,7 +518,7 @@ pub fn plan_chunks(context: &AnnotationContext, config: &AnnotateConfig) -> Vec<
 }
 
 /// The call that looks across chunks for cross-cutting concerns. Returns its
-/// summary and the turns it took.
+/// summary, the turns it took, the tokens sent and the usage reported.
 async fn cross_chunk_pass(
     provider: &dyn LlmProvider,
     config: &AnnotateConfig,
@@ -246,14 +526,19 @@ async fn cross_chunk_pass(
     context: &AnnotationContext,
     collector: &Collector,
     collected: &Collected,
-) -> Result<(Option<String>, u32), AgentError> {
+) -> Result<(Option<String>, u32, u64, llm::Usage), AgentError> {
     let mut listing = String::new();
     for region in &collected.regions {
         listing.push_str(&format!(
             "- {}:{} — {}\n",
-            region.file, region.ast_anchor.name, region.intent
+            region.file,
+            region.ast_anchor.name,
+            clip(&region.intent, 300)
         ));
     }
+    let window = config.window_for(provider.model());
+    let room = Budget::new(window, config.max_tokens_per_response, 2_000).diff as usize * 4;
+    let listing = agent::clip_middle(&listing, room).into_owned();
     let task = Task {
         name: "annotate cross-chunk".to_owned(),
         system: prompt::system_prompt(context.author_context.as_ref()),
@@ -262,10 +547,13 @@ async fn cross_chunk_pass(
         format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
         json_format: None,
     };
-    let outcome = run(provider, config, trace, &task).await?;
+    let window = config.window_for(provider.model());
+    let budget = Budget::new(window, config.max_tokens_per_response, 0);
+    let steps = config.max_agent_turns.saturating_sub(1).min(2);
+    let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
     let summary = Some(outcome.output)
         .filter(|s| !s.trim().is_empty() && !s.trim().eq_ignore_ascii_case("none"));
-    Ok((summary, outcome.steps))
+    Ok((summary, outcome.steps, sent, outcome.usage))
 }
 
 /// The summary: the model's final text (first paragraph, at most 400 characters),
@@ -364,29 +652,37 @@ pub fn assemble(
 }
 
 /// The structured-output mode: the whole context in one prompt, one JSON answer.
-async fn structured(
-    context: &AnnotationContext,
-    provider: &dyn LlmProvider,
-    config: &AnnotateConfig,
-    trace: &mut dyn TraceSink,
-) -> Result<Annotated, AgentError> {
+async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
+    let (context, provider, config) = (ask.context, ask.provider, ask.config);
+    let window = ask.window;
+    let system = prompt::system_prompt(context.author_context.as_ref());
+    let schema = structured_schema();
+    // The schema is sent twice (in the prompt and as the response format).
+    let fixed = agent::estimate_tokens(&system) + 2 * agent::estimate_tokens(&schema.to_string());
+    let budget = Budget::new(window, config.max_tokens_per_response, fixed);
+    let room = (budget.input_limit().saturating_sub(fixed + 600)) as usize * 3;
+    let text = context_text(context, config, budget.diff);
     let task = StructuredTask {
         name: "annotate (structured)".to_owned(),
-        system: prompt::system_prompt(context.author_context.as_ref()),
-        messages: vec![Message::user(prompt::structured_prompt(&context_text(
-            context, config,
-        )))],
+        system,
+        messages: vec![Message::user(prompt::structured_prompt(
+            &agent::clip_middle(&text, room),
+        ))],
         schema_name: "ultragit_annotation".to_owned(),
-        schema: structured_schema(),
+        schema,
     };
     let budgets = Budgets {
         max_steps: 1,
         max_tool_calls: 0,
         tool_limits: tools::LIMITS,
         overall_timeout: RUN_TIMEOUT,
-        max_tokens: Some(config.max_tokens_per_response),
+        max_tokens: Some(budget.output),
     };
-    let mut runner = Runner::new(provider, budgets, trace);
+    let mut counter = SentCounter {
+        inner: trace,
+        sent: 0,
+    };
+    let mut runner = Runner::new(provider, budgets, &mut counter);
     let (value, outcome) = runner
         .run_structured(&task)
         .await
@@ -399,9 +695,28 @@ async fn structured(
                 message: other.to_string(),
             },
         })?;
+    let spent = Spent {
+        usage: outcome.usage,
+        sent_tokens: counter.sent,
+    };
     let mut dropped = Vec::new();
     let regions: Vec<RegionAnnotation> = items(&value, "regions", &mut dropped);
     let cross_cutting: Vec<CrossCuttingConcern> = items(&value, "cross_cutting", &mut dropped);
+    if regions.is_empty() && dropped.is_empty() {
+        let why = value["summary"].as_str().unwrap_or("").trim().to_owned();
+        let why = if why.is_empty() {
+            "the model found nothing to annotate".to_owned()
+        } else {
+            clip(&why, 300)
+        };
+        return Ok(declined(
+            context,
+            format!("the model found nothing semantic to record: {why}"),
+            outcome.steps,
+            Vec::new(),
+            spent,
+        ));
+    }
     if regions.is_empty() {
         return Err(AgentError::NoAnnotations {
             turns: outcome.steps,
@@ -420,6 +735,7 @@ async fn structured(
         warnings: dropped,
         turns: outcome.steps,
         partial: false,
+        spent,
     })
 }
 
@@ -465,32 +781,16 @@ pub(crate) fn structured_schema() -> Value {
 
 /// The context of the structured prompt: commit, author context, diff (or its
 /// summary past `maxDiffLines`), outlines, recent annotations.
-fn context_text(context: &AnnotationContext, config: &AnnotateConfig) -> String {
-    let commit = &context.commit;
-    let mut text = format!(
-        "Commit {}\nAuthor: {}\nDate: {}\n\nMessage:\n{}\n",
-        commit.sha,
-        commit.author,
-        commit.timestamp.to_rfc3339(),
-        commit.message.trim_end()
-    );
-    if let Some(author) = &context.author_context {
-        if author.has_context() {
-            text.push_str(&format!(
-                "\nAuthor context: {}\n",
-                serde_json::to_string(author).unwrap_or_default()
-            ));
-        } else if let Some(sources) = author.squash_sources.as_ref().filter(|s| !s.is_empty()) {
-            text.push_str(&format!("\nSquashed from: {}\n", sources.join(", ")));
-        }
-    }
+fn context_text(context: &AnnotationContext, config: &AnnotateConfig, diff_budget: u32) -> String {
+    let mut text = tools::commit_text(context);
     text.push_str("\nDiff (line numbers are the file's at this commit):\n");
-    if context.changed_lines() > config.max_diff_lines {
+    let (diff, _) = tools::scope_diff(context, &context.paths());
+    if context.changed_lines() > config.max_diff_lines
+        || agent::estimate_tokens(&diff) > diff_budget
+    {
         text.push_str(&tools::diff_summary(context, &context.paths()));
     } else {
-        for diff in &context.diffs {
-            text.push_str(&tools::render_file_diff(diff));
-        }
+        text.push_str(&diff);
     }
     for (path, units) in &context.ast_outlines {
         text.push_str(&format!("\nOutline of {path}:\n"));

@@ -1,6 +1,17 @@
 //! The writing agent's tools (spec 000 "Tool Definitions"): six read tools,
-//! `get_diff_for_file`, and the write tools `emit_annotation` and
-//! `emit_cross_cutting`, which validate what the model emits and collect it.
+//! `get_diff_for_file`, `search_code` (a bounded `git grep` in the commit's
+//! tree), and the write tools `emit_annotation` and `emit_cross_cutting`, which
+//! validate what the model emits and collect it.
+//!
+//! Every read tool's text honours the byte cap the runner passes (the room the
+//! context window has left, `agent::window`) as well as its line cap, and when
+//! cut says exactly how to read on (`call get_file_content with path=… and
+//! offset=…`). `get_commit_info` also describes any commit reachable from the
+//! annotated one (for "see commit abc123" in messages). `emit_annotation`
+//! checks the anchor against the outline of the file at the commit (name,
+//! kind, overlapping lines) — or, without a grammar, that the name occurs in
+//! those lines — and refuses a mismatch with the units nearby, so the model can
+//! correct itself.
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
@@ -22,6 +33,7 @@ use ultragit_schema::{
     Annotation, ContextLevel, CrossCuttingConcern, RegionAnnotation, ValidationContext,
 };
 
+use crate::budget::Budget;
 use crate::gather::AnnotationContext;
 
 /// What the write tools collected.
@@ -66,16 +78,28 @@ pub struct Scope {
     pub summarize_diff: bool,
 }
 
-/// The registry of one agent run.
+/// The registry of one agent run, with the default budget ([`Budget::default`]).
 pub fn registry(
     context: Arc<AnnotationContext>,
     scope: Scope,
     collector: Collector,
 ) -> ToolRegistry {
+    registry_within(context, scope, collector, Budget::default())
+}
+
+/// The registry of one agent run within `budget` (the diff and recent
+/// annotations caps).
+pub fn registry_within(
+    context: Arc<AnnotationContext>,
+    scope: Scope,
+    collector: Collector,
+    budget: Budget,
+) -> ToolRegistry {
     let shared = Shared {
         context,
         scope: Arc::new(scope),
         collector: collector.clone(),
+        budget,
     };
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(GET_DIFF.bind(shared.clone())),
@@ -85,6 +109,7 @@ pub fn registry(
         Arc::new(GET_COMMIT_INFO.bind(shared.clone())),
         Arc::new(GET_RECENT_ANNOTATIONS.bind(shared.clone())),
         Arc::new(GET_DIFF_FOR_FILE.bind(shared.clone())),
+        Arc::new(SEARCH_CODE.bind(shared.clone())),
         Arc::new(EMIT_ANNOTATION.bind(shared)),
         Arc::new(EMIT_CROSS_CUTTING.bind(collector)),
     ];
@@ -110,6 +135,7 @@ struct Shared {
     context: Arc<AnnotationContext>,
     scope: Arc<Scope>,
     collector: Collector,
+    budget: Budget,
 }
 
 /// The path the argument `key` names, trimmed and without a leading `./`.
@@ -121,16 +147,29 @@ fn clean_path(key: &str, path: &str) -> Result<String, ToolFailure> {
     Ok(path.to_owned())
 }
 
-/// The arguments of the tools that take one file path.
+/// The arguments of the tools that take one file path, and where to start.
 #[derive(Debug, Deserialize)]
 struct PathArgs {
     path: String,
+    offset: Option<usize>,
 }
 
 impl PathArgs {
-    /// The schema: `path`, required.
+    /// The schema: `path`, required; `offset`, optional.
     fn schema() -> Schema {
-        Schema::object().required("path", Schema::string().description(PATH_DESCRIPTION))
+        Schema::object()
+            .required("path", Schema::string().description(PATH_DESCRIPTION))
+            .optional(
+                "offset",
+                Schema::integer(1, MAX_LINE).description(
+                    "Where to start (1-based; default 1): the line to read on from when an earlier result was cut.",
+                ),
+            )
+    }
+
+    /// The first line (1-based) to show.
+    fn from(&self) -> usize {
+        self.offset.unwrap_or(1).max(1)
     }
 
     /// The path, cleaned.
@@ -155,43 +194,59 @@ fn numbered(text: &str, from: usize, to: usize) -> String {
     out
 }
 
-/// Caps `text` at the line limit, with truncation metadata.
-fn capped(key: &str, text: String, extra: Value, limits: &ToolLimits, hint: &str) -> ToolOutput {
+/// Caps `text` at the line and byte limits, with truncation metadata whose
+/// hint, `more(n)`, says how to read on from line `n` (1-based) of `text`.
+fn capped(
+    key: &str,
+    text: String,
+    extra: Value,
+    limits: &ToolLimits,
+    more: impl Fn(usize) -> String,
+) -> ToolOutput {
     let total = text.lines().count();
+    let room = limits
+        .max_bytes
+        .saturating_sub(extra.to_string().len() + TRUNCATION_OVERHEAD);
+    let mut kept = String::new();
+    let mut shown = 0;
+    for line in text.lines() {
+        if shown >= limits.max_lines || kept.len() + line.len() + 1 > room {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        shown += 1;
+    }
     let mut data = extra;
-    if total <= limits.max_lines {
+    if shown == total {
         data[key] = json!(text);
         return ToolOutput::complete(data);
     }
-    let kept: String = text
-        .lines()
-        .take(limits.max_lines)
-        .map(|l| format!("{l}\n"))
-        .collect();
     data[key] = json!(kept);
+    let (limit, max) = if shown >= limits.max_lines {
+        (TruncationLimit::Lines, limits.max_lines)
+    } else {
+        (TruncationLimit::Bytes, limits.max_bytes)
+    };
     ToolOutput::truncated(
         data,
         Truncation {
-            limit: TruncationLimit::Lines,
-            max: limits.max_lines,
+            limit,
+            max,
             total: Some(total),
-            shown: limits.max_lines,
-            hint: hint.to_owned(),
+            shown,
+            hint: more(shown + 1),
         },
     )
 }
 
+/// Bytes kept free in a result for its truncation metadata.
+const TRUNCATION_OVERHEAD: usize = 400;
+
 /// One file's diff with the commit's line numbers in front of every kept or added
 /// line, so regions can be given in the commit's coordinates.
 pub(crate) fn render_file_diff(diff: &gitctx::FileDiff) -> String {
-    let status = match diff.status {
-        gitctx::FileStatus::Added => "new file",
-        gitctx::FileStatus::Deleted => "deleted",
-        gitctx::FileStatus::Renamed => "renamed",
-        gitctx::FileStatus::Copied => "copied",
-        gitctx::FileStatus::TypeChanged => "type changed",
-        gitctx::FileStatus::Modified => "modified",
-    };
+    let status = status_word(diff.status);
     let mut out = format!(
         "=== {} ({status}, +{} -{}) ===\n",
         diff.path(),
@@ -221,6 +276,18 @@ pub(crate) fn render_file_diff(diff: &gitctx::FileDiff) -> String {
         }
     }
     out
+}
+
+/// How a file changed, in the words the diff headers use.
+pub(crate) fn status_word(status: gitctx::FileStatus) -> &'static str {
+    match status {
+        gitctx::FileStatus::Added => "new file",
+        gitctx::FileStatus::Deleted => "deleted",
+        gitctx::FileStatus::Renamed => "renamed",
+        gitctx::FileStatus::Copied => "copied",
+        gitctx::FileStatus::TypeChanged => "type changed",
+        gitctx::FileStatus::Modified => "modified",
+    }
 }
 
 /// The per-file summary `get_diff` gives for oversized diffs (spec 000 "Diff
@@ -275,24 +342,55 @@ const GET_DIFF: ToolDef<Shared, NoArgs> = ToolDef {
 fn get_diff(shared: &Shared, _: NoArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
     let context = &shared.context;
     let scope = &shared.scope;
-    if scope.summarize_diff {
+    let (text, starts) = scope_diff(context, &scope.files);
+    if scope.summarize_diff || agent::estimate_tokens(&text) > shared.budget.diff {
         return Ok(ToolOutput::complete(
             json!({"summary": diff_summary(context, &scope.files)}),
         ));
-    }
-    let mut text = String::new();
-    for path in &scope.files {
-        if let Some(diff) = context.diff_for(path) {
-            text.push_str(&render_file_diff(diff));
-        }
     }
     Ok(capped(
         "diff",
         text,
         json!({"files": scope.files}),
         limits,
-        "the diff was cut; call get_diff_for_file(path) for the files after the cut",
+        |line| {
+            // The file the cut falls in, and the line of its own diff.
+            let index = starts.partition_point(|(_, start)| *start <= line).max(1) - 1;
+            let (path, start) = &starts[index];
+            let rest: Vec<&str> = starts[index + 1..]
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect();
+            let mut hint = format!(
+                "the diff was cut; call get_diff_for_file with path={path} and offset={}",
+                line - start + 1
+            );
+            if !rest.is_empty() {
+                hint.push_str(&format!(", then for: {}", rest.join(", ")));
+            }
+            hint
+        },
     ))
+}
+
+/// The diff of `files` as `get_diff` shows it, with the first line (1-based)
+/// of each file's part.
+pub(crate) fn scope_diff(
+    context: &AnnotationContext,
+    files: &[String],
+) -> (String, Vec<(String, usize)>) {
+    let mut text = String::new();
+    let mut starts = Vec::new();
+    let mut line = 1;
+    for path in files {
+        if let Some(diff) = context.diff_for(path) {
+            let part = render_file_diff(diff);
+            starts.push((path.clone(), line));
+            line += part.lines().count();
+            text.push_str(&part);
+        }
+    }
+    (text, starts)
 }
 
 const GET_DIFF_FOR_FILE: ToolDef<Shared, PathArgs> = ToolDef {
@@ -317,12 +415,24 @@ fn get_diff_for_file(
             ),
         ));
     };
+    let from = args.from();
+    let rendered = render_file_diff(diff);
+    let text: String = rendered
+        .lines()
+        .skip(from - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
     Ok(capped(
         "diff",
-        render_file_diff(diff),
-        json!({"path": path}),
+        text,
+        json!({"path": path, "offset": from, "lines": rendered.lines().count()}),
         limits,
-        "the diff was cut; call get_file_content(path) or get_surrounding_context(path, line) for the rest",
+        |n| {
+            format!(
+                "the diff was cut; call get_diff_for_file with path={path} and offset={}",
+                from + n - 1
+            )
+        },
     ))
 }
 
@@ -367,14 +477,20 @@ fn get_file_content(
     limits: &ToolLimits,
 ) -> Result<ToolOutput, ToolFailure> {
     let path = args.path()?;
+    let from = args.from();
     let text = file_at_commit(&shared.context, &path)?;
     let total = text.lines().count();
     Ok(capped(
         "content",
-        numbered(&text, 1, total),
+        numbered(&text, from, total),
         json!({"path": path, "lines": total}),
         limits,
-        "the file was cut; call get_surrounding_context(path, line, radius) for later lines",
+        |n| {
+            format!(
+                "the file was cut; call get_file_content with path={path} and offset={}",
+                from + n - 1
+            )
+        },
     ))
 }
 
@@ -388,9 +504,10 @@ const GET_AST_OUTLINE: ToolDef<Shared, PathArgs> = ToolDef {
 fn get_ast_outline(
     shared: &Shared,
     args: PathArgs,
-    _limits: &ToolLimits,
+    limits: &ToolLimits,
 ) -> Result<ToolOutput, ToolFailure> {
     let path = args.path()?;
+    let from = args.from();
     let context = &shared.context;
     let units = match context.ast_outlines.get(&path) {
         Some(units) => Some(units.clone()),
@@ -406,19 +523,40 @@ fn get_ast_outline(
             "message": "AST parsing is not available for this file type. Annotate it by line ranges: use ast_anchor type \"config\" (or the closest kind) with a name that identifies the block, and give its lines."
         })));
     };
-    let outline: Vec<Value> = units
-        .iter()
-        .map(|u| {
-            json!({
-                "kind": u.kind.as_str(),
-                "name": u.qualified_name,
-                "signature": u.signature,
-                "lines": {"start": u.lines.start, "end": u.lines.end},
-            })
-        })
-        .collect();
-    Ok(ToolOutput::complete(
-        json!({"path": path, "outline": outline}),
+    let room = limits.max_bytes.saturating_sub(TRUNCATION_OVERHEAD);
+    let mut outline: Vec<Value> = Vec::new();
+    let mut bytes = 0;
+    for unit in units.iter().skip(from - 1) {
+        let entry = json!({
+            "kind": unit.kind.as_str(),
+            "name": unit.qualified_name,
+            "signature": unit.signature,
+            "lines": {"start": unit.lines.start, "end": unit.lines.end},
+        });
+        bytes += entry.to_string().len() + 1;
+        if bytes > room || outline.len() >= limits.max_entries {
+            break;
+        }
+        outline.push(entry);
+    }
+    let shown = outline.len();
+    let rest = units.len().saturating_sub(from - 1);
+    let data = json!({"path": path, "outline": outline});
+    if shown >= rest {
+        return Ok(ToolOutput::complete(data));
+    }
+    Ok(ToolOutput::truncated(
+        data,
+        Truncation {
+            limit: TruncationLimit::Bytes,
+            max: limits.max_bytes,
+            total: Some(units.len()),
+            shown,
+            hint: format!(
+                "the outline was cut; call get_ast_outline with path={path} and offset={}",
+                from + shown
+            ),
+        },
     ))
 }
 
@@ -471,23 +609,128 @@ fn get_surrounding_context(
         numbered(&text, from, to),
         json!({"path": path, "from": from, "to": to, "lines": total}),
         limits,
-        "ask for a smaller radius",
+        |n| {
+            format!(
+                "the lines were cut; ask for a smaller radius, or call get_file_content with path={path} and offset={}",
+                from + n - 1
+            )
+        },
     ))
 }
 
-const GET_COMMIT_INFO: ToolDef<Shared, NoArgs> = ToolDef {
+/// The arguments of `get_commit_info`.
+#[derive(Debug, Deserialize)]
+struct CommitArgs {
+    commit: Option<String>,
+}
+
+const GET_COMMIT_INFO: ToolDef<Shared, CommitArgs> = ToolDef {
     name: "get_commit_info",
     description: "Returns the commit message, author, timestamp, parent SHAs, and any author-provided context (task, reasoning, dependencies, tags).",
-    schema: Schema::object,
+    schema: || {
+        Schema::object().optional(
+            "commit",
+            Schema::string().description(
+                "Another commit to describe (a SHA or prefix, e.g. one the message refers to); it must be reachable from the annotated commit. Default: the annotated commit.",
+            ),
+        )
+    },
     run: get_commit_info,
 };
 
 fn get_commit_info(
     shared: &Shared,
-    _: NoArgs,
-    _limits: &ToolLimits,
+    args: CommitArgs,
+    limits: &ToolLimits,
 ) -> Result<ToolOutput, ToolFailure> {
     let context = &shared.context;
+    let Some(rev) = args
+        .commit
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    else {
+        return Ok(ToolOutput::complete(json!({"info": commit_text(context)})));
+    };
+    if rev.starts_with('-') || rev.len() > 200 {
+        return Err(ToolFailure::invalid_argument(format!(
+            "'{rev}' is not a commit name"
+        )));
+    }
+    let repo = open_repo(context)?;
+    let annotated: gitctx::ObjectId = context
+        .commit
+        .sha
+        .parse()
+        .map_err(|_| ToolFailure::internal("the annotated commit has no valid id"))?;
+    let id = repo.resolve_commit(rev).map_err(|_| {
+        ToolFailure::new(
+            "NOT_FOUND",
+            format!("no commit named '{rev}' in this repository"),
+        )
+    })?;
+    if id == annotated {
+        return Ok(ToolOutput::complete(json!({"info": commit_text(context)})));
+    }
+    let reachable = repo
+        .is_ancestor(id, annotated)
+        .map_err(|e| ToolFailure::internal(e.to_string()))?;
+    if !reachable {
+        return Err(ToolFailure::new(
+            "NOT_REACHABLE",
+            format!(
+                "commit {} is not reachable from the annotated commit {}; only its ancestors can be described",
+                &id.to_hex()[..12],
+                &context.commit.sha[..12]
+            ),
+        ));
+    }
+    let info = repo
+        .commit_info_by_id(id)
+        .map_err(|e| ToolFailure::internal(e.to_string()))?;
+    let parents: Vec<String> = info.parents.iter().map(|p| p.to_hex()).collect();
+    let mut text = format!(
+        "Commit: {}\nAuthor: {} <{}>\nDate: {}\nParents: {}\n\nMessage:\n{}\n",
+        id.to_hex(),
+        info.author.name,
+        info.author.email,
+        info.author.time.to_utc().to_rfc3339(),
+        parents.join(", "),
+        info.message.trim_end()
+    );
+    if let Ok(diff) = repo.diff_commit(&id.to_hex(), &gitctx::DiffOptions::default()) {
+        text.push_str(&format!("\nFiles changed ({}):\n", diff.files.len()));
+        for file in diff.files.iter().take(limits.max_entries.min(50)) {
+            text.push_str(&format!(
+                "  {} (+{} -{})\n",
+                file.path(),
+                file.additions,
+                file.deletions
+            ));
+        }
+    }
+    Ok(capped(
+        "info",
+        text,
+        json!({"commit": id.to_hex()}),
+        limits,
+        |_| {
+            "the description was cut; call get_commit_info again only if you need the rest"
+                .to_owned()
+        },
+    ))
+}
+
+/// The repository of `context`, for the tools that read beyond it.
+fn open_repo(context: &AnnotationContext) -> Result<gitctx::Repo, ToolFailure> {
+    gitctx::Repo::open(&context.repo_root)
+        .map_err(|e| ToolFailure::internal(format!("cannot open the repository: {e}")))
+}
+
+/// The annotated commit as `get_commit_info` and the first message show it:
+/// SHA, author, date, parents, message, author context or squash sources, and
+/// the files left out (binary, submodules).
+pub(crate) fn commit_text(context: &AnnotationContext) -> String {
     let commit = &context.commit;
     let parents = if commit.parent_shas.is_empty() {
         "(none: root commit)".to_owned()
@@ -530,7 +773,159 @@ fn get_commit_info(
             context.skipped.join(", ")
         ));
     }
-    Ok(ToolOutput::complete(json!({"info": text})))
+    text
+}
+
+/// The arguments of `search_code`.
+#[derive(Debug, Deserialize)]
+struct SearchArgs {
+    pattern: String,
+    path: Option<String>,
+    regex: Option<bool>,
+    max_results: Option<usize>,
+}
+
+/// The longest matched line `search_code` shows, in characters.
+const SEARCH_LINE_MAX: usize = 200;
+
+const SEARCH_CODE: ToolDef<Shared, SearchArgs> = ToolDef {
+    name: "search_code",
+    description: "Searches the files of the commit being annotated (git grep) and returns matching lines as path:line: text. Use it to find callers, definitions and uses.",
+    schema: || {
+        Schema::object()
+            .required(
+                "pattern",
+                Schema::string()
+                    .description("The text to find (a fixed string unless regex is true)."),
+            )
+            .optional(
+                "path",
+                Schema::string().description("Only files under this path prefix (e.g. src/net)."),
+            )
+            .optional(
+                "regex",
+                Schema::boolean().description(
+                    "Treat pattern as a POSIX extended regular expression. Default: false.",
+                ),
+            )
+            .optional(
+                "max_results",
+                Schema::integer(1, 200).description("Most matching lines to return. Default: 50."),
+            )
+    },
+    run: search_code,
+};
+
+fn search_code(
+    shared: &Shared,
+    args: SearchArgs,
+    limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    if args.pattern.is_empty() || args.pattern.len() > 500 || args.pattern.contains('\n') {
+        return Err(ToolFailure::invalid_argument(
+            "pattern must be one line of 1 to 500 bytes",
+        ));
+    }
+    let prefix = match args
+        .path
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        Some(path) => {
+            let path = clean_path("path", path)?;
+            if path.starts_with('/') || path.split('/').any(|c| c == "..") {
+                return Err(ToolFailure::invalid_argument(format!(
+                    "path '{path}' must be relative and stay inside the repository"
+                )));
+            }
+            Some(path)
+        }
+        None => None,
+    };
+    let max = args
+        .max_results
+        .unwrap_or(50)
+        .min(limits.max_entries)
+        .max(1);
+    let context = &shared.context;
+    let repo = open_repo(context)?;
+    let mut command = repo
+        .git()
+        .args(["grep", "-n", "-I", "--no-color", "--full-name"])
+        .arg(if args.regex.unwrap_or(false) {
+            "-E"
+        } else {
+            "-F"
+        })
+        // One more than shown, to tell that more lines match.
+        .arg(format!("--max-count={}", max + 1))
+        .arg("-e")
+        .arg(&args.pattern)
+        .arg(&context.commit.sha)
+        .arg("--")
+        .timeout(std::time::Duration::from_secs(20));
+    if let Some(prefix) = &prefix {
+        // gitctx runs git with literal pathspecs: a prefix is a path, never a glob.
+        command = command.arg(prefix);
+    }
+    let output = command
+        .run_unchecked()
+        .map_err(|e| ToolFailure::internal(e.to_string()))?;
+    match output.status.code() {
+        Some(0) | Some(1) => {}
+        _ => {
+            let message = String::from_utf8_lossy(&output.stderr);
+            return Err(ToolFailure::invalid_argument(format!(
+                "git grep refused the search: {}",
+                message.lines().next().unwrap_or("unknown error")
+            )));
+        }
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let tree = format!("{}:", context.commit.sha);
+    let all: Vec<String> = stdout
+        .lines()
+        .map(|line| {
+            let line = line.strip_prefix(&tree).unwrap_or(line);
+            if line.chars().count() > SEARCH_LINE_MAX {
+                let cut: String = line.chars().take(SEARCH_LINE_MAX).collect();
+                format!("{cut}…")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    let total = all.len();
+    let text: String = all.iter().take(max).map(|l| format!("{l}\n")).collect();
+    if total == 0 {
+        return Ok(ToolOutput::complete(json!({
+            "matches": "",
+            "note": format!("no line matches '{}'", args.pattern),
+        })));
+    }
+    let mut output = capped(
+        "matches",
+        text,
+        json!({"count": total.min(max)}),
+        limits,
+        |n| {
+            format!(
+                "the matches were cut after {} lines; narrow the search with path or a longer pattern",
+                n - 1
+            )
+        },
+    );
+    if total > max && output.truncation.is_none() {
+        output.truncation = Some(Truncation {
+            limit: TruncationLimit::Entries,
+            max,
+            total: None,
+            shown: max,
+            hint: "more lines match; narrow the search with path or a longer pattern, or raise max_results".to_owned(),
+        });
+    }
+    Ok(output)
 }
 
 /// The arguments of `get_recent_annotations`.
@@ -558,7 +953,7 @@ const GET_RECENT_ANNOTATIONS: ToolDef<Shared, RecentArgs> = ToolDef {
 fn get_recent_annotations(
     shared: &Shared,
     args: RecentArgs,
-    _limits: &ToolLimits,
+    limits: &ToolLimits,
 ) -> Result<ToolOutput, ToolFailure> {
     let file = clean_path("file", &args.file)?;
     let n = args.n.unwrap_or(5);
@@ -589,7 +984,38 @@ fn get_recent_annotations(
             "note": format!("No recent annotations touch {file}."),
         })));
     }
-    Ok(ToolOutput::complete(json!({"annotations": found})))
+    // At most the budget's share (spec 000: 2,000 tokens), whole entries.
+    let room = limits
+        .max_bytes
+        .min(shared.budget.recent as usize * 4)
+        .saturating_sub(TRUNCATION_OVERHEAD);
+    let total = found.len();
+    let mut kept = Vec::new();
+    let mut bytes = 0;
+    for entry in found {
+        bytes += entry.to_string().len();
+        if bytes > room {
+            break;
+        }
+        kept.push(entry);
+    }
+    let shown = kept.len();
+    let data = json!({"annotations": kept});
+    if shown == total {
+        return Ok(ToolOutput::complete(data));
+    }
+    Ok(ToolOutput::truncated(
+        data,
+        Truncation {
+            limit: TruncationLimit::Bytes,
+            max: room,
+            total: Some(total),
+            shown,
+            hint: format!(
+                "the newest {shown} of {total} fit the recent-annotations budget; call get_recent_annotations with file={file} and n={shown} or fewer"
+            ),
+        },
+    ))
 }
 
 const EMIT_ANNOTATION: ToolDef<Shared, RegionAnnotation> = ToolDef {
@@ -629,10 +1055,160 @@ fn emit_annotation(
             format!("annotation not stored: {}", messages.join("; ")),
         ));
     }
+    if let Some(problem) = anchor_problem(context, &region) {
+        collected(&shared.collector).rejected += 1;
+        return Err(ToolFailure::new(
+            "ANCHOR_MISMATCH",
+            format!("annotation not stored: {problem}"),
+        ));
+    }
     let label = format!("{}:{}", region.file, region.ast_anchor.name);
     collected(&shared.collector).regions.push(region);
     Ok(ToolOutput::complete(
         json!({"message": format!("Annotation emitted for {label}")}),
+    ))
+}
+
+/// What is wrong with `region`'s anchor at the commit, if anything: with an
+/// outline, the name must resolve (exactly or unqualified) to a unit of the
+/// anchor's kind whose lines overlap the region's; without a grammar (or for a
+/// `config` anchor, or a file without units), the name must occur in those
+/// lines. A deleted file is not checked. The problem lists the units nearby.
+fn anchor_problem(context: &AnnotationContext, region: &RegionAnnotation) -> Option<String> {
+    let text = context.file_contents.get(&region.file)?;
+    let anchor = &region.ast_anchor;
+    let span = outline::LineSpan {
+        start: region.lines.start,
+        end: region.lines.end,
+    };
+    let units = match context.ast_outlines.get(&region.file) {
+        Some(units) => units.clone(),
+        None => match outline::outline(&region.file, text) {
+            Ok(units) => units,
+            Err(outline::OutlineError::NoGrammar { .. }) => Vec::new(),
+            // A grammar that failed is no evidence against the anchor.
+            Err(_) => return None,
+        },
+    };
+    if units.is_empty() || anchor.unit_type == "config" {
+        return text_anchor_problem(text, &anchor.name, span, &region.file);
+    }
+    let wanted = anchor.unit_type.as_str();
+    let problem = match outline::resolve_anchor(&units, &anchor.name) {
+        Err(_) => format!("'{}' is not a unit of {}", anchor.name, region.file),
+        Ok(found) if matches!(found.match_kind, outline::MatchKind::Fuzzy { .. }) => format!(
+            "'{}' is not a unit of {} (did you mean {}?)",
+            anchor.name, region.file, found.units[0].qualified_name
+        ),
+        Ok(found) => {
+            let of_kind: Vec<&outline::Unit> = found
+                .units
+                .iter()
+                .filter(|u| u.kind.anchor_type() == wanted || u.kind.as_str() == wanted)
+                .collect();
+            if of_kind.is_empty() {
+                format!(
+                    "'{}' in {} is a {}, not a {wanted}",
+                    anchor.name,
+                    region.file,
+                    found.units[0].kind.anchor_type()
+                )
+            } else if of_kind.iter().any(|u| overlaps(u.lines, span)) {
+                return None;
+            } else {
+                let at: Vec<String> = of_kind
+                    .iter()
+                    .map(|u| format!("{}-{}", u.lines.start, u.lines.end))
+                    .collect();
+                format!(
+                    "'{}' is at lines {} of {}, which do not overlap lines {}-{}",
+                    anchor.name,
+                    at.join(", "),
+                    region.file,
+                    span.start,
+                    span.end
+                )
+            }
+        }
+    };
+    Some(format!(
+        "{problem}. Units at or near lines {}-{}: {}. Use one of these names (ast_anchor.type and lines as listed), or type \"config\" with a name that occurs in the lines for a block outside any unit",
+        span.start,
+        span.end,
+        nearby(&units, span)
+    ))
+}
+
+fn overlaps(a: outline::LineSpan, b: outline::LineSpan) -> bool {
+    a.start <= b.end && b.start <= a.end
+}
+
+/// The units overlapping `span`, or else the five closest to it, as
+/// `L10-17 method Client::connect`.
+fn nearby(units: &[outline::Unit], span: outline::LineSpan) -> String {
+    let mut chosen: Vec<&outline::Unit> =
+        units.iter().filter(|u| overlaps(u.lines, span)).collect();
+    if chosen.is_empty() {
+        let distance = |u: &outline::Unit| {
+            if u.lines.end < span.start {
+                span.start - u.lines.end
+            } else {
+                u.lines.start.saturating_sub(span.end)
+            }
+        };
+        chosen = units.iter().collect();
+        chosen.sort_by_key(|u| distance(u));
+        chosen.truncate(5);
+        chosen.sort_by_key(|u| u.lines.start);
+    }
+    chosen
+        .iter()
+        .take(12)
+        .map(|u| {
+            format!(
+                "L{}-{} {} {}",
+                u.lines.start,
+                u.lines.end,
+                u.kind.anchor_type(),
+                u.qualified_name
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Without an outline: the anchor's name must occur in the region's lines.
+fn text_anchor_problem(
+    text: &str,
+    name: &str,
+    span: outline::LineSpan,
+    file: &str,
+) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(span.start.saturating_sub(1) as usize)
+        .take(span.line_count() as usize)
+        .collect();
+    let name = name.trim();
+    // A qualified name (`server.port`, `Table::row`) may be spread over lines:
+    // each of its parts must occur.
+    let parts: Vec<&str> = name
+        .split(['.', ':', '/', ' '])
+        .filter(|p| !p.is_empty())
+        .collect();
+    let found = |part: &str| lines.iter().any(|l| l.contains(part));
+    if found(name) || (!parts.is_empty() && parts.iter().all(|p| found(p))) {
+        return None;
+    }
+    let shown: String = lines
+        .iter()
+        .take(3)
+        .map(|l| l.chars().take(80).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    Some(format!(
+        "'{name}' does not occur in lines {}-{} of {file} (no outline for this file: the anchor name must be text of those lines, e.g. a section or key name); they begin: {shown}",
+        span.start, span.end
     ))
 }
 

@@ -1,5 +1,16 @@
-//! `cargo xtask bench annotate`: our own time to annotate a commit, and the time
-//! the `post-commit` hook holds up `git commit`.
+//! `cargo xtask bench annotate`: the turns and input tokens the writing agent
+//! spends per commit, our own time to annotate a commit, and the time the
+//! `post-commit` hook holds up `git commit`.
+//!
+//! 0. Turns and tokens: nine commits of 14 to 243 changed lines (rewritten
+//!    functions in generated Rust files) annotated against a scripted fake
+//!    model that reads what it needs, then emits (issue 17's transcripts: it
+//!    asks for the diff when the conversation holds none, one file at a time
+//!    when the diff was summarized for the budget, and emits every changed
+//!    function with the summary in one reply). Input tokens are the request
+//!    bytes / 4. Once with the default window of an unknown (local) model,
+//!    8,192 tokens, once with 128k. Targets: median turns <= 4, median input
+//!    tokens <= 6,000.
 //!
 //! The model is `testkit`'s fake Chat Completions server on 127.0.0.1, which
 //! answers at once from a script: one `get_diff` call, one turn with an
@@ -55,6 +66,7 @@ pub(super) fn annotate() -> Result<(), String> {
         fixture.notes,
         fixture.changed.len()
     );
+    turns_and_tokens()?;
     in_process(&fixture)?;
     hook(&fixture)
 }
@@ -89,6 +101,23 @@ fn script(fixture: &AnnotateFixture) -> Vec<Reply> {
         Reply::tool_calls(emits),
         Reply::text("Rework one step of every stage to share the new mixing scheme."),
     ]
+}
+
+/// `annotate_commit` of `context` on `runtime`, without a trace.
+fn annotate_once(
+    runtime: &tokio::runtime::Runtime,
+    context: &ultragit_annotate::AnnotationContext,
+    provider: &dyn llm::LlmProvider,
+    config: &AnnotateConfig,
+) -> Result<ultragit_annotate::Annotated, String> {
+    runtime
+        .block_on(annotate_commit(
+            context,
+            provider,
+            config,
+            &mut agent::NullSink,
+        ))
+        .map_err(|e| e.to_string())
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
@@ -145,14 +174,7 @@ fn in_process(fixture: &AnnotateFixture) -> Result<(), String> {
             return Err(format!("the fixture's HEAD counts as trivial: {reason}"));
         }
         let checked = Instant::now();
-        let annotated = runtime
-            .block_on(annotate_commit(
-                &context,
-                provider.as_ref(),
-                &config,
-                &mut agent::NullSink,
-            ))
-            .map_err(|e| e.to_string())?;
+        let annotated = annotate_once(&runtime, &context, provider.as_ref(), &config)?;
         let agent_done = Instant::now();
         {
             let repo = Repo::discover(&dir).map_err(|e| e.to_string())?;
@@ -538,4 +560,261 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
         verdict(extra < HOOK_TARGET_MS)
     );
     Ok(())
+}
+
+/// Changed lines of the commits `turns_and_tokens` annotates (each under 300).
+const CHANGE_SIZES: &[usize] = &[12, 20, 36, 52, 70, 96, 130, 180, 250];
+/// The targets of issue 17 for commits under 300 changed lines.
+const TURNS_TARGET: f64 = 4.0;
+const INPUT_TOKENS_TARGET: f64 = 6_000.0;
+
+/// One function of a generated source file.
+struct Func {
+    name: String,
+    body: Vec<String>,
+}
+
+/// A generated Rust file: its functions, each a doc line, a signature, a body
+/// and a closing brace, with a blank line between them.
+struct Source {
+    path: String,
+    funcs: Vec<Func>,
+}
+
+impl Source {
+    /// The text, and each function's lines (1-based, inclusive).
+    fn render(&self) -> (String, Vec<(u32, u32)>) {
+        let mut text = String::from("//! Mixing stages of the tuned hash.\n\n");
+        let mut line = 3;
+        let mut spans = Vec::new();
+        for func in &self.funcs {
+            let start = line;
+            text.push_str(&format!("/// Mixes `x` for the {} stage.\n", func.name));
+            text.push_str(&format!("pub fn {}(x: u64) -> u64 {{\n", func.name));
+            for body in &func.body {
+                text.push_str(body);
+                text.push('\n');
+            }
+            text.push_str("}\n\n");
+            line += 3 + func.body.len() as u32;
+            spans.push((start, line - 1));
+            line += 1;
+        }
+        (text, spans)
+    }
+}
+
+/// `n` lines of a function body, varied by `seed`.
+fn body(n: usize, seed: usize) -> Vec<String> {
+    let mut lines: Vec<String> = (0..n.saturating_sub(1))
+        .map(|i| {
+            let k = seed * 31 + i * 7;
+            format!(
+                "    let v{i} = x.wrapping_mul(0x{:x}).rotate_left({}) ^ 0x{:x};",
+                0x9e37_79b9_u64.wrapping_mul(k as u64 + 1) & 0xffff_ffff,
+                k % 63 + 1,
+                (k as u64).wrapping_mul(0x85eb_ca6b) & 0xffff_ffff
+            )
+        })
+        .collect();
+    let sum: Vec<String> = (0..n.saturating_sub(1).min(4))
+        .map(|i| format!("v{i}"))
+        .collect();
+    lines.push(if sum.is_empty() {
+        "    x".to_owned()
+    } else {
+        format!("    {}", sum.join(" ^ "))
+    });
+    lines
+}
+
+/// The scripted model's view of the commit being annotated: the units it
+/// will emit, as `emit_annotation` arguments.
+type Units = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
+/// A model that reads what it needs, then emits (issue 17's transcripts):
+/// when the conversation holds no diff yet it calls `get_diff` (and
+/// `get_commit_info` when the commit message is not there either); then it
+/// emits every changed function in one reply with the summary as its text;
+/// asked again, it answers with the summary.
+fn scripted_model(units: Units) -> impl Fn(&testkit::RecordedRequest) -> Reply + Send + Sync {
+    move |request| {
+        // The conversation only: the tool definitions name every tool.
+        let body = request.json()["messages"].to_string();
+        let emitted = body.contains("\"name\":\"emit_annotation\"");
+        let summary = "Retune the mixing stages to the shared scheme.";
+        if emitted {
+            return Reply::text(summary);
+        }
+        if !body.contains("@@ -") {
+            // A diff summarized for the budget: one file at a time.
+            let summarized = body.contains("get_diff_for_file");
+            let asked = body.contains("\"name\":\"get_diff\"");
+            if summarized && (asked || body.contains("diff budget")) {
+                let calls = (0..3)
+                    .map(|f| format!("src/stage{f}.rs"))
+                    .filter(|path| {
+                        body.contains(&format!("{path} (")) || body.contains(&format!("{path}:"))
+                    })
+                    .map(|path| {
+                        call(
+                            &format!("call_{path}"),
+                            "get_diff_for_file",
+                            json!({"path": path}),
+                        )
+                    })
+                    .collect();
+                return Reply::tool_calls(calls);
+            }
+            let mut calls = vec![call("call_diff", "get_diff", json!({}))];
+            if !body.contains("Message:") {
+                calls.insert(0, call("call_info", "get_commit_info", json!({})));
+            }
+            return Reply::tool_calls(calls);
+        }
+        let units = units.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let calls = units
+            .into_iter()
+            .enumerate()
+            .map(|(i, unit)| call(&format!("call_emit_{i}"), "emit_annotation", unit))
+            .collect();
+        Reply::tool_calls(calls).with_text(summary)
+    }
+}
+
+/// Median turns and input tokens per commit under 300 changed lines, against
+/// the scripted model (input tokens: request bytes / 4, what the model reads).
+fn turns_and_tokens() -> Result<(), String> {
+    let repo = testkit::TestRepo::new();
+    let mut sources: Vec<Source> = (0..3)
+        .map(|f| Source {
+            path: format!("src/stage{f}.rs"),
+            funcs: (0..8)
+                .map(|g| Func {
+                    name: format!("mix_{f}_{g}"),
+                    body: body(12 + (g * 5) % 17, f * 100 + g),
+                })
+                .collect(),
+        })
+        .collect();
+    for source in &sources {
+        repo.write(&source.path, source.render().0);
+    }
+    repo.commit_all("Add the mixing stages");
+    // The commits, each with the units the model will emit.
+    let mut commits: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    for (c, &size) in CHANGE_SIZES.iter().enumerate() {
+        // Rewrite one function per 60 changed lines (at most three), spread
+        // over the files.
+        let count = size.div_ceil(60).min(3);
+        let mut touched = Vec::new();
+        for k in 0..count {
+            let file = (c + k) % sources.len();
+            let func = (c * 3 + k) % sources[file].funcs.len();
+            let old = sources[file].funcs[func].body.len();
+            let new = (size / count).saturating_sub(old).max(2);
+            sources[file].funcs[func].body = body(new, 1_000 + c * 10 + k);
+            touched.push((file, func));
+        }
+        let mut emits = Vec::new();
+        for (file, func) in &touched {
+            let (text, spans) = sources[*file].render();
+            repo.write(&sources[*file].path, text);
+            let name = &sources[*file].funcs[*func].name;
+            let (start, end) = spans[*func];
+            emits.push(json!({
+                "file": sources[*file].path,
+                "ast_anchor": {"type": "function", "name": name, "signature": format!("pub fn {name}(x: u64) -> u64")},
+                "lines": {"start": start, "end": end},
+                "intent": format!("Retune {name} to the shared mixing scheme so nearby inputs stop colliding."),
+                "constraints": [{"text": format!("{name} must stay a pure function of x: callers memoise it."), "source": "inferred"}],
+                "tags": ["hashing"]
+            }));
+        }
+        let sha = repo.commit_all(&format!("Retune {} mixing stages", touched.len()));
+        commits.push((sha, emits));
+    }
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let units: Units = Default::default();
+    server.respond_with(scripted_model(units.clone()));
+    let mut provider_config = ProviderConfig::new(ProviderKind::OpenAiChat, FAKE_MODEL);
+    provider_config.base_url = Some(server.base_url());
+    let provider = llm::build_provider(provider_config).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("could not start a tokio runtime: {e}"))?;
+    for (label, window) in [
+        ("a local model's default window (8,192 tokens)", None),
+        (
+            "a 128k window (the hosted models of the transcripts)",
+            Some(128_000),
+        ),
+    ] {
+        let config = AnnotateConfig {
+            context_window: window,
+            ..AnnotateConfig::default()
+        };
+        let mut turns = Vec::new();
+        let mut tokens = Vec::new();
+        let mut changed_lines = Vec::new();
+        for (c, (sha, emits)) in commits.iter().enumerate() {
+            *units.lock().unwrap_or_else(|p| p.into_inner()) = emits.clone();
+            let before = server.requests().len();
+            let context = {
+                let git = Repo::discover(repo.path()).map_err(|e| e.to_string())?;
+                gather(&git, sha, None, &config).map_err(|e| e.to_string())?
+            };
+            let annotated = annotate_once(&runtime, &context, provider.as_ref(), &config)
+                .map_err(|e| format!("annotating commit {c}: {e}"))?;
+            if annotated.annotation.regions.len() != emits.len() {
+                return Err(format!(
+                    "commit {c}: {} regions stored, {} expected ({:?})",
+                    annotated.annotation.regions.len(),
+                    emits.len(),
+                    annotated.warnings
+                ));
+            }
+            let sent: usize = server.requests()[before..]
+                .iter()
+                .map(|r| r.body.len().div_ceil(4))
+                .sum();
+            changed_lines.push(context.changed_lines());
+            turns.push(annotated.turns as f64);
+            tokens.push(sent as f64);
+        }
+        print_turns_and_tokens(label, &changed_lines, &turns, &tokens);
+    }
+    Ok(())
+}
+
+/// The figures of one series.
+fn print_turns_and_tokens(label: &str, changed_lines: &[u32], turns: &[f64], tokens: &[f64]) {
+    let median = |values: &[f64]| {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    println!(
+        "\nannotate: turns and input tokens per commit, {label} ({} commits of {} changed lines; a \
+         scripted fake model that reads what it needs, then emits; input tokens = request bytes / 4)",
+        changed_lines.len(),
+        changed_lines
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "  per commit: turns {:?}; input tokens {:?}",
+        turns.iter().map(|t| *t as u32).collect::<Vec<_>>(),
+        tokens.iter().map(|t| *t as u32).collect::<Vec<_>>()
+    );
+    let (mt, mi) = (median(turns), median(tokens));
+    println!(
+        "  median turns {mt:.0} (target <= {TURNS_TARGET:.0}: {}); median input tokens {mi:.0} \
+         (target <= {INPUT_TOKENS_TARGET:.0}: {})",
+        verdict(mt <= TURNS_TARGET),
+        verdict(mi <= INPUT_TOKENS_TARGET)
+    );
 }

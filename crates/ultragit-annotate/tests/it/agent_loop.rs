@@ -2,7 +2,9 @@
 
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
-use ultragit_annotate::{AgentError, AnnotateConfig, AnnotateError, AuthorContext, Report};
+use ultragit_annotate::{
+    AgentError, AnnotateConfig, AnnotateError, AuthorContext, LargeCommits, Report, ToolUse,
+};
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
@@ -70,11 +72,16 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
             .unwrap()
             .starts_with("You are a code annotation agent for Ultragit.")
     );
-    assert_eq!(
-        first["messages"][1]["content"],
-        "Analyze the following commit and emit annotations for each meaningful semantic unit affected."
+    // The first message is grounded: the commit message, the files and the diff.
+    let opening = first["messages"][1]["content"].as_str().unwrap();
+    assert_starts_with(
+        opening,
+        "Analyze the following commit and emit annotations for each meaningful semantic unit affected.",
     );
-    assert_eq!(first["tools"].as_array().unwrap().len(), 9);
+    assert_contains(opening, "Message:\nconnect retries three times");
+    assert_contains(opening, "src/client.rs (modified, +6 -1)");
+    assert_contains(opening, "   11 +        for _ in 0..3 {");
+    assert_eq!(first["tools"].as_array().unwrap().len(), 10);
     let diff = tool_results(&requests[1].json())[0].clone();
     assert!(
         diff["data"]["diff"]
@@ -259,14 +266,28 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let ctx = context(&repo, "HEAD", None);
     // The model ends at once.
     let (_s, provider) = chat(vec![Reply::text("Nothing worth annotating.")]);
+    let declined = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(
+        declined.declined(),
+        Some("the model found nothing semantic to record: Nothing worth annotating.")
+    );
+    assert!(declined.annotation.regions.is_empty());
+    // Emissions that were all refused are a failure, not a decline.
+    let (_s, provider) = chat(vec![
+        emit(
+            "bad",
+            region("src/client.rs", "method", "Client::gone", (10, 17), "x"),
+        ),
+        Reply::text("Gave up."),
+    ]);
     let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
-        matches!(err, AgentError::NoAnnotations { turns: 1 }),
+        matches!(err, AgentError::NoAnnotations { turns: 2 }),
         "{err}"
     );
     assert_eq!(
         err.to_string(),
-        "Agent produced no annotations after 1 turns"
+        "Agent produced no annotations after 2 turns"
     );
     // The model keeps reading until its turns run out.
     let mut script: Vec<Reply> = (0..2)
@@ -287,8 +308,8 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     let (_s, provider) = chat(vec![Reply::max_tokens("I was about to")]);
     let err = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap_err();
     assert!(
-        matches!(err, AgentError::TokenBudgetExceeded { budget: 4096 }),
-        "{err}"
+        matches!(err, AgentError::TokenBudgetExceeded { budget: 1024 }),
+        "an unknown model's 8,192-token window caps answers at an eighth: {err}"
     );
 }
 
@@ -307,7 +328,8 @@ fn max_tokens_after_emissions_is_a_partial_result() {
         annotated
             .warnings
             .iter()
-            .any(|w| w.contains("4096-token limit"))
+            .any(|w| w.contains("1024-token limit")),
+        "an unknown model's 8,192-token window caps answers at an eighth"
     );
 }
 
@@ -359,7 +381,12 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     }
     repo.commit_all("twenty modules");
     let ctx = context(&repo, "HEAD", None);
-    let chunks = ultragit_annotate::run::plan_chunks(&ctx, &AnnotateConfig::default());
+    let config = AnnotateConfig {
+        large_commits: LargeCommits::Chunk,
+        context_window: Some(128_000),
+        ..AnnotateConfig::default()
+    };
+    let chunks = ultragit_annotate::run::plan_chunks(&ctx, &config);
     assert_eq!(chunks.len(), 4, "{chunks:?}");
     assert!(chunks.iter().all(|c| c.len() == 5));
     let mut script = Vec::new();
@@ -374,7 +401,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
             region(
                 &chunk[0],
                 "config",
-                "header",
+                "file",
                 (1, 3),
                 &format!("chunk {i} header"),
             ),
@@ -386,13 +413,13 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
         "emit_cross_cutting",
         json!({
             "description": "module headers follow one template",
-            "regions": [format!("{}:header", chunks[0][0]), format!("{}:header", chunks[3][0])],
+            "regions": [format!("{}:file", chunks[0][0]), format!("{}:file", chunks[3][0])],
             "nature": "template"
         }),
     )]));
     script.push(Reply::text("Adds twenty modules."));
     let (server, provider) = chat(script);
-    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
     assert_eq!(annotated.annotation.regions.len(), 4);
     assert_eq!(annotated.annotation.cross_cutting.len(), 1);
     assert_eq!(annotated.annotation.summary, "Adds twenty modules.");
@@ -430,21 +457,36 @@ fn huge_diffs_are_summarized_for_the_model() {
     let body: String = (0..2500).map(|n| format!("// line {n}\n")).collect();
     repo.commit_file("src/big.rs", body, "big");
     let ctx = context(&repo, "HEAD", None);
+    // Skipped by default (largeCommits = skip): no model call, a note says so.
+    let (server, provider) = chat(vec![]);
+    let skipped = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(
+        skipped.declined(),
+        Some(
+            "skipped as too large: 2,500 changed lines, more than ultragit.maxDiffLines (2,000); \
+             set ultragit.largeCommits = chunk to annotate such commits in chunks"
+        )
+    );
+    assert_eq!(skipped.turns, 0);
+    assert!(server.requests().is_empty());
+    assert_starts_with(
+        &skipped.annotation.summary,
+        "Not annotated: skipped as too large",
+    );
+    // Chunked: the diff is summarized.
+    let config = AnnotateConfig {
+        large_commits: LargeCommits::Chunk,
+        ..AnnotateConfig::default()
+    };
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![call("d", "get_diff", json!({}))]),
         emit(
             "e",
-            region(
-                "src/big.rs",
-                "config",
-                "generated",
-                (1, 2500),
-                "generated table",
-            ),
+            region("src/big.rs", "config", "line", (1, 2500), "generated table"),
         ),
         Reply::text("Adds a generated table."),
     ]);
-    run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    run_agent(&ctx, provider.as_ref(), &config).unwrap();
     let summary = tool_results(&server.requests()[1].json())[0]["data"]["summary"]
         .as_str()
         .unwrap()
@@ -491,7 +533,7 @@ fn providers_without_tools_get_one_structured_prompt() {
 fn squash_sources_make_a_squash_provenance() {
     let (repo, _) = repo();
     let source = repo.rev_parse("HEAD~1");
-    let (_s, provider) = chat(vec![
+    let (server, provider) = chat(vec![
         emit("a", connect_region("retries")),
         Reply::text("Squashed."),
     ]);
@@ -501,6 +543,14 @@ fn squash_sources_make_a_squash_provenance() {
     };
     let ctx = context(&repo, "HEAD", Some(author));
     let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    // Squash sources alone are not author context: the annotation stays
+    // inferred, and the model is told so.
+    assert_eq!(annotated.annotation.context_level, ContextLevel::Inferred);
+    let system = server.requests()[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_contains(&system, "No author-provided context is available.");
     let provenance = &annotated.annotation.provenance;
     assert_eq!(provenance.operation, ProvenanceOperation::Squash);
     assert_eq!(provenance.derived_from, [source]);
@@ -508,4 +558,140 @@ fn squash_sources_make_a_squash_provenance() {
         !provenance.original_annotations_preserved,
         "the source had no note"
     );
+}
+
+#[test]
+fn an_invalid_anchor_gets_a_tool_error_and_the_corrected_one_is_stored() {
+    let (repo, _) = repo();
+    let (server, provider) = chat(vec![
+        emit(
+            "bad",
+            region(
+                "src/client.rs",
+                "function",
+                "r2990_trip_over_trailing_dot",
+                (10, 17),
+                "retries",
+            ),
+        ),
+        emit("good", connect_region("retries the broker three times")),
+        Reply::text("Makes connect retry."),
+    ]);
+    annotate_head(&repo, None, provider.as_ref()).unwrap();
+    let refused = tool_results(&server.requests()[1].json())[0].clone();
+    assert_eq!(refused["error"]["code"], "ANCHOR_MISMATCH");
+    assert_contains(
+        refused["error"]["message"].as_str().unwrap(),
+        "L10-17 method Client::connect",
+    );
+    let note = stored(&repo);
+    assert_eq!(note.regions.len(), 1);
+    assert_eq!(note.regions[0].ast_anchor.name, "Client::connect");
+}
+
+#[test]
+fn tool_use_auto_falls_back_to_the_structured_prompt() {
+    let (repo, _) = repo();
+    let answer = json!({
+        "summary": "Connect retries.",
+        "regions": [connect_region("retries three times")],
+        "cross_cutting": []
+    });
+    let (server, provider) = chat(vec![
+        Reply::error(
+            400,
+            "registry.ollama.ai/library/gemma3:4b does not support tools",
+        ),
+        Reply::text(&answer.to_string()),
+    ]);
+    let ctx = context(&repo, "HEAD", None);
+    let annotated = run_agent(&ctx, provider.as_ref(), &AnnotateConfig::default()).unwrap();
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert_contains(&annotated.warnings[0], "does not support tool calls");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].json().get("tools").is_some());
+    assert!(requests[1].json().get("tools").is_none());
+    // `on` reports the refusal; `off` never offers tools.
+    let (_s, provider) = chat(vec![Reply::error(400, "this model does not support tools")]);
+    let on = AnnotateConfig {
+        tool_use: ToolUse::On,
+        ..AnnotateConfig::default()
+    };
+    let err = run_agent(&ctx, provider.as_ref(), &on).unwrap_err();
+    assert!(matches!(err, AgentError::Provider(_)), "{err}");
+    let (server, provider) = chat(vec![Reply::text(&answer.to_string())]);
+    let off = AnnotateConfig {
+        tool_use: ToolUse::Off,
+        ..AnnotateConfig::default()
+    };
+    run_agent(&ctx, provider.as_ref(), &off).unwrap();
+    assert!(server.requests()[0].json().get("tools").is_none());
+    // Other refusals are not taken for a missing feature.
+    let not_tools = llm::LlmError::Api {
+        provider: "openai-chat",
+        status: 400,
+        message: "model not found".to_owned(),
+    };
+    assert!(!ultragit_annotate::run::tools_unsupported(&not_tools));
+}
+
+#[test]
+fn a_declined_commit_stores_a_minimal_note_and_is_not_a_failure() {
+    let repo = TestRepo::new();
+    repo.commit_file("docs/guide.md", "# Guide\n", "guide");
+    repo.commit_file("docs/guide.md", "# Guide\n\nRead me.\n", "Expand the guide");
+    let (server, provider) = chat(vec![Reply::text(
+        "Documentation only: nothing a future modifier needs to know.",
+    )]);
+    let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
+    let Report::Declined { reason, .. } = report else {
+        panic!("{report:?}");
+    };
+    assert_eq!(
+        reason,
+        "the model found nothing semantic to record: Documentation only: nothing a future \
+         modifier needs to know."
+    );
+    assert_eq!(server.requests().len(), 1);
+    let note = stored(&repo);
+    assert!(note.regions.is_empty());
+    assert_starts_with(
+        &note.summary,
+        "Not annotated: the model found nothing semantic",
+    );
+    assert_eq!(
+        note.provenance.synthesis_notes.as_deref(),
+        Some(note.summary.as_str())
+    );
+    // Backfill's selection skips it: the commit has a note.
+    let repo_handle = gitctx::Repo::discover(repo.path()).unwrap();
+    let notes = repo_handle.notes(ultragit_annotate::NOTES_REF).unwrap();
+    let head: gitctx::ObjectId = repo.rev_parse("HEAD").parse().unwrap();
+    assert!(notes.read(head).unwrap().is_some());
+}
+
+#[test]
+fn max_calls_caps_the_model_calls_of_a_commit() {
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    for i in 0..12 {
+        repo.write(&format!("src/m{i:02}.txt"), format!("entry {i}\n"));
+    }
+    repo.commit_all("twelve entries");
+    let ctx = context(&repo, "HEAD", None);
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    // A model that reads forever.
+    server.respond_with(|request| {
+        let n = request.json()["messages"].as_array().map_or(0, Vec::len);
+        Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
+    });
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let config = AnnotateConfig {
+        max_calls: 5,
+        ..AnnotateConfig::default()
+    };
+    let err = run_agent(&ctx, provider.as_ref(), &config).unwrap_err();
+    assert!(matches!(err, AgentError::MaxTurnsExceeded { .. }), "{err}");
+    assert_eq!(server.requests().len(), 5, "the cap holds across chunks");
 }

@@ -3,6 +3,7 @@
 
 mod agent_loop;
 mod backfill;
+mod budget;
 mod correct;
 mod doctor;
 mod gather;

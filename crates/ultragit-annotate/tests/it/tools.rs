@@ -235,3 +235,172 @@ fn oversized_diffs_are_summarized() {
         "This commit modifies 3 files with 60 lines changed.\nTop files by change size:\n  src/f2.rs: +30 -0\n  src/f1.rs: +20 -0\n  src/f0.rs: +10 -0\n\nUse get_file_content(path) to examine specific files,\nor get_diff_for_file(path) to see the diff for a single file.\n"
     );
 }
+
+#[test]
+fn search_code_greps_the_commit_tree_with_paths_and_line_numbers() {
+    let (repo, tools, _) = setup(None);
+    // Files changed after the commit are not seen: the search is at the commit.
+    repo.write("src/client.rs", "fn later() {}\n");
+    let found = data(&tools.dispatch("search_code", &json!({"pattern": "for _ in 0..3"})));
+    assert_eq!(
+        found["matches"],
+        "src/client.rs:11:        for _ in 0..3 {\n"
+    );
+    assert_eq!(found["count"], 1);
+    let scoped =
+        data(&tools.dispatch("search_code", &json!({"pattern": "port", "path": "config"})));
+    assert_eq!(scoped["matches"], "config/app.toml:2:port = 2\n");
+    let regex = data(&tools.dispatch(
+        "search_code",
+        &json!({"pattern": "^line [0-9]$", "regex": true, "max_results": 3}),
+    ));
+    let env = tools.dispatch(
+        "search_code",
+        &json!({"pattern": "^line [0-9]$", "regex": true, "max_results": 3}),
+    );
+    assert_eq!(
+        regex["matches"],
+        "notes/long.txt:1:line 1\nnotes/long.txt:2:line 2\nnotes/long.txt:3:line 3\n"
+    );
+    assert_eq!(env.to_value()["truncation"]["limit"], "entries");
+    let none = data(&tools.dispatch("search_code", &json!({"pattern": "no such text"})));
+    assert_eq!(none["matches"], "");
+    assert_contains(none["note"].as_str().unwrap(), "no line matches");
+    // Fixed strings by default: a regex metacharacter is literal.
+    let literal = data(&tools.dispatch("search_code", &json!({"pattern": "0..3 {"})));
+    assert_eq!(literal["count"], 1);
+    for bad in [
+        json!({"pattern": ""}),
+        json!({"pattern": "x", "path": "../etc"}),
+        json!({"pattern": "x\ny"}),
+    ] {
+        assert_eq!(
+            error_code(&tools, "search_code", bad.clone()),
+            "INVALID_ARGUMENT",
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn commit_info_describes_ancestors_and_refuses_other_commits() {
+    let (repo, tools, _) = setup(None);
+    let first = repo.rev_parse("HEAD~1");
+    let info = data(&tools.dispatch("get_commit_info", &json!({"commit": &first[..10]})));
+    let text = info["info"].as_str().unwrap();
+    assert_contains(text, &format!("Commit: {first}"));
+    assert_contains(text, "Message:\ninit");
+    assert_contains(text, "  src/client.rs (+13 -0)");
+    assert_eq!(info["commit"], first.as_str());
+    // A commit made after the annotated one is not its ancestor.
+    repo.commit_file("later.txt", "x\n", "later");
+    let later = repo.rev_parse("HEAD");
+    let refused = tools
+        .dispatch("get_commit_info", &json!({"commit": later}))
+        .to_value();
+    assert_eq!(refused["error"]["code"], "NOT_REACHABLE");
+    assert_contains(
+        refused["error"]["message"].as_str().unwrap(),
+        "is not reachable from the annotated commit",
+    );
+    assert_eq!(
+        error_code(&tools, "get_commit_info", json!({"commit": "nope-nope"})),
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        error_code(&tools, "get_commit_info", json!({"commit": "--all"})),
+        "INVALID_ARGUMENT"
+    );
+}
+
+#[test]
+fn emit_annotation_checks_the_anchor_against_the_outline() {
+    let (_repo, tools, collector) = setup(None);
+    let refused = |args: Value| -> String {
+        let env = tools.dispatch("emit_annotation", &args).to_value();
+        assert_eq!(env["error"]["code"], "ANCHOR_MISMATCH", "{env}");
+        env["error"]["message"].as_str().unwrap().to_owned()
+    };
+    // A name no unit has: the units at those lines are listed.
+    let message = refused(region(
+        "src/client.rs",
+        "method",
+        "Client::reconnect_with_backoff",
+        (10, 17),
+        "x",
+    ));
+    assert_contains(
+        &message,
+        "'Client::reconnect_with_backoff' is not a unit of src/client.rs",
+    );
+    assert_contains(&message, "L10-17 method Client::connect");
+    // The right name with the wrong kind, and with lines elsewhere.
+    assert_contains(
+        &refused(region(
+            "src/client.rs",
+            "struct",
+            "Client::connect",
+            (10, 17),
+            "x",
+        )),
+        "is a method, not a struct",
+    );
+    assert_contains(
+        &refused(region(
+            "src/client.rs",
+            "method",
+            "Client::connect",
+            (1, 3),
+            "x",
+        )),
+        "'Client::connect' is at lines 10-17 of src/client.rs, which do not overlap lines 1-3",
+    );
+    // No grammar: the name must be text of those lines.
+    assert_contains(
+        &refused(region("config/app.toml", "config", "database", (1, 2), "x")),
+        "'database' does not occur in lines 1-2 of config/app.toml",
+    );
+    // Unqualified names and text anchors that occur are accepted.
+    for ok in [
+        region("src/client.rs", "method", "connect", (10, 17), "x"),
+        region("config/app.toml", "config", "server", (1, 2), "x"),
+        region("config/app.toml", "config", "server.port", (1, 2), "x"),
+    ] {
+        assert!(tools.dispatch("emit_annotation", &ok).ok(), "{ok}");
+    }
+    assert_eq!(collector.lock().unwrap().rejected, 4);
+}
+
+#[test]
+fn anchors_are_checked_in_every_language_the_outline_knows() {
+    let repo = TestRepo::new();
+    let before = "#include <stdio.h>\n\nstatic int width(int n)\n{\n\treturn n;\n}\n\nint builtin_diff(int a)\n{\n\treturn width(a);\n}\n";
+    repo.commit_file("diff.c", before, "diff");
+    repo.commit_file(
+        "diff.c",
+        before.replace("return n;", "return n * 2;"),
+        "double",
+    );
+    let ctx = Arc::new(context(&repo, "HEAD", None));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: false,
+    };
+    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let wrong = tools
+        .dispatch(
+            "emit_annotation",
+            &region("diff.c", "function", "r2990_trip", (3, 6), "x"),
+        )
+        .to_value();
+    assert_eq!(wrong["error"]["code"], "ANCHOR_MISMATCH", "{wrong}");
+    assert_contains(
+        wrong["error"]["message"].as_str().unwrap(),
+        "L3-6 function width",
+    );
+    let right = tools.dispatch(
+        "emit_annotation",
+        &region("diff.c", "function", "width", (3, 6), "doubles the width"),
+    );
+    assert!(right.ok(), "{:?}", right.to_value());
+}
