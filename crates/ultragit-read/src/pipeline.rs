@@ -56,7 +56,7 @@ use gitctx::{BlameCache, BlameEngine, BlameEntry, BlameOptions, ObjectId, Repo};
 use outline::{MatchKind, OutlineError, Unit};
 use ultragit_schema::{
     Annotation, ConfidenceFactors, CrossCuttingEntry, DependencyEntry, LineRange, QueryEcho,
-    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1, ScopeEcho,
+    READ_SCHEMA_V1, ReadOutput, ReadStats, RegionAnnotation, ResolvedRelated, SCHEMA_V1,
     ScoredRegion, UnannotatedChange,
 };
 
@@ -67,8 +67,9 @@ use crate::index::{DepsIndex, IndexedDependency};
 use crate::query::{ReadQuery, SinceFilter, validate_range};
 use crate::rank::{group_by_file, rank};
 use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions, surviving_lines};
-pub use crate::scope::ResolvedScope;
-use crate::scope::{FileAtHead, NamedSpan, Resolved, dedup, resolve_scope, scopes_from_notes};
+use crate::scope::{
+    FileAtHead, NamedSpan, Resolved, ResolvedScope, dedup, resolve_scope, scopes_from_notes,
+};
 use crate::score::{
     MatchType, round3, rounded, score_anchor_stability, score_context_level, score_provenance,
     score_recency, score_staleness,
@@ -329,7 +330,7 @@ impl Run<'_> {
             let file = self.file_at_head(path)?;
             match self.resolve_file(&file, query) {
                 Ok(resolved) => {
-                    ambiguous |= resolved.iter().any(|s| s.ambiguous);
+                    ambiguous |= resolved.iter().any(|s| s.echo.ambiguous);
                     scopes.extend(resolved);
                 }
                 Err(err @ ReadError::AnchorNotFound { .. }) if paths.len() > 1 => {
@@ -376,7 +377,7 @@ impl Run<'_> {
             Ok(scopes) => {
                 file.units.is_none()
                     || scopes.iter().all(|s| {
-                        let name = s.anchor_name.as_deref().unwrap_or_default();
+                        let name = s.echo.anchor_name.as_deref().unwrap_or_default();
                         matches!(
                             outline::match_name(anchor, name),
                             Some(MatchKind::Fuzzy { .. })
@@ -444,7 +445,7 @@ impl Run<'_> {
         resolved
             .scopes
             .iter()
-            .map(|scope| self.blame_lines(&scope.file, scope.line_range))
+            .map(|scope| self.blame_lines(scope.file(), scope.echo.line_range))
             .collect()
     }
 
@@ -1008,7 +1009,7 @@ impl Run<'_> {
         let mut found: Vec<IndexedDependency<'_>> = Vec::new();
         for scope in &resolved.scopes {
             let units = units_in_scope(scope, resolved, regions);
-            let candidates = index.dependents(&scope.file, None);
+            let candidates = index.dependents(scope.file(), None);
             found.extend(candidates.into_iter().filter(|dep| {
                 allowed.as_ref().is_none_or(|a| a.contains(&dep.commit))
                     && units.covers(dep.target_anchor)
@@ -1043,7 +1044,7 @@ impl Run<'_> {
 
 /// A region's dependency on its own unit is not a dependency on this.
 fn is_self(dep: &IndexedDependency<'_>, scope: &ResolvedScope) -> bool {
-    dep.source_file == scope.file
+    dep.source_file == scope.file()
         && scope
             .anchor()
             .is_some_and(|a| outline::match_name(a, dep.source_anchor) == Some(MatchKind::Exact))
@@ -1080,12 +1081,12 @@ fn units_in_scope<'a>(
     if let Some(anchor) = scope.anchor() {
         return UnitsInScope::Named(vec![anchor]);
     }
-    let Some(range) = scope.line_range else {
+    let Some(range) = scope.echo.line_range else {
         return UnitsInScope::All;
     };
     let overlaps =
         |lines: &ultragit_schema::LineRange| lines.start <= range.end && lines.end >= range.start;
-    UnitsInScope::Named(match resolved.units(&scope.file) {
+    UnitsInScope::Named(match resolved.units(scope.file()) {
         Some(units) => units
             .iter()
             .filter(|unit| unit.lines.start <= range.end && unit.lines.end >= range.start)
@@ -1093,7 +1094,7 @@ fn units_in_scope<'a>(
             .collect(),
         None => regions
             .iter()
-            .filter(|r| r.region.file == scope.file && overlaps(&r.region.lines))
+            .filter(|r| r.region.file == scope.file() && overlaps(&r.region.lines))
             .map(|r| r.region.ast_anchor.name.as_str())
             .collect(),
     })
@@ -1128,7 +1129,7 @@ fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCutt
             let mentions = concern.regions.iter().any(|reference| {
                 let (file, anchor) = reference.split_once(':').unwrap_or((reference, ""));
                 scopes.iter().any(|scope| {
-                    file == scope.file
+                    file == scope.file()
                         && match scope.anchor() {
                             None => true,
                             Some(queried) => {
@@ -1173,26 +1174,7 @@ fn echo(query: &ReadQuery, resolved: &Resolved, default_max: u32) -> QueryEcho {
         depth: query.depth,
         max_regions: query.max_regions.unwrap_or(default_max),
         max_tokens: query.max_tokens,
-        scopes: resolved
-            .scopes
-            .iter()
-            .map(|s| ScopeEcho {
-                file: s.file.clone(),
-                line_range: s.line_range,
-                anchor_name: s.anchor_name.clone(),
-                anchor_type: s.anchor_type.clone(),
-                anchor_signature: s.anchor_signature.clone(),
-                ambiguous: s.ambiguous,
-                resolved_by: s.anchor_name.as_ref().map(|_| {
-                    if s.resolved_by_notes {
-                        "notes"
-                    } else {
-                        "outline"
-                    }
-                    .to_owned()
-                }),
-            })
-            .collect(),
+        scopes: resolved.scopes.iter().map(|s| s.echo.clone()).collect(),
         ambiguous_anchor: resolved.ambiguous,
     }
 }

@@ -76,7 +76,7 @@ pub(crate) fn match_regions(
     let mut matched: Vec<Matched> = Vec::new();
     let mut dropped: Vec<Dropped> = Vec::new();
     for (scope, entries) in resolved.scopes.iter().zip(blames) {
-        let units = resolved.units(&scope.file);
+        let units = resolved.units(scope.file());
         filter_regions(scope, entries, units, fetched, &mut matched, &mut dropped);
     }
     Matches {
@@ -117,8 +117,8 @@ fn filter_regions(
             continue;
         };
         for (region_index, region) in note.annotation.regions.iter().enumerate() {
-            let same_file =
-                region.file == scope.file || entries.iter().any(|e| e.original_path == region.file);
+            let same_file = region.file == scope.file()
+                || entries.iter().any(|e| e.original_path == region.file);
             if !same_file {
                 continue;
             }
@@ -141,7 +141,8 @@ fn filter_regions(
                 region: region_index,
                 seen_lines: entries.iter().map(|e| e.original_end).max().unwrap_or(0),
             };
-            let (match_type, today) = match (name_match, &scope.query_anchor, scope.line_range) {
+            let (match_type, today) = match (name_match, &scope.query_anchor, scope.echo.line_range)
+            {
                 (Some(kind), _, range) => {
                     let Some(today) = surviving.or(range) else {
                         dropped.push(not_current);
@@ -181,7 +182,7 @@ fn filter_regions(
                 match_type,
                 original,
                 others,
-                by_notes: scope.resolved_by_notes,
+                by_notes: scope.resolved_by_notes(),
             });
         }
     }

@@ -2,37 +2,78 @@
 //! file, a line range, or the units an anchor resolves to in today's outline.
 
 use outline::Unit;
-use ultragit_schema::{AstAnchor, LineRange};
+use ultragit_schema::{AstAnchor, LineRange, ScopeEcho};
 
 use crate::error::ReadError;
 use crate::query::ReadQuery;
 
-/// One resolved query scope (spec 003 §4.2 `ResolvedScope`).
+/// One resolved query scope (spec 003 §4.2 `ResolvedScope`): what the output
+/// echoes of it, and the anchor as asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedScope {
-    pub file: String,
-    /// Today's lines; `None` for the whole file.
-    pub line_range: Option<LineRange>,
-    /// The unit the anchor resolved to.
-    pub anchor_name: Option<String>,
-    pub anchor_type: Option<String>,
-    pub anchor_signature: Option<String>,
-    /// One of several units the anchor matched.
-    pub ambiguous: bool,
-    /// The anchor as asked (used to match regions by name, even when it could not
-    /// be resolved because the file has no grammar).
-    pub query_anchor: Option<String>,
-    /// The anchor was resolved through the notes (the annotated regions that
-    /// name it, carried to today's lines by blame), not today's outline.
-    pub resolved_by_notes: bool,
+pub(crate) struct ResolvedScope {
+    /// The file, today's lines (`None`: the whole file), the unit the anchor
+    /// resolved to, whether it is one of several, and how it was resolved
+    /// (`resolved_by`: `outline`, or `notes` — the annotated regions that name
+    /// it, carried to today's lines by blame).
+    pub(crate) echo: ScopeEcho,
+    /// The anchor as asked (used to match regions by name, even when it could
+    /// not be resolved because the file has no grammar).
+    pub(crate) query_anchor: Option<String>,
 }
 
 impl ResolvedScope {
+    /// The whole of `file`, for a query whose anchor is `query_anchor`.
+    fn whole(file: &str, query_anchor: Option<String>) -> ResolvedScope {
+        ResolvedScope {
+            echo: ScopeEcho {
+                file: file.to_owned(),
+                ..ScopeEcho::default()
+            },
+            query_anchor,
+        }
+    }
+
+    /// `lines` of `file`, the unit `anchor` (`[name, type]`, signature) resolved
+    /// to, through the notes or the outline.
+    fn unit(
+        file: &str,
+        lines: LineRange,
+        anchor: AstAnchor,
+        ambiguous: bool,
+        query_anchor: &str,
+        by_notes: bool,
+    ) -> ResolvedScope {
+        ResolvedScope {
+            echo: ScopeEcho {
+                file: file.to_owned(),
+                line_range: Some(lines),
+                anchor_name: Some(anchor.name),
+                anchor_type: Some(anchor.unit_type),
+                anchor_signature: anchor.signature,
+                ambiguous,
+                resolved_by: Some(if by_notes { "notes" } else { "outline" }.to_owned()),
+            },
+            query_anchor: Some(query_anchor.to_owned()),
+        }
+    }
+
+    pub(crate) fn file(&self) -> &str {
+        &self.echo.file
+    }
+
+    /// The anchor was resolved through the notes, not today's outline.
+    pub(crate) fn resolved_by_notes(&self) -> bool {
+        self.echo.resolved_by.as_deref() == Some("notes")
+    }
+
     /// The name regions are matched against: the unit the anchor resolved to
     /// (so `B::run` does not match the scope of `A::run`), or the anchor as
     /// asked when it could not be resolved; `None` without an anchor.
     pub(crate) fn anchor(&self) -> Option<&str> {
-        self.anchor_name.as_deref().or(self.query_anchor.as_deref())
+        self.echo
+            .anchor_name
+            .as_deref()
+            .or(self.query_anchor.as_deref())
     }
 }
 
@@ -72,16 +113,7 @@ pub(crate) fn resolve_scope(
     query: &ReadQuery,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ResolvedScope>, ReadError> {
-    let whole = ResolvedScope {
-        file: file.path.clone(),
-        line_range: None,
-        anchor_name: None,
-        anchor_type: None,
-        anchor_signature: None,
-        ambiguous: false,
-        query_anchor: query.anchor.clone(),
-        resolved_by_notes: false,
-    };
+    let whole = ResolvedScope::whole(&file.path, query.anchor.clone());
     if let Some(lines) = query.lines {
         if lines.end > file.line_count {
             return Err(ReadError::LineRangeOutOfBounds {
@@ -90,10 +122,9 @@ pub(crate) fn resolve_scope(
                 len: file.line_count,
             });
         }
-        return Ok(vec![ResolvedScope {
-            line_range: Some(lines),
-            ..whole
-        }]);
+        let mut lines_only = whole;
+        lines_only.echo.line_range = Some(lines);
+        return Ok(vec![lines_only]);
     }
     let Some(anchor) = &query.anchor else {
         return Ok(vec![whole]);
@@ -118,18 +149,24 @@ pub(crate) fn resolve_scope(
     Ok(resolution
         .units
         .iter()
-        .map(|unit| ResolvedScope {
-            file: file.path.clone(),
-            line_range: Some(LineRange {
+        .map(|unit| {
+            let lines = LineRange {
                 start: unit.lines.start,
                 end: unit.lines.end.min(file.line_count.max(unit.lines.start)),
-            }),
-            anchor_name: Some(unit.qualified_name.clone()),
-            anchor_type: Some(unit.kind.as_str().to_owned()),
-            anchor_signature: Some(unit.signature.clone()),
-            ambiguous: resolution.ambiguous,
-            query_anchor: Some(anchor.clone()),
-            resolved_by_notes: false,
+            };
+            let found = AstAnchor {
+                unit_type: unit.kind.as_str().to_owned(),
+                name: unit.qualified_name.clone(),
+                signature: Some(unit.signature.clone()),
+            };
+            ResolvedScope::unit(
+                &file.path,
+                lines,
+                found,
+                resolution.ambiguous,
+                anchor,
+                false,
+            )
         })
         .collect())
 }
@@ -171,16 +208,14 @@ pub(crate) fn scopes_from_notes(
             let best = members
                 .into_iter()
                 .max_by_key(|m| (m.exact, m.today.end - m.today.start))?;
-            Some(ResolvedScope {
-                file: path.to_owned(),
-                line_range: Some(range),
-                anchor_name: Some(best.anchor.name),
-                anchor_type: Some(best.anchor.unit_type),
-                anchor_signature: best.anchor.signature,
+            Some(ResolvedScope::unit(
+                path,
+                range,
+                best.anchor,
                 ambiguous,
-                query_anchor: Some(anchor.to_owned()),
-                resolved_by_notes: true,
-            })
+                anchor,
+                true,
+            ))
         })
         .collect()
 }
