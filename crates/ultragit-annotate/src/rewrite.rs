@@ -305,8 +305,13 @@ fn store(
     repo.notes(crate::NOTES_REF)?
         .write_with(target, |current| match current.map(Annotation::from_json) {
             Some(Ok(existing)) if existing.commit.eq_ignore_ascii_case(&hex) => {
+                // A rerun (the hook run twice) carries what is there already:
+                // only its newer timestamp would differ, and that alone is no
+                // reason to write.
                 let merged = merge(&existing, &annotation);
-                (merged != existing).then(|| merged.to_json())
+                let mut news = merged.clone();
+                news.timestamp.clone_from(&existing.timestamp);
+                (news != existing).then(|| merged.to_json())
             }
             _ => Some(text.clone()),
         })?;

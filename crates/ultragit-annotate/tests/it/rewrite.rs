@@ -192,9 +192,13 @@ fn a_message_only_amend_copies_the_note_with_amend_provenance() {
     assert!(copied.provenance.original_annotations_preserved);
     assert_eq!(read(&repo, &old), Some(original), "the old note stays");
 
-    // Running the hook again changes nothing.
+    // Running the hook again changes nothing, however much later (the copy
+    // is dated back, as if the rerun came a year on).
+    let mut dated = copied;
+    dated.timestamp = "2025-01-01T00:00:00Z".into();
+    write(&repo, &dated);
     apply_one(&repository, RewriteKind::Amend, &rewrite).unwrap();
-    assert_eq!(read(&repo, &new), Some(copied));
+    assert_eq!(read(&repo, &new), Some(dated));
 }
 
 #[test]
