@@ -103,7 +103,7 @@ fn plant(dir: &Path, from: &str, to: &str) {
 }
 
 #[test]
-fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
+fn known_lines_come_from_the_cache_and_a_new_commit_carries_them_forward() {
     let repo = TestRepo::new();
     let first = repo.commit_file("f.txt", "a\nb\nc\n", "first");
     let second = repo.commit_file("f.txt", "a\nB\nc\n", "second");
@@ -129,14 +129,23 @@ fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
     assert_eq!(sub[0].commit.to_hex(), second);
     assert_eq!((sub[0].final_start, sub[0].original_start), (3, 3));
 
-    // A new commit is another key: blamed for real.
+    // A new commit is another key, whose blame is carried forward from its
+    // parent's: the planted answer shows through, and the new line is the
+    // new commit's.
     let third = repo.commit_file("f.txt", "a\nB\nc\nd\n", "third");
-    let fresh = open(&repo)
-        .blame_cached("f.txt", &options(None, BlameEngine::Cli), &cache)
-        .unwrap();
-    let commits: Vec<String> = fresh.iter().map(|e| e.commit.to_hex()).collect();
-    assert_eq!(commits, [first.clone(), second.clone(), first, third]);
+    let whole = options(None, BlameEngine::Cli);
+    let carried = open(&repo).blame_cached("f.txt", &whole, &cache).unwrap();
+    let commits = |entries: &[BlameEntry]| -> Vec<String> {
+        entries.iter().map(|e| e.commit.to_hex()).collect()
+    };
+    assert_eq!(commits(&carried), [second.clone(), third.clone()]);
     assert_eq!(testkit::files_under(dir.path()).len(), 2);
+    // Without the planted cache, the truth.
+    let clean = tempfile::tempdir().unwrap();
+    let fresh = open(&repo)
+        .blame_cached("f.txt", &whole, &BlameCache::new(clean.path()))
+        .unwrap();
+    assert_eq!(commits(&fresh), [first.clone(), second, first, third]);
 }
 
 #[test]
