@@ -23,8 +23,9 @@
 //! `diff.indentHeuristic` (which blame is also told explicitly), the
 //! shallow boundary (`shallow`, which a fetch that deepens the history
 //! rewrites), `info/grafts`, the `refs/replace/` refs, and the `git` program
-//! found on `PATH` (its path, size and modification time; a different git may
-//! diff differently). An ignore-revs file never applies: blame runs with
+//! found on `PATH` (the file: device, inode, size and modification time — not
+//! its path, which differs inside hooks; a different git may diff
+//! differently). An ignore-revs file never applies: blame runs with
 //! `blame.ignoreRevsFile` empty, cached or not.
 //!
 //! **Best effort.** A cache that cannot be read, does not parse, or names
@@ -37,6 +38,13 @@
 //! files (one per commit it was blamed at); older ones are removed on write. A
 //! cache file over [`MAX_FILE_BYTES`] is ignored.
 //!
+//! **Upkeep** (`upkeep`): [`BlameCache::usage`] measures the cache;
+//! [`BlameCache::prune_outside`] removes entries outside the window of
+//! commits a read can still use ([`Repo::blame_window`]);
+//! [`BlameCache::warm`] prunes, then carries every cached file's blame
+//! forward to HEAD without running `git blame` (the `post-commit` hook's
+//! background work).
+//!
 //! **No links followed.** Below the cache directory (which the caller chose)
 //! files and directories are read and written through `safe_io::Dir` handles:
 //! a symbolic link planted there is never followed, for reads or writes.
@@ -48,11 +56,15 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::blame::{BlameEngine, BlameEntry, BlameOptions, merge_adjacent};
+use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, merge_adjacent};
 use crate::blame_carry;
 use crate::error::Result;
 use crate::oid::ObjectId;
 use crate::repo::Repo;
+
+mod upkeep;
+
+pub use upkeep::{CacheUsage, PRUNE_GRACE, WarmReport};
 
 /// How many commits' blame each path keeps.
 pub const KEEP_PER_PATH: usize = 4;
@@ -154,19 +166,12 @@ impl Repo {
         if !gaps.is_empty()
             && known.covered.is_empty()
             && options.engine == BlameEngine::Cli
-            && blame_carry::allowed(self)
+            && let Some((carried, how)) = self.carried(path, &target, &settings, cache)
         {
-            let cached = cache.commits(path, &settings);
-            let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
-                load(&cache.file(at, path, &settings), at, path, len)
-            });
-            if let Some(carried) = carried {
-                outcome.carried_from = Some((carried.from, carried.steps));
-                outcome.git_processes += carried.processes;
-                known = carried.known;
-                gaps = known.gaps(target.start, target.end);
-                changed = true;
-            }
+            outcome = how;
+            known = carried;
+            gaps = known.gaps(target.start, target.end);
+            changed = true;
         }
         if !gaps.is_empty() {
             let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
@@ -180,6 +185,51 @@ impl Repo {
         }
         // The known entries are merged already; cutting keeps them so.
         Ok((known.clip(target.start, target.end), outcome))
+    }
+
+    /// Carries `cache`'s blame of `path` at an ancestor of HEAD forward to
+    /// HEAD and stores it there, blaming nothing: what the `post-commit` hook
+    /// does in the background (`ultragit cache warm`), so that the next read
+    /// starts no process. `None` when HEAD's blame is known already, the
+    /// file is not at HEAD, or nothing can be carried (see
+    /// [`crate::blame_carry`]). Errors are the cache's to ignore.
+    pub fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Option<CacheOutcome> {
+        let options = BlameOptions::default();
+        let target = self.blame_target(path, &options).ok()??;
+        let settings = settings(self, options.engine);
+        let file = cache.file(target.commit, path, &settings);
+        if !load(&file, target.commit, path, target.len)
+            .covered
+            .is_empty()
+        {
+            return None;
+        }
+        let (known, outcome) = self.carried(path, &target, &settings, cache)?;
+        store(&file, target.commit, path, &known).ok()?;
+        Some(outcome)
+    }
+
+    /// What carrying a cached blame of `path` forward to `target`'s commit
+    /// knows, and how it was found; `None` when nothing can be carried.
+    fn carried(
+        &self,
+        path: &str,
+        target: &BlameTarget,
+        settings: &str,
+        cache: &BlameCache,
+    ) -> Option<(Known, CacheOutcome)> {
+        if !blame_carry::allowed(self) {
+            return None;
+        }
+        let cached = cache.commits(path, settings);
+        let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
+            load(&cache.file(at, path, settings), at, path, len)
+        })?;
+        let outcome = CacheOutcome {
+            carried_from: Some((carried.from, carried.steps)),
+            git_processes: carried.processes,
+        };
+        Some((carried.known, outcome))
     }
 }
 
@@ -373,8 +423,12 @@ fn settings(repo: &Repo, engine: BlameEngine) -> String {
     short_hash(text.as_bytes())
 }
 
-/// The first `git` on `PATH` with its size and modification time.
+/// The first `git` on `PATH`, as the file it is (device and inode, size,
+/// modification time) rather than by its path: git runs hooks with its
+/// exec-path first on `PATH`, where the same program is often a hard link,
+/// and a hook's warm-up must find the keys a read made.
 fn git_program_identity() -> String {
+    use std::os::unix::fs::MetadataExt as _;
     let Some(path) = std::env::var_os("PATH") else {
         return String::new();
     };
@@ -388,7 +442,7 @@ fn git_program_identity() -> String {
                 .ok()
                 .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos());
-            return format!("{} {} {modified}", candidate.display(), meta.len());
+            return format!("{} {} {} {modified}", meta.dev(), meta.ino(), meta.len());
         }
     }
     String::new()

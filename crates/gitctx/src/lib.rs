@@ -61,7 +61,7 @@ mod status;
 mod submodule;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
-pub use blame_cache::{BlameCache, CacheOutcome};
+pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
 pub use command::GitCommand;
 pub use commit::CommitRun;
 pub use diff::{
