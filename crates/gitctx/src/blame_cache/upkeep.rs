@@ -63,11 +63,13 @@ impl Repo {
         if let Some(head) = self.head()?.commit() {
             tips.push(head.to_git());
         }
-        let branches = self
-            .inner
-            .references_glob("refs/heads/*")
-            .map_err(git("listing branches"))?;
-        tips.extend(branches.flatten().filter_map(|r| r.target()));
+        let references = self.inner.references().map_err(git("listing branches"))?;
+        tips.extend(
+            references
+                .flatten()
+                .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
+                .filter_map(|r| r.target()),
+        );
         let mut window = HashSet::new();
         for tip in tips {
             let Ok(mut commit) = self.inner.find_commit(tip) else {
