@@ -380,40 +380,46 @@ fn a_carried_read_starts_one_process_when_the_ancestor_knew_the_lines() {
     assert_eq!(outcome.carried_from, None);
 }
 
+/// Warms `cache` at `commits[2]`, then blames `commits[3]` through it: the
+/// answer must be a fresh blame's; returns where it was carried from.
+fn carried_from_parent(
+    repo: &TestRepo,
+    commits: &[String],
+    cache: &BlameCache,
+) -> Option<(ObjectId, u32)> {
+    let git = open(repo);
+    git.blame_cached("f.txt", &whole(&commits[2]), cache)
+        .unwrap();
+    let (entries, outcome) = git
+        .blame_cached_outcome("f.txt", &whole(&commits[3]), cache)
+        .unwrap();
+    assert_eq!(entries, git.blame("f.txt", &whole(&commits[3])).unwrap());
+    outcome.carried_from
+}
+
 #[test]
 fn settings_blame_may_read_differently_are_not_carried() {
     let (repo, commits) = appended(3);
     let dir = tempfile::tempdir().unwrap();
     let cache = BlameCache::new(dir.path());
     repo.git(&["config", "diff.algorithm", "histogram"]);
-    let git = open(&repo);
-    git.blame_cached("f.txt", &whole(&commits[2]), &cache)
-        .unwrap();
-    let (entries, outcome) = git
-        .blame_cached_outcome("f.txt", &whole(&commits[3]), &cache)
-        .unwrap();
-    assert_eq!(entries, git.blame("f.txt", &whole(&commits[3])).unwrap());
-    assert_eq!(outcome.carried_from, None, "diff.algorithm=histogram");
-
+    assert_eq!(
+        carried_from_parent(&repo, &commits, &cache),
+        None,
+        "diff.algorithm=histogram"
+    );
     repo.git(&["config", "diff.algorithm", "myers"]);
     repo.git(&["replace", &commits[1], &commits[0]]);
-    let git = open(&repo);
-    git.blame_cached("f.txt", &whole(&commits[2]), &cache)
-        .unwrap();
-    let (entries, outcome) = git
-        .blame_cached_outcome("f.txt", &whole(&commits[3]), &cache)
-        .unwrap();
-    assert_eq!(entries, git.blame("f.txt", &whole(&commits[3])).unwrap());
-    assert_eq!(outcome.carried_from, None, "a replace ref");
-    repo.git(&["replace", "-d", &commits[1]]);
+    assert_eq!(
+        carried_from_parent(&repo, &commits, &cache),
+        None,
+        "a replace ref"
+    );
     // The same history without the replace ref carries again.
-    let git = open(&repo);
-    git.blame_cached("f.txt", &whole(&commits[2]), &cache)
-        .unwrap();
-    let (entries, outcome) = git
-        .blame_cached_outcome("f.txt", &whole(&commits[3]), &cache)
-        .unwrap();
-    assert_eq!(entries, git.blame("f.txt", &whole(&commits[3])).unwrap());
+    repo.git(&["replace", "-d", &commits[1]]);
     let parent = commits[2].parse().unwrap();
-    assert_eq!(outcome.carried_from, Some((parent, 1)));
+    assert_eq!(
+        carried_from_parent(&repo, &commits, &cache),
+        Some((parent, 1))
+    );
 }
