@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
 use crate::{
-    annotate, backfill, context, correct, deps, doctor, history, init, mcp, read, remap, rewritten,
-    show, summary, sync, transfer,
+    annotate, backfill, cache, context, correct, deps, doctor, history, init, mcp, read, remap,
+    rewritten, show, summary, sync, transfer,
 };
 
 #[derive(Debug, Parser)]
@@ -87,6 +87,8 @@ enum Command {
     Correct(correct::CorrectArgs),
     /// Serve read and author context to coding agents over MCP (stdio)
     Mcp(mcp::McpArgs),
+    /// Keep the blame cache following the repository (run by the post-commit hook)
+    Cache(cache::CacheArgs),
 }
 
 /// Where and how a command was invoked: what every command's `run` takes.
@@ -134,6 +136,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         Command::Flag(args) => correct::flag(&args, at),
         Command::Correct(args) => correct::run(&args, at),
         Command::Mcp(args) => mcp::run(&args, at),
+        Command::Cache(args) => cache::run(&args, at),
     }
 }
 

@@ -33,7 +33,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = DoctorFormat::Text)]
     format: DoctorFormat,
 
-    /// Apply the safe repairs (hook blocks, rewrite config, notes ref, sync refspec) and report them
+    /// Apply the safe repairs (hook blocks, rewrite config, notes ref, sync refspec, stale blame cache) and report them
     #[arg(long)]
     fix: bool,
 
@@ -63,11 +63,14 @@ notes.rewrite.amend/rebase not false
   provider-online      with --online: one tiny request through the provider
   sync                 with ultragit.syncRemote: the remote and its notes fetch refspec exist; \
 no forced refspec overwrites local notes. Sync not enabled is ok (a note, not a warning)
-  cache                size of .git/ultragit/ (its caches are always safe to delete)
+  cache                size of .git/ultragit/ (its caches are always safe to delete) and of \
+the blame cache, with its entries outside the kept window (commits more than 64 first-parent \
+steps behind HEAD and every branch; no read uses them)
   failures             commits in .git/ultragit/failed.log still without a note (warn)
 
 --fix applies only safe repairs: it installs or repairs hook blocks (other hook lines are kept), \
-sets the rewrite config in .git/config, creates the notes ref, and adds the sync fetch refspec. \
+sets the rewrite config in .git/config, creates the notes ref, adds the sync fetch refspec, and \
+prunes the blame cache's entries outside the kept window. \
 It never deletes a note, a hook line or a config value; the report shows the state after it.
 
 Exit status: 0 when no check failed (warnings included), 1 when one failed or the command \

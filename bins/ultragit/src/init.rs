@@ -32,8 +32,9 @@ pub struct InitArgs {
 const AFTER_HELP: &str = "\
 What it does (running it again is harmless):
   - creates the notes ref refs/notes/ultragit and the directory .git/ultragit/;
-  - installs a post-commit hook that starts `ultragit annotate --async` and returns at \
-once; an existing shell hook keeps its lines (the ultragit block is added after its \
+  - installs a post-commit hook that starts `ultragit annotate --async` and, detached, \
+`ultragit cache warm --background` (the blame cache carried forward to the new commit), \
+and returns at once; an existing shell hook keeps its lines (the ultragit block is added after its \
 #! line), a hook in another language is left alone and the line to add is printed;
   - installs a post-rewrite hook (same rules) that runs the hidden `ultragit rewritten` \
 after `git commit --amend` and `git rebase`: a message-only amend or a reword copies the \

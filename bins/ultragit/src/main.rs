@@ -48,6 +48,9 @@
 //!   `ultragit correct <COMMIT> --file F --anchor A --field FIELD
 //!   (--set|--add|--remove) TEXT --reason TEXT` ([`correct`]): corrections
 //!   appended to a commit's note; `read` shows them.
+//! - `ultragit cache warm [--background]` ([`cache`]): prunes the blame cache
+//!   and carries its blame forward to HEAD; the `post-commit` hook runs it
+//!   detached.
 //! - `ultragit mcp [--repo DIR]` ([`mcp`]): the MCP server (`ultragit-mcp`) on
 //!   stdio: `ultragit_read`, `ultragit_deps`, `ultragit_history`,
 //!   `ultragit_summary`, `ultragit_context_set`, `ultragit_flag`,
@@ -71,6 +74,7 @@
 
 mod annotate;
 mod backfill;
+mod cache;
 mod cli;
 mod context;
 mod correct;

@@ -187,7 +187,10 @@ impl Repo {
             .config("core.quotePath", "false")
             // No textconv: a `diff=` attribute must not run a program (the
             // attributes are neutralised too, see `command`).
-            .args(["blame", "--porcelain", "--no-textconv"]);
+            .args(["blame", "--porcelain", "--no-textconv"])
+            // The heuristic said explicitly, as the carried diffs say it
+            // (`blame_carry`), so both always agree.
+            .arg(crate::blame_carry::heuristic_flag(self));
         for (start, end) in ranges {
             cmd = cmd.arg("-L").arg(format!("{start},{end}"));
         }

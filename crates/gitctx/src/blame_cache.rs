@@ -8,13 +8,24 @@
 //! the cache and blames only the others, in one `git blame` with one `-L` per
 //! gap, then stores the union.
 //!
+//! **Carried forward.** When nothing is known at the commit asked about, a
+//! blame cached at an ancestor up to [`crate::blame_carry::MAX_CARRY_STEPS`]
+//! first-parent steps back is carried forward to it
+//! ([`crate::blame_carry`]: one `git diff-tree` for the commits in between);
+//! only the lines that carrying leaves unknown are blamed, and the result is
+//! stored at the commit asked about, under its own key.
+//! [`Repo::blame_cached_outcome`] says whether that happened and how many git
+//! processes the call started.
+//!
 //! **Key.** One file per (commit, path, settings):
 //! `DIR/<hash of path>/<commit>-<hash of settings>`. The settings are what can
-//! change the answer for a fixed commit: the engine, `diff.algorithm`, the
+//! change the answer for a fixed commit: the engine, `diff.algorithm` and
+//! `diff.indentHeuristic` (which blame is also told explicitly), the
 //! shallow boundary (`shallow`, which a fetch that deepens the history
 //! rewrites), `info/grafts`, the `refs/replace/` refs, and the `git` program
-//! found on `PATH` (its path, size and modification time; a different git may
-//! diff differently). An ignore-revs file never applies: blame runs with
+//! found on `PATH` (the file: device, inode, size and modification time — not
+//! its path, which differs inside hooks; a different git may diff
+//! differently). An ignore-revs file never applies: blame runs with
 //! `blame.ignoreRevsFile` empty, cached or not.
 //!
 //! **Best effort.** A cache that cannot be read, does not parse, or names
@@ -27,20 +38,33 @@
 //! files (one per commit it was blamed at); older ones are removed on write. A
 //! cache file over [`MAX_FILE_BYTES`] is ignored.
 //!
+//! **Upkeep** (`upkeep`): [`BlameCache::usage`] measures the cache;
+//! [`BlameCache::prune_outside`] removes entries outside the window of
+//! commits a read can still use ([`Repo::blame_window`]);
+//! [`BlameCache::warm`] prunes, then carries every cached file's blame
+//! forward to HEAD without running `git blame` (the `post-commit` hook's
+//! background work).
+//!
 //! **No links followed.** Below the cache directory (which the caller chose)
 //! files and directories are read and written through `safe_io::Dir` handles:
 //! a symbolic link planted there is never followed, for reads or writes.
 
+use std::collections::HashSet;
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::blame::{BlameEngine, BlameEntry, BlameOptions, merge_adjacent};
+use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, merge_adjacent};
+use crate::blame_carry;
 use crate::error::Result;
 use crate::oid::ObjectId;
 use crate::repo::Repo;
+
+mod upkeep;
+
+pub use upkeep::{CacheUsage, PRUNE_GRACE, WarmReport};
 
 /// How many commits' blame each path keeps.
 pub const KEEP_PER_PATH: usize = 4;
@@ -69,6 +93,23 @@ impl BlameCache {
         &self.dir
     }
 
+    /// The commits whose blame of `path` under `settings` the cache holds a
+    /// file for (whatever its content).
+    fn commits(&self, path: &str, settings: &str) -> HashSet<ObjectId> {
+        let suffix = format!("-{settings}");
+        let dir = safe_io::Dir::open(&self.dir)
+            .and_then(|base| base.open_dir_optional(short_hash(path.as_bytes())));
+        let Ok(Some(dir)) = dir else {
+            return HashSet::new();
+        };
+        dir.entries()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, kind)| *kind == safe_io::FileKind::File)
+            .filter_map(|(name, _)| name.to_str()?.strip_suffix(&suffix)?.parse().ok())
+            .collect()
+    }
+
     /// The file holding `path`'s blame at `commit` under `settings`.
     fn file(&self, commit: ObjectId, path: &str, settings: &str) -> CacheFile {
         CacheFile {
@@ -77,6 +118,19 @@ impl BlameCache {
             name: format!("{}-{settings}", commit.to_hex()),
         }
     }
+}
+
+/// How [`Repo::blame_cached_outcome`] found its answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheOutcome {
+    /// The ancestor whose cached blame was carried forward to the blamed
+    /// commit, and how many first-parent steps back it is
+    /// ([`crate::blame_carry`]); `None` when nothing was carried.
+    pub carried_from: Option<(ObjectId, u32)>,
+    /// The git processes the call started: 0 when the cache knew every line,
+    /// at most 2 when carrying (the diffs, then one blame of the unknown
+    /// lines).
+    pub git_processes: u32,
 }
 
 impl Repo {
@@ -90,21 +144,92 @@ impl Repo {
         options: &BlameOptions,
         cache: &BlameCache,
     ) -> Result<Vec<BlameEntry>> {
+        Ok(self.blame_cached_outcome(path, options, cache)?.0)
+    }
+
+    /// [`Repo::blame_cached`], saying how the answer was found.
+    pub fn blame_cached_outcome(
+        &self,
+        path: &str,
+        options: &BlameOptions,
+        cache: &BlameCache,
+    ) -> Result<(Vec<BlameEntry>, CacheOutcome)> {
+        let mut outcome = CacheOutcome::default();
         let Some(target) = self.blame_target(path, options)? else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), outcome));
         };
         let settings = settings(self, options.engine);
         let file = cache.file(target.commit, path, &settings);
         let mut known = load(&file, target.commit, path, target.len);
-        let gaps = known.gaps(target.start, target.end);
+        let mut gaps = known.gaps(target.start, target.end);
+        let mut changed = false;
+        if !gaps.is_empty()
+            && known.covered.is_empty()
+            && options.engine == BlameEngine::Cli
+            && let Some((carried, how)) = self.carried(path, &target, &settings, cache)
+        {
+            outcome = how;
+            known = carried;
+            gaps = known.gaps(target.start, target.end);
+            changed = true;
+        }
         if !gaps.is_empty() {
             let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
+            outcome.git_processes += u32::from(options.engine == BlameEngine::Cli);
             known.add(&gaps, fresh);
+            changed = true;
+        }
+        if changed {
             // Best effort: a cache that cannot be written only costs speed.
             let _ = store(&file, target.commit, path, &known);
         }
         // The known entries are merged already; cutting keeps them so.
-        Ok(known.clip(target.start, target.end))
+        Ok((known.clip(target.start, target.end), outcome))
+    }
+
+    /// Carries `cache`'s blame of `path` at an ancestor of HEAD forward to
+    /// HEAD and stores it there, blaming nothing: what the `post-commit` hook
+    /// does in the background (`ultragit cache warm`), so that the next read
+    /// starts no process. `None` when HEAD's blame is known already, the
+    /// file is not at HEAD, or nothing can be carried (see
+    /// [`crate::blame_carry`]). Errors are the cache's to ignore.
+    pub fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Option<CacheOutcome> {
+        let options = BlameOptions::default();
+        let target = self.blame_target(path, &options).ok()??;
+        let settings = settings(self, options.engine);
+        let file = cache.file(target.commit, path, &settings);
+        if !load(&file, target.commit, path, target.len)
+            .covered
+            .is_empty()
+        {
+            return None;
+        }
+        let (known, outcome) = self.carried(path, &target, &settings, cache)?;
+        store(&file, target.commit, path, &known).ok()?;
+        Some(outcome)
+    }
+
+    /// What carrying a cached blame of `path` forward to `target`'s commit
+    /// knows, and how it was found; `None` when nothing can be carried.
+    fn carried(
+        &self,
+        path: &str,
+        target: &BlameTarget,
+        settings: &str,
+        cache: &BlameCache,
+    ) -> Option<(Known, CacheOutcome)> {
+        if !blame_carry::allowed(self) {
+            return None;
+        }
+        let cached = cache.commits(path, settings);
+        let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
+            load(&cache.file(at, path, settings), at, path, len)
+        })?;
+        let outcome = CacheOutcome {
+            carried_from: Some((carried.from, carried.steps)),
+            git_processes: carried.processes,
+        };
+        Some((carried.known, outcome))
     }
 }
 
@@ -132,7 +257,7 @@ impl CacheFile {
 /// What the cache knows about one (commit, path): the final-line ranges that
 /// were blamed, and the entries covering them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct Known {
+pub(crate) struct Known {
     /// Disjoint, sorted, inclusive final-line ranges.
     pub covered: Vec<(u32, u32)>,
     /// Entries inside `covered`, sorted by `final_start`.
@@ -206,7 +331,7 @@ impl Known {
 
     /// Whether every covered line has exactly one entry and every entry lies
     /// in a covered range of a file of `len` lines.
-    fn consistent(&self, len: u32) -> bool {
+    pub(crate) fn consistent(&self, len: u32) -> bool {
         let ranges_ok = self
             .covered
             .windows(2)
@@ -269,6 +394,11 @@ fn settings(repo: &Repo, engine: BlameEngine) -> String {
         .and_then(|c| c.get_string("diff.algorithm"))
         .unwrap_or_default();
     let _ = writeln!(text, "diff.algorithm {algorithm}");
+    let _ = writeln!(
+        text,
+        "diff.indentHeuristic {}",
+        blame_carry::indent_heuristic(repo)
+    );
     let common = repo.common_dir();
     for name in ["shallow", "info/grafts"] {
         let content = std::fs::read(common.join(name)).unwrap_or_default();
@@ -293,8 +423,12 @@ fn settings(repo: &Repo, engine: BlameEngine) -> String {
     short_hash(text.as_bytes())
 }
 
-/// The first `git` on `PATH` with its size and modification time.
+/// The first `git` on `PATH`, as the file it is (device and inode, size,
+/// modification time) rather than by its path: git runs hooks with its
+/// exec-path first on `PATH`, where the same program is often a hard link,
+/// and a hook's warm-up must find the keys a read made.
 fn git_program_identity() -> String {
+    use std::os::unix::fs::MetadataExt as _;
     let Some(path) = std::env::var_os("PATH") else {
         return String::new();
     };
@@ -308,7 +442,7 @@ fn git_program_identity() -> String {
                 .ok()
                 .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos());
-            return format!("{} {} {modified}", candidate.display(), meta.len());
+            return format!("{} {} {} {modified}", meta.dev(), meta.ino(), meta.len());
         }
     }
     String::new()

@@ -1,7 +1,8 @@
 //! `gitctx`: every git access of the toolkit.
 //!
 //! Repository discovery, commits, typed diffs, file contents at a revision or in the
-//! index, blame (with an optional on-disk cache, [`blame_cache`]), notes, tags,
+//! index, blame (with an optional on-disk cache, [`blame_cache`], whose blame at an
+//! ancestor is carried forward to a newer commit, [`blame_carry`]), notes, tags,
 //! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
 //! types out.
 //! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
@@ -42,6 +43,7 @@
 
 pub mod blame;
 pub mod blame_cache;
+pub mod blame_carry;
 pub mod command;
 mod commit;
 pub mod diff;
@@ -59,7 +61,7 @@ mod status;
 mod submodule;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
-pub use blame_cache::BlameCache;
+pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
 pub use command::GitCommand;
 pub use commit::CommitRun;
 pub use diff::{

@@ -14,7 +14,7 @@
 //! | `unreachable-notes` | no note sits on a commit that no ref reaches, unless a reachable note says it was carried over from it (`provenance.derived_from`, or a note git copied verbatim, whose `commit` still names the old commit) | warn (fix: `ultragit remap`) |
 //! | `provider` | the provider configuration resolves (provider, model, base URL) and the key's variable is set; never a network call | fail (warn for ignored keys of the team file) |
 //! | `sync` | with `ultragit.syncRemote` set: the remote exists and has the fetch refspec of the tracking ref; no fetch refspec force-writes the local notes ref | fail |
-//! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete) | warn past [`CACHE_WARN_BYTES`] |
+//! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete), and of the read pipeline's blame cache with how many of its entries lie outside the kept window (commits no read at HEAD or a branch tip can use, see `gitctx::blame_cache`); `--fix` prunes those | warn past [`CACHE_WARN_BYTES`] |
 //! | `failures` | commits listed in `failed.log` that still have no note | warn |
 //!
 //! Sync that is not enabled is `ok` with a note, not a warning: a repository
@@ -23,7 +23,8 @@
 //! **`--fix`** ([`Options::fix`]) applies only the safe repairs: install or
 //! repair a hook block (`setup::install_hook`, which keeps the hook's other
 //! lines), set the rewrite configuration in `.git/config`, create the notes ref,
-//! add the sync fetch refspec when `ultragit.syncRemote` is set. It never
+//! add the sync fetch refspec when `ultragit.syncRemote` is set, prune the
+//! blame cache's entries outside the kept window (a cache). It never
 //! removes a note, a hook line or a config value, and never edits a hook that
 //! is a link. The repaired groups are checked again, so the report shows the
 //! state after the repair; [`Report::fixed`] says what changed.
@@ -287,6 +288,8 @@ enum Repair {
     Config(Vec<(String, String, bool)>),
     /// Create the notes ref.
     NotesRef,
+    /// Remove the blame cache's entries outside the kept window.
+    PruneBlameCache,
 }
 
 /// `key=value, …` of a config repair.
@@ -301,6 +304,7 @@ impl Repair {
             Repair::Hook { name, .. } => format!("repair the {name} hook"),
             Repair::Config(values) => format!("set {}", assignments(values)),
             Repair::NotesRef => format!("create {NOTES_REF}"),
+            Repair::PruneBlameCache => "prune the blame cache".to_owned(),
         }
     }
 }
@@ -318,7 +322,7 @@ impl Doctor<'_> {
             Group::Notes => self.notes(),
             Group::Provider => Ok(vec![self.provider().into()]),
             Group::Sync => self.sync().map(|f| vec![f]),
-            Group::Cache => self.cache().map(|c| vec![c.into()]),
+            Group::Cache => self.cache().map(|f| vec![f]),
             Group::Failures => self.failures().map(|c| vec![c.into()]),
         };
         result.unwrap_or_else(|err| {
@@ -366,6 +370,7 @@ impl Doctor<'_> {
                 self.repo.notes(NOTES_REF)?.ensure()?;
                 Ok(format!("created {NOTES_REF}"))
             }
+            Repair::PruneBlameCache => self.prune_blame_cache(),
         }
     }
 }

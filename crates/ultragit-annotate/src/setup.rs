@@ -2,6 +2,11 @@
 //! `post-rewrite` hooks, notes rewriting on amend and rebase, and the default
 //! `[ultragit]` configuration.
 //!
+//! The `post-commit` block runs `ultragit annotate --async`, then starts
+//! `ultragit cache warm --background` detached (`&`): the read pipeline's
+//! blame cache is carried forward to the new commit in the background, so
+//! the next read is warm; the hook does not wait for it.
+//!
 //! **Invariant:** an existing hook is kept. The ultragit lines are inserted as a
 //! marked block (`# >>> ultragit <hook> >>>` … `# <<< ultragit <hook> <<<`,
 //! [`hook_markers`]) right after its `#!` line (so a hook that ends with `exit`
@@ -41,7 +46,7 @@ pub fn hook_markers(name: &str) -> (String, String) {
 /// The comment line under the begin marker: what the block is for.
 fn hook_purpose(name: &str) -> &'static str {
     match name {
-        "post-commit" => "Annotates each new commit in the background",
+        "post-commit" => "Annotates each new commit and warms the blame cache, in the background",
         "post-rewrite" => "Carries annotations through amend, rebase, squash and fixup",
         "pre-push" => "Syncs annotations with the remote; never fails the push",
         _ => "Added",
@@ -87,11 +92,15 @@ pub struct InitReport {
     pub config_written: Vec<String>,
 }
 
-/// The shell line the hook runs: annotate the new commit in the background.
+/// The shell lines the hook runs: annotate the new commit in the background,
+/// and carry the blame cache forward to it (`ultragit cache warm`), detached
+/// by the shell (`&`, no terminal, no pipe to git held open) so the hook
+/// returns at once; it never fails the hook.
 pub(crate) fn hook_line(ultragit: &Path) -> String {
+    let exe = shell_quote(&ultragit.to_string_lossy());
     format!(
-        "{} annotate --async >/dev/null 2>&1 || true",
-        shell_quote(&ultragit.to_string_lossy())
+        "{exe} annotate --async >/dev/null 2>&1 || true
+         {exe} cache warm --background </dev/null >/dev/null 2>&1 &"
     )
 }
 

@@ -1,16 +1,19 @@
 //! `cargo xtask bench read`: `ultragit read` against `git blame --porcelain` on
 //! the read fixtures — in-process and as the binary, cold and warm blame cache —
-//! the cost of `dependencies_on_this`, and the git processes one read starts.
+//! the cost of `dependencies_on_this`, the git processes one read starts, and
+//! reads after 1 and 20 new commits whose blame is carried forward from the
+//! cache a read at the older HEAD left (with their git processes).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use gitctx::Repo;
 use ultragit_read::{Format, GitReadPipeline, ReadConfig, ReadPipeline, ReadQuery, render};
 
 use super::blame::git_blame;
 use super::{
-    Case, build_ultragit, fmt, git_version, measure, measure_pair, report, succeed, verdict,
+    Case, build_ultragit, fmt, git_version, measure, measure_pair, report, row, succeed, verdict,
 };
 use crate::fixtures;
 
@@ -215,7 +218,286 @@ pub(super) fn read() -> Result<(), String> {
     }
 
     // 4: processes per read.
-    processes(&fixture, &small, binary.as_deref().ok())
+    processes(&fixture, &small, binary.as_deref().ok())?;
+
+    // 5: reads after new commits, their blame carried from the cache warmed
+    // at the older HEAD.
+    match &binary {
+        Ok(exe) => carried(&fixture, exe, (start, end)),
+        Err(reason) => {
+            println!("\nread after new commits: {reason}");
+            Ok(())
+        }
+    }
+}
+
+const CARRIED_TARGET_MS: f64 = 150.0;
+const CARRIED_RUNS: usize = 9;
+const CARRIED_MAX_PROCESSES: usize = 2;
+
+/// `ultragit read FILE ANCHOR` (the binary) after 1 and after 20 new commits
+/// that change the file away from the anchor (a line inserted at its top, a
+/// line appended), each run starting from the blame cache as a read at the
+/// older HEAD left it; against `git blame -L` over the anchor at the new HEAD.
+/// The commits are made in a detached worktree of the fixture, removed at the
+/// end. Also the git processes one such read starts (through the shim), and
+/// whether its output equals a read without the cache.
+fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> Result<(), String> {
+    let worktree = Worktree::add(&fixture.repo)?;
+    let dir = worktree.dir.as_path();
+    let repo = Repo::open(dir).map_err(|e| e.to_string())?;
+    let cache_dir = GitReadPipeline::default_blame_cache(&repo)
+        .dir()
+        .to_path_buf();
+    let args = [fixture.file, fixture.anchor.as_str()];
+    let read = |command: &mut Command| -> Result<Vec<u8>, String> {
+        let out = succeed(
+            command.current_dir(dir).arg("read").args(args),
+            &exe.display(),
+            &format!("ultragit read {}", args.join(" ")),
+        )?;
+        Ok(out.stdout)
+    };
+    // The cache as a read at the older HEAD leaves it, kept aside.
+    let saved = fixtures::dir("read-carry-cache");
+    remove_dir_if_present(&cache_dir)?;
+    read(&mut Command::new(exe))?;
+    remove_dir_if_present(&saved)?;
+    copy_tree(&cache_dir, &saved)?;
+    let restore = || -> Result<(), String> {
+        remove_dir_if_present(&cache_dir)?;
+        copy_tree(&saved, &cache_dir)
+    };
+
+    println!(
+        "\nread: `ultragit read {}` (binary) after new commits that change the file away from \
+         the anchor, the blame cache as a read at the older HEAD left it",
+        args.join(" ")
+    );
+    let shim = GitShim::create()?;
+    let mut verdicts = Vec::new();
+    for commits in [1usize, 20] {
+        let mut times = Vec::with_capacity(CARRIED_RUNS);
+        let mut output = Vec::new();
+        for run in 0..=CARRIED_RUNS {
+            worktree.reset()?;
+            restore()?;
+            worktree.commit_elsewhere(fixture.file, commits, run)?;
+            let started = Instant::now();
+            let out = read(&mut Command::new(exe))?;
+            let elapsed = started.elapsed();
+            // The first run checks the answer and is not timed.
+            if run == 0 {
+                remove_dir_if_present(&cache_dir)?;
+                let cold = read(&mut Command::new(exe))?;
+                println!(
+                    "  after {commits:>2}: output equal to a read without the cache: {}",
+                    if out == cold { "yes" } else { "NO" }
+                );
+                if out != cold {
+                    return Err(format!(
+                        "a carried read after {commits} commits differs from a cold one"
+                    ));
+                }
+                output = out;
+                continue;
+            }
+            if out.len() != output.len() {
+                return Err("ultragit read: output changed between runs".to_owned());
+            }
+            times.push(elapsed);
+        }
+        let blame = git_blame(
+            &repo,
+            fixture.file,
+            Some(shifted(anchor, commits)),
+            CARRIED_RUNS,
+        );
+        let rows = [
+            measure(blame)?,
+            row(
+                &format!("ultragit read (binary), {commits} new commit(s)"),
+                times,
+                output.len(),
+                "bytes",
+            ),
+        ];
+        report(
+            &format!("read after {commits} new commit(s), blame carried forward"),
+            &rows,
+            0,
+        );
+        let ms = rows[1].median.as_secs_f64() * 1000.0;
+
+        // The processes of one carried read, through the shim (whose `git` is
+        // another program, so the cache is warmed through it too).
+        worktree.reset()?;
+        remove_dir_if_present(&cache_dir)?;
+        shim.run({
+            let mut c = Command::new(exe);
+            c.current_dir(dir).arg("read").args(args);
+            c
+        })?;
+        worktree.commit_elsewhere(fixture.file, commits, CARRIED_RUNS + 1)?;
+        let logged = shim.run({
+            let mut c = Command::new(exe);
+            c.current_dir(dir).arg("read").args(args);
+            c
+        })?;
+        let blame_processes: Vec<&String> = logged
+            .iter()
+            .filter(|l| !l.starts_with("--version"))
+            .collect();
+        println!(
+            "  git processes of one carried read: {} ({}), {} of them for blame — target at most \
+             {CARRIED_MAX_PROCESSES}: {}",
+            logged.len(),
+            logged
+                .iter()
+                .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>()
+                .join("; "),
+            blame_processes.len(),
+            verdict(blame_processes.len() <= CARRIED_MAX_PROCESSES)
+        );
+        verdicts.push(format!(
+            "{commits} commit(s) {} ({})",
+            fmt(rows[1].median),
+            verdict(ms <= CARRIED_TARGET_MS)
+        ));
+    }
+    println!(
+        "  target: carried reads within {CARRIED_TARGET_MS:.0} ms (binary, median): {}",
+        verdicts.join(", ")
+    );
+    remove_dir_if_present(&saved)?;
+    drop(worktree);
+    Ok(())
+}
+
+/// The anchor's lines after `commits` changes of [`Worktree::commit_elsewhere`]
+/// (one line inserted at the top by every even-numbered one).
+fn shifted((start, end): (u32, u32), commits: usize) -> (u32, u32) {
+    let inserted = u32::try_from(commits.div_ceil(2)).unwrap_or(0);
+    (start + inserted, end + inserted)
+}
+
+/// A detached worktree of the fixture at its HEAD, removed when dropped.
+struct Worktree {
+    fixture: PathBuf,
+    dir: PathBuf,
+    base: String,
+}
+
+impl Worktree {
+    fn add(fixture: &Path) -> Result<Worktree, String> {
+        let dir = fixtures::dir("read-carry-worktree");
+        let git = |args: &[&str]| -> Result<String, String> {
+            let out = succeed(
+                Command::new("git").current_dir(fixture).args(args),
+                &"git",
+                &format!("git {}", args.join(" ")),
+            )?;
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        };
+        if dir.exists() {
+            let _ = git(&["worktree", "remove", "--force", &dir.to_string_lossy()]);
+            remove_dir_if_present(&dir)?;
+            git(&["worktree", "prune"])?;
+        }
+        let base = git(&["rev-parse", "HEAD"])?;
+        git(&[
+            "worktree",
+            "add",
+            "--quiet",
+            "--detach",
+            &dir.to_string_lossy(),
+            &base,
+        ])?;
+        Ok(Worktree {
+            fixture: fixture.to_path_buf(),
+            dir,
+            base,
+        })
+    }
+
+    fn git(&self, args: &[&str]) -> Result<(), String> {
+        succeed(
+            Command::new("git")
+                .current_dir(&self.dir)
+                .args([
+                    "-c",
+                    "user.name=bench",
+                    "-c",
+                    "user.email=bench@example.com",
+                ])
+                .args(["-c", "core.hooksPath=/dev/null"])
+                .args(args),
+            &"git",
+            &format!("git {}", args.join(" ")),
+        )
+        .map(|_| ())
+    }
+
+    /// Back to the fixture's HEAD.
+    fn reset(&self) -> Result<(), String> {
+        self.git(&["checkout", "--quiet", "--force", "--detach", &self.base])
+    }
+
+    /// `commits` commits changing `file` away from the functions: even ones
+    /// insert a comment line at its top, odd ones append one. `run` makes
+    /// each run's commits new objects.
+    fn commit_elsewhere(&self, file: &str, commits: usize, run: usize) -> Result<(), String> {
+        let path = self.dir.join(file);
+        for k in 0..commits {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let line = format!("// carried: run {run}, commit {k}\n");
+            let text = if k % 2 == 0 {
+                format!("{line}{text}")
+            } else {
+                format!("{text}{line}")
+            };
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            self.git(&[
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-am",
+                &format!("carried {run} {k}"),
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        let _ = Command::new("git")
+            .current_dir(&self.fixture)
+            .args(["worktree", "remove", "--force"])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// Copies the files below `from` to `to` (created).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
+        let entry = entry.map_err(|e| io(from, e))?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().map_err(|e| io(&entry.path(), e))?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target).map_err(|e| io(&target, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn describe_fixture(label: &str, fixture: &fixtures::ReadFixture) {

@@ -4,6 +4,7 @@
 
 mod annotate;
 mod backfill;
+mod blame_cache;
 mod cli;
 mod correct;
 mod deps;

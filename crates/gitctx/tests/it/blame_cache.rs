@@ -103,7 +103,7 @@ fn plant(dir: &Path, from: &str, to: &str) {
 }
 
 #[test]
-fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
+fn known_lines_come_from_the_cache_and_a_new_commit_carries_them_forward() {
     let repo = TestRepo::new();
     let first = repo.commit_file("f.txt", "a\nb\nc\n", "first");
     let second = repo.commit_file("f.txt", "a\nB\nc\n", "second");
@@ -129,14 +129,23 @@ fn known_lines_come_from_the_cache_and_a_new_commit_is_blamed_afresh() {
     assert_eq!(sub[0].commit.to_hex(), second);
     assert_eq!((sub[0].final_start, sub[0].original_start), (3, 3));
 
-    // A new commit is another key: blamed for real.
+    // A new commit is another key, whose blame is carried forward from its
+    // parent's: the planted answer shows through, and the new line is the
+    // new commit's.
     let third = repo.commit_file("f.txt", "a\nB\nc\nd\n", "third");
-    let fresh = open(&repo)
-        .blame_cached("f.txt", &options(None, BlameEngine::Cli), &cache)
-        .unwrap();
-    let commits: Vec<String> = fresh.iter().map(|e| e.commit.to_hex()).collect();
-    assert_eq!(commits, [first.clone(), second.clone(), first, third]);
+    let whole = options(None, BlameEngine::Cli);
+    let carried = open(&repo).blame_cached("f.txt", &whole, &cache).unwrap();
+    let commits = |entries: &[BlameEntry]| -> Vec<String> {
+        entries.iter().map(|e| e.commit.to_hex()).collect()
+    };
+    assert_eq!(commits(&carried), [second.clone(), third.clone()]);
     assert_eq!(testkit::files_under(dir.path()).len(), 2);
+    // Without the planted cache, the truth.
+    let clean = tempfile::tempdir().unwrap();
+    let fresh = open(&repo)
+        .blame_cached("f.txt", &whole, &BlameCache::new(clean.path()))
+        .unwrap();
+    assert_eq!(commits(&fresh), [first.clone(), second, first, third]);
 }
 
 #[test]
@@ -241,4 +250,64 @@ fn an_unwritable_cache_still_answers() {
     let opts = options(Some((3, 33)), BlameEngine::Cli);
     let entries: Vec<BlameEntry> = git.blame_cached("new/name.txt", &opts, &cache).unwrap();
     assert_eq!(entries, git.blame("new/name.txt", &opts).unwrap());
+}
+
+#[test]
+fn warming_carries_cached_files_to_head_and_prunes_outside_the_window() {
+    let repo = TestRepo::new();
+    repo.commit_file("f.txt", "a\nb\nc\n", "f");
+    repo.commit_file("g.txt", "x\ny\n", "g");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(dir.path().join("blame"));
+    assert_eq!(cache.usage(), gitctx::CacheUsage::default(), "no cache yet");
+    let whole = options(None, BlameEngine::Cli);
+    for path in ["f.txt", "g.txt"] {
+        open(&repo).blame_cached(path, &whole, &cache).unwrap();
+    }
+    // A commit no branch reaches any more, blamed an hour and more ago.
+    repo.checkout_new("gone");
+    let gone = repo.commit_file("f.txt", "a\nb\nc\nd\n", "gone");
+    let at_gone = BlameOptions {
+        rev: Some(gone.clone()),
+        ..whole.clone()
+    };
+    open(&repo).blame_cached("f.txt", &at_gone, &cache).unwrap();
+    repo.checkout("main");
+    repo.git(&["branch", "-D", "gone"]);
+    let old = std::time::SystemTime::now() - gitctx::blame_cache::PRUNE_GRACE * 2;
+    for file in testkit::files_under(cache.dir()) {
+        if file.to_string_lossy().contains(&gone) {
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+    }
+    assert_eq!(cache.usage().files, 3);
+    let window = open(&repo).blame_window().unwrap();
+    assert_eq!(cache.outside(&window).files, 1, "counted, not removed");
+    assert_eq!(cache.usage().files, 3);
+
+    repo.commit_file("f.txt", "a\nB\nc\n", "change f");
+    let git = open(&repo);
+    let report = cache.warm(&git, 100).unwrap();
+    assert_eq!(report.pruned.files, 1, "{report:?}");
+    assert_eq!(
+        (report.considered, report.carried, report.git_processes),
+        (2, 2, 1),
+        "f.txt needs its diff, g.txt is unchanged: {report:?}"
+    );
+    assert_eq!(cache.cached_paths(), ["f.txt", "g.txt"]);
+    let usage = cache.usage();
+    assert_eq!((usage.paths, usage.files), (2, 4), "{usage:?}");
+    assert!(usage.bytes > 0);
+    for path in ["f.txt", "g.txt"] {
+        let (entries, outcome) = git.blame_cached_outcome(path, &whole, &cache).unwrap();
+        assert_eq!(entries, git.blame(path, &whole).unwrap(), "{path}");
+        assert_eq!(outcome, gitctx::CacheOutcome::default(), "{path}: warm");
+    }
+    let again = cache.warm(&git, 100).unwrap();
+    assert_eq!((again.carried, again.pruned.files), (0, 0), "{again:?}");
 }

@@ -2,6 +2,7 @@
 
 mod blame;
 mod blame_cache;
+mod blame_carry;
 mod child;
 mod diff;
 mod history;

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 
-use gitctx::ObjectId;
+use gitctx::{BlameCache, ObjectId};
 use safe_io::Dir;
 use safe_io::fs::FileKind;
 
-use super::{CACHE_WARN_BYTES, Check, Doctor, listed, plural, truncate};
+use super::{CACHE_WARN_BYTES, Check, Doctor, Finding, Repair, listed, plural, truncate};
 use crate::error::AnnotateError;
 use crate::{NOTES_REF, author};
 
@@ -16,32 +16,66 @@ use crate::{NOTES_REF, author};
 const FAILED_LOG_LIMIT: u64 = 16 * 1024 * 1024;
 
 impl Doctor<'_> {
-    pub(super) fn cache(&self) -> Result<Check, AnnotateError> {
+    /// The size of `.git/ultragit/` and its caches, with the read pipeline's
+    /// blame cache on its own; its entries outside the kept window (which no
+    /// read uses any more, see `gitctx::blame_cache`) are counted and pruned by
+    /// the repair.
+    pub(super) fn cache(&self) -> Result<Finding, AnnotateError> {
         let id = "cache";
         let state = author::state_dir(&self.repo.common_dir());
         let Some(dir) = Dir::open(self.repo.common_dir())?.open_dir_optional(author::STATE_DIR)?
         else {
-            return Ok(Check::ok(
-                id,
-                format!("{} does not exist yet", state.display()),
-            ));
+            return Ok(Check::ok(id, format!("{} does not exist yet", state.display())).into());
         };
         let total = tree_size(&dir, 0)?;
         let cache = match dir.open_dir_optional("cache")? {
             Some(cache) => tree_size(&cache, 0)?,
             None => 0,
         };
-        let message = format!(
-            "{} uses {} ({} of it caches, always safe to delete)",
+        let blame = blame_cache(&state);
+        let usage = blame.usage();
+        let stale = blame.outside(&self.repo.blame_window()?);
+        let mut message = format!(
+            "{} uses {} ({} of it caches, always safe to delete); blame cache: {} for {}, {}",
             state.display(),
             human_bytes(total),
-            human_bytes(cache)
+            human_bytes(cache),
+            plural(usize_of(usage.files), "entry", "entries"),
+            plural(usize_of(usage.paths), "file", "files"),
+            human_bytes(usage.bytes)
         );
-        if cache > CACHE_WARN_BYTES {
-            return Ok(Check::warn(id, message)
-                .with_fix(format!("rm -rf {}", state.join("cache").display())));
-        }
-        Ok(Check::ok(id, message))
+        let repair = (stale.files > 0).then(|| {
+            message.push_str(&format!(
+                ", {} ({}) outside the kept window",
+                plural(usize_of(stale.files), "entry", "entries"),
+                human_bytes(stale.bytes)
+            ));
+            Repair::PruneBlameCache
+        });
+        let check = if cache > CACHE_WARN_BYTES {
+            Check::warn(id, message).with_fix(format!("rm -rf {}", state.join("cache").display()))
+        } else if repair.is_some() {
+            Check::ok(id, message).with_fix("ultragit doctor --fix (or ultragit cache warm)")
+        } else {
+            Check::ok(id, message)
+        };
+        Ok(Finding { check, repair })
+    }
+
+    /// Removes the blame cache's entries outside the kept window.
+    pub(super) fn prune_blame_cache(&self) -> Result<String, AnnotateError> {
+        let blame = blame_cache(&author::state_dir(&self.repo.common_dir()));
+        let removed = blame.prune_outside(&self.repo.blame_window()?);
+        Ok(format!(
+            "pruned {} ({}) outside the kept window from {}",
+            plural(
+                usize_of(removed.files),
+                "blame cache entry",
+                "blame cache entries"
+            ),
+            human_bytes(removed.bytes),
+            blame.dir().display()
+        ))
     }
 
     pub(super) fn failures(&self) -> Result<Check, AnnotateError> {
@@ -134,6 +168,17 @@ fn tree_size(dir: &Dir, depth: usize) -> Result<u64, AnnotateError> {
         }
     }
     Ok(total)
+}
+
+/// The read pipeline's blame cache (`ultragit_read::GitReadPipeline::
+/// default_blame_cache`, which this crate does not depend on) in the state
+/// directory `state`.
+pub(crate) fn blame_cache(state: &std::path::Path) -> BlameCache {
+    BlameCache::new(state.join("cache").join("blame"))
+}
+
+fn usize_of(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 fn human_bytes(bytes: u64) -> String {

@@ -3,6 +3,7 @@
 
 mod api;
 mod assembly;
+mod blame_carry;
 mod cache;
 mod filtering;
 mod index;

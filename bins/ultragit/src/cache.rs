@@ -1,0 +1,76 @@
+//! `ultragit cache warm [--background]`: keeps the read pipeline's blame cache
+//! (`.git/ultragit/cache/blame/`) following the repository. It prunes the
+//! entries outside the kept window (commits more than
+//! `gitctx::blame_carry::MAX_CARRY_STEPS` first-parent steps behind HEAD and
+//! every local branch, see `gitctx::blame_cache`), then carries the blame of
+//! every file a read has blamed before — the files whose notes agents read —
+//! forward to HEAD, without ever running `git blame` (at most one
+//! `git diff-tree` per file). The next `ultragit read` at HEAD then starts no
+//! git process for blame.
+//!
+//! The `post-commit` hook that `ultragit init` installs starts it detached
+//! (`… cache warm --background >/dev/null 2>&1 </dev/null &`), so the hook
+//! returns at once. With `--background` the command never fails: whatever
+//! goes wrong (no repository, an unwritable cache) it exits 0 without
+//! output — a warm-up that does not happen only costs the next read its speed.
+
+use clap::{Args, Subcommand};
+use frontend::{CommandError, Outcome};
+use gitctx::Repo;
+use ultragit_read::GitReadPipeline;
+
+use crate::cli::Invocation;
+
+/// The most files one warm-up carries forward.
+const MAX_PATHS: usize = 512;
+
+/// The arguments of `ultragit cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    action: CacheAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum CacheAction {
+    /// Carry cached blame forward to HEAD and prune what is outside the kept window
+    Warm {
+        /// Never fail and print nothing (how the post-commit hook runs it)
+        #[arg(long)]
+        background: bool,
+    },
+}
+
+/// Runs `ultragit cache` in the repository containing the current directory.
+pub fn run(args: &CacheArgs, at: &Invocation) -> Result<Outcome, CommandError> {
+    let CacheAction::Warm { background } = args.action;
+    let warmed = Repo::discover(at.cwd())
+        .map_err(CommandError::from)
+        .and_then(|repo| warm(&repo));
+    match (warmed, background) {
+        (_, true) => Ok(Outcome::nothing()),
+        (Ok(text), false) => Ok(Outcome::text(text)),
+        (Err(err), false) => Err(err),
+    }
+}
+
+/// Prunes and carries forward; the summary line.
+fn warm(repo: &Repo) -> Result<String, CommandError> {
+    let cache = GitReadPipeline::default_blame_cache(repo);
+    let report = cache.warm(repo, MAX_PATHS)?;
+    let usage = cache.usage();
+    Ok(format!(
+        "blame carried forward to HEAD for {} of {} cached files ({} git processes); \
+         pruned {} entries ({} bytes) outside the kept window; the cache holds {} entries \
+         for {} files ({} bytes) in {}\n",
+        report.carried,
+        report.considered,
+        report.git_processes,
+        report.pruned.files,
+        report.pruned.bytes,
+        usage.files,
+        usage.paths,
+        usage.bytes,
+        cache.dir().display()
+    ))
+}

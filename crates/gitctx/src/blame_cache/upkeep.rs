@@ -1,0 +1,268 @@
+//! Keeping the blame cache useful and small: its size, the window of commits
+//! a read can use, pruning what lies outside it, and warming — carrying the
+//! blame of every file the cache knows forward to HEAD — which the
+//! `post-commit` hook runs in the background.
+//!
+//! **The kept window** ([`Repo::blame_window`]): the commits within
+//! [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of a local branch. A read
+//! blames at HEAD, served from an entry at HEAD or carried from one inside the
+//! window, so an entry outside it is never used again unless a branch is reset
+//! back to it. [`BlameCache::prune_outside`] removes those, sparing files
+//! written in the last [`PRUNE_GRACE`] (another worktree's detached HEAD, a
+//! read in progress). Each path also keeps at most
+//! [`super::KEEP_PER_PATH`] files, trimmed on every write.
+
+use std::collections::HashSet;
+use std::io::Read as _;
+use std::time::{Duration, SystemTime};
+
+use safe_io::{Dir, FileKind};
+
+use super::{BlameCache, HEADER, short_hash, unescape};
+use crate::blame_carry::MAX_CARRY_STEPS;
+use crate::error::{Result, git};
+use crate::oid::ObjectId;
+use crate::repo::Repo;
+
+/// Files written this recently are never pruned.
+pub const PRUNE_GRACE: Duration = Duration::from_secs(60 * 60);
+
+/// The most of a cache file read to learn its path.
+const HEAD_BYTES: u64 = 64 * 1024;
+
+/// What the cache holds, or what pruning removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheUsage {
+    /// Files of code with at least one cached blame.
+    pub paths: u64,
+    /// Cache files (one per path and commit).
+    pub files: u64,
+    /// Their size.
+    pub bytes: u64,
+}
+
+/// What [`BlameCache::warm`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WarmReport {
+    /// Removed as outside the kept window.
+    pub pruned: CacheUsage,
+    /// Files of code whose blame was carried forward to HEAD.
+    pub carried: u64,
+    /// Files of code looked at (at most the limit given).
+    pub considered: u64,
+    /// git processes started (one diff per carried file at most).
+    pub git_processes: u64,
+}
+
+impl Repo {
+    /// The commits within [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of
+    /// a local branch: those whose cached blame a read at HEAD can still use
+    /// (served or carried), unless a branch is reset back.
+    pub fn blame_window(&self) -> Result<HashSet<ObjectId>> {
+        let mut tips = Vec::new();
+        if let Some(head) = self.head()?.commit() {
+            tips.push(head.to_git());
+        }
+        let references = self.inner.references().map_err(git("listing branches"))?;
+        tips.extend(
+            references
+                .flatten()
+                .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
+                .filter_map(|r| r.target()),
+        );
+        let mut window = HashSet::new();
+        for tip in tips {
+            let Ok(mut commit) = self.inner.find_commit(tip) else {
+                continue;
+            };
+            for _ in 0..=MAX_CARRY_STEPS {
+                if !window.insert(ObjectId::from_git(commit.id())) {
+                    break;
+                }
+                match commit.parent(0) {
+                    Ok(parent) => commit = parent,
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(window)
+    }
+}
+
+impl BlameCache {
+    /// How many files the cache holds, for how many paths, in how many bytes
+    /// (all zero when it does not exist yet). Best effort: what cannot be
+    /// read is not counted.
+    pub fn usage(&self) -> CacheUsage {
+        let mut usage = CacheUsage::default();
+        self.each_file(|_, _, _, bytes| {
+            usage.files += 1;
+            usage.bytes += bytes;
+            false
+        });
+        usage.paths = self.subdirs().len() as u64;
+        usage
+    }
+
+    /// Removes the files whose commit is not in `keep` (and stray temporary
+    /// files), except those written within [`PRUNE_GRACE`]; then the empty
+    /// directories. Returns what was removed. Best effort.
+    pub fn prune_outside(&self, keep: &HashSet<ObjectId>) -> CacheUsage {
+        let mut removed = self.sweep(keep, true);
+        if let Ok(base) = Dir::open(self.dir()) {
+            for name in self.subdirs() {
+                let empty = base
+                    .open_dir(&name)
+                    .and_then(|d| d.entries())
+                    .is_ok_and(|e| e.is_empty());
+                if empty && base.remove_dir(&name).unwrap_or(false) {
+                    removed.paths += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// What [`BlameCache::prune_outside`] would remove (its `paths` left 0),
+    /// removing nothing.
+    pub fn outside(&self, keep: &HashSet<ObjectId>) -> CacheUsage {
+        self.sweep(keep, false)
+    }
+
+    /// The files outside `keep` (see [`BlameCache::prune_outside`]),
+    /// removed when `remove` says so.
+    fn sweep(&self, keep: &HashSet<ObjectId>, remove: bool) -> CacheUsage {
+        let now = SystemTime::now();
+        let mut removed = CacheUsage::default();
+        self.each_file(|_, name, modified, bytes| {
+            let recent = now.duration_since(modified).unwrap_or_default() < PRUNE_GRACE;
+            let commit = name
+                .split_once('-')
+                .and_then(|(hex, _)| hex.parse::<ObjectId>().ok());
+            let stale = !recent && commit.is_none_or(|c| !keep.contains(&c));
+            if stale {
+                removed.files += 1;
+                removed.bytes += bytes;
+            }
+            stale && remove
+        });
+        removed
+    }
+
+    /// The paths the cache holds a blame of, read from the newest file of
+    /// each path's directory (whose name must be the path's hash).
+    pub fn cached_paths(&self) -> Vec<String> {
+        let Ok(base) = Dir::open(self.dir()) else {
+            return Vec::new();
+        };
+        let mut paths = Vec::new();
+        for subdir in self.subdirs() {
+            let Ok(dir) = base.open_dir(&subdir) else {
+                continue;
+            };
+            let mut files: Vec<(SystemTime, std::ffi::OsString)> = dir
+                .entries()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(name, kind)| {
+                    *kind == FileKind::File && !name.to_string_lossy().starts_with('.')
+                })
+                .filter_map(|(name, _)| {
+                    let modified = dir
+                        .open_file(&name)
+                        .ok()?
+                        .metadata()
+                        .ok()?
+                        .modified()
+                        .ok()?;
+                    Some((modified, name))
+                })
+                .collect();
+            files.sort();
+            let Some(path) = files.last().and_then(|(_, name)| path_in(&dir, name)) else {
+                continue;
+            };
+            if short_hash(path.as_bytes()) == subdir {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        paths
+    }
+
+    /// Prunes what lies outside `repo`'s kept window, then carries the blame
+    /// of up to `max_paths` cached files forward to HEAD
+    /// ([`Repo::blame_carry_forward`]): never a `git blame`, at most one
+    /// `git diff-tree` per file. What the `post-commit` hook runs in the
+    /// background, so that the next read at the new HEAD is warm.
+    pub fn warm(&self, repo: &Repo, max_paths: usize) -> Result<WarmReport> {
+        let window = repo.blame_window()?;
+        let mut report = WarmReport {
+            pruned: self.prune_outside(&window),
+            ..WarmReport::default()
+        };
+        for path in self.cached_paths().into_iter().take(max_paths) {
+            report.considered += 1;
+            if let Some(outcome) = repo.blame_carry_forward(&path, self) {
+                report.carried += 1;
+                report.git_processes += u64::from(outcome.git_processes);
+            }
+        }
+        Ok(report)
+    }
+
+    /// The names of the per-path directories.
+    fn subdirs(&self) -> Vec<String> {
+        let Ok(base) = Dir::open(self.dir()) else {
+            return Vec::new();
+        };
+        base.entries()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, kind)| *kind == FileKind::Dir)
+            .filter_map(|(name, _)| name.into_string().ok())
+            .collect()
+    }
+
+    /// Calls `f(subdir, name, modified, bytes)` for every regular file below
+    /// the per-path directories; removes the file when `f` says so.
+    fn each_file(&self, mut f: impl FnMut(&str, &str, SystemTime, u64) -> bool) {
+        let Ok(base) = Dir::open(self.dir()) else {
+            return;
+        };
+        for subdir in self.subdirs() {
+            let Ok(dir) = base.open_dir(&subdir) else {
+                continue;
+            };
+            for (name, kind) in dir.entries().unwrap_or_default() {
+                let Some(text) = name.to_str().filter(|_| kind == FileKind::File) else {
+                    continue;
+                };
+                let Some(meta) = dir.open_file(&name).ok().and_then(|f| f.metadata().ok()) else {
+                    continue;
+                };
+                let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                if f(&subdir, text, modified, meta.len()) {
+                    let _ = dir.remove_file(&name);
+                }
+            }
+        }
+    }
+}
+
+/// The path a cache file names in its header.
+fn path_in(dir: &Dir, name: &std::ffi::OsStr) -> Option<String> {
+    let mut head = Vec::new();
+    dir.open_file(name)
+        .ok()?
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let mut lines = text.lines();
+    if lines.next()? != HEADER {
+        return None;
+    }
+    lines.next()?.strip_prefix("commit ")?;
+    unescape(lines.next()?.strip_prefix("path ")?)
+}
