@@ -64,7 +64,7 @@ const MIN_RESULT_BYTES: usize = 400;
 
 /// How much larger the output cap of the repair request is than the budget's
 /// when the answer was cut off by it (see [`Runner::repair_cut_off`]).
-pub const CUT_OFF_CAP_FACTOR: u32 = 2;
+pub(crate) const CUT_OFF_CAP_FACTOR: u32 = 2;
 
 /// The problem a cut-off answer is repaired for (the words users and the
 /// conformance judge know).

@@ -22,7 +22,7 @@ pub fn estimate_tokens(text: &str) -> u32 {
 }
 
 /// Estimated tokens of a request: its JSON.
-pub fn request_tokens(request: &CompletionRequest) -> u32 {
+pub(crate) fn request_tokens(request: &CompletionRequest) -> u32 {
     serde_json::to_string(request)
         .map(|s| estimate_tokens(&s))
         .unwrap_or(u32::MAX)

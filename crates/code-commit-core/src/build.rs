@@ -204,7 +204,7 @@ impl BuildResult {
 /// `full` (a status line, then output) in at most `max_bytes`, as
 /// [`BuildResult::prompt_text`] describes: cut this way after redaction, so no
 /// cut can split a secret in two.
-pub fn cut_middle(full: String, max_bytes: usize) -> String {
+pub(crate) fn cut_middle(full: String, max_bytes: usize) -> String {
     if full.len() <= max_bytes {
         return full;
     }

@@ -46,7 +46,7 @@ use crate::policy::Policy;
 use crate::protect::Protected;
 use crate::session::Inputs;
 use crate::session::Session;
-pub use crate::session::{DEFAULT_BUILD_OUTPUT_BYTES, Report, RunOptions, Step};
+pub use crate::session::{Report, RunOptions, Step};
 
 /// The files a run needs, relative to the project.
 const QUERY_FILE: &str = "agent-config/query.txt";

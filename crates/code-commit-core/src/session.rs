@@ -32,7 +32,7 @@ use crate::undo::{Before, Undo, Way};
 /// The build output a repair prompt carries by default: 256 KiB (spec 001
 /// asks for the entire output; a bound keeps a runaway build from filling the
 /// model's context).
-pub const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]

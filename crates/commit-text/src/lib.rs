@@ -52,7 +52,7 @@ pub use conventional::Conventional;
 pub use message::Message;
 pub use refs::{TaskId, ensure_task_id, issue_references, pull_requests, task_id_suffix};
 pub use shape::{ShapeOptions, kept_trailers};
-pub use style::{KNOWN_TYPES, MIN_SUBJECTS, Prefix, Style, past_tense};
+pub use style::{Prefix, Style, past_tense};
 pub use trailer::Trailer;
 pub use validate::{Rules, SubmoduleRule, quote};
 

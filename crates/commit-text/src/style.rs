@@ -25,7 +25,7 @@ use crate::conventional::Conventional;
 
 /// The Conventional Commits types a repository using that style writes: the
 /// Angular set, `revert`, and the aliases release tooling accepts.
-pub const KNOWN_TYPES: [&str; 20] = [
+pub(crate) const KNOWN_TYPES: [&str; 20] = [
     "feat", "feature", "fix", "bugfix", "hotfix", "docs", "doc", "style", "refactor", "perf",
     "test", "tests", "build", "ci", "chore", "revert", "deps", "security", "ops", "release",
 ];
@@ -115,7 +115,7 @@ pub enum Style {
 }
 
 /// The fewest subjects (merges and reverts aside) that show a style.
-pub const MIN_SUBJECTS: usize = 3;
+pub(crate) const MIN_SUBJECTS: usize = 3;
 
 impl Style {
     /// The style most of `subjects` follow (see [`Style`]).

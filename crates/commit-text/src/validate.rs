@@ -274,7 +274,7 @@ impl Rules {
     /// message never has), or the original without its task-ID suffix, which
     /// is put back afterwards. No case, punctuation or spacing change is
     /// allowed. `false` when not amending.
-    pub fn keeps_subject(&self, subject: &str) -> bool {
+    pub(crate) fn keeps_subject(&self, subject: &str) -> bool {
         let Some(original) = &self.amend_subject else {
             return false;
         };

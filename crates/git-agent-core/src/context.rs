@@ -53,7 +53,7 @@ impl Mode {
 /// hand-written diff fits whole in this many bytes: 2 KiB. Amend mode always
 /// shows HEAD (the commit being amended), fitted into
 /// [`Limits::contrast_bytes`].
-pub const SMALL_CONTRAST_BYTES: usize = 2 * 1024;
+pub(crate) const SMALL_CONTRAST_BYTES: usize = 2 * 1024;
 
 /// Sizes of the prepared context. The defaults keep the whole first request
 /// (instructions, tools, guidance and this context) under 96 KiB.

@@ -193,7 +193,11 @@ impl Repo {
     /// starts no process. `None` when HEAD's blame is known already, the
     /// file is not at HEAD, or nothing can be carried (see
     /// [`crate::blame_carry`]). Errors are the cache's to ignore.
-    pub fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Option<CacheOutcome> {
+    pub(crate) fn blame_carry_forward(
+        &self,
+        path: &str,
+        cache: &BlameCache,
+    ) -> Option<CacheOutcome> {
         let options = BlameOptions::default();
         let target = self.blame_target(path, &options).ok()??;
         let settings = settings(self, options.engine);

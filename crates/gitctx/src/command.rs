@@ -70,7 +70,7 @@ pub const PASSED_THROUGH: &[&str] = &[
 /// they would point git at another repository, work tree, index or object
 /// store than the one the toolkit opened and showed evidence of, so a commit
 /// could land somewhere else than what its message describes.
-pub const LOCATION_VARS: &[&str] = &[
+pub(crate) const LOCATION_VARS: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -233,7 +233,7 @@ impl GitCommand {
     /// `-c key=value` (git passes those on to hooks as the user's own `-c`
     /// would), so nothing of ours but the arguments, those options and stdin
     /// reaches the process and its hooks.
-    pub fn as_user(mut self) -> Self {
+    pub(crate) fn as_user(mut self) -> Self {
         self.user = true;
         self
     }

@@ -13,7 +13,7 @@
 //! Tokens are estimated as bytes / 4 ([`agent::estimate_tokens`]).
 
 /// The spec's cap on recent annotations, in tokens.
-pub const RECENT_ANNOTATIONS_TOKENS: u32 = 2_000;
+pub(crate) const RECENT_ANNOTATIONS_TOKENS: u32 = 2_000;
 
 /// The token allocation of one agent run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -109,7 +109,7 @@ pub enum ToolUse {
 /// The context window of `model`'s family: 128k tokens for the hosted
 /// families (GPT-4.x, GPT-5, the o-series, Claude, Gemini), 8,192 for anything
 /// else (local models: set `ultragit.contextWindow`).
-pub fn default_context_window(model: &str) -> u32 {
+pub(crate) fn default_context_window(model: &str) -> u32 {
     let model = model.to_ascii_lowercase();
     let model = model.rsplit('/').next().unwrap_or(&model);
     const HOSTED: &[&str] = &[
@@ -133,7 +133,7 @@ pub fn default_context_window(model: &str) -> u32 {
 
 impl AnnotateConfig {
     /// The context window for `model`: the configured one, or the family's.
-    pub fn window_for(&self, model: &str) -> u32 {
+    pub(crate) fn window_for(&self, model: &str) -> u32 {
         self.context_window
             .unwrap_or_else(|| default_context_window(model))
     }
@@ -171,7 +171,7 @@ const TOOL_USE: Key<ToolUse> = Key {
 };
 
 /// The smallest context window that holds the prompt, tools and one turn.
-pub const MIN_CONTEXT_WINDOW: u32 = 4_096;
+pub(crate) const MIN_CONTEXT_WINDOW: u32 = 4_096;
 
 fn context_window(value: &Value) -> Result<Option<u32>, String> {
     let tokens: u32 = parse::whole::<u32, 1>(value)?;

@@ -74,7 +74,7 @@ use llm::LlmProvider;
 pub use author::AuthorContext;
 pub use config::{
     AnnotateConfig, LargeCommits, ProviderFlags, ProviderSettings, ProviderSources, Settings,
-    ToolUse, default_context_window,
+    ToolUse,
 };
 pub use error::{AgentError, AnnotateError};
 pub use gather::{

@@ -89,7 +89,7 @@ pub fn registry(
 
 /// The registry of one agent run within `budget` (the diff and recent
 /// annotations caps).
-pub fn registry_within(
+pub(crate) fn registry_within(
     context: Arc<AnnotationContext>,
     scope: Scope,
     collector: Collector,
