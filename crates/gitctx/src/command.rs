@@ -66,7 +66,7 @@ pub const PASSED_THROUGH: &[&str] = &[
     "GIT_ASKPASS",
 ];
 
-/// Inherited variables removed even from a [user command](GitCommand::as_user):
+/// Inherited variables removed even from a [user command](GitCommand::in_user_environment):
 /// they would point git at another repository, work tree, index or object
 /// store than the one the toolkit opened and showed evidence of, so a commit
 /// could land somewhere else than what its message describes.
@@ -233,7 +233,7 @@ impl GitCommand {
     /// `-c key=value` (git passes those on to hooks as the user's own `-c`
     /// would), so nothing of ours but the arguments, those options and stdin
     /// reaches the process and its hooks.
-    pub(crate) fn as_user(mut self) -> Self {
+    pub(crate) fn in_user_environment(mut self) -> Self {
         self.user = true;
         self
     }
@@ -292,7 +292,7 @@ impl GitCommand {
     }
 
     /// The [`std::process::Command`] (stdin/stdout/stderr not configured):
-    /// hardened, or as the user's own for [`as_user`](GitCommand::as_user).
+    /// hardened, or as the user's own for [`in_user_environment`](GitCommand::in_user_environment).
     pub fn to_command(&self) -> Command {
         if self.user {
             return self.user_command();
@@ -454,7 +454,7 @@ impl crate::Repo {
     /// to run the user's programs, never for reading evidence. Config added with
     /// [`GitCommand::config`] goes on the command line as `-c key=value`.
     pub fn user_command(&self) -> GitCommand {
-        self.git().as_user()
+        self.git().in_user_environment()
     }
 }
 

@@ -71,7 +71,7 @@ fn attributes_are_neutralised_except_for_user_commands() {
     // A user command sets nothing of its own: it only removes the variables
     // that would point it at another repository, and its config is `-c`.
     let commit = GitCommand::new("/")
-        .as_user()
+        .in_user_environment()
         .config("core.hooksPath", "hooks")
         .args(["commit", "--file", "-"])
         .to_command();
