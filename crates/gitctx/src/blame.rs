@@ -4,7 +4,9 @@
 //! Two engines produce the same entries:
 //! - [`BlameEngine::Cli`] runs `git blame --porcelain -L START,END… REV -- PATH`
 //!   (one process per call, whatever the history length or the number of
-//!   ranges) and parses its output;
+//!   ranges) and parses its output. Its diff is Myers with the indent
+//!   heuristic whatever the configuration says (`DIFF_OPTIONS`), so its
+//!   answer depends only on the history;
 //! - [`BlameEngine::Libgit2`] uses libgit2's blame in-process.
 //!
 //! The CLI engine is the default because it is much faster on long histories:
@@ -21,6 +23,18 @@ use std::path::Path;
 use crate::error::{Error, Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
+
+/// The diff options every `git blame` here runs with: Myers with the indent
+/// heuristic, git's defaults, said on the command line so that no
+/// configuration changes them — not `diff.algorithm` (git 2.47's blame
+/// ignores it, later ones honour it, wherever git finds it:
+/// `GIT_CONFIG_GLOBAL`, an include), not `diff.indentHeuristic`, not a diff
+/// driver's algorithm. So the toolkit's blame of a commit is the same on
+/// every machine and with every git, and a diff made with the same options
+/// pairs lines exactly as the blame does (what `blame_carry` relies on).
+/// `--diff-algorithm` reaches blame through git's diff options, which every
+/// git since 1.8.2 parses.
+pub(crate) const DIFF_OPTIONS: [&str; 2] = ["--diff-algorithm=myers", "--indent-heuristic"];
 
 /// Which implementation computes the blame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -188,9 +202,7 @@ impl Repo {
             // No textconv: a `diff=` attribute must not run a program (the
             // attributes are neutralised too, see `command`).
             .args(["blame", "--porcelain", "--no-textconv"])
-            // The heuristic said explicitly, as the carried diffs say it
-            // (`blame_carry`), so both always agree.
-            .arg(crate::blame_carry::heuristic_flag(self));
+            .args(DIFF_OPTIONS);
         for (start, end) in ranges {
             cmd = cmd.arg("-L").arg(format!("{start},{end}"));
         }

@@ -19,14 +19,18 @@
 //!
 //! **Key.** One file per (commit, path, settings):
 //! `DIR/<hash of path>/<commit>-<hash of settings>`. The settings are what can
-//! change the answer for a fixed commit: the engine, `diff.algorithm` and
-//! `diff.indentHeuristic` (which blame is also told explicitly), the
-//! shallow boundary (`shallow`, which a fetch that deepens the history
-//! rewrites), `info/grafts`, the `refs/replace/` refs, and the `git` program
-//! found on `PATH` (the file: device, inode, size and modification time — not
-//! its path, which differs inside hooks; a different git may diff
-//! differently). An ignore-revs file never applies: blame runs with
-//! `blame.ignoreRevsFile` empty, cached or not.
+//! change the answer for a fixed commit: the engine, the diff options blame
+//! runs with (fixed, Myers with the indent heuristic, never read from the
+//! configuration — see [`crate::blame`] — but named, so that changing them
+//! changes every key), the shallow boundary (`shallow`, which a fetch that
+//! deepens the history rewrites), `info/grafts`, the `refs/replace/` refs,
+//! and the `git` program found on `PATH` (the file: device, inode, size and
+//! modification time — not its path, which differs inside hooks; a different
+//! git may diff differently). An ignore-revs file never applies: blame runs
+//! with `blame.ignoreRevsFile` empty, cached or not. No configuration value
+//! is part of the key, since none changes the answer: the key never depends
+//! on what libgit2 reads of the configuration, which can differ from what
+//! git reads (`GIT_CONFIG_GLOBAL`).
 //!
 //! **Best effort.** A cache that cannot be read, does not parse, or names
 //! another commit or path is ignored and rewritten; one that cannot be written
@@ -34,9 +38,9 @@
 //! written to a temporary name and renamed, so concurrent readers see an old or
 //! a new file, never half of one; two writers racing lose only one's additions.
 //!
-//! **Bounded.** Each path keeps the [`KEEP_PER_PATH`] most recently written
+//! **Bounded.** Each path keeps the `KEEP_PER_PATH` (4) most recently written
 //! files (one per commit it was blamed at); older ones are removed on write. A
-//! cache file over [`MAX_FILE_BYTES`] is ignored.
+//! cache file over `MAX_FILE_BYTES` (64 MiB) is ignored.
 //!
 //! **Upkeep** (`upkeep`): [`BlameCache::usage`] measures the cache;
 //! [`BlameCache::prune_outside`] removes entries outside the window of
@@ -56,9 +60,10 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, merge_adjacent};
+use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, DIFF_OPTIONS};
 use crate::blame_carry;
 use crate::error::Result;
+use crate::known::Known;
 use crate::oid::ObjectId;
 use crate::repo::Repo;
 
@@ -67,10 +72,10 @@ mod upkeep;
 pub use upkeep::{CacheUsage, PRUNE_GRACE, WarmReport};
 
 /// How many commits' blame each path keeps.
-pub const KEEP_PER_PATH: usize = 4;
+pub(crate) const KEEP_PER_PATH: usize = 4;
 
 /// The largest cache file read (a blame of 100,000 lines is about 10 MiB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The first line of every cache file; bumped when the format changes. The
 /// last line is `end`, so a cut file never parses.
@@ -258,123 +263,6 @@ impl CacheFile {
     }
 }
 
-/// What the cache knows about one (commit, path): the final-line ranges that
-/// were blamed, and the entries covering them.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Known {
-    /// Disjoint, sorted, inclusive final-line ranges.
-    pub covered: Vec<(u32, u32)>,
-    /// Entries inside `covered`, sorted by `final_start`.
-    pub entries: Vec<BlameEntry>,
-}
-
-impl Known {
-    /// The parts of `start..=end` not yet covered, in order.
-    pub fn gaps(&self, start: u32, end: u32) -> Vec<(u32, u32)> {
-        let mut gaps = Vec::new();
-        let mut next = start;
-        for &(a, b) in &self.covered {
-            if b < next {
-                continue;
-            }
-            if a > end {
-                break;
-            }
-            if a > next {
-                gaps.push((next, a - 1));
-            }
-            next = b.saturating_add(1);
-            if next > end {
-                return gaps;
-            }
-        }
-        if next <= end {
-            gaps.push((next, end));
-        }
-        gaps
-    }
-
-    /// Adds freshly blamed `ranges` (disjoint from what is covered) and their
-    /// entries.
-    pub fn add(&mut self, ranges: &[(u32, u32)], entries: Vec<BlameEntry>) {
-        self.covered.extend_from_slice(ranges);
-        self.covered.sort_unstable();
-        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.covered.len());
-        for &(a, b) in &self.covered {
-            match merged.last_mut() {
-                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
-            }
-        }
-        self.covered = merged;
-        self.entries.extend(entries);
-        self.entries = merge_adjacent(std::mem::take(&mut self.entries));
-    }
-
-    /// The entries for `start..=end`, cut to it.
-    pub fn clip(&self, start: u32, end: u32) -> Vec<BlameEntry> {
-        self.entries
-            .iter()
-            .filter(|e| e.final_end >= start && e.final_start <= end)
-            .map(|e| {
-                let from = e.final_start.max(start);
-                let to = e.final_end.min(end);
-                let original_start = e.original_start + (from - e.final_start);
-                BlameEntry {
-                    commit: e.commit,
-                    original_path: e.original_path.clone(),
-                    original_start,
-                    original_end: original_start + (to - from),
-                    final_start: from,
-                    final_end: to,
-                    boundary: e.boundary,
-                }
-            })
-            .collect()
-    }
-
-    /// Whether every covered line has exactly one entry and every entry lies
-    /// in a covered range of a file of `len` lines.
-    pub(crate) fn consistent(&self, len: u32) -> bool {
-        let ranges_ok = self
-            .covered
-            .windows(2)
-            .all(|w| w[0].1.saturating_add(1) < w[1].0)
-            && self
-                .covered
-                .iter()
-                .all(|&(a, b)| a >= 1 && a <= b && b <= len);
-        if !ranges_ok {
-            return false;
-        }
-        let mut line_counts = 0u64;
-        let mut previous_end = 0u32;
-        for e in &self.entries {
-            if e.final_start == 0
-                || e.final_start > e.final_end
-                || e.final_start <= previous_end
-                || e.original_start == 0
-                || e.original_end < e.original_start
-                || e.original_end - e.original_start != e.final_end - e.final_start
-                || !self
-                    .covered
-                    .iter()
-                    .any(|&(a, b)| a <= e.final_start && e.final_end <= b)
-            {
-                return false;
-            }
-            previous_end = e.final_end;
-            line_counts += u64::from(e.final_end - e.final_start + 1);
-        }
-        let covered_lines: u64 = self
-            .covered
-            .iter()
-            .map(|&(a, b)| u64::from(b - a + 1))
-            .sum();
-        line_counts == covered_lines
-    }
-}
-
 /// A stable 16-hex-digit hash (SHA-1 prefix) of `bytes`.
 fn short_hash(bytes: &[u8]) -> String {
     match git2::Oid::hash_object(git2::ObjectType::Blob, bytes) {
@@ -392,17 +280,9 @@ fn short_hash(bytes: &[u8]) -> String {
 fn settings(repo: &Repo, engine: BlameEngine) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "engine {engine:?}");
-    let algorithm = repo
-        .inner
-        .config()
-        .and_then(|c| c.get_string("diff.algorithm"))
-        .unwrap_or_default();
-    let _ = writeln!(text, "diff.algorithm {algorithm}");
-    let _ = writeln!(
-        text,
-        "diff.indentHeuristic {}",
-        blame_carry::indent_heuristic(repo)
-    );
+    // Fixed, not read from the configuration: named so that changing them
+    // changes every key.
+    let _ = writeln!(text, "diff {}", DIFF_OPTIONS.join(" "));
     let common = repo.common_dir();
     for name in ["shallow", "info/grafts"] {
         let content = std::fs::read(common.join(name)).unwrap_or_default();
@@ -633,40 +513,6 @@ mod tests {
             final_end: fe,
             boundary: commit == 1,
         }
-    }
-
-    #[test]
-    fn gaps_are_the_uncovered_parts() {
-        let known = Known {
-            covered: vec![(5, 10), (20, 30)],
-            entries: Vec::new(),
-        };
-        assert_eq!(known.gaps(1, 4), vec![(1, 4)]);
-        assert_eq!(known.gaps(1, 5), vec![(1, 4)]);
-        assert_eq!(known.gaps(5, 10), Vec::<(u32, u32)>::new());
-        assert_eq!(known.gaps(7, 25), vec![(11, 19)]);
-        assert_eq!(known.gaps(1, 40), vec![(1, 4), (11, 19), (31, 40)]);
-        assert_eq!(known.gaps(31, 31), vec![(31, 31)]);
-        assert_eq!(Known::default().gaps(3, 8), vec![(3, 8)]);
-    }
-
-    #[test]
-    fn adding_merges_ranges_and_runs() {
-        let mut known = Known::default();
-        known.add(&[(1, 4)], vec![entry(2, 1, 4, 11)]);
-        known.add(
-            &[(5, 6), (9, 9)],
-            vec![entry(2, 5, 6, 15), entry(3, 9, 9, 1)],
-        );
-        assert_eq!(known.covered, vec![(1, 6), (9, 9)]);
-        assert_eq!(known.entries, vec![entry(2, 1, 6, 11), entry(3, 9, 9, 1)]);
-        assert!(known.consistent(9));
-        assert!(!known.consistent(8), "a covered line past the end");
-        assert_eq!(
-            known.clip(3, 9),
-            vec![entry(2, 3, 6, 13), entry(3, 9, 9, 1)]
-        );
-        assert_eq!(known.clip(7, 8), Vec::new());
     }
 
     #[test]

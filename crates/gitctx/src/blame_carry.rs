@@ -3,17 +3,19 @@
 //!
 //! **Why it is exact.** `git blame` at a commit C hands each line of C's file
 //! to a parent under which it is unchanged, comparing the two versions of the
-//! file with xdiff (Myers, the indent heuristic as configured, no other
-//! options); a line no parent takes stays C's. So along a first-parent chain
+//! file with xdiff and the options it is given — here always Myers with the
+//! indent heuristic (`DIFF_OPTIONS` in `blame`), whatever the configuration
+//! says; a line no parent takes stays C's. So along a first-parent chain
 //! A → C1 → … → Cn = HEAD of commits that each have one parent and the path
 //! as a regular file, with no rename on the way, a line of HEAD either
 //! reaches A through the per-commit diffs — and then its blame is A's blame of
 //! the line it reached — or stops at the first Ci whose diff added it — and
 //! then Ci is its commit, at its line number in Ci. Carrying replays exactly
-//! those per-commit diffs, produced by the same git with the same algorithm
-//! and heuristic as the blame (`git diff-tree --stdin -p -U0`, one process
-//! for the whole chain); a single diff from A to HEAD would not do, since a
-//! line deleted and re-added in between, or a repeated line, can pair up
+//! those per-commit diffs, produced by the same git with the same diff
+//! options as the blame (`git diff-tree --stdin -p -U0`, one process for the
+//! whole chain; options on its command line beat any configured algorithm, a
+//! diff driver's included); a single diff from A to HEAD would not do, since
+//! a line deleted and re-added in between, or a repeated line, can pair up
 //! differently across several commits than step by step.
 //!
 //! **Merges.** A merge whose file equals its first parent's hands every line
@@ -25,25 +27,29 @@
 //!
 //! **Unknown lines** — those that reach an uncovered line of A's cached
 //! blame, or a merge's own lines — are blamed at HEAD with one `git blame -L`
-//! per gap in a single process (by [`crate::blame_cache`]): that is exact by
-//! definition. So a carried read starts at most two git processes.
+//! per gap in a single process (by the blame cache): that is exact by
+//! definition. So a carried read starts at most two git processes for blame
+//! (plus git's `--version`, asked once per program run, see `command`).
+//!
+//! **Configuration cannot make it wrong.** Nothing here reads the user's
+//! configuration: libgit2, which walks the chain, does not read the files
+//! `GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM` name for git (nor honour
+//! `GIT_CONFIG_NOSYSTEM`), and it need not — the blame and the diffs are both
+//! told their options, so what any configuration says cannot set them apart.
 //!
 //! **No carrying** (a fresh blame, as before) when: the engine is libgit2
 //! (its diff is not git's); the repository is shallow, has grafts or replace
-//! refs (parents then differ between libgit2's walk and git's); the user set
-//! `diff.algorithm` to anything but Myers (newer gits' blame honour it and
-//! older ones do not, so the diff blame uses is not known for sure), or a diff
-//! driver sets an algorithm; the chain meets a root commit, a commit whose
-//! parent lacks the path or has it as another kind of entry (added, deleted,
-//! renamed, type-changed), or a merge of the last kind above; or no cached
-//! blame of the path under the same settings is found within
-//! [`MAX_CARRY_STEPS`] first-parent steps.
+//! refs (parents then differ between libgit2's walk and git's); the chain
+//! meets a root commit, a commit whose parent lacks the path or has it as
+//! another kind of entry (added, deleted, renamed, type-changed), or a merge
+//! of the last kind above; or no cached blame of the path under the same
+//! settings is found within [`MAX_CARRY_STEPS`] first-parent steps.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::blame::{BlameEntry, count_lines, merge_adjacent};
-use crate::blame_cache::Known;
+use crate::blame::{BlameEntry, DIFF_OPTIONS, count_lines, merge_adjacent};
+use crate::known::Known;
 use crate::oid::ObjectId;
 use crate::repo::Repo;
 
@@ -106,7 +112,10 @@ struct Changes {
     added: Vec<u32>,
 }
 
-/// Whether carrying may be tried in `repo` at all (see the module docs).
+/// Whether carrying may be tried in `repo` at all (see the module docs):
+/// not when commits' parents may differ between libgit2's walk and git's.
+/// Nothing here reads configuration: the diff options are fixed
+/// ([`DIFF_OPTIONS`]).
 pub(crate) fn allowed(repo: &Repo) -> bool {
     let common = repo.common_dir();
     if ["shallow", "info/grafts"]
@@ -115,45 +124,11 @@ pub(crate) fn allowed(repo: &Repo) -> bool {
     {
         return false;
     }
-    if repo
+    !repo
         .inner
         .references_glob("refs/replace/*")
         .map(|mut refs| refs.next().is_some())
         .unwrap_or(true)
-    {
-        return false;
-    }
-    let Ok(config) = repo.inner.config() else {
-        return false;
-    };
-    let myers = match config.get_string("diff.algorithm") {
-        Ok(value) => matches!(value.to_ascii_lowercase().as_str(), "myers" | "default"),
-        Err(err) => err.code() == git2::ErrorCode::NotFound,
-    };
-    let driver_algorithm = config
-        .entries(Some(r"^diff\..+\.algorithm$"))
-        .map(|mut entries| entries.next().is_some())
-        .unwrap_or(true);
-    myers && !driver_algorithm
-}
-
-/// Whether git's diff uses the indent heuristic in `repo` (`diff.indentHeuristic`,
-/// on unless the user's config turns it off). Both the blame and the carried
-/// diff are told explicitly, so they always agree.
-pub(crate) fn indent_heuristic(repo: &Repo) -> bool {
-    repo.inner
-        .config()
-        .and_then(|c| c.get_bool("diff.indentHeuristic"))
-        .unwrap_or(true)
-}
-
-/// The `--[no-]indent-heuristic` flag for `repo`.
-pub(crate) fn heuristic_flag(repo: &Repo) -> &'static str {
-    if indent_heuristic(repo) {
-        "--indent-heuristic"
-    } else {
-        "--no-indent-heuristic"
-    }
 }
 
 /// `path`'s blob in `commit` when it is a regular (possibly executable) file.
@@ -248,7 +223,8 @@ impl Repo {
     }
 
     /// Each step's diff of `path` against its first parent, from one
-    /// `git diff-tree --stdin` with the diff options blame uses.
+    /// `git diff-tree --stdin` with the diff options blame uses
+    /// ([`DIFF_OPTIONS`], which also override a diff driver's algorithm).
     fn step_diffs(
         &self,
         path: &str,
@@ -272,11 +248,9 @@ impl Repo {
                 "--no-ext-diff",
                 "--no-textconv",
                 "--no-color",
-                "--diff-algorithm=myers",
-                heuristic_flag(self),
-                "--",
-                path,
             ])
+            .args(DIFF_OPTIONS)
+            .args(["--", path])
             .stdin(input);
         let output = cmd.run()?;
         parse_step_diffs(&output.stdout).map_err(|reason| crate::error::Error::Parse {

@@ -120,7 +120,7 @@ impl FileMode {
     }
 
     /// The octal mode git prints.
-    pub fn octal(self) -> u32 {
+    pub(crate) fn octal(self) -> u32 {
         match self {
             FileMode::Regular => 0o100644,
             FileMode::Executable => 0o100755,

@@ -14,7 +14,7 @@ use crate::repo::Repo;
 
 /// How many commits older than `since` in a row end [`Repo::commits_since`]'s
 /// walk (git's `--since` uses the same slop).
-pub const SINCE_SLOP: usize = 5;
+pub(crate) const SINCE_SLOP: usize = 5;
 
 impl Repo {
     /// Those of `targets` that are commits here and not reachable from any of
@@ -101,7 +101,7 @@ impl Repo {
 
     /// The non-merge commits reachable from `tip` whose committer date is at or
     /// after `since` (seconds since the epoch), newest first, at most `limit`.
-    /// The walk goes by date and stops after [`SINCE_SLOP`] older commits in a
+    /// The walk goes by date and stops after `SINCE_SLOP` (5) older commits in a
     /// row, as `git log --since` does, so one commit with a skewed clock does not
     /// cut it short.
     pub fn commits_since(&self, tip: ObjectId, since: i64, limit: usize) -> Result<Vec<ObjectId>> {

@@ -5,21 +5,24 @@
 //! ancestor is carried forward to a newer commit, [`blame_carry`]), notes, tags,
 //! config, submodule gitlinks and the URLs `.gitmodules` declares — with plain
 //! types out.
-//! Patch-ids ([`patch_id`]) tell a cherry-picked or rebased commit from its
-//! original, in two processes for any number of commits; [`history`] chooses
-//! the commits to compare (unreachable from refs, committed since a date, what
-//! a reflog says). [`Notes::changes_between`] lists the notes that differ
-//! between two notes commits, so caches derived from notes update with what
-//! changed; [`Repo::follow_file`] lists a file's commits across renames (one
-//! `git log --follow`).
+//! Patch-ids ([`PatchId`]) tell a cherry-picked or rebased commit from its
+//! original, in two processes for any number of commits;
+//! [`Repo::unreachable_from_refs`], [`Repo::commits_since`] and
+//! [`Repo::reflog_message`] choose the commits to compare (unreachable from
+//! refs, committed since a date, what a reflog says).
+//! [`Notes::changes_between`] lists the notes that differ between two notes
+//! commits, so caches derived from notes update with what changed;
+//! [`Repo::follow_file`] lists a file's commits across renames (one `git log
+//! --follow`).
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
-//!   executable for blame (faster on long histories, see [`blame`]) and for anything a
-//!   caller must run exactly as git would (commits, spec-fixed status commands).
+//!   executable for blame (faster on long histories, see [`BlameEngine`]) and for
+//!   anything a caller must run exactly as git would (commits, spec-fixed status
+//!   commands).
 //! - **API boundary:** no `git2` type appears in the public API. Ids are
 //!   [`ObjectId`], times [`GitTime`], errors [`Error`].
-//! - **Invariant:** every `git` process is hardened ([`command`]): fixed locale, no
+//! - **Invariant:** every `git` process is hardened ([`GitCommand`]): fixed locale, no
 //!   optional locks, `core.fsmonitor` off, inherited `GIT_*` location variables
 //!   removed, paths after `--`, and no program the repository configured runs
 //!   (attributes read from the empty tree, `GIT_PAGER=cat`, `--no-textconv`);
@@ -30,10 +33,17 @@
 //!   `safe-io`), notes over [`MAX_NOTE_BYTES`] are not loaded, the blame
 //!   cache follows no link below its directory, and a committed `.gitmodules`
 //!   is read by git with includes off and bounded ([`Repo::submodule_urls`]).
+//! - **Config:** read in-process by libgit2 from git's standard places
+//!   ([`Repo::config_get`]); the files `GIT_CONFIG_GLOBAL` and
+//!   `GIT_CONFIG_SYSTEM` name (and `GIT_CONFIG_NOSYSTEM`) reach only the git
+//!   processes, which they pass through to. So no answer that must agree with
+//!   a git process depends on a value libgit2 reads: blame's diff options are
+//!   fixed on its command line and on the diffs it is carried through
+//!   ([`blame_carry`]), never read from the configuration.
 //! - **Invariant:** errors are classified from libgit2 error codes, exit statuses and
 //!   checks made before a command runs — never by reading git's English stderr.
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
-//!   ([`notes`]), every write through one loop (read the tip, build the tree,
+//!   ([`Notes::write`]), every write through one loop (read the tip, build the tree,
 //!   commit, compare-and-swap, back off); no concurrent writer's note is ever lost. Merging a fetched
 //!   notes history ([`Notes::merge_from`]) is a merge commit or a fast-forward,
 //!   moved the same way; the local notes ref is never force-updated.
@@ -41,21 +51,22 @@
 //!   only environment access is listing inherited `GIT_*` names so child processes can
 //!   drop them, and finding `git` on `PATH` to name it in the blame cache's key.
 
-pub mod blame;
+mod blame;
 pub mod blame_cache;
 pub mod blame_carry;
-pub mod command;
+mod command;
 mod commit;
 pub mod diff;
 mod error;
 mod follow;
-pub mod history;
-pub mod notes;
+mod history;
+mod known;
+mod notes;
 mod notes_diff;
 mod notes_merge;
 mod oid;
-pub mod patch_id;
-pub mod refs;
+mod patch_id;
+mod refs;
 mod repo;
 mod status;
 mod submodule;

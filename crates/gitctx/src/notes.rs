@@ -33,7 +33,7 @@ use crate::oid::ObjectId;
 use crate::repo::Repo;
 
 /// How many times a write retries after losing a race before giving up.
-pub const MAX_WRITE_ATTEMPTS: u32 = 200;
+pub(crate) const MAX_WRITE_ATTEMPTS: u32 = 200;
 
 /// The largest note read (4 MiB); a larger one is skipped.
 pub const MAX_NOTE_BYTES: u64 = 4 * 1024 * 1024;
@@ -308,7 +308,7 @@ impl Notes<'_> {
     /// what to commit; the ref moves only if it still points at the commit
     /// that tree came from, else `build` runs again on the new tip after a
     /// backoff (jittered by `seed`). Returns `build`'s value, with where the
-    /// ref now points when a commit was made. After [`MAX_WRITE_ATTEMPTS`] lost
+    /// ref now points when a commit was made. After `MAX_WRITE_ATTEMPTS` (200) lost
     /// races: [`Error::Locked`] when the ref's lock file is still there (a
     /// writer died holding it), else [`Error::Contended`].
     pub(crate) fn commit_retrying<T>(

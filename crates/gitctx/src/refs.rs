@@ -188,8 +188,10 @@ impl Repo {
         }))
     }
 
-    /// A config value as git would read it (repository, user and system config),
-    /// `None` when unset.
+    /// A config value as libgit2 reads it from git's standard places
+    /// (repository, user and system config), `None` when unset. The files the
+    /// `GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM` variables name, which git
+    /// processes read instead, are not read here (see the crate docs).
     pub fn config_get(&self, key: &str) -> Result<Option<String>> {
         self.config_read(key, git2::Config::get_string)
     }
