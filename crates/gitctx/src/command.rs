@@ -10,7 +10,7 @@
 //! - without inherited `GIT_*` variables that would redirect or reshape it
 //!   (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`,
 //!   `GIT_CONFIG_PARAMETERS`, `GIT_TRACE*`, …). Only identity, config-location and
-//!   credential-helper variables pass through (see [`PASSED_THROUGH`]);
+//!   credential-helper variables pass through (`PASSED_THROUGH`);
 //! - with `GIT_TERMINAL_PROMPT=0`, so git never waits for a password;
 //! - with `GIT_LITERAL_PATHSPECS=1`, so a path is always a path, never a glob;
 //! - with no program the repository configured: `.gitattributes` is untrusted, so
@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 
 /// Inherited `GIT_*` variables that still reach git: who the user is, where their
 /// config lives, and how they authenticate. Everything else named `GIT_*` is removed.
-pub const PASSED_THROUGH: &[&str] = &[
+pub(crate) const PASSED_THROUGH: &[&str] = &[
     "GIT_AUTHOR_NAME",
     "GIT_AUTHOR_EMAIL",
     "GIT_AUTHOR_DATE",
@@ -85,7 +85,7 @@ const BASE_CONFIG: &[(&str, &str)] = &[("core.fsmonitor", "false")];
 
 /// The empty tree (SHA-1): attributes read from it are none at all. git knows
 /// this object without it being stored.
-pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// The first git release whose `GIT_ATTR_SOURCE` we rely on (the variable came
 /// with `--attr-source` in 2.41–2.42; older gits ignore it, so it is always set
@@ -180,7 +180,7 @@ fn configured_filters(dir: &Path) -> Vec<String> {
 }
 
 /// The names among `vars` that [`GitCommand`] removes from a child's environment.
-pub fn scrubbed_vars<I, K>(vars: I) -> Vec<OsString>
+pub(crate) fn scrubbed_vars<I, K>(vars: I) -> Vec<OsString>
 where
     I: IntoIterator<Item = K>,
     K: AsRef<OsStr>,
@@ -435,29 +435,6 @@ impl GitCommand {
     }
 }
 
-impl crate::Repo {
-    /// A porcelain git command run as the user would run it by hand, at the top
-    /// of the working tree: `git commit`, whose hooks, signing, filters and
-    /// identity the user expects exactly as when they type it.
-    ///
-    /// Why it exists: every other git process is hardened (see the module
-    /// docs), and a hook started under that environment misbehaves —
-    /// `GIT_LITERAL_PATHSPECS=1` makes a hook's `git diff --cached -- '*.rs'`
-    /// match nothing, `GIT_OPTIONAL_LOCKS=0`, `GIT_TERMINAL_PROMPT=0`,
-    /// `GIT_CONFIG_COUNT`, `LC_ALL=C`, `GIT_ATTR_SOURCE` and `GIT_PAGER` change
-    /// what its own git commands do.
-    ///
-    /// What it does not harden: nothing of the environment is set, and all of
-    /// it is inherited except [`LOCATION_VARS`] (so the command acts on this
-    /// repository, the one whose evidence was shown); the repository's hooks,
-    /// attributes, filters and programs run. Only for commands that are meant
-    /// to run the user's programs, never for reading evidence. Config added with
-    /// [`GitCommand::config`] goes on the command line as `-c key=value`.
-    pub fn user_command(&self) -> GitCommand {
-        self.git().in_user_environment()
-    }
-}
-
 /// Waits for `child`, reading its output on helper threads; kills it and returns
 /// `None` once `limit` has passed.
 fn wait_with_timeout(mut child: Child, limit: Duration) -> std::io::Result<Option<Output>> {
@@ -492,15 +469,16 @@ fn wait_with_timeout(mut child: Child, limit: Duration) -> std::io::Result<Optio
 }
 
 /// Kills a timed-out child and, on Unix, its process group (the child was started
-/// as a group leader), so helpers it spawned die with it.
+/// as a group leader), so helpers it spawned die with it: `killpg(SIGKILL)`, no
+/// process of its own.
 fn kill_group(child: &mut Child) {
     #[cfg(unix)]
     {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        // The child leads its group until it is reaped, which happens below.
+        let _ = rustix::process::kill_process_group(
+            rustix::process::Pid::from_child(child),
+            rustix::process::Signal::KILL,
+        );
     }
     let _ = child.kill();
     let _ = child.wait();

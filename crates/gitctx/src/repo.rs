@@ -186,6 +186,27 @@ impl Repo {
         GitCommand::new(&self.root)
     }
 
+    /// A porcelain git command run as the user would run it by hand, at the top
+    /// of the working tree: `git commit`, whose hooks, signing, filters and
+    /// identity the user expects exactly as when they type it.
+    ///
+    /// Why it exists: every other git process is hardened (see the module
+    /// docs), and a hook started under that environment misbehaves —
+    /// `GIT_LITERAL_PATHSPECS=1` makes a hook's `git diff --cached -- '*.rs'`
+    /// match nothing, `GIT_OPTIONAL_LOCKS=0`, `GIT_TERMINAL_PROMPT=0`,
+    /// `GIT_CONFIG_COUNT`, `LC_ALL=C`, `GIT_ATTR_SOURCE` and `GIT_PAGER` change
+    /// what its own git commands do.
+    ///
+    /// What it does not harden: nothing of the environment is set, and all of
+    /// it is inherited except `LOCATION_VARS` (`GIT_DIR`, `GIT_WORK_TREE`, …) (so the command acts on this
+    /// repository, the one whose evidence was shown); the repository's hooks,
+    /// attributes, filters and programs run. Only for commands that are meant
+    /// to run the user's programs, never for reading evidence. Config added with
+    /// [`GitCommand::config`] goes on the command line as `-c key=value`.
+    pub fn user_command(&self) -> GitCommand {
+        self.git().in_user_environment()
+    }
+
     /// A hardened `git log` for the caller to add its format, revisions and
     /// paths to: it runs no textconv or external diff program, checks no
     /// signature, names paths unquoted (`core.quotePath=false`) and shows a

@@ -197,6 +197,64 @@ fn a_command_that_outlives_its_timeout_is_killed() {
     assert!(quick.starts_with("git version"));
 }
 
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+#[cfg(target_os = "linux")]
+fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) STATE …`; the name may hold spaces, the state follows
+        // the last parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'Z' | 'X')),
+        Err(_) => true,
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_timed_out_command_takes_its_process_group_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    // The alias's shell starts a sleep in the background, writes its pid and
+    // waits: git, the shell and the sleep share the group the kill targets.
+    // Killing git alone would leave the shell and the sleep running.
+    let alias = format!(
+        "alias.hang=!sleep 120 & echo $! > '{}'; wait",
+        pid_file.display()
+    );
+    // A loaded machine may take long to start the sleep: more time then.
+    for limit in [300, 2_000, 10_000] {
+        let _ = std::fs::remove_file(&pid_file);
+        let cmd = GitCommand::new(dir.path())
+            .args(["-c", &alias, "hang"])
+            .timeout(Duration::from_millis(limit));
+        assert!(
+            matches!(cmd.run(), Err(Error::Timeout { .. })),
+            "the alias outlives its timeout"
+        );
+        let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // The signal is delivered at once; the process table may take a
+        // moment to show it.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !is_gone(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let gone = is_gone(pid);
+        if !gone && let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        assert!(gone, "the alias's sleep {pid} still runs after the timeout");
+        return;
+    }
+    panic!("the alias never started its sleep");
+}
+
 #[test]
 fn failure_keeps_stderr_and_status() {
     let dir = std::env::temp_dir();
