@@ -1,6 +1,8 @@
-//! Building annotated repositories, as the writing agent would leave them.
+//! Building annotated repositories, as the writing agent would leave them, and
+//! reading them — each read twice, fresh and with blame carried forward from
+//! HEAD^, which must answer the same.
 
-use gitctx::Repo;
+use gitctx::{BlameCache, BlameEngine, BlameOptions, Repo};
 use serde_json::{Value, json};
 use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, ReadConfig, ReadOutput, ReadPipeline, ReadQuery};
@@ -62,9 +64,62 @@ pub fn region(file: &str, kind: &str, name: &str, lines: (u32, u32), intent: &st
     serde_json::to_value(region).expect("a region is JSON")
 }
 
-/// Runs `query` on `repo` with the default configuration.
+/// Runs `query` on `repo` with the repository's configuration; see
+/// [`both_ways`].
 pub fn read(repo: &TestRepo, query: &ReadQuery) -> ReadOutput {
-    pipeline(repo).execute(query).unwrap()
+    both_ways(repo, query, || pipeline(repo))
+}
+
+/// Runs `query` through `pipeline` twice — without the blame cache, and
+/// through a cache that holds the blame of the query's files at HEAD's first
+/// parent, which the read carries forward to HEAD (`gitctx::blame_carry`) —
+/// and checks that both answer the same; returns the answer. Only the first
+/// run when HEAD has no parent or none of the files was there.
+pub fn both_ways(
+    repo: &TestRepo,
+    query: &ReadQuery,
+    pipeline: impl Fn() -> GitReadPipeline,
+) -> ReadOutput {
+    let fresh = pipeline().with_blame_cache(None).execute(query).unwrap();
+    if let Some(cache) = warmed_at_parent(repo, query) {
+        let carried = pipeline()
+            .with_blame_cache(Some(cache.clone()))
+            .execute(query)
+            .unwrap();
+        std::fs::remove_dir_all(cache.dir()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&carried).unwrap(),
+            serde_json::to_value(&fresh).unwrap(),
+            "a read with blame carried from HEAD^ differs from one without the cache: {query:?}"
+        );
+    }
+    fresh
+}
+
+/// A new blame cache (in the test repository's git directory, which goes
+/// with it) holding the whole blame of each of `query`'s files at HEAD's
+/// first parent; `None` when HEAD has no parent or none of the files is a
+/// file there.
+fn warmed_at_parent(repo: &TestRepo, query: &ReadQuery) -> Option<BlameCache> {
+    let git = Repo::discover(repo.path()).unwrap();
+    let head = git.resolve_commit("HEAD").ok()?;
+    let parent = *git.commit_info_by_id(head).unwrap().parents.first()?;
+    let dir = repo.path().join(".git/test-blame-carried");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    let cache = BlameCache::new(dir);
+    let options = BlameOptions {
+        rev: Some(parent.to_hex()),
+        lines: None,
+        engine: BlameEngine::Cli,
+    };
+    let warmed = query
+        .files
+        .iter()
+        .filter(|file| git.blame_cached(file, &options, &cache).is_ok())
+        .count();
+    (warmed > 0).then_some(cache)
 }
 
 /// The pipeline of `repo`.
@@ -72,11 +127,11 @@ pub fn pipeline(repo: &TestRepo) -> GitReadPipeline {
     GitReadPipeline::open(repo.path()).unwrap()
 }
 
-/// Runs `query` on `repo` with `config`.
+/// Runs `query` on `repo` with `config`; see [`both_ways`].
 pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> ReadOutput {
-    GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
-        .execute(query)
-        .unwrap()
+    both_ways(repo, query, || {
+        GitReadPipeline::with_config(Repo::discover(repo.path()).unwrap(), config)
+    })
 }
 
 /// Runs `query` on `repo` with the default configuration as `change` leaves it.
