@@ -7,7 +7,7 @@
 //!
 //! | id | what | status when wrong |
 //! |---|---|---|
-//! | `hooks.post-commit`, `hooks.post-rewrite` (`hooks.pre-push` when sync is on) | the hook file exists in git's hooks directory, holds the `# >>> ultragit <hook> >>>` block, is executable, is not a link into the working tree, and the program its block runs exists and is executable | fail |
+//! | `hooks.post-commit`, `hooks.post-rewrite` (`hooks.pre-push` when sync is on) | the hook file exists in git's hooks directory, holds the `# >>> ultragit <hook> >>>` block, is executable, is not a link into the working tree, and the program its block runs exists and is executable; the `post-commit` block warms the blame cache (`cache warm`, written by `init` since the cache is carried forward) | fail (warn for a `post-commit` block without the warm-up: rerun `ultragit init`) |
 //! | `rewrite-config` | `notes.rewriteRef` covers `refs/notes/ultragit`; `notes.rewriteMode` is `ignore` or `overwrite` (unset means git's `concatenate`, which glues two JSON notes into one unreadable note); `notes.rewrite.amend`/`.rebase` not false | fail |
 //! | `notes-ref` | `refs/notes/ultragit` exists | fail |
 //! | `malformed-notes` | every note parses as `ultragit/v1` and is at most [`MAX_NOTE_BYTES`] | fail |
@@ -21,7 +21,7 @@
 //! used by one person, or without a remote, is a valid set-up.
 //!
 //! **`--fix`** ([`Options::fix`]) applies only the safe repairs: install or
-//! repair a hook block (`setup::install_hook`, which keeps the hook's other
+//! repair (or bring up to date) a hook block (`setup::install_hook`, which keeps the hook's other
 //! lines), set the rewrite configuration in `.git/config`, create the notes ref,
 //! add the sync fetch refspec when `ultragit.syncRemote` is set, prune the
 //! blame cache's entries outside the kept window (a cache). It never

@@ -1,6 +1,8 @@
 //! The hook checks: each ultragit hook is a file in git's hooks directory
 //! holding its block, executable, not a link into the working tree, and the
-//! program its block runs exists.
+//! program its block runs exists. A `post-commit` block an older `ultragit
+//! init` wrote, without the blame cache warm-up (`ultragit cache warm`), is a
+//! warning: commits are annotated, but the first read after each is cold.
 
 use std::path::Path;
 
@@ -46,6 +48,37 @@ impl Doctor<'_> {
                 },
             )
             .into(),
+            Ok(HookState::Outdated {
+                program,
+                repairable,
+            }) => {
+                let repair = line
+                    .filter(|_| repairable)
+                    .map(|line| Repair::Hook { name, line });
+                let fix = if repair.is_some() {
+                    "rerun ultragit init (or ultragit doctor --fix): it rewrites the block"
+                        .to_owned()
+                } else {
+                    format!(
+                        "edit {} by hand: add `{} cache warm --background </dev/null >/dev/null 2>&1 &` to its ultragit block",
+                        path.display(),
+                        setup::shell_quote(program.as_deref().unwrap_or("ultragit"))
+                    )
+                };
+                Finding {
+                    check: Check::warn(
+                        id,
+                        format!(
+                            "{}: its ultragit block is from an older ultragit init: it does not warm \
+                             the blame cache after a commit (ultragit cache warm), so the first read \
+                             after each commit starts cold",
+                            path.display()
+                        ),
+                    )
+                    .with_fix(fix),
+                    repair,
+                }
+            }
             Ok(HookState::Broken {
                 problem,
                 repairable,
@@ -147,6 +180,12 @@ impl Doctor<'_> {
                 );
             }
         }
+        if name == "post-commit" && !runs_cache_warm(block) {
+            return Ok(HookState::Outdated {
+                program,
+                repairable,
+            });
+        }
         Ok(HookState::Healthy { program })
     }
 
@@ -163,8 +202,19 @@ impl Doctor<'_> {
 }
 
 enum HookState {
-    Healthy { program: Option<String> },
-    Broken { problem: String, repairable: bool },
+    Healthy {
+        program: Option<String>,
+    },
+    /// Works, but lacks a line a newer `init` writes (the `post-commit`
+    /// block's cache warm-up).
+    Outdated {
+        program: Option<String>,
+        repairable: bool,
+    },
+    Broken {
+        problem: String,
+        repairable: bool,
+    },
 }
 
 #[cfg(unix)]
@@ -195,6 +245,25 @@ fn block_program(block: &str) -> Option<String> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .flat_map(shell_words)
         .find(|word| word.starts_with('/'))
+}
+
+/// Whether the block runs `… cache warm …` on a line that is not a comment
+/// (what `init` writes since the blame cache is carried forward, see
+/// `setup::hook_line`).
+fn runs_cache_warm(block: &str) -> bool {
+    block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            // Up to a comment.
+            let mut words = shell_words(line);
+            if let Some(at) = words.iter().position(|w| w.starts_with('#')) {
+                words.truncate(at);
+            }
+            words
+        })
+        .any(|words| words.windows(2).any(|w| w[0] == "cache" && w[1] == "warm"))
 }
 
 /// A line split into words as a POSIX shell would for simple cases: single
@@ -269,5 +338,20 @@ mod tests {
         );
         // A begin marker without its end is no block.
         assert!(block_of("# >>> ultragit post-commit >>>\nx\n", &b, &e).is_none());
+    }
+
+    #[test]
+    fn the_cache_warm_line_is_found_in_what_init_writes_only() {
+        let exe = Path::new("/opt/my tools/ultragit");
+        assert!(runs_cache_warm(&setup::hook_line(exe)));
+        for older in [
+            "\n/usr/bin/ultragit annotate --async >/dev/null 2>&1 || true\n",
+            "\n# ultragit cache warm --background\nultragit annotate --async\n",
+            "\nultragit annotate --async # then cache warm\n",
+            "",
+        ] {
+            assert!(!runs_cache_warm(older), "{older:?}");
+        }
+        assert!(!runs_cache_warm(&setup::rewrite_hook_line(exe)));
     }
 }

@@ -1,6 +1,7 @@
 //! `doctor::diagnose` on real repositories: notes counted over several batches,
-//! oversized and unreachable notes, hooks that are links, and repairs that are
-//! not made when they would not be safe.
+//! oversized and unreachable notes, hooks that are links, an older
+//! `post-commit` block without the cache warm-up, and repairs that are not
+//! made when they would not be safe.
 
 use std::path::Path;
 
@@ -150,12 +151,67 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
         "#!/bin/sh\necho shared\n"
     );
 
-    // With the block in the shared file, the linked hook is healthy.
+    // An older block in the shared file: a warning, to fix by hand.
+    let older = format!(
+        "#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n# <<< ultragit post-commit <<<\n"
+    );
+    std::fs::write(&target, &older).unwrap();
+    let report = run(&repo, true);
+    let found = check(&report, "hooks.post-commit");
+    assert_eq!(found.status, Status::Warn, "{found:?}");
+    assert_contains(found.fix.as_deref().unwrap(), "by hand");
+    assert_contains(found.fix.as_deref().unwrap(), "cache warm");
+    assert!(report.fixed.is_empty(), "{:?}", report.fixed);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), older);
+
+    // With the whole block in the shared file, the linked hook is healthy.
     std::fs::write(
         &target,
-        format!("#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n# <<< ultragit post-commit <<<\n"),
+        format!("#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async\n{EXE} cache warm --background &\n# <<< ultragit post-commit <<<\n"),
     )
     .unwrap();
+    assert_healthy(&repo, "hooks.post-commit");
+}
+
+#[test]
+fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repairs() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    set_up(&repo);
+    assert_healthy(&repo, "hooks.post-commit");
+    // The block an older `ultragit init` wrote, after the user's own line.
+    let hook = repo.join(".git/hooks/post-commit");
+    let older = format!(
+        "#!/bin/sh\n# >>> ultragit post-commit >>>\n{EXE} annotate --async >/dev/null 2>&1 || true\n# <<< ultragit post-commit <<<\necho mine\n"
+    );
+    std::fs::write(&hook, &older).unwrap();
+
+    let report = run(&repo, false);
+    let found = check(&report, "hooks.post-commit");
+    assert_eq!(found.status, Status::Warn, "{found:?}");
+    assert_contains(&found.message, "does not warm the blame cache");
+    assert_starts_with(found.fix.as_deref().unwrap(), "rerun ultragit init");
+    assert!(report.ok(), "a warning: commits are still annotated");
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), older);
+
+    // `--fix` rewrites the block as `init` would, keeping the user's line.
+    let report = run(&repo, true);
+    assert_eq!(check(&report, "hooks.post-commit").status, Status::Ok);
+    assert!(
+        report
+            .fixed
+            .iter()
+            .any(|f| f.contains("rewrote the ultragit block")),
+        "{:?}",
+        report.fixed
+    );
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert_contains(&text, "cache warm --background");
+    assert_ends_with(&text, "echo mine\n");
+
+    // So does `init` itself.
+    std::fs::write(&hook, &older).unwrap();
+    set_up(&repo);
     assert_healthy(&repo, "hooks.post-commit");
 }
 
