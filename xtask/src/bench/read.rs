@@ -344,21 +344,31 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
             c.current_dir(dir).arg("read").args(args);
             c
         })?;
-        let blame_processes: Vec<&String> = logged
+        // Sorted by what they are for: blame (the carried diffs and the
+        // blame of unknown lines) is what the target bounds; gitctx also asks
+        // `git --version` once per program run (to choose how it keeps
+        // attributes out), whatever the read does.
+        let subcommand = |line: &String| line.split(' ').next().unwrap_or("").to_owned();
+        let for_blame = logged
             .iter()
-            .filter(|l| !l.starts_with("--version"))
-            .collect();
+            .filter(|l| matches!(subcommand(l).as_str(), "blame" | "diff-tree"))
+            .count();
+        let version = logged
+            .iter()
+            .filter(|l| subcommand(l) == "--version")
+            .count();
+        let other = logged.len() - for_blame - version;
         println!(
-            "  git processes of one carried read: {} ({}), {} of them for blame — target at most \
-             {CARRIED_MAX_PROCESSES}: {}",
+            "  git processes of one carried read: {} in all ({}): {for_blame} for blame (git blame, \
+             git diff-tree) — target at most {CARRIED_MAX_PROCESSES}: {}; {version} `git --version` \
+             (gitctx asks it once per program run); {other} other",
             logged.len(),
             logged
                 .iter()
                 .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
                 .collect::<Vec<_>>()
                 .join("; "),
-            blame_processes.len(),
-            verdict(blame_processes.len() <= CARRIED_MAX_PROCESSES)
+            verdict(for_blame <= CARRIED_MAX_PROCESSES)
         );
         verdicts.push(format!(
             "{commits} commit(s) {} ({})",
