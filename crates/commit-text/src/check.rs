@@ -4,7 +4,7 @@
 
 use crate::refs::TaskId;
 use crate::shape::{ShapeOptions, shape};
-use crate::style::Style;
+use crate::style::SubjectStyle;
 use crate::validate::{Rules, squash_problems, style_problem, validate};
 
 /// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
@@ -27,9 +27,9 @@ pub struct Checks {
     /// Squash-message rules (`pr-message`): no pull-request prose, no
     /// commit-by-commit changelog of these subjects.
     pub squash: Option<Vec<String>>,
-    /// The subject style the prompt asked for ([`Style::instruction`]), which
-    /// the subject must then follow; `None` checks no style.
-    pub style: Option<Style>,
+    /// The subject style the prompt asked for ([`SubjectStyle::instruction`]),
+    /// which the subject must then follow; `None` checks no style.
+    pub style: Option<SubjectStyle>,
 }
 
 /// Shapes and validates one answer: `Ok(shaped)` or the problems.
@@ -48,6 +48,7 @@ pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
     }
     if let Some(problem) = checks
         .style
+        .as_ref()
         .and_then(|style| style_problem(&shaped, style, &checks.rules))
     {
         problems.push(problem);
@@ -81,6 +82,7 @@ fn lockfile_problem(message: &str, packages: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::style::Style;
 
     #[test]
     fn lockfile_only_messages_name_a_package() {
@@ -107,7 +109,7 @@ mod tests {
     fn style_checks_enforce_the_style_asked_for() {
         let checks = Checks {
             squash: Some(Vec::new()),
-            style: Some(Style::Conventional),
+            style: Some(SubjectStyle::of(Style::Conventional)),
             ..Checks::default()
         };
         let problems = check(&checks, "Retry connects").unwrap_err();
@@ -116,7 +118,7 @@ mod tests {
         assert!(check(&checks, "feat: retry connects (NET-1)").is_ok());
         // A repository writing `component: subject` gets what it asked for.
         let checks = Checks {
-            style: Some(Style::Component),
+            style: Some(SubjectStyle::of(Style::Component)),
             ..checks
         };
         assert!(check(&checks, "net: retry connects").is_ok());
