@@ -653,7 +653,11 @@ fn ultragit(bin: &Path, base: &str) -> Result<String, String> {
     repo.commit_all("fix: wrap on overflow");
     // The window is the server's whatever the model is called (the default
     // for an unknown model is the same 8,192 today, by a guess on its name).
-    repo.git(&["config", "ultragit.contextWindow", &CONTEXT_TOKENS.to_string()]);
+    repo.git(&[
+        "config",
+        "ultragit.contextWindow",
+        &CONTEXT_TOKENS.to_string(),
+    ]);
     let ran = run_binary(
         &bin.join("ultragit"),
         repo.path(),

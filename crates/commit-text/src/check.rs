@@ -7,11 +7,13 @@ use crate::shape::{ShapeOptions, shape};
 use crate::style::SubjectStyle;
 use crate::validate::{Rules, squash_problems, style_problem, validate};
 
-/// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
-/// tokens a request allows come to, thinking block included. A longer answer
-/// comes from a server that ignored the token limit; it is refused whole (one
-/// problem, sent back in the repair request) instead of being shaped, so no
-/// amount of model text costs more than a bounded amount of work.
+/// The longest answer shaped at all: 64 KiB, about twice what git-agent's
+/// default output cap (8,192 tokens, at about 4 bytes a token) comes to,
+/// thinking block included; a commit message is a few hundred bytes. A longer
+/// answer comes from a server that ignored the token limit, or from a cap
+/// raised far past what a message needs; it is refused whole (one problem,
+/// sent back in the repair request) instead of being shaped, so no amount of
+/// model text costs more than a bounded amount of work.
 pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What a generated commit message (or squash message) is shaped and checked

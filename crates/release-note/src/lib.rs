@@ -18,12 +18,12 @@
 //!   evidence; [`markdown`]: the note rendered and checked locally.
 //!
 //! - **Dependencies:** `commit-text` (Conventional Commits headers, trailers,
-//!   pull-request references, clamped messages), `gitctx`, `agent`, `llm`,
+//!   pull-request references, clamped messages), `lockfile-diff` (package
+//!   version changes of lockfiles, used directly), `gitctx`, `agent`, `llm`,
 //!   `guidance`, `repo-tools`, `safe-io`, and `git-agent-core` for what every
-//!   git-agent task shares: path classes and lockfile summaries
-//!   (`classify`, `lockfile`), diff fitting (`fit`), the prompt layers and
-//!   evidence escaping (`prompt`, `context::data`), the task options, tool
-//!   limits and the error type. Those pieces serve the commit and squash
+//!   git-agent task shares: path classes (`classify`), diff fitting
+//!   (`fit`), the prompt layers and evidence escaping (`prompt`,
+//!   `context::data`), the task options, tool limits and the error type. Those pieces serve the commit and squash
 //!   messages as much as the release note, so they stay where they are and
 //!   this crate builds on them; `git-agent-core` never depends on this crate.
 //! - **Errors:** [`git_agent_core::Error`], not a type of its own: a release
