@@ -407,6 +407,36 @@ fn an_answer_with_unknown_refs_is_repaired_once() {
 }
 
 #[test]
+fn a_cut_off_answer_is_repaired_once_with_twice_the_cap() {
+    let (repo, ctx) = context();
+    let mut options = Options::default();
+    options.budgets.max_tokens = Some(1000);
+    let req = release::task::prepare(repo.path(), &RangeSpec::Bump(Bump::Minor), &options).unwrap();
+    let good = good_answer(&ctx).to_string();
+    let half = &good[..good.len() / 2];
+    let (server, provider) = responses(vec![Reply::max_tokens(half), Reply::text(&good)]);
+    let note = run(&req, provider.as_ref()).unwrap();
+    assert!(note.repaired);
+    assert!(
+        note.markdown.starts_with("### Features\n"),
+        "{}",
+        note.markdown
+    );
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].json()["max_output_tokens"], json!(1000));
+    assert_eq!(sent[1].json()["max_output_tokens"], json!(2000));
+    testkit::assert_contains(
+        &sent[1].raw_text(),
+        "cut off by the output token limit (1000 tokens)",
+    );
+    // Cut off twice: a clear failure, not half a note.
+    let (_server, provider) = responses(vec![Reply::max_tokens(half), Reply::max_tokens(half)]);
+    let err = run(&req, provider.as_ref()).unwrap_err();
+    assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+}
+
+#[test]
 fn release_note_request() {
     let (repo, _ctx) = context();
     let req = request(&repo, RangeSpec::Bump(Bump::Minor));
