@@ -43,7 +43,9 @@ pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
             raw.len()
         )]);
     }
-    let shaped = shape(raw, &checks.shape_options);
+    // The kept amend subject is the subject as it is, however it reads.
+    let kept = |line: &str| checks.rules.keeps_subject(line);
+    let shaped = shape(raw, &checks.shape_options, &kept);
     let mut problems = validate(&shaped, &checks.rules);
     if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {
         problems.push(problem);
@@ -105,6 +107,32 @@ mod tests {
             check(&Checks::default(), "Fix x\n\nBody."),
             Ok("Fix x\n\nBody.".to_owned())
         );
+    }
+
+    #[test]
+    fn a_kept_subject_survives_shaping_exactly() {
+        // Fixed: an amend could never keep a subject that reads like a lead-in
+        // or is quoted: shaping removed or unquoted it before the exact
+        // comparison.
+        for original in [
+            "Here is the fix for the searcher's binary detection:",
+            "\"Quoted\" subject",
+            "\"printer: fix empty lines\"",
+        ] {
+            let checks = Checks {
+                rules: Rules {
+                    amend_subject: Some(original.to_owned()),
+                    ..Rules::default()
+                },
+                ..Checks::default()
+            };
+            assert_eq!(check(&checks, original), Ok(original.to_owned()));
+            let answer = format!("Sure, here is the message:\n\n{original}\n\nThe body.");
+            assert_eq!(
+                check(&checks, &answer),
+                Ok(format!("{original}\n\nThe body."))
+            );
+        }
     }
 
     #[test]
