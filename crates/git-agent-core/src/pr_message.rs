@@ -7,7 +7,7 @@
 //! branch's). Everything is prepared before the model call — base metadata,
 //! changed paths and statistics, lockfile and submodule summaries, the fitted
 //! diff, the branch's commits (supporting evidence, each message whole while
-//! all of them fit in [`BRANCH_MESSAGES_BYTES`], 16 KiB, else shared out
+//! all of them fit in `BRANCH_MESSAGES_BYTES`, 16 KiB, else shared out
 //! within that budget), recent subjects of `origin/HEAD` as style reference
 //! — and no tool is offered: an answer that calls one fails the run.
 //!
@@ -59,7 +59,7 @@ pub struct Base {
 pub struct BranchCommit {
     pub brief: CommitBrief,
     /// Its message: whole, unless the branch's messages together exceed
-    /// [`BRANCH_MESSAGES_BYTES`]; then cut at a line end to its share and
+    /// 16 KiB; then cut at a line end to its share and
     /// marked `[…]`.
     pub message: String,
 }
@@ -177,7 +177,7 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
 /// The most bytes the branch commits' messages take together in the prepared
 /// context: 16 KiB, under a third of the context budget
 /// ([`Limits::context_bytes`], 56 KiB), so the diff keeps the larger part.
-pub const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
+pub(crate) const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
 
 /// The least room a message gets when the budget has to be shared.
 const MIN_MESSAGE_SHARE: usize = 512;
