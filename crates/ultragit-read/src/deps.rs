@@ -232,9 +232,11 @@ pub(crate) fn former_names(
     file: &str,
     history: impl FnOnce() -> Result<Vec<String>, gitctx::Error>,
 ) -> Result<Vec<String>, ReadError> {
+    // HEAD resolved once: each lookup is then a tree walk, not a ref read.
+    let head = repo.resolve_commit("HEAD")?.to_hex();
     let mut gone: Vec<&str> = Vec::new();
     for target in index.target_files() {
-        if target != file && repo.file_size_at("HEAD", target)?.is_none() {
+        if target != file && repo.file_size_at(&head, target)?.is_none() {
             gone.push(target);
         }
     }
