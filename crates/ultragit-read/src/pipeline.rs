@@ -1003,7 +1003,8 @@ impl Run<'_> {
     /// returned for the query: in a file without a grammar, the anchors they
     /// name are the units a line-range scope covers. Dependencies recorded
     /// under the file's former names count too (`deps::former_names`, from
-    /// the names its blame gives: no process more).
+    /// the names its blame gives: no process more, and nothing to look up
+    /// when blame names no other path).
     fn dependencies_on(
         &mut self,
         resolved: &Resolved,
@@ -1026,10 +1027,14 @@ impl Run<'_> {
         let mut found: Vec<IndexedDependency<'_>> = Vec::new();
         for scope in &resolved.scopes {
             let units = units_in_scope(scope, resolved, regions);
-            let blamed = self.blamed_paths.get(scope.file());
-            let former = crate::deps::former_names(self.repo(), &index, scope.file(), || {
-                Ok(blamed.cloned().unwrap_or_default())
-            })?;
+            let former = match self.blamed_paths.get(scope.file()) {
+                Some(blamed) if !blamed.is_empty() => {
+                    crate::deps::former_names(self.repo(), &index, scope.file(), || {
+                        Ok(blamed.clone())
+                    })?
+                }
+                _ => Vec::new(),
+            };
             let mut candidates = index.dependents(scope.file(), None);
             for name in &former {
                 candidates.extend(index.dependents(name, None));
