@@ -30,10 +30,15 @@
 //! The server gets [`CONTEXT_TOKENS`] of context, SmolLM2's training length:
 //! git-agent's repair pass resends the whole conversation with its 15 tool
 //! definitions (about 2,000 tokens in the ChatML template) and can pass 4,096
-//! tokens, which llama.cpp refuses with a 400 no client can avoid. The price:
-//! at temperature 0 the model often repeats itself up to git-agent's 4,096
-//! output tokens (about three minutes at ~25 tokens a second on two cores), so
-//! the suite takes about ten minutes.
+//! tokens, which llama.cpp refuses with a 400 no client can avoid. Every
+//! binary is therefore held to that window: git-agent gets
+//! `--max-output-tokens` [`GIT_AGENT_OUTPUT_TOKENS`] (its default, 8,192, is
+//! the whole window, and a cut-off answer resent in the repair request would
+//! pass it), `ultragit annotate` gets `ultragit.contextWindow` (its requests,
+//! output cap included, stay within it), and code-commit a 512-token cap.
+//! The price of a small model at temperature 0: it often repeats itself up to
+//! its output cap (2,048 tokens take about a minute and a half at ~25 tokens
+//! a second on two cores), so the suite takes about ten minutes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,6 +56,16 @@ use crate::{cargo, workspace_root};
 
 /// The server's context window in tokens (`LLM_N_CTX` for `serve.py`).
 const CONTEXT_TOKENS: u32 = 8192;
+
+/// git-agent's output cap here: a quarter of [`CONTEXT_TOKENS`]. A cut-off
+/// answer (2,048 tokens) resent in the repair request with the first prompt
+/// (about 2,500 tokens with the tool definitions) makes about 4,700 tokens,
+/// well inside the window; the repair's answer (its cap doubled to 4,096) gets
+/// the 3,500 or so left, and llama.cpp stops at the window's end, which reads
+/// as a cut-off, a documented failure. With the default cap, 8,192, the first
+/// answer alone could fill the window and the repair request resending it
+/// would pass it: a 400.
+const GIT_AGENT_OUTPUT_TOKENS: u32 = CONTEXT_TOKENS / 4;
 
 const XLLAMACPP: &str = "xllamacpp==2026.10.11549";
 /// The official Python MCP SDK, the client of the `ultragit mcp` check.
@@ -577,6 +592,7 @@ fn git_agent(bin: &Path, base: &str, chat: bool) -> Result<String, String> {
     repo.commit_all("feat: start the app");
     repo.write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
         .stage(&["src/main.rs"]);
+    let cap = GIT_AGENT_OUTPUT_TOKENS.to_string();
     let mut args = vec![
         "commit-msg",
         "--base-url",
@@ -585,12 +601,14 @@ fn git_agent(bin: &Path, base: &str, chat: bool) -> Result<String, String> {
         "smollm2",
         "--max-steps",
         "3",
-        // The 135M model rambles to the 4,096-token output cap at about 20
-        // tokens/s on two cores, longer than one request's 180 s limit, so a
-        // run ends at its overall timeout whatever that is (measured here with
-        // this code and the one before it: both ran to the limit). 300 s still
-        // sees the first request accepted, retried once and stopped cleanly,
-        // and keeps CI ten minutes shorter than 600 s did.
+        "--max-output-tokens",
+        &cap,
+        // The 135M model often rambles to its output cap at about 20 tokens/s
+        // on two cores: about 100 s for the first answer, up to twice that
+        // for the cut-off repair with twice the cap, so a run may end at its
+        // overall timeout. 300 s still sees the first request accepted and the
+        // run stopped cleanly, and keeps CI ten minutes shorter than 600 s
+        // did.
         "--timeout",
         "300s",
     ];
@@ -633,6 +651,13 @@ fn ultragit(bin: &Path, base: &str) -> Result<String, String> {
         "/// Adds without overflow panics.\npub fn add(a: i32, b: i32) -> i32 {\n    a.wrapping_add(b)\n}\n",
     );
     repo.commit_all("fix: wrap on overflow");
+    // The window is the server's whatever the model is called (the default
+    // for an unknown model is the same 8,192 today, by a guess on its name).
+    repo.git(&[
+        "config",
+        "ultragit.contextWindow",
+        &CONTEXT_TOKENS.to_string(),
+    ]);
     let ran = run_binary(
         &bin.join("ultragit"),
         repo.path(),

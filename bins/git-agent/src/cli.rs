@@ -127,7 +127,7 @@ const PR_MESSAGE_HELP: &str = concat!("Examples:
   git-agent pr-message
   git-agent pr-message | git commit --amend -F -      # reword a local squash
 
-The scope is the branch's diff against its merge base with origin/HEAD; its commits are supporting evidence. No tools are offered to the model. The message has a Conventional Commits subject and no pull-request prose, so release tooling that parses squash commits keeps working. stdout receives only the message; the trace goes to .git-agent/sessions/<timestamp>-pr-message/.
+The scope is the branch's diff against its merge base with origin/HEAD; its commits are supporting evidence. No tools are offered to the model. The subject follows the style of the base branch's recent subjects — Conventional Commits (`type(scope): …`), `component: subject` or a plain imperative sentence — and the message has no pull-request prose, so release tooling that parses squash commits keeps working. stdout receives only the message; the trace goes to .git-agent/sessions/<timestamp>-pr-message/.
 
 origin/HEAD must be set: `git remote set-head origin --auto`.
 

@@ -464,11 +464,11 @@ pub fn release_note(
 ) -> Result<Outcome, CommandError> {
     let cwd = current_dir()?;
     if let Some(path) = out {
-        release::task::preflight_output(&cwd, path)?;
+        release::preflight_output(&cwd, path)?;
     }
     let (provider, redactor, source) =
-        provider(shared, shared.timeout.max(release::task::MIN_TIMEOUT), ctx)?;
-    let request = release::task::prepare(&cwd, spec, &options(shared, "release-note", false))?;
+        provider(shared, shared.timeout.max(release::MIN_TIMEOUT), ctx)?;
+    let request = release::prepare(&cwd, spec, &options(shared, "release-note", false))?;
     match out {
         Some(path) => {
             let mut sink = console_trace(
@@ -479,14 +479,10 @@ pub fn release_note(
                     .with("out", path.display().to_string()),
             );
             let note = ctx
-                .block_on(release::task::generate(
-                    &request,
-                    provider.as_ref(),
-                    &mut sink,
-                ))?
+                .block_on(release::generate(&request, provider.as_ref(), &mut sink))?
                 .map_err(|err| failure(err, None, &source))?;
             ctx.debug_line(note_summary(&note));
-            release::task::write_output(&cwd, path, &note.markdown).map_err(|err| {
+            release::write_output(&cwd, path, &note.markdown).map_err(|err| {
                 CommandError::from(err).map_message(|message| {
                     format!("{message}; the release note was:\n\n{}", note.markdown)
                 })
@@ -499,10 +495,10 @@ pub fn release_note(
             Ok(Outcome::nothing())
         }
         None => {
-            let metadata = release::task::session_metadata(&request);
+            let metadata = release::session_metadata(&request);
             let session = open_session(ctx, &request.root, "release-note", metadata, redactor);
             let note = session.run(ctx, &source, async |sink| {
-                release::task::generate(&request, provider.as_ref(), sink).await
+                release::generate(&request, provider.as_ref(), sink).await
             })?;
             ctx.debug_line(note_summary(&note));
             Ok(Outcome::text(note.markdown))

@@ -72,7 +72,9 @@ Lists every annotated region whose semantic_dependencies point at the unit, newe
 annotated commit first: its file and anchor, the nature of the dependency, its intent \
 and the commit. `Type::method` and `method` name the same unit. The answer comes from a \
 reverse index under .git/ultragit/cache/deps/, updated from the notes that changed since \
-it was built; deleting it is always safe.
+it was built; deleting it is always safe. Dependencies recorded under the file's former \
+names (before a rename git detects) count too, marked with the name they used; a name \
+another file has today stays that file's.
 
 Examples:
   ultragit deps src/wire.rs encode

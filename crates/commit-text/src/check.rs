@@ -4,14 +4,16 @@
 
 use crate::refs::TaskId;
 use crate::shape::{ShapeOptions, shape};
-use crate::style::Style;
+use crate::style::SubjectStyle;
 use crate::validate::{Rules, squash_problems, style_problem, validate};
 
-/// The longest answer shaped at all: 64 KiB, four times what the 4,096 output
-/// tokens a request allows come to, thinking block included. A longer answer
-/// comes from a server that ignored the token limit; it is refused whole (one
-/// problem, sent back in the repair request) instead of being shaped, so no
-/// amount of model text costs more than a bounded amount of work.
+/// The longest answer shaped at all: 64 KiB, about twice what git-agent's
+/// default output cap (8,192 tokens, at about 4 bytes a token) comes to,
+/// thinking block included; a commit message is a few hundred bytes. A longer
+/// answer comes from a server that ignored the token limit, or from a cap
+/// raised far past what a message needs; it is refused whole (one problem,
+/// sent back in the repair request) instead of being shaped, so no amount of
+/// model text costs more than a bounded amount of work.
 pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What a generated commit message (or squash message) is shaped and checked
@@ -27,9 +29,9 @@ pub struct Checks {
     /// Squash-message rules (`pr-message`): no pull-request prose, no
     /// commit-by-commit changelog of these subjects.
     pub squash: Option<Vec<String>>,
-    /// The subject style the prompt asked for ([`Style::instruction`]), which
-    /// the subject must then follow; `None` checks no style.
-    pub style: Option<Style>,
+    /// The subject style the prompt asked for ([`SubjectStyle::instruction`]),
+    /// which the subject must then follow; `None` checks no style.
+    pub style: Option<SubjectStyle>,
 }
 
 /// Shapes and validates one answer: `Ok(shaped)` or the problems.
@@ -41,13 +43,16 @@ pub fn check(checks: &Checks, raw: &str) -> Result<String, Vec<String>> {
             raw.len()
         )]);
     }
-    let shaped = shape(raw, &checks.shape_options);
+    // The kept amend subject is the subject as it is, however it reads.
+    let kept = |line: &str| checks.rules.keeps_subject(line);
+    let shaped = shape(raw, &checks.shape_options, &kept);
     let mut problems = validate(&shaped, &checks.rules);
     if let Some(problem) = lockfile_problem(&shaped, &checks.lockfile_packages) {
         problems.push(problem);
     }
     if let Some(problem) = checks
         .style
+        .as_ref()
         .and_then(|style| style_problem(&shaped, style, &checks.rules))
     {
         problems.push(problem);
@@ -81,6 +86,7 @@ fn lockfile_problem(message: &str, packages: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::style::Style;
 
     #[test]
     fn lockfile_only_messages_name_a_package() {
@@ -104,10 +110,36 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_subject_survives_shaping_exactly() {
+        // Fixed: an amend could never keep a subject that reads like a lead-in
+        // or is quoted: shaping removed or unquoted it before the exact
+        // comparison.
+        for original in [
+            "Here is the fix for the searcher's binary detection:",
+            "\"Quoted\" subject",
+            "\"printer: fix empty lines\"",
+        ] {
+            let checks = Checks {
+                rules: Rules {
+                    amend_subject: Some(original.to_owned()),
+                    ..Rules::default()
+                },
+                ..Checks::default()
+            };
+            assert_eq!(check(&checks, original), Ok(original.to_owned()));
+            let answer = format!("Sure, here is the message:\n\n{original}\n\nThe body.");
+            assert_eq!(
+                check(&checks, &answer),
+                Ok(format!("{original}\n\nThe body."))
+            );
+        }
+    }
+
+    #[test]
     fn style_checks_enforce_the_style_asked_for() {
         let checks = Checks {
             squash: Some(Vec::new()),
-            style: Some(Style::Conventional),
+            style: Some(SubjectStyle::of(Style::Conventional)),
             ..Checks::default()
         };
         let problems = check(&checks, "Retry connects").unwrap_err();
@@ -116,7 +148,7 @@ mod tests {
         assert!(check(&checks, "feat: retry connects (NET-1)").is_ok());
         // A repository writing `component: subject` gets what it asked for.
         let checks = Checks {
-            style: Some(Style::Component),
+            style: Some(SubjectStyle::of(Style::Component)),
             ..checks
         };
         assert!(check(&checks, "net: retry connects").is_ok());

@@ -17,9 +17,9 @@
 //!   model's one repair request ([`Rules`]; the squash rules with
 //!   [`Checks::squash`]; the repository's subject style with
 //!   [`Checks::style`]).
-//! - [`Prefix`] and [`Style`]: a subject's `type:` or `component:` prefix, the
-//!   style a repository's recent subjects show, and [`past_tense`], the mood
-//!   check of a subject's first word.
+//! - [`Prefix`], [`Style`] and [`SubjectStyle`]: a subject's `type:` or
+//!   `component:` prefix and the style a repository's recent subjects show
+//!   (the mood check of a subject's first word is `validate`'s).
 //! - [`clamp`]: messages from history cut to a size for prepared context.
 //!
 //! - **Dependencies:** `regex` only; none of our crates. Pure text: no git, no
@@ -52,7 +52,7 @@ pub use conventional::Conventional;
 pub use message::Message;
 pub use refs::{TaskId, ensure_task_id, issue_references, pull_requests, task_id_suffix};
 pub use shape::{ShapeOptions, kept_trailers};
-pub use style::{Prefix, Style, past_tense};
+pub use style::{Prefix, Style, SubjectStyle};
 pub use trailer::Trailer;
 pub use validate::{Rules, SubmoduleRule, quote};
 

@@ -111,10 +111,15 @@ const MAX_SHAPE_PASSES: usize = 8;
 /// [`validate`](crate::validate::validate) to reject. The result has no trailing newline and is a fixed
 /// point: shaping it again changes nothing. An answer with no content
 /// shapes to the empty string.
-pub(crate) fn shape(raw: &str, options: &ShapeOptions) -> String {
-    let mut current = shape_pass(raw, options);
+///
+/// A line for which `kept` holds is the subject as it is: when amending, the
+/// commit's own subject may look like a lead-in ("Here is the fix for …:"), a
+/// label or a quotation, and must stay exactly as it was. Unwrapping stops at
+/// it; what wraps it (a fence, a lead-in line above it) still goes.
+pub(crate) fn shape(raw: &str, options: &ShapeOptions, kept: &dyn Fn(&str) -> bool) -> String {
+    let mut current = shape_pass(raw, options, kept);
     for _ in 1..MAX_SHAPE_PASSES {
-        let next = shape_pass(&current, options);
+        let next = shape_pass(&current, options, kept);
         if next == current {
             break;
         }
@@ -124,7 +129,7 @@ pub(crate) fn shape(raw: &str, options: &ShapeOptions) -> String {
 }
 
 /// One cleanup pass of [`shape`].
-fn shape_pass(raw: &str, options: &ShapeOptions) -> String {
+fn shape_pass(raw: &str, options: &ShapeOptions, kept: &dyn Fn(&str) -> bool) -> String {
     let text = raw.replace("\r\n", "\n").replace('\r', "\n");
     let text = strip_controls(&text);
     let text = strip_think(&text);
@@ -132,7 +137,7 @@ fn shape_pass(raw: &str, options: &ShapeOptions) -> String {
         .split('\n')
         .map(|line| line.trim_end().to_owned())
         .collect();
-    let lines = Vec::from(peel(lines));
+    let lines = Vec::from(peel(lines, kept));
     let Some((subject, body)) = lines.split_first() else {
         return String::new();
     };
@@ -152,20 +157,25 @@ fn shape_pass(raw: &str, options: &ShapeOptions) -> String {
 
 /// Removes wrapping around the start of the message until none is left: blank
 /// edges, a fence around everything, lead-in lines, `Subject:`/`Body:` labels,
-/// and quotes or backticks around the subject line.
+/// and quotes or backticks around the subject line — but never a line for
+/// which `kept` holds (the kept amend subject), which ends the unwrapping.
 ///
 /// Each step can expose another (a lead-in above a fence, a label inside
 /// quotes), so the steps repeat until nothing changes. Every step shortens the
 /// text, so the loop ends; removing lines from the front costs nothing (a
 /// deque), so it ends in time linear in the lines removed plus the fence checks.
 /// Afterwards the first line, if any, is the trimmed, nonblank subject.
-fn peel(mut lines: VecDeque<String>) -> VecDeque<String> {
+fn peel(mut lines: VecDeque<String>, kept: &dyn Fn(&str) -> bool) -> VecDeque<String> {
     loop {
         while lines.front().is_some_and(|line| line.trim().is_empty()) {
             lines.pop_front();
         }
         while lines.back().is_some_and(|line| line.trim().is_empty()) {
             lines.pop_back();
+        }
+        if let Some(first) = lines.front_mut().filter(|line| kept(line.trim())) {
+            *first = first.trim().to_owned();
+            return lines;
         }
         if let Some(inner) = unwrap_fence(lines.make_contiguous()) {
             lines = inner.into();

@@ -9,9 +9,13 @@
 //!   is prose, not a component), else none. A header with an
 //!   unknown lowercase "type" (`printer: fix …`) is a component: that is how
 //!   repositories such as ripgrep write subjects.
-//! - [`Style::detect`] chooses among Conventional Commits, `component:
-//!   subject` and plain imperative from recent subjects ([`Style`] documents
-//!   the thresholds).
+//! - [`SubjectStyle::detect`] chooses among Conventional Commits, `component:
+//!   subject` and plain imperative from recent subjects ([`SubjectStyle`]
+//!   documents the rule) and remembers the prefixes they use. Many known
+//!   types are also component names (`doc:`, `deps:`, `ci:`, `test:`,
+//!   `build:`, `release:` are ripgrep components), so only the marks that
+//!   Conventional Commits alone makes ([`MARKED_TYPES`], a scope in
+//!   parentheses, `!`) count for it.
 //! - [`past_tense`] tells whether the first word of a description is a past
 //!   tense ("Fixed", "Added", "Built"): a small list of common irregular
 //!   verbs plus the `-ed` ending, with a list of exceptions.
@@ -29,6 +33,20 @@ pub(crate) const KNOWN_TYPES: [&str; 20] = [
     "feat", "feature", "fix", "bugfix", "hotfix", "docs", "doc", "style", "refactor", "perf",
     "test", "tests", "build", "ci", "chore", "revert", "deps", "security", "ops", "release",
 ];
+
+/// The known types that only Conventional Commits writes: a repository of
+/// `component: subject` has components named `doc`, `deps`, `ci`, `test`,
+/// `build` or `release` (ripgrep has all six), but hardly one named `feat`
+/// or `refactor`.
+pub(crate) const MARKED_TYPES: [&str; 9] = [
+    "feat", "feature", "fix", "bugfix", "hotfix", "chore", "refactor", "perf", "style",
+];
+
+/// Whether `header` carries a mark only Conventional Commits makes: a
+/// [marked type](MARKED_TYPES), a scope in parentheses or `!`.
+fn marked(header: &Conventional) -> bool {
+    header.scope.is_some() || header.breaking || MARKED_TYPES.contains(&header.kind.as_str())
+}
 
 /// A component prefix: one or more names (letters, digits, `_`, `.`, `/`,
 /// `-`, starting with a letter or digit), comma-separated, then a colon and a
@@ -95,12 +113,7 @@ fn is_capitalized_word(text: &str) -> bool {
 
 /// How a repository writes its subjects.
 ///
-/// [`Style::detect`] counts the subjects that are not merge or revert
-/// commits. Fewer than [`MIN_SUBJECTS`] show no style: [`Style::Any`].
-/// Otherwise [`Style::Conventional`] when more than half have a Conventional
-/// Commits header with a known type; else [`Style::Component`] when more than
-/// half have a component prefix or a header (some repositories mix the two);
-/// else [`Style::Imperative`].
+/// See [`SubjectStyle::detect`] for how it is told from history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
     /// `type(scope): description`.
@@ -117,12 +130,59 @@ pub enum Style {
 /// The fewest subjects (merges and reverts aside) that show a style.
 pub(crate) const MIN_SUBJECTS: usize = 3;
 
-impl Style {
-    /// The style most of `subjects` follow (see [`Style`]).
-    pub fn detect<S: AsRef<str>>(subjects: &[S]) -> Style {
+/// The most prefixes a [`SubjectStyle`] remembers.
+const MAX_PREFIXES: usize = 64;
+
+/// The style a repository's recent subjects show, with the prefixes they use.
+///
+/// [`SubjectStyle::detect`] counts the subjects that are not merge or revert
+/// commits; fewer than [`MIN_SUBJECTS`] show no style: [`Style::Any`]. When
+/// at most half of them have a prefix (a Conventional Commits header or a
+/// component), the style is [`Style::Imperative`]. Otherwise the prefixed
+/// subjects fall in three kinds: *marked* headers, which only Conventional
+/// Commits writes ([`MARKED_TYPES`] such as `feat`, `fix`, `chore`, or any
+/// type with a scope in parentheses or `!`); *components*, prefixes that are
+/// no Conventional type (`printer:`, `ignore/types:`); and *shared* ones,
+/// known types that are also component names (`doc:`, `deps:`, `ci:`,
+/// `test:`, `build:`, `release:`), which say nothing either way.
+/// [`Style::Conventional`] when marked headers outnumber components, else
+/// [`Style::Component`]: a window of `deps:` and `doc:` commits in a
+/// repository that writes `printer: …` stays a component repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubjectStyle {
+    /// The style the subjects show: what the prompt asks for and the check
+    /// enforces.
+    pub kind: Style,
+    /// The prefixes the subjects use (types and component names, each once,
+    /// in order of first use, at most 64). In [`Style::Component`] a marked
+    /// type the history itself uses as a component (a bare `style:`) is a
+    /// component too.
+    pub prefixes: Vec<String>,
+}
+
+impl SubjectStyle {
+    /// A style of `kind` whose history used no prefix.
+    #[cfg(test)]
+    pub(crate) fn of(kind: Style) -> SubjectStyle {
+        SubjectStyle {
+            kind,
+            prefixes: Vec::new(),
+        }
+    }
+
+    /// The style most of `subjects` follow (see [`SubjectStyle`]).
+    pub fn detect<S: AsRef<str>>(subjects: &[S]) -> SubjectStyle {
         let mut counted = 0;
-        let mut conventional = 0;
         let mut prefixed = 0;
+        let mut marks = 0;
+        let mut components = 0;
+        let mut prefixes: Vec<String> = Vec::new();
+        let mut remember = |name: &str| {
+            let name = name.trim().to_lowercase();
+            if prefixes.len() < MAX_PREFIXES && !name.is_empty() && !prefixes.contains(&name) {
+                prefixes.push(name);
+            }
+        };
         for subject in subjects {
             let subject = subject.as_ref().trim();
             let first = subject.split_whitespace().next().unwrap_or("");
@@ -131,25 +191,88 @@ impl Style {
             }
             counted += 1;
             match Prefix::of(subject) {
-                Prefix::Conventional(_) => {
-                    conventional += 1;
+                Prefix::Conventional(header) => {
                     prefixed += 1;
+                    if marked(&header) {
+                        marks += 1;
+                    }
+                    if header.scope.is_none() && !header.breaking {
+                        remember(&header.kind);
+                    }
                 }
-                Prefix::Component { .. } => prefixed += 1,
+                Prefix::Component { component, .. } => {
+                    prefixed += 1;
+                    components += 1;
+                    component.split(',').for_each(&mut remember);
+                }
                 Prefix::None => {}
             }
         }
-        if counted < MIN_SUBJECTS {
+        let kind = if counted < MIN_SUBJECTS {
             Style::Any
-        } else if conventional * 2 > counted {
-            Style::Conventional
-        } else if prefixed * 2 > counted {
-            Style::Component
-        } else {
+        } else if prefixed * 2 <= counted {
             Style::Imperative
-        }
+        } else if marks > components {
+            Style::Conventional
+        } else {
+            Style::Component
+        };
+        SubjectStyle { kind, prefixes }
     }
 
+    /// What the prompt asks for: [`Style::instruction`].
+    pub fn instruction(&self) -> &'static str {
+        self.kind.instruction()
+    }
+
+    /// The problem with `subject` under this style, if any: only what
+    /// contradicts it.
+    pub(crate) fn problem(&self, subject: &str) -> Option<String> {
+        let subject = subject.trim();
+        if subject.is_empty() {
+            return None;
+        }
+        match (self.kind, Prefix::of(subject)) {
+            (Style::Any, _) | (Style::Conventional, Prefix::Conventional(_)) => None,
+            (Style::Conventional, _) => Some(format!(
+                "the subject '{subject}' is not a Conventional Commits subject, which this repository uses: write `type(scope): description` with a type such as feat, fix, refactor, docs or chore, e.g. `feat(api): add retry budget`"
+            )),
+            (Style::Component, Prefix::Component { .. }) => None,
+            (Style::Component, Prefix::Conventional(header)) => {
+                // `doc: …`, `deps: …`, or a type the history itself uses bare:
+                // a component name.
+                let bare = header.scope.is_none() && !header.breaking;
+                let component = !MARKED_TYPES.contains(&header.kind.as_str())
+                    || self.prefixes.contains(&header.kind);
+                (!(bare && component)).then(|| component_problem(subject, &header))
+            }
+            (Style::Component, Prefix::None) => Some(format!(
+                "the subject '{subject}' has no component; this repository writes `component: subject`, e.g. `printer: fix handling of empty lines`"
+            )),
+            (Style::Imperative, Prefix::None) => None,
+            (Style::Imperative, _) => Some(format!(
+                "the subject '{subject}' starts with a prefix; this repository writes plain imperative subjects without `type:` or `component:`, e.g. `Fix handling of empty lines in the printer`"
+            )),
+        }
+    }
+}
+
+/// A Conventional Commits header where `component: subject` is the style.
+fn component_problem(subject: &str, header: &Conventional) -> String {
+    format!(
+        "the subject '{subject}' uses the Conventional Commits type `{}`{}; this repository writes `component: subject`: name the component the change is about instead, e.g. `printer: fix handling of empty lines`",
+        header.kind,
+        if header.scope.is_some() {
+            " with a scope in parentheses"
+        } else if header.breaking {
+            " with `!`"
+        } else {
+            ""
+        }
+    )
+}
+
+impl Style {
     /// What the prompt asks for, one sentence with examples.
     pub fn instruction(self) -> &'static str {
         match self {
@@ -165,32 +288,6 @@ impl Style {
             Style::Any => {
                 "The repository's recent history is too short to show a style: prefer a Conventional Commits subject, `type(scope): description` (`feat`, `fix`, `refactor`, `docs`, `chore`, …), e.g. `feat(api): add retry budget`."
             }
-        }
-    }
-
-    /// The problem with `subject` under this style, if any.
-    pub(crate) fn problem(self, subject: &str) -> Option<String> {
-        let subject = subject.trim();
-        if subject.is_empty() {
-            return None;
-        }
-        match (self, Prefix::of(subject)) {
-            (Style::Any, _) | (Style::Conventional, Prefix::Conventional(_)) => None,
-            (Style::Conventional, _) => Some(format!(
-                "the subject '{subject}' is not a Conventional Commits subject, which this repository uses: write `type(scope): description` with a type such as feat, fix, refactor, docs or chore, e.g. `feat(api): add retry budget`"
-            )),
-            (Style::Component, Prefix::Component { .. }) => None,
-            (Style::Component, Prefix::Conventional(header)) => Some(format!(
-                "the subject '{subject}' uses the Conventional Commits type `{}`; this repository writes `component: subject`: name the component the change is about instead, e.g. `printer: fix handling of empty lines`",
-                header.kind
-            )),
-            (Style::Component, Prefix::None) => Some(format!(
-                "the subject '{subject}' has no component; this repository writes `component: subject`, e.g. `printer: fix handling of empty lines`"
-            )),
-            (Style::Imperative, Prefix::None) => None,
-            (Style::Imperative, _) => Some(format!(
-                "the subject '{subject}' starts with a prefix; this repository writes plain imperative subjects without `type:` or `component:`, e.g. `Fix handling of empty lines in the printer`"
-            )),
         }
     }
 }
@@ -218,7 +315,7 @@ const ED_EXCEPTIONS: [&str; 22] = [
 /// of at least four letters ending in `-ed` that is not one of
 /// [`ED_EXCEPTIONS`]. Irregular verbs whose past is their imperative ("Set",
 /// "Split", "Put") are not in the list.
-pub fn past_tense(word: &str) -> bool {
+pub(crate) fn past_tense(word: &str) -> bool {
     let word: String = word
         .trim_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
@@ -269,7 +366,11 @@ mod tests {
     fn style_detection() {
         #[track_caller]
         fn check(subjects: &[&str], expected: Style) {
-            assert_eq!(Style::detect(subjects), expected, "{subjects:?}");
+            assert_eq!(
+                SubjectStyle::detect(subjects).kind,
+                expected,
+                "{subjects:?}"
+            );
         }
         check(&[], Style::Any);
         check(&["Add a", "Fix b", "Merge branch 'x'"], Style::Any);
@@ -293,32 +394,78 @@ mod tests {
             ],
             Style::Component,
         );
+        // Fixed: a window of ripgrep's `deps:`, `doc:` and `ci:` commits read
+        // as Conventional Commits.
+        check(
+            &[
+                "deps: bump regex",
+                "doc: fix typo",
+                "deps: bump memchr",
+                "ci: test on aarch64",
+                "printer: fix a crash",
+                "release: 14.1.1",
+                "test: add a regression test",
+            ],
+            Style::Component,
+        );
+        check(
+            &["deps: a", "doc: b", "ci: c", "build: d"],
+            Style::Component,
+        );
+        // A Conventional repository writing mostly docs and tests.
+        check(
+            &["docs: a", "test: b", "feat(cli): c", "ci: d", "fix: e"],
+            Style::Conventional,
+        );
         check(&["Add a", "Fix b", "docs: c"], Style::Imperative);
         check(&["feat: a", "fix: b", "chore: c"], Style::Conventional);
+        assert_eq!(
+            SubjectStyle::detect(&["printer: a", "grep-cli, Style: b", "doc: c", "feat(x)!: d"])
+                .prefixes,
+            ["printer", "grep-cli", "style", "doc"]
+        );
     }
 
     #[test]
     fn style_problems() {
-        assert_eq!(Style::Conventional.problem("feat: a"), None);
-        assert!(Style::Conventional.problem("printer: a").is_some());
-        assert_eq!(Style::Component.problem("printer: fix a"), None);
-        assert!(
-            Style::Component
-                .problem("fix(printer): a")
-                .unwrap()
-                .contains("`fix`")
-        );
-        assert!(
-            Style::Component
-                .problem("Fix a")
-                .unwrap()
-                .contains("no component")
-        );
-        assert_eq!(Style::Imperative.problem("Fix a"), None);
-        assert!(Style::Imperative.problem("fix: a").is_some());
-        for subject in ["fix: a", "printer: a", "Fix a"] {
-            assert_eq!(Style::Any.problem(subject), None);
+        let style = SubjectStyle::of;
+        assert_eq!(style(Style::Conventional).problem("feat: a"), None);
+        assert_eq!(style(Style::Conventional).problem("doc: a"), None);
+        assert!(style(Style::Conventional).problem("printer: a").is_some());
+        let component = style(Style::Component);
+        for subject in [
+            "printer: fix a",
+            "doc: fix a",
+            "deps: bump a",
+            "ci: a",
+            "release: 1.0",
+        ] {
+            assert_eq!(component.problem(subject), None, "{subject}");
         }
+        for (subject, problem) in [
+            ("fix(printer): a", "`fix` with a scope"),
+            ("feat: a", "`feat`"),
+            ("doc!: a", "`doc` with `!`"),
+            ("Fix a", "no component"),
+        ] {
+            assert_mentions(&component.problem(subject).unwrap(), problem);
+        }
+        // A marked type the history uses bare is one of its components.
+        let history = SubjectStyle::detect(&["style: a", "printer: b", "doc: c"]);
+        assert_eq!(history.kind, Style::Component);
+        assert_eq!(history.problem("style: fix clippy lints"), None);
+        assert!(history.problem("chore: a").is_some());
+        assert!(history.problem("style(x): a").is_some());
+        assert_eq!(style(Style::Imperative).problem("Fix a"), None);
+        assert!(style(Style::Imperative).problem("fix: a").is_some());
+        for subject in ["fix: a", "printer: a", "Fix a"] {
+            assert_eq!(style(Style::Any).problem(subject), None);
+        }
+    }
+
+    #[track_caller]
+    fn assert_mentions(text: &str, part: &str) {
+        assert!(text.contains(part), "{part:?} not in {text:?}");
     }
 
     #[test]

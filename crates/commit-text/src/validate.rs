@@ -16,7 +16,7 @@ use crate::message::subject;
 use crate::reflow::{UNBREAKABLE, is_code_indented};
 use crate::refs::task_id_suffix;
 use crate::shape::strip_controls;
-use crate::style::{Prefix, Style, past_tense};
+use crate::style::{Prefix, SubjectStyle, past_tense};
 use crate::trailer::is_trailer_line;
 
 /// Extra rules for validating a message, from the task at hand
@@ -373,7 +373,7 @@ fn normalized(text: &str) -> String {
 }
 
 /// The subject follows `style`, unless it is the kept amend subject.
-pub(crate) fn style_problem(message: &str, style: Style, rules: &Rules) -> Option<String> {
+pub(crate) fn style_problem(message: &str, style: &SubjectStyle, rules: &Rules) -> Option<String> {
     let subject = subject(message);
     if rules.keeps_subject(subject) {
         return None;

@@ -58,14 +58,16 @@ impl Default for Options {
 }
 
 /// The default budgets of a commit-message run: 8 model steps, 12 tool calls,
-/// 5 minutes, 4096 output tokens per call.
+/// 5 minutes, 8,192 output tokens per call — `git-agent`'s cap when no
+/// reasoning effort is asked for (the binary sets the cap of every run from
+/// `--max-output-tokens` or the effort; reasoning tokens count against it).
 fn default_budgets() -> Budgets {
     Budgets {
         max_steps: 8,
         max_tool_calls: 12,
         tool_limits: tools::LIMITS,
         overall_timeout: std::time::Duration::from_secs(300),
-        max_tokens: Some(4096),
+        max_tokens: Some(8192),
     }
 }
 

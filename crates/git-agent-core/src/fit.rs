@@ -71,7 +71,7 @@ pub fn fit(files: &[&FileDiff], budget: usize, tool: Option<&str>) -> Fitted {
 }
 
 /// [`fit`] over ready texts: `(path, unified text)` and each file's changed lines.
-pub fn fit_texts(
+pub(crate) fn fit_texts(
     texts: &[(String, String)],
     churn: &[u32],
     budget: usize,
@@ -115,7 +115,7 @@ pub fn fit_texts(
 /// would be under `min_share`, only the `budget / min_share` items with the
 /// highest `priority` (ties: the earlier item) get any room; the others get
 /// `None`.
-pub fn shares(
+pub(crate) fn shares(
     sizes: &[usize],
     priority: &[u32],
     budget: usize,
@@ -149,7 +149,7 @@ pub fn shares(
 
 /// Splits `text` at the last line end within `max` bytes (never mid-line; a
 /// first line longer than `max` is cut at a character boundary).
-pub fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
+pub(crate) fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
     if text.len() <= max {
         return (text, "");
     }
@@ -164,83 +164,4 @@ pub fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn texts(sizes: &[usize]) -> Vec<(String, String)> {
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| {
-                let line = format!("+line of file {i:02} padded to forty bytes..\n");
-                let mut t = format!("diff --git a/f{i} b/f{i}\n");
-                while t.len() < n {
-                    t.push_str(&line);
-                }
-                (format!("f{i}"), t)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn everything_fits_whole() {
-        let t = texts(&[100, 200]);
-        let f = fit_texts(&t, &[1, 2], 10_000, Some("t"));
-        assert!(f.is_complete());
-        assert_eq!(f.text, format!("{}{}", t[0].1, t[1].1));
-    }
-
-    #[test]
-    fn one_big_file_cannot_hide_the_small_ones() {
-        let t = texts(&[20_000, 300, 300, 300]);
-        let f = fit_texts(&t, &[500, 5, 5, 5], 4_000, Some("t"));
-        assert!(f.text.len() <= 4_000 + 200, "{}", f.text.len());
-        assert!(matches!(f.shown[0].1, Shown::Cut { .. }));
-        for (_, s) in &f.shown[1..] {
-            assert_eq!(*s, Shown::Whole);
-        }
-        assert!(f.text.contains("more lines of the diff of f0 not shown"));
-        assert_eq!(f.rest.len(), 1);
-        assert_eq!(f.incomplete().collect::<Vec<_>>(), ["f0"]);
-    }
-
-    #[test]
-    fn too_many_files_keep_the_most_changed() {
-        let sizes = vec![2_000; 40];
-        let t = texts(&sizes);
-        let mut churn = vec![1; 40];
-        churn[7] = 100;
-        churn[33] = 90;
-        let f = fit_texts(&t, &churn, 2 * MIN_SHARE, Some("t"));
-        let shown: Vec<&str> = f
-            .shown
-            .iter()
-            .filter(|(_, s)| *s != Shown::Omitted)
-            .map(|(p, _)| p.as_str())
-            .collect();
-        assert_eq!(shown, ["f7", "f33"]);
-    }
-
-    #[test]
-    fn shares_fill_small_items_first() {
-        assert_eq!(shares(&[10, 20], &[0, 0], 100, 5), [Some(10), Some(20)]);
-        assert_eq!(
-            shares(&[10, 500, 500], &[0, 0, 0], 110, 5),
-            [Some(10), Some(50), Some(50)]
-        );
-        // Too many for the minimum share: the earlier ones at equal priority.
-        assert_eq!(
-            shares(&[100, 100, 100], &[0, 0, 0], 100, 50),
-            [Some(50), Some(50), None]
-        );
-    }
-
-    #[test]
-    fn cuts_fall_on_line_ends_and_char_boundaries() {
-        assert_eq!(cut_at_line("ab\ncd\nef\n", 7), ("ab\ncd\n", "ef\n"));
-        assert_eq!(cut_at_line("abc", 10), ("abc", ""));
-        let (head, tail) = cut_at_line("ééééé", 3);
-        assert_eq!(head, "é");
-        assert_eq!(tail, "éééé");
-    }
-}
+mod tests;

@@ -17,9 +17,8 @@
 //! - [`pr_message`]: the squash message, built on `commit_msg`'s loop (never
 //!   the other way round): its request is a [`commit_msg::MessageRequest`], so
 //!   the one `generate` runs both. It asks for, and checks, the subject style
-//!   of the base branch's recent subjects (`commit_text::Style`), and sends
-//!   the branch's commit messages whole within a total budget
-//!   ([`pr_message::BRANCH_MESSAGES_BYTES`]).
+//!   of the base branch's recent subjects (`commit_text::SubjectStyle`), and
+//!   sends the branch's commit messages whole within a total budget (16 KiB).
 //! - [`session`]: `.git-agent/sessions/<timestamp>-<command>/` for traces.
 //!
 //! - **Dependencies:** `gitctx`, `llm`, `agent`, `guidance`, `repo-tools`,

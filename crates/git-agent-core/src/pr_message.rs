@@ -7,25 +7,29 @@
 //! branch's). Everything is prepared before the model call — base metadata,
 //! changed paths and statistics, lockfile and submodule summaries, the fitted
 //! diff, the branch's commits (supporting evidence, each message whole while
-//! all of them fit in [`BRANCH_MESSAGES_BYTES`], 16 KiB, else shared out
+//! all of them fit in `BRANCH_MESSAGES_BYTES`, 16 KiB, else shared out
 //! within that budget), recent subjects of `origin/HEAD` as style reference
 //! — and no tool is offered: an answer that calls one fails the run.
 //!
 //! The answer is shaped and checked like a commit message, plus the squash
 //! rules ([`commit_text::Checks::squash`]: no pull-request prose, no
 //! commit-by-commit changelog) and the repository's subject style
-//! ([`commit_text::Style`], detected from the recent subjects of
-//! `origin/HEAD`): Conventional Commits when most of them use it, else
-//! `component: subject` when that is dominant, else a plain imperative
-//! subject. The prompt asks for that style and the check enforces it. With
-//! fewer than three such subjects there is no style to follow: the prompt
-//! prefers Conventional Commits and nothing is enforced.
+//! ([`commit_text::SubjectStyle`], detected from the recent subjects of
+//! `origin/HEAD`): a plain imperative subject unless most of them have a
+//! prefix; then Conventional Commits when the marks only it makes (`feat`,
+//! `fix`, `chore`, `refactor`, `perf`, `style`, a scope in parentheses, `!`)
+//! outnumber component prefixes, else `component: subject` — `doc:`,
+//! `deps:` or `ci:` fit either, so they decide nothing, and in a component
+//! repository they are components. The prompt asks for that style and the
+//! check rejects only what contradicts it. With fewer than three such
+//! subjects there is no style to follow: the prompt prefers Conventional
+//! Commits and nothing is enforced.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use agent::{Budgets, Task, ToolRegistry};
-use commit_text::{Checks, Rules, ShapeOptions, Style};
+use commit_text::{Checks, Rules, ShapeOptions, SubjectStyle};
 use gitctx::{DiffOptions, DiffTarget, ObjectId, Repo};
 use guidance::Guidance;
 use serde_json::{Value, json};
@@ -55,7 +59,7 @@ pub struct Base {
 pub struct BranchCommit {
     pub brief: CommitBrief,
     /// Its message: whole, unless the branch's messages together exceed
-    /// [`BRANCH_MESSAGES_BYTES`]; then cut at a line end to its share and
+    /// 16 KiB; then cut at a line end to its share and
     /// marked `[…]`.
     pub message: String,
 }
@@ -73,9 +77,9 @@ pub struct PrContext {
     pub more_commits: usize,
     /// Recent subjects of `origin/HEAD`, the style reference.
     pub recent: Vec<CommitBrief>,
-    /// The subject style `recent` shows ([`Style::detect`]): what the prompt
-    /// asks for and the answer's subject must follow.
-    pub style: Style,
+    /// The subject style `recent` shows ([`SubjectStyle::detect`]): what the
+    /// prompt asks for and the answer's subject must follow.
+    pub style: SubjectStyle,
 }
 
 /// Prepares the evidence of the branch in `repo`.
@@ -137,7 +141,7 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
     )?;
     let tip = context::brief(&repo.commit_info_by_id(origin.commit)?);
     let recent = context::recent_commits(repo, &origin.commit.to_hex(), limits.recent_commits)?;
-    let style = Style::detect(
+    let style = SubjectStyle::detect(
         &recent
             .iter()
             .map(|c| c.subject.as_str())
@@ -173,7 +177,7 @@ pub fn prepare_context(repo: &Repo, limits: &Limits) -> Result<PrContext, Error>
 /// The most bytes the branch commits' messages take together in the prepared
 /// context: 16 KiB, under a third of the context budget
 /// ([`Limits::context_bytes`], 56 KiB), so the diff keeps the larger part.
-pub const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
+pub(crate) const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
 
 /// The least room a message gets when the budget has to be shared.
 const MIN_MESSAGE_SHARE: usize = 512;
@@ -252,7 +256,7 @@ pub fn render(pr: &PrContext) -> String {
 
 /// The instructions of the squash-message task, asking for the subject
 /// `style` of the repository.
-fn instructions(style: Style) -> String {
+fn instructions(style: &SubjectStyle) -> String {
     let mut out = "You are git-agent, writing the one commit message a squash merge of this branch will record, the way a careful senior engineer would.\n\
 \n\
 Evidence and scope:\n\
@@ -325,7 +329,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     let messages = prompt::layers(NO_TOOLS_POLICY, environment, &guidance, prompt_text);
     let task = Task {
         name: "pr-message".to_owned(),
-        system: instructions(pr.style),
+        system: instructions(&pr.style),
         messages,
         tools: ToolRegistry::default(),
         format_reminder: prompt::FORMAT_REMINDER.to_owned(),
@@ -344,7 +348,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         task_id: None,
         lockfile_packages: commit_msg::lockfile_packages(&pr.changes),
         squash: Some(pr.commits.iter().map(|c| c.brief.subject.clone()).collect()),
-        style: Some(pr.style),
+        style: Some(pr.style.clone()),
     };
     Ok(Request {
         root,

@@ -84,7 +84,7 @@ static LOW_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
 /// strict mode [`llm::strict_schema`] makes it required and nullable, and
 /// [`parse`] drops such `null`s before checking the schema. Length bounds are
 /// enforced locally even where strict mode leaves them out.
-pub fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     let sections: Vec<&str> = Section::ALL.iter().map(|s| s.key()).collect();
     let reference = json!({
         "type": "object",
@@ -181,7 +181,7 @@ struct WireRef {
 /// Sections given twice are merged; the result lists sections in
 /// [`Section::ALL`] order and leaves empty ones out. Item texts are trimmed; refs
 /// keep the model's commit ids (lowercased) and drop repeats of the same target.
-pub fn parse(text: &str, ctx: &ReleaseContext) -> Result<Answer, Vec<String>> {
+pub(crate) fn parse(text: &str, ctx: &ReleaseContext) -> Result<Answer, Vec<String>> {
     let value = agent::extract_json(text).map_err(|e| {
         vec![format!(
             "{e}: reply with one JSON object matching the schema"

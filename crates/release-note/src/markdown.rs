@@ -42,7 +42,7 @@ const QUOTE_LIMIT: usize = 60;
 /// touched code, `### Full Changelog`. With neither, a `### Notes` line says there
 /// are no operator-facing changes. The body ends with one newline and has no
 /// trailing spaces and no runs of blank lines.
-pub fn render(answer: &Answer, ctx: &ReleaseContext) -> String {
+pub(crate) fn render(answer: &Answer, ctx: &ReleaseContext) -> String {
     let mut blocks = Vec::new();
     for section in Section::ALL {
         let bullets: Vec<String> = answer
@@ -338,7 +338,7 @@ struct Block<'a> {
 /// sections (refs in a trailing parenthesis are ignored when comparing);
 /// `### Full Changelog` is present exactly when the range touched code; every
 /// link target (`](…)`) is an `https://` URL.
-pub fn validate_document(markdown: &str, ctx: &ReleaseContext) -> Vec<String> {
+pub(crate) fn validate_document(markdown: &str, ctx: &ReleaseContext) -> Vec<String> {
     let mut problems = Vec::new();
     let mut before = Vec::new();
     let mut blocks: Vec<Block<'_>> = Vec::new();

@@ -23,7 +23,7 @@ use crate::{bumps, candidates, links, signals};
 
 /// Sizes of the prepared evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReleaseLimits {
+pub(crate) struct ReleaseLimits {
     /// Parent commits listed (the rest are counted).
     pub max_commits: usize,
     /// Commits listed per submodule group.
@@ -88,7 +88,7 @@ fn ref_info(repo: &Repo, name: &str) -> Result<RefInfo, Error> {
 }
 
 /// Peels and validates the range.
-pub fn resolve_range(repo: &Repo, spec: &RangeSpec) -> Result<Range, Error> {
+pub(crate) fn resolve_range(repo: &Repo, spec: &RangeSpec) -> Result<Range, Error> {
     let range = match spec {
         RangeSpec::Explicit { base, release } => {
             let base = ref_info(repo, base)?;
@@ -349,7 +349,7 @@ fn submodule_groups(
 }
 
 /// Prepares the release-note evidence for `range`.
-pub fn prepare_context(
+pub(crate) fn prepare_context(
     repo: &Repo,
     range: Range,
     limits: &ReleaseLimits,
@@ -474,7 +474,7 @@ fn data(text: &str) -> String {
 const POLICY: &str = "Include/omit policy: write for the people who deploy and operate this release. Include user- or operator-visible behaviour, API/CLI/config changes, breaking changes with the action they require, security fixes, notable performance changes and dependency updates that matter. Omit tests-only, CI/tooling-only, internal refactors without visible effect, internal docs and merge commits (their content is in the merged commits). Candidates marked include=\"false\" should normally be left out; those marked include=\"true\" should normally be kept, polished.";
 
 /// Renders the evidence as the data block of the task prompt.
-pub fn render(ctx: &ReleaseContext) -> String {
+pub(crate) fn render(ctx: &ReleaseContext) -> String {
     let mut out = String::new();
     let r = &ctx.range;
     let _ = writeln!(out, "<prepared_context mode=\"release-note\">");

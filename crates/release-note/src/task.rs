@@ -21,7 +21,7 @@ use crate::types::ReleaseContext;
 use crate::{answer, markdown};
 
 /// The least model steps a release note gets, whatever `--max-steps` says.
-pub const MIN_STEPS: u32 = 6;
+pub(crate) const MIN_STEPS: u32 = 6;
 /// The least time a release note gets, whatever `--timeout` says.
 pub const MIN_TIMEOUT: Duration = Duration::from_secs(600);
 

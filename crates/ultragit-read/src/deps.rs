@@ -20,7 +20,20 @@
 //! `method`). Each dependent region (file, anchor, nature, target) is listed
 //! once, from the newest annotated commit that declares it, with how many
 //! annotated commits declare it; a region's dependency on its own unit is left
-//! out. Output: markdown (for models), versioned JSON (`ultragit-deps/v1`) and
+//! out.
+//!
+//! **Renames.** A dependency names its target by the path the file had when
+//! the note was written. Dependencies recorded under the file's former names
+//! count too (`former_names`): the names git's rename detection finds in the
+//! file's history (`git log --follow`, one process, at most the 10,000 newest
+//! commits that changed it) that no file has at HEAD. That
+//! history is read only when the index names a target path no file has at
+//! HEAD, so a repository whose dependencies all name today's files pays
+//! nothing for it. A dependency found under a former name carries it
+//! ([`Dependent::former_path`]). A name another file has at HEAD is that
+//! file's: dependencies under it are never moved to the renamed one.
+//!
+//! Output: markdown (for models), versioned JSON (`ultragit-deps/v1`) and
 //! pretty text; note text is untrusted, so markdown and pretty escape control
 //! characters.
 
@@ -92,6 +105,11 @@ pub struct Dependent {
     pub intent: Option<String>,
     /// How many annotated commits declare this dependency.
     pub declarations: u32,
+    /// The path the newest declaration names, when it is a former name of the
+    /// file (the note was written before a rename); absent when it names the
+    /// file as it is called today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub former_path: Option<String>,
 }
 
 /// How the answer was found.
@@ -115,6 +133,14 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
     let mut warnings = Vec::new();
     let units = resolve_units(pipeline, file, anchor, &mut warnings)?;
     let index = DepsIndex::open(repo, NOTES_REF)?;
+    let former = former_names(repo, &index, file, || {
+        let changes = repo.follow_file("HEAD", file, RENAME_HISTORY_LIMIT)?;
+        Ok(changes
+            .into_iter()
+            .flat_map(|c| [Some(c.path), c.from])
+            .flatten()
+            .collect())
+    })?;
     let names: Vec<&str> = if units.is_empty() {
         vec![anchor]
     } else {
@@ -124,11 +150,20 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
     let mut dependents: Vec<Dependent> = Vec::new();
     let mut commits: Vec<ObjectId> = Vec::new();
     let mut position: HashMap<(String, String, String, String), usize> = HashMap::new();
-    for dep in index.dependents(file, None) {
+    let mut found = index.dependents(file, None);
+    for name in &former {
+        found.extend(index.dependents(name, None));
+    }
+    if !former.is_empty() {
+        // Newest first across the names, as `dependents` orders each.
+        found.sort_by_key(|d| std::cmp::Reverse((d.commit_time, d.commit)));
+    }
+    for dep in found {
         let ours = names
             .iter()
             .any(|name| crate::index::anchors_match(dep.target_anchor, name));
-        let own_unit = dep.source_file == file
+        let own_file = dep.source_file == file || former.iter().any(|f| f == dep.source_file);
+        let own_unit = own_file
             && names
                 .iter()
                 .any(|name| outline::match_name(name, dep.source_anchor) == Some(MatchKind::Exact));
@@ -159,6 +194,7 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
                 .map(|t| t.to_rfc3339()),
             intent: None,
             declarations: 1,
+            former_path: (dep.target_file != file).then(|| dep.target_file.to_owned()),
         });
     }
     add_intents(pipeline, &commits, &mut dependents)?;
@@ -176,6 +212,44 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
         },
         warnings,
     })
+}
+
+/// The most commits of a file's history read for its former names.
+pub(crate) const RENAME_HISTORY_LIMIT: usize = 10_000;
+
+/// The former names of `file` under which the index records dependencies:
+/// the paths `history` gives (its names in the commits that changed it, as
+/// git's rename detection follows it; asked for only when needed) that the
+/// index names as a dependency target and no file has at HEAD, in the order
+/// given, each once.
+///
+/// `history` runs only when some target path the index names is gone at
+/// HEAD: otherwise no former name can match, and the process it may start is
+/// saved.
+pub(crate) fn former_names(
+    repo: &gitctx::Repo,
+    index: &DepsIndex,
+    file: &str,
+    history: impl FnOnce() -> Result<Vec<String>, gitctx::Error>,
+) -> Result<Vec<String>, ReadError> {
+    // HEAD resolved once: each lookup is then a tree walk, not a ref read.
+    let head = repo.resolve_commit("HEAD")?.to_hex();
+    let mut gone: Vec<&str> = Vec::new();
+    for target in index.target_files() {
+        if target != file && repo.file_size_at(&head, target)?.is_none() {
+            gone.push(target);
+        }
+    }
+    if gone.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for name in history()? {
+        if gone.contains(&name.as_str()) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }
 
 /// The qualified names `anchor` resolves to in today's outline of `file`;
@@ -376,7 +450,14 @@ impl Answer for DepsOutput {
             if let Some(intent) = &d.intent {
                 let _ = writeln!(out, "**Intent:** {intent}");
             }
-            let _ = writeln!(out, "**Depends on:** `{}`", d.target_anchor);
+            let _ = writeln!(
+                out,
+                "**Depends on:** `{}`{}",
+                d.target_anchor,
+                d.former_path
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" (as `{p}`, before a rename)"))
+            );
         }
         warnings_markdown(&mut out, &output.warnings);
         out
@@ -400,7 +481,14 @@ impl Answer for DepsOutput {
             if let Some(intent) = &d.intent {
                 let _ = writeln!(out, "    intent:  {intent}");
             }
-            let _ = writeln!(out, "    target:  {}", d.target_anchor);
+            let _ = writeln!(
+                out,
+                "    target:  {}{}",
+                d.target_anchor,
+                d.former_path
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" (as {p}, before a rename)"))
+            );
             if d.declarations > 1 {
                 let _ = writeln!(out, "    declared in {} annotations", d.declarations);
             }

@@ -634,6 +634,27 @@ impl DepsIndex {
         out
     }
 
+    /// The files dependencies name as their target, each once, sorted.
+    pub(crate) fn target_files(&self) -> Vec<&str> {
+        // Only the groups of annotated commits still indexed: a dropped
+        // commit's group stays in `edges` until the next fold.
+        let mut named = vec![false; self.strings.len()];
+        for entry in self.sources.values() {
+            for edge in &self.edges[entry.edges.clone()] {
+                named[edge[0] as usize] = true;
+            }
+        }
+        let mut out: Vec<&str> = named
+            .iter()
+            .enumerate()
+            .filter(|(_, named)| **named)
+            .map(|(i, _)| self.strings.get(i as u32))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Every dependency declared on a unit of `file` that `anchor` names
     /// (exactly or unqualified; `None`: any unit of the file), newest annotated
     /// commit first (by commit time, then id).

@@ -129,6 +129,9 @@ struct Run<'p> {
     cutoff: Option<DateTime<Utc>>,
     /// Whole-file blames stage 1 needed (anchors resolved through the notes).
     file_blames: HashMap<String, Vec<BlameEntry>>,
+    /// The other paths each scope's blame names (the file's names before
+    /// renames), for `dependencies_on_this`.
+    blamed_paths: HashMap<String, Vec<String>>,
     notes_ref_exists: bool,
 }
 
@@ -291,6 +294,7 @@ impl Run<'_> {
             commits: HashMap::new(),
             cutoff: None,
             file_blames: HashMap::new(),
+            blamed_paths: HashMap::new(),
             notes_ref_exists,
         })
     }
@@ -300,6 +304,17 @@ impl Run<'_> {
         self.cutoff = self.since_cutoff(query.since.as_ref())?;
         let resolved = self.resolve(query)?;
         let blames = self.blame(&resolved)?;
+        for (scope, entries) in resolved.scopes.iter().zip(&blames) {
+            let paths = self
+                .blamed_paths
+                .entry(scope.file().to_owned())
+                .or_default();
+            for entry in entries.iter().filter(|e| e.original_path != scope.file()) {
+                if !paths.contains(&entry.original_path) {
+                    paths.push(entry.original_path.clone());
+                }
+            }
+        }
         let notes = self.fetch_notes(&blames, query)?;
         let matched = self.match_regions(&resolved, &blames, &notes.fetched);
         let scored = self.score(matched, &notes.fetched, query.depth);
@@ -986,7 +1001,10 @@ impl Run<'_> {
     /// region, nature, target) once. With `depsScanLimit` set, only the most
     /// recent that many annotated commits count. `regions` are the regions
     /// returned for the query: in a file without a grammar, the anchors they
-    /// name are the units a line-range scope covers.
+    /// name are the units a line-range scope covers. Dependencies recorded
+    /// under the file's former names count too (`deps::former_names`, from
+    /// the names its blame gives: no process more, and nothing to look up
+    /// when blame names no other path).
     fn dependencies_on(
         &mut self,
         resolved: &Resolved,
@@ -1009,11 +1027,22 @@ impl Run<'_> {
         let mut found: Vec<IndexedDependency<'_>> = Vec::new();
         for scope in &resolved.scopes {
             let units = units_in_scope(scope, resolved, regions);
-            let candidates = index.dependents(scope.file(), None);
+            let former = match self.blamed_paths.get(scope.file()) {
+                Some(blamed) if !blamed.is_empty() => {
+                    crate::deps::former_names(self.repo(), &index, scope.file(), || {
+                        Ok(blamed.clone())
+                    })?
+                }
+                _ => Vec::new(),
+            };
+            let mut candidates = index.dependents(scope.file(), None);
+            for name in &former {
+                candidates.extend(index.dependents(name, None));
+            }
             found.extend(candidates.into_iter().filter(|dep| {
                 allowed.as_ref().is_none_or(|a| a.contains(&dep.commit))
                     && units.covers(dep.target_anchor)
-                    && !is_self(dep, scope)
+                    && !is_self(dep, scope, &former)
             }));
         }
         found.sort_by_key(|d| std::cmp::Reverse((d.commit_time, d.commit)));
@@ -1042,9 +1071,10 @@ impl Run<'_> {
     }
 }
 
-/// A region's dependency on its own unit is not a dependency on this.
-fn is_self(dep: &IndexedDependency<'_>, scope: &ResolvedScope) -> bool {
-    dep.source_file == scope.file()
+/// A region's dependency on its own unit (under any of the file's names) is
+/// not a dependency on this.
+fn is_self(dep: &IndexedDependency<'_>, scope: &ResolvedScope, former: &[String]) -> bool {
+    (dep.source_file == scope.file() || former.iter().any(|f| f == dep.source_file))
         && scope
             .anchor()
             .is_some_and(|a| outline::match_name(a, dep.source_anchor) == Some(MatchKind::Exact))

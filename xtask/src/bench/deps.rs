@@ -17,13 +17,20 @@
 //! - the index update after one new note, in-process (`DepsIndex::open`,
 //!   target ≤ 20 ms) and as `ultragit deps` (the process included);
 //! - the cold build (no index file), in-process and as `ultragit deps`;
+//! - one journal fold, in-process: the update that takes the journal past its
+//!   64 steps and writes a new base (timed once, from a cold build, with one
+//!   note written and removed alternately);
 //! - `read`'s `dependencies_on_this` over 10,000 notes and over 500 (the
 //!   difference of interleaved reads with and without it, `depsScanLimit`
-//!   unset against 0), for information;
-//! - the target's reference, "no slower than over 500 today": what `read` did
-//!   before the index, in-process over the same 10,000 notes (date every
-//!   annotated commit, read and parse the notes of the 500 most recent, match
-//!   their dependencies), against `dependencies_on_this` through the index.
+//!   unset against 0);
+//! - the target, "`dependencies_on_this` over 10,000 notes no slower than over
+//!   500 today": "today" is the code before the index, which dated every
+//!   annotated commit, read and parsed the notes of the 500 most recent and
+//!   matched their dependencies ([`scan_recent`], the same work in-process).
+//!   It is timed on the 500-note repository (what "over 500" meant) and on
+//!   the 10,000-note one (where dating every commit costs more), and the cost
+//!   through the index over 10,000 notes is judged against the smaller of the
+//!   two, with no slack.
 //!
 //! The fixture is copied to a scratch directory first: the update case writes
 //! notes.
@@ -126,6 +133,41 @@ pub(super) fn deps() -> Result<(), String> {
         open_index()?;
     }
 
+    // One fold: from a cold build, one note written and removed alternately,
+    // each an update that adds a journal step, until the journal is folded
+    // into a new base (it is then gone).
+    let journal = index_file.with_file_name("journal.json");
+    remove()?;
+    open_index()?;
+    let mut fold = None;
+    let mut steps = 0;
+    let mut stepping = Vec::new();
+    while fold.is_none() && steps < 4 * 64 {
+        let commit = spare[0];
+        if steps % 2 == 0 {
+            notes
+                .write(commit, &note(&commit.to_hex(), 20_000))
+                .map_err(|e| e.to_string())?;
+        } else {
+            notes.remove(commit).map_err(|e| e.to_string())?;
+        }
+        let had_journal = journal.exists();
+        let start = Instant::now();
+        open_index()?;
+        let took = start.elapsed();
+        steps += 1;
+        if had_journal && !journal.exists() {
+            fold = Some(took);
+        } else {
+            stepping.push(took);
+        }
+    }
+    if steps % 2 == 1 {
+        notes.remove(spare[0]).map_err(|e| e.to_string())?;
+        open_index()?;
+    }
+    let fold = fold.ok_or("the journal was never folded")?;
+
     let rows = [
         row(
             "ultragit deps, index up to date",
@@ -163,6 +205,13 @@ pub(super) fn deps() -> Result<(), String> {
         verdict(rows[0].median <= Duration::from_millis(50)),
         verdict(rows[1].median <= Duration::from_millis(20)),
     );
+    let stepping = row("", stepping, 0, "");
+    println!(
+        "  journal fold (update {steps}, past 64 steps, a new base written): {} once; the {} updates before it: median {}",
+        fmt(fold),
+        stepping.runs,
+        fmt(stepping.median)
+    );
 
     // read's dependencies_on_this over 10,000 notes against over 500.
     let mut costs = Vec::new();
@@ -199,42 +248,48 @@ pub(super) fn deps() -> Result<(), String> {
         costs.push(extra);
     }
     // For information: the index's cost grows with the notes it holds (it
-    // is decoded whole); the target compares with what read did before the
-    // index (below), "over 500 today".
+    // is decoded whole).
     println!(
         "  through the index, 10,000 notes against 500: {} against {}",
         fmt(Duration::from_secs_f64(costs[0].max(0.0))),
         fmt(Duration::from_secs_f64(costs[1].max(0.0)))
     );
 
-    // The reference: what read did before the index, over the same 10,000
-    // notes (the 500 most recent annotated commits, each note read and
-    // parsed).
-    let mut old = Vec::new();
-    let mut found = 0;
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        found = scan_recent(&repo, "src/m00.rs", "f00", OLD_SCAN_LIMIT)?;
-        old.push(start.elapsed());
+    // "Today", the reference: what read did before the index, on the
+    // 500-note repository and on the 10,000-note one.
+    let small_repo = Repo::open(&small).map_err(|e| e.to_string())?;
+    let mut references = Vec::new();
+    for (label, repo) in [("500", &small_repo), ("10,000", &repo)] {
+        let mut times = Vec::new();
+        let mut found = 0;
+        for _ in 0..RUNS {
+            let start = Instant::now();
+            found = scan_recent(repo, "src/m00.rs", "f00", OLD_SCAN_LIMIT)?;
+            times.push(start.elapsed());
+        }
+        references.push(row(
+            &format!("old scan of the 500 newest, {label} notes"),
+            times,
+            found,
+            "dependencies",
+        ));
     }
-    let reference = row(
-        "old scan of the 500 most recent notes",
-        old,
-        found,
-        "dependencies",
-    );
-    let old_median = reference.median.as_secs_f64();
     report(
-        "read's dependencies_on_this before the index, 10,000 notes (in-process)",
-        &[reference],
+        "read's dependencies_on_this before the index (in-process)",
+        &references,
         0,
     );
+    let reference = references
+        .iter()
+        .map(|r| r.median.as_secs_f64())
+        .fold(f64::INFINITY, f64::min);
+    let cost = costs[0].max(0.0);
     println!(
-        "  target: 10,000 notes through the index no slower than the old 500-note scan: {} ({} against {}, ratio {:.2})",
-        verdict(costs[0] <= old_median + 0.001),
-        fmt(Duration::from_secs_f64(costs[0].max(0.0))),
-        fmt(Duration::from_secs_f64(old_median)),
-        costs[0].max(0.0) / old_median
+        "  target: 10,000 notes through the index no slower than the old scan over 500 (the smaller reference): {} ({} against {}, ratio {:.2})",
+        verdict(cost <= reference),
+        fmt(Duration::from_secs_f64(cost)),
+        fmt(Duration::from_secs_f64(reference)),
+        cost / reference
     );
     Ok(())
 }

@@ -4,10 +4,10 @@
 //! environment for the hooks `git commit` runs.
 
 use serde_json::{Value, json};
-use testkit::Reply;
+use testkit::{Reply, texts_under};
 
 use crate::support::{
-    KEY, MESSAGE, all_text, codex_home, git_agent, home, project, responses, sessions, with_key,
+    KEY, MESSAGE, codex_home, git_agent, home, project, responses, sessions, with_key,
 };
 
 #[test]
@@ -161,9 +161,14 @@ fn a_cut_off_answer_is_repaired_once_with_twice_the_cap() {
 fn traces_record_the_body_sent() {
     let repo = project();
     let home = home();
-    let (_server, url) = responses(vec![Reply::text(MESSAGE)]);
+    let (server, url) = responses(vec![Reply::text(MESSAGE)]);
     let run = with_key(&repo, &home, &["commit-msg", "--high", "--fast"], &url);
     assert_eq!(run.code, 0, "{run:?}");
+    // The key was sent, so there was a key to leak.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     let session = &sessions(&repo)[0];
     let events = std::fs::read_to_string(session.join("events.ndjson")).unwrap();
     let request = events
@@ -182,8 +187,27 @@ fn traces_record_the_body_sent() {
         body.get("input").is_some() && body.get("messages").is_none(),
         "{body}"
     );
-    // The key is only ever in a header: not in the trace.
-    assert!(!all_text(session).contains(KEY));
+    // The key is only ever in a header: in no file of the session directory,
+    // neither as it is nor hex-encoded.
+    let files = texts_under(&repo.join(".git-agent"));
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|(path, _)| path.strip_prefix(session).ok())
+        .map(|path| path.display().to_string())
+        .collect();
+    for name in ["events.ndjson", "session.json"] {
+        assert!(names.iter().any(|n| n == name), "{names:?}");
+    }
+    assert!(
+        names.iter().any(|n| n.starts_with("artifacts/")),
+        "{names:?}"
+    );
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    for (path, text) in &files {
+        for form in [KEY, &hex, &hex.to_uppercase()] {
+            assert!(!text.contains(form), "{form} in {}", path.display());
+        }
+    }
 }
 
 #[test]

@@ -132,3 +132,62 @@ fn errors_follow_the_format() {
     let help = stdout(f.path(), &["deps", "--help"]);
     assert!(help.contains("Exit status:"), "{help}");
 }
+
+/// A region of `file` named `name` depending on `target_file`'s `connect`.
+fn caller(file: &str, name: &str, target_file: &str) -> serde_json::Value {
+    json!({
+        "file": file,
+        "ast_anchor": {"type": "function", "name": name},
+        "lines": {"start": 1, "end": 1},
+        "intent": format!("{name} connects first."),
+        "constraints": [],
+        "semantic_dependencies": [{"file": target_file, "anchor": "connect", "nature": format!("{name} needs a connection")}]
+    })
+}
+
+#[test]
+fn dependencies_recorded_before_a_rename_are_found_under_the_new_name() {
+    // Fixed: only the recorded path matched, so what depended on
+    // `src/old.rs` was lost once the file became `src/net/client.rs`.
+    let repo = testkit::TestRepo::new();
+    let client = "pub fn connect() -> bool {\n    true\n}\n";
+    repo.commit_file("src/old.rs", client, "Add the client");
+    let c2 = repo.commit_file("src/early.rs", "pub fn early() {}\n", "Add early");
+    annotate_regions(
+        &repo,
+        &c2,
+        "2024-01-01T00:00:00Z",
+        vec![caller("src/early.rs", "early", "src/old.rs")],
+    );
+    repo.rename("src/old.rs", "src/net/client.rs");
+    repo.commit("Move the client");
+    let c4 = repo.commit_file("src/late.rs", "pub fn late() {}\n", "Add late");
+    annotate_regions(
+        &repo,
+        &c4,
+        "2024-01-02T00:00:00Z",
+        vec![caller("src/late.rs", "late", "src/net/client.rs")],
+    );
+    let query = ["deps", "src/net/client.rs", "connect"];
+    let out = json_stdout(repo.path(), &query);
+    assert_eq!(texts(&out["dependents"], "/anchor"), ["late", "early"]);
+    assert_eq!(
+        texts(&out["dependents"], "/commit"),
+        [c4.as_str(), c2.as_str()]
+    );
+    assert_eq!(out["dependents"][0].get("former_path"), None);
+    assert_eq!(out["dependents"][1]["former_path"], "src/old.rs");
+    let md = stdout(repo.path(), &query);
+    assert!(
+        md.contains("**Depends on:** `connect` (as `src/old.rs`, before a rename)"),
+        "{md}"
+    );
+
+    // A name another file has today is that file's: a new `src/old.rs` keeps
+    // what is recorded under its name.
+    repo.commit_file("src/old.rs", "pub fn connect() {}\n", "A new old.rs");
+    let out = json_stdout(repo.path(), &query);
+    assert_eq!(texts(&out["dependents"], "/anchor"), ["late"]);
+    let out = json_stdout(repo.path(), &["deps", "src/old.rs", "connect"]);
+    assert_eq!(texts(&out["dependents"], "/anchor"), ["early"]);
+}

@@ -3,6 +3,11 @@ use std::borrow::Cow;
 use super::*;
 use crate::corpus::generated_inputs;
 
+/// [`super::shape`] with no kept subject.
+fn shape(raw: &str, options: &ShapeOptions) -> String {
+    super::shape(raw, options, &|_| false)
+}
+
 fn options(keep: &[&str]) -> ShapeOptions {
     ShapeOptions {
         keep_trailers: keep.iter().map(|key| (*key).to_owned()).collect(),
@@ -313,6 +318,44 @@ fn control_characters_and_escape_sequences_are_removed() {
         "\x1b[1mfix: bold\x1b[0m subject\n\nBody\x1b[2J with \u{202e}tricks.\r\n",
         "fix: bold subject\n\nBody with tricks.",
     );
+}
+
+#[test]
+fn a_kept_subject_is_never_unwrapped() {
+    // Fixed: when amending, a subject that reads like a lead-in, a label or a
+    // quotation was peeled off or unquoted, and the amend could never keep it.
+    for subject in [
+        "Here is the fix for the searcher's binary detection:",
+        "Sure, a fix for empty lines:",
+        "Commit message:",
+        "Subject: keep the subject",
+        "\"Quoted subject\"",
+        "`printer`",
+        "'single quotes'",
+    ] {
+        let kept = |line: &str| line == subject;
+        let check = |input: &str, expected: &str| {
+            let shaped = super::shape(input, &ShapeOptions::default(), &kept);
+            assert_eq!(shaped, expected, "shape({input:?})");
+            let again = super::shape(&shaped, &ShapeOptions::default(), &kept);
+            assert_eq!(again, shaped, "not idempotent");
+        };
+        check(subject, subject);
+        check(
+            &format!("  {subject}\n\nThe body."),
+            &format!("{subject}\n\nThe body."),
+        );
+        // What wraps it still goes.
+        check(
+            &format!("Here is the commit message:\n\n```\n{subject}\n\nThe body.\n```"),
+            &format!("{subject}\n\nThe body."),
+        );
+        // Without the kept subject, it is unwrapped like any other.
+        assert_ne!(
+            shape(&format!("{subject}\n\nThe body."), &ShapeOptions::default()),
+            format!("{subject}\n\nThe body.")
+        );
+    }
 }
 
 #[test]

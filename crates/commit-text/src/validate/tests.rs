@@ -1,5 +1,5 @@
 use super::*;
-use crate::shape::{ShapeOptions, shape};
+use crate::shape::ShapeOptions;
 
 #[track_caller]
 fn check_validate(message: &str, rules: &Rules, expected: &[&str]) {
@@ -386,7 +386,7 @@ fn all_problems_come_in_a_stable_order() {
 #[test]
 fn shaped_model_answer_validates() {
     let raw = "<think>The diff adds caching.</think>\nSure! Here's a commit message:\n\n```\nAdd response cache to the HTTP client (ABC-7)\n\nCache GET responses in memory, keyed by URL, so repeated requests during one run do not hit the network again. Entries expire after the TTL from the Cache-Control header.\n\n- Add `Cache` with\nget/insert\n- Honour `no-store`\n\n🤖 Generated with [Claude Code](https://claude.com/claude-code)\n\nCo-Authored-By: Claude <noreply@anthropic.com>\n```";
-    let shaped = shape(raw, &ShapeOptions::default());
+    let shaped = crate::shape::shape(raw, &ShapeOptions::default(), &|_| false);
     assert_eq!(
         shaped,
         "Add response cache to the HTTP client (ABC-7)\n\n\

@@ -2,7 +2,7 @@
 //! the bytes, the parsers never panic and what they produce stays
 //! proportional to what they read.
 
-use commit_text::{Conventional, Prefix, Style, issue_references, past_tense, pull_requests};
+use commit_text::{Conventional, Prefix, SubjectStyle, check, issue_references, pull_requests};
 use proptest::prelude::*;
 
 proptest! {
@@ -18,8 +18,11 @@ proptest! {
         }
         let prefix = Prefix::of(&text);
         prop_assert!(prefix.description(&text).len() <= text.len());
-        let _ = Style::detect(&[text.as_str()]);
-        let _ = past_tense(&text);
+        let style = SubjectStyle::detect(&[text.as_str()]);
+        prop_assert!(style.prefixes.iter().map(String::len).sum::<usize>() <= text.len() * 2);
+        // The mood, prefix and style checks of a subject.
+        let checks = commit_text::Checks { style: Some(style), ..Default::default() };
+        let _ = check(&checks, &text);
     }
 
     #[test]

@@ -7,4 +7,3 @@ mod golden;
 mod pr;
 mod support;
 mod tools;
-mod untrusted_text;

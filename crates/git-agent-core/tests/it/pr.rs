@@ -1,6 +1,7 @@
 //! `pr-message`: the branch against `origin/HEAD`, with and without it, and the
 //! squash task over real HTTP.
 
+use commit_text::Style;
 use git_agent_core::commit_msg::Options;
 use git_agent_core::context::Limits;
 use git_agent_core::{Error, pr_message};
@@ -8,6 +9,9 @@ use serde_json::json;
 use testkit::{Reply, TestRepo, assert_contains, call};
 
 use crate::support::{chat, generate, project, repaired, repaired_to};
+
+/// The total budget of the branch's commit messages (16 KiB).
+const BRANCH_MESSAGES_BYTES: usize = 16 * 1024;
 
 /// `project()` on main (origin/main = HEAD), then a feature branch with three
 /// commits, and one more commit on origin/main after the branch forked.
@@ -168,7 +172,7 @@ fn component_branch(body_lines: usize) -> TestRepo {
 fn the_squash_subject_follows_the_repository_style() {
     let repo = component_branch(2);
     let req = request(&repo);
-    assert_eq!(req.context.style, commit_text::Style::Component);
+    assert_eq!(req.context.style.kind, Style::Component);
     assert_contains(&req.task.system, "writes `component: subject` subjects");
     assert!(!req.task.system.contains("follows Conventional Commits"));
     repaired_to(
@@ -184,11 +188,107 @@ fn a_conventional_repository_gets_a_conventional_subject() {
     // Fixed: `net: …` passed as a Conventional Commits subject with type `net`.
     let repo = branch();
     let req = request(&repo);
-    assert_eq!(req.context.style, commit_text::Style::Conventional);
+    assert_eq!(req.context.style.kind, Style::Conventional);
     repaired_to(
         &req,
         "net: retry connects three times",
         "feat(net): retry connects three times",
+        "is not a Conventional Commits subject",
+    );
+}
+
+/// A repository whose origin/main has one commit for each of `subjects`
+/// (oldest first), and a branch fixing the printer.
+fn branch_after(subjects: &[&str]) -> TestRepo {
+    let repo = TestRepo::new();
+    for (n, subject) in subjects.iter().enumerate() {
+        repo.commit_file("CHANGELOG.md", format!("{n}\n"), subject);
+    }
+    repo.set_origin_head("main", "HEAD");
+    repo.checkout_new("printer-empty-lines");
+    repo.commit_file(
+        "crates/printer/src/lib.rs",
+        "pub fn p() {}\n",
+        "printer: fix empty lines",
+    );
+    repo
+}
+
+/// `answer` is accepted as it is, without a repair.
+#[track_caller]
+fn accepted(req: &pr_message::Request, answer: &str) {
+    let (_server, provider) = chat(vec![Reply::text(answer)]);
+    let generated = generate(req, provider.as_ref()).unwrap();
+    assert!(!generated.repaired, "{answer}");
+    assert_eq!(generated.message, answer);
+}
+
+#[test]
+fn ripgrep_components_named_like_conventional_types_pass() {
+    // Fixed: `doc: …` and `deps: …`, components ripgrep writes, were
+    // rejected as Conventional Commits types.
+    let repo = component_branch(2);
+    let req = request(&repo);
+    assert_eq!(req.context.style.kind, Style::Component);
+    for answer in [
+        "doc: explain how the printer handles empty lines",
+        "deps: bump grep-printer to 0.2.1",
+        "ci: test the printer on empty input",
+        "printer: handle empty lines",
+    ] {
+        accepted(&req, answer);
+    }
+    repaired_to(
+        &req,
+        "feat: handle empty lines",
+        "printer: handle empty lines",
+        "uses the Conventional Commits type `feat`",
+    );
+}
+
+#[test]
+fn a_window_of_deps_doc_and_ci_commits_stays_a_component_repository() {
+    // Fixed: ten recent `deps:`/`doc:`/`ci:` subjects read as Conventional
+    // Commits, and `printer: …` was then rejected.
+    let repo = branch_after(&[
+        "printer: add the printer",
+        "searcher: add a searcher",
+        "ignore/types: add zig",
+        "deps: bump regex to 1.10.4",
+        "doc: fix a typo in the guide",
+        "deps: bump memchr to 2.7.2",
+        "ci: test on aarch64",
+        "doc: mention --json in the FAQ",
+        "deps: bump bstr to 1.9.1",
+        "release: 14.1.0",
+        "ci: pin the toolchain",
+        "deps: bump globset to 0.4.14",
+        "doc: update the changelog",
+    ]);
+    let req = request(&repo);
+    assert_eq!(req.context.style.kind, Style::Component);
+    accepted(&req, "printer: fix empty lines");
+    accepted(&req, "deps: bump grep-printer to 0.2.1");
+}
+
+#[test]
+fn a_conventional_repository_writing_mostly_docs_and_tests_stays_conventional() {
+    let repo = branch_after(&[
+        "docs: describe the printer",
+        "test: cover empty lines",
+        "feat(cli): add --json",
+        "ci: cache the registry",
+        "fix: handle a missing newline",
+        "docs: fix a typo",
+    ]);
+    let req = request(&repo);
+    assert_eq!(req.context.style.kind, Style::Conventional);
+    accepted(&req, "fix(printer): handle empty lines");
+    accepted(&req, "docs: explain empty lines");
+    repaired_to(
+        &req,
+        "printer: handle empty lines",
+        "fix(printer): handle empty lines",
         "is not a Conventional Commits subject",
     );
 }
@@ -241,8 +341,8 @@ fn branch_messages_are_clamped_by_their_total_budget() {
     assert!(messages[1].ends_with("\n[…]"), "{}", messages[1]);
     assert!(messages[2].ends_with("PR #3192"), "{}", messages[2]);
     let total: usize = messages.iter().map(|m| m.len()).sum();
-    assert!(total <= pr_message::BRANCH_MESSAGES_BYTES + 16, "{total}");
-    assert!(total > pr_message::BRANCH_MESSAGES_BYTES / 2, "{total}");
+    assert!(total <= BRANCH_MESSAGES_BYTES + 16, "{total}");
+    assert!(total > BRANCH_MESSAGES_BYTES / 2, "{total}");
 }
 
 #[test]

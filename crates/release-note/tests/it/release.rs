@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use git_agent_core::Error;
 use git_agent_core::commit_msg::Options;
-use gitctx::{Bump, Repo};
+use gitctx::Bump;
 use llm::{LlmProvider, ProviderConfig, ProviderKind};
-use release_note::prepare::{self, RangeSpec, ReleaseLimits};
-use release_note::{self as release, Section, Signal, answer, markdown};
+use release_note::{self as release, RangeSpec, Section, Signal};
 use serde_json::json;
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains_all, call};
 
@@ -74,15 +73,23 @@ fn history() -> TestRepo {
     repo
 }
 
-fn open(repo: &TestRepo) -> Repo {
-    Repo::discover(repo.path()).unwrap()
+/// The range `spec` names in `repo`, or why there is none.
+fn range_of(repo: &TestRepo, spec: &RangeSpec) -> Result<release::Range, Error> {
+    release::prepare(repo.path(), spec, &Options::default()).map(|req| req.context.range)
 }
 
-/// The evidence `prepare_context` gathers from `repo` for `spec`.
+/// The evidence gathered from `repo` for `spec`.
 pub(crate) fn prepared(repo: &TestRepo, spec: &RangeSpec) -> release::ReleaseContext {
-    let r = open(repo);
-    let range = prepare::resolve_range(&r, spec).unwrap();
-    prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap()
+    request(repo, spec.clone()).context
+}
+
+/// The evidence as the model sees it: the `<prepared_context>` block of the
+/// task prompt.
+pub(crate) fn evidence(request: &release::Request) -> String {
+    let text = request.task.messages.last().unwrap().text();
+    let start = text.find("<prepared_context mode=").expect("the evidence");
+    let end = text.rfind("</prepared_context>\n").expect("its end");
+    text[start..end + "</prepared_context>\n".len()].to_owned()
 }
 
 fn subjects(commits: &[release::ReleaseCommit]) -> Vec<&str> {
@@ -100,8 +107,7 @@ pub(crate) fn explicit(base: &str, release: &str) -> RangeSpec {
 fn explicit_ranges_are_peeled_and_validated() {
     let repo = history();
     repo.tag_annotated("v1.1.0", "HEAD", "Release 1.1.0");
-    let r = open(&repo);
-    let range = prepare::resolve_range(&r, &explicit("v1.0.0", "v1.1.0")).unwrap();
+    let range = range_of(&repo, &explicit("v1.0.0", "v1.1.0")).unwrap();
     assert_eq!(
         range.base.commit.to_hex(),
         repo.rev_parse("v1.0.0^{commit}")
@@ -109,16 +115,15 @@ fn explicit_ranges_are_peeled_and_validated() {
     assert_eq!(range.release.commit.to_hex(), repo.rev_parse("HEAD"));
     assert_eq!(range.version.as_deref(), Some("1.1.0"));
     assert_eq!(range.bump, None);
-    let err = prepare::resolve_range(&r, &explicit("v9.9.9", "HEAD")).unwrap_err();
+    let err = range_of(&repo, &explicit("v9.9.9", "HEAD")).unwrap_err();
     assert!(
         err.to_string().contains("unknown revision 'v9.9.9'"),
         "{err}"
     );
-    let err = prepare::resolve_range(&r, &explicit("HEAD", "v1.1.0")).unwrap_err();
+    let err = range_of(&repo, &explicit("HEAD", "v1.1.0")).unwrap_err();
     assert!(matches!(err, Error::EmptyRange { .. }), "{err:?}");
     // Reversed: no commits from HEAD to v1.0.0.
-    let range = prepare::resolve_range(&r, &explicit("HEAD", "v1.0.0")).unwrap();
-    let err = prepare::prepare_context(&r, range, &ReleaseLimits::default()).unwrap_err();
+    let err = range_of(&repo, &explicit("HEAD", "v1.0.0")).unwrap_err();
     assert!(
         err.to_string().contains("is the order BASE RELEASE?"),
         "{err}"
@@ -128,13 +133,12 @@ fn explicit_ranges_are_peeled_and_validated() {
 #[test]
 fn shortcuts_bump_the_latest_reachable_version_tag() {
     let repo = history();
-    let r = open(&repo);
-    let range = prepare::resolve_range(&r, &RangeSpec::Bump(Bump::Minor)).unwrap();
+    let range = range_of(&repo, &RangeSpec::Bump(Bump::Minor)).unwrap();
     assert_eq!(range.base.name, "v1.0.0");
     assert_eq!(range.release.name, "HEAD");
     assert_eq!(range.version.as_deref(), Some("1.1.0"));
     assert_eq!(range.bump.as_deref(), Some("minor"));
-    let range = prepare::resolve_range(&r, &RangeSpec::Bump(Bump::Major)).unwrap();
+    let range = range_of(&repo, &RangeSpec::Bump(Bump::Major)).unwrap();
     assert_eq!(range.version.as_deref(), Some("2.0.0"));
 
     // Without the `v`, and a later tag on another branch is not reachable.
@@ -146,7 +150,7 @@ fn shortcuts_bump_the_latest_reachable_version_tag() {
     plain.commit_file("b.txt", "x\n", "elsewhere");
     plain.tag("9.0.0");
     plain.checkout("main");
-    let range = prepare::resolve_range(&open(&plain), &RangeSpec::Bump(Bump::Patch)).unwrap();
+    let range = range_of(&plain, &RangeSpec::Bump(Bump::Patch)).unwrap();
     assert_eq!(range.base.name, "1.4.2");
     assert_eq!(range.version.as_deref(), Some("1.4.3"));
 }
@@ -156,14 +160,15 @@ fn no_version_tag_is_a_clear_error() {
     let repo = TestRepo::new();
     repo.commit_file("a.txt", "1\n", "one");
     repo.tag("release-candidate");
-    let err = prepare::resolve_range(&open(&repo), &RangeSpec::Bump(Bump::Patch)).unwrap_err();
+    let err = range_of(&repo, &RangeSpec::Bump(Bump::Patch)).unwrap_err();
     assert!(matches!(err, Error::NoVersionTag), "{err:?}");
     assert!(err.to_string().contains("pass BASE and RELEASE"), "{err}");
 }
 
 #[test]
 fn the_evidence_of_each_commit() {
-    let ctx = prepared(&history(), &explicit("v1.0.0", "HEAD"));
+    let req = request(&history(), explicit("v1.0.0", "HEAD"));
+    let ctx = &req.context;
     assert_eq!(
         subjects(&ctx.commits),
         [
@@ -200,7 +205,7 @@ fn the_evidence_of_each_commit() {
             .iter()
             .any(|c| c.section == Section::Fixes && c.include)
     );
-    let text = prepare::render(&ctx);
+    let text = evidence(&req);
     assert_contains_all(
         &text,
         &[
@@ -261,7 +266,8 @@ fn with_submodule(checked_out: bool) -> (TestRepo, TestRepo) {
 #[test]
 fn a_moved_submodule_with_its_history_groups_its_commits() {
     let (parent, _sub) = with_submodule(true);
-    let ctx = prepared(&parent, &explicit("v0.1.0", "HEAD"));
+    let req = request(&parent, explicit("v0.1.0", "HEAD"));
+    let ctx = &req.context;
     assert_eq!(ctx.submodules.len(), 1);
     let group = &ctx.submodules[0];
     assert_eq!(group.path, "vendor/lib");
@@ -275,7 +281,7 @@ fn a_moved_submodule_with_its_history_groups_its_commits() {
     );
     assert_eq!(ctx.commits[0].signals, [Signal::Submodule]);
     assert!(ctx.touched_code);
-    let text = prepare::render(&ctx);
+    let text = evidence(&req);
     assert_contains_all(
         &text,
         &["<submodule path=\"vendor/lib\"", "feat: streaming decode"],
@@ -325,35 +331,32 @@ fn good_answer(ctx: &release::ReleaseContext) -> serde_json::Value {
 }
 
 #[test]
-fn golden_release_evidence_answer_and_markdown() {
+fn golden_release_evidence_and_markdown() {
     let (repo, ctx) = context();
+    let req = request(&repo, RangeSpec::Bump(Bump::Minor));
     let root = repo.path().to_string_lossy().into_owned();
     insta::assert_snapshot!(
         "release_prepared_context",
-        prepare::render(&ctx).replace(&root, "[REPO]")
+        evidence(&req).replace(&root, "[REPO]")
     );
-    let raw = good_answer(&ctx).to_string();
-    let parsed = answer::parse(&raw, &ctx).unwrap();
-    insta::assert_json_snapshot!("release_answer", parsed);
-    let md = markdown::render(&parsed, &ctx);
-    assert!(md.starts_with("### "), "{md}");
-    assert!(markdown::validate_document(&md, &ctx).is_empty());
-    insta::assert_snapshot!("release_markdown", md);
+    // The answer passes every check (refs, sections, the Markdown built from
+    // it) the first time.
+    let (_server, provider) = chat(vec![Reply::text(&good_answer(&ctx).to_string())]);
+    let note = run(&req, provider.as_ref()).unwrap();
+    assert!(!note.repaired);
+    assert!(note.markdown.starts_with("### "), "{}", note.markdown);
+    insta::assert_snapshot!("release_markdown", note.markdown);
 }
 
 pub(crate) fn request(repo: &TestRepo, spec: RangeSpec) -> release::Request {
-    release::task::prepare(repo.path(), &spec, &Options::default()).unwrap()
+    release::prepare(repo.path(), &spec, &Options::default()).unwrap()
 }
 
 pub(crate) fn run(
     request: &release::Request,
     provider: &dyn llm::LlmProvider,
 ) -> Result<release::Note, Error> {
-    testkit::runtime().block_on(release::task::generate(
-        request,
-        provider,
-        &mut agent::NullSink,
-    ))
+    testkit::runtime().block_on(release::generate(request, provider, &mut agent::NullSink))
 }
 
 #[test]
@@ -361,7 +364,11 @@ fn the_fallback_tool_then_a_structured_answer() {
     let (repo, ctx) = context();
     let req = request(&repo, RangeSpec::Bump(Bump::Minor));
     assert_eq!(req.task.tools.names(), ["repo_summary"]);
-    assert!(req.budgets.max_steps >= release::task::MIN_STEPS);
+    // A release note gets at least 6 model steps, whatever it is given.
+    let mut few = Options::default();
+    few.budgets.max_steps = 1;
+    let floored = release::prepare(repo.path(), &RangeSpec::Bump(Bump::Minor), &few).unwrap();
+    assert_eq!(floored.budgets.max_steps, 6);
     let (server, provider) = responses(vec![
         Reply::tool_calls(vec![call("c1", "repo_summary", json!({}))]),
         Reply::text(&good_answer(&ctx).to_string()),
@@ -407,6 +414,36 @@ fn an_answer_with_unknown_refs_is_repaired_once() {
 }
 
 #[test]
+fn a_cut_off_answer_is_repaired_once_with_twice_the_cap() {
+    let (repo, ctx) = context();
+    let mut options = Options::default();
+    options.budgets.max_tokens = Some(1000);
+    let req = release::prepare(repo.path(), &RangeSpec::Bump(Bump::Minor), &options).unwrap();
+    let good = good_answer(&ctx).to_string();
+    let half = &good[..good.len() / 2];
+    let (server, provider) = responses(vec![Reply::max_tokens(half), Reply::text(&good)]);
+    let note = run(&req, provider.as_ref()).unwrap();
+    assert!(note.repaired);
+    assert!(
+        note.markdown.starts_with("### Features\n"),
+        "{}",
+        note.markdown
+    );
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].json()["max_output_tokens"], json!(1000));
+    assert_eq!(sent[1].json()["max_output_tokens"], json!(2000));
+    testkit::assert_contains(
+        &sent[1].raw_text(),
+        "cut off by the output token limit (1000 tokens)",
+    );
+    // Cut off twice: a clear failure, not half a note.
+    let (_server, provider) = responses(vec![Reply::max_tokens(half), Reply::max_tokens(half)]);
+    let err = run(&req, provider.as_ref()).unwrap_err();
+    assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+}
+
+#[test]
 fn release_note_request() {
     let (repo, _ctx) = context();
     let req = request(&repo, RangeSpec::Bump(Bump::Minor));
@@ -416,5 +453,6 @@ fn release_note_request() {
     }
     let root = repo.path().to_string_lossy().into_owned();
     insta::assert_snapshot!(out.replace(&root, "[REPO]"));
-    insta::assert_json_snapshot!("release_answer_schema", answer::schema());
+    let format = req.task.json_format.as_ref().expect("a structured answer");
+    insta::assert_json_snapshot!("release_answer_schema", format.schema);
 }

@@ -6,7 +6,7 @@ use release_note::{ItemRef, ReleaseContext};
 use serde_json::json;
 use testkit::{Reply, TestRepo, assert_contains};
 
-use crate::release::{chat, explicit, prepared, request, run};
+use crate::release::{chat, evidence, explicit, prepared, request, run};
 
 /// `crates/<dir>/Cargo.toml` of crate `name` at `version`, depending on
 /// grep-searcher `searcher` by path when given.
@@ -132,13 +132,12 @@ fn pull_request_and_issue_references_of_real_messages_are_recognised() {
     );
     assert!(refs_of(&ctx, "Fix a crash on empty lines").contains(&ItemRef::PullRequest(3192)));
     assert!(refs_of(&ctx, "Fix a glob that never matched").contains(&ItemRef::Issue(3202)));
-    let text = release_note::prepare::render(&ctx);
+    let req = request(&repo, explicit("14.0.0", "HEAD"));
     assert_contains(
-        &text,
+        &evidence(&req),
         "Pull requests the commits mention (refs of kind pull_request): #3192. Issues they close (refs of kind issue): #3202.",
     );
 
-    let req = request(&repo, explicit("14.0.0", "HEAD"));
     let answer = |kind: &str| {
         json!({"sections": [{"section": "fixes", "items": [
             {"text": "Fix a crash on empty lines.", "refs": [{"kind": "pull_request", "id": "#3192"}]},

@@ -368,6 +368,45 @@ fn the_scan_limit_counts_only_when_set() {
     );
 }
 
+#[test]
+fn dependencies_recorded_under_a_former_name_count_after_a_rename() {
+    // Fixed: read matched the recorded path only, so a dependency declared on
+    // `src/wire.rs` was lost once the file became `src/codec.rs`.
+    let repo = TestRepo::new();
+    repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "wire");
+    annotated_unit(&repo, "src/a.rs", "a", &[("src/wire.rs", "encode")]);
+    repo.rename("src/wire.rs", "src/codec.rs");
+    repo.commit("rename wire to codec");
+    annotated_unit(&repo, "src/b.rs", "b", &[("src/codec.rs", "encode")]);
+    // Another unit of the file under its former name is not this one.
+    annotated_unit(&repo, "src/c.rs", "c", &[("src/wire.rs", "decode")]);
+    let out = read(
+        &repo,
+        &ReadQuery::file("src/codec.rs").with_anchor("encode"),
+    );
+    let found: Vec<(&str, &str)> = out
+        .dependencies_on_this
+        .iter()
+        .map(|d| (d.file.as_str(), d.target_file.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [("src/b.rs", "src/codec.rs"), ("src/a.rs", "src/wire.rs")]
+    );
+    // A name another file has today stays that file's.
+    repo.commit_file("src/wire.rs", "pub fn encode() {}\n", "a new wire");
+    let out = read(
+        &repo,
+        &ReadQuery::file("src/codec.rs").with_anchor("encode"),
+    );
+    let files: Vec<&str> = out
+        .dependencies_on_this
+        .iter()
+        .map(|d| d.file.as_str())
+        .collect();
+    assert_eq!(files, ["src/b.rs"]);
+}
+
 fn paths(repo: &TestRepo) -> (std::path::PathBuf, std::path::PathBuf) {
     let r = Repo::discover(repo.path()).unwrap();
     (DepsIndex::path(&r), DepsIndex::journal_path(&r))
