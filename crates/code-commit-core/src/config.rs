@@ -68,6 +68,11 @@ pub const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
 /// The largest key file read.
 pub const KEY_LIMIT: u64 = 64 * 1024;
 
+/// The build output a repair prompt carries by default: 256 KiB (spec 001
+/// asks for the entire output; a bound keeps a runaway build from filling the
+/// model's context).
+pub(crate) const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
+
 /// The user's own files, outside every project. The binary resolves them (from
 /// `$XDG_CONFIG_HOME` or `$HOME`); the library reads no environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -229,10 +234,7 @@ fn resolve(mut stack: Stack<'_>) -> Result<Config, ConfigError> {
             provider.default_key_variable(),
         ),
         max_tokens: stack.value(&MAX_TOKENS, 32_000)?,
-        max_build_output_bytes: stack.value(
-            &MAX_BUILD_OUTPUT_BYTES,
-            crate::session::DEFAULT_BUILD_OUTPUT_BYTES,
-        )?,
+        max_build_output_bytes: stack.value(&MAX_BUILD_OUTPUT_BYTES, DEFAULT_BUILD_OUTPUT_BYTES)?,
         build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?),
         request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?),
         build_sandbox: stack.value(&BUILD_SANDBOX, true)?,

@@ -21,6 +21,7 @@ use safe_io::Dir;
 
 use crate::apply::{self, Applied, Change};
 use crate::build::{self, BuildError, BuildOptions, BuildResult};
+use crate::config::DEFAULT_BUILD_OUTPUT_BYTES;
 use crate::error::Error;
 use crate::logs::RunLog;
 use crate::parse::{self, Action};
@@ -28,11 +29,6 @@ use crate::policy::{self, Policy, Target};
 use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
 use crate::undo::{Before, Undo, Way};
-
-/// The build output a repair prompt carries by default: 256 KiB (spec 001
-/// asks for the entire output; a bound keeps a runaway build from filling the
-/// model's context).
-pub(crate) const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
