@@ -65,7 +65,36 @@ pub enum AnnotateError {
     Unsafe(#[from] safe_io::Error),
     /// `ultragit sync` could not reach, or push to, the remote.
     #[error(transparent)]
-    Sync(#[from] crate::sync::SyncError),
+    Sync(#[from] SyncError),
+}
+
+/// Why `ultragit sync` failed (defined here, below `sync`, which uses
+/// [`AnnotateError`]; re-exported as `sync::SyncError`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SyncError {
+    #[error(
+        "there is no remote named '{remote}' in this repository (see `git remote -v`); name one with `ultragit sync <remote>`"
+    )]
+    UnknownRemote { remote: String },
+    #[error(
+        "could not reach the remote '{remote}' ({detail}); check its URL (`git remote get-url {remote}`), the network and your credentials"
+    )]
+    Unreachable { remote: String, detail: String },
+    #[error("the remote '{remote}' refused the push of {refname}: {reason}")]
+    Refused {
+        remote: String,
+        refname: String,
+        reason: String,
+    },
+    #[error(
+        "the push of {refname} to '{remote}' was rejected {attempts} times because others pushed at the same time; run `ultragit sync` again"
+    )]
+    KeptLosing {
+        remote: String,
+        refname: String,
+        attempts: u32,
+    },
 }
 
 impl AnnotateError {
