@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use ultragit_annotate::{AuthorContext, author};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
 
 /// The longest task, reasoning or dependencies text accepted (bytes).
 const MAX_TEXT: usize = 64 * 1024;

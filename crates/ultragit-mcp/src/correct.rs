@@ -20,7 +20,7 @@ use ultragit_schema::correction::MAX_CORRECTION_TEXT;
 use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
 
 /// The longest commit, file or anchor accepted (bytes).
 const MAX_NAME: usize = 4096;

@@ -11,7 +11,7 @@
 //! # }
 //! ```
 //!
-//! The tools ([`tools`] has the registry; each is an argument struct, a call
+//! The tools ([`tool`] says what a tool is, [`tools`] has the registry; each is an argument struct, a call
 //! into a library and a rendering):
 //! - `ultragit_read` ([`read`]): `paths`, `anchor` or `lines`, `max_tokens`,
 //!   `min_confidence`, `tags` → `ultragit_read::GitReadPipeline`, in process.
@@ -55,6 +55,7 @@ pub mod context;
 pub mod correct;
 pub mod queries;
 pub mod read;
+pub mod tool;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -68,7 +69,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use tools::{ToolError, ToolOutput};
+pub use tool::{ToolError, ToolOutput};
 
 /// Where the server's log lines go (the binary: stderr). Never stdout.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;

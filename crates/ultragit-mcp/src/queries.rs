@@ -16,7 +16,7 @@ use ultragit_read::{Answer, Format, GitReadPipeline, ReadError};
 
 use crate::Scope;
 use crate::read::read_error_as;
-use crate::tools::{
+use crate::tool::{
     Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative, repo_relative_dir,
 };
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use ultragit_read::{Format, GitReadPipeline, ReadError, ReadPipeline, ReadQuery};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
 
 /// The most files one call reads.
 const MAX_PATHS: usize = 64;
