@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
