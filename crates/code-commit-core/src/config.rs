@@ -2,7 +2,7 @@
 //! from, and how the build is sandboxed.
 //!
 //! Two files, both optional, both read as regular files of at most 1 MiB
-//! ([`CONFIG_LIMIT`]):
+//! (`CONFIG_LIMIT`):
 //!
 //! 1. the project's `agent-config/config.toml` (never through a symbolic link:
 //!    neither `agent-config/` nor the file may be one), and
@@ -37,7 +37,7 @@
 //!
 //! 1. the project's key file: `api_key_file` when set (it must exist), else
 //!    `agent-config/api-key` — a regular file inside `agent-config/`, at most
-//!    64 KiB ([`KEY_LIMIT`]), never a link;
+//!    64 KiB (`KEY_LIMIT`), never a link;
 //! 2. the user's key file `$XDG_CONFIG_HOME/code-commit/api-key` (by default
 //!    `~/.config/code-commit/api-key`), outside every project;
 //! 3. the environment variable `api_key_env` names.
@@ -60,13 +60,13 @@ use crate::error::Error;
 /// The directory of code-commit's own files.
 pub const CONFIG_DIR: &str = "agent-config";
 /// The configuration file, relative to the project.
-pub const CONFIG_FILE: &str = "agent-config/config.toml";
+pub(crate) const CONFIG_FILE: &str = "agent-config/config.toml";
 /// The key file used when the configuration names none.
 pub(crate) const DEFAULT_KEY_FILE: &str = "api-key";
 /// The largest configuration file read (either of them).
-pub const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
+pub(crate) const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
 /// The largest key file read.
-pub const KEY_LIMIT: u64 = 64 * 1024;
+pub(crate) const KEY_LIMIT: u64 = 64 * 1024;
 
 /// The build output a repair prompt carries by default: 256 KiB (spec 001
 /// asks for the entire output; a bound keeps a runaway build from filling the

@@ -120,13 +120,13 @@ pub struct Report {
 /// Everything a run reads before the first model call.
 #[derive(Debug)]
 pub struct Inputs {
-    pub query: String,
-    pub codebase: String,
+    pub(crate) query: String,
+    pub(crate) codebase: String,
     pub policy: Policy,
     /// The project directory, opened.
-    pub root: Dir,
+    pub(crate) root: Dir,
     /// Where the protected files are.
-    pub protected: Protected,
+    pub(crate) protected: Protected,
 }
 
 /// Why an attempt applied nothing.

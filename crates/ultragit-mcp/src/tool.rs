@@ -13,23 +13,23 @@ use crate::{Scope, text_block};
 
 /// What a tool is called and says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolMeta {
+pub(crate) struct ToolMeta {
     /// The tool's name (`ultragit_…`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// A short human-readable title.
-    pub title: &'static str,
+    pub(crate) title: &'static str,
     /// True when the tool changes nothing.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// True when calling it again with the same arguments changes nothing more.
-    pub idempotent: bool,
+    pub(crate) idempotent: bool,
     /// What the tool does and when to call it (the model reads this).
-    pub description: &'static str,
+    pub(crate) description: &'static str,
 }
 
 impl ToolMeta {
     /// A query tool: it changes nothing, so calling it again changes nothing
     /// more (`read_only` and `idempotent`).
-    pub const fn query(
+    pub(crate) const fn query(
         name: &'static str,
         title: &'static str,
         description: &'static str,
@@ -46,7 +46,7 @@ impl ToolMeta {
 
 /// One tool, implemented by its argument type: the type's JSON schema is the
 /// tool's input schema.
-pub trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
+pub(crate) trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
     /// Its name, title, description.
     const META: ToolMeta;
 
@@ -58,16 +58,16 @@ pub trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
 /// What a tool returns: the markdown a model reads and the JSON a program
 /// reads.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     /// The markdown rendering (the text content).
-    pub text: String,
+    pub(crate) text: String,
     /// The JSON (`structuredContent`); always an object.
-    pub structured: serde_json::Map<String, Value>,
+    pub(crate) structured: serde_json::Map<String, Value>,
 }
 
 impl ToolOutput {
     /// `text` and `structured` (a non-object value is wrapped as `{"result": …}`).
-    pub fn new(text: impl Into<String>, structured: Value) -> ToolOutput {
+    pub(crate) fn new(text: impl Into<String>, structured: Value) -> ToolOutput {
         let structured = match structured {
             Value::Object(map) => map,
             other => {
@@ -83,7 +83,7 @@ impl ToolOutput {
     }
 
     /// The successful `tools/call` result.
-    pub fn into_result(self) -> CallToolResult {
+    pub(crate) fn into_result(self) -> CallToolResult {
         let mut result = CallToolResult::success(vec![text_block(self.text)]);
         result.structured_content = Some(Value::Object(self.structured));
         result
@@ -94,14 +94,14 @@ impl ToolOutput {
 /// error object `{"error": {"code", "message", …}}` (read's errors use read's
 /// JSON error object, spec 003 §5).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolError {
+pub(crate) struct ToolError {
     message: String,
     structured: Value,
 }
 
 impl ToolError {
     /// An error with `code` (snake case) and `message`.
-    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
+    pub(crate) fn new(code: &str, message: impl Into<String>) -> ToolError {
         let message = message.into();
         let structured = json!({ "error": { "code": code, "message": message } });
         ToolError {
@@ -111,7 +111,7 @@ impl ToolError {
     }
 
     /// An error whose JSON body is `body` (it must hold `error.message`).
-    pub fn with_body(message: impl Into<String>, body: Value) -> ToolError {
+    pub(crate) fn with_body(message: impl Into<String>, body: Value) -> ToolError {
         ToolError {
             message: message.into(),
             structured: body,
@@ -119,7 +119,7 @@ impl ToolError {
     }
 
     /// Arguments that do not fit the tool's schema or its bounds.
-    pub fn invalid_arguments(tool: &str, problem: impl std::fmt::Display) -> ToolError {
+    pub(crate) fn invalid_arguments(tool: &str, problem: impl std::fmt::Display) -> ToolError {
         ToolError::new(
             "invalid_argument",
             format!("Invalid arguments for {tool}: {problem}. See the tool's input schema."),
@@ -127,7 +127,7 @@ impl ToolError {
     }
 
     /// A bug: the tool panicked or its task was lost.
-    pub fn internal(tool: &str, problem: &dyn std::fmt::Display) -> ToolError {
+    pub(crate) fn internal(tool: &str, problem: &dyn std::fmt::Display) -> ToolError {
         ToolError::new(
             "internal",
             format!("{tool} failed unexpectedly (a bug in ultragit): {problem}"),
@@ -135,13 +135,13 @@ impl ToolError {
     }
 
     /// The one-line message.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         &self.message
     }
 
     /// The `tools/call` result: `isError: true`, the message as text, the
     /// error object as `structuredContent`.
-    pub fn into_result(self) -> CallToolResult {
+    pub(crate) fn into_result(self) -> CallToolResult {
         let mut result = CallToolResult::error(vec![text_block(self.message)]);
         result.structured_content = Some(self.structured);
         result

@@ -1,14 +1,14 @@
-//! The tool registry: one [`ToolSpec`] per tool, implemented by the tool's
-//! `Deserialize + JsonSchema` argument type (a [`ToolMeta`](crate::tool::ToolMeta) and a synchronous
+//! The tool registry: one `ToolSpec` per tool, implemented by the tool's
+//! `Deserialize + JsonSchema` argument type (a `ToolMeta` and a synchronous
 //! call), listed once in [`Registry::all`]. The registry derives each tool's strict schema from its
 //! argument type, parses arguments into it (a mismatch is a tool error naming
-//! the field), and turns the call's [`ToolOutput`] or [`ToolError`] into a
+//! the field), and turns the call's `ToolOutput` or `ToolError` into a
 //! `CallToolResult`.
 //!
 //! Adding a tool: a module with its argument struct
 //! (`#[serde(deny_unknown_fields)]`, doc comments become the schema's
-//! descriptions) implementing [`ToolSpec`]: its [`ToolMeta`](crate::tool::ToolMeta) (for a tool that
-//! only reads, [`ToolMeta::query`](crate::tool::ToolMeta::query)), and a `call` that runs the library
+//! descriptions) implementing `ToolSpec`: its `ToolMeta` (for a tool that
+//! only reads, `ToolMeta::query`), and a `call` that runs the library
 //! function and renders its result; then one line in [`Registry::all`].
 
 use std::sync::Arc;
@@ -55,12 +55,12 @@ impl Registry {
     }
 
     /// The tools' definitions.
-    pub fn tools(&self) -> Vec<Tool> {
+    pub(crate) fn tools(&self) -> Vec<Tool> {
         self.entries.iter().map(|e| e.tool.clone()).collect()
     }
 
     /// The definition of the tool `name`.
-    pub fn tool(&self, name: &str) -> Option<Tool> {
+    pub(crate) fn tool(&self, name: &str) -> Option<Tool> {
         self.find(name).map(|e| e.tool.clone())
     }
 

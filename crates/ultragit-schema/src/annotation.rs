@@ -246,7 +246,8 @@ impl NoteParseError {
         self.line
     }
 
-    /// 1-based column of the problem; 0 when unknown.
+    /// 1-based column of the problem; 0 when unknown. Part of the published
+    /// API (with [`line`](Self::line)); our readers report only the line.
     pub fn column(&self) -> usize {
         self.column
     }
