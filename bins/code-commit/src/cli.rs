@@ -128,9 +128,7 @@ pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
         &project,
         &settings::Flags {
             max_repairs: cli.max_repairs,
-            max_build_output_bytes: cli
-                .max_build_output_bytes
-                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            max_build_output_bytes: cli.max_build_output_bytes,
             revert_on_failure: cli.revert_on_failure,
         },
         ctx,

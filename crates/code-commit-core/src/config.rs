@@ -10,8 +10,9 @@
 //!    `~/.config/code-commit/config.toml`; the binary resolves the path, see
 //!    [`UserFiles`]).
 //!
-//! For each key the project file wins over the user file; `build_writable` lists
-//! of both are joined. The keys are one table resolved by `layered-config`, so a
+//! For each key the project file wins over the user file, and a command-line
+//! flag ([`Flags`]: `--max-build-output-bytes`) over both; `build_writable`
+//! lists of both files are joined. The keys are one table resolved by `layered-config`, so a
 //! bad value or an unknown key is an error naming the file (and the key). Both
 //! files are trusted: code-commit refuses to run at all when
 //! git tracks anything under `agent-config/` (see [`crate::run::preflight`]), so
@@ -92,8 +93,10 @@ const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file);
 const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", parsers::optional_text);
 const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>);
 /// At least 1 KiB: room for the status line, the cut marker and some output.
-const MAX_BUILD_OUTPUT_BYTES: Key<usize> =
-    Key::new("max_build_output_bytes", parsers::whole::<usize, 1024>);
+const MAX_BUILD_OUTPUT_BYTES: Key<usize> = Key {
+    flag: Some("--max-build-output-bytes"),
+    ..Key::new("max_build_output_bytes", parsers::whole::<usize, 1024>)
+};
 const BUILD_TIMEOUT_SECS: Key<u64> = Key::new("build_timeout_secs", parsers::whole::<u64, 1>);
 const REQUEST_TIMEOUT_SECS: Key<u64> = Key::new("request_timeout_secs", parsers::whole::<u64, 1>);
 const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean);
@@ -134,6 +137,13 @@ fn writable_paths(value: &Value) -> Result<Vec<PathBuf>, String> {
         .collect()
 }
 
+/// What the command line sets over both files: the flags layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--max-build-output-bytes`: the build output a repair prompt carries.
+    pub max_build_output_bytes: Option<u64>,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -164,7 +174,7 @@ fn parse(text: &[u8], name: &str) -> Result<Section, Error> {
 }
 
 fn config_error(err: ConfigError) -> Error {
-    Error::Config(err.to_string())
+    Error::ConfigValue(err)
 }
 
 /// Why a file under `agent-config/` cannot be read, said for a person.
@@ -194,8 +204,8 @@ fn unsafe_file(rel: &str, err: &safe_io::Error, what: &str) -> Error {
 }
 
 /// Reads `agent-config/config.toml` in `project` and the user's configuration
-/// file (each optional; defaults for what neither sets).
-pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
+/// file (each optional; defaults for what neither sets), under `flags`.
+pub fn load(project: &Path, user: &UserFiles, flags: &Flags) -> Result<Config, Error> {
     let project_dir = Dir::open(project).map_err(|e| Error::Config(e.to_string()))?;
     let project_file = match project_dir.read_optional(CONFIG_FILE, CONFIG_LIMIT) {
         Ok(Some(bytes)) => Some(parse(&bytes, CONFIG_FILE)?),
@@ -210,11 +220,15 @@ pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
             Err(err) => return Err(Error::Config(err.to_string())),
         },
     };
+    let flags = Layer::flags().flag(
+        &MAX_BUILD_OUTPUT_BYTES,
+        flags.max_build_output_bytes.map(|bytes| bytes.to_string()),
+    );
     // Both files are the user's own: code-commit refuses a tracked agent-config/.
     let stack = [project_file, user_file]
         .into_iter()
         .flatten()
-        .fold(Stack::new(), |stack, file| {
+        .fold(Stack::new().with(flags), |stack, file| {
             stack.with(Layer::user_file(file))
         });
     resolve(stack).map_err(config_error)

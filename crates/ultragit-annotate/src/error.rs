@@ -49,8 +49,13 @@ pub enum AnnotateError {
     Agent(#[from] AgentError),
     #[error("{0}")]
     Git(#[from] gitctx::Error),
+    /// A setting is unusable; the cause names the key and where it was set.
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[source] layered_config::ConfigError),
+    /// `.ultragit-config.toml` could not be read safely (a link, a special
+    /// file, too large).
+    #[error("invalid configuration: {0}")]
+    ConfigFile(#[source] gitctx::Error),
     #[error("{path}: {source}")]
     Io {
         path: String,
