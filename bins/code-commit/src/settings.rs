@@ -5,8 +5,8 @@
 //!   `~/.config/`; a relative `$XDG_CONFIG_HOME` is ignored, as the XDG
 //!   specification asks).
 //! - The configuration (`code_commit_core::config::load`, one table resolved by
-//!   `layered-config`): for each key `agent-config/config.toml` over the user's
-//!   `config.toml` over the defaults (`llm::defaults` for the model and the key
+//!   `layered-config`): for each key the flag (`--max-build-output-bytes`) over
+//!   `agent-config/config.toml` over the user's `config.toml` over the defaults (`llm::defaults` for the model and the key
 //!   variable); `build_writable` lists are joined.
 //! - The key (`code_commit_core::config::key`): `agent-config/api-key` (or the
 //!   file `api_key_file` names) over the user's `api-key` file over the
@@ -46,8 +46,9 @@ pub struct Settings {
 pub struct Flags {
     /// Repair rounds after the first attempt.
     pub max_repairs: u32,
-    /// The build output a repair prompt carries, over `max_build_output_bytes`.
-    pub max_build_output_bytes: Option<usize>,
+    /// The build output a repair prompt carries: the flags layer over
+    /// `max_build_output_bytes` in the files.
+    pub max_build_output_bytes: Option<u64>,
     /// A failed run puts back the files it changed.
     pub revert_on_failure: bool,
 }
@@ -62,7 +63,13 @@ pub fn load(project: &Path, flags: &Flags, ctx: &Context) -> Result<Settings, Co
     let var_path = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
 
     let user = user_files(&var_path);
-    let config = config::load(project, &user)?;
+    let config = config::load(
+        project,
+        &user,
+        &config::Flags {
+            max_build_output_bytes: flags.max_build_output_bytes,
+        },
+    )?;
     let (key, key_source) = config::key(&config, project, &user, lookup)?;
     let mut provider_config = config::provider_config(&config, key.clone())?;
     provider_config.http.proxy = env::proxy_config(lookup);
@@ -78,9 +85,7 @@ pub fn load(project: &Path, flags: &Flags, ctx: &Context) -> Result<Settings, Co
     let options = RunOptions {
         max_repairs: flags.max_repairs,
         max_tokens: config.max_tokens,
-        build_output_bytes: flags
-            .max_build_output_bytes
-            .unwrap_or(config.max_build_output_bytes),
+        build_output_bytes: config.max_build_output_bytes,
         revert_on_failure: flags.revert_on_failure,
         build: BuildOptions {
             timeout: config.build_timeout,

@@ -53,7 +53,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use agent::{ConsoleSink, NullSink, TraceSink};
 use clap::Args;
 use frontend::provider::{ProviderError, ProviderRequest, connect, provider_config};

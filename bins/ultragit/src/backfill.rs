@@ -21,7 +21,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::provider::{ProviderRequest, connect, provider_config};
 use frontend::{CommandError, ErrorKind, Outcome};

@@ -19,7 +19,7 @@ use frontend::{CommandError, Outcome};
 use gitctx::Repo;
 use ultragit_read::GitReadPipeline;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 
 /// The most files one warm-up carries forward.
 const MAX_PATHS: usize = 512;

@@ -1,10 +1,11 @@
 //! The command line of `ultragit` and the dispatch to one module per command.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use frontend::{CommandError, Context, Outcome};
 
+use crate::invocation::Invocation;
 use crate::{
     annotate, backfill, cache, context, correct, deps, doctor, history, init, mcp, read, remap,
     rewritten, show, summary, sync, transfer,
@@ -91,32 +92,12 @@ enum Command {
     Cache(cache::CacheArgs),
 }
 
-/// Where and how a command was invoked: what every command's `run` takes.
-pub struct Invocation<'a> {
-    cwd: PathBuf,
-    /// The front end's context (warnings, the runtime, `--debug`).
-    pub ctx: &'a Context,
-}
-
-impl Invocation<'_> {
-    /// The directory the command runs in.
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
-    /// The environment variable `name` (the binary is where the environment is
-    /// read; libraries get values, never the environment).
-    pub fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-}
-
 /// Runs the command `cli` names.
 pub fn run(cli: Cli, ctx: &Context) -> Result<Outcome, CommandError> {
     // A vanished current directory: discovery from "." then fails with a clear
     // "Not a git repository" error.
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let at = &Invocation { cwd, ctx };
+    let at = &Invocation::new(cwd, ctx);
     match cli.command {
         Command::Annotate(args) => annotate::run(&args, at),
         Command::Init(args) => init::run(&args, at),

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::{ArgGroup, Args, Subcommand};
 use frontend::env::{ULTRAGIT_DEPENDENCIES, ULTRAGIT_REASONING, ULTRAGIT_TAGS, ULTRAGIT_TASK};
 use frontend::{CommandError, Outcome};

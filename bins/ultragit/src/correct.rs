@@ -9,7 +9,7 @@
 //! region of it (the error lists the regions there are), an empty reason or a
 //! change that changes nothing exit 1.
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::{ArgGroup, Args};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;

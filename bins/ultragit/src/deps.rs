@@ -10,7 +10,7 @@
 //! resolved as `read` resolves them (repository-relative, or relative to the
 //! current directory when that names a file at HEAD).
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use frontend::{CommandError, Context, Outcome};

@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::provider::{ProviderRequest, connect, provider_config};
 use frontend::{CommandError, Context, Outcome};
@@ -83,7 +83,7 @@ pub fn run(args: &DoctorArgs, at: &Invocation) -> Result<Outcome, CommandError> 
     let lookup = |name: &str| at.env(name);
     let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
-    let exe = crate::init::ultragit_executable()?;
+    let exe = crate::hooks::ultragit_executable()?;
     let key_is_set = |name: &str| lookup(name).is_some_and(|value| !value.trim().is_empty());
     let inputs = Inputs {
         ultragit: &exe,

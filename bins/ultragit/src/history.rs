@@ -2,7 +2,7 @@
 //! or one of its units, newest first, across renames
 //! (`ultragit_read::history`). Output and errors as `ultragit deps`.
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, Outcome};
 use ultragit_read::history::{HISTORY_SCHEMA_V1, HistoryQuery, history};

@@ -7,14 +7,15 @@
 //! repository keeps working with the build that set it up wherever `PATH` points.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use crate::cli::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::setup::{self, HookChange};
+use ultragit_annotate::setup;
 use ultragit_annotate::{NOTES_REF, ProviderFlags, Settings, author};
+
+use crate::hooks;
+use crate::invocation::Invocation;
 
 /// The arguments of `ultragit init`.
 #[derive(Debug, Args)]
@@ -51,22 +52,12 @@ the notes and never fails the push).
 
 Exit status: 0 on success, 1 on failure, 2 on usage errors.";
 
-/// This very binary, links resolved: the program the hooks run.
-pub(crate) fn ultragit_executable() -> Result<PathBuf, CommandError> {
-    std::env::current_exe()
-        .and_then(|exe| exe.canonicalize())
-        .map_err(|err| {
-            CommandError::from_error(ErrorKind::Internal, err)
-                .context("cannot find the ultragit executable")
-        })
-}
-
 /// Sets up the repository containing `cwd`.
 pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
     let cwd = at.cwd();
     let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
-    let exe = ultragit_executable()?;
+    let exe = hooks::ultragit_executable()?;
     let report = setup::init(&repo, &exe)?;
     let sync = if args.sync {
         let remote = match &args.remote {
@@ -95,7 +86,7 @@ pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         "  state directory  {}",
         author::state_dir(&repo.common_dir()).display()
     );
-    describe_hook(
+    hooks::describe_hook(
         text,
         ctx,
         "post-commit hook ",
@@ -103,7 +94,7 @@ pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         &report.hook,
         "add these lines to it so each commit is annotated",
     );
-    describe_hook(
+    hooks::describe_hook(
         text,
         ctx,
         "post-rewrite hook",
@@ -161,43 +152,4 @@ pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         Err(err) => ctx.warn(err),
     }
     Ok(output)
-}
-
-/// One line (or three) on what happened to a hook; `instruction` tells what
-/// to do with a hook that is not a shell script.
-pub(crate) fn describe_hook(
-    text: &mut String,
-    ctx: &Context,
-    label: &str,
-    path: &Path,
-    change: &HookChange,
-    instruction: &str,
-) {
-    let hook = path.display();
-    match change {
-        HookChange::Created => {
-            let _ = writeln!(text, "  {label} {hook} (created)");
-        }
-        HookChange::Added => {
-            let _ = writeln!(
-                text,
-                "  {label} {hook} (ultragit block added; the existing lines are kept)"
-            );
-        }
-        HookChange::Updated => {
-            let _ = writeln!(text, "  {label} {hook} (already installed; updated)");
-        }
-        HookChange::NotShell { line } => {
-            let _ = writeln!(
-                text,
-                "  {label} {hook} (not a shell script: left unchanged)\n\
-                 \x20   {instruction}:\n\
-                 \x20   {}",
-                line.replace('\n', "\n    ")
-            );
-            ctx.warn(format!(
-                "{hook} is not a shell script; add the line printed below to it by hand"
-            ));
-        }
-    }
 }

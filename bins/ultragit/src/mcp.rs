@@ -6,9 +6,8 @@
 //! directory is not in a repository or the session fails.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
@@ -51,10 +50,7 @@ pub fn run(args: &McpArgs, at: &Invocation) -> Result<Outcome, CommandError> {
             "start `ultragit mcp` inside a repository's working tree, or pass --repo DIR",
         )
     })?;
-    #[allow(clippy::print_stderr)]
-    let log: ultragit_mcp::LogSink = Arc::new(|line: &str| {
-        eprintln!("ultragit mcp: {}", safe_io::term::sanitize_line(line));
-    });
+    let log: ultragit_mcp::LogSink = ctx.line_sink("ultragit mcp: ");
     let identity = [correct::GIT_AUTHOR_NAME, correct::GIT_AUTHOR_EMAIL]
         .into_iter()
         .filter_map(|name| Some((name.to_owned(), env(name)?)))

@@ -42,7 +42,7 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::{ContextKind, ContextValue};

@@ -8,7 +8,7 @@
 //! `--onto`. Nothing matched is not a failure (exit 0): every source without a
 //! counterpart, and every ambiguous match (nothing written), is reported.
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};

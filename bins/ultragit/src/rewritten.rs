@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::{Read, Write as _};
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;

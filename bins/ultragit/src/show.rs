@@ -5,7 +5,7 @@
 //! note that is not a valid `ultragit/v1` document is an error too; its raw text
 //! is printed on stdout so nothing is hidden (control characters escaped).
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;

@@ -3,7 +3,7 @@
 //! `--max-tokens` (`ultragit_read::summary`). Output and errors as `ultragit
 //! deps`.
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, Outcome};
 use ultragit_read::summary::{SUMMARY_SCHEMA_V1, SummaryQuery, summary};

@@ -17,14 +17,15 @@
 
 use std::fmt::Write as _;
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use clap::Args;
-use frontend::{CommandError, Context, ErrorKind, Outcome};
+use frontend::{CommandError, Context, Outcome};
 use gitctx::{MergeKind, Repo};
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::sync::{self, EnableReport, Pushed, SyncOptions, SyncReport};
 
 use crate::annotate::count;
+use crate::hooks;
 
 /// The arguments of `ultragit sync`.
 #[derive(Debug, Args)]
@@ -82,7 +83,7 @@ pub fn run(args: &SyncArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         None => sync::default_remote(&repo)?,
     };
     if args.enable {
-        let exe = current_exe()?;
+        let exe = hooks::ultragit_executable()?;
         let report = sync::enable(&repo, &remote, &exe)?;
         return Ok(Outcome::text(describe_enable(&report, ctx)));
     }
@@ -173,7 +174,7 @@ pub fn describe_enable(report: &EnableReport, ctx: &Context) -> String {
         }
     );
     let _ = writeln!(text, "  sync remote      ultragit.syncRemote={remote}");
-    crate::init::describe_hook(
+    hooks::describe_hook(
         &mut text,
         ctx,
         "pre-push hook   ",
@@ -182,14 +183,4 @@ pub fn describe_enable(report: &EnableReport, ctx: &Context) -> String {
         "add this line to it so each push syncs the notes",
     );
     text
-}
-
-/// This very binary, for the hook to run.
-pub fn current_exe() -> Result<std::path::PathBuf, CommandError> {
-    std::env::current_exe()
-        .and_then(|exe| exe.canonicalize())
-        .map_err(|err| {
-            CommandError::from_error(ErrorKind::Internal, err)
-                .context("cannot find the ultragit executable")
-        })
 }

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Invocation;
+use crate::invocation::Invocation;
 use chrono::{DateTime, NaiveDate};
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};

@@ -18,7 +18,7 @@
 //!   validator with exactly one repair pass, and the structured-output mode.
 //! - [`trace`]: sinks for what happened — a session directory (`events.ndjson`,
 //!   `session.json`, `artifacts/`), a console stream, or nothing.
-//! - [`window`]: a run kept within a model's context window
+//! - `window`: a run kept within a model's context window
 //!   ([`Runner::with_context_window`]): tokens estimated as bytes / 4, every tool
 //!   result cut to the room left, old results dropped oldest first.
 //! - [`clip_middle`]: long text cut to a bound, head and tail kept around a
@@ -47,7 +47,7 @@ pub mod schema;
 mod tool;
 pub mod trace;
 mod typed;
-pub mod window;
+mod window;
 
 pub use clip::clip_middle;
 pub use runner::{

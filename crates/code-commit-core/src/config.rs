@@ -2,7 +2,7 @@
 //! from, and how the build is sandboxed.
 //!
 //! Two files, both optional, both read as regular files of at most 1 MiB
-//! ([`CONFIG_LIMIT`]):
+//! (`CONFIG_LIMIT`):
 //!
 //! 1. the project's `agent-config/config.toml` (never through a symbolic link:
 //!    neither `agent-config/` nor the file may be one), and
@@ -10,8 +10,9 @@
 //!    `~/.config/code-commit/config.toml`; the binary resolves the path, see
 //!    [`UserFiles`]).
 //!
-//! For each key the project file wins over the user file; `build_writable` lists
-//! of both are joined. The keys are one table resolved by `layered-config`, so a
+//! For each key the project file wins over the user file, and a command-line
+//! flag ([`Flags`]: `--max-build-output-bytes`) over both; `build_writable`
+//! lists of both files are joined. The keys are one table resolved by `layered-config`, so a
 //! bad value or an unknown key is an error naming the file (and the key). Both
 //! files are trusted: code-commit refuses to run at all when
 //! git tracks anything under `agent-config/` (see [`crate::run::preflight`]), so
@@ -37,7 +38,7 @@
 //!
 //! 1. the project's key file: `api_key_file` when set (it must exist), else
 //!    `agent-config/api-key` — a regular file inside `agent-config/`, at most
-//!    64 KiB ([`KEY_LIMIT`]), never a link;
+//!    64 KiB (`KEY_LIMIT`), never a link;
 //! 2. the user's key file `$XDG_CONFIG_HOME/code-commit/api-key` (by default
 //!    `~/.config/code-commit/api-key`), outside every project;
 //! 3. the environment variable `api_key_env` names.
@@ -60,13 +61,18 @@ use crate::error::Error;
 /// The directory of code-commit's own files.
 pub const CONFIG_DIR: &str = "agent-config";
 /// The configuration file, relative to the project.
-pub const CONFIG_FILE: &str = "agent-config/config.toml";
+pub(crate) const CONFIG_FILE: &str = "agent-config/config.toml";
 /// The key file used when the configuration names none.
 pub(crate) const DEFAULT_KEY_FILE: &str = "api-key";
 /// The largest configuration file read (either of them).
-pub const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
+pub(crate) const CONFIG_LIMIT: u64 = safe_io::fs::CONFIG_LIMIT;
 /// The largest key file read.
-pub const KEY_LIMIT: u64 = 64 * 1024;
+pub(crate) const KEY_LIMIT: u64 = 64 * 1024;
+
+/// The build output a repair prompt carries by default: 256 KiB (spec 001
+/// asks for the entire output; a bound keeps a runaway build from filling the
+/// model's context).
+pub(crate) const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// The user's own files, outside every project. The binary resolves them (from
 /// `$XDG_CONFIG_HOME` or `$HOME`); the library reads no environment.
@@ -87,8 +93,10 @@ const API_KEY_FILE: Key<Option<String>> = Key::new("api_key_file", key_file);
 const API_KEY_ENV: Key<Option<String>> = Key::new("api_key_env", parsers::optional_text);
 const MAX_TOKENS: Key<u32> = Key::new("max_tokens", parsers::whole::<u32, 1>);
 /// At least 1 KiB: room for the status line, the cut marker and some output.
-const MAX_BUILD_OUTPUT_BYTES: Key<usize> =
-    Key::new("max_build_output_bytes", parsers::whole::<usize, 1024>);
+const MAX_BUILD_OUTPUT_BYTES: Key<usize> = Key {
+    flag: Some("--max-build-output-bytes"),
+    ..Key::new("max_build_output_bytes", parsers::whole::<usize, 1024>)
+};
 const BUILD_TIMEOUT_SECS: Key<u64> = Key::new("build_timeout_secs", parsers::whole::<u64, 1>);
 const REQUEST_TIMEOUT_SECS: Key<u64> = Key::new("request_timeout_secs", parsers::whole::<u64, 1>);
 const BUILD_SANDBOX: Key<bool> = Key::new("build_sandbox", parsers::boolean);
@@ -129,6 +137,13 @@ fn writable_paths(value: &Value) -> Result<Vec<PathBuf>, String> {
         .collect()
 }
 
+/// What the command line sets over both files: the flags layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--max-build-output-bytes`: the build output a repair prompt carries.
+    pub max_build_output_bytes: Option<u64>,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -159,7 +174,7 @@ fn parse(text: &[u8], name: &str) -> Result<Section, Error> {
 }
 
 fn config_error(err: ConfigError) -> Error {
-    Error::Config(err.to_string())
+    Error::ConfigValue(err)
 }
 
 /// Why a file under `agent-config/` cannot be read, said for a person.
@@ -189,8 +204,8 @@ fn unsafe_file(rel: &str, err: &safe_io::Error, what: &str) -> Error {
 }
 
 /// Reads `agent-config/config.toml` in `project` and the user's configuration
-/// file (each optional; defaults for what neither sets).
-pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
+/// file (each optional; defaults for what neither sets), under `flags`.
+pub fn load(project: &Path, user: &UserFiles, flags: &Flags) -> Result<Config, Error> {
     let project_dir = Dir::open(project).map_err(|e| Error::Config(e.to_string()))?;
     let project_file = match project_dir.read_optional(CONFIG_FILE, CONFIG_LIMIT) {
         Ok(Some(bytes)) => Some(parse(&bytes, CONFIG_FILE)?),
@@ -205,11 +220,15 @@ pub fn load(project: &Path, user: &UserFiles) -> Result<Config, Error> {
             Err(err) => return Err(Error::Config(err.to_string())),
         },
     };
+    let flags = Layer::flags().flag(
+        &MAX_BUILD_OUTPUT_BYTES,
+        flags.max_build_output_bytes.map(|bytes| bytes.to_string()),
+    );
     // Both files are the user's own: code-commit refuses a tracked agent-config/.
     let stack = [project_file, user_file]
         .into_iter()
         .flatten()
-        .fold(Stack::new(), |stack, file| {
+        .fold(Stack::new().with(flags), |stack, file| {
             stack.with(Layer::user_file(file))
         });
     resolve(stack).map_err(config_error)
@@ -229,10 +248,7 @@ fn resolve(mut stack: Stack<'_>) -> Result<Config, ConfigError> {
             provider.default_key_variable(),
         ),
         max_tokens: stack.value(&MAX_TOKENS, 32_000)?,
-        max_build_output_bytes: stack.value(
-            &MAX_BUILD_OUTPUT_BYTES,
-            crate::session::DEFAULT_BUILD_OUTPUT_BYTES,
-        )?,
+        max_build_output_bytes: stack.value(&MAX_BUILD_OUTPUT_BYTES, DEFAULT_BUILD_OUTPUT_BYTES)?,
         build_timeout: Duration::from_secs(stack.value(&BUILD_TIMEOUT_SECS, 900)?),
         request_timeout: Duration::from_secs(stack.value(&REQUEST_TIMEOUT_SECS, 600)?),
         build_sandbox: stack.value(&BUILD_SANDBOX, true)?,

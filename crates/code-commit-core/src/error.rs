@@ -42,6 +42,10 @@ pub enum Error {
     /// `agent-config/config.toml` or the key file is unusable.
     #[error("{0}")]
     Config(String),
+    /// A configuration file or value is invalid (not TOML, an unknown key, a
+    /// value its key refuses); the cause names the file or key.
+    #[error("{0}")]
+    ConfigValue(#[source] layered_config::ConfigError),
     /// The project directory cannot be judged (not in a git working tree, …).
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),

@@ -36,7 +36,11 @@ pub(crate) struct RunLog {
 impl RunLog {
     /// Creates the next run folder under `agent-config/logs/` of the project
     /// `project` (an open handle on the project directory).
-    pub fn create(project: &Dir, now: DateTime<Utc>, redactor: Redactor) -> Result<RunLog, Error> {
+    pub(crate) fn create(
+        project: &Dir,
+        now: DateTime<Utc>,
+        redactor: Redactor,
+    ) -> Result<RunLog, Error> {
         debug_assert!(LOGS_DIR.starts_with(CONFIG_DIR));
         let logs = project.create_dir_all(LOGS_DIR).map_err(Error::Log)?;
         let mut highest = 0u32;
@@ -62,17 +66,17 @@ impl RunLog {
     }
 
     /// The folder.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 
     /// Writes `{attempt}-{name}` (redacted).
-    pub fn attempt(&self, attempt: u32, name: &str, text: &str) -> Result<PathBuf, Error> {
+    pub(crate) fn attempt(&self, attempt: u32, name: &str, text: &str) -> Result<PathBuf, Error> {
         self.write(&format!("{attempt}-{name}"), text)
     }
 
     /// Writes `name` (redacted).
-    pub fn write(&self, name: &str, text: &str) -> Result<PathBuf, Error> {
+    pub(crate) fn write(&self, name: &str, text: &str) -> Result<PathBuf, Error> {
         self.dir
             .write(name, self.redactor.redact(text).as_bytes())
             .map_err(Error::Log)?;

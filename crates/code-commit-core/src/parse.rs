@@ -49,7 +49,7 @@
 //!    ASCII letters, compared in lower case; text with a non-ASCII letter is never
 //!    an elision), and every word is in the elision
 //!    vocabulary: `MARKERS` (`rest`, `remaining`, `existing`, `unchanged`,
-//!    `omitted`, `same`, `before`, …), [`SUBJECTS`] (`code`, `file`,
+//!    `omitted`, `same`, `before`, …), `SUBJECTS` (`code`, `file`,
 //!    `implementation`, `content`, `lines`, …) and `FILLERS` (`the`, `of`, `here`,
 //!    `other`, …). Digits are ignored (`// ... 40 lines omitted`).
 //! 3. It has an ellipsis (`...` or `…`), or a marker word and a subject word, or two
@@ -547,7 +547,7 @@ pub(crate) const MARKERS: &[&str] = &[
 ];
 
 /// Words naming what was left out.
-pub const SUBJECTS: &[&str] = &[
+const SUBJECTS: &[&str] = &[
     "code",
     "file",
     "files",

@@ -188,7 +188,7 @@ impl Policy {
 
     /// The files git tracks at or below `dir` (relative to the project),
     /// relative to the project, sorted.
-    pub fn tracked_under(&self, dir: &str) -> Result<Vec<String>, gitctx::Error> {
+    pub(crate) fn tracked_under(&self, dir: &str) -> Result<Vec<String>, gitctx::Error> {
         let paths = self.repo.tracked_under(&format!("{}{dir}", self.prefix))?;
         Ok(paths
             .into_iter()
@@ -197,7 +197,7 @@ impl Policy {
     }
 
     /// Whether git ignores `rel` (relative to the project) and does not track it.
-    pub fn is_ignored(&self, rel: &str) -> Result<bool, gitctx::Error> {
+    pub(crate) fn is_ignored(&self, rel: &str) -> Result<bool, gitctx::Error> {
         self.repo.is_ignored(&format!("{}{rel}", self.prefix))
     }
 

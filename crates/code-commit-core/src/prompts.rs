@@ -66,21 +66,21 @@ Your previous change did not pass: below is why your previous response was rejec
 
 /// A prompt: the system text and the user message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     pub system: String,
     pub user: String,
 }
 
 impl Prompt {
     /// The whole prompt as one text, in order (what the logs keep).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!("{}\n\n{}", self.system, self.user)
     }
 }
 
 /// The latest state of a file the model changed: its content, or removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     pub path: String,
     /// `None`: the file was removed.
     pub content: Option<String>,
@@ -91,7 +91,7 @@ fn system(task: &str) -> String {
 }
 
 /// The first request.
-pub fn initial(query: &str, codebase: &str) -> Prompt {
+pub(crate) fn initial(query: &str, codebase: &str) -> Prompt {
     let mut user = String::new();
     let _ = write!(
         user,
@@ -109,7 +109,7 @@ pub fn initial(query: &str, codebase: &str) -> Prompt {
 /// What a repair prompt asks the model to repair: why its previous response
 /// was rejected, and the last build's output (bounded), each when there is one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Why the previous response was rejected (nothing from it was applied).
     pub rejected: Vec<String>,
     /// The output of the last `build.sh` run, and the attempt it built.
@@ -118,7 +118,7 @@ pub struct Failure {
 
 /// A repair request: `failure` says what went wrong; `replacements` the latest
 /// state of each changed file, one entry per path.
-pub fn repair(
+pub(crate) fn repair(
     failure: &Failure,
     query: &str,
     codebase: &str,

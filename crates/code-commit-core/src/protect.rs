@@ -62,13 +62,13 @@ enum Entry {
 
 /// The protected files of one project at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     entries: BTreeMap<String, Entry>,
 }
 
 /// How a protected file differs between two snapshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     Changed,
     Created,
     Deleted,
@@ -76,7 +76,7 @@ pub enum ChangeKind {
 
 /// One protected file the build changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tampered {
+pub(crate) struct Tampered {
     /// The path as shown (relative to the project, or absolute outside it).
     pub path: String,
     pub kind: ChangeKind,
@@ -95,7 +95,7 @@ impl fmt::Display for Tampered {
 
 impl Snapshot {
     /// What differs from `before` to `self`, sorted by path.
-    pub fn changes(&self, before: &Snapshot) -> Vec<Tampered> {
+    pub(crate) fn changes(&self, before: &Snapshot) -> Vec<Tampered> {
         let mut out = Vec::new();
         for (path, entry) in &self.entries {
             match before.entries.get(path) {
@@ -122,15 +122,16 @@ impl Snapshot {
         out
     }
 
-    /// The recorded paths (for tests and messages).
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
+    /// The recorded paths (for tests).
+    #[cfg(test)]
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &str> {
         self.entries.keys().map(String::as_str)
     }
 }
 
 /// Where the protected files are.
 #[derive(Debug)]
-pub struct Protected {
+pub(crate) struct Protected {
     project: PathBuf,
     /// The git directory shared by all worktrees, and how paths in it are shown
     /// (`.git` when it is the project's own).
@@ -140,7 +141,7 @@ pub struct Protected {
 impl Protected {
     /// The protected files of `project`, whose repository keeps its shared git
     /// directory at `git_common_dir` (when there is one).
-    pub fn new(project: &Path, git_common_dir: Option<&Path>) -> Protected {
+    pub(crate) fn new(project: &Path, git_common_dir: Option<&Path>) -> Protected {
         let git = git_common_dir.map(|dir| {
             let shown = match dir.strip_prefix(project) {
                 Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
@@ -155,7 +156,7 @@ impl Protected {
     }
 
     /// Records every protected file now.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let mut walk = Walk::default();
         match Dir::open(&self.project) {
             Ok(project) => {
@@ -293,7 +294,7 @@ pub(crate) fn lock_update_allowed(
 }
 
 /// The one-line message for a build that changed protected files.
-pub fn message(attempt: u32, tampered: &[Tampered], between_builds: bool) -> String {
+pub(crate) fn message(attempt: u32, tampered: &[Tampered], between_builds: bool) -> String {
     let by = if between_builds {
         format!(
             "by a process an earlier build left running (noticed before the build of attempt {attempt})"

@@ -21,6 +21,7 @@ use safe_io::Dir;
 
 use crate::apply::{self, Applied, Change};
 use crate::build::{self, BuildError, BuildOptions, BuildResult};
+use crate::config::DEFAULT_BUILD_OUTPUT_BYTES;
 use crate::error::Error;
 use crate::logs::RunLog;
 use crate::parse::{self, Action};
@@ -28,11 +29,6 @@ use crate::policy::{self, Policy, Target};
 use crate::prompts::{self, Failure, Replacement};
 use crate::protect::{self, Protected, Snapshot, Tampered};
 use crate::undo::{Before, Undo, Way};
-
-/// The build output a repair prompt carries by default: 256 KiB (spec 001
-/// asks for the entire output; a bound keeps a runaway build from filling the
-/// model's context).
-pub(crate) const DEFAULT_BUILD_OUTPUT_BYTES: usize = 256 * 1024;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -124,13 +120,13 @@ pub struct Report {
 /// Everything a run reads before the first model call.
 #[derive(Debug)]
 pub struct Inputs {
-    pub query: String,
-    pub codebase: String,
+    pub(crate) query: String,
+    pub(crate) codebase: String,
     pub policy: Policy,
     /// The project directory, opened.
-    pub root: Dir,
+    pub(crate) root: Dir,
     /// Where the protected files are.
-    pub protected: Protected,
+    pub(crate) protected: Protected,
 }
 
 /// Why an attempt applied nothing.

@@ -1,7 +1,7 @@
 //! What a failed run leaves in the working tree, and undoing it.
 //!
 //! Before a response's changes land, the session keeps what each path held
-//! before the run ([`Original`]: its content and permissions, or that it did
+//! before the run (`Original`: its content and permissions, or that it did
 //! not exist, with the directories a new file's path lacked). A run that fails
 //! then either:
 //!
@@ -12,7 +12,7 @@
 //!   not have (uncommitted edits, an untracked file) is named as such: git
 //!   cannot give that content back; or
 //! - with `--revert-on-failure`, puts back exactly what it changed
-//!   ([`revert`]): each changed file gets its earlier content and permissions,
+//!   (`revert`): each changed file gets its earlier content and permissions,
 //!   each created file is removed, and so is each directory the run created
 //!   once it is empty again. Nothing else in the tree is touched, however
 //!   dirty.

@@ -83,7 +83,7 @@ impl Classify for ultragit_read::ReadError {
         match self {
             E::Blame { .. } => ErrorKind::Git,
             E::Git(err) => err.kind(),
-            E::Config(_) => ErrorKind::Config,
+            E::Config(_) | E::ConfigFile(_) => ErrorKind::Config,
             _ => ErrorKind::User,
         }
     }
@@ -104,7 +104,7 @@ impl Classify for AnnotateError {
         match self {
             AnnotateError::Agent(err) => err.kind(),
             AnnotateError::Git(err) => err.kind(),
-            AnnotateError::Config(_) => ErrorKind::Config,
+            AnnotateError::Config(_) | AnnotateError::ConfigFile(_) => ErrorKind::Config,
             AnnotateError::Unsafe(err) => err.kind(),
             AnnotateError::Io { .. } => ErrorKind::Internal,
             _ => ErrorKind::User,
@@ -131,7 +131,7 @@ impl Classify for code_commit_core::Error {
         use code_commit_core::Error as E;
         match self {
             E::Git(err) => err.kind(),
-            E::Config(_) => ErrorKind::Config,
+            E::Config(_) | E::ConfigValue(_) => ErrorKind::Config,
             E::Provider(err) => err.kind(),
             E::Build(err) => match err {
                 BuildError::Missing { .. } | BuildError::NotAFile { .. } => ErrorKind::User,
@@ -200,5 +200,33 @@ mod tests {
             variable: "KEY".into(),
         };
         assert_eq!(missing.kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn a_configuration_error_keeps_its_cause() {
+        let cause = || layered_config::ConfigError::File {
+            file: ".ultragit-config.toml".into(),
+            message: "unknown field `modle`".into(),
+        };
+        let read = ultragit_read::ReadError::Config(cause());
+        assert_eq!(read.kind(), ErrorKind::Config);
+        let annotate = AnnotateError::Config(cause());
+        assert_eq!(annotate.kind(), ErrorKind::Config);
+        for err in [
+            crate::CommandError::from(read),
+            crate::CommandError::from(annotate),
+        ] {
+            assert_eq!(err.kind(), ErrorKind::Config);
+            let debug = err.render(true);
+            assert!(
+                debug.ends_with("\ncaused by: .ultragit-config.toml: unknown field `modle`\n"),
+                "{debug}"
+            );
+            assert!(!err.render(false).contains("caused by"));
+        }
+        let core = code_commit_core::Error::ConfigValue(cause());
+        assert_eq!(core.kind(), ErrorKind::Config);
+        let source = std::error::Error::source(&core).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some(cause().to_string().as_str()));
     }
 }

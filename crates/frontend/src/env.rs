@@ -5,23 +5,23 @@
 use llm::ProxyConfig;
 
 /// Proxy for `https://` URLs (also read in lower case).
-pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+pub(crate) const HTTPS_PROXY: &str = "HTTPS_PROXY";
 /// Proxy for `http://` URLs (also read in lower case).
-pub const HTTP_PROXY: &str = "HTTP_PROXY";
+pub(crate) const HTTP_PROXY: &str = "HTTP_PROXY";
 /// Fallback proxy for both schemes (also read in lower case).
-pub const ALL_PROXY: &str = "ALL_PROXY";
+pub(crate) const ALL_PROXY: &str = "ALL_PROXY";
 /// Hosts that bypass the proxies (also read in lower case).
-pub const NO_PROXY: &str = "NO_PROXY";
+pub(crate) const NO_PROXY: &str = "NO_PROXY";
 
 /// `git-agent`: the OpenAI API key (the fallback after ChatGPT sign-in); the
 /// default key variable of the OpenAI providers ([`llm::defaults`]).
 pub const OPENAI_API_KEY: &str = llm::defaults::OPENAI_API_KEY;
 /// `git-agent`: the base URL on the API-key path.
-pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+pub(crate) const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// `git-agent`: the model when `--model` is not given.
 pub const OPENAI_MODEL: &str = "OPENAI_MODEL";
 /// `git-agent`: Codex's home directory (`auth.json` lives there); default `~/.codex`.
-pub const CODEX_HOME: &str = "CODEX_HOME";
+pub(crate) const CODEX_HOME: &str = "CODEX_HOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
 

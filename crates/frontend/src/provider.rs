@@ -97,7 +97,7 @@ pub fn provider_config(
 
 /// The one way a binary turns its resolved [`ProviderConfig`] into a provider:
 /// from here on everything the runner prints on stderr is masked with the key
-/// ([`Context::redact_with`]), and the returned [`Redactor`] masks it in traces.
+/// (`Context::redact_with`), and the returned [`Redactor`] masks it in traces.
 /// Each binary resolves the config its own way (`ultragit`: [`provider_config`];
 /// `git-agent`: [`crate::openai::resolve`]; `code-commit`: its key table), then
 /// calls this.

@@ -20,10 +20,11 @@ use std::ffi::OsString;
 use std::future::Future;
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap_complete::Shell;
 use llm::Redactor;
-use safe_io::term::sanitize;
+use safe_io::term::{sanitize, sanitize_line};
 
 use crate::error::{CommandError, EXIT_FAILURE, EXIT_SUCCESS, ErrorKind};
 
@@ -114,13 +115,36 @@ impl Context {
 
     /// From now on, everything the runner prints on stderr (warnings, debug
     /// lines, the error) is masked with `redactor`.
-    pub fn redact_with(&self, redactor: &Redactor) {
+    pub(crate) fn redact_with(&self, redactor: &Redactor) {
         *self.redactor.borrow_mut() = Some(redactor.clone());
     }
 
     /// `warning: {message}` on stderr, now.
     pub fn warn(&self, message: impl std::fmt::Display) {
         self.line(&format!("warning: {message}"));
+    }
+
+    /// `message` on stderr as it is, now: a command's progress (`code-commit`'s
+    /// steps).
+    pub fn progress(&self, message: impl std::fmt::Display) {
+        self.line(&message.to_string());
+    }
+
+    /// Where a library that logs from other threads (the MCP server) writes:
+    /// each line goes to stderr as `{prefix}{line}`, masked with the redactor
+    /// registered by then and escaped to one line. The context's own writer is
+    /// not shared between threads, so these lines go to the process's stderr
+    /// directly (which is that writer under [`run`]).
+    pub fn line_sink(&self, prefix: &str) -> Arc<dyn Fn(&str) + Send + Sync> {
+        let prefix = prefix.to_owned();
+        let redactor = self.redactor.borrow().clone();
+        Arc::new(move |line: &str| {
+            let line = match &redactor {
+                Some(redactor) => redactor.redact(line),
+                None => line.to_owned(),
+            };
+            let _ = writeln!(io::stderr(), "{prefix}{}", sanitize_line(&line));
+        })
     }
 
     /// `message` on stderr, only with `--debug`.

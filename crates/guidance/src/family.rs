@@ -75,7 +75,9 @@ impl fmt::Display for FamilyChoice {
     }
 }
 
-/// A `--guidance-family` value that is none of `auto`, `agents`, `claude` or `none`.
+/// A `--guidance-family` value that is none of `auto`, `agents`, `claude` or `none`:
+/// the error of [`FamilyChoice`]'s `FromStr` (clap shows its message), so it is
+/// public with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown guidance family {value:?}: expected one of {}",

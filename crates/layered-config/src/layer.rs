@@ -97,7 +97,8 @@ impl<'a> Layer<'a> {
     }
 
     /// A section of a file that comes with the repository (untrusted): it is
-    /// never asked for a steering key.
+    /// never asked for a steering key. Part of the published API, beside
+    /// [`Layer::user_file`]; our readers go through `Stack::with_repo_file`.
     pub fn repo_file(section: Section) -> Layer<'a> {
         Layer {
             source: LayerSource::File {

@@ -71,7 +71,7 @@ pub enum Auth {
 
 impl Auth {
     /// The secrets this auth carries.
-    pub fn secrets(&self) -> Vec<&Secret> {
+    pub(crate) fn secrets(&self) -> Vec<&Secret> {
         match self {
             Auth::None => Vec::new(),
             Auth::ApiKey(secret) => vec![secret],

@@ -148,8 +148,10 @@ impl Redactor {
         clean
     }
 
-    /// True when `text` contains a known secret, plain or encoded.
-    pub fn leaks(&self, text: &str) -> bool {
+    /// True when `text` contains a known secret, plain or encoded (the
+    /// tests' check that [`redact`](Self::redact) leaves nothing behind).
+    #[cfg(test)]
+    pub(crate) fn leaks(&self, text: &str) -> bool {
         self.secrets.iter().any(|s| text.contains(s.as_str()))
             || (!self.encoded.is_empty()
                 && !Unwrapped::new(text).find_all(&self.encoded).is_empty())

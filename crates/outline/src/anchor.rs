@@ -26,6 +26,7 @@ use crate::{Unit, UnitKind};
 ///
 /// Short names accept less: the distance must also be smaller than the
 /// shorter string's length in characters, so `id` never "matches" `new`.
+/// Part of the published API: the bound of [`MatchKind::Fuzzy`]'s distance.
 pub const MAX_FUZZY_DISTANCE: usize = 3;
 
 /// How many available anchors [`AnchorError::NotFound`]'s message lists.

@@ -48,7 +48,9 @@ pub enum UnitKind {
 }
 
 impl UnitKind {
-    /// Every kind, in declaration order.
+    /// Every kind, in declaration order. Part of the published API (as
+    /// [`Language::ALL`](crate::Language::ALL) is), for callers that list or
+    /// filter kinds.
     pub const ALL: &'static [UnitKind] = &[
         UnitKind::Function,
         UnitKind::Method,

@@ -57,6 +57,9 @@ pub use catalog::{
 };
 
 /// The stable error codes the tools report (the `code` of a failure envelope).
+/// Part of the public API: the tools' contract with their callers (spec 002),
+/// listed whole although `INVALID_ARGUMENT` and `INTERNAL` come from `agent`'s
+/// `ToolFailure::invalid_argument` and `ToolFailure::internal`.
 pub mod codes {
     /// A malformed or forbidden argument (wrong type, empty, a path outside the
     /// workspace, an invalid regular expression, a line range that does not fit).

@@ -300,9 +300,9 @@ impl Settings {
     pub fn load(repo: &Repo, flags: &ProviderFlags) -> Result<Settings, AnnotateError> {
         let team = repo
             .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
-            .map_err(|e| AnnotateError::Config(e.to_string()))?;
+            .map_err(AnnotateError::ConfigFile)?;
         let git = Layer::git_config(|key| repo.config_get(key), |key| repo.config_get_i64(key));
-        resolve(flags, team.as_deref(), git).map_err(|e| AnnotateError::Config(e.to_string()))
+        resolve(flags, team.as_deref(), git).map_err(AnnotateError::Config)
     }
 }
 

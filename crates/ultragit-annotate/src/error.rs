@@ -49,8 +49,13 @@ pub enum AnnotateError {
     Agent(#[from] AgentError),
     #[error("{0}")]
     Git(#[from] gitctx::Error),
+    /// A setting is unusable; the cause names the key and where it was set.
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[source] layered_config::ConfigError),
+    /// `.ultragit-config.toml` could not be read safely (a link, a special
+    /// file, too large).
+    #[error("invalid configuration: {0}")]
+    ConfigFile(#[source] gitctx::Error),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -65,7 +70,36 @@ pub enum AnnotateError {
     Unsafe(#[from] safe_io::Error),
     /// `ultragit sync` could not reach, or push to, the remote.
     #[error(transparent)]
-    Sync(#[from] crate::sync::SyncError),
+    Sync(#[from] SyncError),
+}
+
+/// Why `ultragit sync` failed (defined here, below `sync`, which uses
+/// [`AnnotateError`]; re-exported as `sync::SyncError`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SyncError {
+    #[error(
+        "there is no remote named '{remote}' in this repository (see `git remote -v`); name one with `ultragit sync <remote>`"
+    )]
+    UnknownRemote { remote: String },
+    #[error(
+        "could not reach the remote '{remote}' ({detail}); check its URL (`git remote get-url {remote}`), the network and your credentials"
+    )]
+    Unreachable { remote: String, detail: String },
+    #[error("the remote '{remote}' refused the push of {refname}: {reason}")]
+    Refused {
+        remote: String,
+        refname: String,
+        reason: String,
+    },
+    #[error(
+        "the push of {refname} to '{remote}' was rejected {attempts} times because others pushed at the same time; run `ultragit sync` again"
+    )]
+    KeptLosing {
+        remote: String,
+        refname: String,
+        attempts: u32,
+    },
 }
 
 impl AnnotateError {

@@ -36,6 +36,7 @@ use safe_io::Dir;
 use ultragit_schema::merge::{TextMerge, Unreadable, merge_texts};
 
 use crate::error::AnnotateError;
+pub use crate::error::SyncError;
 use crate::setup::{HookChange, install_hook, shell_quote};
 
 /// Set on our own `git push` of the notes ref; the `pre-push` block skips
@@ -66,34 +67,6 @@ impl Default for SyncOptions {
             retry_pause: Duration::from_millis(200),
         }
     }
-}
-
-/// Why a sync failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SyncError {
-    #[error(
-        "there is no remote named '{remote}' in this repository (see `git remote -v`); name one with `ultragit sync <remote>`"
-    )]
-    UnknownRemote { remote: String },
-    #[error(
-        "could not reach the remote '{remote}' ({detail}); check its URL (`git remote get-url {remote}`), the network and your credentials"
-    )]
-    Unreachable { remote: String, detail: String },
-    #[error("the remote '{remote}' refused the push of {refname}: {reason}")]
-    Refused {
-        remote: String,
-        refname: String,
-        reason: String,
-    },
-    #[error(
-        "the push of {refname} to '{remote}' was rejected {attempts} times because others pushed at the same time; run `ultragit sync` again"
-    )]
-    KeptLosing {
-        remote: String,
-        refname: String,
-        attempts: u32,
-    },
 }
 
 /// What the push of one round did.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use ultragit_annotate::{AuthorContext, author};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
 
 /// The longest task, reasoning or dependencies text accepted (bytes).
 const MAX_TEXT: usize = 64 * 1024;
@@ -24,23 +24,23 @@ const MAX_TAG: usize = 256;
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 1))]
-pub struct ContextSetArgs {
+pub(crate) struct ContextSetArgs {
     /// The task the commit is part of (e.g. an issue title).
     #[schemars(length(max = 65536))]
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
 
     /// Why the change is made this way: alternatives rejected, constraints
     /// known.
     #[schemars(length(max = 65536))]
-    pub reasoning: Option<String>,
+    pub(crate) reasoning: Option<String>,
 
     /// What the changed code depends on, or what depends on it.
     #[schemars(length(max = 65536))]
-    pub dependencies: Option<String>,
+    pub(crate) dependencies: Option<String>,
 
     /// Tags for the annotated regions (an empty list clears the pending tags).
     #[schemars(length(max = 64), inner(length(max = 256)))]
-    pub tags: Option<Vec<String>>,
+    pub(crate) tags: Option<Vec<String>>,
 }
 
 impl ToolSpec for ContextSetArgs {
@@ -93,7 +93,7 @@ impl ToolSpec for ContextSetArgs {
 
 impl ContextSetArgs {
     /// The context given, after the checks serde cannot make.
-    pub fn context(&self) -> Result<AuthorContext, ToolError> {
+    pub(crate) fn context(&self) -> Result<AuthorContext, ToolError> {
         let bounds = Bounds::of(ContextSetArgs::META.name);
         for (field, text) in [
             ("task", &self.task),

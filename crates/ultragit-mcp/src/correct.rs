@@ -20,7 +20,7 @@ use ultragit_schema::correction::MAX_CORRECTION_TEXT;
 use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
 
 /// The longest commit, file or anchor accepted (bytes).
 const MAX_NAME: usize = 4096;
@@ -28,21 +28,21 @@ const MAX_NAME: usize = 4096;
 /// The arguments of `ultragit_flag`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FlagArgs {
+pub(crate) struct FlagArgs {
     /// The annotated commit (any revision: a full or abbreviated id, `HEAD~2`).
     #[schemars(length(min = 1, max = 4096))]
-    pub commit: String,
+    pub(crate) commit: String,
     /// Only the regions of this file (relative to the repository root);
     /// without it, every region of the annotation.
     #[schemars(length(min = 1, max = 4096))]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// Only this unit of `file` (its anchor as the annotation names it, e.g.
     /// `Client::connect`).
     #[schemars(length(min = 1, max = 4096))]
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
     /// Why the annotation is doubtful.
     #[schemars(length(min = 1, max = 4096))]
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl ToolSpec for FlagArgs {
@@ -77,7 +77,7 @@ impl ToolSpec for FlagArgs {
 /// How `ultragit_correct` changes the field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Operation {
+pub(crate) enum Operation {
     /// Replace a text field (`intent`, `reasoning`, `risk_notes`).
     Set,
     /// Add an entry to a list field (`constraints`, `tags`).
@@ -89,7 +89,7 @@ pub enum Operation {
 /// The fields a correction may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Field {
+pub(crate) enum Field {
     /// What the unit is for (text).
     Intent,
     /// Why it is built this way (text).
@@ -105,27 +105,27 @@ pub enum Field {
 /// The arguments of `ultragit_correct`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CorrectArgs {
+pub(crate) struct CorrectArgs {
     /// The annotated commit (any revision).
     #[schemars(length(min = 1, max = 4096))]
-    pub commit: String,
+    pub(crate) commit: String,
     /// The region's file, relative to the repository root.
     #[schemars(length(min = 1, max = 4096))]
-    pub file: String,
+    pub(crate) file: String,
     /// The region's unit, as the annotation names it (e.g. `Client::connect`).
     #[schemars(length(min = 1, max = 4096))]
-    pub anchor: String,
+    pub(crate) anchor: String,
     /// The field to correct.
-    pub field: Field,
+    pub(crate) field: Field,
     /// `set` for intent, reasoning and risk_notes; `add` or `remove` for
     /// constraints and tags.
-    pub operation: Operation,
+    pub(crate) operation: Operation,
     /// The new text (`set`), the entry to add, or the exact entry to remove.
     #[schemars(length(min = 1, max = 4096))]
-    pub value: String,
+    pub(crate) value: String,
     /// Why the annotation was wrong.
     #[schemars(length(min = 1, max = 4096))]
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl ToolSpec for CorrectArgs {

@@ -11,18 +11,18 @@
 //! # }
 //! ```
 //!
-//! The tools ([`tools`] has the registry; each is an argument struct, a call
+//! The tools (`tool` says what a tool is, [`tools`] has the registry; each is an argument struct, a call
 //! into a library and a rendering):
-//! - `ultragit_read` ([`read`]): `paths`, `anchor` or `lines`, `max_tokens`,
+//! - `ultragit_read` (`read`): `paths`, `anchor` or `lines`, `max_tokens`,
 //!   `min_confidence`, `tags` → `ultragit_read::GitReadPipeline`, in process.
-//! - `ultragit_deps`, `ultragit_history`, `ultragit_summary` ([`queries`]): the
+//! - `ultragit_deps`, `ultragit_history`, `ultragit_summary` (`queries`): the
 //!   reverse dependency index, a unit's "why" timeline, per-unit rollups →
 //!   `ultragit_read::{deps, history, summary}`, in process.
-//! - `ultragit_context_set` ([`context`]): `task`, `reasoning`, `dependencies`,
+//! - `ultragit_context_set` (`context`): `task`, `reasoning`, `dependencies`,
 //!   `tags` for the next commit's annotation →
 //!   `ultragit_annotate::author::set_pending`, the code path of
 //!   `ultragit context set`.
-//! - `ultragit_flag`, `ultragit_correct` ([`correct`]): a correction appended
+//! - `ultragit_flag`, `ultragit_correct` (`correct`): a correction appended
 //!   to a commit's note → `ultragit_annotate::correct`, the code path of
 //!   `ultragit flag` and `ultragit correct`.
 //!
@@ -51,10 +51,11 @@
 //!   started in): paths are repository-relative, `..`, absolute paths and
 //!   empty components are refused before anything is read.
 
-pub mod context;
-pub mod correct;
-pub mod queries;
-pub mod read;
+mod context;
+mod correct;
+mod queries;
+mod read;
+mod tool;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -68,7 +69,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use tools::{ToolError, ToolOutput};
+use crate::tool::ToolError;
 
 /// Where the server's log lines go (the binary: stderr). Never stdout.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -76,7 +77,7 @@ pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// The repository a server serves: its working tree and its common git
 /// directory (where `.git/ultragit/` lives, shared by worktrees).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scope {
+pub(crate) struct Scope {
     /// The top of the working tree.
     pub root: PathBuf,
     /// The common git directory.
@@ -89,7 +90,7 @@ pub struct Scope {
 
 impl Scope {
     /// The scope of `repo`.
-    pub fn of(repo: &gitctx::Repo) -> Scope {
+    pub(crate) fn of(repo: &gitctx::Repo) -> Scope {
         Scope {
             root: repo.root().to_owned(),
             common_dir: repo.common_dir(),
@@ -98,7 +99,7 @@ impl Scope {
     }
 
     /// The value of the identity variable `name`, when the server was given it.
-    pub fn identity_env(&self, name: &str) -> Option<String> {
+    pub(crate) fn identity_env(&self, name: &str) -> Option<String> {
         self.identity
             .iter()
             .find(|(key, _)| key == name)
@@ -148,7 +149,7 @@ impl Server {
     }
 
     /// The server for `scope`, with every tool and no log.
-    pub fn for_scope(scope: Scope) -> Server {
+    pub(crate) fn for_scope(scope: Scope) -> Server {
         Server {
             scope: Arc::new(scope),
             registry: Arc::new(tools::Registry::all()),
@@ -171,18 +172,19 @@ impl Server {
     }
 
     /// The repository served.
-    pub fn scope(&self) -> &Scope {
+    #[cfg(test)]
+    pub(crate) fn scope(&self) -> &Scope {
         &self.scope
     }
 
     /// The tools offered, in `tools/list` order.
-    pub fn tools(&self) -> Vec<Tool> {
+    pub(crate) fn tools(&self) -> Vec<Tool> {
         self.registry.tools()
     }
 
     /// Runs the tool `name` on `arguments` as `tools/call` would, on the
     /// blocking pool. `None` when no tool has that name.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
@@ -204,7 +206,7 @@ impl Server {
     }
 
     /// Serves one MCP session over `read`/`write` until the client closes it.
-    pub async fn serve<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    pub(crate) async fn serve<R, W>(self, read: R, write: W) -> Result<(), ServeError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,

@@ -16,7 +16,7 @@ use ultragit_read::{Answer, Format, GitReadPipeline, ReadError};
 
 use crate::Scope;
 use crate::read::read_error_as;
-use crate::tools::{
+use crate::tool::{
     Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative, repo_relative_dir,
 };
 
@@ -46,14 +46,14 @@ fn bounded_anchor(tool: &str, anchor: Option<&str>) -> Result<(), ToolError> {
 /// The arguments of `ultragit_deps`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DepsArgs {
+pub(crate) struct DepsArgs {
     /// The unit's file, relative to the repository root.
     #[schemars(length(min = 1, max = 4096))]
-    pub path: String,
+    pub(crate) path: String,
     /// The unit: a function, type or other named unit (`connect`,
     /// `Client::connect`).
     #[schemars(length(min = 1, max = 4096))]
-    pub anchor: String,
+    pub(crate) anchor: String,
 }
 
 impl ToolSpec for DepsArgs {
@@ -76,14 +76,14 @@ impl ToolSpec for DepsArgs {
 /// The arguments of `ultragit_history`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// The file, relative to the repository root.
     #[schemars(length(min = 1, max = 4096))]
-    pub path: String,
+    pub(crate) path: String,
     /// Only this unit of the file (`connect`, `Client::connect`); without it,
     /// the whole file.
     #[schemars(length(min = 1, max = 4096))]
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
 }
 
 impl ToolSpec for HistoryArgs {
@@ -107,15 +107,15 @@ impl ToolSpec for HistoryArgs {
 /// The arguments of `ultragit_summary`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SummaryArgs {
+pub(crate) struct SummaryArgs {
     /// A file or a directory, relative to the repository root (`.` for the
     /// whole repository).
     #[schemars(length(min = 1, max = 4096))]
-    pub path: String,
+    pub(crate) path: String,
     /// Token budget of the markdown answer; the least annotated units are left
     /// out first.
     #[schemars(range(min = 1))]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 impl ToolSpec for SummaryArgs {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use ultragit_read::{Format, GitReadPipeline, ReadError, ReadPipeline, ReadQuery};
 
 use crate::Scope;
-use crate::tools::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
 
 /// The most files one call reads.
 const MAX_PATHS: usize = 64;
@@ -21,34 +21,34 @@ const MAX_TAGS: usize = 64;
 /// The arguments of `ultragit_read`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// Files to read, relative to the repository root (e.g. `src/net/client.rs`).
     /// Several files are read together, ranked in one answer.
     #[schemars(length(min = 1, max = 64), inner(length(min = 1, max = 4096)))]
-    pub paths: Vec<String>,
+    pub(crate) paths: Vec<String>,
 
     /// A named unit to focus on, resolved with tree-sitter: `connect`,
     /// `Client::connect`. Cannot be combined with `lines`.
     #[schemars(length(min = 1, max = 4096))]
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
 
     /// A line range `START:END`, 1-based and inclusive (e.g. `10:20`). Cannot be
     /// combined with `anchor`.
     #[schemars(pattern(r"^\s*[0-9]+\s*:\s*[0-9]+\s*$"))]
-    pub lines: Option<String>,
+    pub(crate) lines: Option<String>,
 
     /// Token budget of the markdown answer; lower-scoring regions are trimmed
     /// to fit.
     #[schemars(range(min = 1))]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 
     /// Leave out regions whose confidence is below this (0 to 1; default 0).
     #[schemars(range(min = 0.0, max = 1.0))]
-    pub min_confidence: Option<f64>,
+    pub(crate) min_confidence: Option<f64>,
 
     /// Only regions with one of these tags (compared case-insensitively).
     #[schemars(length(max = 64), inner(length(max = 4096)))]
-    pub tags: Option<Vec<String>>,
+    pub(crate) tags: Option<Vec<String>>,
 }
 
 impl ToolSpec for ReadArgs {
@@ -75,7 +75,7 @@ impl ToolSpec for ReadArgs {
 
 impl ReadArgs {
     /// The read query, after the checks serde cannot make.
-    pub fn query(&self) -> Result<ReadQuery, ToolError> {
+    pub(crate) fn query(&self) -> Result<ReadQuery, ToolError> {
         let name = ReadArgs::META.name;
         let bounds = Bounds::of(name);
         bounds.list("paths", &self.paths, MAX_PATHS, MAX_NAME)?;

@@ -64,9 +64,9 @@ impl ReadConfig {
     pub fn load(repo: &Repo) -> Result<ReadConfig, ReadError> {
         let team = repo
             .read_worktree_file(CONFIG_FILE, TEAM_CONFIG_LIMIT)
-            .map_err(|e| ReadError::Config(e.to_string()))?;
+            .map_err(ReadError::ConfigFile)?;
         let git = Layer::git_config(|key| repo.config_get(key), |key| repo.config_get_i64(key));
-        resolve(team.as_deref(), git).map_err(|e| ReadError::Config(e.to_string()))
+        resolve(team.as_deref(), git).map_err(ReadError::Config)
     }
 }
 

@@ -56,9 +56,15 @@ pub enum ReadError {
     #[error("git failed: {0}")]
     Git(#[from] gitctx::Error),
 
-    /// A configuration value is unusable.
+    /// A configuration value is unusable; the cause names the key and where it
+    /// was set.
     #[error("Invalid configuration: {0}")]
-    Config(String),
+    Config(#[source] layered_config::ConfigError),
+
+    /// The team configuration file could not be read safely (a link, a special
+    /// file, too large).
+    #[error("Invalid configuration: {0}")]
+    ConfigFile(#[source] gitctx::Error),
 }
 
 fn list(available: &[String]) -> String {
@@ -91,7 +97,7 @@ impl ReadError {
             ReadError::NotARepository { .. } => ReadErrorCode::NotARepository,
             ReadError::Blame { .. } => ReadErrorCode::BlameFailed,
             ReadError::Git(_) => ReadErrorCode::Git,
-            ReadError::Config(_) => ReadErrorCode::Config,
+            ReadError::Config(_) | ReadError::ConfigFile(_) => ReadErrorCode::Config,
         }
     }
 

@@ -21,6 +21,9 @@
 //!
 //! A region's date is its commit's date ([`ScoredRegion::date`]); scores are
 //! printed with 3 decimals, as the JSON has them.
+//!
+//! Part of the published API for these rules; the functions are re-exported
+//! at the crate root.
 
 use std::fmt::Write as _;
 
@@ -436,7 +439,8 @@ fn list(out: &mut String, label: &str, items: impl Iterator<Item = String>, alwa
 }
 
 /// Plain text for people; note text is made terminal-safe as in
-/// [`format_markdown`].
+/// [`format_markdown`]. Part of the published API, beside the other two
+/// renderings (our binaries go through [`render`]).
 pub fn format_pretty(output: &ReadOutput, verbose: bool) -> String {
     terminal_safe(pretty_text(output, verbose))
 }

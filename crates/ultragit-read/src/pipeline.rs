@@ -47,6 +47,9 @@
 //! answers are the same as without the cache; a new commit is a new key. A
 //! cache that cannot be written (a read-only repository) only costs speed.
 //! [`GitReadPipeline::with_blame_cache`] turns it off or moves it.
+//!
+//! Part of the published API for these rules; its items are re-exported at
+//! the crate root.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -174,7 +177,9 @@ impl GitReadPipeline {
         }
     }
 
-    /// Uses another blame engine (benchmarks compare them).
+    /// Uses another blame engine. Part of the published API: a caller may
+    /// choose libgit2's blame (`gitctx::BlameEngine`); our binaries keep the
+    /// default.
     pub fn with_blame_engine(mut self, engine: BlameEngine) -> GitReadPipeline {
         self.engine = engine;
         self

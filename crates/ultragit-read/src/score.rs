@@ -21,18 +21,18 @@
 //!   **Staleness** (our addition): when later commits without an annotation
 //!   changed some of the region's lines today (blame names them for lines in
 //!   its span), the factor is multiplied by `1 − 0.5 × changed / span`
-//!   ([`score_staleness`]): a region whose lines were all rewritten since keeps
+//!   (`score_staleness`): a region whose lines were all rewritten since keeps
 //!   half its stability, one untouched since keeps all of it.
 //! - **Provenance:** `initial` 1.0, `amend` 0.8, `squash` 0.7 (unknown: 0.7).
 //!
 //! Beyond the spec: a region someone flagged (`ultragit flag`) has its
-//! combined confidence multiplied by [`FLAGGED_FACTOR`] (0.5), once however
+//! combined confidence multiplied by `FLAGGED_FACTOR` (0.5), once however
 //! many flags it has. The four `confidence_factors` stay the spec's, so a
 //! flagged region's `confidence` is below their weighted sum; its
 //! `corrections` say why.
 //!
 //! The output carries every factor and the combined confidence rounded to 3
-//! decimals ([`rounded`]); the confidence is computed from the unrounded
+//! decimals (`rounded`); the confidence is computed from the unrounded
 //! factors, so it can differ from the rounded factors' weighted sum by up to
 //! 0.001.
 
@@ -113,10 +113,10 @@ pub fn score_anchor_stability(
 }
 
 /// What a flag multiplies a region's confidence by.
-pub const FLAGGED_FACTOR: f64 = 0.5;
+pub(crate) const FLAGGED_FACTOR: f64 = 0.5;
 
 /// `confidence`, times [`FLAGGED_FACTOR`] when `flagged`.
-pub fn flag_penalty(confidence: f64, flagged: bool) -> f64 {
+pub(crate) fn flag_penalty(confidence: f64, flagged: bool) -> f64 {
     if flagged {
         confidence * FLAGGED_FACTOR
     } else {
@@ -132,7 +132,7 @@ pub fn compute_confidence(factors: &ConfidenceFactors) -> f64 {
 /// The anchor-stability multiplier for a region `changed` of whose `span`
 /// lines later unannotated commits last changed: `1 − 0.5 × changed / span`,
 /// in `[0.5, 1]`.
-pub fn score_staleness(changed: u32, span: u32) -> f64 {
+pub(crate) fn score_staleness(changed: u32, span: u32) -> f64 {
     if span == 0 {
         return 1.0;
     }
@@ -141,13 +141,13 @@ pub fn score_staleness(changed: u32, span: u32) -> f64 {
 }
 
 /// `value` rounded to 3 decimals, as scores appear in the output.
-pub fn round3(value: f64) -> f64 {
+pub(crate) fn round3(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
 /// The factors and their confidence as the output shows them: the confidence
 /// of the exact factors, then everything rounded to 3 decimals.
-pub fn rounded(factors: ConfidenceFactors) -> (ConfidenceFactors, f64) {
+pub(crate) fn rounded(factors: ConfidenceFactors) -> (ConfidenceFactors, f64) {
     let confidence = round3(compute_confidence(&factors));
     let factors = ConfidenceFactors {
         recency: round3(factors.recency),

@@ -19,7 +19,7 @@
 //! annotations are those of the commits in its history, renames followed
 //! ([`gitctx::Repo::follow_file`], one process per file; notes read
 //! in-process). A directory lists its tracked files that have annotations
-//! (at most [`MAX_FILES`] files are looked at). With `max_tokens`, the units
+//! (at most 2,000 files are looked at). With `max_tokens`, the units
 //! with the fewest annotations are left out first until the rendering in the
 //! chosen format fits (bytes / 4, as `read` estimates), and `trimmed` says how
 //! many were.
@@ -40,7 +40,7 @@ use crate::query::Format;
 pub const SUMMARY_SCHEMA_V1: &str = "ultragit-summary/v1";
 
 /// The most files of a directory summarized.
-pub const MAX_FILES: usize = 2_000;
+pub(crate) const MAX_FILES: usize = 2_000;
 
 /// What `summary` is asked: a file or a directory, and a budget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +58,8 @@ impl SummaryQuery {
         }
     }
 
+    /// The same query within `max_tokens`. Part of the published API (as
+    /// [`crate::ReadQuery`]'s builders are); our callers set the field.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> SummaryQuery {
         self.max_tokens = Some(max_tokens);
         self

@@ -30,7 +30,7 @@ use crate::query::Format;
 use crate::rank::sort_by_confidence;
 
 /// The strategy name reported in `trimmed`.
-pub const STRATEGY: &str = "newest_commits_first";
+pub(crate) const STRATEGY: &str = "newest_commits_first";
 
 /// Trims `output` to `max_tokens` as the module docs say.
 pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, verbose: bool) {
@@ -142,7 +142,7 @@ fn drop_commit(output: &mut ReadOutput, dropped: &mut Vec<String>, gone: ScoredR
 
 /// The text up to and including its first sentence end (`.`, `!` or `?` followed
 /// by whitespace, or a line break).
-pub fn first_sentence(text: &str) -> String {
+pub(crate) fn first_sentence(text: &str) -> String {
     let bytes = text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
         if b == b'\n' {

@@ -12,8 +12,6 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::correction::Correction;
-
 /// The `$schema` value of every annotation this crate writes.
 pub const SCHEMA_V1: &str = "ultragit/v1";
 
@@ -248,7 +246,8 @@ impl NoteParseError {
         self.line
     }
 
-    /// 1-based column of the problem; 0 when unknown.
+    /// 1-based column of the problem; 0 when unknown. Part of the published
+    /// API (with [`line`](Self::line)); our readers report only the line.
     pub fn column(&self) -> usize {
         self.column
     }
@@ -420,6 +419,128 @@ impl Provenance {
             derived_from: Vec::new(),
             original_annotations_preserved: false,
             synthesis_notes: None,
+        }
+    }
+}
+
+/// One correction of an annotation, as stored in the note's `corrections`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    /// The region(s) corrected; empty for the whole annotation.
+    #[serde(default)]
+    pub target: CorrectionTarget,
+    /// `flag`, `set`, `add` or `remove`.
+    pub kind: CorrectionKind,
+    /// The field changed; absent for a flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<CorrectionField>,
+    /// The new text (`set`) or the list entry added or removed; absent for a
+    /// flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Why, in the corrector's words. Never blank.
+    pub reason: String,
+    /// Who: `Name <email>` from the corrector's git identity.
+    pub author: String,
+    /// When, RFC 3339 with offset.
+    pub timestamp: String,
+}
+
+/// Which regions of the annotation a correction is about: a file and an
+/// anchor name (one unit), a file (all its regions), or nothing (every
+/// region).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CorrectionTarget {
+    /// The region's `file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The region's `ast_anchor.name`, exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+}
+
+open_enum! {
+    /// What a correction does.
+    pub enum CorrectionKind {
+        /// Marks the target as doubtful; changes no text.
+        Flag => "flag",
+        /// Replaces a text field.
+        Set => "set",
+        /// Adds an entry to a list field.
+        Add => "add",
+        /// Removes an entry from a list field.
+        Remove => "remove",
+    }
+}
+
+open_enum! {
+    /// A region field a correction can change.
+    pub enum CorrectionField {
+        /// What the code is for (text; never blank).
+        Intent => "intent",
+        /// Why it was done this way (text).
+        Reasoning => "reasoning",
+        /// What could go wrong (text).
+        RiskNotes => "risk_notes",
+        /// Rules the code must keep obeying (list; an added one is stated by
+        /// a person, so its source is `author`).
+        Constraints => "constraints",
+        /// Free-form tags (list).
+        Tags => "tags",
+    }
+}
+
+impl CorrectionField {
+    /// Whether the field is a list (`add`/`remove`) rather than a text
+    /// (`set`); `None` for a field this version does not know.
+    pub fn is_list(&self) -> Option<bool> {
+        match self {
+            Self::Intent | Self::Reasoning | Self::RiskNotes => Some(false),
+            Self::Constraints | Self::Tags => Some(true),
+            Self::Other(_) => None,
+        }
+    }
+
+    /// The kinds of correction that make sense for this field.
+    pub fn kinds(&self) -> &'static [&'static str] {
+        match self.is_list() {
+            Some(false) => &["set"],
+            Some(true) => &["add", "remove"],
+            None => &[],
+        }
+    }
+}
+
+impl CorrectionTarget {
+    /// The whole annotation.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// One unit: `file` and `anchor`.
+    pub fn unit(file: impl Into<String>, anchor: impl Into<String>) -> Self {
+        Self {
+            file: Some(file.into()),
+            anchor: Some(anchor.into()),
+        }
+    }
+
+    /// Whether `region` is one of the target's regions.
+    pub fn covers(&self, region: &RegionAnnotation) -> bool {
+        self.file.as_ref().is_none_or(|f| *f == region.file)
+            && self
+                .anchor
+                .as_ref()
+                .is_none_or(|a| *a == region.ast_anchor.name)
+    }
+
+    /// `file:anchor`, `file`, or `the whole annotation`, for messages.
+    pub fn describe(&self) -> String {
+        match (&self.file, &self.anchor) {
+            (Some(file), Some(anchor)) => format!("{file}:{anchor}"),
+            (Some(file), None) => file.clone(),
+            (None, Some(anchor)) => format!("?:{anchor}"),
+            (None, None) => "the whole annotation".to_owned(),
         }
     }
 }

@@ -18,6 +18,10 @@
 //!   committed (untrusted) settings: its name, size limit and sections; the
 //!   keys and the trust rule are in the readers' key tables.
 //!
+//! These modules are part of the published API, for their documentation (the
+//! document's rules, the validation list, the JSON shapes); their types are
+//! also re-exported here, and this workspace uses those names.
+//!
 //! This crate depends on none of our crates (only serde, serde_json, chrono,
 //! thiserror), so `ultragit-read`'s users get a small dependency tree.
 //!

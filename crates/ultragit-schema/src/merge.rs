@@ -138,7 +138,7 @@ pub fn add_concern(concerns: &mut Vec<CrossCuttingConcern>, concern: &CrossCutti
 }
 
 /// Whether two regions are the same statement about the same unit.
-pub fn same_region(a: &RegionAnnotation, b: &RegionAnnotation) -> bool {
+fn same_region(a: &RegionAnnotation, b: &RegionAnnotation) -> bool {
     a.file == b.file
         && a.ast_anchor.unit_type == b.ast_anchor.unit_type
         && a.ast_anchor.name == b.ast_anchor.name

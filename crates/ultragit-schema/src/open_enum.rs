@@ -43,7 +43,9 @@ macro_rules! open_enum {
                 }
             }
 
-            /// Whether this is one of the values this version knows.
+            /// Whether this is one of the values this version knows. Part of
+            /// the published API (a reader's test for `Other`), though this
+            /// workspace matches on `Other` instead.
             pub fn is_known(&self) -> bool {
                 !matches!(self, Self::Other(_))
             }

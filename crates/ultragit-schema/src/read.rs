@@ -186,7 +186,9 @@ impl fmt::Display for ContextLevelFilter {
     }
 }
 
-/// A `--context-level` value that is not `all`, `enhanced` or `inferred`.
+/// A `--context-level` value that is not `all`, `enhanced` or `inferred`:
+/// the error of [`ContextLevelFilter`]'s `FromStr`, so part of the published
+/// API.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid context level {value:?}: expected one of all, enhanced, inferred")]
 pub struct ParseContextLevelFilterError {

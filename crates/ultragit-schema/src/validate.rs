@@ -61,7 +61,7 @@ pub enum ProblemLocation {
     Document,
     /// The region at `index` in `regions` (before any stripping). `file` and
     /// `anchor` are copied from the region so messages can name it (names longer
-    /// than [`LOCATION_NAME_BYTES`] are cut, marked with `…`).
+    /// than 200 bytes are cut, marked with `…`).
     Region {
         /// Index in `regions`.
         index: usize,
@@ -351,7 +351,7 @@ fn retain_indices<T>(items: &mut Vec<T>, bad: &[usize]) {
 /// The longest region name (`file`, anchor) a [`ProblemLocation`] copies, in
 /// bytes. Each problem of a region names it, so copying a name of any length
 /// into each would let a small note validate into a huge list.
-pub const LOCATION_NAME_BYTES: usize = 200;
+pub(crate) const LOCATION_NAME_BYTES: usize = 200;
 
 /// `text`, cut to [`LOCATION_NAME_BYTES`] (at a character boundary) with `…`
 /// marking the cut.

@@ -32,7 +32,7 @@ fn user(config: Option<&str>, key: Option<&str>) -> (tempfile::TempDir, UserFile
 #[test]
 fn defaults_without_a_file() {
     let dir = project(None);
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     assert_eq!(c.provider, ProviderKind::OpenAiResponses);
     assert_eq!(c.model, "gpt-5-mini");
     assert_eq!(c.api_key_env, "OPENAI_API_KEY");
@@ -43,7 +43,31 @@ fn defaults_without_a_file() {
     assert!(c.build_writable.is_empty());
     // A missing user file is no error either.
     let (_home, files) = user(None, None);
-    assert_eq!(load(dir.path(), &files).unwrap(), c);
+    assert_eq!(load(dir.path(), &files, &Flags::default()).unwrap(), c);
+}
+
+#[test]
+fn the_flag_wins_over_both_files_and_is_checked_by_the_key() {
+    let dir = project(Some("max_build_output_bytes = 4096\n"));
+    let (_home, files) = user(Some("max_build_output_bytes = 8192\n"), None);
+    let flag = |bytes| Flags {
+        max_build_output_bytes: Some(bytes),
+    };
+    let c = load(dir.path(), &files, &flag(2048)).unwrap();
+    assert_eq!(c.max_build_output_bytes, 2048);
+    assert_eq!(
+        load(dir.path(), &files, &Flags::default())
+            .unwrap()
+            .max_build_output_bytes,
+        4096
+    );
+    let err = load(dir.path(), &files, &flag(100)).unwrap_err();
+    assert!(matches!(err, Error::ConfigValue(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("--max-build-output-bytes") && text.contains("at least 1024"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -51,7 +75,7 @@ fn the_file_sets_everything_and_is_checked() {
     let dir = project(Some(
         "provider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/\"\nmax_tokens = 1000\nmax_build_output_bytes = 4096\nbuild_timeout_secs = 5\nbuild_sandbox = false\nbuild_writable = [\"/opt/cache\"]\n",
     ));
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     assert_eq!(c.provider, ProviderKind::Anthropic);
     assert_eq!(c.model, "claude-sonnet-4-5");
     assert_eq!(c.api_key_env, "ANTHROPIC_API_KEY");
@@ -70,7 +94,9 @@ fn the_file_sets_everything_and_is_checked() {
         ("build_writable = [\"/a/../b\"]", "absolute path"),
     ] {
         let dir = project(Some(bad));
-        let err = load(dir.path(), &none()).unwrap_err().to_string();
+        let err = load(dir.path(), &none(), &Flags::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(says), "{bad}: {err}");
         assert!(err.starts_with(CONFIG_FILE), "{err}");
     }
@@ -87,14 +113,16 @@ fn the_project_file_wins_over_the_user_file_key_by_key() {
         ),
         None,
     );
-    let c = load(dir.path(), &files).unwrap();
+    let c = load(dir.path(), &files, &Flags::default()).unwrap();
     assert_eq!(c.provider, ProviderKind::OpenAiChat);
     assert_eq!(c.model, "project-model");
     assert_eq!(c.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
     assert_eq!(c.build_writable, [PathBuf::from("/p"), PathBuf::from("/u")]);
     // Errors in the user file name it.
     let (home, files) = user(Some("provider = 3\n"), None);
-    let err = load(dir.path(), &files).unwrap_err().to_string();
+    let err = load(dir.path(), &files, &Flags::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with(&home.path().join("config.toml").display().to_string()),
         "{err}"
@@ -113,7 +141,9 @@ fn project_files_are_never_read_through_links_or_special_files() {
         dir.path().join(CONFIG_FILE),
     )
     .unwrap();
-    let err = load(dir.path(), &none()).unwrap_err().to_string();
+    let err = load(dir.path(), &none(), &Flags::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("agent-config/config.toml: is a symbolic link"),
         "{err}"
@@ -125,7 +155,7 @@ fn project_files_are_never_read_through_links_or_special_files() {
         dir.path().join("agent-config/api-key"),
     )
     .unwrap();
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     let err = key(&c, dir.path(), &none(), |_| None)
         .unwrap_err()
         .to_string();
@@ -138,17 +168,21 @@ fn project_files_are_never_read_through_links_or_special_files() {
     // agent-config/ itself a link.
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join(CONFIG_DIR)).unwrap();
-    let err = load(dir.path(), &none()).unwrap_err().to_string();
+    let err = load(dir.path(), &none(), &Flags::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("agent-config/ is a symbolic link"), "{err}");
 
     // A FIFO neither hangs nor counts as a file.
     let dir = project(None);
     testkit::mkfifo(&dir.path().join(CONFIG_FILE));
-    let err = load(dir.path(), &none()).unwrap_err().to_string();
+    let err = load(dir.path(), &none(), &Flags::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("is a FIFO, not a regular file"), "{err}");
     let dir = project(None);
     testkit::mkfifo(&dir.path().join("agent-config/api-key"));
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     let err = key(&c, dir.path(), &none(), |_| None)
         .unwrap_err()
         .to_string();
@@ -156,7 +190,9 @@ fn project_files_are_never_read_through_links_or_special_files() {
 
     // Size caps.
     let dir = project(Some(&"#".repeat(CONFIG_LIMIT as usize + 1)));
-    let err = load(dir.path(), &none()).unwrap_err().to_string();
+    let err = load(dir.path(), &none(), &Flags::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("larger than 1024 KiB"), "{err}");
     let dir = project(None);
     std::fs::write(
@@ -164,7 +200,7 @@ fn project_files_are_never_read_through_links_or_special_files() {
         "k".repeat(KEY_LIMIT as usize + 1),
     )
     .unwrap();
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     let err = key(&c, dir.path(), &none(), |_| None)
         .unwrap_err()
         .to_string();
@@ -174,7 +210,7 @@ fn project_files_are_never_read_through_links_or_special_files() {
 #[test]
 fn the_key_comes_from_the_project_then_the_user_then_the_environment() {
     let dir = project(None);
-    let c = load(dir.path(), &none()).unwrap();
+    let c = load(dir.path(), &none(), &Flags::default()).unwrap();
     let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-env-1234".to_owned());
     assert_eq!(
         key(&c, dir.path(), &none(), env).unwrap(),
@@ -200,7 +236,7 @@ fn the_key_comes_from_the_project_then_the_user_then_the_environment() {
         )
     );
     let none_dir = project(None);
-    let c = load(none_dir.path(), &none()).unwrap();
+    let c = load(none_dir.path(), &none(), &Flags::default()).unwrap();
     assert_eq!(
         key(&c, none_dir.path(), &none(), |_| None).unwrap(),
         (None, KeySource::None)
@@ -217,7 +253,7 @@ fn the_key_comes_from_the_project_then_the_user_then_the_environment() {
     assert_eq!(provider_config(&local, None).unwrap().auth, Auth::None);
     // A named key file must exist.
     let named = project(Some("api_key_file = \"keys/mine\"\n"));
-    let c = load(named.path(), &none()).unwrap();
+    let c = load(named.path(), &none(), &Flags::default()).unwrap();
     let err = key(&c, named.path(), &none(), env).unwrap_err().to_string();
     assert!(
         err.contains("agent-config/keys/mine does not exist"),

@@ -67,7 +67,7 @@ impl Language {
     }
 
     /// The language for a file extension given without its dot (`"rs"`).
-    pub fn from_extension(extension: &str) -> Option<Language> {
+    fn from_extension(extension: &str) -> Option<Language> {
         Language::ALL.iter().copied().find(|language| {
             language
                 .extensions()
