@@ -139,6 +139,8 @@ fn the_step_budget_ends_in_one_request_without_tools() {
 #[test]
 fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
     let (repo, req) = retries_request();
+    // A file of this test's own: /tmp is shared with whatever else runs.
+    let leak = repo.join("leaked-output");
     let (server, provider) = chat(vec![
         Reply::tool_calls(vec![
             call("a", "run_shell", json!({"cmd": "rm -rf /"})),
@@ -150,7 +152,7 @@ fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
             call(
                 "c",
                 "git_show_file_at_rev",
-                json!({"rev": "--output=/tmp/x", "path": "src/net.rs"}),
+                json!({"rev": format!("--output={}", leak.display()), "path": "src/net.rs"}),
             ),
         ]),
         Reply::text("fix(net): retry connect three times"),
@@ -170,7 +172,7 @@ fn unknown_tools_and_bad_arguments_come_back_as_errors_the_model_can_read() {
         results.iter().all(|r| r["ok"] == json!(false)),
         "{results:?}"
     );
-    assert!(!repo.join("/tmp/x").exists());
+    assert!(!leak.exists());
 }
 
 #[test]
