@@ -283,6 +283,42 @@ fn search_code_greps_the_commit_tree_with_paths_and_line_numbers() {
 }
 
 #[test]
+fn search_code_reads_a_bounded_amount_of_git_grep_output() {
+    let repo = TestRepo::new();
+    // One minified line of 600 KB that matches, before a file that matches too:
+    // git grep prints the whole line, more than search_code reads.
+    let minified: String = (0..40_000).map(|i| format!("var a{i}=needle;")).collect();
+    repo.write("a.min.js", format!("{minified}\n"))
+        .write("b.rs", "let needle = 1;\n");
+    repo.commit_all("minified");
+    let ctx = Arc::new(context(&repo, "HEAD", None));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: false,
+    };
+    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let env = tools
+        .dispatch("search_code", &json!({"pattern": "needle"}))
+        .to_value();
+    assert_eq!(env["ok"], true, "{env}");
+    assert!(
+        env.to_string().len() < 4_096,
+        "{} bytes",
+        env.to_string().len()
+    );
+    assert_eq!(env["data"]["matches"], "", "the cut line is not shown");
+    assert_eq!(env["truncation"]["limit"], "entries", "{env}");
+    assert_contains(
+        env["truncation"]["hint"].as_str().unwrap(),
+        "more lines match; narrow the search with path",
+    );
+    // Narrowed, the other file's line comes back.
+    let narrowed =
+        data(&tools.dispatch("search_code", &json!({"pattern": "needle", "path": "b.rs"})));
+    assert_eq!(narrowed["matches"], "b.rs:1:let needle = 1;\n");
+}
+
+#[test]
 fn commit_info_describes_ancestors_and_refuses_other_commits() {
     let (repo, tools, _) = setup(None);
     let first = repo.rev_parse("HEAD~1");
