@@ -246,9 +246,10 @@ impl<'a> Runner<'a> {
     }
 
     /// Keeps every request of this runner within a context window of `tokens`
-    /// (see [`crate::window`]): each tool result is cut to the room left, and
-    /// old tool results and arguments are dropped, oldest first, when the
-    /// conversation would not fit; when even that is not enough, the tool loop
+    /// (see [`crate::window`]): a tool result that fits the room left goes back
+    /// whole, a larger one may take up to half the input by dropping old tool
+    /// results and arguments (oldest first, one at a time) and is cut beyond
+    /// that, and old ones are dropped whenever the conversation would not fit; when even that is not enough, the tool loop
     /// ends with the final tool-free request (budget `context`). A request
     /// that still exceeds the window (the task's own messages are too large)
     /// is never sent: the run fails with [`AgentError::ContextWindowExceeded`].
@@ -525,8 +526,11 @@ impl<'a> Runner<'a> {
         fits
     }
 
-    /// Runs one tool call with its result cut to the room the window leaves
-    /// after the conversation and the results `pending` before it.
+    /// Runs one tool call within the window. A result that fits what the
+    /// conversation leaves goes back whole and nothing older is touched; a
+    /// larger one may claim up to half the window's input by dropping old
+    /// results (oldest first, one at a time), and is cut to the room left
+    /// beyond that.
     async fn dispatch_within(
         &mut self,
         task: &Task,
@@ -544,13 +548,6 @@ impl<'a> Runner<'a> {
                 .await
                 .to_value();
         };
-        self.fit_window(task, state, pending, MIN_RESULT_ROOM);
-        let mut probe = self.request(task, state, ToolChoice::Auto);
-        probe.messages.push(Message {
-            role: Role::User,
-            content: pending.to_vec(),
-        });
-        let room = window.room(&probe);
         let size = |envelope: &Value| {
             let block = ContentBlock::ToolResult {
                 tool_use_id: id.to_owned(),
@@ -561,6 +558,43 @@ impl<'a> Runner<'a> {
                 .map(|s| estimate_tokens(&s))
                 .unwrap_or(u32::MAX)
         };
+        let whole = limits.max_bytes.min(window.input_limit() as usize * 3);
+        let first = if whole < MIN_RESULT_BYTES {
+            None
+        } else {
+            let envelope = task
+                .tools
+                .dispatch_async(
+                    name,
+                    input,
+                    ToolLimits {
+                        max_bytes: whole,
+                        ..limits
+                    },
+                )
+                .await
+                .to_value();
+            let tokens = size(&envelope);
+            if tokens <= self.room(task, state, pending, window) {
+                return envelope;
+            }
+            Some((envelope, tokens))
+        };
+        let wanted = first
+            .as_ref()
+            .map_or(MIN_RESULT_ROOM, |(_, tokens)| *tokens);
+        self.fit_window(
+            task,
+            state,
+            pending,
+            wanted.min(window.input_limit() / 2).max(MIN_RESULT_ROOM),
+        );
+        let room = self.room(task, state, pending, window);
+        if let Some((envelope, tokens)) = first
+            && tokens <= room
+        {
+            return envelope;
+        }
         let mut max_bytes = limits.max_bytes.min(room as usize * 3);
         for _ in 0..4 {
             if max_bytes < MIN_RESULT_BYTES {
@@ -593,6 +627,22 @@ impl<'a> Runner<'a> {
                 window.tokens
             ),
         }})
+    }
+
+    /// Tokens the window leaves after the conversation and `pending` results.
+    fn room(
+        &self,
+        task: &Task,
+        state: &State,
+        pending: &[ContentBlock],
+        window: ContextWindow,
+    ) -> u32 {
+        let mut probe = self.request(task, state, ToolChoice::Auto);
+        probe.messages.push(Message {
+            role: Role::User,
+            content: pending.to_vec(),
+        });
+        window.room(&probe)
     }
 
     /// The repair problem of an answer cut off by the output cap.
