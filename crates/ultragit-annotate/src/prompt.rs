@@ -48,12 +48,11 @@ when you are uncertain.";
 pub(crate) const MECHANICS: &str =
     "Give `lines` in the coordinates of the file at this commit (the numbers the diff
 and file tools show). For ast_anchor.name use the unit's qualified name as the AST
-outline gives it, in the language's own style: `MqttClient::connect` in Rust,
-`Session.refresh` in TypeScript, JavaScript, Java or Python, `store.Store.Get` in Go,
-`render::Scene::add_layer` in C++, a C function's plain name (`builtin_diff`).
-Use cross-cutting concerns (emit_cross_cutting)
-for groups of regions that must change together. When you have emitted every
-annotation, reply with a one-sentence summary of the commit and stop.";
+outline gives it, in the language's own style (`MqttClient::connect`,
+`Session.refresh`, `store.Store.Get`, a C function's plain name). Use cross-cutting
+concerns (emit_cross_cutting) for groups of regions that must change together. When
+you have emitted every annotation, reply with a one-sentence summary of the commit and
+stop.";
 
 /// The enhanced addition, with the author's context filled in.
 pub(crate) fn enhanced(author: &AuthorContext) -> String {
