@@ -30,8 +30,10 @@
 //!   binary only) never reach the model; neither do commits past `maxDiffLines`
 //!   (unless `largeCommits = chunk`): their note records the skip.
 //! - **Invariant:** no request exceeds the configured context window
-//!   (`ultragit.contextWindow`): tool results are cut to the room left, with a
-//!   note naming how to read on.
+//!   (`ultragit.contextWindow`): the first message's commit description and
+//!   file list, and every tool result, are cut to their share or the room left,
+//!   with a note naming how to read on; a request that still would not fit is
+//!   not sent (the run fails saying so).
 //! - **Invariant:** a commit the model finds nothing to record on gets a minimal
 //!   note saying so ([`Report::Declined`]), so backfill never retries it; only
 //!   real failures reach `failed.log`.

@@ -7,16 +7,21 @@
 //!   and the diff when it fits the diff budget ([`crate::budget`]); otherwise it
 //!   names `get_diff_for_file`. Tools remain for more.
 //! - **Window:** every request stays within the model's context window
-//!   (`ultragit.contextWindow`, default by model family): the runner cuts each
-//!   tool result to the room left and drops old results first
-//!   (`agent::window`); answers get at most an eighth of the window.
+//!   (`ultragit.contextWindow`, default by model family): the first message's
+//!   parts are cut to their shares, the runner cuts each tool result to the
+//!   room left and drops old results first (`agent::window`), and a request
+//!   that still would not fit is not sent
+//!   ([`AgentError::ContextWindowExceeded`]); answers get at most an eighth of
+//!   the window.
 //! - **Turns:** one model call is one turn; a run makes at most `maxAgentTurns`
 //!   calls: the tool loop gets `maxAgentTurns - 1` of them and, if it is still
 //!   calling tools then, one last call without tools finishes the run (its text is
 //!   the summary). A reply whose emissions are all accepted and that holds the
 //!   summary as its text ends the run at once. A commit makes at most `maxCalls`
-//!   calls in all (`--max-calls`). Whatever was emitted by then is kept: partial
-//!   results, with a warning.
+//!   calls in all (`--max-calls`), the cross-chunk pass included; stopped by
+//!   that cap before emitting anything, the run fails with
+//!   [`AgentError::MaxCallsExceeded`]. Whatever was emitted by then is kept:
+//!   partial results, with a warning.
 //! - **Stop reasons:** `end_turn` ends the run; `max_tokens` ends it too, keeping
 //!   what was emitted (a warning says the answer was cut).
 //! - **Large commits:** past `maxDiffLines` changed lines, no model call: a note
