@@ -359,16 +359,25 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         spent.add(&outcome, sent);
         if outcome.finalized {
             ran_out = true;
-            capped |= by_calls < config.max_agent_turns.saturating_sub(1);
-            warnings.push(format!(
-                "the agent used all {} turns{}; the annotations emitted so far are kept",
-                steps + 1,
-                if chunked {
-                    format!(" on chunk {}", index + 1)
-                } else {
-                    String::new()
-                }
-            ));
+            let by_cap = by_calls < config.max_agent_turns.saturating_sub(1);
+            capped |= by_cap;
+            let on = if chunked {
+                format!(" on chunk {}", index + 1)
+            } else {
+                String::new()
+            };
+            warnings.push(if by_cap {
+                format!(
+                    "the cap of {} model calls per commit (--max-calls) was reached{on}; the \
+                     annotations emitted so far are kept",
+                    config.max_calls
+                )
+            } else {
+                format!(
+                    "the agent used all {} turns{on}; the annotations emitted so far are kept",
+                    steps + 1
+                )
+            });
         }
         if outcome.stop_reason == StopReason::MaxTokens {
             cut_short = true;

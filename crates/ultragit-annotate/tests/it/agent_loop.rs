@@ -701,6 +701,31 @@ fn max_calls_caps_the_model_calls_of_a_commit() {
     assert_eq!(server.requests().len(), 5, "the cap holds across chunks");
 }
 
+#[test]
+fn max_calls_cuts_a_run_short_and_keeps_what_was_emitted() {
+    let (repo, _) = repo();
+    let ctx = context(&repo, "HEAD", None);
+    let mut script = vec![emit("a", connect_region("retries"))];
+    script.push(Reply::tool_calls(vec![call("r", "get_diff", json!({}))]));
+    script.push(Reply::text("Cut short."));
+    let (server, provider) = chat(script);
+    let config = AnnotateConfig {
+        max_calls: 3,
+        ..AnnotateConfig::default()
+    };
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
+    assert_eq!(server.requests().len(), 3);
+    assert!(annotated.partial);
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert_eq!(
+        annotated.warnings,
+        [
+            "the cap of 3 model calls per commit (--max-calls) was reached; the annotations \
+          emitted so far are kept"
+        ]
+    );
+}
+
 /// A commit of twelve files, annotated in three chunks (5, 5, 2).
 fn twelve_files() -> (TestRepo, ultragit_annotate::AnnotationContext) {
     let repo = TestRepo::new();
