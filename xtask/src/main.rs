@@ -11,10 +11,14 @@
 //!   `ultragit read` (in-process, and as the release binary)
 //!   against `git blame` over the same lines, the cost of `dependencies_on_this`,
 //!   and the git processes one read starts on a long and a short history.
-//!   `annotate`: our own time to annotate a 10-file, 300-line commit against
-//!   `testkit`'s fake model on 127.0.0.1 (which answers at once), phase by phase,
-//!   and the `post-commit` hook `ultragit init` installs (the release binary): the
-//!   time until it returns, and `git commit` with it against without it.
+//!   `annotate`: the turns and input and output tokens per commit under 300
+//!   changed lines against a scripted model on 127.0.0.1 that reads what it
+//!   needs, then emits, before issue 17 (`8431e9a^`'s release binary, built once
+//!   under `target/bench-baseline/`) and now; our own time to annotate a
+//!   10-file, 300-line commit against `testkit`'s fake model (which answers at
+//!   once), phase by phase; and the `post-commit` hook `ultragit init` installs
+//!   (the release binary): the time until it returns, what its blame-cache
+//!   warm-up line adds, and `git commit` with it against without it.
 //!   `commit-msg`: git-agent's context preparation for a 10,000-line staged
 //!   change dominated by `package-lock.json` (target 150 ms) against `git diff
 //!   --cached`, phase by phase, and the first request it sends to the fake model:

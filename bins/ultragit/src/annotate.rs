@@ -6,8 +6,11 @@
 //! `.ultragit-config.toml` over `[ultragit]` git config); build the provider,
 //! reading the key from the variable the configuration names; collect the author context (below); run
 //! `ultragit_annotate::annotate_with` on the runner's tokio runtime; print
-//! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)` or
-//! `skipped <sha>: <reason>` for a trivial commit (no model call). Any failure
+//! `annotated <sha>: N regions, M cross-cutting concerns (enhanced|inferred)`;
+//! `declined <sha>: <why> (a note records it)` when the model found nothing to
+//! record; `skipped <sha>: too large: … (a note records it)` past
+//! `maxDiffLines` (no model call); or `skipped <sha>: <reason>` for a trivial
+//! commit (no model call, no note). Any failure
 //! once the commit is known is appended to `.git/ultragit/failed.log` (time, full
 //! SHA, reason) before `error: …` is printed.
 //!
@@ -42,8 +45,9 @@
 //! into the commit's note (`Existing::Merge`), whose provenance (`amend`,
 //! `derived_from = [OLD]`) stays.
 //!
-//! A missing API key is an error, except for a trivial commit: it needs no model,
-//! so it is skipped as usual.
+//! A missing API key is an error, except for a commit that needs no model: a
+//! trivial one is skipped as usual, a too-large one gets its note
+//! (`ultragit_annotate::annotate_without_model`).
 //!
 //! **Secrets:** the key is only ever in the provider's HTTP headers; the verbose
 //! trace and every error message pass through the provider's redactor.
@@ -62,7 +66,7 @@ use gitctx::{ObjectId, Repo};
 use llm::{ProviderKind, defaults};
 use ultragit_annotate::{
     AnnotateOptions, AuthorContext, Existing, ProviderFlags, Report, Settings, Trivial, author,
-    gather, record_failure, setup, triviality,
+    record_failure, setup,
 };
 
 use crate::context;
@@ -210,12 +214,17 @@ ULTRAGIT_TAGS (comma-separated), which win over the context file. The context is
 consumed by the annotation that uses it.
 
 Trivial commits (nothing changed, lockfiles only, whitespace only, binary files only, \
-merges without changes of their own) are skipped without calling the model. Failed \
+merges without changes of their own) are skipped without calling the model. A commit \
+past maxDiffLines (with largeCommits = skip) is skipped too, and a note records it; \
+neither needs an API key. When the model finds nothing worth recording (documentation, \
+a version bump), `declined` is printed and a short note records it. Failed \
 annotations are listed in .git/ultragit/failed.log; --async writes its output to \
-.git/ultragit/annotate.log.
+.git/ultragit/annotate.log. --verbose ends with the run's turns and input and output \
+tokens (annotate.stats).
 
-Exit status: 0 when the note was stored, the commit skipped, or (--async) the \
-background annotation started; 1 on failure; 2 on usage errors.",
+Exit status: 0 when the note was stored (a declined or too-large commit's short note \
+included), the commit skipped as trivial, or (--async) the background annotation \
+started; 1 on failure (listed in failed.log); 2 on usage errors.",
         openai_model = defaults::OPENAI_MODEL,
         anthropic_model = defaults::ANTHROPIC_MODEL,
         openai_key = defaults::OPENAI_API_KEY,
@@ -285,11 +294,16 @@ fn annotate_now(
     let config = match provider_config(&request, lookup) {
         Ok(config) => config,
         Err(err @ ProviderError::MissingKey { .. }) => {
-            // A trivial commit needs no model, hence no key.
-            if let Ok(context) = gather(repo, &sha, None, &limits)
-                && let Some(reason) = triviality(&context)
-            {
-                return Ok(skipped(commit, reason, source.as_deref(), ctx));
+            // A trivial or too-large commit needs no model, hence no key.
+            let options = annotate_options(args, repo)?;
+            if let Ok(Some(report)) = ultragit_annotate::annotate_without_model(
+                repo.root(),
+                &sha,
+                None,
+                &limits,
+                &options,
+            ) {
+                return Ok(reported(report, commit, source.as_deref(), ctx));
             }
             return Err(CommandError::from(err).map_message(|message| {
                 format!("{message} (or set ultragit.apiKeyEnv; `none` for a server without keys)")
@@ -307,20 +321,7 @@ fn annotate_now(
     } else {
         Box::new(NullSink)
     };
-    let options = AnnotateOptions {
-        base: args
-            .delta_from
-            .as_deref()
-            .map(|rev| repo.resolve_commit(rev))
-            .transpose()?,
-        existing: if args.delta_from.is_some() {
-            Existing::Merge
-        } else if args.keep_existing {
-            Existing::Keep
-        } else {
-            Existing::Replace
-        },
-    };
+    let options = annotate_options(args, repo)?;
     let report = ctx
         .block_on(ultragit_annotate::annotate_with(
             repo.root(),
@@ -338,7 +339,36 @@ fn annotate_now(
                 .redacted(&redactor)
         })?;
 
-    let output = match report {
+    let output = reported(report, commit, source.as_deref(), ctx);
+    for problem in trace.problems() {
+        ctx.warn(format!("trace: {problem}"));
+    }
+    Ok(output)
+}
+
+/// How to annotate and store: a delta (`--delta-from`), and what becomes of a
+/// note the commit already has.
+fn annotate_options(args: &AnnotateArgs, repo: &Repo) -> Result<AnnotateOptions, CommandError> {
+    Ok(AnnotateOptions {
+        base: args
+            .delta_from
+            .as_deref()
+            .map(|rev| repo.resolve_commit(rev))
+            .transpose()?,
+        existing: if args.delta_from.is_some() {
+            Existing::Merge
+        } else if args.keep_existing {
+            Existing::Keep
+        } else {
+            Existing::Replace
+        },
+    })
+}
+
+/// The output for `report`; the author context is consumed when it was
+/// used (or the commit needed none).
+fn reported(report: Report, commit: ObjectId, source: Option<&Path>, ctx: &Context) -> Outcome {
+    match report {
         Report::Annotated {
             regions,
             cross_cutting,
@@ -359,7 +389,7 @@ fn annotate_now(
                     "cross-cutting concerns"
                 ),
             ));
-            consume(source.as_deref(), ctx);
+            consume(source, ctx);
             output
         }
         Report::Declined {
@@ -368,14 +398,22 @@ fn annotate_now(
             for warning in &warnings {
                 ctx.warn(warning);
             }
-            consume(source.as_deref(), ctx);
+            consume(source, ctx);
             Outcome::text(format!(
                 "declined {}: {} (a note records it)\n",
                 commit.short(),
                 safe_io::term::sanitize_line(&reason)
             ))
         }
-        Report::Skipped { reason, .. } => skipped(commit, reason, source.as_deref(), ctx),
+        Report::TooLarge { reason, .. } => {
+            consume(source, ctx);
+            let reason = reason.strip_prefix("skipped as ").unwrap_or(&reason);
+            Outcome::text(format!(
+                "skipped {}: {reason} (a note records it)\n",
+                commit.short()
+            ))
+        }
+        Report::Skipped { reason, .. } => skipped(commit, reason, source, ctx),
         Report::Kept { .. } => {
             // The author context stays for a retry: the note that won may not
             // have used it.
@@ -384,11 +422,7 @@ fn annotate_now(
                 commit.short()
             ))
         }
-    };
-    for problem in trace.problems() {
-        ctx.warn(format!("trace: {problem}"));
     }
-    Ok(output)
 }
 
 /// The output for a trivial commit (its context is consumed too).

@@ -13,8 +13,12 @@
 //! summary is printed. A rerun continues where the last one stopped: the notes
 //! are the state.
 //!
-//! Exit status: 0 when every selected commit was annotated or skipped (or a dry
-//! run); 1 when any failed or the run was interrupted.
+//! A commit the model declines, or one past `maxDiffLines` (no model call), gets
+//! its short note and counts as declined or skipped, not as annotated; no later
+//! run retries it.
+//!
+//! Exit status: 0 when every selected commit was annotated, declined or skipped
+//! (or a dry run); 1 when any failed or the run was interrupted.
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
@@ -33,7 +37,7 @@ use ultragit_annotate::backfill::{
     self, Event, Outcome as CommitOutcome, RunOptions, SelectOptions, Selection, Shard, Summary,
 };
 use ultragit_annotate::tools::thousands;
-use ultragit_annotate::{AnnotateConfig, Settings};
+use ultragit_annotate::{AnnotateConfig, LargeCommits, Settings};
 use ultragit_read::SinceFilter;
 
 use crate::annotate::{ProviderArgs, count};
@@ -97,10 +101,16 @@ remainder I-1 when divided by N: the split depends on the commit id alone, so it
 the same on every machine and every rerun, and each commit is in exactly one shard. \
 Run N jobs with --shard 1/N ... N/N and join their notes with `ultragit sync`.
 
---dry-run lists the commits (full id and changed lines, newest first) and estimates \
-the input tokens: per commit 3 x P + 2 x D, where P is the prompt and tool definitions \
-every model call starts from and D is 15 tokens per changed line (at most \
-maxDiffLines), for a typical run of three calls.
+--dry-run lists the commits (full id and changed lines, newest first; a commit past \
+maxDiffLines is marked: it will be skipped with a note, no model call) and estimates \
+the input tokens: per commit 2 x (P + D), where P is the prompt and tool definitions \
+every model call starts from and D is 15 tokens per changed line (the first message \
+carries the diff, sent again with the second call), for a typical run of two calls; \
+nothing for a commit past maxDiffLines (unless ultragit.largeCommits = chunk: one \
+such run per chunk and a call across them).
+
+A commit the model finds nothing to record on is counted as declined, one past \
+maxDiffLines as skipped; both get a short note saying so and are not retried.
 
 Progress goes to stderr: a progress bar on a terminal (done/total, failures, tokens, \
 ETA), otherwise a line every 10 seconds and one per failure. The summary goes to \
@@ -116,7 +126,8 @@ Examples:
 
 Provider configuration as for `ultragit annotate` (see `ultragit annotate --help`).
 
-Exit status: 0 when every selected commit was annotated or skipped, and for --dry-run; \
+Exit status: 0 when every selected commit was annotated, declined or skipped, and for \
+--dry-run; \
 1 when any commit failed, the run was interrupted, or the command failed; 2 on usage \
 errors.";
 
@@ -271,25 +282,39 @@ fn repo_relative(root: &Path, cwd: &Path, arg: &str) -> Result<String, CommandEr
 /// The dry run's report: one line per commit, then the totals and estimate.
 fn dry_run(selection: &Selection, limits: &AnnotateConfig) -> String {
     let mut out = String::new();
+    let mut too_large = 0;
     for commit in &selection.commits {
+        let skip = commit.changed_lines > u64::from(limits.max_diff_lines)
+            && limits.large_commits == LargeCommits::Skip;
+        too_large += usize::from(skip);
         let _ = writeln!(
             out,
-            "{} {}",
+            "{} {}{}",
             commit.id.to_hex(),
             count(
                 usize::try_from(commit.changed_lines).unwrap_or(usize::MAX),
                 "changed line",
                 "changed lines"
-            )
+            ),
+            if skip {
+                " (too large: a note, no model call)"
+            } else {
+                ""
+            }
         );
     }
     let tokens = backfill::estimate_input_tokens(&selection.commits, limits);
     let _ = writeln!(
         out,
-        "dry run: {} to annotate ({}); about {} input tokens \
-         (3 x prompt + 2 x 15 per changed line, per commit)",
+        "dry run: {} to annotate ({}{}); about {} input tokens \
+         (2 x (prompt + 15 per changed line) per commit)",
         count(selection.commits.len(), "commit", "commits"),
         left_out(selection),
+        if too_large > 0 {
+            format!("; {too_large} too large: a note each, no model call")
+        } else {
+            String::new()
+        },
         thousands(tokens)
     );
     out
@@ -317,8 +342,14 @@ fn left_out(selection: &Selection) -> String {
 
 /// The final summary for stdout.
 fn summary_text(summary: &Summary, pauses: u64) -> String {
+    let declined = if summary.declined > 0 {
+        format!(" {} declined,", summary.declined)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "backfill: {} annotated, {} skipped, {} failed of {}; {} input and {} output tokens\n",
+        "backfill: {} annotated,{declined} {} skipped, {} failed of {}; {} input and {} output \
+         tokens\n",
         summary.annotated,
         summary.skipped,
         summary.failed,

@@ -24,6 +24,10 @@
 //! `stream`, the cap as the API names it), or our normalized request for a
 //! provider that cannot tell; credentials are headers, never in it.
 //!
+//! **Invariant:** with a context window ([`Runner::with_context_window`]), no
+//! request larger than the window allows is sent: the run fails with
+//! [`AgentError::ContextWindowExceeded`] instead.
+//!
 //! **Invariant:** the requests stay small whatever the model sent: the invalid
 //! answer the repair request quotes back is cut to [`REPAIR_ANSWER_MAX`] bytes
 //! (head and tail around a marker, [`crate::clip_middle`]), and the problems to
@@ -46,11 +50,13 @@ use crate::clip::{clip_middle, clip_strings};
 use crate::schema;
 use crate::tool::{ToolLimits, ToolRegistry};
 use crate::trace::{ARTIFACT_MAX, Event, TraceSink};
-use crate::window::{ContextWindow, estimate_tokens};
+use crate::window::{ContextWindow, estimate_tokens, request_tokens};
 
-/// The most of an invalid answer the repair request quotes back: 32 KiB, twice
-/// what a 4,096-token answer takes. A longer answer is quoted as its head and
-/// tail around a marker that says how much was cut.
+/// The most of an invalid answer the repair request quotes back: 32 KiB, what
+/// an answer of 8,192 tokens takes at 4 bytes a token (the default cap of
+/// 4,096 doubled for the repair of a cut-off answer, [`CUT_OFF_CAP_FACTOR`]);
+/// a task with a smaller cap gets far less back. A longer answer is quoted as
+/// its head and tail around a marker that says how much was cut.
 pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
 /// The most problems one repair request lists (the rest are counted).
 pub const REPAIR_PROBLEMS_MAX: usize = 20;
@@ -170,6 +176,19 @@ pub enum AgentError {
     },
     #[error("the run did not finish within {} s", after.as_secs())]
     Timeout { after: Duration },
+    /// A request would not fit the context window even with every old tool
+    /// result dropped (the task's own messages are too large): it is not sent.
+    #[error(
+        "the request holds about {tokens} input tokens, more than the {limit} a \
+         {window}-token context window leaves for input (a tenth as margin, {output} \
+         reserved for the answer); nothing was sent"
+    )]
+    ContextWindowExceeded {
+        tokens: u32,
+        limit: u32,
+        window: u32,
+        output: u32,
+    },
 }
 
 /// Runs tasks against one provider with one set of budgets, tracing to a sink.
@@ -227,10 +246,13 @@ impl<'a> Runner<'a> {
     }
 
     /// Keeps every request of this runner within a context window of `tokens`
-    /// (see [`crate::window`]): each tool result is cut to the room left, and
-    /// old tool results and arguments are dropped, oldest first, when the
-    /// conversation would not fit; when even that is not enough, the tool loop
-    /// ends with the final tool-free request (budget `context`).
+    /// (see [`crate::window`]): a tool result that fits the room left goes back
+    /// whole, a larger one may take up to half the input by dropping old tool
+    /// results and arguments (oldest first, one at a time) and is cut beyond
+    /// that, and old ones are dropped whenever the conversation would not fit; when even that is not enough, the tool loop
+    /// ends with the final tool-free request (budget `context`). A request
+    /// that still exceeds the window (the task's own messages are too large)
+    /// is never sent: the run fails with [`AgentError::ContextWindowExceeded`].
     pub fn with_context_window(mut self, tokens: u32) -> Self {
         self.window = Some(ContextWindow {
             tokens,
@@ -504,8 +526,11 @@ impl<'a> Runner<'a> {
         fits
     }
 
-    /// Runs one tool call with its result cut to the room the window leaves
-    /// after the conversation and the results `pending` before it.
+    /// Runs one tool call within the window. A result that fits what the
+    /// conversation leaves goes back whole and nothing older is touched; a
+    /// larger one may claim up to half the window's input by dropping old
+    /// results (oldest first, one at a time), and is cut to the room left
+    /// beyond that.
     async fn dispatch_within(
         &mut self,
         task: &Task,
@@ -523,13 +548,6 @@ impl<'a> Runner<'a> {
                 .await
                 .to_value();
         };
-        self.fit_window(task, state, pending, MIN_RESULT_ROOM);
-        let mut probe = self.request(task, state, ToolChoice::Auto);
-        probe.messages.push(Message {
-            role: Role::User,
-            content: pending.to_vec(),
-        });
-        let room = window.room(&probe);
         let size = |envelope: &Value| {
             let block = ContentBlock::ToolResult {
                 tool_use_id: id.to_owned(),
@@ -540,6 +558,43 @@ impl<'a> Runner<'a> {
                 .map(|s| estimate_tokens(&s))
                 .unwrap_or(u32::MAX)
         };
+        let whole = limits.max_bytes.min(window.input_limit() as usize * 3);
+        let first = if whole < MIN_RESULT_BYTES {
+            None
+        } else {
+            let envelope = task
+                .tools
+                .dispatch_async(
+                    name,
+                    input,
+                    ToolLimits {
+                        max_bytes: whole,
+                        ..limits
+                    },
+                )
+                .await
+                .to_value();
+            let tokens = size(&envelope);
+            if tokens <= self.room(task, state, pending, window) {
+                return envelope;
+            }
+            Some((envelope, tokens))
+        };
+        let wanted = first
+            .as_ref()
+            .map_or(MIN_RESULT_ROOM, |(_, tokens)| *tokens);
+        self.fit_window(
+            task,
+            state,
+            pending,
+            wanted.min(window.input_limit() / 2).max(MIN_RESULT_ROOM),
+        );
+        let room = self.room(task, state, pending, window);
+        if let Some((envelope, tokens)) = first
+            && tokens <= room
+        {
+            return envelope;
+        }
         let mut max_bytes = limits.max_bytes.min(room as usize * 3);
         for _ in 0..4 {
             if max_bytes < MIN_RESULT_BYTES {
@@ -574,6 +629,22 @@ impl<'a> Runner<'a> {
         }})
     }
 
+    /// Tokens the window leaves after the conversation and `pending` results.
+    fn room(
+        &self,
+        task: &Task,
+        state: &State,
+        pending: &[ContentBlock],
+        window: ContextWindow,
+    ) -> u32 {
+        let mut probe = self.request(task, state, ToolChoice::Auto);
+        probe.messages.push(Message {
+            role: Role::User,
+            content: pending.to_vec(),
+        });
+        window.room(&probe)
+    }
+
     /// The repair problem of an answer cut off by the output cap.
     fn cut_off_problem(&self) -> String {
         match self.budgets.max_tokens {
@@ -593,6 +664,22 @@ impl<'a> Runner<'a> {
         choice: ToolChoice,
     ) -> Result<CompletionResponse, AgentError> {
         let request = self.request(task, state, choice);
+        if let Some(window) = self.window {
+            // The cap this call asks for (a repair may ask for more).
+            let window = ContextWindow {
+                output: self.budgets.max_tokens.unwrap_or(0),
+                ..window
+            };
+            let tokens = request_tokens(&request);
+            if tokens > window.input_limit() {
+                return Err(AgentError::ContextWindowExceeded {
+                    tokens,
+                    limit: window.input_limit(),
+                    window: window.tokens,
+                    output: window.output,
+                });
+            }
+        }
         state.steps += 1;
         self.trace(
             Event::info("request")
@@ -657,6 +744,8 @@ impl<'a> Runner<'a> {
              the evidence you have. {}",
             task.format_reminder
         )));
+        // The last results may go now that a newer message follows them.
+        self.fit_window(task, state, &[], 0);
         self.call_without_tools(task, state).await
     }
 

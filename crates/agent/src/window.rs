@@ -8,10 +8,12 @@
 //! output tokens the request asks for.
 //!
 //! Two mechanisms keep a run inside the window (see [`crate::Runner::with_context_window`]):
-//! every tool result is cut to what is left ([`ContextWindow::room`]), and
-//! before each call, old tool results and old tool-call arguments are replaced
-//! by a short marker, oldest first ([`ContextWindow::fit`]), so the newest
-//! turn is never touched.
+//! old tool results and old tool-call arguments are replaced by a short
+//! marker, one at a time, oldest first ([`ContextWindow::fit`]), so the newest
+//! turn is never touched; and a tool result is cut to what is left
+//! ([`ContextWindow::room`]). A result that fits goes back whole without
+//! touching anything older; a larger one may claim up to half the input by
+//! dropping old results, and is cut beyond that.
 
 use llm::{CompletionRequest, ContentBlock, Message, Role};
 use serde_json::json;
@@ -73,7 +75,8 @@ impl ContextWindow {
         let end = request.messages.len().saturating_sub(keep_tail);
         for pass in [Pass::Results, Pass::Arguments] {
             for index in keep_head.min(end)..end {
-                if elide(&mut request.messages[index], pass) {
+                // One block at a time: a turn's other results stay if they fit.
+                while elide_one(&mut request.messages[index], pass) {
                     tokens = request_tokens(request);
                     if tokens <= limit {
                         return true;
@@ -91,33 +94,35 @@ enum Pass {
     Arguments,
 }
 
-/// Elides the long blocks of `message` that `pass` is about; true if any.
-fn elide(message: &mut Message, pass: Pass) -> bool {
-    let mut changed = false;
+/// Elides the first long block of `message` that `pass` is about; true if
+/// there was one.
+fn elide_one(message: &mut Message, pass: Pass) -> bool {
+    // The markers are shorter than ELIDE_OVER, so an elided block is never
+    // elided again.
     for block in &mut message.content {
         match (pass, &message.role, block) {
             (Pass::Results, Role::User, ContentBlock::ToolResult { content, .. })
                 if content.len() > ELIDE_OVER =>
             {
                 *content = ELIDED_RESULT.to_owned();
-                changed = true;
+                return true;
             }
             (Pass::Arguments, Role::Assistant, ContentBlock::ToolUse { input, .. })
                 if input.to_string().len() > ELIDE_OVER =>
             {
                 *input = json!({"elided": "arguments dropped to keep within the context window"});
-                changed = true;
+                return true;
             }
             (Pass::Arguments, Role::Assistant, ContentBlock::Text { text })
                 if text.len() > ELIDE_OVER =>
             {
                 *text = "[earlier reasoning dropped to keep within the context window]".to_owned();
-                changed = true;
+                return true;
             }
             _ => {}
         }
     }
-    changed
+    false
 }
 
 #[cfg(test)]
@@ -160,6 +165,37 @@ mod tests {
             ..CompletionRequest::default()
         };
         assert!(!window.fit(&mut request, 1, 0, 0));
+    }
+
+    #[test]
+    fn one_result_of_a_turn_goes_at_a_time() {
+        let window = ContextWindow {
+            tokens: 3_000,
+            output: 200,
+        };
+        let turn = Message {
+            role: Role::User,
+            content: ["a", "b", "c"]
+                .iter()
+                .map(|id| ContentBlock::ToolResult {
+                    tool_use_id: (*id).to_owned(),
+                    content: id.repeat(4_000),
+                    is_error: false,
+                })
+                .collect(),
+        };
+        let mut request = CompletionRequest {
+            messages: vec![Message::user("first"), turn, Message::user("newest")],
+            ..CompletionRequest::default()
+        };
+        assert!(window.fit(&mut request, 1, 1, 0));
+        let json = serde_json::to_string(&request).unwrap();
+        assert!(!json.contains("aaaa"), "the oldest result went");
+        assert!(
+            json.contains("bbbb") && json.contains("cccc"),
+            "the others stayed"
+        );
+        assert!(ELIDED_RESULT.len() <= ELIDE_OVER);
     }
 
     #[test]

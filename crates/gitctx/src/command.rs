@@ -208,6 +208,7 @@ pub struct GitCommand {
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
     timeout: Option<Duration>,
+    max_stdout: Option<usize>,
     user: bool,
 }
 
@@ -221,6 +222,7 @@ impl GitCommand {
             env: Vec::new(),
             stdin: None,
             timeout: None,
+            max_stdout: None,
             user: false,
         }
     }
@@ -242,6 +244,16 @@ impl GitCommand {
     /// fails with [`Error::Timeout`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Reads at most `bytes` of standard output: once they have arrived the
+    /// process is stopped, and the run returns them as `stdout` (its status
+    /// then says it was killed; a caller tells the cut by the length). For
+    /// commands whose output has no bound of its own (`git grep` over a large
+    /// tree).
+    pub fn max_stdout(mut self, bytes: usize) -> Self {
+        self.max_stdout = Some(bytes);
         self
     }
 
@@ -369,8 +381,9 @@ impl GitCommand {
         } else {
             Stdio::null()
         });
+        let bounded = self.timeout.is_some() || self.max_stdout.is_some();
         #[cfg(unix)]
-        if self.timeout.is_some() {
+        if bounded {
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
         }
@@ -383,9 +396,10 @@ impl GitCommand {
             let bytes = bytes.clone();
             std::thread::spawn(move || pipe.write_all(&bytes))
         });
-        let output = match self.timeout {
-            None => child.wait_with_output().map(Some),
-            Some(limit) => wait_with_timeout(child, limit),
+        let output = if bounded {
+            wait_with_timeout(child, self.timeout, self.max_stdout)
+        } else {
+            child.wait_with_output().map(Some)
         };
         if let Some(writer) = writer {
             let _ = writer.join();
@@ -436,21 +450,49 @@ impl GitCommand {
 }
 
 /// Waits for `child`, reading its output on helper threads; kills it and returns
-/// `None` once `limit` has passed.
-fn wait_with_timeout(mut child: Child, limit: Duration) -> std::io::Result<Option<Output>> {
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+/// `None` once `limit` has passed. Once `max_stdout` bytes of output have
+/// arrived, kills it and returns them.
+fn wait_with_timeout(
+    mut child: Child,
+    limit: Option<Duration>,
+    max_stdout: Option<usize>,
+) -> std::io::Result<Option<Output>> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    fn drain(
+        pipe: Option<impl Read + Send + 'static>,
+        max: u64,
+        full: Arc<AtomicBool>,
+    ) -> std::thread::JoinHandle<Vec<u8>> {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut buf);
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(max).read_to_end(&mut buf);
+                if buf.len() as u64 >= max {
+                    full.store(true, Ordering::SeqCst);
+                }
             }
             buf
         })
     }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + limit;
+    let full = Arc::new(AtomicBool::new(false));
+    let max = max_stdout.map_or(u64::MAX, |n| n as u64);
+    let stdout = drain(child.stdout.take(), max, Arc::clone(&full));
+    let stderr = drain(
+        child.stderr.take(),
+        u64::MAX,
+        Arc::new(AtomicBool::new(false)),
+    );
+    let deadline = limit.map(|limit| Instant::now() + limit);
     loop {
+        if full.load(Ordering::SeqCst) {
+            kill_group(&mut child);
+            return Ok(Some(Output {
+                status: child.wait()?,
+                stdout: stdout.join().unwrap_or_default(),
+                stderr: stderr.join().unwrap_or_default(),
+            }));
+        }
         if let Some(status) = child.try_wait()? {
             return Ok(Some(Output {
                 status,
@@ -458,7 +500,7 @@ fn wait_with_timeout(mut child: Child, limit: Duration) -> std::io::Result<Optio
                 stderr: stderr.join().unwrap_or_default(),
             }));
         }
-        if Instant::now() >= deadline {
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             kill_group(&mut child);
             // The readers finish on their own once every holder of the pipes is
             // gone; their output is not needed.

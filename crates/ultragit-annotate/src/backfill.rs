@@ -40,7 +40,7 @@ use llm::{CompletionRequest, CompletionResponse, LlmError, LlmProvider, Redactor
 use tokio::task::JoinSet;
 use ultragit_schema::merge::{TextMerge, merge_texts};
 
-use crate::config::AnnotateConfig;
+use crate::config::{AnnotateConfig, CHUNK_FILE_THRESHOLD, LargeCommits};
 use crate::error::AnnotateError;
 use crate::gather::{AnnotationContext, CommitInfo, Trivial, gather, is_lockfile, triviality};
 use crate::run::annotate_commit;
@@ -344,13 +344,22 @@ fn cheap_triviality(files: &[FileStat]) -> Option<Trivial> {
 /// diff shows it (about 45 characters with its line number), its share of the
 /// hunk's context lines (about 15 more), at 4 characters per token.
 ///
-/// The estimate of a commit is `3 × P + 2 × D`: `P` is the request every turn
-/// starts from (system prompt, first message and tool definitions, at 4
-/// characters per token), `D` is `TOKENS_PER_CHANGED_LINE` × its changed lines
-/// (at most `maxDiffLines`: a larger diff is summarized), and a typical run
-/// takes three turns (look at the diff, emit, sum up), the diff being sent again
-/// with each turn after the first. Real runs vary with what the model reads.
+/// The writer's first message carries the commit and its diff (the grounded
+/// first turn), and every request sends it again. So the estimate of a commit
+/// is `TURNS × (P + D)`: `P` is the request every turn starts from (system
+/// prompt, tool definitions and the first message's fixed text, at 4
+/// characters per token), `D` is `TOKENS_PER_CHANGED_LINE` × its changed
+/// lines, and a typical run takes [`TURNS`] turns (read one more thing, then
+/// emit with the summary). A commit past `maxDiffLines` costs nothing with
+/// `largeCommits = skip` (no model call); one annotated in chunks (more than
+/// ten files, or past `maxDiffLines` with `chunk`) makes such a run per chunk
+/// of `chunkSize` files (at most `maxChunks` past `maxDiffLines`), the diff
+/// split between them, and one more call looks across the chunks. Real runs
+/// vary with what the model reads.
 pub const TOKENS_PER_CHANGED_LINE: u64 = 15;
+
+/// Turns of a typical run in the estimate ([`TOKENS_PER_CHANGED_LINE`]).
+pub const TURNS: u64 = 2;
 
 /// The estimated input tokens of annotating `commits` (see
 /// [`TOKENS_PER_CHANGED_LINE`]).
@@ -359,9 +368,19 @@ pub fn estimate_input_tokens(commits: &[Candidate], config: &AnnotateConfig) -> 
     commits
         .iter()
         .map(|c| {
-            let diff =
-                c.changed_lines.min(u64::from(config.max_diff_lines)) * TOKENS_PER_CHANGED_LINE;
-            3 * per_turn + 2 * diff
+            let diff = c.changed_lines * TOKENS_PER_CHANGED_LINE;
+            let too_large = c.changed_lines > u64::from(config.max_diff_lines);
+            if too_large && config.large_commits == LargeCommits::Skip {
+                return 0;
+            }
+            if !too_large && c.files <= CHUNK_FILE_THRESHOLD {
+                return TURNS * (per_turn + diff);
+            }
+            let mut chunks = (c.files as u64).div_ceil(u64::from(config.chunk_size.max(1)));
+            if too_large {
+                chunks = chunks.min(u64::from(config.max_chunks));
+            }
+            TURNS * (chunks.max(1) * per_turn + diff) + per_turn
         })
         .sum()
 }
@@ -385,6 +404,8 @@ fn prompt_tokens() -> u64 {
         author_context: None,
         recent_annotations: Vec::new(),
     };
+    let budget = crate::budget::Budget::default();
+    let opening = prompt::first_message(&context, &[], None, budget.diff, budget.commit);
     let registry = tools::registry(
         Arc::new(context),
         tools::Scope {
@@ -394,7 +415,7 @@ fn prompt_tokens() -> u64 {
         tools::Collector::default(),
     );
     let tools = serde_json::to_string(&registry.specs()).map_or(0, |t| t.len());
-    let chars = prompt::system_prompt(None).len() + prompt::user_prompt(None).len() + tools;
+    let chars = prompt::system_prompt(None).len() + opening.len() + tools;
     chars as u64 / 4
 }
 
@@ -418,6 +439,12 @@ pub enum Outcome {
     },
     /// Trivial once its diff was read; no model call.
     Skipped(Trivial),
+    /// Past `maxDiffLines` (`largeCommits = skip`): no model call; a note
+    /// records the skip (`reason`), so no later run retries it.
+    TooLarge { reason: String },
+    /// The model found nothing semantic to record; a note says so
+    /// (`reason`), so no later run retries it.
+    Declined { reason: String },
     /// The annotation failed (recorded in `failed.log`).
     Failed { reason: String },
 }
@@ -441,6 +468,9 @@ pub struct Summary {
     /// Commits it was given.
     pub total: usize,
     pub annotated: usize,
+    /// The model found nothing to record (a note says so).
+    pub declined: usize,
+    /// Trivial, or too large (the note of a too-large commit says so).
     pub skipped: usize,
     pub failed: usize,
     /// The `stop` future fired: scheduling stopped and the annotations in flight
@@ -533,7 +563,8 @@ pub async fn run(
                 summary.output_tokens += finished.usage.output_tokens.unwrap_or(0);
                 match &finished.outcome {
                     Outcome::Annotated { .. } => summary.annotated += 1,
-                    Outcome::Skipped(_) => summary.skipped += 1,
+                    Outcome::Declined { .. } => summary.declined += 1,
+                    Outcome::Skipped(_) | Outcome::TooLarge { .. } => summary.skipped += 1,
                     Outcome::Failed { .. } => summary.failed += 1,
                 }
                 if let Err(why) = finished.recorded {
@@ -617,18 +648,26 @@ impl Job {
             return Ok(Outcome::Skipped(reason));
         }
         let annotated = annotate_commit(&context, provider, &self.config, &mut NullSink).await?;
+        let outcome = match annotated.declined() {
+            Some(reason) if annotated.too_large() => Outcome::TooLarge {
+                reason: reason.to_owned(),
+            },
+            Some(reason) => Outcome::Declined {
+                reason: reason.to_owned(),
+            },
+            None => Outcome::Annotated {
+                regions: annotated.annotation.regions.len(),
+                warnings: annotated.warnings,
+            },
+        };
         let job = Arc::clone(self);
         let annotation = annotated.annotation;
-        let regions = annotation.regions.len();
         blocking(move || {
             let repo = Repo::discover(&job.repo_path)?;
             store_merged(&repo, commit, &annotation.to_json())
         })
         .await?;
-        Ok(Outcome::Annotated {
-            regions,
-            warnings: annotated.warnings,
-        })
+        Ok(outcome)
     }
 
     /// Appends the failure to `failed.log`.
@@ -773,31 +812,46 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_grows_with_the_diff_and_caps_at_max_diff_lines() {
+    fn the_estimate_follows_the_grounded_flow() {
         let config = AnnotateConfig::default();
-        let commit = |lines| Candidate {
+        let commit = |lines, files| Candidate {
             id: id("1111111111111111111111111111111111111111"),
             changed_lines: lines,
-            files: 1,
+            files,
         };
-        let base = estimate_input_tokens(&[commit(0)], &config);
+        let base = estimate_input_tokens(&[commit(0, 1)], &config);
         assert!(
-            base > 1000,
-            "the prompt and tools alone are over 1,000 tokens: {base}"
+            base > 2 * 1000,
+            "two turns of the prompt and tools, over 1,000 tokens each: {base}"
         );
+        // The diff is in the first message, sent again with the second turn.
         assert_eq!(
-            estimate_input_tokens(&[commit(100)], &config),
-            base + 2 * 100 * TOKENS_PER_CHANGED_LINE
+            estimate_input_tokens(&[commit(100, 1)], &config),
+            base + TURNS * 100 * TOKENS_PER_CHANGED_LINE
         );
+        // Past maxDiffLines: no model call by default; in chunks with
+        // largeCommits = chunk, one run per chunk and a pass across them.
         let cap = u64::from(config.max_diff_lines);
+        assert_eq!(estimate_input_tokens(&[commit(cap + 1, 1)], &config), 0);
+        let chunk = AnnotateConfig {
+            large_commits: LargeCommits::Chunk,
+            ..config
+        };
+        let per_turn = base / TURNS;
         assert_eq!(
-            estimate_input_tokens(&[commit(cap * 10)], &config),
-            estimate_input_tokens(&[commit(cap)], &config)
+            estimate_input_tokens(&[commit(cap + 1, 12)], &chunk),
+            TURNS * (3 * per_turn + (cap + 1) * TOKENS_PER_CHANGED_LINE) + per_turn,
+            "12 files in chunks of 5"
+        );
+        // More than ten files are chunked whatever their size.
+        assert_eq!(
+            estimate_input_tokens(&[commit(100, 12)], &config),
+            TURNS * (3 * per_turn + 100 * TOKENS_PER_CHANGED_LINE) + per_turn
         );
         assert_eq!(
-            estimate_input_tokens(&[commit(10), commit(20)], &config),
-            estimate_input_tokens(&[commit(10)], &config)
-                + estimate_input_tokens(&[commit(20)], &config)
+            estimate_input_tokens(&[commit(10, 1), commit(20, 1)], &config),
+            estimate_input_tokens(&[commit(10, 1)], &config)
+                + estimate_input_tokens(&[commit(20, 1)], &config)
         );
     }
 }

@@ -7,6 +7,7 @@
 //! | input per request | nine tenths of the window (a margin for the providers' JSON wrapping), less the output |
 //! | fixed | system prompt and tool definitions, measured |
 //! | diff | at most half of what the fixed part leaves: the first message carries the diff when it fits, else a per-file summary |
+//! | commit | the rest of the first message (task, commit message, author context, file list): at most a quarter of what the fixed part leaves, each part cut with a note naming the tool that reads all of it |
 //! | recent annotations | at most 2,000 tokens (and a quarter of what is left) |
 //! | tool results and turns | the rest; every tool result is cut to the room left (`agent::window`) |
 //!
@@ -26,6 +27,9 @@ pub struct Budget {
     pub fixed: u32,
     /// The most the diff may take in the first message.
     pub diff: u32,
+    /// The most the rest of the first message may take: the task, the
+    /// commit's message and author context, the list of files.
+    pub commit: u32,
     /// The most recent annotations may take in one tool result.
     pub recent: u32,
 }
@@ -42,6 +46,7 @@ impl Budget {
             output,
             fixed,
             diff: left / 2,
+            commit: left / 4,
             recent: RECENT_ANNOTATIONS_TOKENS.min(left / 4),
         }
     }
@@ -74,6 +79,7 @@ mod tests {
         assert_eq!(small.output, 1_024);
         assert_eq!(small.input_limit(), 6_347);
         assert_eq!(small.diff, (6_347 - 2_500) / 2);
+        assert_eq!(small.commit, (6_347 - 2_500) / 4);
         assert_eq!(small.recent, (6_347 - 2_500) / 4);
         let large = Budget::default();
         assert_eq!(large.output, 4_096);

@@ -39,8 +39,10 @@ pub const CONFIG_FILE: &str = ultragit_schema::team_config::TEAM_CONFIG_FILE;
 /// Limits of the writing agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnnotateConfig {
-    /// Past this many changed lines, `get_diff` answers with a per-file summary
-    /// and the commit is annotated in chunks.
+    /// Past this many changed lines the commit is too large: with
+    /// `large_commits = skip` (the default) no model is called and a note
+    /// records the skip; with `chunk` it is annotated in chunks, and `get_diff`
+    /// answers with a per-file summary.
     pub max_diff_lines: u32,
     /// Model calls per agent run (one call is one turn).
     pub max_agent_turns: u32,

@@ -31,6 +31,18 @@ pub enum AgentError {
     /// The run did not finish within the overall time limit.
     #[error("The agent did not finish within {seconds} s")]
     Timeout { seconds: u64 },
+
+    /// The cap of model calls per commit (`ultragit.maxCalls`, `--max-calls`)
+    /// ran out before the agent emitted anything.
+    #[error(
+        "Agent reached the cap of {max_calls} model calls for this commit (ultragit.maxCalls, \
+         --max-calls) without emitting annotations"
+    )]
+    MaxCallsExceeded { max_calls: u32 },
+
+    /// A request would not fit the model's context window; it was not sent.
+    #[error("{message} (raise ultragit.contextWindow if the model has a larger one)")]
+    ContextWindowExceeded { message: String },
 }
 
 impl From<gitctx::Error> for AgentError {

@@ -107,7 +107,7 @@ pub fn gather(
 /// Collects the context of `rev` with its diff taken against `base` instead of
 /// its first parent (`None`: the first parent) — an amend's delta is the diff
 /// from the commit it replaced.
-pub fn gather_since(
+pub(crate) fn gather_since(
     repo: &Repo,
     rev: &str,
     base: Option<&str>,

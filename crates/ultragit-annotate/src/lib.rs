@@ -4,7 +4,7 @@
 //! commit and its diff in the first message, lets it inspect files, outlines,
 //! the code at the commit (`search_code`), earlier commits and annotations
 //! through read-only tools, every request within the model's context window
-//! ([`budget`]), and emit one annotation per meaningful unit, its anchor checked
+//! (`budget`), and emit one annotation per meaningful unit, its anchor checked
 //! against the file's outline ([`tools`], [`run`]), assembles and
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
@@ -30,8 +30,10 @@
 //!   binary only) never reach the model; neither do commits past `maxDiffLines`
 //!   (unless `largeCommits = chunk`): their note records the skip.
 //! - **Invariant:** no request exceeds the configured context window
-//!   (`ultragit.contextWindow`): tool results are cut to the room left, with a
-//!   note naming how to read on.
+//!   (`ultragit.contextWindow`): the first message's commit description and
+//!   file list, and every tool result, are cut to their share or the room left,
+//!   with a note naming how to read on; a request that still would not fit is
+//!   not sent (the run fails saying so).
 //! - **Invariant:** a commit the model finds nothing to record on gets a minimal
 //!   note saying so ([`Report::Declined`]), so backfill never retries it; only
 //!   real failures reach `failed.log`.
@@ -48,7 +50,7 @@
 
 pub mod author;
 pub mod backfill;
-pub mod budget;
+mod budget;
 mod config;
 pub mod correct;
 pub mod doctor;
@@ -77,9 +79,8 @@ pub use config::{
     ToolUse,
 };
 pub use error::{AgentError, AnnotateError};
-pub use gather::{
-    AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, gather_since, triviality,
-};
+use gather::gather_since;
+pub use gather::{AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, triviality};
 pub use run::{Annotated, annotate_commit};
 
 /// The notes ref annotations live under.
@@ -98,13 +99,17 @@ pub enum Report {
         partial: bool,
     },
     /// A minimal note was stored that records why nothing was annotated: the
-    /// commit was too large (`maxDiffLines`) or the model found nothing
-    /// semantic to record. Not a failure: backfill does not retry it.
+    /// model found nothing semantic to record. Not a failure: backfill does
+    /// not retry it.
     Declined {
         commit: String,
         reason: String,
         warnings: Vec<String>,
     },
+    /// The commit has more than `maxDiffLines` changed lines (`largeCommits =
+    /// skip`): no model call, and a minimal note records the skip (`reason`),
+    /// so backfill does not retry it.
+    TooLarge { commit: String, reason: String },
     /// The commit was trivial; the model was not called.
     Skipped { commit: String, reason: Trivial },
     /// A note appeared on the commit while the annotation ran and was kept
@@ -160,11 +165,8 @@ pub async fn annotate_with(
         let repo = Repo::discover(repo_path)?;
         gather_since(&repo, rev, base.as_deref(), author, config)?
     };
-    if let Some(reason) = triviality(&context) {
-        return Ok(Report::Skipped {
-            commit: context.commit.sha,
-            reason,
-        });
+    if let Some(report) = without_model(repo_path, &context, config, options)? {
+        return Ok(report);
     }
     let mut annotated = annotate_commit(&context, provider, config, trace).await?;
     if let Some(base) = &base {
@@ -207,6 +209,54 @@ pub async fn annotate_with(
     })
 }
 
+/// Annotates `rev` as [`annotate_with`] would when that needs no model: a
+/// trivial commit is skipped ([`Report::Skipped`]), and a commit past
+/// `maxDiffLines` with `largeCommits = skip` gets the note that records the
+/// skip ([`Report::TooLarge`]). `None`: the commit needs the model. (The
+/// binary asks this when no API key is set.)
+pub fn annotate_without_model(
+    repo_path: &Path,
+    rev: &str,
+    author: Option<AuthorContext>,
+    config: &AnnotateConfig,
+    options: &AnnotateOptions,
+) -> Result<Option<Report>, AnnotateError> {
+    let base = options.base.map(|id| id.to_hex());
+    let context = {
+        let repo = Repo::discover(repo_path)?;
+        gather_since(&repo, rev, base.as_deref(), author, config)?
+    };
+    without_model(repo_path, &context, config, options)
+}
+
+/// [`annotate_without_model`] on a gathered context.
+fn without_model(
+    repo_path: &Path,
+    context: &AnnotationContext,
+    config: &AnnotateConfig,
+    options: &AnnotateOptions,
+) -> Result<Option<Report>, AnnotateError> {
+    if let Some(reason) = triviality(context) {
+        return Ok(Some(Report::Skipped {
+            commit: context.commit.sha.clone(),
+            reason,
+        }));
+    }
+    let Some(skipped) = run::too_large(context, config) else {
+        return Ok(None);
+    };
+    let commit = context.commit.sha.clone();
+    // An amend's delta too large to annotate leaves the note as it is.
+    if options.existing != Existing::Merge {
+        let repo = Repo::discover(repo_path)?;
+        if !store_with(&repo, &skipped.annotation, options.existing)? {
+            return Ok(Some(Report::Kept { commit }));
+        }
+    }
+    let reason = skipped.declined().unwrap_or_default().to_owned();
+    Ok(Some(Report::TooLarge { commit, reason }))
+}
+
 /// The commits among `ids` without a note in `notes`, in their order.
 pub(crate) fn unannotated(
     notes: &gitctx::Notes<'_>,
@@ -228,7 +278,7 @@ pub fn store(repo: &Repo, annotation: &ultragit_schema::Annotation) -> Result<()
 /// Writes `annotation` as the note of its commit, doing with a note it already
 /// has what `existing` says, decided on the note as of the compare-and-swap.
 /// Returns `false` when an existing note was kept and nothing written.
-pub fn store_with(
+pub(crate) fn store_with(
     repo: &Repo,
     annotation: &ultragit_schema::Annotation,
     existing: Existing,

@@ -47,24 +47,25 @@ when you are uncertain.";
 /// for annotations the read pipeline can use.
 pub(crate) const MECHANICS: &str =
     "Give `lines` in the coordinates of the file at this commit (the numbers the diff
-and file tools show). Use the AST outline's names for ast_anchor.name, qualified
-with `::` (e.g. `MqttClient::connect`). Use cross-cutting concerns (emit_cross_cutting)
-for groups of regions that must change together. When you have emitted every
-annotation, reply with a one-sentence summary of the commit and stop.";
+and file tools show). For ast_anchor.name use the unit's qualified name as the AST
+outline gives it, in the language's own style (`MqttClient::connect`,
+`Session.refresh`, `store.Store.Get`, a C function's plain name). Use cross-cutting
+concerns (emit_cross_cutting) for groups of regions that must change together. When
+you have emitted every annotation, reply with a one-sentence summary of the commit and
+stop.";
 
 /// The enhanced addition, with the author's context filled in.
-pub fn enhanced(author: &AuthorContext) -> String {
+pub(crate) fn enhanced(author: &AuthorContext) -> String {
     let value = |v: Option<&str>| {
         v.map(str::trim)
             .filter(|v| !v.is_empty())
-            .unwrap_or("(not given)")
-            .to_owned()
+            .map_or_else(|| "(not given)".to_owned(), author_field)
     };
     let tags = author
         .tags
         .as_ref()
         .filter(|t| !t.is_empty())
-        .map(|t| t.join(", "))
+        .map(|t| author_field(&t.join(", ")))
         .unwrap_or_else(|| "(not given)".to_owned());
     format!(
         "The commit author has provided explicit context:
@@ -80,6 +81,25 @@ by the person who made the change — weight it heavily.",
         value(author.reasoning.as_deref()),
         value(author.dependencies.as_deref()),
         tags
+    )
+}
+
+/// The most bytes of one author-context field the system prompt quotes: it is
+/// sent with every request, so a long one is cut (the first message and
+/// `get_commit_info` carry more of it).
+pub(crate) const AUTHOR_FIELD_MAX: usize = 1_000;
+
+/// `value` within [`AUTHOR_FIELD_MAX`] bytes, cut at a character boundary with
+/// a note.
+fn author_field(value: &str) -> String {
+    if value.len() <= AUTHOR_FIELD_MAX {
+        return value.to_owned();
+    }
+    let end = floor_boundary(value, AUTHOR_FIELD_MAX);
+    format!(
+        "{}… [{} more bytes: see the commit's context in get_commit_info]",
+        &value[..end],
+        value.len() - end
     )
 }
 
@@ -146,33 +166,62 @@ pub(crate) const DECLINE: &str = "If nothing in these changes is worth annotatin
 /// files of this run with their change statistics, and their diff when it fits
 /// `diff_budget` tokens — otherwise the per-file tool to call. Tools remain for
 /// more.
+///
+/// Everything but the diff stays within `commit_budget` tokens (the budget's
+/// `commit` share): a long message or author context is cut in the middle and
+/// a long file list after the files that fit, each with a note naming the
+/// tool that shows the rest (`get_commit_info`, `get_diff`). So the first
+/// message never exceeds `diff_budget + commit_budget` tokens, give or take the
+/// few fixed lines around them.
 pub fn first_message(
     context: &AnnotationContext,
     files: &[String],
     chunk: Option<(usize, usize)>,
     diff_budget: u32,
+    commit_budget: u32,
 ) -> String {
-    let mut text = user_prompt(chunk.map(|(index, count)| (index, count, files)));
+    let room = commit_budget as usize * 4;
+    // A chunk names its files in the task too: as many as fit a tenth.
+    let named = chunk.map(|_| named_files(files, room / 10));
+    let mut text = user_prompt(
+        chunk
+            .zip(named.as_ref())
+            .map(|((index, count), named)| (index, count, named.as_slice())),
+    );
     text.push_str(&format!("\n{DECLINE}\n\n"));
-    text.push_str(&tools::commit_text(context));
     let diffs: Vec<&gitctx::FileDiff> = files.iter().filter_map(|f| context.diff_for(f)).collect();
     let (added, deleted) = diffs
         .iter()
         .fold((0, 0), |(a, d), f| (a + f.additions, d + f.deletions));
-    text.push_str(&format!(
+    let header = format!(
         "\nFiles changed ({} {}, +{added} -{deleted}):\n",
         diffs.len(),
         if diffs.len() == 1 { "file" } else { "files" }
-    ));
-    for diff in &diffs {
-        text.push_str(&format!(
-            "  {} ({}, +{} -{})\n",
-            diff.path(),
-            tools::status_word(diff.status),
-            diff.additions,
-            diff.deletions
-        ));
-    }
+    );
+    let rows: Vec<String> = diffs
+        .iter()
+        .map(|diff| {
+            format!(
+                "  {} ({}, +{} -{})\n",
+                diff.path(),
+                tools::status_word(diff.status),
+                diff.additions,
+                diff.deletions
+            )
+        })
+        .collect();
+    let commit = tools::commit_text(context);
+    // What is left of the share after the task, for the commit and the list:
+    // each gets what it needs when both fit, else the list at least a third.
+    let left = room
+        .saturating_sub(text.len() + header.len())
+        .max(MIN_PART * 2);
+    let listing: usize = rows.iter().map(String::len).sum();
+    let listing_room = listing.min((left / 3).max(left.saturating_sub(commit.len())));
+    let commit_room = left.saturating_sub(listing_room).max(MIN_PART);
+    text.push_str(&cut_commit(&commit, commit_room));
+    text.push_str(&header);
+    text.push_str(&file_rows(&rows, listing_room.max(MIN_PART)));
     let (diff, _) = tools::scope_diff(context, files);
     let tokens = agent::estimate_tokens(&diff);
     if tokens <= diff_budget {
@@ -188,4 +237,82 @@ pub fn first_message(
         ));
     }
     text
+}
+
+/// The least room, in bytes, the commit's description and the file list each
+/// get however small the window: the commit's SHA, author and date lines.
+const MIN_PART: usize = 256;
+
+/// The chunk's files for the task's sentence: as many as fit `room` bytes,
+/// then how many more there are.
+fn named_files(files: &[String], room: usize) -> Vec<String> {
+    let mut named = Vec::new();
+    let mut used = 0;
+    for (i, file) in files.iter().enumerate() {
+        if used + file.len() + 2 > room && i > 0 {
+            named.push(format!("and {} more listed below", files.len() - i));
+            break;
+        }
+        used += file.len() + 2;
+        named.push(file.clone());
+    }
+    named
+}
+
+/// The commit's description within `room` bytes: whole, or its head and tail
+/// around a note that says how much was cut and where the rest is.
+fn cut_commit(text: &str, room: usize) -> String {
+    if text.len() <= room {
+        return text.to_owned();
+    }
+    let note = |cut: usize| {
+        format!(
+            "\n[… {cut} bytes of the commit's message and context cut here to keep the first \
+             message within the context window; call get_commit_info to read more …]\n"
+        )
+    };
+    let keep = room.saturating_sub(note(text.len()).len());
+    let head = floor_boundary(text, keep - keep / 4);
+    let tail = ceil_boundary(text, text.len() - keep / 4).max(head);
+    format!(
+        "{}{}{}\n",
+        &text[..head],
+        note(tail - head),
+        &text[tail..].trim_end()
+    )
+}
+
+/// The rows of the file list that fit `room` bytes, then how many more there
+/// are and where they are listed.
+fn file_rows(rows: &[String], room: usize) -> String {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        if out.len() + row.len() > room {
+            out.push_str(&format!(
+                "  … and {} more files: get_diff lists them all, get_diff_for_file shows one\n",
+                rows.len() - i
+            ));
+            break;
+        }
+        out.push_str(row);
+    }
+    out
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The smallest char boundary of `text` at or above `at`.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }

@@ -53,7 +53,7 @@ use crate::rewrite::carry_regions;
 use crate::{NOTES_REF, author};
 
 /// The patch-id cache's file in `.git/ultragit/`.
-pub const CACHE_FILE: &str = "patch-ids";
+pub(crate) const CACHE_FILE: &str = "patch-ids";
 
 /// The largest cache file read (about 400,000 entries); a larger one is
 /// ignored and rewritten.
@@ -63,21 +63,21 @@ const CACHE_LIMIT: u64 = 32 * 1024 * 1024;
 const CACHE_HEADER: &str = "# ultragit patch-ids v1: <commit> <stable patch-id, or - for none>";
 
 /// At most this many annotated commits are considered as sources.
-pub const MAX_SOURCES: usize = 20_000;
+pub(crate) const MAX_SOURCES: usize = 20_000;
 
 /// At most this many commits of the ref are considered as targets.
-pub const MAX_CANDIDATES: usize = 20_000;
+pub(crate) const MAX_CANDIDATES: usize = 20_000;
 
 /// At most this many commits make one chain (a squash-merged branch).
-pub const MAX_CHAIN: usize = 1_000;
+pub(crate) const MAX_CHAIN: usize = 1_000;
 
 /// At most this many unmatched sources are followed to find squash-merged
 /// chains.
-pub const MAX_CHAIN_SOURCES: usize = 2_000;
+pub(crate) const MAX_CHAIN_SOURCES: usize = 2_000;
 
 /// Candidates may be committed this long (seconds) before the oldest source:
 /// clocks differ between machines.
-pub const CLOCK_SLACK: i64 = 24 * 60 * 60;
+pub(crate) const CLOCK_SLACK: i64 = 24 * 60 * 60;
 
 /// How many of HEAD's reflog entries are searched for the one that made a
 /// commit.
@@ -221,7 +221,7 @@ pub fn looks_cherry_picked(repo: &Repo, commit: ObjectId) -> Result<bool, Annota
 }
 
 /// The commits `(cherry picked from commit X)` trailers name.
-pub fn trailer_sources(message: &str) -> Vec<ObjectId> {
+pub(crate) fn trailer_sources(message: &str) -> Vec<ObjectId> {
     message
         .lines()
         .filter_map(|line| {

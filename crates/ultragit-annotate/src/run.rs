@@ -7,16 +7,21 @@
 //!   and the diff when it fits the diff budget ([`crate::budget`]); otherwise it
 //!   names `get_diff_for_file`. Tools remain for more.
 //! - **Window:** every request stays within the model's context window
-//!   (`ultragit.contextWindow`, default by model family): the runner cuts each
-//!   tool result to the room left and drops old results first
-//!   (`agent::window`); answers get at most an eighth of the window.
+//!   (`ultragit.contextWindow`, default by model family): the first message's
+//!   parts are cut to their shares, the runner cuts each tool result to the
+//!   room left and drops old results first (`agent::window`), and a request
+//!   that still would not fit is not sent
+//!   ([`AgentError::ContextWindowExceeded`]); answers get at most an eighth of
+//!   the window.
 //! - **Turns:** one model call is one turn; a run makes at most `maxAgentTurns`
 //!   calls: the tool loop gets `maxAgentTurns - 1` of them and, if it is still
 //!   calling tools then, one last call without tools finishes the run (its text is
 //!   the summary). A reply whose emissions are all accepted and that holds the
 //!   summary as its text ends the run at once. A commit makes at most `maxCalls`
-//!   calls in all (`--max-calls`). Whatever was emitted by then is kept: partial
-//!   results, with a warning.
+//!   calls in all (`--max-calls`), the cross-chunk pass included; stopped by
+//!   that cap before emitting anything, the run fails with
+//!   [`AgentError::MaxCallsExceeded`]. Whatever was emitted by then is kept:
+//!   partial results, with a warning.
 //! - **Stop reasons:** `end_turn` ends the run; `max_tokens` ends it too, keeping
 //!   what was emitted (a warning says the answer was cut).
 //! - **Large commits:** past `maxDiffLines` changed lines, no model call: a note
@@ -82,6 +87,9 @@ pub struct Annotated {
 /// `provenance.synthesis_notes`.
 const NOT_ANNOTATED: &str = "Not annotated: ";
 
+/// How the reason of a commit skipped past `maxDiffLines` begins.
+const TOO_LARGE: &str = "skipped as too large: ";
+
 impl Annotated {
     /// Why nothing was annotated, when the note records that instead of
     /// regions: the commit was too large (`maxDiffLines`, `largeCommits =
@@ -95,6 +103,13 @@ impl Annotated {
             .synthesis_notes
             .as_deref()
             .and_then(|notes| notes.strip_prefix(NOT_ANNOTATED))
+    }
+
+    /// True when the commit was skipped as too large (`maxDiffLines`,
+    /// `largeCommits = skip`): no model call, a note records it.
+    pub fn too_large(&self) -> bool {
+        self.declined()
+            .is_some_and(|reason| reason.starts_with(TOO_LARGE))
     }
 }
 
@@ -141,15 +156,8 @@ async fn annotate_inner(
     config: &AnnotateConfig,
     trace: &mut dyn TraceSink,
 ) -> Result<Annotated, AgentError> {
-    let changed = context.changed_lines();
-    if changed > config.max_diff_lines && config.large_commits == LargeCommits::Skip {
-        let reason = format!(
-            "skipped as too large: {} changed lines, more than ultragit.maxDiffLines ({}); \
-             set ultragit.largeCommits = chunk to annotate such commits in chunks",
-            tools::thousands(u64::from(changed)),
-            tools::thousands(u64::from(config.max_diff_lines))
-        );
-        return Ok(declined(context, reason, 0, Vec::new(), Spent::default()));
+    if let Some(skipped) = too_large(context, config) {
+        return Ok(skipped);
     }
     let window = config.window_for(provider.model());
     let ask = Ask {
@@ -177,6 +185,23 @@ async fn annotate_inner(
         }
         other => other,
     }
+}
+
+/// The note of a commit past `maxDiffLines` when `largeCommits = skip` (the
+/// default): it records the skip; no model is needed. `None` for any other
+/// commit.
+pub(crate) fn too_large(context: &AnnotationContext, config: &AnnotateConfig) -> Option<Annotated> {
+    let changed = context.changed_lines();
+    if changed <= config.max_diff_lines || config.large_commits != LargeCommits::Skip {
+        return None;
+    }
+    let reason = format!(
+        "{TOO_LARGE}{} changed lines, more than ultragit.maxDiffLines ({}); \
+         set ultragit.largeCommits = chunk to annotate such commits in chunks",
+        tools::thousands(u64::from(changed)),
+        tools::thousands(u64::from(config.max_diff_lines))
+    );
+    Some(declined(context, reason, 0, Vec::new(), Spent::default()))
 }
 
 /// Whether the provider refused the request because the model cannot call
@@ -277,11 +302,14 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     let mut spent = Spent::default();
     let mut summaries = Vec::new();
     let mut ran_out = false;
+    // The per-commit cap (`maxCalls`), not `maxAgentTurns`, cut a run short.
+    let mut capped = false;
     let mut cut_short = false;
     for (index, files) in chunks.iter().enumerate() {
         // A run needs two calls: one to act, one to finish.
         if turns + 2 > config.max_calls {
             ran_out = true;
+            capped = true;
             warnings.push(format!(
                 "the cap of {} model calls per commit (--max-calls) was reached; chunks {}-{} \
                  were not annotated",
@@ -318,26 +346,38 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
                 files,
                 chunked.then_some((index, chunks.len())),
                 diff_budget,
+                budget.commit,
             ))],
             tools: tools::registry_within(shared.clone(), scope, collector.clone(), budget),
             format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
             json_format: None,
         };
-        let steps = (config.max_calls - turns - 1).min(config.max_agent_turns.saturating_sub(1));
+        let by_calls = config.max_calls - turns - 1;
+        let steps = by_calls.min(config.max_agent_turns.saturating_sub(1));
         let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
         turns += outcome.steps;
         spent.add(&outcome, sent);
         if outcome.finalized {
             ran_out = true;
-            warnings.push(format!(
-                "the agent used all {} turns{}; the annotations emitted so far are kept",
-                steps + 1,
-                if chunked {
-                    format!(" on chunk {}", index + 1)
-                } else {
-                    String::new()
-                }
-            ));
+            let by_cap = by_calls < config.max_agent_turns.saturating_sub(1);
+            capped |= by_cap;
+            let on = if chunked {
+                format!(" on chunk {}", index + 1)
+            } else {
+                String::new()
+            };
+            warnings.push(if by_cap {
+                format!(
+                    "the cap of {} model calls per commit (--max-calls) was reached{on}; the \
+                     annotations emitted so far are kept",
+                    config.max_calls
+                )
+            } else {
+                format!(
+                    "the agent used all {} turns{on}; the annotations emitted so far are kept",
+                    steps + 1
+                )
+            });
         }
         if outcome.stop_reason == StopReason::MaxTokens {
             cut_short = true;
@@ -355,6 +395,10 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         return if cut_short {
             Err(AgentError::TokenBudgetExceeded {
                 budget: Budget::new(window, config.max_tokens_per_response, 0).output,
+            })
+        } else if capped {
+            Err(AgentError::MaxCallsExceeded {
+                max_calls: config.max_calls,
             })
         } else if ran_out {
             Err(AgentError::MaxTurnsExceeded {
@@ -379,15 +423,28 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             ))
         };
     }
-    if chunked && turns < config.max_calls {
-        let (summary, steps, sent, usage) =
-            cross_chunk_pass(provider, config, trace, context, &collector, &collected).await?;
-        turns += steps;
-        spent.usage.add(usage);
-        spent.sent_tokens += sent;
-        collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(summary) = summary {
-            summaries.insert(0, summary);
+    if chunked {
+        // The pass needs two calls (one to act, one to finish), within the cap.
+        let left = config.max_calls.saturating_sub(turns);
+        if left >= 2 {
+            let (summary, steps, sent, usage) = cross_chunk_pass(
+                provider, config, trace, context, &collector, &collected, left,
+            )
+            .await?;
+            turns += steps;
+            spent.usage.add(usage);
+            spent.sent_tokens += sent;
+            collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(summary) = summary {
+                summaries.insert(0, summary);
+            }
+        } else {
+            capped = true;
+            warnings.push(format!(
+                "the cap of {} model calls per commit (--max-calls) was reached; no \
+                 cross-cutting concerns across chunks were looked for",
+                config.max_calls
+            ));
         }
     }
     let summary = summarize(summaries.first().map(String::as_str), &collected.regions);
@@ -401,7 +458,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         annotation,
         warnings,
         turns,
-        partial: ran_out || cut_short,
+        partial: ran_out || capped || cut_short,
         spent,
     })
 }
@@ -430,19 +487,21 @@ async fn run(
     let mut counter = SentCounter {
         inner: trace,
         sent: 0,
+        usage: llm::Usage::default(),
     };
     let mut runner = Runner::new(provider, budgets, &mut counter)
         .with_context_window(budget.window)
         .with_finishing_tools(&["emit_annotation", "emit_cross_cutting"]);
     let result = runner.run(task, Some(&accept_any)).await;
-    let sent = counter.sent;
+    let (sent, usage) = (counter.sent, counter.usage);
     match result {
         Ok(outcome) => Ok((outcome, sent)),
         Err(agent::AgentError::Provider(err)) => Err(AgentError::Provider(err)),
         Err(agent::AgentError::Timeout { after }) => Err(AgentError::Timeout {
             seconds: after.as_secs(),
         }),
-        // Still calling tools when told to stop: keep what was emitted.
+        // Still calling tools when told to stop: keep what was emitted (and
+        // count what the calls cost, as the trace reported it).
         Err(agent::AgentError::KeptCallingTools) => Ok((
             agent::Outcome {
                 output: String::new(),
@@ -451,11 +510,16 @@ async fn run(
                 finalized: true,
                 repaired: false,
                 stop_reason: StopReason::ToolUse,
-                usage: Default::default(),
+                usage,
                 transcript: Vec::new(),
             },
             sent,
         )),
+        Err(err @ agent::AgentError::ContextWindowExceeded { .. }) => {
+            Err(AgentError::ContextWindowExceeded {
+                message: err.to_string(),
+            })
+        }
         Err(other) => Err(AgentError::InvalidAnnotation {
             message: other.to_string(),
         }),
@@ -463,18 +527,27 @@ async fn run(
 }
 
 /// A trace sink that passes every event on and adds up the estimated tokens
-/// of the requests it sees.
+/// of the requests it sees and the usage the responses report (which a run
+/// that ends in an error does not return).
 struct SentCounter<'a> {
     inner: &'a mut dyn TraceSink,
     sent: u64,
+    usage: llm::Usage,
 }
 
 impl TraceSink for SentCounter<'_> {
     fn record(&mut self, event: &agent::Event) {
+        let field = |name: &str| event.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
         if event.kind == "request"
-            && let Some((_, request)) = event.fields.iter().find(|(k, _)| k == "request")
+            && let Some(request) = field("request")
         {
             self.sent += u64::from(agent::estimate_tokens(&request.to_string()));
+        }
+        if event.kind == "response" {
+            self.usage.add(llm::Usage {
+                input_tokens: field("input_tokens").and_then(Value::as_u64),
+                output_tokens: field("output_tokens").and_then(Value::as_u64),
+            });
         }
         self.inner.record(event);
     }
@@ -517,8 +590,9 @@ pub fn plan_chunks(context: &AnnotationContext, config: &AnnotateConfig) -> Vec<
     chunks
 }
 
-/// The call that looks across chunks for cross-cutting concerns. Returns its
-/// summary, the turns it took, the tokens sent and the usage reported.
+/// The call that looks across chunks for cross-cutting concerns, in at most
+/// `calls` model calls (at least two). Returns its summary, the turns it took,
+/// the tokens sent and the usage reported.
 async fn cross_chunk_pass(
     provider: &dyn LlmProvider,
     config: &AnnotateConfig,
@@ -526,6 +600,7 @@ async fn cross_chunk_pass(
     context: &AnnotationContext,
     collector: &Collector,
     collected: &Collected,
+    calls: u32,
 ) -> Result<(Option<String>, u32, u64, llm::Usage), AgentError> {
     let mut listing = String::new();
     for region in &collected.regions {
@@ -549,7 +624,12 @@ async fn cross_chunk_pass(
     };
     let window = config.window_for(provider.model());
     let budget = Budget::new(window, config.max_tokens_per_response, 0);
-    let steps = config.max_agent_turns.saturating_sub(1).min(2);
+    // At most two tool-loop calls and the final one.
+    let steps = config
+        .max_agent_turns
+        .saturating_sub(1)
+        .min(2)
+        .min(calls.saturating_sub(1));
     let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
     let summary = Some(outcome.output)
         .filter(|s| !s.trim().is_empty() && !s.trim().eq_ignore_ascii_case("none"));
@@ -579,7 +659,7 @@ fn clip(text: &str, max: usize) -> String {
 }
 
 /// Builds and validates the annotation. Returns it with the validation warnings.
-pub fn assemble(
+pub(crate) fn assemble(
     context: &AnnotationContext,
     regions: Vec<RegionAnnotation>,
     cross_cutting: Vec<CrossCuttingConcern>,
@@ -681,8 +761,9 @@ async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     let mut counter = SentCounter {
         inner: trace,
         sent: 0,
+        usage: llm::Usage::default(),
     };
-    let mut runner = Runner::new(provider, budgets, &mut counter);
+    let mut runner = Runner::new(provider, budgets, &mut counter).with_context_window(window);
     let (value, outcome) = runner
         .run_structured(&task)
         .await
@@ -691,6 +772,11 @@ async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             agent::AgentError::Timeout { after } => AgentError::Timeout {
                 seconds: after.as_secs(),
             },
+            err @ agent::AgentError::ContextWindowExceeded { .. } => {
+                AgentError::ContextWindowExceeded {
+                    message: err.to_string(),
+                }
+            }
             other => AgentError::InvalidAnnotation {
                 message: other.to_string(),
             },

@@ -56,7 +56,7 @@ fn collected(collector: &Collector) -> MutexGuard<'_, Collected> {
 }
 
 /// Caps of the annotation tools: diffs are long, so more room than the defaults.
-pub const LIMITS: ToolLimits = ToolLimits {
+pub(crate) const LIMITS: ToolLimits = ToolLimits {
     max_bytes: 96 * 1024,
     max_lines: 2_000,
     max_entries: 200,
@@ -650,7 +650,7 @@ fn get_commit_info(
         .map(str::trim)
         .filter(|c| !c.is_empty())
     else {
-        return Ok(ToolOutput::complete(json!({"info": commit_text(context)})));
+        return Ok(annotated_commit_info(context, limits));
     };
     if rev.starts_with('-') || rev.len() > 200 {
         return Err(ToolFailure::invalid_argument(format!(
@@ -670,7 +670,7 @@ fn get_commit_info(
         )
     })?;
     if id == annotated {
-        return Ok(ToolOutput::complete(json!({"info": commit_text(context)})));
+        return Ok(annotated_commit_info(context, limits));
     }
     let reachable = repo
         .is_ancestor(id, annotated)
@@ -719,6 +719,17 @@ fn get_commit_info(
                 .to_owned()
         },
     ))
+}
+
+/// The annotated commit's description, cut to the room left (a long message
+/// or author context can be larger than the window).
+fn annotated_commit_info(context: &AnnotationContext, limits: &ToolLimits) -> ToolOutput {
+    capped("info", commit_text(context), json!({}), limits, |n| {
+        format!(
+            "the description was cut after {} lines to fit the context window",
+            n - 1
+        )
+    })
 }
 
 /// The repository of `context`, for the tools that read beyond it.
@@ -787,6 +798,12 @@ struct SearchArgs {
 
 /// The longest matched line `search_code` shows, in characters.
 const SEARCH_LINE_MAX: usize = 200;
+
+/// The most output `search_code` reads from `git grep`: `--max-count` bounds
+/// the matches per file, not in all, so a common pattern in a large tree
+/// (or one long minified line) could otherwise produce any amount. Past it
+/// git is stopped and the lines read so far are the answer.
+const SEARCH_OUTPUT_MAX: usize = 256 * 1024;
 
 const SEARCH_CODE: ToolDef<Shared, SearchArgs> = ToolDef {
     name: "search_code",
@@ -864,7 +881,8 @@ fn search_code(
         .arg(&args.pattern)
         .arg(&context.commit.sha)
         .arg("--")
-        .timeout(std::time::Duration::from_secs(20));
+        .timeout(std::time::Duration::from_secs(20))
+        .max_stdout(SEARCH_OUTPUT_MAX);
     if let Some(prefix) = &prefix {
         // gitctx runs git with literal pathspecs: a prefix is a path, never a glob.
         command = command.arg(prefix);
@@ -872,7 +890,10 @@ fn search_code(
     let output = command
         .run_unchecked()
         .map_err(|e| ToolFailure::internal(e.to_string()))?;
+    // Stopped at the bound: more lines match than were read.
+    let stopped = output.stdout.len() >= SEARCH_OUTPUT_MAX;
     match output.status.code() {
+        _ if stopped => {}
         Some(0) | Some(1) => {}
         _ => {
             let message = String::from_utf8_lossy(&output.stderr);
@@ -882,7 +903,11 @@ fn search_code(
             )));
         }
     }
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if stopped {
+        // The last line may be cut anywhere.
+        stdout.truncate(stdout.rfind('\n').map_or(0, |end| end + 1));
+    }
     let tree = format!("{}:", context.commit.sha);
     let all: Vec<String> = stdout
         .lines()
@@ -896,7 +921,8 @@ fn search_code(
             }
         })
         .collect();
-    let total = all.len();
+    // Stopped early: at least one more line matches than were read.
+    let total = all.len() + usize::from(stopped);
     let text: String = all.iter().take(max).map(|l| format!("{l}\n")).collect();
     if total == 0 {
         return Ok(ToolOutput::complete(json!({
@@ -907,7 +933,7 @@ fn search_code(
     let mut output = capped(
         "matches",
         text,
-        json!({"count": total.min(max)}),
+        json!({"count": all.len().min(max)}),
         limits,
         |n| {
             format!(
@@ -916,12 +942,12 @@ fn search_code(
             )
         },
     );
-    if total > max && output.truncation.is_none() {
+    if (total > max || stopped) && output.truncation.is_none() {
         output.truncation = Some(Truncation {
             limit: TruncationLimit::Entries,
             max,
             total: None,
-            shown: max,
+            shown: all.len().min(max),
             hint: "more lines match; narrow the search with path or a longer pattern, or raise max_results".to_owned(),
         });
     }

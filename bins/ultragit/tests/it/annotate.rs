@@ -413,3 +413,160 @@ fn annotate_outside_a_repository_fails() {
     assert_eq!(run.code, 1, "{run:?}");
     assert_starts_with(&run.stderr, "error: not a git repository");
 }
+
+#[test]
+fn a_declined_commit_exits_0_with_its_note_and_no_failure() {
+    let (repo, _) = repo();
+    let docs = repo.commit_file("docs/guide.md", "# Guide\n\nRead me.\n", "Expand the guide");
+    let server = FakeLlm::start(
+        Flavor::OpenAiChat,
+        vec![Reply::text(
+            "Documentation only: nothing a future modifier needs.",
+        )],
+    );
+    configure(&repo, &server);
+    let run = with_key(&repo, &["annotate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "declined {}: the model found nothing semantic to record: Documentation only: \
+             nothing a future modifier needs. (a note records it)\n",
+            &docs[..7]
+        )
+    );
+    assert_eq!(run.stderr, "");
+    let note = note_of(&repo, "HEAD");
+    assert_eq!(note["regions"], json!([]));
+    assert_starts_with(
+        note["summary"].as_str().unwrap(),
+        "Not annotated: the model found nothing semantic to record",
+    );
+    assert!(!state_file(&repo, "failed.log").exists());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_too_large_commit_is_skipped_with_a_note_and_needs_no_key() {
+    let (repo, head) = repo();
+    let server = FakeLlm::start(Flavor::OpenAiChat, script());
+    configure(&repo, &server);
+    // HEAD changes four lines: more than two is too large here.
+    repo.git(&["config", "ultragit.maxDiffLines", "2"]);
+    let expected = format!(
+        "skipped {}: too large: 4 changed lines, more than ultragit.maxDiffLines (2); set \
+         ultragit.largeCommits = chunk to annotate such commits in chunks (a note records it)\n",
+        &head[..7]
+    );
+    // No key in the environment: no model is needed.
+    let run = ultragit_with(repo.path(), &["annotate"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, expected);
+    assert_eq!(run.stderr, "");
+    let note = note_of(&repo, "HEAD");
+    assert_eq!(note["regions"], json!([]));
+    assert_starts_with(
+        note["summary"].as_str().unwrap(),
+        "Not annotated: skipped as too large: 4 changed lines",
+    );
+    // With a key, the same: the model is never asked.
+    let run = with_key(&repo, &["annotate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, expected);
+    assert!(server.requests().is_empty());
+    assert!(!state_file(&repo, "failed.log").exists());
+    // In chunks, the model is asked.
+    repo.git(&["config", "ultragit.largeCommits", "chunk"]);
+    let run = with_key(&repo, &["annotate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_starts_with(&run.stdout, &format!("annotated {}: 1 region", &head[..7]));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn max_calls_caps_the_model_calls_and_names_the_limit() {
+    let (repo, head) = repo();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    // A model that reads for ever.
+    server.respond_with(|request| {
+        let n = request.json()["messages"].as_array().map_or(0, Vec::len);
+        Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
+    });
+    configure(&repo, &server);
+    let run = with_key(&repo, &["annotate", "--max-calls", "3"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(server.requests().len(), 3);
+    assert_contains(
+        &run.stderr,
+        "reached the cap of 3 model calls for this commit (ultragit.maxCalls, --max-calls)",
+    );
+    let log = std::fs::read_to_string(state_file(&repo, "failed.log")).unwrap();
+    assert!(
+        log.contains(&head) && log.contains("cap of 3 model calls"),
+        "{log}"
+    );
+    // git config sets it too; the flag wins.
+    repo.git(&["config", "ultragit.maxCalls", "2"]);
+    let run = with_key(&repo, &["annotate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(server.requests().len(), 3 + 2);
+    let run = with_key(&repo, &["annotate", "--max-calls", "4"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(server.requests().len(), 3 + 2 + 4);
+    let run = with_key(&repo, &["annotate", "--max-calls", "0"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn tool_use_off_in_git_config_asks_for_one_structured_answer() {
+    let (repo, head) = repo();
+    let answer = json!({
+        "summary": "Adds a retrying connect.",
+        "regions": [retry_region()],
+        "cross_cutting": []
+    });
+    let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text(&answer.to_string())]);
+    configure(&repo, &server);
+    repo.git(&["config", "ultragit.toolUse", "off"]);
+    let run = with_key(&repo, &["annotate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "annotated {}: 1 region, 0 cross-cutting concerns (inferred)\n",
+            &head[..7]
+        )
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].json().get("tools").is_none(),
+        "no tools offered"
+    );
+    assert_contains(
+        &requests[0].json()["messages"].to_string(),
+        "matches this JSON Schema",
+    );
+    assert_eq!(
+        note_of(&repo, "HEAD")["summary"],
+        "Adds a retrying connect."
+    );
+}
+
+#[test]
+fn verbose_ends_with_the_runs_turns_and_tokens() {
+    let (repo, _, server) = configured();
+    let run = with_key(&repo, &["annotate", "-v"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let stats = run
+        .stderr
+        .lines()
+        .find(|line| line.contains("annotate.stats"))
+        .unwrap_or_else(|| panic!("no statistics: {run:?}"));
+    // Three calls, as the fake reports each: 11 tokens in, 7 out.
+    assert_contains(stats, "turns=3 input_tokens=33 output_tokens=21");
+    assert_contains(stats, "sent_tokens_estimated=");
+    assert_contains(stats, "regions=1");
+    assert_eq!(server.requests().len(), 3);
+    assert_no_key(&run);
+}

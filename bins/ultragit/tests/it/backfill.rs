@@ -350,3 +350,83 @@ fn sigterm_stops_scheduling_and_prints_the_summary() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(notes(&repo).len(), commits.len());
 }
+
+#[test]
+fn a_declined_commit_is_counted_as_declined_and_never_retried() {
+    let (repo, commits) = history(3);
+    // The second-oldest commit's diff, as get_diff returns it, shows "+1":
+    // the model finds nothing to record on it.
+    let server = server_except(Duration::ZERO, |request| {
+        let body = String::from_utf8_lossy(&request.body);
+        body.contains("+1\\\\n")
+            .then(|| Reply::text("A counter bump: nothing a future modifier needs."))
+    });
+    configure(&repo, &server);
+    let run = backfill(&repo, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_starts_with(
+        &run.stdout,
+        "backfill: 2 annotated, 1 declined, 0 skipped, 0 failed of 3 commits;",
+    );
+    assert!(!repo.join(".git/ultragit/failed.log").exists());
+    let declined = &commits[1];
+    let stored = notes(&repo);
+    let note = &stored.iter().find(|(c, _)| c == declined).unwrap().1;
+    assert!(note.regions.is_empty());
+    assert_starts_with(
+        &note.summary,
+        "Not annotated: the model found nothing semantic",
+    );
+    let sent = server.requests().len();
+    assert_eq!(
+        sent,
+        2 * 3 + 2,
+        "the declined one: get_diff, then the decline"
+    );
+    let again = backfill(&repo, &[]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(
+        again.stdout,
+        "backfill: nothing to annotate (of 3 commits in the range, 3 already annotated)\n"
+    );
+    assert_eq!(server.requests().len(), sent, "no model call on a rerun");
+}
+
+#[test]
+fn a_too_large_commit_is_skipped_with_a_note_and_no_model_call() {
+    let (repo, commits) = history(2);
+    let body: String = (0..2_100).map(|n| format!("row {n}\n")).collect();
+    let large = repo.commit_file("data/table.txt", body, "Add the table");
+    let server = server(Duration::ZERO);
+    configure(&repo, &server);
+    let dry = backfill(&repo, &["--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert_contains(
+        &dry.stdout,
+        &format!("{large} 2100 changed lines (too large: a note, no model call)\n"),
+    );
+    assert_contains(
+        &dry.stdout,
+        "dry run: 3 commits to annotate (of 3 commits in the range; 1 too large: a note each, \
+         no model call); about ",
+    );
+    let run = backfill(&repo, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_starts_with(
+        &run.stdout,
+        "backfill: 2 annotated, 1 skipped, 0 failed of 3 commits;",
+    );
+    assert_eq!(
+        server.requests().len(),
+        commits.len() * 3,
+        "none for the large one"
+    );
+    let stored = notes(&repo);
+    let note = &stored.iter().find(|(c, _)| *c == large).unwrap().1;
+    assert_starts_with(
+        &note.summary,
+        "Not annotated: skipped as too large: 2,100 changed lines",
+    );
+    let again = backfill(&repo, &[]);
+    assert_contains(&again.stdout, "nothing to annotate");
+}

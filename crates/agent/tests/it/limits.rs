@@ -254,3 +254,50 @@ fn a_huge_turn_beside_tool_calls_is_kept_clipped_in_the_transcript() {
         "text and argument"
     );
 }
+
+/// Within a context window, a request too large for it is never sent: the
+/// task's own message does not fit, nothing can be dropped, and the run fails
+/// with an error that names the window. Results that would overflow it are cut
+/// or dropped, so the requests of a tool loop stay within it.
+#[test]
+fn a_request_larger_than_the_context_window_is_never_sent() {
+    let kind = ProviderKind::OpenAiChat;
+    let budgets = Budgets {
+        max_tokens: Some(500),
+        ..Budgets::default()
+    };
+    let server = serve(kind, vec![Reply::text("GOOD")]);
+    let provider = provider(kind, &server);
+    let mut sink = agent::NullSink;
+    let mut runner = Runner::new(provider.as_ref(), budgets, &mut sink).with_context_window(4_000);
+    let huge = Task {
+        messages: vec![Message::user("word ".repeat(4_000))],
+        ..task()
+    };
+    let err = runtime().block_on(runner.run(&huge, None)).unwrap_err();
+    let message = err.to_string();
+    let AgentError::ContextWindowExceeded {
+        tokens,
+        limit,
+        window,
+        output,
+    } = err
+    else {
+        panic!("{message}");
+    };
+    assert_eq!((limit, window, output), (3_100, 4_000, 500));
+    assert!(tokens > 5_000, "{tokens}");
+    assert_contains(
+        &message,
+        "more than the 3100 a 4000-token context window leaves for input",
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+    // The same message within the window goes out.
+    let fits = Task {
+        messages: vec![Message::user("word ".repeat(1_000))],
+        ..task()
+    };
+    let outcome = runtime().block_on(runner.run(&fits, None)).unwrap();
+    assert_eq!(outcome.output, "GOOD");
+    assert_eq!(server.requests().len(), 1);
+}

@@ -268,3 +268,25 @@ fn failure_keeps_stderr_and_status() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[test]
+fn output_past_max_stdout_stops_the_command() {
+    let dir = std::env::temp_dir();
+    // An alias that writes forever: the run returns the first bytes.
+    let output = GitCommand::new(&dir)
+        .args(["-c", "alias.flood=!yes flood", "flood"])
+        .max_stdout(10_000)
+        .timeout(Duration::from_secs(60))
+        .run_unchecked()
+        .unwrap();
+    assert_eq!(output.stdout.len(), 10_000);
+    assert!(output.stdout.starts_with(b"flood\nflood\n"));
+    assert!(!output.status.success());
+    // Output under the bound is whole, and the status is the command's own.
+    let quick = GitCommand::new(&dir)
+        .arg("--version")
+        .max_stdout(10_000)
+        .run()
+        .unwrap();
+    assert!(quick.stdout.starts_with(b"git version"));
+}

@@ -225,3 +225,130 @@ fn each_steering_key_is_ignored_with_its_own_warning_and_git_config_wins() {
         );
     }
 }
+
+#[test]
+fn the_window_large_commits_tool_use_and_max_calls_are_read_and_checked() {
+    let repo = TestRepo::new();
+    for (key, value) in [
+        ("ultragit.contextWindow", "32768"),
+        ("ultragit.largeCommits", "Chunk"),
+        ("ultragit.toolUse", "off"),
+        ("ultragit.maxCalls", "12"),
+        ("ultragit.maxChunks", "3"),
+    ] {
+        repo.git(&["config", key, value]);
+    }
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert_eq!(limits.context_window, Some(32_768));
+    assert_eq!(limits.large_commits, LargeCommits::Chunk);
+    assert_eq!(limits.tool_use, ToolUse::Off);
+    assert_eq!(limits.max_calls, 12);
+    assert_eq!(limits.max_chunks, 3);
+    // Every spelling of each value.
+    for (value, expected) in [
+        ("auto", ToolUse::Auto),
+        ("on", ToolUse::On),
+        ("true", ToolUse::On),
+        ("yes", ToolUse::On),
+        ("OFF", ToolUse::Off),
+        ("false", ToolUse::Off),
+        ("no", ToolUse::Off),
+    ] {
+        repo.git(&["config", "ultragit.toolUse", value]);
+        let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+        assert_eq!(limits.tool_use, expected, "{value}");
+    }
+    repo.git(&["config", "ultragit.largeCommits", "skip"]);
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert_eq!(limits.large_commits, LargeCommits::Skip);
+    // The team file sets them too, and wins over git config.
+    repo.write(
+        CONFIG_FILE,
+        "[ultragit.annotate]\ncontext_window = 65536\nlarge_commits = \"chunk\"\n\
+         tool_use = \"on\"\nmax_calls = 7\n",
+    );
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert_eq!(limits.context_window, Some(65_536));
+    assert_eq!(limits.large_commits, LargeCommits::Chunk);
+    assert_eq!(limits.tool_use, ToolUse::On);
+    assert_eq!(limits.max_calls, 7);
+}
+
+#[test]
+fn bad_windows_and_values_are_clear_errors_naming_their_source() {
+    let repo = TestRepo::new();
+    for (key, value, message) in [
+        (
+            "ultragit.contextWindow",
+            "4095",
+            "invalid configuration: git config ultragit.contextWindow expected at least 4096 \
+             tokens (the prompt and tools alone take about 2,500)",
+        ),
+        (
+            "ultragit.contextWindow",
+            "0",
+            "invalid configuration: git config ultragit.contextWindow must be a whole number of \
+             at least 1, not 0",
+        ),
+        (
+            "ultragit.largeCommits",
+            "split",
+            "invalid configuration: git config ultragit.largeCommits expected skip or chunk",
+        ),
+        (
+            "ultragit.toolUse",
+            "sometimes",
+            "invalid configuration: git config ultragit.toolUse expected auto, on or off",
+        ),
+        (
+            "ultragit.maxCalls",
+            "0",
+            "invalid configuration: git config ultragit.maxCalls must be a whole number of at \
+             least 1, not 0",
+        ),
+    ] {
+        repo.git(&["config", key, value]);
+        let err = load(&repo, &ProviderFlags::default()).unwrap_err();
+        assert!(err.starts_with(message), "{key}={value}: {err}");
+        repo.git(&["config", "--unset", key]);
+    }
+    repo.write(CONFIG_FILE, "[ultragit.annotate]\ncontext_window = 2048\n");
+    let err = load(&repo, &ProviderFlags::default()).unwrap_err();
+    assert!(
+        err.contains(".ultragit-config.toml: ultragit.annotate.context_window")
+            && err.contains("at least 4096 tokens"),
+        "{err}"
+    );
+    // The smallest window allowed is accepted.
+    repo.write(CONFIG_FILE, "[ultragit.annotate]\ncontext_window = 4096\n");
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert_eq!(limits.context_window, Some(MIN_CONTEXT_WINDOW));
+}
+
+#[test]
+fn the_default_window_follows_the_model_family() {
+    for model in [
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-5-mini",
+        "o3",
+        "o4-mini",
+        "claude-sonnet-4-5",
+        "gemini-2.5-pro",
+        "openrouter/anthropic/claude-3.7-sonnet",
+        "GPT-5",
+    ] {
+        assert_eq!(default_context_window(model), 128_000, "{model}");
+    }
+    for model in ["qwen3", "llama3.1:8b", "test-model", "gpt-3.5-turbo", ""] {
+        assert_eq!(default_context_window(model), 8_192, "{model}");
+    }
+    let config = AnnotateConfig::default();
+    assert_eq!(config.window_for("gpt-5-mini"), 128_000);
+    assert_eq!(config.window_for("qwen3"), 8_192);
+    let set = AnnotateConfig {
+        context_window: Some(32_768),
+        ..config
+    };
+    assert_eq!(set.window_for("gpt-5-mini"), 32_768);
+}

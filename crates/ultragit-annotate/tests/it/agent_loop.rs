@@ -692,6 +692,260 @@ fn max_calls_caps_the_model_calls_of_a_commit() {
         ..AnnotateConfig::default()
     };
     let err = run_agent(&ctx, provider.as_ref(), &config).unwrap_err();
-    assert!(matches!(err, AgentError::MaxTurnsExceeded { .. }), "{err}");
+    assert!(
+        matches!(err, AgentError::MaxCallsExceeded { max_calls: 5 }),
+        "{err}"
+    );
+    assert_contains(&err.to_string(), "cap of 5 model calls");
+    assert_contains(&err.to_string(), "--max-calls");
     assert_eq!(server.requests().len(), 5, "the cap holds across chunks");
+}
+
+#[test]
+fn max_calls_cuts_a_run_short_and_keeps_what_was_emitted() {
+    let (repo, _) = repo();
+    let ctx = context(&repo, "HEAD", None);
+    let mut script = vec![emit("a", connect_region("retries"))];
+    script.push(Reply::tool_calls(vec![call("r", "get_diff", json!({}))]));
+    script.push(Reply::text("Cut short."));
+    let (server, provider) = chat(script);
+    let config = AnnotateConfig {
+        max_calls: 3,
+        ..AnnotateConfig::default()
+    };
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
+    assert_eq!(server.requests().len(), 3);
+    assert!(annotated.partial);
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert_eq!(
+        annotated.warnings,
+        [
+            "the cap of 3 model calls per commit (--max-calls) was reached; the annotations \
+          emitted so far are kept"
+        ]
+    );
+}
+
+/// A commit of twelve files, annotated in three chunks (5, 5, 2).
+fn twelve_files() -> (TestRepo, ultragit_annotate::AnnotationContext) {
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    for i in 0..12 {
+        repo.write(&format!("src/m{i:02}.txt"), format!("entry {i}\n"));
+    }
+    repo.commit_all("twelve entries");
+    let ctx = context(&repo, "HEAD", None);
+    (repo, ctx)
+}
+
+/// A model that emits a region on the first file of its chunk with the
+/// summary, and in the cross-chunk pass (one tool) calls emit_cross_cutting
+/// without ever ending.
+fn chunk_writer(request: &testkit::RecordedRequest) -> Reply {
+    let body = request.json();
+    if body["tools"].as_array().map_or(0, Vec::len) == 1 {
+        return Reply::tool_calls(vec![call(
+            "x",
+            "emit_cross_cutting",
+            json!({
+                "description": "entries share one format",
+                "regions": ["src/m00.txt:entry", "src/m05.txt:entry"],
+                "nature": "format"
+            }),
+        )]);
+    }
+    let opening = body["messages"][1]["content"].as_str().unwrap_or("");
+    let file = opening
+        .split("annotate only these files: ")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ']).next())
+        .map_or("src/m00.txt", |name| name.trim_end_matches('.'))
+        .to_owned();
+    emit(
+        "e",
+        region(&file, "config", "entry", (1, 1), "one entry of the table"),
+    )
+    .with_text("Adds entries.")
+}
+
+#[test]
+fn the_cross_chunk_pass_stays_within_max_calls() {
+    let (_repo, ctx) = twelve_files();
+    // Each chunk takes one call; the pass across them would take three (two
+    // tool-loop calls and the final one) if the cap left room.
+    for (max_calls, requests, chunks, across) in [
+        (3, 2, 2, false),
+        (4, 3, 3, false),
+        (5, 5, 3, true),
+        (6, 6, 3, true),
+        (40, 6, 3, true),
+    ] {
+        let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+        server.respond_with(chunk_writer);
+        let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+        let config = AnnotateConfig {
+            max_calls,
+            ..AnnotateConfig::default()
+        };
+        let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
+        let sent = server.requests();
+        let passes = sent
+            .iter()
+            .filter(|r| r.json()["tools"].as_array().map_or(0, Vec::len) == 1)
+            .count();
+        let context = format!("--max-calls {max_calls}: {:?}", annotated.warnings);
+        assert_eq!(sent.len(), requests, "{context}");
+        assert_eq!(annotated.turns as usize, requests, "{context}");
+        assert_eq!(sent.len() - passes, chunks, "{context}");
+        assert_eq!(passes > 0, across, "{context}");
+        let capped = annotated
+            .warnings
+            .iter()
+            .any(|w| w.contains(&format!("cap of {max_calls} model calls")));
+        assert_eq!(capped, !across, "{context}");
+        assert_eq!(annotated.partial, !across, "{context}");
+    }
+}
+
+#[test]
+fn large_commits_in_chunks_stop_at_max_chunks_with_a_warning() {
+    let repo = TestRepo::new();
+    repo.commit_file("README.md", "x\n", "init");
+    for i in 0..20 {
+        let body: String = (0..150)
+            .map(|n| format!("// entry {i} line {n}\n"))
+            .collect();
+        repo.write(&format!("src/m{i:02}.rs"), body);
+    }
+    repo.commit_all("twenty modules");
+    let ctx = context(&repo, "HEAD", None);
+    let config = AnnotateConfig {
+        large_commits: LargeCommits::Chunk,
+        max_chunks: 2,
+        ..AnnotateConfig::default()
+    };
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    server.respond_with(|request| {
+        if request.json()["tools"].as_array().map_or(0, Vec::len) == 1 {
+            return Reply::text("none");
+        }
+        chunk_writer(request)
+    });
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
+    // Two chunks of five files, one call each, then the pass across them.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(annotated.annotation.regions.len(), 2);
+    let opening = requests[0].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_contains(&opening, "This is chunk 1 of 2");
+    let warning = annotated
+        .warnings
+        .iter()
+        .find(|w| w.contains("ultragit.maxChunks"))
+        .unwrap_or_else(|| panic!("{:?}", annotated.warnings));
+    assert_starts_with(
+        warning,
+        "only the first 2 chunks (ultragit.maxChunks) were annotated; not annotated: ",
+    );
+    // The ten files left, each named once.
+    let left = warning.rsplit(": ").next().unwrap();
+    assert_eq!(left.split(", ").count(), 10, "{warning}");
+    let annotated_files: Vec<&str> = annotated
+        .annotation
+        .regions
+        .iter()
+        .map(|r| r.file.as_str())
+        .collect();
+    for file in annotated_files {
+        assert!(!left.contains(file), "{file} was annotated: {warning}");
+    }
+}
+
+#[test]
+fn a_model_that_keeps_calling_tools_past_the_cap_still_counts_its_tokens() {
+    let (repo, _) = repo();
+    let ctx = context(&repo, "HEAD", None);
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    // Emits once, then reads for ever, even when told to stop.
+    server.respond_with(|request| {
+        let results = request.json()["messages"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        let reply = if results == 0 {
+            emit("e", connect_region("retries"))
+        } else {
+            Reply::tool_calls(vec![call(&format!("r{results}"), "get_diff", json!({}))])
+        };
+        reply.usage(100, 10)
+    });
+    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+    let config = AnnotateConfig {
+        max_agent_turns: 3,
+        ..AnnotateConfig::default()
+    };
+    let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
+    assert!(annotated.partial);
+    assert_eq!(annotated.annotation.regions.len(), 1);
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "two tool-loop calls and the final one"
+    );
+    assert_eq!(annotated.turns, 3);
+    assert_eq!(annotated.spent.usage.input_tokens, Some(300));
+    assert_eq!(annotated.spent.usage.output_tokens, Some(30));
+}
+
+#[test]
+fn search_code_and_an_earlier_commits_info_reach_the_next_request() {
+    let repo = TestRepo::new();
+    let planned = repo.commit_file(
+        "src/client.rs",
+        CLIENT_V1,
+        "Add the client\n\nconnect will retry once brokers drop first attempts.",
+    );
+    repo.commit_file(
+        "src/probe.rs",
+        "pub fn probe(c: &Client) -> bool {\n    c.connect()\n}\n",
+        "Add the probe",
+    );
+    repo.commit_file(
+        "src/client.rs",
+        client_v2(),
+        &format!("connect retries three times, as {} planned", &planned[..10]),
+    );
+    let (server, provider) = chat(vec![
+        Reply::tool_calls(vec![
+            call("s", "search_code", json!({"pattern": ".connect()"})),
+            call("i", "get_commit_info", json!({"commit": &planned[..10]})),
+        ]),
+        emit(
+            "e",
+            connect_region("retries, as the client's first commit planned"),
+        )
+        .with_text("Makes connect retry."),
+    ]);
+    let report = annotate_head(&repo, None, provider.as_ref()).unwrap();
+    assert!(
+        matches!(report, Report::Annotated { regions: 1, .. }),
+        "{report:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let results = tool_results(&requests[1].json());
+    assert_eq!(results[0]["tool"], "search_code");
+    assert_eq!(
+        results[0]["data"]["matches"],
+        "src/probe.rs:2:    c.connect()\n"
+    );
+    assert_eq!(results[1]["tool"], "get_commit_info");
+    let info = results[1]["data"]["info"].as_str().unwrap();
+    assert_contains(info, &format!("Commit: {planned}"));
+    assert_contains(info, "connect will retry once brokers drop first attempts.");
+    assert_contains(info, "src/client.rs (+13 -0)");
+    assert_eq!(stored(&repo).regions.len(), 1);
 }

@@ -283,6 +283,42 @@ fn search_code_greps_the_commit_tree_with_paths_and_line_numbers() {
 }
 
 #[test]
+fn search_code_reads_a_bounded_amount_of_git_grep_output() {
+    let repo = TestRepo::new();
+    // One minified line of 600 KB that matches, before a file that matches too:
+    // git grep prints the whole line, more than search_code reads.
+    let minified: String = (0..40_000).map(|i| format!("var a{i}=needle;")).collect();
+    repo.write("a.min.js", format!("{minified}\n"))
+        .write("b.rs", "let needle = 1;\n");
+    repo.commit_all("minified");
+    let ctx = Arc::new(context(&repo, "HEAD", None));
+    let scope = Scope {
+        files: ctx.paths(),
+        summarize_diff: false,
+    };
+    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let env = tools
+        .dispatch("search_code", &json!({"pattern": "needle"}))
+        .to_value();
+    assert_eq!(env["ok"], true, "{env}");
+    assert!(
+        env.to_string().len() < 4_096,
+        "{} bytes",
+        env.to_string().len()
+    );
+    assert_eq!(env["data"]["matches"], "", "the cut line is not shown");
+    assert_eq!(env["truncation"]["limit"], "entries", "{env}");
+    assert_contains(
+        env["truncation"]["hint"].as_str().unwrap(),
+        "more lines match; narrow the search with path",
+    );
+    // Narrowed, the other file's line comes back.
+    let narrowed =
+        data(&tools.dispatch("search_code", &json!({"pattern": "needle", "path": "b.rs"})));
+    assert_eq!(narrowed["matches"], "b.rs:1:let needle = 1;\n");
+}
+
+#[test]
 fn commit_info_describes_ancestors_and_refuses_other_commits() {
     let (repo, tools, _) = setup(None);
     let first = repo.rev_parse("HEAD~1");
@@ -371,36 +407,120 @@ fn emit_annotation_checks_the_anchor_against_the_outline() {
     assert_eq!(collector.lock().unwrap().rejected, 4);
 }
 
+/// A realistic file per language (the outline crate's snapshot fixtures),
+/// the qualified name of one unit in the language's own style, its kind and
+/// lines.
+struct LanguageCase {
+    path: &'static str,
+    text: String,
+    name: &'static str,
+    kind: &'static str,
+    lines: (u32, u32),
+}
+
+fn outline_fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../outline/tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn language_cases() -> Vec<LanguageCase> {
+    let case = |path, fixture: &str, name, kind, lines| LanguageCase {
+        path,
+        text: outline_fixture(fixture),
+        name,
+        kind,
+        lines,
+    };
+    vec![
+        case("diff.c", "diff.c", "builtin_diff", "function", (119, 141)),
+        case("src/engine.cpp", "engine.cpp", "render::Scene::add_layer", "method", (62, 69)),
+        case("store/store.go", "store.go", "store.Store.Get", "method", (48, 57)),
+        case("web/router.js", "router.js", "Router.add", "method", (13, 17)),
+        case("src/session.ts", "session.ts", "Session.refresh", "method", (49, 55)),
+        case("src/Profile.tsx", "Profile.tsx", "ProfileCard.render", "method", (30, 32)),
+        case(
+            "src/org/example/LruCache.java",
+            "LruCache.java",
+            "LruCache.put",
+            "method",
+            (34, 43),
+        ),
+        LanguageCase {
+            path: "tools/probe.py",
+            text: "class Probe:\n    def __init__(self, host):\n        self.host = host\n\n    def ping(self):\n        return bool(self.host)\n".to_owned(),
+            name: "Probe.ping",
+            kind: "method",
+            lines: (5, 6),
+        },
+        LanguageCase {
+            path: "src/client.rs",
+            text: client_v2(),
+            name: "Client::connect",
+            kind: "method",
+            lines: (10, 17),
+        },
+    ]
+}
+
 #[test]
 fn anchors_are_checked_in_every_language_the_outline_knows() {
     let repo = TestRepo::new();
-    let before = "#include <stdio.h>\n\nstatic int width(int n)\n{\n\treturn n;\n}\n\nint builtin_diff(int a)\n{\n\treturn width(a);\n}\n";
-    repo.commit_file("diff.c", before, "diff");
-    repo.commit_file(
-        "diff.c",
-        before.replace("return n;", "return n * 2;"),
-        "double",
-    );
+    repo.commit_file("README.md", "languages\n", "init");
+    let cases = language_cases();
+    for case in &cases {
+        repo.write(case.path, &case.text);
+    }
+    repo.commit_all("one file per language");
     let ctx = Arc::new(context(&repo, "HEAD", None));
     let scope = Scope {
         files: ctx.paths(),
         summarize_diff: false,
     };
     let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
-    let wrong = tools
-        .dispatch(
-            "emit_annotation",
-            &region("diff.c", "function", "r2990_trip", (3, 6), "x"),
-        )
-        .to_value();
-    assert_eq!(wrong["error"]["code"], "ANCHOR_MISMATCH", "{wrong}");
-    assert_contains(
-        wrong["error"]["message"].as_str().unwrap(),
-        "L3-6 function width",
-    );
-    let right = tools.dispatch(
-        "emit_annotation",
-        &region("diff.c", "function", "width", (3, 6), "doubles the width"),
-    );
-    assert!(right.ok(), "{:?}", right.to_value());
+    for case in &cases {
+        let emit = |name: &str, kind: &str, lines: (u32, u32)| {
+            tools
+                .dispatch(
+                    "emit_annotation",
+                    &region(case.path, kind, name, lines, "why it changed"),
+                )
+                .to_value()
+        };
+        let right = emit(case.name, case.kind, case.lines);
+        assert_eq!(right["ok"], true, "{}: {right}", case.path);
+        // A name the file does not define is refused, naming the unit there.
+        let wrong = emit("r2990_trip_over_trailing_dot", case.kind, case.lines);
+        assert_eq!(
+            wrong["error"]["code"], "ANCHOR_MISMATCH",
+            "{}: {wrong}",
+            case.path
+        );
+        assert_contains(
+            wrong["error"]["message"].as_str().unwrap(),
+            &format!(
+                "L{}-{} {} {}",
+                case.lines.0, case.lines.1, case.kind, case.name
+            ),
+        );
+        // The right name at lines it does not cover is refused.
+        let elsewhere = emit(case.name, case.kind, (1, 1));
+        assert_eq!(
+            elsewhere["error"]["code"], "ANCHOR_MISMATCH",
+            "{}: {elsewhere}",
+            case.path
+        );
+        assert_contains(
+            elsewhere["error"]["message"].as_str().unwrap(),
+            "which do not overlap lines 1-1",
+        );
+        // A method is not a struct.
+        let kind = emit(case.name, "struct", case.lines);
+        assert_eq!(
+            kind["error"]["code"], "ANCHOR_MISMATCH",
+            "{}: {kind}",
+            case.path
+        );
+    }
 }
