@@ -24,7 +24,7 @@
 //!
 //! **Renames.** A dependency names its target by the path the file had when
 //! the note was written. Dependencies recorded under the file's former names
-//! count too (`former_names`): the names git's rename detection finds in the
+//! count too (`DepsIndex::former_names`): the names git's rename detection finds in the
 //! file's history (`git log --follow`, one process, at most the 10,000 newest
 //! commits that changed it) that no file has at HEAD. That
 //! history is read only when the index names a target path no file has at
@@ -133,7 +133,7 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
     let mut warnings = Vec::new();
     let units = resolve_units(pipeline, file, anchor, &mut warnings)?;
     let index = DepsIndex::open(repo, NOTES_REF)?;
-    let former = former_names(repo, &index, file, || {
+    let former = index.former_names(repo, file, || {
         let changes = repo.follow_file("HEAD", file, RENAME_HISTORY_LIMIT)?;
         Ok(changes
             .into_iter()
@@ -216,41 +216,6 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
 
 /// The most commits of a file's history read for its former names.
 pub(crate) const RENAME_HISTORY_LIMIT: usize = 10_000;
-
-/// The former names of `file` under which the index records dependencies:
-/// the paths `history` gives (its names in the commits that changed it, as
-/// git's rename detection follows it; asked for only when needed) that the
-/// index names as a dependency target and no file has at HEAD, in the order
-/// given, each once.
-///
-/// `history` runs only when some target path the index names is gone at
-/// HEAD: otherwise no former name can match, and the process it may start is
-/// saved.
-pub(crate) fn former_names(
-    repo: &gitctx::Repo,
-    index: &DepsIndex,
-    file: &str,
-    history: impl FnOnce() -> Result<Vec<String>, gitctx::Error>,
-) -> Result<Vec<String>, ReadError> {
-    // HEAD resolved once: each lookup is then a tree walk, not a ref read.
-    let head = repo.resolve_commit("HEAD")?.to_hex();
-    let mut gone: Vec<&str> = Vec::new();
-    for target in index.target_files() {
-        if target != file && repo.file_size_at(&head, target)?.is_none() {
-            gone.push(target);
-        }
-    }
-    if gone.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut out: Vec<String> = Vec::new();
-    for name in history()? {
-        if gone.contains(&name.as_str()) && !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    Ok(out)
-}
 
 /// The qualified names `anchor` resolves to in today's outline of `file`;
 /// empty (match the anchor as given) without a grammar or when no unit has

@@ -634,6 +634,41 @@ impl DepsIndex {
         out
     }
 
+    /// The former names of `file` under which this index records dependencies:
+    /// the paths `history` gives (its names in the commits that changed it, as
+    /// git's rename detection follows it; asked for only when needed) that the
+    /// index names as a dependency target and no file has at HEAD, in the order
+    /// given, each once.
+    ///
+    /// `history` runs only when some target path the index names is gone at
+    /// HEAD: otherwise no former name can match, and the process it may start is
+    /// saved.
+    pub(crate) fn former_names(
+        &self,
+        repo: &Repo,
+        file: &str,
+        history: impl FnOnce() -> Result<Vec<String>, gitctx::Error>,
+    ) -> Result<Vec<String>, ReadError> {
+        // HEAD resolved once: each lookup is then a tree walk, not a ref read.
+        let head = repo.resolve_commit("HEAD")?.to_hex();
+        let mut gone: Vec<&str> = Vec::new();
+        for target in self.target_files() {
+            if target != file && repo.file_size_at(&head, target)?.is_none() {
+                gone.push(target);
+            }
+        }
+        if gone.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut out: Vec<String> = Vec::new();
+        for name in history()? {
+            if gone.contains(&name.as_str()) && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
     /// The files dependencies name as their target, each once, sorted.
     pub(crate) fn target_files(&self) -> Vec<&str> {
         // Only the groups of annotated commits still indexed: a dropped

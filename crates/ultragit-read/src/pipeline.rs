@@ -1007,7 +1007,7 @@ impl Run<'_> {
     /// recent that many annotated commits count. `regions` are the regions
     /// returned for the query: in a file without a grammar, the anchors they
     /// name are the units a line-range scope covers. Dependencies recorded
-    /// under the file's former names count too (`deps::former_names`, from
+    /// under the file's former names count too (`DepsIndex::former_names`, from
     /// the names its blame gives: no process more, and nothing to look up
     /// when blame names no other path).
     fn dependencies_on(
@@ -1034,9 +1034,7 @@ impl Run<'_> {
             let units = units_in_scope(scope, resolved, regions);
             let former = match self.blamed_paths.get(scope.file()) {
                 Some(blamed) if !blamed.is_empty() => {
-                    crate::deps::former_names(self.repo(), &index, scope.file(), || {
-                        Ok(blamed.clone())
-                    })?
+                    index.former_names(self.repo(), scope.file(), || Ok(blamed.clone()))?
                 }
                 _ => Vec::new(),
             };
