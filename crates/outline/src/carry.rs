@@ -53,8 +53,18 @@ const MAX_PLACES: usize = 8;
 
 /// The outline of `new_text`, carried from `old`, the outline of `old_text`
 /// in the language of `path` — or `None` when it cannot be made exactly
-/// without parsing the whole file (see the [module docs](self)). When it is
-/// `Some`, it equals [`parse`](crate::parse)`(path, new_text)`.
+/// without parsing the whole file. When it is `Some`, it equals
+/// [`parse`](crate::parse)`(path, new_text)`.
+///
+/// The old top-level units found verbatim in the new text keep their units,
+/// moved to their new lines; each changed stretch is parsed alone with the
+/// whole units around it, and used only when it parses without a syntax
+/// error and leaves those units exactly as they were (a doc comment,
+/// attribute, decorator or `export` added above a unit, or an unterminated
+/// comment or string, shows there; the unit then joins the stretch). `None`
+/// when the stretches to parse come to more than half the new file, for Go
+/// (every name starts with the file's `package` clause), and for an old
+/// outline with syntax errors.
 ///
 /// `old` must be what [`parse`](crate::parse) (or a carry) made of
 /// `old_text`; one with syntax errors is never carried (`None`).
