@@ -6,7 +6,11 @@
 //! every file a read has blamed before — the files whose notes agents read —
 //! forward to HEAD, without ever running `git blame` (at most one
 //! `git diff-tree` per file). The next `ultragit read` at HEAD then starts no
-//! git process for blame.
+//! git process for blame. It does the same for the outline cache
+//! (`.git/ultragit/cache/outline/`, see `ultragit_read::outline_cache`): the
+//! outlines of the files read before, where they changed at HEAD, are carried
+//! forward to it — carrying only (parsing the changed stretches), never a
+//! whole file, so the warm-up stays cheap; the next read then parses nothing.
 //!
 //! The `post-commit` hook that `ultragit init` installs starts it detached
 //! (`… cache warm --background >/dev/null 2>&1 </dev/null &`), so the hook
@@ -54,15 +58,20 @@ pub fn run(args: &CacheArgs, at: &Invocation) -> Result<Outcome, CommandError> {
     }
 }
 
-/// Prunes and carries forward; the summary line.
+/// Prunes and carries forward; the summary lines.
 fn warm(repo: &Repo) -> Result<String, CommandError> {
     let cache = GitReadPipeline::default_blame_cache(repo);
     let report = cache.warm(repo, MAX_PATHS)?;
     let usage = cache.usage();
+    let outlines = GitReadPipeline::default_outline_cache(repo);
+    let carried = outlines.warm(repo, MAX_PATHS);
+    let held = outlines.usage();
     Ok(format!(
         "blame carried forward to HEAD for {} of {} cached files ({} git processes); \
          pruned {} entries ({} bytes) outside the kept window; the cache holds {} entries \
-         for {} files ({} bytes) in {}\n",
+         for {} files ({} bytes) in {}\n\
+         outlines carried forward to HEAD for {} of {} cached files ({} already at HEAD); \
+         the outline cache holds {} entries ({} bytes) in {}\n",
         report.carried,
         report.considered,
         report.git_processes,
@@ -71,6 +80,12 @@ fn warm(repo: &Repo) -> Result<String, CommandError> {
         usage.files,
         usage.paths,
         usage.bytes,
-        cache.dir().display()
+        cache.dir().display(),
+        carried.carried,
+        carried.considered,
+        carried.current,
+        held.entries,
+        held.bytes,
+        outlines.dir().display()
     ))
 }

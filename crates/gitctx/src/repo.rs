@@ -482,6 +482,31 @@ impl Repo {
         self.entry_blob(&entry, path, at())
     }
 
+    /// The content of `path` in the tree of `rev` and its blob's id (what
+    /// keys a cache of anything derived from the content alone).
+    pub fn file_with_id_at(&self, rev: &str, path: &str) -> Result<(ObjectId, Vec<u8>)> {
+        let tree = self
+            .find_commit(rev)?
+            .tree()
+            .map_err(git("reading a tree"))?;
+        let at = || rev.to_owned();
+        let entry = tree
+            .get_path(Path::new(path))
+            .map_err(|err| not_found_or(err, path, at()))?;
+        let bytes = self.entry_blob(&entry, path, at())?;
+        Ok((ObjectId::from_git(entry.id()), bytes))
+    }
+
+    /// The content of the blob `id`; `None` when the repository has no such
+    /// blob (never written, or pruned).
+    pub fn blob(&self, id: ObjectId) -> Result<Option<Vec<u8>>> {
+        match self.inner.find_blob(id.to_git()) {
+            Ok(blob) => Ok(Some(blob.content().to_vec())),
+            Err(err) if is_not_found(&err) => Ok(None),
+            Err(err) => Err(git("reading a file")(err)),
+        }
+    }
+
     /// The size in bytes of `path` in the tree of `rev`, from the object's
     /// header (the content is not read); `None` when it is not a file there.
     pub fn file_size_at(&self, rev: &str, path: &str) -> Result<Option<u64>> {

@@ -66,12 +66,7 @@ impl fmt::Display for NoGrammarSubject<'_> {
 pub fn outline(path: &str, source: &str) -> Result<Vec<Unit>, OutlineError> {
     match Language::from_path(path) {
         Some(language) => outline_for(language, source),
-        None => Err(OutlineError::NoGrammar {
-            path: path.to_owned(),
-            extension: Path::new(path)
-                .extension()
-                .map(|extension| extension.to_string_lossy().into_owned()),
-        }),
+        None => Err(no_grammar(path)),
     }
 }
 
@@ -81,6 +76,51 @@ pub fn outline(path: &str, source: &str) -> Result<Vec<Unit>, OutlineError> {
 /// Syntax errors do not fail: tree-sitter recovers, and the units it could
 /// still recognise (including those inside error nodes) are listed.
 pub fn outline_for(language: Language, source: &str) -> Result<Vec<Unit>, OutlineError> {
+    Ok(parse_for(language, source)?.units)
+}
+
+/// An outline with what carrying it forward to a later version of the file
+/// ([`carry`](crate::carry)) needs to know of its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outline {
+    /// The units, as [`outline`] lists them.
+    pub units: Vec<Unit>,
+    /// No syntax error anywhere in the source (no error or missing node in
+    /// tree-sitter's tree). Only such an outline can be carried forward.
+    pub clean: bool,
+    /// The lines of the file's top-level syntax nodes that cover more than
+    /// one line (units, and what holds them: a C `#ifdef` block, a C++
+    /// `extern "C" { … }`, a multi-line comment), those sharing a line
+    /// merged, in order. A carry only cuts the file between them.
+    pub top_level: Vec<LineSpan>,
+}
+
+/// [`outline`], with what [`carry`](crate::carry) needs: whether the
+/// source parsed without a syntax error, and where its top-level nodes lie.
+pub fn parse(path: &str, source: &str) -> Result<Outline, OutlineError> {
+    match Language::from_path(path) {
+        Some(language) => parse_for(language, source),
+        None => Err(no_grammar(path)),
+    }
+}
+
+/// [`parse`] with the language given.
+pub fn parse_for(language: Language, source: &str) -> Result<Outline, OutlineError> {
+    parse_with(&mut parser(language)?, language, source)
+}
+
+/// The error for a path no grammar handles.
+pub(crate) fn no_grammar(path: &str) -> OutlineError {
+    OutlineError::NoGrammar {
+        path: path.to_owned(),
+        extension: Path::new(path)
+            .extension()
+            .map(|extension| extension.to_string_lossy().into_owned()),
+    }
+}
+
+/// A parser loaded with `language`'s grammar.
+pub(crate) fn parser(language: Language) -> Result<Parser, OutlineError> {
     let spec = language.spec();
     let mut parser = Parser::new();
     parser
@@ -89,6 +129,17 @@ pub fn outline_for(language: Language, source: &str) -> Result<Vec<Unit>, Outlin
             language: spec.name,
             message: error.to_string(),
         })?;
+    Ok(parser)
+}
+
+/// Parses `source` with `parser` (loaded with `language`'s grammar) and walks
+/// the tree.
+pub(crate) fn parse_with(
+    parser: &mut Parser,
+    language: Language,
+    source: &str,
+) -> Result<Outline, OutlineError> {
+    let spec = language.spec();
     let tree = parser
         .parse(source, None)
         .ok_or(OutlineError::ParseFailed {
@@ -104,7 +155,33 @@ pub fn outline_for(language: Language, source: &str) -> Result<Vec<Unit>, Outlin
         units: Vec::new(),
     };
     walker.items(root, Scope { container: None }, 0);
-    Ok(walker.units)
+    Ok(Outline {
+        units: walker.units,
+        clean: !root.has_error(),
+        top_level: top_level(root),
+    })
+}
+
+/// The lines of `root`'s children that cover more than one line, merged
+/// where they share a line.
+fn top_level(root: Node<'_>) -> Vec<LineSpan> {
+    let mut spans: Vec<LineSpan> = Vec::new();
+    let mut cursor = root.walk();
+    for child in root.children(&mut cursor) {
+        let (start, end) = (child.start_position().row, last_row(child));
+        if end <= start {
+            continue;
+        }
+        let span = LineSpan {
+            start: line_number(start),
+            end: line_number(end),
+        };
+        match spans.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => spans.push(span),
+        }
+    }
+    spans
 }
 
 struct Walker<'s> {

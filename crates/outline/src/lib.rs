@@ -20,6 +20,14 @@
 //! # }
 //! ```
 //!
+//! **Carried forward.** [`parse`] also says whether the source parsed
+//! without a syntax error and where its top-level nodes lie ([`Outline`]);
+//! [`carry`] makes the outline of a later version of the file from it,
+//! parsing only the changed stretches with their neighbouring units, and
+//! gives it only when it is exactly what [`parse`] would give (else `None`:
+//! parse the whole file). A cache of outlines keyed by content and
+//! [`Language::outline_version`] uses both.
+//!
 //! Supported languages are rows of a table (`src/lang/`, one file per
 //! language): Rust, Python, C, C++, Go, Java, JavaScript, TypeScript and TSX.
 //! Any other file yields [`OutlineError::NoGrammar`], which callers treat as
@@ -51,6 +59,7 @@
 //!   tree-sitter could still recognise.
 
 mod anchor;
+mod carry;
 mod extract;
 mod lang;
 mod unit;
@@ -59,6 +68,9 @@ pub use anchor::{
     AnchorError, AnchorResolution, MAX_FUZZY_DISTANCE, MatchKind, Stability, anchor_stability,
     levenshtein, match_name, resolve_anchor,
 };
-pub use extract::{MAX_SIGNATURE_CHARS, OutlineError, outline, outline_for};
-pub use lang::Language;
+pub use carry::{carry, carry_for};
+pub use extract::{
+    MAX_SIGNATURE_CHARS, Outline, OutlineError, outline, outline_for, parse, parse_for,
+};
+pub use lang::{Language, RULES_VERSION};
 pub use unit::{LineSpan, Unit, UnitKind};

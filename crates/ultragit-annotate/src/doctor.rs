@@ -14,7 +14,7 @@
 //! | `unreachable-notes` | no note sits on a commit that no ref reaches, unless a reachable note says it was carried over from it (`provenance.derived_from`, or a note git copied verbatim, whose `commit` still names the old commit) | warn (fix: `ultragit remap`) |
 //! | `provider` | the provider configuration resolves (provider, model, base URL) and the key's variable is set; never a network call | fail (warn for ignored keys of the team file) |
 //! | `sync` | with `ultragit.syncRemote` set: the remote exists and has the fetch refspec of the tracking ref; no fetch refspec force-writes the local notes ref | fail |
-//! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete), and of the read pipeline's blame cache with how many of its entries lie outside the kept window (commits no read at HEAD or a branch tip can use, see `gitctx::blame_cache`); `--fix` prunes those | warn past [`CACHE_WARN_BYTES`] |
+//! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete), and of the read pipeline's blame cache with how many of its entries lie outside the kept window (commits no read at HEAD or a branch tip can use, see `gitctx::blame_cache`); `--fix` prunes those; and of its outline cache (one entry per file read, bounded by itself) | warn past [`CACHE_WARN_BYTES`] |
 //! | `failures` | commits listed in `failed.log` that still have no note | warn |
 //!
 //! Sync that is not enabled is `ok` with a note, not a warning: a repository

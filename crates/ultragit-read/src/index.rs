@@ -746,12 +746,12 @@ impl<'s> Interner<'s> {
     }
 }
 
-/// A bounds-checked reader over the base's bytes: every read that would run
-/// past the end is `None`.
-struct Reader<'a>(&'a [u8]);
+/// A bounds-checked reader over the base's bytes (and the outline cache's
+/// entries): every read that would run past the end is `None`.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.0.len() {
             return None;
         }
@@ -764,11 +764,11 @@ impl<'a> Reader<'a> {
         self.take(N)?.try_into().ok()
     }
 
-    fn u8(&mut self) -> Option<u8> {
+    pub(crate) fn u8(&mut self) -> Option<u8> {
         Some(self.array::<1>()?[0])
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.array()?))
     }
 
@@ -776,11 +776,11 @@ impl<'a> Reader<'a> {
         Some(i64::from_le_bytes(self.array()?))
     }
 
-    fn oid(&mut self) -> Option<ObjectId> {
+    pub(crate) fn oid(&mut self) -> Option<ObjectId> {
         Some(ObjectId::from_bytes(self.array()?))
     }
 
-    fn str(&mut self) -> Option<&'a str> {
+    pub(crate) fn str(&mut self) -> Option<&'a str> {
         let len = self.u32()? as usize;
         std::str::from_utf8(self.take(len)?).ok()
     }
@@ -788,7 +788,7 @@ impl<'a> Reader<'a> {
     /// A count of items that take at least `min_size` bytes each: no more
     /// than the bytes left could hold (so a damaged count never allocates
     /// much).
-    fn count(&mut self, min_size: usize) -> Option<usize> {
+    pub(crate) fn count(&mut self, min_size: usize) -> Option<usize> {
         let count = self.u32()? as usize;
         (count <= self.0.len() / min_size).then_some(count)
     }

@@ -61,6 +61,12 @@
 //!   `dependencies_on_this`) is a cache under `.git/ultragit/cache/deps/`, keyed
 //!   by the notes ref's commit and updated by diffing notes trees; deleting or
 //!   damaging it only costs a rebuild, git stays the source of truth.
+//! - **Invariant:** the blame cache (`.git/ultragit/cache/blame/`, see
+//!   [`gitctx::blame_cache`]) and the outline cache ([`OutlineCache`],
+//!   `.git/ultragit/cache/outline/`: each file's outline by blob id, carried
+//!   forward to a new version by [`outline::carry`]) only make reads faster:
+//!   a read answers the same with them, without them, and with them damaged
+//!   or deleted.
 
 mod config;
 mod corrections;
@@ -69,6 +75,7 @@ mod error;
 pub mod format;
 pub mod history;
 mod index;
+pub mod outline_cache;
 pub mod pipeline;
 mod query;
 mod rank;
@@ -83,6 +90,7 @@ pub use deps::Answer;
 pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
 pub use index::{DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};
+pub use outline_cache::{OutlineCache, OutlineSource, OutlineUsage, OutlineWarmReport};
 pub use pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline};
 pub use query::{ContextLevelFilter, Format, LineRange, ReadQuery, SinceFilter, parse_lines};
 pub use score::MatchType;

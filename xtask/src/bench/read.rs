@@ -49,8 +49,9 @@ const DEPS_SCAN_LIMIT: u32 = 500;
 
 /// `ultragit read` against `git blame --porcelain` over the same lines, on a
 /// generated ~8,000-line file whose ~1,700 changes are all annotated: with
-/// the blame cache emptied before each run (cold, the first read at a HEAD)
-/// and with it filled (warm, a later read of the same lines).
+/// the blame and outline caches emptied before each run (cold, the first
+/// read of the file) and with them filled (warm, a later read of the same
+/// lines).
 pub(super) fn read() -> Result<(), String> {
     let fixture = fixtures::read()?;
     let small = fixtures::read_small()?;
@@ -78,13 +79,12 @@ pub(super) fn read() -> Result<(), String> {
         (ReadQuery::file(fixture.file), None, &whole_args[..], 5),
     ];
 
-    // 1 and 2: the anchor query and the whole file. "cold": the blame cache
-    // emptied before each run (the first read at a HEAD); "warm": the cache
-    // left as the previous run filled it (a later read of the same lines).
-    let cache_dir = GitReadPipeline::default_blame_cache(&repo)
-        .dir()
-        .to_path_buf();
-    let clear = || remove_dir_if_present(&cache_dir);
+    // 1 and 2: the anchor query and the whole file. "cold": the blame and
+    // outline caches emptied before each run (the first read of the file);
+    // "warm": the caches left as the previous run filled them (a later read
+    // of the same lines).
+    let caches = ReadCaches::of(&repo);
+    let clear = || caches.clear();
     for (query, lines, args, runs) in &queries {
         clear()?;
         let output = pipeline.execute(query).map_err(|e| e.to_string())?;
@@ -237,8 +237,8 @@ const CARRIED_MAX_PROCESSES: usize = 2;
 
 /// `ultragit read FILE ANCHOR` (the binary) after 1 and after 20 new commits
 /// that change the file away from the anchor (a line inserted at its top, a
-/// line appended), each run starting from the blame cache as a read at the
-/// older HEAD left it; against `git blame -L` over the anchor at the new HEAD.
+/// line appended), each run starting from the blame and outline caches as a
+/// read at the older HEAD left them; against `git blame -L` over the anchor at the new HEAD.
 /// The commits are made in a detached worktree of the fixture, removed at the
 /// end. Also the git processes one such read starts (through the shim), and
 /// whether its output equals a read without the cache.
@@ -246,9 +246,7 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
     let worktree = Worktree::add(&fixture.repo)?;
     let dir = worktree.dir.as_path();
     let repo = Repo::open(dir).map_err(|e| e.to_string())?;
-    let cache_dir = GitReadPipeline::default_blame_cache(&repo)
-        .dir()
-        .to_path_buf();
+    let caches = ReadCaches::of(&repo);
     let args = [fixture.file, fixture.anchor.as_str()];
     let read = |command: &mut Command| -> Result<Vec<u8>, String> {
         let out = succeed(
@@ -258,20 +256,18 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
         )?;
         Ok(out.stdout)
     };
-    // The cache as a read at the older HEAD leaves it, kept aside.
+    // The caches (blame and outline) as a read at the older HEAD leaves
+    // them, kept aside.
     let saved = fixtures::dir("read-carry-cache");
-    remove_dir_if_present(&cache_dir)?;
+    caches.clear()?;
     read(&mut Command::new(exe))?;
     remove_dir_if_present(&saved)?;
-    copy_tree(&cache_dir, &saved)?;
-    let restore = || -> Result<(), String> {
-        remove_dir_if_present(&cache_dir)?;
-        copy_tree(&saved, &cache_dir)
-    };
+    caches.save(&saved)?;
+    let restore = || caches.restore(&saved);
 
     println!(
         "\nread: `ultragit read {}` (binary) after new commits that change the file away from \
-         the anchor, the blame cache as a read at the older HEAD left it",
+         the anchor, the blame and outline caches as a read at the older HEAD left them",
         args.join(" ")
     );
     let shim = GitShim::create()?;
@@ -288,7 +284,7 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
             let elapsed = started.elapsed();
             // The first run checks the answer and is not timed.
             if run == 0 {
-                remove_dir_if_present(&cache_dir)?;
+                caches.clear()?;
                 let cold = read(&mut Command::new(exe))?;
                 println!(
                     "  after {commits:>2}: output equal to a read without the cache: {}",
@@ -332,7 +328,7 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
         // The processes of one carried read, through the shim (whose `git` is
         // another program, so the cache is warmed through it too).
         worktree.reset()?;
-        remove_dir_if_present(&cache_dir)?;
+        caches.clear()?;
         shim.run({
             let mut c = Command::new(exe);
             c.current_dir(dir).arg("read").args(args);
@@ -635,8 +631,8 @@ fn processes(
                 cmd.current_dir(dir).args(before).args(args);
                 cmd
             };
-            clear_blame_cache(&full.repo)?;
-            clear_blame_cache(&small.repo)?;
+            clear_read_caches(&full.repo)?;
+            clear_read_caches(&small.repo)?;
             let on_full = shim.run(command(&full.repo))?;
             let on_small = shim.run(command(&small.repo))?;
             let warm = shim.run(command(&full.repo))?.len();
@@ -666,10 +662,49 @@ fn processes(
     Ok(())
 }
 
-/// Empties the default blame cache of the repository at `dir`.
-fn clear_blame_cache(dir: &Path) -> Result<(), String> {
+/// Empties the default blame and outline caches of the repository at `dir`.
+fn clear_read_caches(dir: &Path) -> Result<(), String> {
     let repo = Repo::open(dir).map_err(|e| e.to_string())?;
-    remove_dir_if_present(GitReadPipeline::default_blame_cache(&repo).dir())
+    ReadCaches::of(&repo).clear()
+}
+
+/// The caches a read fills (blame and outline; not the deps index, which
+/// the read's notes keep up to date and the deps benchmark measures): what
+/// a cold read starts without, and what a carried read starts from.
+struct ReadCaches {
+    blame: PathBuf,
+    outline: PathBuf,
+}
+
+impl ReadCaches {
+    fn of(repo: &Repo) -> ReadCaches {
+        ReadCaches {
+            blame: GitReadPipeline::default_blame_cache(repo)
+                .dir()
+                .to_path_buf(),
+            outline: GitReadPipeline::default_outline_cache(repo)
+                .dir()
+                .to_path_buf(),
+        }
+    }
+
+    fn clear(&self) -> Result<(), String> {
+        remove_dir_if_present(&self.blame)?;
+        remove_dir_if_present(&self.outline)
+    }
+
+    /// Copies both caches below `to`.
+    fn save(&self, to: &Path) -> Result<(), String> {
+        copy_tree(&self.blame, &to.join("blame"))?;
+        copy_tree(&self.outline, &to.join("outline"))
+    }
+
+    /// Puts back what [`ReadCaches::save`] copied below `from`.
+    fn restore(&self, from: &Path) -> Result<(), String> {
+        self.clear()?;
+        copy_tree(&from.join("blame"), &self.blame)?;
+        copy_tree(&from.join("outline"), &self.outline)
+    }
 }
 
 fn remove_dir_if_present(dir: &Path) -> Result<(), String> {

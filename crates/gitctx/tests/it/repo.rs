@@ -172,6 +172,21 @@ fn file_contents_at_a_revision_and_in_the_index() {
     let binary = [0u8, 159, 146, 150, 0, 1, 2];
     repo.commit_file("img.bin", binary, "binary");
     assert_eq!(r.file_at("HEAD", "img.bin").unwrap(), binary);
+
+    // With the blob's id, as `git rev-parse` names it; the blob by its id.
+    let (id, bytes) = r.file_with_id_at("HEAD", "img.bin").unwrap();
+    assert_eq!(bytes, binary);
+    assert_eq!(id.to_hex(), repo.rev_parse("HEAD:img.bin"));
+    assert_eq!(r.blob(id).unwrap().unwrap(), binary);
+    assert_eq!(r.blob(gitctx::ObjectId::from_bytes([7; 20])).unwrap(), None);
+    assert!(matches!(
+        r.file_with_id_at("HEAD", "missing.txt"),
+        Err(Error::PathNotFound { .. })
+    ));
+    assert!(matches!(
+        r.file_with_id_at("HEAD", "dir"),
+        Err(Error::NotAFile { .. })
+    ));
 }
 
 /// Inherited `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` must not redirect our git

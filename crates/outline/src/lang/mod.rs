@@ -22,6 +22,11 @@ use tree_sitter::Node;
 
 use crate::UnitKind;
 
+/// The version of the extraction rules (the walker and the language table):
+/// bumped by every change that can change an outline of the same source, so
+/// that cached outlines ([`Language::outline_version`]) are not used across it.
+pub const RULES_VERSION: u32 = 1;
+
 /// A language the crate has a tree-sitter grammar for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
@@ -85,6 +90,26 @@ impl Language {
     /// The file extensions (without dot) this language is picked for.
     pub fn extensions(self) -> &'static [&'static str] {
         self.spec().extensions
+    }
+
+    /// What this crate's outline of the language depends on, as one word:
+    /// the language, the version of the extraction rules (this crate's
+    /// version and [`RULES_VERSION`]) and the grammar's shape (its ABI
+    /// version and its numbers of node kinds, fields and parse states, which
+    /// any change of a grammar alters). A cache of outlines keeps it with
+    /// each entry: another value means the same source may outline
+    /// differently, so the entry must not be used.
+    pub fn outline_version(self) -> String {
+        let grammar = (self.spec().grammar)();
+        format!(
+            "{}-{}-r{RULES_VERSION}-abi{}-k{}-f{}-s{}",
+            self.name(),
+            env!("CARGO_PKG_VERSION"),
+            grammar.abi_version(),
+            grammar.node_kind_count(),
+            grammar.field_count(),
+            grammar.parse_state_count()
+        )
     }
 
     pub(crate) fn spec(self) -> &'static LanguageSpec {

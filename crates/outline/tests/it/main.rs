@@ -1,6 +1,7 @@
 //! Integration tests of the `outline` crate (one binary, one module per topic).
 
 mod anchor;
+mod carry;
 mod golden;
 mod languages;
 mod parse;

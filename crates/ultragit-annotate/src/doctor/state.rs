@@ -17,9 +17,11 @@ const FAILED_LOG_LIMIT: u64 = 16 * 1024 * 1024;
 
 impl Doctor<'_> {
     /// The size of `.git/ultragit/` and its caches, with the read pipeline's
-    /// blame cache on its own; its entries outside the kept window (which no
-    /// read uses any more, see `gitctx::blame_cache`) are counted and pruned by
-    /// the repair.
+    /// blame cache and outline cache on their own; the blame cache's entries
+    /// outside the kept window (which no read uses any more, see
+    /// `gitctx::blame_cache`) are counted and pruned by the repair. The
+    /// outline cache (one entry per file read, see
+    /// `ultragit_read::outline_cache`) bounds itself: it is only reported.
     pub(super) fn cache(&self) -> Result<Finding, AnnotateError> {
         let id = "cache";
         let state = author::state_dir(&self.repo.common_dir());
@@ -52,6 +54,15 @@ impl Doctor<'_> {
             ));
             Repair::PruneBlameCache
         });
+        let (outlines, outline_bytes) = match dir.open_dir_optional(OUTLINE_CACHE)? {
+            Some(outline) => entries_size(&outline)?,
+            None => (0, 0),
+        };
+        message.push_str(&format!(
+            "; outline cache: {} ({})",
+            plural(outlines, "entry", "entries"),
+            human_bytes(outline_bytes)
+        ));
         let check = if cache > CACHE_WARN_BYTES {
             Check::warn(id, message).with_fix(format!("rm -rf {}", state.join("cache").display()))
         } else if repair.is_some() {
@@ -168,6 +179,29 @@ fn tree_size(dir: &Dir, depth: usize) -> Result<u64, AnnotateError> {
         }
     }
     Ok(total)
+}
+
+/// The read pipeline's outline cache below the state directory
+/// (`ultragit_read::GitReadPipeline::default_outline_cache`).
+const OUTLINE_CACHE: &str = "cache/outline";
+
+/// The entries of a cache directory (its regular files, temporary ones —
+/// named with a leading dot — left out) and their size.
+fn entries_size(dir: &Dir) -> Result<(usize, u64), AnnotateError> {
+    let mut count = 0;
+    let mut bytes = 0;
+    for (name, kind) in dir.entries()? {
+        if kind != FileKind::File || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let file = dir.open_file(&name)?;
+        count += 1;
+        bytes += file
+            .metadata()
+            .map_err(|e| AnnotateError::io(&dir.path().join(&name), e))?
+            .len();
+    }
+    Ok((count, bytes))
 }
 
 /// The read pipeline's blame cache (`ultragit_read::GitReadPipeline::

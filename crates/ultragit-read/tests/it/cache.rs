@@ -1,7 +1,10 @@
-//! The blame cache under the pipeline: same answers with and without it, kept
-//! in the repository's git directory, harmless when it cannot be written.
+//! The blame and outline caches under the pipeline: same answers with and
+//! without them, kept in the repository's git directory, harmless when they
+//! cannot be written, never trusted or read through links.
 
-use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery};
+use gitctx::Repo;
+use testkit::TestRepo;
+use ultragit_read::{GitReadPipeline, OutlineCache, OutlineSource, ReadPipeline, ReadQuery};
 
 use crate::support::{MQTT_V1, pipeline, shifted};
 
@@ -58,11 +61,14 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
 #[test]
 fn without_the_cache_nothing_is_written() {
     let (repo, _, _) = shifted();
-    let plain = pipeline(&repo).with_blame_cache(None);
+    let plain = pipeline(&repo)
+        .with_blame_cache(None)
+        .with_outline_cache(None);
     for query in queries() {
         plain.execute(&query).unwrap();
     }
     assert!(!repo.path().join(".git/ultragit/cache/blame").exists());
+    assert!(!repo.path().join(".git/ultragit/cache/outline").exists());
 }
 
 #[test]
@@ -79,5 +85,215 @@ fn a_cache_that_cannot_be_written_costs_nothing_but_speed() {
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".git/ultragit/cache")).unwrap(),
         "in the way"
+    );
+}
+
+/// The outline of `path` at `rev` through `cache`, and how it was found.
+fn outline_at(
+    cache: &OutlineCache,
+    repo: &TestRepo,
+    rev: &str,
+    path: &str,
+) -> (Vec<outline::Unit>, OutlineSource) {
+    let git = Repo::discover(repo.path()).unwrap();
+    let (blob, bytes) = git.file_with_id_at(rev, path).unwrap();
+    cache
+        .outline(&git, path, blob, &String::from_utf8_lossy(&bytes))
+        .unwrap()
+}
+
+/// The outline of `path` at `rev`, parsed whole.
+fn parsed_at(repo: &TestRepo, rev: &str, path: &str) -> Vec<outline::Unit> {
+    let text = repo.git(&["show", &format!("{rev}:{path}")]);
+    outline::outline(path, &format!("{text}\n")).unwrap()
+}
+
+/// A file of `n` documented functions; `edited` has a longer body.
+fn functions(n: usize, edited: Option<usize>) -> String {
+    (0..n)
+        .map(|i| {
+            let body = if edited == Some(i) {
+                format!("    let y = x * {i};\n    y + 1")
+            } else {
+                format!("    x + {i}")
+            };
+            format!("/// Step {i}.\npub fn step_{i}(x: u32) -> u32 {{\n{body}\n}}\n")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn outlines_are_parsed_once_then_served_then_carried_to_new_versions() {
+    let repo = TestRepo::new();
+    let c1 = repo.commit_file("src/steps.rs", functions(12, None), "steps");
+    let c2 = repo.commit_file("src/steps.rs", functions(12, Some(5)), "edit step 5");
+    let read = pipeline(&repo);
+    let cache = read.outline_cache().unwrap().clone();
+    assert_eq!(cache.dir(), repo.path().join(".git/ultragit/cache/outline"));
+    let path = "src/steps.rs";
+    let (units, how) = outline_at(&cache, &repo, &c1, path);
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c1, path), OutlineSource::Parsed)
+    );
+    let (units, how) = outline_at(&cache, &repo, &c1, path);
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c1, path), OutlineSource::Cached)
+    );
+    // c2 changes one function: carried from c1's entry.
+    let (units, how) = outline_at(&cache, &repo, &c2, path);
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c2, path), OutlineSource::Carried)
+    );
+    let (_, how) = outline_at(&cache, &repo, &c2, path);
+    assert_eq!(how, OutlineSource::Cached);
+    assert_eq!(cache.usage().entries, 1, "one entry per file");
+    // Back to the older version: carried back the same way.
+    let (units, how) = outline_at(&cache, &repo, &c1, path);
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c1, path), OutlineSource::Carried)
+    );
+    // A small file whose every unit changed is parsed whole.
+    let (repo, c1, c2) = shifted();
+    outline_at(&cache, &repo, &c1, "src/mqtt.rs");
+    let (units, how) = outline_at(&cache, &repo, &c2, "src/mqtt.rs");
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c2, "src/mqtt.rs"), OutlineSource::Parsed)
+    );
+    // Files without a grammar are not cached.
+    repo.commit_file("notes.txt", "plain\n", "notes");
+    let git = Repo::discover(repo.path()).unwrap();
+    let (blob, bytes) = git.file_with_id_at("HEAD", "notes.txt").unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(cache.outline(&git, "notes.txt", blob, &text).is_err());
+    assert_eq!(cache.usage().entries, 2);
+}
+
+#[test]
+fn damaged_or_foreign_outline_entries_are_ignored_and_rewritten() {
+    let (repo, _, c2) = shifted();
+    let cache = OutlineCache::new(repo.path().join(".git/outlines"));
+    let expected = parsed_at(&repo, &c2, "src/mqtt.rs");
+    outline_at(&cache, &repo, &c2, "src/mqtt.rs");
+    let entry = std::fs::read_dir(cache.dir())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let good = std::fs::read(&entry).unwrap();
+    let damaged: [Vec<u8>; 4] = [
+        good[..good.len() - 3].to_vec(),
+        [good.as_slice(), b"x"].concat(),
+        b"not an entry".to_vec(),
+        Vec::new(),
+    ];
+    for bytes in damaged {
+        std::fs::write(&entry, &bytes).unwrap();
+        let (units, how) = outline_at(&cache, &repo, &c2, "src/mqtt.rs");
+        assert_eq!((units, how), (expected.clone(), OutlineSource::Parsed));
+        assert_eq!(std::fs::read(&entry).unwrap(), good, "rewritten");
+    }
+    // An entry whose lines lie beyond the file (a long outline recorded
+    // under a short file's blob) is not served.
+    let c3 = repo.commit_file("src/mqtt.rs", "fn one() {}\n", "shrink");
+    let git = Repo::discover(repo.path()).unwrap();
+    let (short, _) = git.file_with_id_at(&c3, "src/mqtt.rs").unwrap();
+    let (_, long) = git.file_with_id_at(&c2, "src/mqtt.rs").unwrap();
+    cache
+        .outline(&git, "src/mqtt.rs", short, &String::from_utf8_lossy(&long))
+        .unwrap();
+    let (units, how) = outline_at(&cache, &repo, &c3, "src/mqtt.rs");
+    assert_eq!(
+        (units, how),
+        (parsed_at(&repo, &c3, "src/mqtt.rs"), OutlineSource::Parsed)
+    );
+}
+
+#[test]
+fn outline_entries_are_never_written_or_read_through_links() {
+    let (repo, _, c2) = shifted();
+    let outside = repo.path().join(".git/elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let cache_dir = repo.path().join(".git/outlines");
+    std::fs::create_dir_all(&cache_dir).unwrap();
+    outline_at(&OutlineCache::new(&cache_dir), &repo, &c2, "src/mqtt.rs");
+    let name = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    // The entry replaced by a link to a valid entry elsewhere.
+    std::fs::rename(cache_dir.join(&name), outside.join(&name)).unwrap();
+    std::os::unix::fs::symlink(outside.join(&name), cache_dir.join(&name)).unwrap();
+    let (_, how) = outline_at(&OutlineCache::new(&cache_dir), &repo, &c2, "src/mqtt.rs");
+    assert_eq!(how, OutlineSource::Parsed, "the linked entry is not read");
+}
+
+#[test]
+fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
+    let (repo, _, _) = shifted();
+    let plain = pipeline(&repo)
+        .with_blame_cache(None)
+        .with_outline_cache(None);
+    let cached = pipeline(&repo);
+    for query in queries() {
+        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
+    }
+    assert!(repo.path().join(".git/ultragit/cache/outline").is_dir());
+    repo.commit_file(
+        "src/mqtt.rs",
+        format!(
+            "// MQTT client.\n// Connects to one broker.\n\n{}\n/// Added.\npub fn close() {{}}\n",
+            MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 128")
+        ),
+        "add close",
+    );
+    let plain = pipeline(&repo)
+        .with_blame_cache(None)
+        .with_outline_cache(None);
+    let cached = pipeline(&repo);
+    for query in queries() {
+        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
+    }
+}
+
+#[test]
+fn warming_carries_outline_entries_to_head() {
+    let repo = TestRepo::new();
+    let c1 = repo.commit_file("src/steps.rs", functions(12, None), "steps");
+    repo.commit_file("src/steps.rs", functions(12, Some(7)), "edit step 7");
+    let git = Repo::discover(repo.path()).unwrap();
+    let cache = OutlineCache::new(repo.path().join(".git/outlines"));
+    outline_at(&cache, &repo, &c1, "src/steps.rs");
+    let report = cache.warm(&git, 10);
+    assert_eq!(
+        (report.considered, report.current, report.carried),
+        (1, 0, 1)
+    );
+    let (units, how) = outline_at(&cache, &repo, "HEAD", "src/steps.rs");
+    assert_eq!(
+        (units, how),
+        (
+            parsed_at(&repo, "HEAD", "src/steps.rs"),
+            OutlineSource::Cached
+        )
+    );
+    let report = cache.warm(&git, 10);
+    assert_eq!(
+        (report.considered, report.current, report.carried),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        OutlineCache::new(repo.path().join(".git/none"))
+            .warm(&git, 10)
+            .considered,
+        0
     );
 }

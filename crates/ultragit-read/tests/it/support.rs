@@ -1,11 +1,14 @@
 //! Building annotated repositories, as the writing agent would leave them, and
-//! reading them — each read twice, fresh and with blame carried forward from
-//! HEAD^, which must answer the same.
+//! reading them — each read three times, fresh (no cache), with blame and
+//! outlines carried forward from caches filled at HEAD^, and again with the
+//! caches that read left (served from them), which must all answer the same.
 
 use gitctx::{BlameCache, BlameEngine, BlameOptions, Repo};
 use serde_json::{Value, json};
 use testkit::TestRepo;
-use ultragit_read::{GitReadPipeline, ReadConfig, ReadOutput, ReadPipeline, ReadQuery};
+use ultragit_read::{
+    GitReadPipeline, OutlineCache, ReadConfig, ReadOutput, ReadPipeline, ReadQuery,
+};
 use ultragit_schema::{AstAnchor, Constraint, ConstraintSource, LineRange, RegionAnnotation};
 
 /// Writes `note` on `commit` with gitctx, as the writing agent does.
@@ -70,37 +73,50 @@ pub fn read(repo: &TestRepo, query: &ReadQuery) -> ReadOutput {
     both_ways(repo, query, || pipeline(repo))
 }
 
-/// Runs `query` through `pipeline` twice — without the blame cache, and
-/// through a cache that holds the blame of the query's files at HEAD's first
-/// parent, which the read carries forward to HEAD (`gitctx::blame_carry`) —
-/// and checks that both answer the same; returns the answer. Only the first
-/// run when HEAD has no parent or none of the files was there.
+/// Runs `query` through `pipeline` without the blame and outline caches,
+/// then — when HEAD has a parent where one of the query's files was — twice
+/// more: through caches holding the blame and the outline of the query's
+/// files at HEAD's first parent, which the read carries forward to HEAD
+/// (`gitctx::blame_carry`, `outline::carry`), and through the caches as
+/// that read left them (nothing carried or parsed again). Checks that all
+/// answer the same; returns the answer.
 pub fn both_ways(
     repo: &TestRepo,
     query: &ReadQuery,
     pipeline: impl Fn() -> GitReadPipeline,
 ) -> ReadOutput {
-    let fresh = pipeline().with_blame_cache(None).execute(query).unwrap();
-    if let Some(cache) = warmed_at_parent(repo, query) {
-        let carried = pipeline()
-            .with_blame_cache(Some(cache.clone()))
-            .execute(query)
-            .unwrap();
+    let fresh = pipeline()
+        .with_blame_cache(None)
+        .with_outline_cache(None)
+        .execute(query)
+        .unwrap();
+    if let Some((cache, outlines)) = warmed_at_parent(repo, query) {
+        for run in ["carried from HEAD^", "served from the caches"] {
+            let cached = pipeline()
+                .with_blame_cache(Some(cache.clone()))
+                .with_outline_cache(Some(outlines.clone()))
+                .execute(query)
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&cached).unwrap(),
+                serde_json::to_value(&fresh).unwrap(),
+                "a read with blame and outlines {run} differs from one without the caches: \
+                 {query:?}"
+            );
+        }
         std::fs::remove_dir_all(cache.dir()).unwrap();
-        assert_eq!(
-            serde_json::to_value(&carried).unwrap(),
-            serde_json::to_value(&fresh).unwrap(),
-            "a read with blame carried from HEAD^ differs from one without the cache: {query:?}"
-        );
+        if outlines.dir().exists() {
+            std::fs::remove_dir_all(outlines.dir()).unwrap();
+        }
     }
     fresh
 }
 
-/// A new blame cache (in the test repository's git directory, which goes
-/// with it) holding the whole blame of each of `query`'s files at HEAD's
-/// first parent; `None` when HEAD has no parent or none of the files is a
-/// file there.
-fn warmed_at_parent(repo: &TestRepo, query: &ReadQuery) -> Option<BlameCache> {
+/// A new blame cache and a new outline cache (in the test repository's git
+/// directory, which goes with them) holding the whole blame and the outline
+/// of each of `query`'s files at HEAD's first parent; `None` when HEAD has
+/// no parent or none of the files is a file there.
+fn warmed_at_parent(repo: &TestRepo, query: &ReadQuery) -> Option<(BlameCache, OutlineCache)> {
     let git = Repo::discover(repo.path()).unwrap();
     let head = git.resolve_commit("HEAD").ok()?;
     let parent = *git.commit_info_by_id(head).unwrap().parents.first()?;
@@ -114,12 +130,21 @@ fn warmed_at_parent(repo: &TestRepo, query: &ReadQuery) -> Option<BlameCache> {
         lines: None,
         engine: BlameEngine::Cli,
     };
+    let outlines = OutlineCache::new(repo.path().join(".git/test-outline-carried"));
+    if outlines.dir().exists() {
+        std::fs::remove_dir_all(outlines.dir()).unwrap();
+    }
     let warmed = query
         .files
         .iter()
         .filter(|file| git.blame_cached(file, &options, &cache).is_ok())
+        .inspect(|file| {
+            let (blob, bytes) = git.file_with_id_at(&parent.to_hex(), file).unwrap();
+            // A file without a grammar has no outline to cache.
+            let _ = outlines.outline(&git, file, blob, &String::from_utf8_lossy(&bytes));
+        })
         .count();
-    (warmed > 0).then_some(cache)
+    (warmed > 0).then_some((cache, outlines))
 }
 
 /// The pipeline of `repo`.
