@@ -19,13 +19,24 @@ fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<M
     repo.write("src/client.rs", client_v2())
         .write("config/app.toml", "[server]\nport = 2\n");
     repo.commit_all("retry connect");
-    let ctx = Arc::new(context(&repo, "HEAD", author));
+    let (tools, collector) = head_tools(&repo, author, false);
+    (repo, tools, collector)
+}
+
+/// The tools over HEAD of `repo`, scoped to the files it changes, and what
+/// they collect.
+fn head_tools(
+    repo: &TestRepo,
+    author: Option<AuthorContext>,
+    summarize_diff: bool,
+) -> (agent::ToolRegistry, Arc<Mutex<Collected>>) {
+    let ctx = Arc::new(context(repo, "HEAD", author));
     let collector = Arc::new(Mutex::new(Collected::default()));
     let scope = Scope {
         files: ctx.paths(),
-        summarize_diff: false,
+        summarize_diff,
     };
-    (repo, registry(ctx, scope, collector.clone()), collector)
+    (registry(ctx, scope, collector.clone()), collector)
 }
 
 /// The error code `tool` answers `args` with.
@@ -220,12 +231,7 @@ fn oversized_diffs_are_summarized() {
         );
     }
     repo.commit_all("three files");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: true,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, true);
     let summary = data(&tools.dispatch("get_diff", &json!({})))["summary"]
         .as_str()
         .unwrap()
@@ -291,12 +297,7 @@ fn search_code_reads_a_bounded_amount_of_git_grep_output() {
     repo.write("a.min.js", format!("{minified}\n"))
         .write("b.rs", "let needle = 1;\n");
     repo.commit_all("minified");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: false,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, false);
     let env = tools
         .dispatch("search_code", &json!({"pattern": "needle"}))
         .to_value();
@@ -473,12 +474,7 @@ fn anchors_are_checked_in_every_language_the_outline_knows() {
         repo.write(case.path, &case.text);
     }
     repo.commit_all("one file per language");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: false,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, false);
     for case in &cases {
         let emit = |name: &str, kind: &str, lines: (u32, u32)| {
             tools
