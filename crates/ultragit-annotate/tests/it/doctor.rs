@@ -52,6 +52,14 @@ fn set_up(repo: &TestRepo) {
     repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_KEY"]);
 }
 
+/// A repository of one commit, set up by `init`.
+fn initialized() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    set_up(&repo);
+    repo
+}
+
 fn note(commit: &str) -> String {
     json!({
         "$schema": "ultragit/v1",
@@ -124,9 +132,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
 
 #[test]
 fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     let shared = tempfile::tempdir().unwrap();
     let target = shared.path().join("post-commit");
     std::fs::write(&target, "#!/bin/sh\necho shared\n").unwrap();
@@ -178,9 +184,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
 
 #[test]
 fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repairs() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     assert_healthy(&repo, "hooks.post-commit");
     // The block an older `ultragit init` wrote, after the user's own line.
     let hook = repo.join(".git/hooks/post-commit");
@@ -219,9 +223,7 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
 
 #[test]
 fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     repo.git(&[
         "config",
         "--replace-all",

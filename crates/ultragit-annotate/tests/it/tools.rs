@@ -486,37 +486,30 @@ fn anchors_are_checked_in_every_language_the_outline_knows() {
         };
         let right = emit(case.name, case.kind, case.lines);
         assert_eq!(right["ok"], true, "{}: {right}", case.path);
+        // Refused as an anchor mismatch; the error message.
+        let mismatch = |name: &str, kind: &str, lines: (u32, u32)| {
+            let env = emit(name, kind, lines);
+            assert_eq!(
+                env["error"]["code"], "ANCHOR_MISMATCH",
+                "{}: {env}",
+                case.path
+            );
+            env["error"]["message"].as_str().unwrap().to_owned()
+        };
         // A name the file does not define is refused, naming the unit there.
-        let wrong = emit("r2990_trip_over_trailing_dot", case.kind, case.lines);
-        assert_eq!(
-            wrong["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {wrong}",
-            case.path
-        );
         assert_contains(
-            wrong["error"]["message"].as_str().unwrap(),
+            &mismatch("r2990_trip_over_trailing_dot", case.kind, case.lines),
             &format!(
                 "L{}-{} {} {}",
                 case.lines.0, case.lines.1, case.kind, case.name
             ),
         );
         // The right name at lines it does not cover is refused.
-        let elsewhere = emit(case.name, case.kind, (1, 1));
-        assert_eq!(
-            elsewhere["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {elsewhere}",
-            case.path
-        );
         assert_contains(
-            elsewhere["error"]["message"].as_str().unwrap(),
+            &mismatch(case.name, case.kind, (1, 1)),
             "which do not overlap lines 1-1",
         );
         // A method is not a struct.
-        let kind = emit(case.name, "struct", case.lines);
-        assert_eq!(
-            kind["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {kind}",
-            case.path
-        );
+        mismatch(case.name, "struct", case.lines);
     }
 }
