@@ -562,18 +562,7 @@ impl<'a> Runner<'a> {
         let first = if whole < MIN_RESULT_BYTES {
             None
         } else {
-            let envelope = task
-                .tools
-                .dispatch_async(
-                    name,
-                    input,
-                    ToolLimits {
-                        max_bytes: whole,
-                        ..limits
-                    },
-                )
-                .await
-                .to_value();
+            let envelope = dispatch_capped(task, name, input, limits, whole).await;
             let tokens = size(&envelope);
             if tokens <= self.room(task, state, pending, window) {
                 return envelope;
@@ -600,18 +589,7 @@ impl<'a> Runner<'a> {
             if max_bytes < MIN_RESULT_BYTES {
                 break;
             }
-            let envelope = task
-                .tools
-                .dispatch_async(
-                    name,
-                    input,
-                    ToolLimits {
-                        max_bytes,
-                        ..limits
-                    },
-                )
-                .await
-                .to_value();
+            let envelope = dispatch_capped(task, name, input, limits, max_bytes).await;
             let tokens = size(&envelope);
             if tokens <= room {
                 return envelope;
@@ -964,6 +942,27 @@ pub fn extract_json(text: &str) -> Result<Value, String> {
         return Ok(value);
     }
     Err("the answer is not valid JSON".to_owned())
+}
+
+/// `name`'s result envelope, its output cut at `max_bytes`.
+async fn dispatch_capped(
+    task: &Task,
+    name: &str,
+    input: &Value,
+    limits: ToolLimits,
+    max_bytes: usize,
+) -> Value {
+    task.tools
+        .dispatch_async(
+            name,
+            input,
+            ToolLimits {
+                max_bytes,
+                ..limits
+            },
+        )
+        .await
+        .to_value()
 }
 
 #[cfg(test)]

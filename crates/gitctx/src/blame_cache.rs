@@ -502,18 +502,7 @@ fn unescape(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entry(commit: u8, fs: u32, fe: u32, os: u32) -> BlameEntry {
-        BlameEntry {
-            commit: format!("{commit:02x}").repeat(20).parse().unwrap(),
-            original_path: "a b\\c".to_owned(),
-            original_start: os,
-            original_end: os + (fe - fs),
-            final_start: fs,
-            final_end: fe,
-            boundary: commit == 1,
-        }
-    }
+    use crate::known::tests::entry;
 
     #[test]
     fn files_round_trip_and_reject_what_does_not_match() {

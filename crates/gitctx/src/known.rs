@@ -124,10 +124,12 @@ impl Known {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn entry(commit: u8, fs: u32, fe: u32, os: u32) -> BlameEntry {
+    /// An entry of commit `commit` (its byte repeated; 1 is the boundary)
+    /// for final lines `fs..=fe`, which were lines from `os` in it.
+    pub(crate) fn entry(commit: u8, fs: u32, fe: u32, os: u32) -> BlameEntry {
         BlameEntry {
             commit: format!("{commit:02x}").repeat(20).parse().unwrap(),
             original_path: "a b\\c".to_owned(),

@@ -94,6 +94,29 @@ fn with_key(repo: &TestRepo, args: &[&str]) -> Run {
     ultragit_with(repo.path(), args, &[(KEY_VAR, KEY)])
 }
 
+/// `ultragit annotate` with the key, which must annotate `head` with one
+/// inferred region.
+fn annotate_one_region(repo: &TestRepo, head: &str) -> Run {
+    let run = with_key(repo, &["annotate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "annotated {}: 1 region, 0 cross-cutting concerns (inferred)\n",
+            &head[..7]
+        )
+    );
+    run
+}
+
+/// Asserts that HEAD's note is a minimal one: no regions, and a summary
+/// that starts with `summary`.
+fn assert_minimal_note(repo: &TestRepo, summary: &str) {
+    let note = note_of(repo, "HEAD");
+    assert_eq!(note["regions"], json!([]));
+    assert_starts_with(note["summary"].as_str().unwrap(), summary);
+}
+
 /// The stored note of `rev`, parsed, read with git itself.
 pub fn note_of(repo: &TestRepo, rev: &str) -> Value {
     let text = repo
@@ -117,15 +140,7 @@ fn assert_no_key(run: &Run) {
 fn annotate_stores_a_valid_inferred_note() {
     let (repo, head, server) = configured();
 
-    let run = with_key(&repo, &["annotate"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(
-        run.stdout,
-        format!(
-            "annotated {}: 1 region, 0 cross-cutting concerns (inferred)\n",
-            &head[..7]
-        )
-    );
+    let run = annotate_one_region(&repo, &head);
     assert_eq!(run.stderr, "");
 
     let note = note_of(&repo, "HEAD");
@@ -436,10 +451,8 @@ fn a_declined_commit_exits_0_with_its_note_and_no_failure() {
         )
     );
     assert_eq!(run.stderr, "");
-    let note = note_of(&repo, "HEAD");
-    assert_eq!(note["regions"], json!([]));
-    assert_starts_with(
-        note["summary"].as_str().unwrap(),
+    assert_minimal_note(
+        &repo,
         "Not annotated: the model found nothing semantic to record",
     );
     assert!(!state_file(&repo, "failed.log").exists());
@@ -463,10 +476,8 @@ fn a_too_large_commit_is_skipped_with_a_note_and_needs_no_key() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, expected);
     assert_eq!(run.stderr, "");
-    let note = note_of(&repo, "HEAD");
-    assert_eq!(note["regions"], json!([]));
-    assert_starts_with(
-        note["summary"].as_str().unwrap(),
+    assert_minimal_note(
+        &repo,
         "Not annotated: skipped as too large: 4 changed lines",
     );
     // With a key, the same: the model is never asked.
@@ -528,15 +539,7 @@ fn tool_use_off_in_git_config_asks_for_one_structured_answer() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![Reply::text(&answer.to_string())]);
     configure(&repo, &server);
     repo.git(&["config", "ultragit.toolUse", "off"]);
-    let run = with_key(&repo, &["annotate"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(
-        run.stdout,
-        format!(
-            "annotated {}: 1 region, 0 cross-cutting concerns (inferred)\n",
-            &head[..7]
-        )
-    );
+    annotate_one_region(&repo, &head);
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     assert!(

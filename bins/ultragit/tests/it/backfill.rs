@@ -51,6 +51,16 @@ fn server_except(
     server
 }
 
+/// [`server`] without delay, except that every request about the
+/// second-oldest commit of a [`history`] (its diff, as get_diff returns it,
+/// shows "+1") is answered with `reply()`.
+fn server_except_second(reply: impl Fn() -> Reply + Send + Sync + 'static) -> FakeLlm {
+    server_except(Duration::ZERO, move |request| {
+        let body = String::from_utf8_lossy(&request.body);
+        body.contains("+1\\\\n").then(&reply)
+    })
+}
+
 /// The full ids the dry run lists, in order.
 fn listed(stdout: &str) -> Vec<String> {
     stdout
@@ -165,11 +175,7 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
 fn failures_go_to_failed_log_and_the_exit_status() {
     let (repo, commits) = history(4);
     // The second-oldest commit's diff shows "+1": the model refuses it.
-    let server = server_except(Duration::ZERO, |request| {
-        let body = String::from_utf8_lossy(&request.body);
-        body.contains("+1\\\\n")
-            .then(|| Reply::error(400, "refused"))
-    });
+    let server = server_except_second(|| Reply::error(400, "refused"));
     configure(&repo, &server);
     let run = backfill(&repo, &["--concurrency", "2"]);
     assert_eq!(run.code, 1, "{run:?}");
@@ -354,13 +360,10 @@ fn sigterm_stops_scheduling_and_prints_the_summary() {
 #[test]
 fn a_declined_commit_is_counted_as_declined_and_never_retried() {
     let (repo, commits) = history(3);
-    // The second-oldest commit's diff, as get_diff returns it, shows "+1":
-    // the model finds nothing to record on it.
-    let server = server_except(Duration::ZERO, |request| {
-        let body = String::from_utf8_lossy(&request.body);
-        body.contains("+1\\\\n")
-            .then(|| Reply::text("A counter bump: nothing a future modifier needs."))
-    });
+    // The second-oldest commit's diff shows "+1": the model finds nothing to
+    // record on it.
+    let server =
+        server_except_second(|| Reply::text("A counter bump: nothing a future modifier needs."));
     configure(&repo, &server);
     let run = backfill(&repo, &[]);
     assert_eq!(run.code, 0, "{run:?}");

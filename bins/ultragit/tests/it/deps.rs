@@ -133,16 +133,25 @@ fn errors_follow_the_format() {
     assert!(help.contains("Exit status:"), "{help}");
 }
 
-/// A region of `file` named `name` depending on `target_file`'s `connect`.
-fn caller(file: &str, name: &str, target_file: &str) -> serde_json::Value {
-    json!({
+/// Annotates `commit` with one region: `name` in `file`, depending on
+/// `target_file`'s `connect`.
+fn annotate_caller(
+    repo: &testkit::TestRepo,
+    commit: &str,
+    timestamp: &str,
+    file: &str,
+    name: &str,
+    target_file: &str,
+) {
+    let region = json!({
         "file": file,
         "ast_anchor": {"type": "function", "name": name},
         "lines": {"start": 1, "end": 1},
         "intent": format!("{name} connects first."),
         "constraints": [],
         "semantic_dependencies": [{"file": target_file, "anchor": "connect", "nature": format!("{name} needs a connection")}]
-    })
+    });
+    annotate_regions(repo, commit, timestamp, vec![region]);
 }
 
 #[test]
@@ -153,20 +162,24 @@ fn dependencies_recorded_before_a_rename_are_found_under_the_new_name() {
     let client = "pub fn connect() -> bool {\n    true\n}\n";
     repo.commit_file("src/old.rs", client, "Add the client");
     let c2 = repo.commit_file("src/early.rs", "pub fn early() {}\n", "Add early");
-    annotate_regions(
+    annotate_caller(
         &repo,
         &c2,
         "2024-01-01T00:00:00Z",
-        vec![caller("src/early.rs", "early", "src/old.rs")],
+        "src/early.rs",
+        "early",
+        "src/old.rs",
     );
     repo.rename("src/old.rs", "src/net/client.rs");
     repo.commit("Move the client");
     let c4 = repo.commit_file("src/late.rs", "pub fn late() {}\n", "Add late");
-    annotate_regions(
+    annotate_caller(
         &repo,
         &c4,
         "2024-01-02T00:00:00Z",
-        vec![caller("src/late.rs", "late", "src/net/client.rs")],
+        "src/late.rs",
+        "late",
+        "src/net/client.rs",
     );
     let query = ["deps", "src/net/client.rs", "connect"];
     let out = json_stdout(repo.path(), &query);

@@ -41,6 +41,14 @@ fn assert_fails(run: &Run, stderr: &str) {
     assert!(run.stdout.is_empty(), "{run:?}");
 }
 
+/// `--format json`'s failure: exit 1, the error object on stdout, nothing
+/// on stderr.
+fn assert_fails_json(run: &Run, stdout: &str) {
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, stdout);
+    assert!(run.stderr.is_empty(), "{run:?}");
+}
+
 fn assert_usage_error(run: &Run, fragment: &str) {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stdout.is_empty(), "{run:?}");
@@ -167,12 +175,10 @@ fn file_not_found() {
     );
 
     let run = ultragit(f.path(), &["read", "src/missing.rs", "--format", "json"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stdout,
-        "{\"$schema\":\"ultragit-read/v1\",\"error\":{\"code\":\"file_not_found\",\"message\":\"File not found: src/missing.rs. Does it exist at HEAD?\"}}\n"
+    assert_fails_json(
+        &run,
+        "{\"$schema\":\"ultragit-read/v1\",\"error\":{\"code\":\"file_not_found\",\"message\":\"File not found: src/missing.rs. Does it exist at HEAD?\"}}\n",
     );
-    assert!(run.stderr.is_empty(), "{run:?}");
 }
 
 #[test]
@@ -182,11 +188,10 @@ fn anchor_not_found_lists_the_available_anchors() {
         f.path(),
         &["read", "src/client.rs", "disconnect_everything"],
     );
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(
-        run.stderr,
+    assert_fails(
+        &run,
         "error: Anchor 'disconnect_everything' not found in src/client.rs. Available anchors: \
-         Client, Client::connect, Client::new, Client::send, parse_frame\n"
+         Client, Client::connect, Client::new, Client::send, parse_frame\n",
     );
 
     let run = ultragit(

@@ -43,6 +43,13 @@ fn go(repo: &TestRepo, script: Vec<Reply>) -> (Result<Report, Error>, Vec<Step>,
     go_beside(repo, script, async {})
 }
 
+/// [`go`] on a new [`project`], which it returns too.
+fn go_project(script: Vec<Reply>) -> (TestRepo, Result<Report, Error>, Vec<Step>, FakeLlm) {
+    let repo = project();
+    let (result, steps, server) = go(&repo, script);
+    (repo, result, steps, server)
+}
+
 /// [`go`] with `beside` running as another task on the same thread (a
 /// `LocalSet`), stopped when the loop ends.
 fn go_beside(
@@ -72,6 +79,15 @@ fn log_files(report: &Report) -> Vec<String> {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    names
+}
+
+/// The log files of a run of `attempts` model calls, sorted.
+fn logs_of(attempts: u32) -> Vec<String> {
+    let mut names: Vec<String> = (1..=attempts)
+        .flat_map(|n| ["applied", "build", "query", "response"].map(|log| format!("{n}-{log}.txt")))
+        .collect();
+    names.push("summary.txt".to_owned());
     names
 }
 
@@ -121,16 +137,7 @@ fn passes_first_time() {
         std::fs::read_to_string(repo.join("src/value.txt")).unwrap(),
         "fixed\n"
     );
-    assert_eq!(
-        log_files(&report),
-        [
-            "1-applied.txt",
-            "1-build.txt",
-            "1-query.txt",
-            "1-response.txt",
-            "summary.txt"
-        ]
-    );
+    assert_eq!(log_files(&report), logs_of(1));
     let build = log(&report, "1-build.txt");
     assert_starts_with(&build, "build.sh exited with status 0");
     assert_contains(&build, "building\nok");
@@ -159,17 +166,13 @@ fn passes_first_time() {
 
 #[test]
 fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
-    let repo = project();
-    let (result, _steps, server) = go(
-        &repo,
-        vec![
-            blocks(&[
-                ("src/value.txt", "still broken\n"),
-                ("src/new.txt", "new\n"),
-            ]),
-            fixing(""),
-        ],
-    );
+    let (_repo, result, _steps, server) = go_project(vec![
+        blocks(&[
+            ("src/value.txt", "still broken\n"),
+            ("src/new.txt", "new\n"),
+        ]),
+        fixing(""),
+    ]);
     let report = result.unwrap();
     assert!(report.passed);
     assert_eq!(report.attempts, 2);
@@ -186,40 +189,23 @@ fn passes_after_one_repair_with_the_build_output_and_the_latest_replacements() {
         .unwrap()
         .to_owned();
     assert_contains(&system, "# Task: repair");
-    assert_eq!(
-        log_files(&report),
-        [
-            "1-applied.txt",
-            "1-build.txt",
-            "1-query.txt",
-            "1-response.txt",
-            "2-applied.txt",
-            "2-build.txt",
-            "2-query.txt",
-            "2-response.txt",
-            "summary.txt"
-        ]
-    );
+    assert_eq!(log_files(&report), logs_of(2));
 }
 
 #[test]
 fn repair_prompts_carry_only_the_latest_replacement_of_each_file() {
-    let repo = project();
-    let (result, _steps, server) = go(
-        &repo,
-        vec![
-            blocks(&[
-                ("src/value.txt", "version one\n"),
-                ("src/other.txt", "changed other\n"),
-            ]),
-            Reply::text(&format!(
-                "{}^^^src/other.txt\n^^^delete\n",
-                block("src/value.txt", "version two\n")
-            )),
-            Reply::text(&block("src/value.txt", "version three\n")),
-            fixing(""),
-        ],
-    );
+    let (repo, result, _steps, server) = go_project(vec![
+        blocks(&[
+            ("src/value.txt", "version one\n"),
+            ("src/other.txt", "changed other\n"),
+        ]),
+        Reply::text(&format!(
+            "{}^^^src/other.txt\n^^^delete\n",
+            block("src/value.txt", "version two\n")
+        )),
+        Reply::text(&block("src/value.txt", "version three\n")),
+        fixing(""),
+    ]);
     let report = result.unwrap();
     assert!(report.passed);
     assert_eq!(report.attempts, 4, "passes after three repairs");

@@ -37,6 +37,15 @@ fn request(repo: &TestRepo) -> pr_message::Request {
     pr_message::prepare(repo.path(), &Options::default()).unwrap()
 }
 
+/// The squash-message request for `repo`, which must read as written in
+/// `style`.
+#[track_caller]
+fn request_in(repo: &TestRepo, style: Style) -> pr_message::Request {
+    let req = request(repo);
+    assert_eq!(req.context.style.kind, style);
+    req
+}
+
 #[test]
 fn the_scope_is_the_branch_against_its_merge_base() {
     let repo = branch();
@@ -171,8 +180,7 @@ fn component_branch(body_lines: usize) -> TestRepo {
 #[test]
 fn the_squash_subject_follows_the_repository_style() {
     let repo = component_branch(2);
-    let req = request(&repo);
-    assert_eq!(req.context.style.kind, Style::Component);
+    let req = request_in(&repo, Style::Component);
     assert_contains(&req.task.system, "writes `component: subject` subjects");
     assert!(!req.task.system.contains("follows Conventional Commits"));
     repaired_to(
@@ -187,8 +195,7 @@ fn the_squash_subject_follows_the_repository_style() {
 fn a_conventional_repository_gets_a_conventional_subject() {
     // Fixed: `net: …` passed as a Conventional Commits subject with type `net`.
     let repo = branch();
-    let req = request(&repo);
-    assert_eq!(req.context.style.kind, Style::Conventional);
+    let req = request_in(&repo, Style::Conventional);
     repaired_to(
         &req,
         "net: retry connects three times",
@@ -228,8 +235,7 @@ fn ripgrep_components_named_like_conventional_types_pass() {
     // Fixed: `doc: …` and `deps: …`, components ripgrep writes, were
     // rejected as Conventional Commits types.
     let repo = component_branch(2);
-    let req = request(&repo);
-    assert_eq!(req.context.style.kind, Style::Component);
+    let req = request_in(&repo, Style::Component);
     for answer in [
         "doc: explain how the printer handles empty lines",
         "deps: bump grep-printer to 0.2.1",
@@ -265,8 +271,7 @@ fn a_window_of_deps_doc_and_ci_commits_stays_a_component_repository() {
         "deps: bump globset to 0.4.14",
         "doc: update the changelog",
     ]);
-    let req = request(&repo);
-    assert_eq!(req.context.style.kind, Style::Component);
+    let req = request_in(&repo, Style::Component);
     accepted(&req, "printer: fix empty lines");
     accepted(&req, "deps: bump grep-printer to 0.2.1");
 }
@@ -281,8 +286,7 @@ fn a_conventional_repository_writing_mostly_docs_and_tests_stays_conventional() 
         "fix: handle a missing newline",
         "docs: fix a typo",
     ]);
-    let req = request(&repo);
-    assert_eq!(req.context.style.kind, Style::Conventional);
+    let req = request_in(&repo, Style::Conventional);
     accepted(&req, "fix(printer): handle empty lines");
     accepted(&req, "docs: explain empty lines");
     repaired_to(

@@ -836,13 +836,10 @@ fn porcelain_lines(output: &str) -> Vec<(ObjectId, u32)> {
 
 #[test]
 fn child_blames_under_the_users_settings() {
-    let Some(instructions) = child::instructions() else {
+    let Some([dir, first, second]) = child::instruction_lines() else {
         return;
     };
-    let mut parts = instructions.lines();
-    let dir = parts.next().unwrap();
-    let first = parts.next().unwrap();
-    let second = parts.next().unwrap();
+    let (first, second) = (first.as_str(), second.as_str());
     let git = Repo::discover(dir).unwrap();
     // git sees the user's settings.
     let setting = |key: &str| {

@@ -40,3 +40,13 @@ pub fn expect_success(child: std::process::Child) -> Output {
 pub fn instructions() -> Option<String> {
     std::env::var(VAR).ok()
 }
+
+/// The first `N` lines of the instructions, when this process is a child.
+pub fn instruction_lines<const N: usize>() -> Option<[String; N]> {
+    let lines: Vec<String> = instructions()?.lines().take(N).map(str::to_owned).collect();
+    Some(
+        lines
+            .try_into()
+            .unwrap_or_else(|lines| panic!("{N} lines of instructions expected: {lines:?}")),
+    )
+}

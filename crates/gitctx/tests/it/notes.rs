@@ -216,19 +216,12 @@ fn concurrent_writers_in_threads_and_processes_lose_nothing() {
 
 #[test]
 fn child_writer() {
-    let Some(instructions) = child::instructions() else {
+    let Some([path, writer, shas]) = child::instruction_lines() else {
         return;
     };
-    let mut lines = instructions.lines();
-    let path = lines.next().unwrap();
-    let writer: usize = lines.next().unwrap().parse().unwrap();
-    let shas: Vec<String> = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .map(str::to_owned)
-        .collect();
-    write_batch(std::path::Path::new(path), writer, &shas);
+    let writer: usize = writer.parse().unwrap();
+    let shas: Vec<String> = shas.split(' ').map(str::to_owned).collect();
+    write_batch(std::path::Path::new(&path), writer, &shas);
 }
 
 #[test]

@@ -39,8 +39,18 @@ impl Doctor<'_> {
     fn hook(&self, hooks: &Path, name: &'static str, line: Option<String>) -> Finding {
         let id = format!("hooks.{name}");
         let path = hooks.join(name);
-        match self.inspect_hook(hooks, name) {
-            Ok(HookState::Healthy { program }) => Check::ok(
+        let state = match self.inspect_hook(hooks, name) {
+            Ok(state) => state,
+            Err(err) => {
+                return Check::fail(id, format!("{}: could not be read: {err}", path.display()))
+                    .into();
+            }
+        };
+        let repair = line
+            .filter(|_| state.repairable())
+            .map(|line| Repair::Hook { name, line });
+        match state {
+            HookState::Healthy { program } => Check::ok(
                 id,
                 match program {
                     Some(program) => format!("{} runs {program}", path.display()),
@@ -48,13 +58,7 @@ impl Doctor<'_> {
                 },
             )
             .into(),
-            Ok(HookState::Outdated {
-                program,
-                repairable,
-            }) => {
-                let repair = line
-                    .filter(|_| repairable)
-                    .map(|line| Repair::Hook { name, line });
+            HookState::Outdated { program, .. } => {
                 let fix = if repair.is_some() {
                     "rerun ultragit init (or ultragit doctor --fix): it rewrites the block"
                         .to_owned()
@@ -79,13 +83,10 @@ impl Doctor<'_> {
                     repair,
                 }
             }
-            Ok(HookState::Broken {
+            HookState::Broken {
                 problem,
                 repairable,
-            }) => {
-                let repair = line
-                    .filter(|_| repairable)
-                    .map(|line| Repair::Hook { name, line });
+            } => {
                 let fix = if repair.is_some() {
                     "ultragit doctor --fix (or ultragit init)".to_owned()
                 } else if repairable {
@@ -107,9 +108,6 @@ impl Doctor<'_> {
                     },
                     repair,
                 }
-            }
-            Err(err) => {
-                Check::fail(id, format!("{}: could not be read: {err}", path.display())).into()
             }
         }
     }
@@ -215,6 +213,18 @@ enum HookState {
         problem: String,
         repairable: bool,
     },
+}
+
+impl HookState {
+    /// Whether `--fix` may rewrite the hook.
+    fn repairable(&self) -> bool {
+        match self {
+            HookState::Healthy { .. } => false,
+            HookState::Outdated { repairable, .. } | HookState::Broken { repairable, .. } => {
+                *repairable
+            }
+        }
+    }
 }
 
 #[cfg(unix)]

@@ -8,8 +8,8 @@ use ultragit_annotate::{
 use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
-    CLIENT_V1, annotate_head, chat, client_v2, connect_region, context, emit, provider, region,
-    run_agent, tagged_author, tool_results,
+    CLIENT_V1, annotate_head, chat, chat_with, client_v2, connect_region, context, emit, provider,
+    region, run_agent, tagged_author, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -368,19 +368,25 @@ fn trivial_commits_never_reach_the_model() {
     assert!(server.requests().is_empty());
 }
 
-#[test]
-fn large_commits_are_annotated_in_chunks_then_across_them() {
-    // 20 files, 150 added lines each: 3,000 lines.
+/// A commit of 20 files, 150 added lines each: 3,000 lines, too large for
+/// one request. Each line names `word`, the name the model's regions give.
+fn twenty_modules(word: &str) -> (TestRepo, ultragit_annotate::AnnotationContext) {
     let repo = TestRepo::new();
     repo.commit_file("README.md", "x\n", "init");
     for i in 0..20 {
         let body: String = (0..150)
-            .map(|n| format!("// file {i} line {n}\n"))
+            .map(|n| format!("// {word} {i} line {n}\n"))
             .collect();
         repo.write(&format!("src/m{i:02}.rs"), body);
     }
     repo.commit_all("twenty modules");
     let ctx = context(&repo, "HEAD", None);
+    (repo, ctx)
+}
+
+#[test]
+fn large_commits_are_annotated_in_chunks_then_across_them() {
+    let (_repo, ctx) = twenty_modules("file");
     let config = AnnotateConfig {
         large_commits: LargeCommits::Chunk,
         context_window: Some(128_000),
@@ -673,20 +679,12 @@ fn a_declined_commit_stores_a_minimal_note_and_is_not_a_failure() {
 
 #[test]
 fn max_calls_caps_the_model_calls_of_a_commit() {
-    let repo = TestRepo::new();
-    repo.commit_file("README.md", "x\n", "init");
-    for i in 0..12 {
-        repo.write(&format!("src/m{i:02}.txt"), format!("entry {i}\n"));
-    }
-    repo.commit_all("twelve entries");
-    let ctx = context(&repo, "HEAD", None);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let (_repo, ctx) = twelve_files();
     // A model that reads forever.
-    server.respond_with(|request| {
+    let (server, provider) = chat_with(|request| {
         let n = request.json()["messages"].as_array().map_or(0, Vec::len);
         Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
     });
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
     let config = AnnotateConfig {
         max_calls: 5,
         ..AnnotateConfig::default()
@@ -780,9 +778,7 @@ fn the_cross_chunk_pass_stays_within_max_calls() {
         (6, 6, 3, true),
         (40, 6, 3, true),
     ] {
-        let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-        server.respond_with(chunk_writer);
-        let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
+        let (server, provider) = chat_with(chunk_writer);
         let config = AnnotateConfig {
             max_calls,
             ..AnnotateConfig::default()
@@ -809,29 +805,18 @@ fn the_cross_chunk_pass_stays_within_max_calls() {
 
 #[test]
 fn large_commits_in_chunks_stop_at_max_chunks_with_a_warning() {
-    let repo = TestRepo::new();
-    repo.commit_file("README.md", "x\n", "init");
-    for i in 0..20 {
-        let body: String = (0..150)
-            .map(|n| format!("// entry {i} line {n}\n"))
-            .collect();
-        repo.write(&format!("src/m{i:02}.rs"), body);
-    }
-    repo.commit_all("twenty modules");
-    let ctx = context(&repo, "HEAD", None);
+    let (_repo, ctx) = twenty_modules("entry");
     let config = AnnotateConfig {
         large_commits: LargeCommits::Chunk,
         max_chunks: 2,
         ..AnnotateConfig::default()
     };
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
-    server.respond_with(|request| {
+    let (server, provider) = chat_with(|request| {
         if request.json()["tools"].as_array().map_or(0, Vec::len) == 1 {
             return Reply::text("none");
         }
         chunk_writer(request)
     });
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
     let annotated = run_agent(&ctx, provider.as_ref(), &config).unwrap();
     // Two chunks of five files, one call each, then the pass across them.
     let requests = server.requests();
@@ -869,9 +854,8 @@ fn large_commits_in_chunks_stop_at_max_chunks_with_a_warning() {
 fn a_model_that_keeps_calling_tools_past_the_cap_still_counts_its_tokens() {
     let (repo, _) = repo();
     let ctx = context(&repo, "HEAD", None);
-    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
     // Emits once, then reads for ever, even when told to stop.
-    server.respond_with(|request| {
+    let (server, provider) = chat_with(|request| {
         let results = request.json()["messages"]
             .as_array()
             .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
@@ -882,7 +866,6 @@ fn a_model_that_keeps_calling_tools_past_the_cap_still_counts_its_tokens() {
         };
         reply.usage(100, 10)
     });
-    let provider = provider(&server, llm::ProviderKind::OpenAiChat, true);
     let config = AnnotateConfig {
         max_agent_turns: 3,
         ..AnnotateConfig::default()

@@ -31,11 +31,18 @@ fn check<'a>(report: &'a Report, id: &str) -> &'a Check {
         .unwrap_or_else(|| panic!("no check {id}: {report:#?}"))
 }
 
+/// Check `id` of `report`, which must have `status`.
+fn check_with<'a>(report: &'a Report, id: &str, status: Status) -> &'a Check {
+    let found = check(report, id);
+    assert_eq!(found.status, status, "{found:?}");
+    found
+}
+
 /// `init` with a program that exists, and the key's variable named.
 /// Check `id` is ok, and so is every other.
 fn assert_healthy(repo: &TestRepo, id: &str) {
     let report = run(repo, false);
-    assert_eq!(check(&report, id).status, Status::Ok, "{report:#?}");
+    check_with(&report, id, Status::Ok);
     assert!(report.ok(), "{report:#?}");
 }
 
@@ -43,6 +50,14 @@ fn set_up(repo: &TestRepo) {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     init(&r, Path::new(EXE)).unwrap();
     repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_KEY"]);
+}
+
+/// A repository of one commit, set up by `init`.
+fn initialized() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "a");
+    set_up(&repo);
+    repo
 }
 
 fn note(commit: &str) -> String {
@@ -85,8 +100,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
         check(&report, "notes-ref").message,
         "refs/notes/ultragit: 601 notes"
     );
-    let malformed = check(&report, "malformed-notes");
-    assert_eq!(malformed.status, Status::Fail);
+    let malformed = check_with(&report, "malformed-notes", Status::Fail);
     assert!(
         malformed
             .message
@@ -103,8 +117,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
         "{}",
         malformed.message
     );
-    let unreachable = check(&report, "unreachable-notes");
-    assert_eq!(unreachable.status, Status::Warn);
+    let unreachable = check_with(&report, "unreachable-notes", Status::Warn);
     assert_starts_with(&unreachable.message, "1 note on commits");
     assert_ends_with(&unreachable.message, ": 1234567");
     assert_eq!(
@@ -119,9 +132,7 @@ fn notes_are_counted_over_batches_with_malformed_oversized_and_unreachable_ones(
 
 #[test]
 fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     let shared = tempfile::tempdir().unwrap();
     let target = shared.path().join("post-commit");
     std::fs::write(&target, "#!/bin/sh\necho shared\n").unwrap();
@@ -134,8 +145,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
     std::os::unix::fs::symlink(&target, &hook).unwrap();
 
     let report = run(&repo, true);
-    let found = check(&report, "hooks.post-commit");
-    assert_eq!(found.status, Status::Fail, "{found:?}");
+    let found = check_with(&report, "hooks.post-commit", Status::Fail);
     assert_ends_with(&found.message, "has no ultragit block");
     assert_starts_with(found.fix.as_deref().unwrap(), "edit ");
     // --fix left the link and its target alone.
@@ -157,8 +167,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
     );
     std::fs::write(&target, &older).unwrap();
     let report = run(&repo, true);
-    let found = check(&report, "hooks.post-commit");
-    assert_eq!(found.status, Status::Warn, "{found:?}");
+    let found = check_with(&report, "hooks.post-commit", Status::Warn);
     assert_contains(found.fix.as_deref().unwrap(), "by hand");
     assert_contains(found.fix.as_deref().unwrap(), "cache warm");
     assert!(report.fixed.is_empty(), "{:?}", report.fixed);
@@ -175,9 +184,7 @@ fn a_hook_linked_out_of_the_repository_is_read_but_never_rewritten() {
 
 #[test]
 fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repairs() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     assert_healthy(&repo, "hooks.post-commit");
     // The block an older `ultragit init` wrote, after the user's own line.
     let hook = repo.join(".git/hooks/post-commit");
@@ -187,8 +194,7 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
     std::fs::write(&hook, &older).unwrap();
 
     let report = run(&repo, false);
-    let found = check(&report, "hooks.post-commit");
-    assert_eq!(found.status, Status::Warn, "{found:?}");
+    let found = check_with(&report, "hooks.post-commit", Status::Warn);
     assert_contains(&found.message, "does not warm the blame cache");
     assert_starts_with(found.fix.as_deref().unwrap(), "rerun ultragit init");
     assert!(report.ok(), "a warning: commits are still annotated");
@@ -196,7 +202,7 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
 
     // `--fix` rewrites the block as `init` would, keeping the user's line.
     let report = run(&repo, true);
-    assert_eq!(check(&report, "hooks.post-commit").status, Status::Ok);
+    check_with(&report, "hooks.post-commit", Status::Ok);
     assert!(
         report
             .fixed
@@ -217,9 +223,7 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
 
 #[test]
 fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
-    let repo = TestRepo::new();
-    repo.commit_file("a.txt", "a\n", "a");
-    set_up(&repo);
+    let repo = initialized();
     repo.git(&[
         "config",
         "--replace-all",

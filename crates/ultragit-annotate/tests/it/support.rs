@@ -27,6 +27,16 @@ pub fn chat(script: Vec<Reply>) -> (FakeLlm, Arc<dyn LlmProvider>) {
     (server, provider)
 }
 
+/// A fake Chat Completions server that answers every request with
+/// `responder`, and a provider with tool use that talks to it.
+pub fn chat_with(
+    responder: impl Fn(&testkit::RecordedRequest) -> Reply + Send + Sync + 'static,
+) -> (FakeLlm, Arc<dyn LlmProvider>) {
+    let (server, provider) = chat(Vec::new());
+    server.respond_with(responder);
+    (server, provider)
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -19,13 +19,24 @@ fn setup(author: Option<AuthorContext>) -> (TestRepo, agent::ToolRegistry, Arc<M
     repo.write("src/client.rs", client_v2())
         .write("config/app.toml", "[server]\nport = 2\n");
     repo.commit_all("retry connect");
-    let ctx = Arc::new(context(&repo, "HEAD", author));
+    let (tools, collector) = head_tools(&repo, author, false);
+    (repo, tools, collector)
+}
+
+/// The tools over HEAD of `repo`, scoped to the files it changes, and what
+/// they collect.
+fn head_tools(
+    repo: &TestRepo,
+    author: Option<AuthorContext>,
+    summarize_diff: bool,
+) -> (agent::ToolRegistry, Arc<Mutex<Collected>>) {
+    let ctx = Arc::new(context(repo, "HEAD", author));
     let collector = Arc::new(Mutex::new(Collected::default()));
     let scope = Scope {
         files: ctx.paths(),
-        summarize_diff: false,
+        summarize_diff,
     };
-    (repo, registry(ctx, scope, collector.clone()), collector)
+    (registry(ctx, scope, collector.clone()), collector)
 }
 
 /// The error code `tool` answers `args` with.
@@ -220,12 +231,7 @@ fn oversized_diffs_are_summarized() {
         );
     }
     repo.commit_all("three files");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: true,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, true);
     let summary = data(&tools.dispatch("get_diff", &json!({})))["summary"]
         .as_str()
         .unwrap()
@@ -291,12 +297,7 @@ fn search_code_reads_a_bounded_amount_of_git_grep_output() {
     repo.write("a.min.js", format!("{minified}\n"))
         .write("b.rs", "let needle = 1;\n");
     repo.commit_all("minified");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: false,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, false);
     let env = tools
         .dispatch("search_code", &json!({"pattern": "needle"}))
         .to_value();
@@ -473,12 +474,7 @@ fn anchors_are_checked_in_every_language_the_outline_knows() {
         repo.write(case.path, &case.text);
     }
     repo.commit_all("one file per language");
-    let ctx = Arc::new(context(&repo, "HEAD", None));
-    let scope = Scope {
-        files: ctx.paths(),
-        summarize_diff: false,
-    };
-    let tools = registry(ctx, scope, Arc::new(Mutex::new(Collected::default())));
+    let (tools, _) = head_tools(&repo, None, false);
     for case in &cases {
         let emit = |name: &str, kind: &str, lines: (u32, u32)| {
             tools
@@ -490,37 +486,30 @@ fn anchors_are_checked_in_every_language_the_outline_knows() {
         };
         let right = emit(case.name, case.kind, case.lines);
         assert_eq!(right["ok"], true, "{}: {right}", case.path);
+        // Refused as an anchor mismatch; the error message.
+        let mismatch = |name: &str, kind: &str, lines: (u32, u32)| {
+            let env = emit(name, kind, lines);
+            assert_eq!(
+                env["error"]["code"], "ANCHOR_MISMATCH",
+                "{}: {env}",
+                case.path
+            );
+            env["error"]["message"].as_str().unwrap().to_owned()
+        };
         // A name the file does not define is refused, naming the unit there.
-        let wrong = emit("r2990_trip_over_trailing_dot", case.kind, case.lines);
-        assert_eq!(
-            wrong["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {wrong}",
-            case.path
-        );
         assert_contains(
-            wrong["error"]["message"].as_str().unwrap(),
+            &mismatch("r2990_trip_over_trailing_dot", case.kind, case.lines),
             &format!(
                 "L{}-{} {} {}",
                 case.lines.0, case.lines.1, case.kind, case.name
             ),
         );
         // The right name at lines it does not cover is refused.
-        let elsewhere = emit(case.name, case.kind, (1, 1));
-        assert_eq!(
-            elsewhere["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {elsewhere}",
-            case.path
-        );
         assert_contains(
-            elsewhere["error"]["message"].as_str().unwrap(),
+            &mismatch(case.name, case.kind, (1, 1)),
             "which do not overlap lines 1-1",
         );
         // A method is not a struct.
-        let kind = emit(case.name, "struct", case.lines);
-        assert_eq!(
-            kind["error"]["code"], "ANCHOR_MISMATCH",
-            "{}: {kind}",
-            case.path
-        );
+        mismatch(case.name, "struct", case.lines);
     }
 }
