@@ -129,8 +129,8 @@ impl Repo {
     ) -> Result<Option<BlameTarget>> {
         let rev = options.rev.as_deref().unwrap_or("HEAD");
         let commit = self.resolve_commit(rev)?;
-        let content = self
-            .file_at(&commit.to_hex(), path)
+        let len = self
+            .line_count_at(&commit.to_hex(), path)
             .map_err(|err| match err {
                 Error::PathNotFound { path, .. } => Error::PathNotFound {
                     path,
@@ -142,7 +142,6 @@ impl Repo {
                 },
                 other => other,
             })?;
-        let len = count_lines(&content);
         let (start, end) = match options.lines {
             Some((start, end)) => {
                 if start == 0 || start > end || end > len {

@@ -115,6 +115,17 @@ impl BlameCache {
             .collect()
     }
 
+    /// Carries this cache's blame of `path` at an ancestor of `repo`'s HEAD
+    /// forward to HEAD and stores it there, never running `git blame` (at
+    /// most one `git diff-tree`); `None` when HEAD's blame of the path is
+    /// known already, the file is not at HEAD, or nothing can be carried.
+    /// Best effort. A read starts it on another thread while it reads and
+    /// parses the file, so that the blame it asks for next is served from
+    /// the cache; it is also what [`BlameCache::warm`] does for each file.
+    pub fn carry_forward(&self, repo: &Repo, path: &str) -> Option<CacheOutcome> {
+        repo.blame_carry_forward(path, self)
+    }
+
     /// The file holding `path`'s blame at `commit` under `settings`.
     fn file(&self, commit: ObjectId, path: &str, settings: &str) -> CacheFile {
         CacheFile {
@@ -231,6 +242,10 @@ impl Repo {
             return None;
         }
         let cached = cache.commits(path, settings);
+        if cached.is_empty() {
+            // Nothing of the path is cached: no chain to walk.
+            return None;
+        }
         let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
             load(&cache.file(at, path, settings), at, path, len)
         })?;

@@ -48,6 +48,15 @@
 //! cache that cannot be written (a read-only repository) only costs speed.
 //! [`GitReadPipeline::with_blame_cache`] turns it off or moves it.
 //!
+//! **Blame carried ahead.** After new commits, the cached blame of a file at
+//! an older HEAD is carried forward to HEAD ([`BlameCache::carry_forward`]:
+//! one `git diff-tree` over the new commits, no `git blame`). A read starts
+//! that on a thread of its own as it begins, for the files it names (at most
+//! [`CARRY_AHEAD_FILES`]), so that git diffs while the read parses the file
+//! and resolves its scopes; the first blame the read asks for waits for it,
+//! then finds HEAD's blame in the cache. The answer is the same: the carried
+//! blame is stored under HEAD's key exactly as if the blame had carried it.
+//!
 //! **Outline cache.** Once blame is cached, parsing the file read is most of
 //! what is left (about 130 ms for an 8,000-line Rust file). The pipeline
 //! keeps each file's outline in `ultragit/cache/outline/`
@@ -125,6 +134,48 @@ struct Scored {
     related_hops: u32,
 }
 
+/// How many of the files a query names have their cached blame carried to
+/// HEAD ahead of the read (see the module docs).
+pub const CARRY_AHEAD_FILES: usize = 8;
+
+/// The thread carrying cached blames forward to HEAD while a read begins;
+/// joined before the read's first blame, and when dropped.
+struct CarryAhead(std::cell::Cell<Option<std::thread::JoinHandle<()>>>);
+
+impl CarryAhead {
+    /// Starts carrying `cache`'s blames of `paths` forward to HEAD of the
+    /// repository whose working tree is `root` (opened again: a repository
+    /// handle is not shared between threads). Best effort: whatever fails
+    /// only leaves the read to blame as it would have.
+    fn start(cache: BlameCache, root: std::path::PathBuf, paths: Vec<String>) -> CarryAhead {
+        let carry = move || {
+            let Ok(repo) = Repo::open(&root) else {
+                return;
+            };
+            for path in &paths {
+                let _ = cache.carry_forward(&repo, path);
+            }
+        };
+        CarryAhead(std::cell::Cell::new(
+            std::thread::Builder::new().spawn(carry).ok(),
+        ))
+    }
+
+    /// Waits for the carrying to end.
+    fn join(&self) {
+        if let Some(handle) = self.0.take() {
+            // A panic there only lost the carrying: the read blames as usual.
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for CarryAhead {
+    fn drop(&mut self) {
+        self.join();
+    }
+}
+
 /// Per-query state shared by the stages.
 struct Run<'p> {
     pipeline: &'p GitReadPipeline,
@@ -148,6 +199,8 @@ struct Run<'p> {
     /// renames), for `dependencies_on_this`.
     blamed_paths: HashMap<String, Vec<String>>,
     notes_ref_exists: bool,
+    /// Cached blames being carried forward to HEAD (see the module docs).
+    carry_ahead: CarryAhead,
 }
 
 /// What a read needs of a commit besides its note.
@@ -339,12 +392,34 @@ impl Run<'_> {
             file_blames: HashMap::new(),
             blamed_paths: HashMap::new(),
             notes_ref_exists,
+            carry_ahead: CarryAhead(std::cell::Cell::new(None)),
         })
+    }
+
+    /// Starts carrying the cached blames of the files `query` names forward
+    /// to HEAD, when the blame cache is in use with git's blame (the only
+    /// engine whose blames are carried).
+    fn carry_ahead(&mut self, query: &ReadQuery) {
+        let Some(cache) = &self.pipeline.blame_cache else {
+            return;
+        };
+        if self.pipeline.engine != BlameEngine::Cli {
+            return;
+        }
+        let paths = query
+            .files
+            .iter()
+            .take(CARRY_AHEAD_FILES)
+            .cloned()
+            .collect();
+        self.carry_ahead =
+            CarryAhead::start(cache.clone(), self.repo().root().to_path_buf(), paths);
     }
 
     /// The stages of spec 003 §4, in order; each returns what the next needs.
     fn execute(&mut self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
         self.cutoff = self.since_cutoff(query.since.as_ref())?;
+        self.carry_ahead(query);
         let resolved = self.resolve(query)?;
         let blames = self.blame(&resolved)?;
         for (scope, entries) in resolved.scopes.iter().zip(&blames) {
@@ -515,6 +590,7 @@ impl Run<'_> {
         path: &str,
         lines: Option<LineRange>,
     ) -> Result<Vec<BlameEntry>, ReadError> {
+        self.carry_ahead.join();
         if let Some(whole) = self.file_blames.get(path) {
             return Ok(match lines {
                 None => whole.clone(),

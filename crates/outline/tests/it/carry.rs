@@ -4,9 +4,9 @@
 //! the new text's outline — and `Some` often enough that the fast path
 //! cannot die unnoticed.
 
-use std::path::PathBuf;
-
 use outline::{Unit, carry, outline, parse};
+
+use crate::fixture;
 
 /// A deterministic generator (xorshift64*), so that every run tries the same
 /// edits and a failure names its seed.
@@ -35,18 +35,6 @@ impl Rng {
     fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }
-}
-
-fn fixture(name: &str) -> String {
-    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let own = crate_dir.join("tests/fixtures").join(name);
-    let path = if own.exists() {
-        own
-    } else {
-        crate_dir.join("../../fixtures/outline").join(name)
-    };
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read fixture {}: {error}", path.display()))
 }
 
 /// A Rust file shaped like the read benchmark's `src/engine.rs` (doc

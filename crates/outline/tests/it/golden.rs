@@ -2,21 +2,7 @@
 //! workspace's `fixtures/outline/`, the other languages in this crate's
 //! `tests/fixtures/`.
 
-use std::path::PathBuf;
-
-use crate::render;
-
-fn fixture(name: &str) -> String {
-    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let own = crate_dir.join("tests/fixtures").join(name);
-    let path = if own.exists() {
-        own
-    } else {
-        crate_dir.join("../../fixtures/outline").join(name)
-    };
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read fixture {}: {error}", path.display()))
-}
+use crate::{fixture, render};
 
 fn golden(name: &str) -> String {
     let units = outline::outline(name, &fixture(name)).expect("fixture has a grammar");

@@ -6,7 +6,7 @@ use gitctx::Repo;
 use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, OutlineCache, OutlineSource, ReadPipeline, ReadQuery};
 
-use crate::support::{MQTT_V1, pipeline, shifted};
+use crate::support::{MQTT_V1, pipeline, shifted, uncached};
 
 fn queries() -> Vec<ReadQuery> {
     vec![
@@ -61,9 +61,7 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
 #[test]
 fn without_the_cache_nothing_is_written() {
     let (repo, _, _) = shifted();
-    let plain = pipeline(&repo)
-        .with_blame_cache(None)
-        .with_outline_cache(None);
+    let plain = uncached(&repo);
     for query in queries() {
         plain.execute(&query).unwrap();
     }
@@ -239,9 +237,7 @@ fn outline_entries_are_never_written_or_read_through_links() {
 #[test]
 fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
     let (repo, _, _) = shifted();
-    let plain = pipeline(&repo)
-        .with_blame_cache(None)
-        .with_outline_cache(None);
+    let plain = uncached(&repo);
     let cached = pipeline(&repo);
     for query in queries() {
         assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
@@ -255,9 +251,7 @@ fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
         ),
         "add close",
     );
-    let plain = pipeline(&repo)
-        .with_blame_cache(None)
-        .with_outline_cache(None);
+    let plain = uncached(&repo);
     let cached = pipeline(&repo);
     for query in queries() {
         assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
@@ -295,5 +289,50 @@ fn warming_carries_outline_entries_to_head() {
             .warm(&git, 10)
             .considered,
         0
+    );
+}
+
+/// A read after new commits carries the cached blame forward to HEAD (on a
+/// thread of its own, as it starts): HEAD's blame of the whole file is then
+/// in the cache, exactly what `git blame` says, though the read asked only
+/// for the anchor's lines; the answers are those of a read without the
+/// cache — a query naming a missing file included.
+#[test]
+fn a_read_after_new_commits_carries_the_cached_blame_ahead() {
+    use gitctx::{BlameEngine, BlameOptions, CacheOutcome};
+    let (repo, _, _) = shifted();
+    let cached = pipeline(&repo);
+    let cache = cached.blame_cache().unwrap().clone();
+    let anchor = ReadQuery::file("src/mqtt.rs").with_anchor("MqttClient::connect");
+    // The whole file blamed (and cached) at the older HEAD.
+    json(&cached, &ReadQuery::file("src/mqtt.rs"));
+    let mut text = std::fs::read_to_string(repo.path().join("src/mqtt.rs")).unwrap();
+    for n in 0..3 {
+        text.push_str(&format!("// appended {n}\n"));
+        repo.commit_file("src/mqtt.rs", &text, &format!("append {n}"));
+    }
+    let whole = BlameOptions {
+        rev: None,
+        lines: None,
+        engine: BlameEngine::Cli,
+    };
+    let git = Repo::discover(repo.path()).unwrap();
+    let read = json(&cached, &anchor);
+    // Carried ahead: the whole file is known at HEAD (the read itself asked
+    // only for the anchor's lines), without a process.
+    let (entries, outcome) = git
+        .blame_cached_outcome("src/mqtt.rs", &whole, &cache)
+        .unwrap();
+    assert_eq!(outcome, CacheOutcome::default(), "HEAD's blame is cached");
+    assert_eq!(entries, git.blame("src/mqtt.rs", &whole).unwrap());
+    assert_eq!(read, json(&uncached(&repo), &anchor));
+
+    let missing = ReadQuery {
+        files: vec!["src/mqtt.rs".to_owned(), "src/gone.rs".to_owned()],
+        ..ReadQuery::file("src/mqtt.rs")
+    };
+    assert_eq!(
+        cached.execute(&missing).map_err(|e| e.to_string()),
+        uncached(&repo).execute(&missing).map_err(|e| e.to_string())
     );
 }

@@ -152,6 +152,14 @@ pub fn pipeline(repo: &TestRepo) -> GitReadPipeline {
     GitReadPipeline::open(repo.path()).unwrap()
 }
 
+/// [`pipeline`] without the blame and outline caches: every read blames and
+/// parses.
+pub fn uncached(repo: &TestRepo) -> GitReadPipeline {
+    pipeline(repo)
+        .with_blame_cache(None)
+        .with_outline_cache(None)
+}
+
 /// Runs `query` on `repo` with `config`; see [`both_ways`].
 pub fn read_with(repo: &TestRepo, config: ReadConfig, query: &ReadQuery) -> ReadOutput {
     both_ways(repo, query, || {
