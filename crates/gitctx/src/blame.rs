@@ -94,13 +94,6 @@ impl BlameEntry {
     }
 }
 
-/// The number of lines git sees in `content` (a last line without a newline counts).
-pub fn count_lines(content: &[u8]) -> u32 {
-    let newlines = content.iter().filter(|&&b| b == b'\n').count();
-    let partial = usize::from(!content.is_empty() && !content.ends_with(b"\n"));
-    u32::try_from(newlines + partial).unwrap_or(u32::MAX)
-}
-
 impl Repo {
     /// Blames `path` (repository-relative) as `options` say.
     ///
@@ -498,7 +491,7 @@ mod tests {
         let cases: [(&[u8], u32); 5] =
             [(b"", 0), (b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n\n", 2)];
         for (text, lines) in cases {
-            assert_eq!(count_lines(text), lines, "{text:?}");
+            assert_eq!(crate::repo::count_lines(text), lines, "{text:?}");
         }
     }
 }

@@ -48,10 +48,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::blame::{BlameEntry, DIFF_OPTIONS, count_lines, merge_adjacent};
+use crate::blame::{BlameEntry, DIFF_OPTIONS, merge_adjacent};
 use crate::known::Known;
 use crate::oid::ObjectId;
-use crate::repo::Repo;
+use crate::repo::{Repo, count_lines};
 
 /// How many first-parent steps back from HEAD a cached blame is looked for.
 /// An agent commits a few times between reads; 64 steps cover a busy day

@@ -71,7 +71,7 @@ mod repo;
 mod status;
 mod submodule;
 
-pub use blame::{BlameEngine, BlameEntry, BlameOptions, count_lines};
+pub use blame::{BlameEngine, BlameEntry, BlameOptions};
 pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
 pub use command::GitCommand;
 pub use commit::CommitRun;
@@ -87,5 +87,5 @@ pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use patch_id::PatchId;
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};
-pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo};
+pub use repo::{AttrValue, CommitInfo, GitTime, Head, Person, Repo, count_lines};
 pub use status::StatusEntry;

@@ -499,8 +499,7 @@ impl Repo {
             .get_path(Path::new(path))
             .map_err(|err| not_found_or(err, path, at()))?;
         let bytes = self.entry_blob(&entry, path, at())?;
-        self.last_count
-            .set(Some((entry.id(), crate::blame::count_lines(&bytes))));
+        self.last_count.set(Some((entry.id(), count_lines(&bytes))));
         Ok((ObjectId::from_git(entry.id()), bytes))
     }
 
@@ -522,7 +521,7 @@ impl Repo {
         {
             return Ok(count);
         }
-        let count = crate::blame::count_lines(&self.entry_blob(&entry, path, at())?);
+        let count = count_lines(&self.entry_blob(&entry, path, at())?);
         self.last_count.set(Some((entry.id(), count)));
         Ok(count)
     }
@@ -683,6 +682,13 @@ impl Repo {
             .map_err(git("reading a file"))?;
         Ok(blob.content().to_vec())
     }
+}
+
+/// The number of lines git sees in `content` (a last line without a newline counts).
+pub fn count_lines(content: &[u8]) -> u32 {
+    let newlines = content.iter().filter(|&&b| b == b'\n').count();
+    let partial = usize::from(!content.is_empty() && !content.ends_with(b"\n"));
+    u32::try_from(newlines + partial).unwrap_or(u32::MAX)
 }
 
 /// A gitattribute's state for one path.
