@@ -490,15 +490,8 @@ impl Repo {
     /// The content of `path` in the tree of `rev` and its blob's id (what
     /// keys a cache of anything derived from the content alone).
     pub fn file_with_id_at(&self, rev: &str, path: &str) -> Result<(ObjectId, Vec<u8>)> {
-        let tree = self
-            .find_commit(rev)?
-            .tree()
-            .map_err(git("reading a tree"))?;
-        let at = || rev.to_owned();
-        let entry = tree
-            .get_path(Path::new(path))
-            .map_err(|err| not_found_or(err, path, at()))?;
-        let bytes = self.entry_blob(&entry, path, at())?;
+        let entry = self.entry_at(rev, path)?;
+        let bytes = self.entry_blob(&entry, path, rev.to_owned())?;
         self.last_count.set(Some((entry.id(), count_lines(&bytes))));
         Ok((ObjectId::from_git(entry.id()), bytes))
     }
@@ -507,23 +500,26 @@ impl Repo {
     /// [`crate::blame`] counts them), without reading the blob again when it
     /// was the last one read or counted.
     pub(crate) fn line_count_at(&self, rev: &str, path: &str) -> Result<u32> {
-        let tree = self
-            .find_commit(rev)?
-            .tree()
-            .map_err(git("reading a tree"))?;
-        let at = || rev.to_owned();
-        let entry = tree
-            .get_path(Path::new(path))
-            .map_err(|err| not_found_or(err, path, at()))?;
+        let entry = self.entry_at(rev, path)?;
         if entry.kind() == Some(git2::ObjectType::Blob)
             && let Some((id, count)) = self.last_count.get()
             && id == entry.id()
         {
             return Ok(count);
         }
-        let count = count_lines(&self.entry_blob(&entry, path, at())?);
+        let count = count_lines(&self.entry_blob(&entry, path, rev.to_owned())?);
         self.last_count.set(Some((entry.id(), count)));
         Ok(count)
+    }
+
+    /// The tree entry of `path` in the tree of `rev`.
+    fn entry_at(&self, rev: &str, path: &str) -> Result<git2::TreeEntry<'static>> {
+        let tree = self
+            .find_commit(rev)?
+            .tree()
+            .map_err(git("reading a tree"))?;
+        tree.get_path(Path::new(path))
+            .map_err(|err| not_found_or(err, path, rev.to_owned()))
     }
 
     /// The content of the blob `id`; `None` when the repository has no such

@@ -18,6 +18,15 @@ fn queries() -> Vec<ReadQuery> {
     ]
 }
 
+/// The client with a tighter host limit, two comment lines above it, and
+/// `tail` after it.
+fn tightened(tail: &str) -> String {
+    format!(
+        "// MQTT client.\n// Connects to one broker.\n\n{}{tail}",
+        MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 128")
+    )
+}
+
 fn json(pipeline: &GitReadPipeline, query: &ReadQuery) -> String {
     serde_json::to_string(&pipeline.execute(query).unwrap()).unwrap()
 }
@@ -43,14 +52,7 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
     );
 
     // A new commit changes the answers; the cache does not hide it.
-    repo.commit_file(
-        "src/mqtt.rs",
-        format!(
-            "// MQTT client.\n// Connects to one broker.\n\n{}",
-            MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 128")
-        ),
-        "tighten the limit",
-    );
+    repo.commit_file("src/mqtt.rs", tightened(""), "tighten the limit");
     let cached = pipeline(&repo);
     let plain = pipeline(&repo).with_blame_cache(None);
     for query in queries() {
@@ -245,10 +247,7 @@ fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
     assert!(repo.path().join(".git/ultragit/cache/outline").is_dir());
     repo.commit_file(
         "src/mqtt.rs",
-        format!(
-            "// MQTT client.\n// Connects to one broker.\n\n{}\n/// Added.\npub fn close() {{}}\n",
-            MQTT_V1.replace("!self.host.is_empty()", "self.host.len() < 128")
-        ),
+        tightened("\n/// Added.\npub fn close() {}\n"),
         "add close",
     );
     let plain = uncached(&repo);
