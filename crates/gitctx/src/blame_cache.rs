@@ -123,7 +123,24 @@ impl BlameCache {
     /// parses the file, so that the blame it asks for next is served from
     /// the cache; it is also what [`BlameCache::warm`] does for each file.
     pub fn carry_forward(&self, repo: &Repo, path: &str) -> Option<CacheOutcome> {
+        // HEAD has an entry already (a warm read): the blame that follows
+        // serves it, so it is neither read nor parsed here.
+        let head = repo.resolve_commit("HEAD").ok()?;
+        if self.holds(head, path, &settings(repo, BlameEngine::Cli)) {
+            return None;
+        }
         repo.blame_carry_forward(path, self)
+    }
+
+    /// Whether there is an entry (usable or not) for `path` at `commit`
+    /// under `settings`.
+    fn holds(&self, commit: ObjectId, path: &str, settings: &str) -> bool {
+        let file = self.file(commit, path, settings);
+        safe_io::Dir::open(&file.base)
+            .ok()
+            .and_then(|base| base.open_dir_optional(&file.subdir).ok().flatten())
+            .and_then(|dir| dir.kind(&file.name).ok().flatten())
+            .is_some()
     }
 
     /// The file holding `path`'s blame at `commit` under `settings`.

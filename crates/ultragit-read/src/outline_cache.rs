@@ -183,12 +183,8 @@ impl OutlineCache {
         };
         for (name, _, _) in files.into_iter().take(max_paths) {
             report.considered += 1;
-            let Some(entry) = dir
-                .read_optional(&name, MAX_ENTRY_BYTES)
-                .ok()
-                .flatten()
-                .and_then(|bytes| decode(&bytes))
-                .filter(|entry| entry_name(&entry.path) == name)
+            let Some(entry) =
+                read_entry(&dir, &name).filter(|entry| entry_name(&entry.path) == name)
             else {
                 continue;
             };
@@ -219,11 +215,8 @@ impl OutlineCache {
 
     /// The entry of `path` made with `version`, if there is a usable one.
     fn load(&self, path: &str, version: &str) -> Option<Entry> {
-        let bytes = Dir::open(&self.dir)
-            .ok()?
-            .read_optional(entry_name(path), MAX_ENTRY_BYTES)
-            .ok()??;
-        decode(&bytes).filter(|entry| entry.path == path && entry.version == version)
+        read_entry(&Dir::open(&self.dir).ok()?, &entry_name(path))
+            .filter(|entry| entry.path == path && entry.version == version)
     }
 
     /// Writes `entry`, keeping at most [`MAX_ENTRIES`] files; whether it
@@ -276,10 +269,15 @@ fn carried(repo: &Repo, language: Language, entry: &Entry, text: &str) -> Option
     outline::carry_for(language, &old, &entry.outline, text)
 }
 
+/// The entry in the file `name` of the cache directory `dir`, if it is one
+/// (read bounded, never through a link).
+fn read_entry(dir: &Dir, name: &str) -> Option<Entry> {
+    decode(&dir.read_optional(name, MAX_ENTRY_BYTES).ok()??)
+}
+
 /// Whether every line of `outline` lies within `text`.
 fn fits(outline: &Outline, text: &str) -> bool {
-    let lines = text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.ends_with('\n'));
-    let lines = u32::try_from(lines).unwrap_or(u32::MAX);
+    let lines = gitctx::count_lines(text.as_bytes());
     outline
         .units
         .iter()
