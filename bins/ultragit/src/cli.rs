@@ -88,7 +88,7 @@ enum Command {
     Correct(correct::CorrectArgs),
     /// Serve read and author context to coding agents over MCP (stdio)
     Mcp(mcp::McpArgs),
-    /// Keep the blame cache following the repository (run by the post-commit hook)
+    /// Keep the blame and outline caches following the repository (run by the post-commit hook)
     Cache(cache::CacheArgs),
 }
 
