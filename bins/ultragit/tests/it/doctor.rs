@@ -61,6 +61,22 @@ fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no check {id}: {report:#}"))
 }
 
+/// Asserts that the check `id` of `report` has `status` and a message
+/// containing `says`, and returns it; `case` names what is checked in a failure.
+fn assert_check<'a>(
+    report: &'a Value,
+    id: &str,
+    status: &str,
+    says: &str,
+    case: &str,
+) -> &'a Value {
+    let found = check(report, id);
+    assert_eq!(found["status"], status, "{case}: {report:#}");
+    let message = found["message"].as_str().unwrap();
+    assert!(message.contains(says), "{case}: {message}");
+    found
+}
+
 /// The ids of the checks that are not ok.
 fn not_ok(report: &Value) -> Vec<String> {
     report["checks"]
@@ -180,65 +196,6 @@ const BROKEN: &[Broken] = &[
         says: "is a link into the working tree",
     },
     Broken {
-        name: "rewriteMode concatenate",
-        apply: |repo, _| {
-            repo.git(&["config", "notes.rewriteMode", "concatenate"]);
-        },
-        id: "rewrite-config",
-        status: "fail",
-        says: "notes.rewriteMode=concatenate glues two JSON notes",
-    },
-    Broken {
-        name: "rewriteMode unset",
-        apply: |repo, _| {
-            repo.git(&["config", "--unset", "notes.rewriteMode"]);
-        },
-        id: "rewrite-config",
-        status: "fail",
-        says: "notes.rewriteMode is not set",
-    },
-    Broken {
-        name: "rewriteRef missing",
-        apply: |repo, _| {
-            repo.git(&["config", "--unset-all", "notes.rewriteRef"]);
-        },
-        id: "rewrite-config",
-        status: "fail",
-        says: "notes.rewriteRef is not set",
-    },
-    Broken {
-        name: "rewriteRef for other notes only",
-        apply: |repo, _| {
-            repo.git(&[
-                "config",
-                "--replace-all",
-                "notes.rewriteRef",
-                "refs/notes/commits",
-            ]);
-        },
-        id: "rewrite-config",
-        status: "fail",
-        says: "(refs/notes/commits) does not cover refs/notes/ultragit",
-    },
-    Broken {
-        name: "amend rewriting off",
-        apply: |repo, _| {
-            repo.git(&["config", "notes.rewrite.amend", "false"]);
-        },
-        id: "rewrite-config",
-        status: "fail",
-        says: "notes.rewrite.amend=false",
-    },
-    Broken {
-        name: "notes ref missing",
-        apply: |repo, _| {
-            repo.git(&["update-ref", "-d", "refs/notes/ultragit"]);
-        },
-        id: "notes-ref",
-        status: "fail",
-        says: "refs/notes/ultragit does not exist",
-    },
-    Broken {
         name: "malformed note",
         apply: |repo, head| {
             write_note(
@@ -263,68 +220,6 @@ const BROKEN: &[Broken] = &[
         id: "unreachable-notes",
         status: "warn",
         says: "1 note on commits no branch, tag or remote reaches",
-    },
-    Broken {
-        name: "API key variable unset",
-        apply: |repo, _| {
-            repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_UNSET_KEY"]);
-        },
-        id: "provider",
-        status: "fail",
-        says: "the key's variable DOCTOR_UNSET_KEY is not set",
-    },
-    Broken {
-        name: "unknown provider",
-        apply: |repo, _| {
-            repo.git(&["config", "ultragit.provider", "gemini"]);
-        },
-        id: "provider",
-        status: "fail",
-        says: "does not resolve",
-    },
-    Broken {
-        name: "syncRemote without its fetch refspec",
-        apply: |repo, _| {
-            repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
-            repo.git(&["config", "ultragit.syncRemote", "origin"]);
-        },
-        id: "sync",
-        status: "fail",
-        says: "remote 'origin' has no fetch refspec for notes",
-    },
-    Broken {
-        name: "syncRemote naming no remote",
-        apply: |repo, _| {
-            repo.git(&["config", "ultragit.syncRemote", "upstream"]);
-        },
-        id: "sync",
-        status: "fail",
-        says: "there is no remote 'upstream'",
-    },
-    Broken {
-        name: "sync on without a pre-push hook",
-        apply: |repo, _| {
-            repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
-            repo.git(&["config", "ultragit.syncRemote", "origin"]);
-        },
-        id: "hooks.pre-push",
-        status: "fail",
-        says: "does not exist",
-    },
-    Broken {
-        name: "forced refspec onto the local notes ref",
-        apply: |repo, _| {
-            repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
-            repo.git(&[
-                "config",
-                "--add",
-                "remote.origin.fetch",
-                "+refs/notes/*:refs/notes/*",
-            ]);
-        },
-        id: "sync",
-        status: "fail",
-        says: "every fetch replaces local notes",
     },
     Broken {
         name: "failed annotation never retried",
@@ -352,37 +247,57 @@ fn valid_note(commit: &str) -> Value {
     )
 }
 
+/// The broken states that git commands alone make (config, refs, remotes): an
+/// object each with the fields of [`Broken`], `git` (argument lists, run in
+/// order) in place of `apply`.
+const BROKEN_BY_GIT: &str = include_str!("data/doctor_broken_by_git.json");
+
 #[test]
 fn each_broken_state_is_detected() {
     for broken in BROKEN {
         let (repo, head) = healthy();
         (broken.apply)(&repo, &head);
-        let (code, report) = json_report(&repo, &[]);
-        let found = check(&report, broken.id);
-        assert_eq!(
-            found["status"], broken.status,
-            "{}: {report:#}",
-            broken.name
-        );
-        let message = found["message"].as_str().unwrap();
-        assert!(message.contains(broken.says), "{}: {message}", broken.name);
-        assert!(
-            found["fix"].is_string(),
-            "{}: a fix is named: {found}",
-            broken.name
-        );
-        let failing = broken.status == "fail";
-        assert_eq!(code, i32::from(failing), "{}: exit code", broken.name);
-        assert_eq!(report["ok"], !failing, "{}", broken.name);
-        // Nothing else is wrong (the pre-push hook goes with an enabled sync).
-        let others: Vec<String> = not_ok(&report)
-            .into_iter()
-            .filter(|c| !c.starts_with(&format!("{}=", broken.id)))
-            .filter(|c| !(broken.id == "sync" && c.starts_with("hooks.pre-push=")))
-            .filter(|c| !(broken.id == "hooks.pre-push" && c.starts_with("sync=")))
-            .collect();
-        assert!(others.is_empty(), "{}: {others:?}", broken.name);
+        assert_detected(&repo, broken.name, broken.id, broken.status, broken.says);
     }
+    let by_git: Value = serde_json::from_str(BROKEN_BY_GIT).expect("the cases are JSON");
+    for case in by_git.as_array().expect("an array of cases") {
+        let text = |key: &str| {
+            case[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no {key}: {case}"))
+        };
+        let (repo, _) = healthy();
+        for args in case["git"].as_array().expect("git argument lists") {
+            repo.git(&texts(args, ""));
+        }
+        assert_detected(
+            &repo,
+            text("name"),
+            text("id"),
+            text("status"),
+            text("says"),
+        );
+    }
+}
+
+/// Asserts that doctor on `repo` reports the broken state `name` in check `id`
+/// with `status`, a message containing `says` and a fix, exits accordingly, and
+/// finds nothing else wrong.
+fn assert_detected(repo: &TestRepo, name: &str, id: &str, status: &str, says: &str) {
+    let (code, report) = json_report(repo, &[]);
+    let found = assert_check(&report, id, status, says, name);
+    assert!(found["fix"].is_string(), "{name}: a fix is named: {found}");
+    let failing = status == "fail";
+    assert_eq!(code, i32::from(failing), "{name}: exit code");
+    assert_eq!(report["ok"], !failing, "{name}");
+    // Nothing else is wrong (the pre-push hook goes with an enabled sync).
+    let others: Vec<String> = not_ok(&report)
+        .into_iter()
+        .filter(|c| !c.starts_with(&format!("{id}=")))
+        .filter(|c| !(id == "sync" && c.starts_with("hooks.pre-push=")))
+        .filter(|c| !(id == "hooks.pre-push" && c.starts_with("sync=")))
+        .collect();
+    assert!(others.is_empty(), "{name}: {others:?}");
 }
 
 #[test]
@@ -464,14 +379,12 @@ fn notes_git_carried_over_on_amend_are_not_reported_unreachable() {
     ]);
     let (code, report) = json_report(&repo, &[]);
     assert_eq!(code, 0, "{report:#}");
-    let unreachable = check(&report, "unreachable-notes");
-    assert_eq!(unreachable["status"], "ok", "{report:#}");
-    assert!(
-        unreachable["message"]
-            .as_str()
-            .unwrap()
-            .contains("(1 note on rewritten commits whose annotation was carried over)"),
-        "{unreachable}"
+    assert_check(
+        &report,
+        "unreachable-notes",
+        "ok",
+        "(1 note on rewritten commits whose annotation was carried over)",
+        "amended",
     );
 }
 
@@ -484,13 +397,12 @@ fn a_failure_annotated_since_is_resolved() {
     );
     write_note(&repo, &head, &valid_note(&head).to_string());
     let (_, report) = json_report(&repo, &[]);
-    let failures = check(&report, "failures");
-    assert_eq!(failures["status"], "ok", "{failures}");
-    assert!(
-        failures["message"]
-            .as_str()
-            .unwrap()
-            .contains("every one since annotated")
+    assert_check(
+        &report,
+        "failures",
+        "ok",
+        "every one since annotated",
+        "annotated since",
     );
 }
 
