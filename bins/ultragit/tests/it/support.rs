@@ -214,6 +214,32 @@ impl Fixture {
     }
 }
 
+/// The fixture's four notes (`ultragit/v1`), one per commit in order, with the
+/// commits (their own and those they relate to) named `c1`…`c4`.
+const FIXTURE_NOTES: &str = include_str!("data/fixture_notes.json");
+
+/// Replaces every `"commit"` field of `value` that holds one of the names in
+/// `commits` with that commit's id.
+fn name_commits(value: &mut Value, commits: &[(&str, &String)]) {
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields.iter_mut() {
+                let named = field
+                    .as_str()
+                    .and_then(|name| commits.iter().find(|(n, _)| *n == name));
+                match named {
+                    Some((_, id)) if key == "commit" => *field = Value::from(id.as_str()),
+                    _ => name_commits(field, commits),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| name_commits(item, commits)),
+        _ => {}
+    }
+}
+
 /// Builds the fixture: four pinned commits, each with its note. HEAD's commit
 /// time is 2024-01-01T00:03:00Z; the notes are dated from ten months to one day
 /// before it, so recency spreads from about 0.3 to 1.0.
@@ -236,146 +262,13 @@ pub fn fixture() -> Fixture {
         "Cap send and guard parse_frame",
     );
 
-    annotate(
-        &repo,
-        &note(
-            &c1,
-            "2023-03-01T09:00:00Z",
-            "inferred",
-            "initial",
-            "Adds a minimal broker client and a frame parser.",
-            vec![
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "struct", "name": "Client"},
-                    "lines": {"start": 1, "end": 5},
-                    "intent": "Holds the broker host and the retry budget of one connection.",
-                    "constraints": [{"text": "The host is never changed after construction.", "source": "inferred"}]
-                }),
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "method", "name": "Client::new", "signature": "pub fn new(host: &str) -> Self"},
-                    "lines": {"start": 8, "end": 10},
-                    "intent": "Builds a client for a broker host with the default retry budget of 3.",
-                    "constraints": [{"text": "Never fails: validation happens in connect().", "source": "inferred"}]
-                }),
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "method", "name": "Client::connect", "signature": "pub fn connect(&self) -> bool"},
-                    "lines": {"start": 12, "end": 14},
-                    "intent": "Reports whether the client can reach its broker; an empty host never connects.",
-                    "constraints": [{"text": "Returns false, never panics, for an empty host.", "source": "inferred"}]
-                }),
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "method", "name": "Client::send", "signature": "pub fn send(&self, payload: &[u8])"},
-                    "lines": {"start": 16, "end": 18},
-                    "intent": "Sends a payload and returns the number of bytes written.",
-                    "constraints": [{"text": "Returns the byte count, never an error.", "source": "inferred"}]
-                }),
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "function", "name": "parse_frame", "signature": "pub fn parse_frame(raw: &[u8]) -> Option<u32>"},
-                    "lines": {"start": 21, "end": 23},
-                    "intent": "Reads the frame length from the first byte.",
-                    "constraints": [{"text": "Returns None when there is no first byte.", "source": "inferred"}]
-                }),
-            ],
-            vec![],
-        ),
-    );
-
-    let mut probe = note(
-        &c2,
-        "2023-09-01T14:30:00Z",
-        "enhanced",
-        "initial",
-        "Adds a probe script that retries the broker connection with backoff.",
-        vec![
-            json!({
-                "file": "tools/probe.py",
-                "ast_anchor": {"type": "function", "name": "backoff_delay", "signature": "def backoff_delay(attempt, base=0.5)"},
-                "lines": {"start": 4, "end": 6},
-                "intent": "Exponential backoff in seconds, capped at 30.",
-                "reasoning": "Capped so that a long outage never stalls the probe for minutes.",
-                "constraints": [{"text": "The 30-second cap matches the broker's session timeout.", "source": "author"}],
-                "tags": ["retry"]
-            }),
-            json!({
-                "file": "tools/probe.py",
-                "ast_anchor": {"type": "function", "name": "retry", "signature": "def retry(connect, attempts=3)"},
-                "lines": {"start": 9, "end": 14},
-                "intent": "Calls connect until it succeeds or the attempts run out.",
-                "constraints": [{"text": "Gives up after `attempts` tries; never loops forever.", "source": "author"}],
-                "semantic_dependencies": [{"file": "src/client.rs", "anchor": "Client::connect", "nature": "treats a false return as retryable, so connect must not block"}],
-                "tags": ["retry", "probe"]
-            }),
-        ],
-        vec![],
-    );
-    probe["task"] = json!("Add a probe script for broker outages");
-    annotate(&repo, &probe);
-
-    let mut retries = note(
-        &c3,
-        "2023-12-20T08:00:00Z",
-        "enhanced",
-        "initial",
-        "Makes connect retry up to the client's retry budget.",
-        vec![json!({
-            "file": "src/client.rs",
-            "ast_anchor": {"type": "method", "name": "Client::connect", "signature": "pub fn connect(&self) -> bool"},
-            "lines": {"start": 12, "end": 14},
-            "intent": "Tries to reach the broker up to `retries` times before giving up.",
-            "reasoning": "The broker drops the first attempt after a failover. Retrying in-process is cheaper than surfacing the error to every caller. A backoff sleep was rejected: connect must stay non-blocking.",
-            "constraints": [
-                {"text": "Never retry more than `retries` times: the broker bans clients that reconnect in bursts.", "source": "author"},
-                {"text": "Returns false rather than panicking for an empty host.", "source": "inferred"}
-            ],
-            "semantic_dependencies": [{"file": "tools/probe.py", "anchor": "backoff_delay", "nature": "the probe's schedule assumes connect itself never sleeps"}],
-            "related_annotations": [{"commit": c1, "anchor": "Client::connect", "relationship": "replaces the single-attempt connect written here"}],
-            "tags": ["networking", "retry"],
-            "risk_notes": "Raising `retries` multiplies broker load during an outage. Keep it at 3 or below."
-        })],
-        vec![json!({
-            "description": "Retry budgets must agree between the client and the probe script",
-            "regions": ["src/client.rs:Client::connect", "tools/probe.py:retry"],
-            "nature": "shared constant"
-        })],
-    );
-    retries["task"] = json!("Retry connect a bounded number of times");
-    annotate(&repo, &retries);
-
-    annotate(
-        &repo,
-        &note(
-            &c4,
-            "2023-12-31T12:00:00Z",
-            "inferred",
-            "amend",
-            "Caps send at 4096 bytes and makes parse_frame reject empty input.",
-            vec![
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "method", "name": "Client::send", "signature": "pub fn send(&self, payload: &[u8]) -> usize"},
-                    "lines": {"start": 16, "end": 18},
-                    "intent": "Sends at most 4096 bytes per call and reports how many were sent.",
-                    "constraints": [{"text": "Never reports more than 4096 bytes.", "source": "inferred"}],
-                    "tags": ["networking"],
-                    "risk_notes": "Callers that ignore the returned count lose the tail of large payloads."
-                }),
-                json!({
-                    "file": "src/client.rs",
-                    "ast_anchor": {"type": "function", "name": "parse_frame", "signature": "pub fn parse_frame(raw: &[u8]) -> Option<u32>"},
-                    "lines": {"start": 21, "end": 26},
-                    "intent": "Reads the frame length from the first byte; empty input has no frame.",
-                    "constraints": [{"text": "Returns None for empty input instead of panicking.", "source": "inferred"}],
-                    "related_annotations": [{"commit": c1, "anchor": "parse_frame", "relationship": "adds the empty-input guard to"}]
-                }),
-            ],
-            vec![],
-        ),
-    );
+    let notes: Vec<Value> =
+        serde_json::from_str(FIXTURE_NOTES).expect("the fixture's notes are a JSON array");
+    let commits = [("c1", &c1), ("c2", &c2), ("c3", &c3), ("c4", &c4)];
+    for mut note in notes {
+        name_commits(&mut note, &commits);
+        annotate(&repo, &note);
+    }
 
     Fixture {
         repo,
