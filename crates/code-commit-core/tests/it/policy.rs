@@ -100,6 +100,20 @@ impl Fixture {
     fn snapshot(&self) -> Snapshot {
         snapshot(&[self.repo.path(), self.outside.path()])
     }
+
+    /// The policy of a project that is the whole repository.
+    fn policy(&self) -> Policy {
+        Policy::new(self.repo.path()).unwrap()
+    }
+
+    /// `response` parsed (it must parse) and verified against [`Self::policy`];
+    /// asserts that making the policy and verifying changed nothing on disk.
+    fn verify(&self, response: &str) -> Result<Vec<(Target, Action)>, Vec<Rejection>> {
+        let before = self.snapshot();
+        let verified = verify(&self.policy(), &parse(response).unwrap());
+        assert_eq!(before, self.snapshot());
+        verified
+    }
 }
 
 #[cfg(unix)]
@@ -118,19 +132,60 @@ fn symlink(target: &Path, link: &Path) {
 
 /// What a case expects: acceptance with this normalized path, or a rejection
 /// whose reason contains this text.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 enum Expect {
-    Ok(&'static str),
-    Reject(&'static str),
+    Ok(String),
+    Reject(String),
 }
 
 /// One row of a table: the path, the action, the expectation.
-type Case = (&'static str, fn() -> Action, Expect);
+#[derive(Debug)]
+struct Case {
+    raw: String,
+    action: Action,
+    expected: Expect,
+}
 
-const W: fn() -> Action = || Action::Write("x\n".to_owned());
-const D: fn() -> Action = || Action::Delete;
+/// The path cases: per table (`root`, the trap fixture; `subdirectory`), groups
+/// of rows with what they are `about`, each row `[path, action, expectation,
+/// text]`: the action `write` (the text `x\n`) or `delete`, the expectation
+/// `ok` with the normalized path as text, or `reject` with a piece of the
+/// reason.
+const PATH_CASES: &str = include_str!("data/policy_paths.json");
 
-fn check(policy: &Policy, raw: &str, action: &Action, expected: Expect) {
+/// The rows of `table` in [`PATH_CASES`], in order.
+fn cases(table: &str) -> Vec<Case> {
+    let all: serde_json::Value = serde_json::from_str(PATH_CASES).expect("the cases are JSON");
+    let groups = all[table].as_array().expect("a table of groups");
+    let rows = groups
+        .iter()
+        .flat_map(|group| group["cases"].as_array().expect("a group's rows"));
+    rows.map(|row| {
+        let text = |i: usize| {
+            row[i]
+                .as_str()
+                .unwrap_or_else(|| panic!("not a [path, action, expectation, text] row: {row}"))
+        };
+        let action = match text(1) {
+            "write" => Action::Write("x\n".to_owned()),
+            "delete" => Action::Delete,
+            other => panic!("unknown action {other}: {row}"),
+        };
+        let expected = match text(2) {
+            "ok" => Expect::Ok(text(3).to_owned()),
+            "reject" => Expect::Reject(text(3).to_owned()),
+            other => panic!("unknown expectation {other}: {row}"),
+        };
+        Case {
+            raw: text(0).to_owned(),
+            action,
+            expected,
+        }
+    })
+    .collect()
+}
+
+fn check(policy: &Policy, raw: &str, action: &Action, expected: &Expect) {
     let got = policy.check(raw, action);
     match (expected, &got) {
         (Expect::Ok(rel), Ok(Target { rel: got_rel, abs })) => {
@@ -157,220 +212,19 @@ const SYMLINK: &str = "is a symbolic link";
 
 #[test]
 fn adversarial_paths() {
-    use Expect::{Ok, Reject};
     let fixture = Fixture::new();
-    let policy = Policy::new(fixture.repo.path()).unwrap();
-    let cases: &[Case] = &[
-        // Traversal.
-        ("../x", W, Reject(RELATIVE)),
-        ("a/../../x", W, Reject(RELATIVE)),
-        ("./../x", W, Reject(RELATIVE)),
-        ("a/./../../x", W, Reject(RELATIVE)),
-        ("src/../src/lib.rs", W, Reject(RELATIVE)),
-        ("..", D, Reject(RELATIVE)),
-        ("...", W, Reject(RELATIVE)),
-        (".. /x", W, Reject(RELATIVE)),
-        ("..\u{200b}/x", W, Reject(RELATIVE)),
-        ("src/.../x", W, Reject(RELATIVE)),
-        // Absolute, home, drives, UNC, streams.
-        ("/etc/passwd", W, Reject("is absolute")),
-        ("C:\\x", W, Reject("backslash")),
-        ("c:/x", W, Reject("drive letter")),
-        ("C:x", W, Reject("drive letter")),
-        ("\\\\server\\share", W, Reject("backslash")),
-        ("//server/x", W, Reject("UNC")),
-        ("~/x", W, Reject("home directory")),
-        ("~root/.bashrc", W, Reject("home directory")),
-        ("src\\lib.rs", W, Reject("backslash")),
-        ("src/a:b.rs", W, Reject("`:` is not allowed")),
-        ("file.txt:stream", W, Reject("alternate data stream")),
-        // Empty, control characters, empty components.
-        ("", W, Reject("the path is empty")),
-        ("a\0b", W, Reject("control character U+0000")),
-        ("a\nb", W, Reject("control character U+000A")),
-        ("src/\u{7f}.rs", W, Reject("control character U+007F")),
-        ("a//b", W, Reject("empty component")),
-        ("src/", W, Reject("ends with /")),
-        (".", W, Reject("the project directory itself")),
-        ("./", W, Reject("ends with /")),
-        // .git in every spelling.
-        (".git/config", W, Reject(GIT)),
-        (".git", W, Reject(GIT)),
-        (".GIT/HEAD", W, Reject(GIT)),
-        (".Git/HEAD", W, Reject(GIT)),
-        (".git./config", W, Reject(GIT)),
-        (".git /config", W, Reject(GIT)),
-        (".git . ./config", W, Reject(GIT)),
-        (".g\u{200c}it/config", W, Reject(GIT)),
-        (".git\u{200d}/x", W, Reject(GIT)),
-        ("\u{feff}.git/hooks/pre-commit", W, Reject(GIT)),
-        (".gi\u{fe0f}t/hooks/post-checkout", W, Reject(GIT)),
-        ("git~1/config", W, Reject(GIT)),
-        ("GIT~1/HEAD", W, Reject(GIT)),
-        ("sub/.git/config", W, Reject(GIT)),
-        ("sub/deeper/.GIT./x", D, Reject(GIT)),
-        (".git::$INDEX_ALLOCATION/x", W, Reject("`:` is not allowed")),
-        // Protected names, any case and spelling.
-        (".gitignore", W, Reject(".gitignore files are protected")),
-        (".GitIgnore", W, Reject(".gitignore files are protected")),
-        (
-            "sub/.gitignore",
-            D,
-            Reject(".gitignore files are protected"),
-        ),
-        (".gitignore.", W, Reject(".gitignore files are protected")),
-        (".gitattributes", W, Reject(".gitattributes")),
-        ("src/.gitattributes", W, Reject(".gitattributes")),
-        (".gitmodules", W, Reject(".gitmodules")),
-        ("Cargo.lock", W, Reject("Cargo.lock is protected")),
-        ("CARGO.LOCK", W, Reject("Cargo.lock is protected")),
-        ("sub/cargo.lock", W, Reject("Cargo.lock is protected")),
-        ("Cargo.lock ", D, Reject("Cargo.lock is protected")),
-        ("Cargo.loc\u{200b}k", W, Reject("Cargo.lock is protected")),
-        ("build.sh", W, Reject("build.sh is protected")),
-        ("Build.sh", W, Reject("build.sh is protected")),
-        ("./BUILD.SH", D, Reject("build.sh is protected")),
-        ("codeRollup.sh", D, Reject("codeRollup.sh is protected")),
-        ("CODEROLLUP.SH", W, Reject("codeRollup.sh is protected")),
-        (
-            "LLMInstructions.md",
-            W,
-            Reject("LLMInstructions.md is protected"),
-        ),
-        (
-            "docs/llminstructions.MD",
-            W,
-            Reject("LLMInstructions.md is protected"),
-        ),
-        (
-            "UserSpecification.md",
-            W,
-            Reject("UserSpecification.md files are protected"),
-        ),
-        (
-            "docs/userspecification.md",
-            D,
-            Reject("UserSpecification.md files are protected"),
-        ),
-        (
-            "a/b/USERSPECIFICATION.MD",
-            W,
-            Reject("UserSpecification.md files are protected"),
-        ),
-        (
-            "agent-config/query.txt",
-            W,
-            Reject("agent-config/ is protected"),
-        ),
-        ("agent-config", W, Reject("agent-config/ is protected")),
-        ("Agent-Config/x", W, Reject("agent-config/ is protected")),
-        (
-            "./agent-config/new/key",
-            W,
-            Reject("agent-config/ is protected"),
-        ),
-        ("target/debug/app", D, Reject("target/ is protected")),
-        ("TARGET/debug/x", W, Reject("target/ is protected")),
-        ("target", W, Reject("target/ is protected")),
-        // Only the top-level ones are protected.
-        ("scripts/build.sh", W, Ok("scripts/build.sh")),
-        ("tools/codeRollup.sh", W, Ok("tools/codeRollup.sh")),
-        ("src/target/x.rs", W, Ok("src/target/x.rs")),
-        (
-            "docs/agent-config/notes.md",
-            W,
-            Ok("docs/agent-config/notes.md"),
-        ),
-        (
-            ".github/workflows/ci.yml",
-            W,
-            Ok(".github/workflows/ci.yml"),
-        ),
-        (".gitkeep", W, Ok(".gitkeep")),
-        // Invisible characters anywhere else.
-        (
-            "src/ma\u{200b}in.rs",
-            W,
-            Reject("invisible character U+200B"),
-        ),
-        ("src/\u{202e}sr.rs", W, Reject("invisible character U+202E")),
-        ("src/a\u{ad}b.rs", W, Reject("invisible character U+00AD")),
-        // Git's ignore rules, tracked or not.
-        ("x.log", W, Reject(IGNORED)),
-        ("logs/deep/x.log", W, Reject(IGNORED)),
-        ("forced.log", W, Reject(IGNORED)),
-        ("forced.log", D, Reject(IGNORED)),
-        ("secret/token", W, Reject("`secret/` is ignored")),
-        ("secret/new/b.txt", W, Reject("`secret/` is ignored")),
-        ("a/secret/b.txt", W, Reject("`a/secret/` is ignored")),
-        ("keep.log", W, Ok("keep.log")),
-        ("sub/generated.rs", W, Reject(IGNORED)),
-        ("generated.rs", W, Ok("generated.rs")),
-        ("excluded.txt", W, Reject(IGNORED)),
-        // Symlinks: through, at, dangling, into a directory inside.
-        ("link/file", W, Reject("`link` is a symbolic link")),
-        ("link/new.txt", W, Reject(SYMLINK)),
-        ("link", W, Reject(SYMLINK)),
-        ("dangling", W, Reject("`dangling` is a symbolic link")),
-        ("dangling", D, Reject(SYMLINK)),
-        (
-            "link-to-dir/x",
-            W,
-            Reject("`link-to-dir` is a symbolic link"),
-        ),
-        ("link-to-dir/lib.rs", D, Reject(SYMLINK)),
-        // The file system.
-        (
-            "notadir/x",
-            W,
-            Reject("`notadir` is a file, not a directory"),
-        ),
-        (
-            "notadir/x/y",
-            W,
-            Reject("`notadir` is a file, not a directory"),
-        ),
-        (
-            "notadir/x",
-            D,
-            Reject("`notadir` is a file, not a directory"),
-        ),
-        ("src", W, Reject("`src` is a directory")),
-        ("src", D, Reject("`src` is a directory")),
-        ("./sub", W, Reject("`sub` is a directory")),
-        ("missing.rs", D, Reject("`missing.rs` does not exist")),
-        ("missing/dir/x.rs", D, Reject("`missing` does not exist")),
-        (
-            "src/missing.rs",
-            D,
-            Reject("does not exist, so `src/missing.rs` cannot be deleted"),
-        ),
-        ("vendor/lib/x.rs", W, Reject("separate git repository")),
-        ("vendor/lib/new.rs", W, Reject("separate git repository")),
-        ("hard.txt", W, Reject("hard links")),
-        ("hard.txt", D, Ok("hard.txt")),
-        // Allowed.
-        ("src/new.rs", W, Ok("src/new.rs")),
-        ("./src/lib.rs", W, Ok("src/lib.rs")),
-        ("src/./lib.rs", D, Ok("src/lib.rs")),
-        ("././src/main.rs", D, Ok("src/main.rs")),
-        ("deep/new/dir/file.txt", W, Ok("deep/new/dir/file.txt")),
-        ("README.md", W, Ok("README.md")),
-        ("README.md", D, Ok("README.md")),
-        ("notadir", W, Ok("notadir")),
-        ("Cargo.toml", W, Ok("Cargo.toml")),
-        ("sub/mod.rs", D, Ok("sub/mod.rs")),
-        ("a b/c d.rs", W, Ok("a b/c d.rs")),
-        ("src/ünïcödé.rs", W, Ok("src/ünïcödé.rs")),
-        ("src/.hidden", W, Ok("src/.hidden")),
-        ("src/x.log.rs", W, Ok("src/x.log.rs")),
-        ("vendor/readme.txt", W, Ok("vendor/readme.txt")),
-    ];
+    let policy = fixture.policy();
+    let cases = cases("root");
     assert!(cases.len() >= 60, "{} cases", cases.len());
-    for (raw, action, expected) in cases {
+    for case in &cases {
         let before = fixture.snapshot();
-        check(&policy, raw, &action(), *expected);
-        assert_eq!(before, fixture.snapshot(), "{raw:?} changed the disk");
+        check(&policy, &case.raw, &case.action, &case.expected);
+        assert_eq!(
+            before,
+            fixture.snapshot(),
+            "{:?} changed the disk",
+            case.raw
+        );
     }
 }
 
@@ -379,7 +233,6 @@ fn adversarial_paths() {
 /// ones, and nothing escapes the subdirectory.
 #[test]
 fn project_in_a_subdirectory() {
-    use Expect::{Ok, Reject};
     let repo = TestRepo::new();
     repo.write(".gitignore", "*.log\n/app/out/\n/app/local.txt\n")
         .write("app/src/lib.rs", "pub fn a() {}\n")
@@ -389,23 +242,8 @@ fn project_in_a_subdirectory() {
     let before = snapshot(&[repo.path()]);
     let policy = Policy::new(&repo.join("app")).unwrap();
     assert_eq!(policy.project_dir(), repo.join("app"));
-    let cases: &[Case] = &[
-        ("src/lib.rs", D, Ok("src/lib.rs")),
-        ("src/new.rs", W, Ok("src/new.rs")),
-        ("out.txt", W, Ok("out.txt")),
-        ("out/x.txt", W, Reject("`out/` is ignored")),
-        ("local.txt", W, Reject(IGNORED)),
-        ("src/local.txt", W, Ok("src/local.txt")),
-        ("cache/x", W, Reject("`cache/` is ignored")),
-        ("x.log", W, Reject(IGNORED)),
-        ("../shared.txt", W, Reject(RELATIVE)),
-        ("../.gitignore", W, Reject(RELATIVE)),
-        ("build.sh", W, Reject("build.sh is protected")),
-        ("agent-config/x", W, Reject("agent-config/ is protected")),
-        (".git/config", W, Reject(GIT)),
-    ];
-    for (raw, action, expected) in cases {
-        check(&policy, raw, &action(), *expected);
+    for case in cases("subdirectory") {
+        check(&policy, &case.raw, &case.action, &case.expected);
     }
     assert_eq!(before, snapshot(&[repo.path()]));
 }
@@ -414,8 +252,6 @@ fn project_in_a_subdirectory() {
 #[test]
 fn verify_collects_every_rejection() {
     let fixture = Fixture::new();
-    let before = fixture.snapshot();
-    let policy = Policy::new(fixture.repo.path()).unwrap();
     let response = "\
 I changed a few files.
 ^^^src/lib.rs
@@ -448,9 +284,8 @@ again
 ^^^newdir/x.rs
 ^^^end
 ";
-    let blocks = parse(response).unwrap();
-    assert_eq!(blocks.len(), 11);
-    let rejections = verify(&policy, &blocks).unwrap_err();
+    assert_eq!(parse(response).unwrap().len(), 11);
+    let rejections = fixture.verify(response).unwrap_err();
     let got: Vec<(&str, &str)> = rejections
         .iter()
         .map(|r| (r.path.as_str(), r.reason.as_str()))
@@ -479,34 +314,30 @@ again
         rejections[0].to_string(),
         format!("../escape.rs: {}", rejections[0].reason)
     );
-    assert_eq!(before, fixture.snapshot());
 }
 
 /// The reverse nesting: a file where an earlier block needs a directory.
 #[test]
 fn verify_refuses_a_file_over_an_earlier_directory() {
     let fixture = Fixture::new();
-    let before = fixture.snapshot();
-    let policy = Policy::new(fixture.repo.path()).unwrap();
-    let blocks = parse("^^^pkg/a/b.rs\nx\n^^^end\n^^^pkg/a\ny\n^^^end\n").unwrap();
-    let rejections = verify(&policy, &blocks).unwrap_err();
+    let rejections = fixture
+        .verify("^^^pkg/a/b.rs\nx\n^^^end\n^^^pkg/a\ny\n^^^end\n")
+        .unwrap_err();
     assert_eq!(rejections.len(), 1);
     assert_eq!(rejections[0].path, "pkg/a");
     assert_contains(&rejections[0].reason, "needs `pkg/a` to be a directory");
-    assert_eq!(before, fixture.snapshot());
 }
 
 /// An acceptable response comes back as targets in block order.
 #[test]
 fn verify_accepts_in_block_order() {
     let fixture = Fixture::new();
-    let before = fixture.snapshot();
-    let policy = Policy::new(fixture.repo.path()).unwrap();
-    let blocks = parse(
-        "^^^./src/lib.rs\nnew\n^^^end\n^^^README.md\n^^^delete\n^^^deep/new/file.txt\n^^^end\n",
-    )
-    .unwrap();
-    let targets = verify(&policy, &blocks).unwrap();
+    let targets = fixture
+        .verify(
+            "^^^./src/lib.rs\nnew\n^^^end\n^^^README.md\n^^^delete\n^^^deep/new/file.txt\n^^^end\n",
+        )
+        .unwrap();
+    let policy = fixture.policy();
     let project = policy.project_dir();
     assert_eq!(
         targets,
@@ -534,7 +365,6 @@ fn verify_accepts_in_block_order() {
             ),
         ]
     );
-    assert_eq!(before, fixture.snapshot());
 }
 
 /// The project directory must be a directory inside a working tree.
