@@ -166,6 +166,18 @@ fn row(name: &str, mut times: Vec<Duration>, output: usize, unit: &'static str) 
     }
 }
 
+/// One phase of a run measured phase by phase: its name, its time in a run,
+/// what it produced and what that number counts.
+type Phase<'a, P> = (&'a str, fn(&P) -> Duration, usize, &'static str);
+
+/// A row per phase, from its times over `runs`.
+fn phase_rows<P>(runs: &[P], phases: &[Phase<'_, P>]) -> Vec<Measured> {
+    phases
+        .iter()
+        .map(|&(name, time, output, unit)| row(name, runs.iter().map(time).collect(), output, unit))
+        .collect()
+}
+
 fn measure(mut case: Case<'_>) -> Result<Measured, String> {
     // One warm-up run fills the page cache and checks the case works at all.
     let output = (case.f)()?;

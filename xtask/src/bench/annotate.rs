@@ -62,7 +62,9 @@ use serde_json::json;
 use testkit::{FAKE_MODEL, FakeLlm, Flavor, Reply, call};
 use ultragit_annotate::{AnnotateConfig, NOTES_REF, annotate_commit, gather, store, triviality};
 
-use super::{Case, build_ultragit, fmt, interleave, measure, report, row, succeed, verdict};
+use super::{
+    Case, build_ultragit, fmt, interleave, measure, phase_rows, report, row, succeed, verdict,
+};
 use crate::fixtures::{self, AnnotateFixture, scratch_copy};
 
 const TOTAL_TARGET_MS: f64 = 100.0;
@@ -242,34 +244,36 @@ fn in_process(fixture: &AnnotateFixture) -> Result<(), String> {
         }
         runs.push(phases);
     }
-    let times = |f: fn(&Phases) -> Duration| runs.iter().map(f).collect::<Vec<_>>();
-    let mut rows = vec![
-        row(
-            "total: gather + triviality + agent + store",
-            times(|p| p.total),
-            first.regions,
-            "regions",
-        ),
-        row(
-            "gather (open, diff, outlines, recent notes)",
-            times(|p| p.gather),
-            first.recent,
-            "recent notes",
-        ),
-        row("triviality", times(|p| p.triviality), 0, ""),
-        row(
-            "annotate_commit (agent loop over HTTP)",
-            times(|p| p.agent),
-            requests,
-            "requests",
-        ),
-        row(
-            "store (open, CAS note write)",
-            times(|p| p.store),
-            first.note_bytes,
-            "bytes",
-        ),
-    ];
+    let mut rows = phase_rows(
+        &runs,
+        &[
+            (
+                "total: gather + triviality + agent + store",
+                |p| p.total,
+                first.regions,
+                "regions",
+            ),
+            (
+                "gather (open, diff, outlines, recent notes)",
+                |p| p.gather,
+                first.recent,
+                "recent notes",
+            ),
+            ("triviality", |p| p.triviality, 0, ""),
+            (
+                "annotate_commit (agent loop over HTTP)",
+                |p| p.agent,
+                requests,
+                "requests",
+            ),
+            (
+                "store (open, CAS note write)",
+                |p| p.store,
+                first.note_bytes,
+                "bytes",
+            ),
+        ],
+    );
     rows.push(measure(Case {
         name: "build_provider (once per command)".to_owned(),
         runs: RUNS,
@@ -555,19 +559,17 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
         || run_hook(&no_warm).map(|(returned, _)| returned),
         || run_hook(&setup.hook).map(|(returned, _)| returned),
     )?;
-    let [without, with] = times;
-    let rows = [
-        row("post-commit without the cache warm line", without, 0, ""),
-        row("post-commit as installed (with it)", with, 0, ""),
-    ];
-    report(
+    report_without_and_with(
         &format!(
             "annotate: the post-commit hook's blame-cache warm-up (`{}`), alternating with and \
              without it",
             warm[0].trim()
         ),
-        &rows,
-        0,
+        [
+            "post-commit without the cache warm line",
+            "post-commit as installed (with it)",
+        ],
+        times,
     );
     let warm_ms = difference * 1000.0;
     println!(
@@ -613,19 +615,17 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
     commit(true)?;
     let (times, difference) = interleave(RUNS, || commit(false), || commit(true))?;
     let extra = difference * 1000.0;
-    let [without, with] = times;
-    let rows = [
-        row("git commit (hook disabled)", without, 0, ""),
-        row("git commit (ultragit post-commit hook)", with, 0, ""),
-    ];
-    report(
+    report_without_and_with(
         &format!(
             "annotate: `git commit` of HEAD's change ({} files), alternating with and without the \
              hook",
             fixture.changed.len()
         ),
-        &rows,
-        0,
+        [
+            "git commit (hook disabled)",
+            "git commit (ultragit post-commit hook)",
+        ],
+        times,
     );
     println!(
         "  the hook adds {extra:+.1} ms to git commit (median of paired differences); target \
@@ -633,6 +633,14 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
         verdict(extra < HOOK_TARGET_MS)
     );
     Ok(())
+}
+
+/// Reports the times [`interleave`] took of one thing without and with an
+/// addition (`names` in that order), the one without as the reference.
+fn report_without_and_with(title: &str, names: [&str; 2], times: [Vec<Duration>; 2]) {
+    let [without, with] = times;
+    let rows = [row(names[0], without, 0, ""), row(names[1], with, 0, "")];
+    report(title, &rows, 0);
 }
 
 /// Changed lines of the commits `turns_and_tokens` annotates (each under 300,
@@ -959,6 +967,32 @@ struct Series {
     judged: bool,
 }
 
+impl Series {
+    /// A series without commits yet.
+    fn new(label: String, judged: bool) -> Series {
+        Series {
+            label,
+            turns: Vec::new(),
+            input: Vec::new(),
+            output: Vec::new(),
+            judged,
+        }
+    }
+
+    /// Adds one commit: a turn per request, input tokens as the requests'
+    /// bytes / 4, and the output tokens of the replies.
+    fn record(&mut self, requests: &[testkit::RecordedRequest], output: &[u64]) {
+        self.turns.push(requests.len() as f64);
+        self.input.push(
+            requests
+                .iter()
+                .map(|r| r.body.len().div_ceil(4))
+                .sum::<usize>() as f64,
+        );
+        self.output.push(output.iter().sum::<u64>() as f64);
+    }
+}
+
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -989,13 +1023,10 @@ fn turns_and_tokens() -> Result<(), String> {
     let mut series = Vec::new();
     match baseline_binary() {
         Ok((exe, sha)) => {
-            let mut before = Series {
-                label: format!("before: {BASELINE_REV} ({}, release binary)", &sha[..9]),
-                turns: Vec::new(),
-                input: Vec::new(),
-                output: Vec::new(),
-                judged: false,
-            };
+            let mut before = Series::new(
+                format!("before: {BASELINE_REV} ({}, release binary)", &sha[..9]),
+                false,
+            );
             for commit in &commits {
                 set_plan(&commit.plan);
                 let first = server.requests().len();
@@ -1019,14 +1050,7 @@ fn turns_and_tokens() -> Result<(), String> {
                 // Every commit is annotated against the same history.
                 repo.git(&["update-ref", "-d", NOTES_REF]);
                 let (requests, output) = take(first);
-                before.turns.push(requests.len() as f64);
-                before.input.push(
-                    requests
-                        .iter()
-                        .map(|r| r.body.len().div_ceil(4))
-                        .sum::<usize>() as f64,
-                );
-                before.output.push(output.iter().sum::<u64>() as f64);
+                before.record(&requests, &output);
             }
             series.push(before);
         }
@@ -1054,13 +1078,7 @@ fn turns_and_tokens() -> Result<(), String> {
             context_window: window,
             ..AnnotateConfig::default()
         };
-        let mut now = Series {
-            label: label.to_owned(),
-            turns: Vec::new(),
-            input: Vec::new(),
-            output: Vec::new(),
-            judged: true,
-        };
+        let mut now = Series::new(label.to_owned(), true);
         for (c, commit) in commits.iter().enumerate() {
             set_plan(&commit.plan);
             let first = server.requests().len();
@@ -1086,14 +1104,7 @@ fn turns_and_tokens() -> Result<(), String> {
                     annotated.turns
                 ));
             }
-            now.turns.push(requests.len() as f64);
-            now.input.push(
-                requests
-                    .iter()
-                    .map(|r| r.body.len().div_ceil(4))
-                    .sum::<usize>() as f64,
-            );
-            now.output.push(output.iter().sum::<u64>() as f64);
+            now.record(&requests, &output);
         }
         series.push(now);
     }

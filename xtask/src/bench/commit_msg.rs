@@ -37,7 +37,7 @@ use lockfile_diff::{self as lockfile, LockKind};
 use serde_json::Value;
 use testkit::{FakeLlm, Flavor, Reply};
 
-use super::{Case, fmt, measure, report, row, verdict};
+use super::{Case, fmt, measure, phase_rows, report, verdict};
 use crate::fixtures::{self, CommitMsgFixture, LOCKFILE};
 
 const PREPARE_TARGET_MS: f64 = 150.0;
@@ -398,7 +398,6 @@ fn phases(root: &Path, options: &Options) -> Result<(), String> {
         }
         runs.push(run);
     }
-    let times = |f: fn(&Phases) -> Duration| runs.iter().map(f).collect::<Vec<_>>();
     let [
         prompt,
         paths,
@@ -408,51 +407,49 @@ fn phases(root: &Path, options: &Options) -> Result<(), String> {
         prompt_len,
         tool_count,
     ] = first.outputs;
-    let rows = [
-        row(
-            "commit_msg::prepare (whole)",
-            times(|p| p.total),
-            prompt,
-            "prompt bytes",
-        ),
-        row("Repo::discover", times(|p| p.discover), 0, ""),
-        row(
-            "context::prepare (all the git work)",
-            times(|p| p.context),
-            paths,
-            "paths",
-        ),
-        row(
-            "  of which Repo::status (untracked included)",
-            times(|p| p.status),
-            entries,
-            "entries",
-        ),
-        row(
-            "  of which Repo::diff (staged, every file)",
-            times(|p| p.staged_diff),
-            files,
-            "files",
-        ),
-        row(
-            "  of which lockfile::summarize (blobs read)",
-            times(|p| p.lockfile),
-            packages,
-            "packages",
-        ),
-        row(
-            "prompt::task_prompt (renders the context)",
-            times(|p| p.task_prompt),
-            prompt_len,
-            "bytes",
-        ),
-        row(
-            "tools::registry",
-            times(|p| p.registry),
-            tool_count,
-            "tools",
-        ),
-    ];
+    let rows = phase_rows(
+        &runs,
+        &[
+            (
+                "commit_msg::prepare (whole)",
+                |p| p.total,
+                prompt,
+                "prompt bytes",
+            ),
+            ("Repo::discover", |p| p.discover, 0, ""),
+            (
+                "context::prepare (all the git work)",
+                |p| p.context,
+                paths,
+                "paths",
+            ),
+            (
+                "  of which Repo::status (untracked included)",
+                |p| p.status,
+                entries,
+                "entries",
+            ),
+            (
+                "  of which Repo::diff (staged, every file)",
+                |p| p.staged_diff,
+                files,
+                "files",
+            ),
+            (
+                "  of which lockfile::summarize (blobs read)",
+                |p| p.lockfile,
+                packages,
+                "packages",
+            ),
+            (
+                "prompt::task_prompt (renders the context)",
+                |p| p.task_prompt,
+                prompt_len,
+                "bytes",
+            ),
+            ("tools::registry", |p| p.registry, tool_count, "tools"),
+        ],
+    );
     report(
         "commit-msg: prepare, phase by phase (each run: the whole, then its phases; \
          \"of which\" each on a repository of its own)",
