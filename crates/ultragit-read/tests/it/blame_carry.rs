@@ -9,7 +9,7 @@ use gitctx::{BlameCache, BlameEngine, BlameOptions, ObjectId, Repo};
 use testkit::TestRepo;
 use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery};
 
-use crate::support::{annotate, note, pipeline, region, shifted};
+use crate::support::{annotate, assert_same_answers, note, pipeline, read_all, region, shifted};
 
 const FILE: &str = "src/mqtt.rs";
 
@@ -20,10 +20,6 @@ fn reads() -> [ReadQuery; 4] {
         ReadQuery::file(FILE).with_anchor("parse"),
         ReadQuery::file(FILE),
     ]
-}
-
-fn output(pipeline: &GitReadPipeline, query: &ReadQuery) -> String {
-    serde_json::to_string(&pipeline.execute(query).unwrap()).unwrap()
 }
 
 /// Whether the pipeline's cache, as it is now, would carry HEAD's blame of
@@ -65,13 +61,7 @@ fn copy_tree(from: &Path, to: &Path) {
 fn same_answers(repo: &TestRepo, when: &str, annotations: u32) {
     let cached = pipeline(repo);
     let plain = pipeline(repo).with_blame_cache(None);
-    for query in reads() {
-        assert_eq!(
-            output(&cached, &query),
-            output(&plain, &query),
-            "{when}: {query:?}"
-        );
-    }
+    assert_same_answers(&cached, &plain, reads(), when);
     let whole = plain.execute(&ReadQuery::file(FILE)).unwrap();
     assert_eq!(whole.stats.annotations_found, annotations, "{when}");
 }
@@ -88,10 +78,7 @@ fn appended(repo: &TestRepo, line: &str) -> String {
 fn carried_reads_answer_as_reads_without_the_cache() {
     let (repo, _, _) = shifted();
     // The cache warmed at the older HEAD by the same reads.
-    let warm = pipeline(&repo);
-    for query in reads() {
-        warm.execute(&query).unwrap();
-    }
+    read_all(&pipeline(&repo), reads());
     let older = repo.rev_parse("HEAD");
 
     // One new commit, annotated, that changes `parse`.

@@ -4,9 +4,11 @@
 
 use gitctx::Repo;
 use testkit::TestRepo;
-use ultragit_read::{GitReadPipeline, OutlineCache, OutlineSource, ReadPipeline, ReadQuery};
+use ultragit_read::{OutlineCache, OutlineSource, ReadPipeline, ReadQuery};
 
-use crate::support::{MQTT_V1, pipeline, shifted, uncached};
+use crate::support::{
+    MQTT_V1, answer_json, assert_same_answers, pipeline, read_all, shifted, uncached,
+};
 
 fn queries() -> Vec<ReadQuery> {
     vec![
@@ -27,10 +29,6 @@ fn tightened(tail: &str) -> String {
     )
 }
 
-fn json(pipeline: &GitReadPipeline, query: &ReadQuery) -> String {
-    serde_json::to_string(&pipeline.execute(query).unwrap()).unwrap()
-}
-
 #[test]
 fn reads_through_the_cache_answer_as_reads_without_it() {
     let (repo, _, _) = shifted();
@@ -41,9 +39,7 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
         Some(cache_dir.as_path())
     );
     let plain = pipeline(&repo).with_blame_cache(None);
-    for query in queries() {
-        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
-    }
+    assert_same_answers(&cached, &plain, queries(), "at the fixture's HEAD");
     assert!(cache_dir.is_dir(), "the cache is kept in the git directory");
     assert_eq!(
         repo.git(&["status", "--porcelain"]),
@@ -55,18 +51,13 @@ fn reads_through_the_cache_answer_as_reads_without_it() {
     repo.commit_file("src/mqtt.rs", tightened(""), "tighten the limit");
     let cached = pipeline(&repo);
     let plain = pipeline(&repo).with_blame_cache(None);
-    for query in queries() {
-        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
-    }
+    assert_same_answers(&cached, &plain, queries(), "after a new commit");
 }
 
 #[test]
 fn without_the_cache_nothing_is_written() {
     let (repo, _, _) = shifted();
-    let plain = uncached(&repo);
-    for query in queries() {
-        plain.execute(&query).unwrap();
-    }
+    read_all(&uncached(&repo), queries());
     assert!(!repo.path().join(".git/ultragit/cache/blame").exists());
     assert!(!repo.path().join(".git/ultragit/cache/outline").exists());
 }
@@ -79,9 +70,12 @@ fn a_cache_that_cannot_be_written_costs_nothing_but_speed() {
     std::fs::write(repo.path().join(".git/ultragit/cache"), "in the way").unwrap();
     let cached = pipeline(&repo);
     let plain = pipeline(&repo).with_blame_cache(None);
-    for query in queries() {
-        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
-    }
+    assert_same_answers(
+        &cached,
+        &plain,
+        queries(),
+        "with a cache that cannot be written",
+    );
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".git/ultragit/cache")).unwrap(),
         "in the way"
@@ -241,9 +235,7 @@ fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
     let (repo, _, _) = shifted();
     let plain = uncached(&repo);
     let cached = pipeline(&repo);
-    for query in queries() {
-        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
-    }
+    assert_same_answers(&cached, &plain, queries(), "with the outline cache cold");
     assert!(repo.path().join(".git/ultragit/cache/outline").is_dir());
     repo.commit_file(
         "src/mqtt.rs",
@@ -252,9 +244,12 @@ fn reads_answer_the_same_with_the_outline_cache_cold_carried_and_warm() {
     );
     let plain = uncached(&repo);
     let cached = pipeline(&repo);
-    for query in queries() {
-        assert_eq!(json(&cached, &query), json(&plain, &query), "{query:?}");
-    }
+    assert_same_answers(
+        &cached,
+        &plain,
+        queries(),
+        "with outline entries carried to a new commit",
+    );
 }
 
 #[test]
@@ -304,7 +299,7 @@ fn a_read_after_new_commits_carries_the_cached_blame_ahead() {
     let cache = cached.blame_cache().unwrap().clone();
     let anchor = ReadQuery::file("src/mqtt.rs").with_anchor("MqttClient::connect");
     // The whole file blamed (and cached) at the older HEAD.
-    json(&cached, &ReadQuery::file("src/mqtt.rs"));
+    answer_json(&cached, &ReadQuery::file("src/mqtt.rs"));
     let mut text = std::fs::read_to_string(repo.path().join("src/mqtt.rs")).unwrap();
     for n in 0..3 {
         text.push_str(&format!("// appended {n}\n"));
@@ -316,7 +311,7 @@ fn a_read_after_new_commits_carries_the_cached_blame_ahead() {
         engine: BlameEngine::Cli,
     };
     let git = Repo::discover(repo.path()).unwrap();
-    let read = json(&cached, &anchor);
+    let read = answer_json(&cached, &anchor);
     // Carried ahead: the whole file is known at HEAD (the read itself asked
     // only for the anchor's lines), without a process.
     let (entries, outcome) = git
@@ -324,7 +319,7 @@ fn a_read_after_new_commits_carries_the_cached_blame_ahead() {
         .unwrap();
     assert_eq!(outcome, CacheOutcome::default(), "HEAD's blame is cached");
     assert_eq!(entries, git.blame("src/mqtt.rs", &whole).unwrap());
-    assert_eq!(read, json(&uncached(&repo), &anchor));
+    assert_eq!(read, answer_json(&uncached(&repo), &anchor));
 
     let missing = ReadQuery {
         files: vec!["src/mqtt.rs".to_owned(), "src/gone.rs".to_owned()],

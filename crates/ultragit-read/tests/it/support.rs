@@ -152,6 +152,36 @@ pub fn pipeline(repo: &TestRepo) -> GitReadPipeline {
     GitReadPipeline::open(repo.path()).unwrap()
 }
 
+/// `query`'s answer from `pipeline` as JSON text, to compare answers by.
+pub fn answer_json(pipeline: &GitReadPipeline, query: &ReadQuery) -> String {
+    serde_json::to_string(&pipeline.execute(query).unwrap()).unwrap()
+}
+
+/// Asserts that `pipeline` answers every query as `reference` does; `when`
+/// says in a failure what the repository or the caches were like.
+pub fn assert_same_answers(
+    pipeline: &GitReadPipeline,
+    reference: &GitReadPipeline,
+    queries: impl IntoIterator<Item = ReadQuery>,
+    when: &str,
+) {
+    for query in queries {
+        assert_eq!(
+            answer_json(pipeline, &query),
+            answer_json(reference, &query),
+            "{when}: {query:?}"
+        );
+    }
+}
+
+/// Runs every query through `pipeline`, each of which must succeed (to fill
+/// its caches, or to see what they leave behind).
+pub fn read_all(pipeline: &GitReadPipeline, queries: impl IntoIterator<Item = ReadQuery>) {
+    for query in queries {
+        pipeline.execute(&query).unwrap();
+    }
+}
+
 /// [`pipeline`] without the blame and outline caches: every read blames and
 /// parses.
 pub fn uncached(repo: &TestRepo) -> GitReadPipeline {
