@@ -382,38 +382,41 @@ fn every_item_needs_a_ref() {
     );
 }
 
+/// Where the problems of [`with_ref`]'s item are reported.
+const ITEM_AT: &str = "$.sections[0].items[0] (\"Add JSON output.\")";
+
+/// The problems of an answer whose one item carries `reference`.
 fn with_ref(reference: Value) -> Vec<String> {
     problems(json!([{"text": "Add JSON output.", "refs": [reference]}]))
 }
 
 #[test]
 fn commit_refs_must_name_one_commit_of_the_range() {
-    let at = "$.sections[0].items[0] (\"Add JSON output.\")";
     assert_eq!(
         with_ref(json!({"kind": "commit", "id": "abc12"})),
         [format!(
-            "{at}: ref commit 'abc12' is not a commit id; give at least 7 hex digits of one \
+            "{ITEM_AT}: ref commit 'abc12' is not a commit id; give at least 7 hex digits of one \
              of the range's commits; valid commit ids: abc1234, def5678"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "commit", "id": "xyz1234"}))[0],
         format!(
-            "{at}: ref commit 'xyz1234' is not a commit id; give at least 7 hex digits of one \
+            "{ITEM_AT}: ref commit 'xyz1234' is not a commit id; give at least 7 hex digits of one \
              of the range's commits; valid commit ids: abc1234, def5678"
         )
     );
     assert_eq!(
         with_ref(json!({"kind": "commit", "id": "fff0000"})),
         [format!(
-            "{at}: ref commit 'fff0000' is not a commit of the range; valid commit ids: \
+            "{ITEM_AT}: ref commit 'fff0000' is not a commit of the range; valid commit ids: \
              abc1234, def5678"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "commit", "id": "3333333"})),
         [format!(
-            "{at}: ref commit '3333333' is not a commit of the range (it is a commit of \
+            "{ITEM_AT}: ref commit '3333333' is not a commit of the range (it is a commit of \
              submodule 'vendor/lib': use kind submodule_commit with submodule 'vendor/lib'); \
              valid commit ids: abc1234, def5678"
         )]
@@ -507,17 +510,16 @@ fn ripgrep_refs_are_pull_requests_and_issues() {
 
 #[test]
 fn pull_request_refs_must_be_mentioned_by_the_range() {
-    let at = "$.sections[0].items[0] (\"Add JSON output.\")";
     assert_eq!(
         with_ref(json!({"kind": "pull_request", "id": "#99"})),
         [format!(
-            "{at}: ref pull_request '#99' is not mentioned by the range's commits{VALID}"
+            "{ITEM_AT}: ref pull_request '#99' is not mentioned by the range's commits{VALID}"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "pull_request", "id": "PR-12"})),
         [format!(
-            "{at}: ref pull_request 'PR-12' is not a pull request number; write it as 123 or \
+            "{ITEM_AT}: ref pull_request 'PR-12' is not a pull request number; write it as 123 or \
              #123{VALID}"
         )]
     );
@@ -525,25 +527,24 @@ fn pull_request_refs_must_be_mentioned_by_the_range() {
 
 #[test]
 fn submodule_commit_refs_must_name_a_group_and_one_of_its_commits() {
-    let at = "$.sections[0].items[0] (\"Add JSON output.\")";
     assert_eq!(
         with_ref(json!({"kind": "submodule_commit", "id": "3333333", "submodule": null})),
         [format!(
-            "{at}: ref submodule_commit '3333333' needs 'submodule', the path of its group; \
+            "{ITEM_AT}: ref submodule_commit '3333333' needs 'submodule', the path of its group; \
              valid submodules: vendor/lib, vendor/old"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "submodule_commit", "id": "3333333", "submodule": "lib"})),
         [format!(
-            "{at}: ref submodule_commit '3333333' names unknown submodule 'lib'; valid \
+            "{ITEM_AT}: ref submodule_commit '3333333' names unknown submodule 'lib'; valid \
              submodules: vendor/lib, vendor/old"
         )]
     );
     assert_eq!(
         with_ref(json!({"kind": "submodule_commit", "id": "abc1234", "submodule": "vendor/lib"})),
         [format!(
-            "{at}: ref submodule_commit 'abc1234' is not a listed commit of submodule \
+            "{ITEM_AT}: ref submodule_commit 'abc1234' is not a listed commit of submodule \
              'vendor/lib' (it is a commit of the parent repository: use kind commit); valid \
              commit ids of submodule 'vendor/lib': 3333333"
         )]
@@ -551,7 +552,7 @@ fn submodule_commit_refs_must_name_a_group_and_one_of_its_commits() {
     assert_eq!(
         with_ref(json!({"kind": "submodule_commit", "id": "3333333", "submodule": "vendor/old"})),
         [format!(
-            "{at}: ref submodule_commit '3333333' is not a listed commit of submodule \
+            "{ITEM_AT}: ref submodule_commit '3333333' is not a listed commit of submodule \
              'vendor/old'; valid commit ids of submodule 'vendor/old': none"
         )]
     );
