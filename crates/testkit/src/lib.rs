@@ -44,8 +44,9 @@
 //! filters, fsmonitor, pager), for proving that no tool runs them.
 //!
 //! [`text`] has assertions on text that show the text when they fail
-//! ([`assert_contains`], [`assert_lacks`], [`assert_starts_with`], …), instead
-//! of `assert!(text.contains(…), "{text}")` written out again in every test.
+//! ([`assert_contains`], [`assert_lacks`], [`assert_starts_with`], …, and
+//! [`line_containing`], which finds the line a test looks at), instead of
+//! `assert!(text.contains(…), "{text}")` written out again in every test.
 //!
 //! [`files_under`] lists the files a run left below a directory (session logs,
 //! traces, artifacts), [`texts_under`] with their text; [`runtime`] is the tokio runtime async tests block on;
@@ -80,6 +81,7 @@ pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
 pub use shared::{Team, bare_beside, bare_git, field_strs, twenty_lines};
 pub use text::{
     assert_contains, assert_contains_all, assert_ends_with, assert_lacks, assert_starts_with,
+    line_containing,
 };
 
 use std::cell::Cell;

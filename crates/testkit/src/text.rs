@@ -49,6 +49,16 @@ pub fn assert_ends_with(text: &str, suffix: &str) {
     }
 }
 
+/// The first line of `text` that contains `needle`; fails, showing the text,
+/// when none does.
+#[track_caller]
+pub fn line_containing<'a>(text: &'a str, needle: &str) -> &'a str {
+    match text.lines().find(|line| line.contains(needle)) {
+        Some(line) => line,
+        None => fail("to have a line containing", needle, text),
+    }
+}
+
 #[track_caller]
 fn fail(expected: &str, needle: &str, text: &str) -> ! {
     let mut end = text.len().min(SHOWN);

@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call};
+use testkit::{
+    FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_with, call, line_containing,
+};
 
 use crate::support::{Run, region, ultragit_with, with, write_note};
 
@@ -561,11 +563,7 @@ fn verbose_ends_with_the_runs_turns_and_tokens() {
     let (repo, _, server) = configured();
     let run = with_key(&repo, &["annotate", "-v"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let stats = run
-        .stderr
-        .lines()
-        .find(|line| line.contains("annotate.stats"))
-        .unwrap_or_else(|| panic!("no statistics: {run:?}"));
+    let stats = line_containing(&run.stderr, "annotate.stats");
     // Three calls, as the fake reports each: 11 tokens in, 7 out.
     assert_contains(stats, "turns=3 input_tokens=33 output_tokens=21");
     assert_contains(stats, "sent_tokens_estimated=");

@@ -2,7 +2,7 @@
 //! configured context window, over real HTTP against the fake server.
 
 use serde_json::json;
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, call};
+use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, call, line_containing};
 use ultragit_annotate::AnnotateConfig;
 
 use crate::support::{chat, context, emit, provider, region, run_agent};
@@ -332,10 +332,7 @@ fn the_trace_ends_with_the_runs_turns_and_tokens() {
         ))
         .unwrap();
     let shown = String::from_utf8(sink.into_inner()).unwrap();
-    let stats = shown
-        .lines()
-        .find(|l| l.contains("annotate.stats"))
-        .unwrap_or_else(|| panic!("{shown}"));
+    let stats = line_containing(&shown, "annotate.stats");
     assert_contains(stats, "turns=1 input_tokens=");
     assert_contains(stats, "output_tokens=");
     assert_contains(stats, "sent_tokens_estimated=");
