@@ -1,5 +1,6 @@
-//! Each format's parser on real-world samples (`data/samples.json`), and what
-//! text that is not the format yields (`data/errors.json`).
+//! Which file is which lockfile (`data/kinds.json`), each format's parser on
+//! real-world samples (`data/samples.json`), and what text that is not the
+//! format yields (`data/errors.json`).
 
 use std::fs;
 use std::path::Path;
@@ -9,47 +10,12 @@ use serde_json::Value;
 
 use crate::{check, parse_error};
 
-// -- kinds ---------------------------------------------------------------
+// -- the tables ----------------------------------------------------------
 
-#[test]
-fn kind_of_matches_exact_file_names() {
-    let cases = [
-        ("Cargo.lock", Some(LockKind::Cargo)),
-        ("crates/x/Cargo.lock", Some(LockKind::Cargo)),
-        ("web/package-lock.json", Some(LockKind::Npm)),
-        ("npm-shrinkwrap.json", Some(LockKind::Npm)),
-        ("yarn.lock", Some(LockKind::Yarn)),
-        ("pnpm-lock.yaml", Some(LockKind::Pnpm)),
-        ("poetry.lock", Some(LockKind::Poetry)),
-        ("py/uv.lock", Some(LockKind::Uv)),
-        ("go.sum", Some(LockKind::GoSum)),
-        ("Gemfile.lock", Some(LockKind::Bundler)),
-        ("php\\composer.lock", Some(LockKind::Composer)),
-        ("cargo.lock", None),
-        ("Cargo.lock.orig", None),
-        ("package.json", None),
-        ("go.mod", None),
-        ("Cargo.lock/README", None),
-        ("", None),
-    ];
-    for (path, kind) in cases {
-        assert_eq!(kind_of(path), kind, "{path}");
-    }
-}
-
-#[test]
-fn kind_names_are_ecosystem_labels() {
-    let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
-    assert_eq!(
-        names,
-        [
-            "Cargo", "npm", "Yarn", "pnpm", "Poetry", "uv", "Go", "Bundler", "Composer"
-        ]
-    );
-    assert_eq!(LockKind::Npm.to_string(), "npm");
-}
-
-// -- samples -------------------------------------------------------------
+/// File paths and the kind of lockfile `kind_of` must take each for: an
+/// object per case with its `path` and `kind` (a `LockKind` variant, or `null`
+/// for none).
+const KINDS: &str = include_str!("data/kinds.json");
 
 /// What each format's parser must find: an object per case with what it is
 /// `about`, the format's `kind` (a `LockKind` variant), the lockfile as a
@@ -81,6 +47,31 @@ fn kind(case: &Value) -> LockKind {
         .find(|kind| format!("{kind:?}") == name)
         .unwrap_or_else(|| panic!("no lockfile kind {name}"))
 }
+
+// -- kinds ---------------------------------------------------------------
+
+#[test]
+fn kind_of_matches_exact_file_names() {
+    for case in cases(KINDS) {
+        let path = text(&case, "path");
+        let expected = (!case["kind"].is_null()).then(|| kind(&case));
+        assert_eq!(kind_of(path), expected, "{path}");
+    }
+}
+
+#[test]
+fn kind_names_are_ecosystem_labels() {
+    let names: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "Cargo", "npm", "Yarn", "pnpm", "Poetry", "uv", "Go", "Bundler", "Composer"
+        ]
+    );
+    assert_eq!(LockKind::Npm.to_string(), "npm");
+}
+
+// -- samples -------------------------------------------------------------
 
 #[test]
 fn each_sample_yields_its_packages() {
