@@ -1,4 +1,5 @@
-//! Hand-built release evidence for the release modules' unit tests.
+//! Hand-built release evidence for the release modules' unit tests, and the
+//! reader of their tables of cases ([`grouped`]).
 
 use gitctx::ObjectId;
 
@@ -95,4 +96,20 @@ pub fn submodules(
             links: None,
         },
     ]
+}
+
+/// Every item of a table of cases in groups (a JSON array of objects, each
+/// with what it is `about` and its items under `key`), with its group.
+pub fn grouped(table: &str, key: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
+    let groups: Vec<serde_json::Value> =
+        serde_json::from_str(table).expect("a table of cases is a JSON array");
+    groups
+        .iter()
+        .flat_map(|group| {
+            let items = group[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("no {key} in {group}"));
+            items.iter().map(|item| (group.clone(), item.clone()))
+        })
+        .collect()
 }

@@ -2,9 +2,8 @@ use commit_text::{issue_references, pull_requests};
 use git_agent_core::classify::Class;
 use gitctx::ObjectId;
 
-use serde_json::Value;
-
 use super::*;
+use crate::fixtures::grouped;
 use crate::signals::{commit_signals, signal_of};
 
 fn id(seed: &str) -> ObjectId {
@@ -97,40 +96,37 @@ const ONE_COMMIT_CASES: &str = include_str!("one_commit_cases.json");
 
 #[test]
 fn each_commit_is_judged_as_its_case_says() {
-    let groups: Vec<Value> = serde_json::from_str(ONE_COMMIT_CASES).expect("the cases are JSON");
-    for group in &groups {
-        for case in group["cases"].as_array().expect("a group's cases") {
-            let text = |i: usize| {
-                case[i]
-                    .as_str()
-                    .unwrap_or_else(|| panic!("no text at {i}: {case}"))
-            };
-            let paths: Vec<&str> = case[2]
-                .as_array()
-                .expect("paths")
-                .iter()
-                .map(|p| p.as_str().expect("a path"))
-                .collect();
-            let section: Section = serde_json::from_value(case[3].clone()).expect("a section");
-            let include = case[4].as_bool().expect("include");
-            let confidence = match text(5) {
-                "high" => High,
-                "medium" => Medium,
-                "low" => Low,
-                other => panic!("no confidence {other}"),
-            };
-            let got = candidates(&[commit(text(0), text(1), &paths)], &[]);
-            let got: Vec<Expected<'_>> = got
-                .iter()
-                .map(|c| (c.section, c.include, c.confidence, c.draft.as_str()))
-                .collect();
-            assert_eq!(
-                got,
-                [(section, include, confidence, text(6))],
-                "{}: {case}",
-                group["about"]
-            );
-        }
+    for (group, case) in grouped(ONE_COMMIT_CASES, "cases") {
+        let text = |i: usize| {
+            case[i]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text at {i}: {case}"))
+        };
+        let paths: Vec<&str> = case[2]
+            .as_array()
+            .expect("paths")
+            .iter()
+            .map(|p| p.as_str().expect("a path"))
+            .collect();
+        let section: Section = serde_json::from_value(case[3].clone()).expect("a section");
+        let include = case[4].as_bool().expect("include");
+        let confidence = match text(5) {
+            "high" => High,
+            "medium" => Medium,
+            "low" => Low,
+            other => panic!("no confidence {other}"),
+        };
+        let got = candidates(&[commit(text(0), text(1), &paths)], &[]);
+        let got: Vec<Expected<'_>> = got
+            .iter()
+            .map(|c| (c.section, c.include, c.confidence, c.draft.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [(section, include, confidence, text(6))],
+            "{}: {case}",
+            group["about"]
+        );
     }
 }
 

@@ -1,18 +1,7 @@
 use lockfile_diff::LockKind;
 
 use super::*;
-
-#[track_caller]
-fn check(path: &str, expected: Signal) {
-    assert_eq!(signal_of(path, &Class::Handwritten), expected, "{path}");
-}
-
-#[track_caller]
-fn check_all(paths: &[&str], expected: Signal) {
-    for path in paths {
-        check(path, expected);
-    }
-}
+use crate::fixtures::grouped;
 
 #[test]
 fn class_comes_first() {
@@ -40,217 +29,21 @@ fn binary_falls_through_to_the_path() {
     );
 }
 
-#[test]
-fn tests() {
-    check_all(
-        &[
-            "tests/it/main.rs",
-            "crates/x/tests/a.rs",
-            "src/test/java/AppTest.java",
-            "web/__tests__/app.js",
-            "spec/models/user_spec.rb",
-            "specs/a.rb",
-            "pkg/testdata/in.txt",
-            "fixtures/a.json",
-            "e2e/login.ts",
-            "Tests/Thing.cs",
-            "pkg/server_test.go",
-            "src/parse_test.rs",
-            "app/test_views.py",
-            "app/views_test.py",
-            "conftest.py",
-            "src/app.test.tsx",
-            "src/app.spec.ts",
-            "src/util.test.mjs",
-            "src/util.spec.jsx",
-        ],
-        Signal::Tests,
-    );
-    // Look-alikes.
-    check_all(
-        &["src/testing.rs", "src/latest.py", "src/app.test.css"],
-        Signal::Runtime,
-    );
-}
+/// Paths and the signal each must get (a hand-written file): groups with what
+/// they are `about`, the `signal` (as it serializes) and the `paths`.
+const PATHS: &str = include_str!("paths.json");
 
 #[test]
-fn docs() {
-    check_all(
-        &[
-            "docs/guide/install.html",
-            "doc/api.txt",
-            "README.md",
-            "crates/x/README.md",
-            "guide.mdx",
-            "index.rst",
-            "manual.adoc",
-            "LICENSE",
-            "LICENSE-MIT",
-            "LICENSE.txt",
-            "license",
-            "CHANGELOG",
-            "AUTHORS",
-            "CONTRIBUTING",
-            "NOTICE",
-        ],
-        Signal::Docs,
-    );
-    check_all(&["src/license.rs", "src/authors.py"], Signal::Runtime);
-}
-
-#[test]
-fn tooling() {
-    check_all(
-        &[
-            ".github/workflows/ci.yml",
-            ".gitlab-ci.yml",
-            ".circleci/config.yml",
-            ".ci/run.sh",
-            "ci/build.sh",
-            "xtask/src/main.rs",
-            "scripts/release.sh",
-            ".husky/pre-commit",
-            ".editorconfig",
-            ".gitignore",
-            ".gitattributes",
-            ".pre-commit-config.yaml",
-            "rustfmt.toml",
-            "clippy.toml",
-            ".eslintrc.json",
-            "web/.prettierrc",
-            "Makefile",
-            "justfile",
-        ],
-        Signal::Tooling,
-    );
-}
-
-#[test]
-fn dependency_manifests() {
-    check_all(
-        &[
-            "Cargo.toml",
-            "crates/x/Cargo.toml",
-            "web/package.json",
-            "pyproject.toml",
-            "requirements.txt",
-            "requirements-dev.txt",
-            "go.mod",
-            "Gemfile",
-            "composer.json",
-            "setup.py",
-            "setup.cfg",
-            "Pipfile",
-            "mylib.gemspec",
-            "pom.xml",
-            "build.gradle",
-            "app/build.gradle.kts",
-        ],
-        Signal::Dependency,
-    );
-}
-
-#[test]
-fn cli() {
-    check_all(
-        &[
-            "src/cli/args.rs",
-            "cmd/server/server.go",
-            "src/bin/tool.rs",
-            "bins/git-agent/src/run.rs",
-            "app/commands/deploy.py",
-            "src/main.rs",
-            "main.go",
-            "pkg/__main__.py",
-            "tool/cli.py",
-            "src/cli.rs",
-            "src/cli.ts",
-            "web/cli.js",
-            "cli.go",
-        ],
-        Signal::Cli,
-    );
-}
-
-#[test]
-fn api() {
-    check_all(
-        &[
-            "proto/user.proto",
-            "schema/user.proto",
-            "openapi.yaml",
-            "spec-less/openapi-v2.json",
-            "swagger.json",
-            "schema.graphql",
-            "queries/user.gql",
-            "src/api/handlers.rs",
-        ],
-        Signal::Api,
-    );
-}
-
-#[test]
-fn config_schema() {
-    check_all(
-        &[
-            "config.schema.json",
-            "settings.example",
-            ".env.example",
-            "app.conf.sample",
-            "config/default.toml",
-            "configs/prod.yaml",
-            "src/settings/mod.rs",
-            "deploy/nginx.conf",
-            "helm/templates/svc.yaml",
-            "k8s/deployment.yaml",
-            "charts/app/Chart.yaml",
-            "Dockerfile",
-            "docker/Dockerfile.prod",
-            "docker-compose.yml",
-            "docker-compose.override.yaml",
-            "compose.yaml",
-            "values.yaml",
-            "config.toml",
-            "app/config.json",
-            "settings.py",
-        ],
-        Signal::ConfigSchema,
-    );
-}
-
-#[test]
-fn runtime() {
-    check_all(
-        &["src/lib.rs", "server/handler.go", "app.py", "src/config.rs"],
-        Signal::Runtime,
-    );
-}
-
-#[test]
-fn precedence() {
-    let cases = [
-        // Tests before everything else.
-        ("tests/fixtures/config.toml", Signal::Tests),
-        ("docs/tests/x.md", Signal::Tests),
-        ("src/cli/main_test.go", Signal::Tests),
-        // Docs before tooling, CLI, API and config.
-        ("cli/README.md", Signal::Docs),
-        ("docs/api/openapi.yaml", Signal::Docs),
-        (".github/PULL_REQUEST_TEMPLATE.md", Signal::Docs),
-        // Tooling before manifests and CLI.
-        ("xtask/Cargo.toml", Signal::Tooling),
-        ("scripts/cli.py", Signal::Tooling),
-        // Manifests before CLI and config.
-        ("cmd/tool/Cargo.toml", Signal::Dependency),
-        ("config/package.json", Signal::Dependency),
-        // CLI before API and config.
-        ("src/api/main.rs", Signal::Cli),
-        ("cli/config.toml", Signal::Cli),
-        // API before config.
-        ("config/api.proto", Signal::Api),
-    ];
-    for (path, expected) in cases {
-        check(path, expected);
+fn each_path_gets_its_signal() {
+    for (group, path) in grouped(PATHS, "paths") {
+        let path = path.as_str().expect("a path");
+        let signal = signal_of(path, &Class::Handwritten);
+        assert_eq!(
+            serde_json::to_value(signal).expect("a signal serializes"),
+            group["signal"],
+            "{}: {path} is {signal:?}",
+            group["about"]
+        );
     }
 }
 
