@@ -4,8 +4,8 @@
 //! `gitctx::blame_carry::MAX_CARRY_STEPS` first-parent steps behind HEAD and
 //! every local branch, see `gitctx::blame_cache`), then carries the blame of
 //! every file a read has blamed before — the files whose notes agents read —
-//! forward to HEAD, without ever running `git blame` (at most one
-//! `git diff-tree` per file). The next `ultragit read` at HEAD then starts no
+//! forward to HEAD, without running git (the new commits' diffs of each file
+//! are computed in-process). The next `ultragit read` at HEAD then starts no
 //! git process for blame. It does the same for the outline cache
 //! (`.git/ultragit/cache/outline/`, see `ultragit_read::outline_cache`): the
 //! outlines of the files read before, where they changed at HEAD, are carried

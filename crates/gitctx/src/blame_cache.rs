@@ -11,7 +11,7 @@
 //! **Carried forward.** When nothing is known at the commit asked about, a
 //! blame cached at an ancestor up to [`crate::blame_carry::MAX_CARRY_STEPS`]
 //! first-parent steps back is carried forward to it
-//! ([`crate::blame_carry`]: one `git diff-tree` for the commits in between);
+//! ([`crate::blame_carry`]: the commits in between diffed in-process);
 //! only the lines that carrying leaves unknown are blamed, and the result is
 //! stored at the commit asked about, under its own key.
 //! [`Repo::blame_cached_outcome`] says whether that happened and how many git
@@ -116,8 +116,8 @@ impl BlameCache {
     }
 
     /// Carries this cache's blame of `path` at an ancestor of `repo`'s HEAD
-    /// forward to HEAD and stores it there, never running `git blame` (at
-    /// most one `git diff-tree`); `None` when HEAD's blame of the path is
+    /// forward to HEAD and stores it there, never running git (the steps are
+    /// diffed in-process); `None` when HEAD's blame of the path is
     /// known already, the file is not at HEAD, or nothing can be carried.
     /// Best effort. A read starts it on another thread while it reads and
     /// parses the file, so that the blame it asks for next is served from
@@ -160,9 +160,9 @@ pub struct CacheOutcome {
     /// commit, and how many first-parent steps back it is
     /// ([`crate::blame_carry`]); `None` when nothing was carried.
     pub carried_from: Option<(ObjectId, u32)>,
-    /// The git processes the call started: 0 when the cache knew every line,
-    /// at most 2 when carrying (the diffs, then one blame of the unknown
-    /// lines).
+    /// The git processes the call started: 0 when the cache knew every line
+    /// or carrying knew them all (its diffs run in-process), else 1 (one
+    /// blame of the unknown lines).
     pub git_processes: u32,
 }
 
@@ -268,7 +268,7 @@ impl Repo {
         })?;
         let outcome = CacheOutcome {
             carried_from: Some((carried.from, carried.steps)),
-            git_processes: carried.processes,
+            git_processes: 0,
         };
         Some((carried.known, outcome))
     }

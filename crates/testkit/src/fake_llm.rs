@@ -127,11 +127,11 @@ type Responder = Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
 /// A responder ([`FakeLlm::respond_with`]) that plays ultragit's writing agent
 /// over Chat Completions, for any number of commits at once: it reads each
 /// request's conversation and
-/// 1. with no tool result yet, calls `get_diff` — or, when `file` is given,
-///    emits the region at once (every commit changes that file);
-/// 2. after one tool result, emits an `emit_annotation` for line 1 of `file`, or
-///    of the first file the diff shows (`=== <path> (`);
-/// 3. after that, ends with a one-sentence summary.
+/// 1. before it has emitted, emits an `emit_annotation` for line 1 of `file`,
+///    or of the first file a diff in the conversation shows (`=== <path> (`:
+///    the first message carries the diff when it fits) — and when there is no
+///    diff to read yet, calls `get_diff`;
+/// 2. after its emission's result, ends with a one-sentence summary.
 ///
 /// Every reply is delayed by `delay` (the model's latency; zero for none).
 pub fn annotator(
@@ -175,21 +175,24 @@ pub fn annotator(
                 }),
             )])
         };
-        let reply = match (results.len(), &file) {
-            (0, Some(file)) => emit(file),
-            (0, None) => {
-                Reply::tool_calls(vec![call("call_diff", "get_diff", serde_json::json!({}))])
-            }
-            (1, None) => {
-                let shown = results[0]["content"].as_str().unwrap_or("");
-                let path = shown
-                    .split("=== ")
-                    .nth(1)
-                    .and_then(|rest| rest.split(" (").next())
-                    .unwrap_or("unknown");
-                emit(path)
-            }
-            _ => Reply::text("Annotated by the fake annotator."),
+        let emitted = results.iter().any(|m| m["tool_call_id"] == "call_emit");
+        // The first file a diff in the conversation shows.
+        let shown = || {
+            texts
+                .iter()
+                .find_map(|text| text.split("=== ").nth(1))
+                .and_then(|rest| rest.split(" (").next())
+                .map(str::to_owned)
+        };
+        let reply = match (emitted, &file) {
+            (true, _) => Reply::text("Annotated by the fake annotator."),
+            (false, Some(file)) => emit(file),
+            (false, None) => match shown() {
+                Some(path) => emit(&path),
+                None => {
+                    Reply::tool_calls(vec![call("call_diff", "get_diff", serde_json::json!({}))])
+                }
+            },
         };
         if delay.is_zero() {
             reply

@@ -411,6 +411,7 @@ fn prompt_tokens() -> u64 {
         tools::Scope {
             files: Vec::new(),
             summarize_diff: false,
+            not_offered: Vec::new(),
         },
         tools::Collector::default(),
     );

@@ -51,8 +51,10 @@ and file tools show). For ast_anchor.name use the unit's qualified name as the A
 outline gives it, in the language's own style (`MqttClient::connect`,
 `Session.refresh`, `store.Store.Get`, a C function's plain name). Use cross-cutting
 concerns (emit_cross_cutting) for groups of regions that must change together. When
-you have emitted every annotation, reply with a one-sentence summary of the commit and
-stop.";
+you have read enough, make every emit call in one reply, with a one-sentence summary of
+the commit as its text: the run ends there if every emission is accepted. If nothing is
+worth annotating (formatting, a version bump, documentation only), emit nothing and
+reply with one sentence saying why.";
 
 /// The enhanced addition, with the author's context filled in.
 pub(crate) fn enhanced(author: &AuthorContext) -> String {
@@ -153,14 +155,6 @@ pub(crate) fn structured_prompt(context_text: &str) -> String {
     )
 }
 
-/// What the first message says when the model may rightly find nothing to
-/// record.
-pub(crate) const DECLINE: &str = "If nothing in these changes is worth annotating (formatting, \
-     a version bump, documentation only), emit nothing and reply with one sentence saying why. \
-     When you have read enough, make every emit call in one reply and put the one-sentence \
-     summary of the commit in that same reply's text: the run ends there if every emission \
-     is accepted.";
-
 /// The grounded first message: the task ([`user_prompt`]), the commit (SHA,
 /// author, date, parents, message, author context or squash sources), the
 /// files of this run with their change statistics, and their diff when it fits
@@ -180,6 +174,18 @@ pub fn first_message(
     diff_budget: u32,
     commit_budget: u32,
 ) -> String {
+    grounded_message(context, files, chunk, diff_budget, commit_budget).0
+}
+
+/// [`first_message`], and whether it carries the run's whole diff and whole
+/// file list (then the diff tools have nothing to add: [`tools::Scope::lean`]).
+pub(crate) fn grounded_message(
+    context: &AnnotationContext,
+    files: &[String],
+    chunk: Option<(usize, usize)>,
+    diff_budget: u32,
+    commit_budget: u32,
+) -> (String, bool) {
     let room = commit_budget as usize * 4;
     // A chunk names its files in the task too: as many as fit a tenth.
     let named = chunk.map(|_| named_files(files, room / 10));
@@ -188,7 +194,7 @@ pub fn first_message(
             .zip(named.as_ref())
             .map(|((index, count), named)| (index, count, named.as_slice())),
     );
-    text.push_str(&format!("\n{DECLINE}\n\n"));
+    text.push_str("\n\n");
     let diffs: Vec<&gitctx::FileDiff> = files.iter().filter_map(|f| context.diff_for(f)).collect();
     let (added, deleted) = diffs
         .iter()
@@ -221,10 +227,12 @@ pub fn first_message(
     let commit_room = left.saturating_sub(listing_room).max(MIN_PART);
     text.push_str(&cut_commit(&commit, commit_room));
     text.push_str(&header);
-    text.push_str(&file_rows(&rows, listing_room.max(MIN_PART)));
+    let (listed, whole_list) = file_rows(&rows, listing_room.max(MIN_PART));
+    text.push_str(&listed);
     let (diff, _) = tools::scope_diff(context, files);
     let tokens = agent::estimate_tokens(&diff);
-    if tokens <= diff_budget {
+    let whole_diff = tokens <= diff_budget;
+    if whole_diff {
         text.push_str("\nDiff (line numbers are the file's at this commit):\n");
         text.push_str(&diff);
     } else {
@@ -236,7 +244,7 @@ pub fn first_message(
             tools::thousands(u64::from(diff_budget))
         ));
     }
-    text
+    (text, whole_diff && whole_list)
 }
 
 /// The least room, in bytes, the commit's description and the file list each
@@ -283,8 +291,8 @@ fn cut_commit(text: &str, room: usize) -> String {
 }
 
 /// The rows of the file list that fit `room` bytes, then how many more there
-/// are and where they are listed.
-fn file_rows(rows: &[String], room: usize) -> String {
+/// are and where they are listed; and whether every row fit.
+fn file_rows(rows: &[String], room: usize) -> (String, bool) {
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
         if out.len() + row.len() > room {
@@ -292,11 +300,11 @@ fn file_rows(rows: &[String], room: usize) -> String {
                 "  … and {} more files: get_diff lists them all, get_diff_for_file shows one\n",
                 rows.len() - i
             ));
-            break;
+            return (out, false);
         }
         out.push_str(row);
     }
-    out
+    (out, true)
 }
 
 /// The largest char boundary of `text` at or below `at`.

@@ -324,9 +324,10 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             .filter_map(|f| context.diff_for(f))
             .map(gitctx::FileDiff::changed_lines)
             .sum();
-        let scope = Scope {
+        let mut scope = Scope {
             files: files.clone(),
             summarize_diff: lines > config.max_diff_lines || (chunked && lines > CHUNK_LINE_BUDGET),
+            not_offered: Vec::new(),
         };
         let system = prompt::system_prompt(context.author_context.as_ref());
         let probe = tools::registry(shared.clone(), scope.clone(), collector.clone());
@@ -334,6 +335,16 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             + agent::estimate_tokens(&serde_json::to_string(&probe.specs()).unwrap_or_default());
         let budget = Budget::new(window, config.max_tokens_per_response, fixed);
         let diff_budget = if scope.summarize_diff { 0 } else { budget.diff };
+        // The budget counts every tool; the run offers only those that can add
+        // to the first message, which makes each request smaller still.
+        let (opening, whole_diff) = prompt::grounded_message(
+            context,
+            files,
+            chunked.then_some((index, chunks.len())),
+            diff_budget,
+            budget.commit,
+        );
+        scope.not_offered = Scope::lean(context, whole_diff);
         let task = Task {
             name: if chunked {
                 format!("annotate chunk {}/{}", index + 1, chunks.len())
@@ -341,13 +352,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
                 "annotate".to_owned()
             },
             system,
-            messages: vec![Message::user(prompt::first_message(
-                context,
-                files,
-                chunked.then_some((index, chunks.len())),
-                diff_budget,
-                budget.commit,
-            ))],
+            messages: vec![Message::user(opening)],
             tools: tools::registry_within(shared.clone(), scope, collector.clone(), budget),
             format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
             json_format: None,

@@ -13,6 +13,12 @@
 //! those lines — and refuses a mismatch with the units nearby, so the model can
 //! correct itself.
 //!
+//! A run is offered only the tools that can add to its conversation
+//! ([`Scope::lean`]): not the diff tools when the first message carries the
+//! whole diff and file list, not `get_recent_annotations` when the commit's
+//! context holds none (the tool answers from those alone). `get_ast_outline`
+//! answers one line per unit (`L10-17 method Client::connect | pub fn …`).
+//!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
 //! false` on every object, and bounds on every number. Each tool is one
@@ -76,6 +82,27 @@ pub struct Scope {
     pub files: Vec<String>,
     /// `get_diff` answers with a per-file summary instead of the diff.
     pub summarize_diff: bool,
+    /// Tools not offered in this run, by name, because the conversation
+    /// already holds all they could answer ([`Scope::lean`]). Their
+    /// definitions would only cost tokens on every request.
+    pub not_offered: Vec<&'static str>,
+}
+
+impl Scope {
+    /// The tools a run over `context` can leave out: the diff tools when
+    /// `whole_diff_in_prompt` (the first message carries the run's whole diff
+    /// and file list), and `get_recent_annotations` when the context holds no
+    /// recent annotation (the tool answers only from those).
+    pub fn lean(context: &AnnotationContext, whole_diff_in_prompt: bool) -> Vec<&'static str> {
+        let mut left_out = Vec::new();
+        if whole_diff_in_prompt {
+            left_out.extend([GET_DIFF.name, GET_DIFF_FOR_FILE.name]);
+        }
+        if context.recent_annotations.is_empty() {
+            left_out.push(GET_RECENT_ANNOTATIONS.name);
+        }
+        left_out
+    }
 }
 
 /// The registry of one agent run, with the default budget ([`Budget::default`]).
@@ -95,6 +122,7 @@ pub(crate) fn registry_within(
     collector: Collector,
     budget: Budget,
 ) -> ToolRegistry {
+    let not_offered = scope.not_offered.clone();
     let shared = Shared {
         context,
         scope: Arc::new(scope),
@@ -115,6 +143,9 @@ pub(crate) fn registry_within(
     ];
     let mut registry = ToolRegistry::new(LIMITS);
     for tool in tools {
+        if not_offered.contains(&tool.name()) {
+            continue;
+        }
         registry
             .register(tool)
             .expect("the annotation tools have distinct names and strict schemas");
@@ -524,16 +555,11 @@ fn get_ast_outline(
         })));
     };
     let room = limits.max_bytes.saturating_sub(TRUNCATION_OVERHEAD);
-    let mut outline: Vec<Value> = Vec::new();
+    let mut outline: Vec<String> = Vec::new();
     let mut bytes = 0;
     for unit in units.iter().skip(from - 1) {
-        let entry = json!({
-            "kind": unit.kind.as_str(),
-            "name": unit.qualified_name,
-            "signature": unit.signature,
-            "lines": {"start": unit.lines.start, "end": unit.lines.end},
-        });
-        bytes += entry.to_string().len() + 1;
+        let entry = unit.to_string();
+        bytes += entry.len() + 3;
         if bytes > room || outline.len() >= limits.max_entries {
             break;
         }
@@ -541,7 +567,7 @@ fn get_ast_outline(
     }
     let shown = outline.len();
     let rest = units.len().saturating_sub(from - 1);
-    let data = json!({"path": path, "outline": outline});
+    let data = json!({"path": path, "format": OUTLINE_FORMAT, "outline": outline});
     if shown >= rest {
         return Ok(ToolOutput::complete(data));
     }
@@ -559,6 +585,11 @@ fn get_ast_outline(
         },
     ))
 }
+
+/// How an outline unit reads in `get_ast_outline`'s answer (`Unit`'s
+/// `Display`: one line per unit, a third of the bytes of a JSON object, on
+/// every later request of the conversation).
+const OUTLINE_FORMAT: &str = "L<start>-<end> <kind> <name> | <signature>";
 
 /// The arguments of `get_surrounding_context`.
 #[derive(Debug, Deserialize)]

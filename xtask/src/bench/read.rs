@@ -340,10 +340,11 @@ fn carried(fixture: &fixtures::ReadFixture, exe: &Path, anchor: (u32, u32)) -> R
             c.current_dir(dir).arg("read").args(args);
             c
         })?;
-        // Sorted by what they are for: blame (the carried diffs and the
-        // blame of unknown lines) is what the target bounds; gitctx also asks
-        // `git --version` once per program run (to choose how it keeps
-        // attributes out), whatever the read does.
+        // Sorted by what they are for: blame (the blame of unknown lines;
+        // `git diff-tree`, which carrying ran before it diffed in-process) is
+        // what the target bounds; gitctx also asks `git --version` once per
+        // program run, before its first git process (to choose how it keeps
+        // attributes out).
         let subcommand = |line: &String| line.split(' ').next().unwrap_or("").to_owned();
         let for_blame = logged
             .iter()

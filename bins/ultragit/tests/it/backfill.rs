@@ -20,6 +20,10 @@ use crate::support::{Run, ultragit_with};
 /// hanging it. Never asserted on as a duration.
 const PATIENCE: Duration = Duration::from_secs(120);
 
+/// Model calls the fake annotator takes per commit: the first message carries
+/// the diff, so it emits at once, then gives the summary.
+const CALLS: usize = 2;
+
 /// A repository of `n` commits, each rewriting `src/counter.rs`; returns them
 /// newest first.
 fn history(n: usize) -> (TestRepo, Vec<String>) {
@@ -52,12 +56,12 @@ fn server_except(
 }
 
 /// [`server`] without delay, except that every request about the
-/// second-oldest commit of a [`history`] (its diff, as get_diff returns it,
+/// second-oldest commit of a [`history`] (its diff, in the first message,
 /// shows "+1") is answered with `reply()`.
 fn server_except_second(reply: impl Fn() -> Reply + Send + Sync + 'static) -> FakeLlm {
     server_except(Duration::ZERO, move |request| {
         let body = String::from_utf8_lossy(&request.body);
-        body.contains("+1\\\\n").then(&reply)
+        body.contains("+1\\n").then(&reply)
     })
 }
 
@@ -152,15 +156,15 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
         run.stdout,
         format!(
             "backfill: 9 annotated, 0 skipped, 0 failed of 9 commits; {} input and {} output tokens\n",
-            9 * 3 * 11,
-            9 * 3 * 7
+            9 * CALLS * 11,
+            9 * CALLS * 7
         )
     );
     assert_contains(&run.stderr, "backfill: 9 commits to annotate, 4 at once");
     assert!(!run.stderr.contains(KEY));
     let annotated: HashSet<String> = notes(&repo).into_iter().map(|(c, _)| c).collect();
     assert_eq!(annotated, commits.iter().cloned().collect::<HashSet<_>>());
-    assert_eq!(server.requests().len(), 9 * 3);
+    assert_eq!(server.requests().len(), 9 * CALLS);
 
     let again = backfill(&repo, &[]);
     assert_eq!(again.code, 0, "{again:?}");
@@ -168,7 +172,11 @@ fn concurrent_backfill_annotates_every_commit_and_a_rerun_has_nothing_left() {
         again.stdout,
         "backfill: nothing to annotate (of 9 commits in the range, 9 already annotated)\n"
     );
-    assert_eq!(server.requests().len(), 9 * 3, "no model call on a rerun");
+    assert_eq!(
+        server.requests().len(),
+        9 * CALLS,
+        "no model call on a rerun"
+    );
 }
 
 #[test]
@@ -240,7 +248,7 @@ fn a_429_with_retry_after_pauses_the_whole_pool() {
     let exchanges = server.exchanges();
     assert_eq!(
         exchanges.len(),
-        14 * 3 + 1,
+        14 * CALLS + 1,
         "every request once, one retried"
     );
     let limited = exchanges
@@ -381,11 +389,7 @@ fn a_declined_commit_is_counted_as_declined_and_never_retried() {
         "Not annotated: the model found nothing semantic",
     );
     let sent = server.requests().len();
-    assert_eq!(
-        sent,
-        2 * 3 + 2,
-        "the declined one: get_diff, then the decline"
-    );
+    assert_eq!(sent, 2 * CALLS + 1, "the declined one: the decline at once");
     let again = backfill(&repo, &[]);
     assert_eq!(again.code, 0, "{again:?}");
     assert_eq!(
@@ -421,7 +425,7 @@ fn a_too_large_commit_is_skipped_with_a_note_and_no_model_call() {
     );
     assert_eq!(
         server.requests().len(),
-        commits.len() * 3,
+        commits.len() * CALLS,
         "none for the large one"
     );
     let stored = notes(&repo);

@@ -192,8 +192,8 @@ impl BlameCache {
 
     /// Prunes what lies outside `repo`'s kept window, then carries the blame
     /// of up to `max_paths` cached files forward to HEAD
-    /// ([`Repo::blame_carry_forward`]): never a `git blame`, at most one
-    /// `git diff-tree` per file. What the `post-commit` hook runs in the
+    /// ([`Repo::blame_carry_forward`]): never a git process, the steps of
+    /// each file diffed in-process. What the `post-commit` hook runs in the
     /// background, so that the next read at the new HEAD is warm.
     pub fn warm(&self, repo: &Repo, max_paths: usize) -> Result<WarmReport> {
         let window = repo.blame_window()?;

@@ -9,7 +9,7 @@ use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOper
 
 use crate::support::{
     CLIENT_V1, annotate_head, chat, chat_with, client_v2, connect_region, context, emit, provider,
-    region, run_agent, tagged_author, tool_results,
+    region, run_agent, tagged_author, tool_names, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -32,7 +32,6 @@ fn stored(repo: &TestRepo) -> Annotation {
 fn the_full_pipeline_writes_a_note_git_can_show() {
     let (repo, sha) = repo();
     let (server, provider) = chat(vec![
-        Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
         Reply::tool_calls(vec![call(
             "c2",
             "get_ast_outline",
@@ -64,7 +63,7 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
     assert_eq!(note.regions[0].ast_anchor.name, "Client::connect");
     // The model saw the diff and the outline it asked for.
     let requests = server.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 3);
     let first = requests[0].json();
     assert!(
         first["messages"][0]["content"]
@@ -81,13 +80,24 @@ fn the_full_pipeline_writes_a_note_git_can_show() {
     assert_contains(opening, "Message:\nconnect retries three times");
     assert_contains(opening, "src/client.rs (modified, +6 -1)");
     assert_contains(opening, "   11 +        for _ in 0..3 {");
-    assert_eq!(first["tools"].as_array().unwrap().len(), 10);
-    let diff = tool_results(&requests[1].json())[0].clone();
-    assert!(
-        diff["data"]["diff"]
-            .as_str()
-            .unwrap()
-            .contains("for _ in 0..3")
+    // With the whole diff in the first message and no earlier annotation,
+    // the diff tools and get_recent_annotations have nothing to add.
+    assert_eq!(
+        tool_names(&first),
+        [
+            "get_file_content",
+            "get_ast_outline",
+            "get_surrounding_context",
+            "get_commit_info",
+            "search_code",
+            "emit_annotation",
+            "emit_cross_cutting"
+        ]
+    );
+    let outline = tool_results(&requests[1].json())[0].clone();
+    assert_eq!(
+        outline["data"]["outline"][3],
+        "L10-17 method Client::connect | pub fn connect(&self) -> bool"
     );
     // And the read pipeline finds the note for the annotated function.
     let read = ultragit_read::GitReadPipeline::open(repo.path())
@@ -397,11 +407,6 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     assert!(chunks.iter().all(|c| c.len() == 5));
     let mut script = Vec::new();
     for (i, chunk) in chunks.iter().enumerate() {
-        script.push(Reply::tool_calls(vec![call(
-            &format!("d{i}"),
-            "get_diff",
-            json!({}),
-        )]));
         script.push(emit(
             &format!("e{i}"),
             region(
@@ -430,19 +435,23 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     assert_eq!(annotated.annotation.cross_cutting.len(), 1);
     assert_eq!(annotated.annotation.summary, "Adds twenty modules.");
     let requests = server.requests();
-    assert_eq!(requests.len(), 14);
-    let first_prompt = requests[0].json()["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    assert_eq!(requests.len(), 10);
+    let first = requests[0].json();
+    let first_prompt = first["messages"][1]["content"].as_str().unwrap().to_owned();
     assert_contains(&first_prompt, "This is chunk 1 of 4 (3 remaining after it)");
-    // Each chunk's get_diff shows only its own files.
-    let diff = tool_results(&requests[1].json())[0]["data"]["diff"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(diff.matches("=== src/").count(), 5);
-    let cross = requests[12].json();
+    // Each chunk's first message carries the diff of its own files only, so
+    // the diff tools have nothing to add and are not offered.
+    assert_eq!(
+        first_prompt.matches("=== src/").count(),
+        5,
+        "{first_prompt}"
+    );
+    let offered = tool_names(&first);
+    assert!(
+        !offered.contains(&"get_diff") && !offered.contains(&"get_diff_for_file"),
+        "{offered:?}"
+    );
+    let cross = requests[8].json();
     assert_eq!(
         cross["tools"].as_array().unwrap().len(),
         1,

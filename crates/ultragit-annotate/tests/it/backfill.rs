@@ -273,9 +273,10 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
     assert_eq!(summary.skipped, 1, "the whitespace-only commit");
     assert_eq!(summary.failed, 0);
     assert!(summary.complete());
-    // Three model calls per annotated commit, 11 input and 7 output tokens each.
-    assert_eq!(summary.input_tokens, 5 * 3 * 11);
-    assert_eq!(summary.output_tokens, 5 * 3 * 7);
+    // Two model calls per annotated commit (the first message carries the
+    // diff: emit, then the summary), 11 input and 7 output tokens each.
+    assert_eq!(summary.input_tokens, 5 * 2 * 11);
+    assert_eq!(summary.output_tokens, 5 * 2 * 7);
     assert_eq!(started, 6);
     assert_eq!(finished.len(), 6);
     assert!(finished.contains(&(

@@ -48,6 +48,7 @@ fn tool_definitions() {
         Scope {
             files: ctx.paths(),
             summarize_diff: false,
+            not_offered: Vec::new(),
         },
         Arc::new(Mutex::new(Collected::default())),
     );

@@ -143,6 +143,19 @@ pub fn tool_results(body: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// The names of the tools a request offers.
+pub fn tool_names(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A commit id from its hex.
 pub fn id(hex: &str) -> ObjectId {
     hex.parse().unwrap()

@@ -35,6 +35,7 @@ fn head_tools(
     let scope = Scope {
         files: ctx.paths(),
         summarize_diff,
+        not_offered: Vec::new(),
     };
     (registry(ctx, scope, collector.clone()), collector)
 }
@@ -110,11 +111,15 @@ fn file_content_outline_and_surrounding_context() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|u| u["name"].as_str().unwrap())
+        .map(|u| u.as_str().unwrap().split(' ').nth(2).unwrap())
         .collect();
     assert_eq!(
         names,
         ["Client", "Client", "Client::new", "Client::connect"]
+    );
+    assert_eq!(
+        outline["outline"][3],
+        "L10-17 method Client::connect | pub fn connect(&self) -> bool"
     );
     let toml = data(&tools.dispatch("get_ast_outline", &json!({"path": "config/app.toml"})));
     assert!(toml["outline"].is_null());
