@@ -13,18 +13,20 @@
 //! then Ci is its commit, at its line number in Ci. Carrying replays exactly
 //! those per-commit diffs, computed in-process by the same diff code blame
 //! runs: libgit2 vendors git's xdiff, called here with blame's options (Myers,
-//! the indent heuristic, no context) on the two blobs after git's own step
-//! for diffs without context — the common tail is cut, in 1 KiB blocks, back
-//! to a line end ([`trim_common_tail`]) — so the hunks are the ones `git
-//! blame` sees, whatever the configuration or `.gitattributes` say. (Checked
+//! the indent heuristic, no context) on the contents of the two blobs, as
+//! buffers with no repository or path behind them, after git's own step for
+//! diffs without context — the common tail is cut, in 1 KiB blocks, back to
+//! a line end ([`trim_common_tail`]) — so the hunks are the ones `git blame`
+//! sees, whatever the configuration or `.gitattributes` say. (Checked
 //! against `git diff-tree -U0 --diff-algorithm=myers --indent-heuristic` on
 //! every non-merge commit of ripgrep's 25 most changed files, 3,200 diffs:
 //! all equal; without the tail cut, 11 differ.) A single diff from A to HEAD
 //! would not do, since a line deleted and re-added in between, or a repeated
 //! line, can pair up differently across several commits than step by step.
-//! Each blob is read once (a step's new file is the next step's old one), and
-//! a long chain is diffed on two threads, each with its own libgit2 handle:
-//! no git process, where `git diff-tree` inflated every blob twice.
+//! Each blob is read once per thread (a step's new file is the next step's
+//! old one; A's is also read for its length), and a long chain is diffed on
+//! two threads, each with its own libgit2 handle: no git process, where `git
+//! diff-tree` inflated every blob twice.
 //!
 //! **Merges.** A merge whose file equals its first parent's hands every line
 //! to it (git checks the first parent first): an identity step. A merge whose
@@ -42,12 +44,12 @@
 //!
 //! **Configuration cannot make it wrong.** Nothing here reads the user's
 //! configuration: libgit2, which walks the chain and diffs the steps, is
-//! given every diff option and no path (so no attribute or diff driver
-//! applies), and the blame is told the same options on its command line, so
-//! what any configuration says cannot set them apart.
+//! given every diff option and bare buffers (so no attribute, diff driver or
+//! configuration applies), and the blame is told the same options on its
+//! command line, so what any configuration says cannot set them apart.
 //!
 //! **No carrying** (a fresh blame, as before) when: the engine is libgit2
-//! (its diff is not git's); the repository is shallow, has grafts or replace
+//! (its blame is not git's: it passes lines on by its own rules); the repository is shallow, has grafts or replace
 //! refs (parents then differ between libgit2's walk and git's); the chain
 //! meets a root commit, a commit whose parent lacks the path or has it as
 //! another kind of entry (added, deleted, renamed, type-changed), or a merge
@@ -133,7 +135,7 @@ struct Changes {
 /// Whether carrying may be tried in `repo` at all (see the module docs):
 /// not when commits' parents may differ between libgit2's walk and git's.
 /// Nothing here reads configuration: the diff options are fixed
-/// ([`DIFF_OPTIONS`]).
+/// (`diff_options`).
 pub(crate) fn allowed(repo: &Repo) -> bool {
     let common = repo.common_dir();
     if ["shallow", "info/grafts"]
@@ -170,7 +172,7 @@ impl Repo {
         load: impl Fn(ObjectId, u32) -> Known,
     ) -> Option<Carried> {
         let (from, from_blob, steps) = self.carry_chain(head, path, cached)?;
-        let blob = self.inner.find_blob(from_blob).ok()?;
+        let blob = read_bounded(&self.inner, from_blob)?;
         let from_len = count_lines(blob.content());
         let known = load(from, from_len);
         if known.entries.is_empty() {
@@ -240,73 +242,64 @@ impl Repo {
     /// module docs), on two threads for a long chain; `None` when a blob
     /// cannot be read or is too large.
     fn step_diffs(&self, steps: &[&Step]) -> Option<HashMap<ObjectId, Changes>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if steps.len() < PARALLEL_STEPS || threads < 2 {
+        if steps.len() < PARALLEL_STEPS
+            || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
+        {
             return diff_steps(&self.inner, steps);
         }
         let (older, newer) = steps.split_at(steps.len() / 2);
         let git_dir = self.inner.path().to_path_buf();
         std::thread::scope(|scope| {
-            let other = scope.spawn(move || {
-                let repo = git2::Repository::open(&git_dir).ok()?;
-                diff_steps(&repo, newer)
-            });
-            let mut changes = diff_steps(&self.inner, older);
-            let rest = other.join().ok().flatten();
-            if let (Some(changes), Some(rest)) = (changes.as_mut(), rest) {
-                changes.extend(rest);
-            } else {
-                changes = None;
-            }
-            changes
+            let other = std::thread::Builder::new()
+                .name("gitctx-carry".to_owned())
+                .spawn_scoped(scope, move || {
+                    let repo = git2::Repository::open(&git_dir).ok()?;
+                    diff_steps(&repo, newer)
+                });
+            let Ok(other) = other else {
+                // No second thread to be had: one after the other.
+                return diff_steps(&self.inner, steps);
+            };
+            let mut changes = diff_steps(&self.inner, older)?;
+            changes.extend(other.join().ok().flatten()?);
+            Some(changes)
         })
     }
+}
+
+/// `id`'s blob in `repo`, unless it is larger than [`MAX_CARRY_BLOB_BYTES`]
+/// (its size is read from the object's header, before it is inflated).
+fn read_bounded(repo: &git2::Repository, id: git2::Oid) -> Option<git2::Blob<'_>> {
+    let (size, _) = repo.odb().ok()?.read_header(id).ok()?;
+    (size <= MAX_CARRY_BLOB_BYTES)
+        .then(|| repo.find_blob(id).ok())
+        .flatten()
 }
 
 /// The diffs of consecutive `steps` (oldest first) in `repo`, each blob read
 /// once: a step's file is the next step's parent's.
 fn diff_steps(repo: &git2::Repository, steps: &[&Step]) -> Option<HashMap<ObjectId, Changes>> {
-    let odb = repo.odb().ok()?;
-    let read = |id: git2::Oid| -> Option<git2::Blob<'_>> {
-        let (size, _) = odb.read_header(id).ok()?;
-        (size <= MAX_CARRY_BLOB_BYTES)
-            .then(|| repo.find_blob(id).ok())
-            .flatten()
-    };
     let mut out = HashMap::with_capacity(steps.len());
     let mut last: Option<git2::Blob<'_>> = None;
     for step in steps {
         let old = match last.take() {
             Some(blob) if blob.id() == step.parent_blob => blob,
-            _ => read(step.parent_blob)?,
+            _ => read_bounded(repo, step.parent_blob)?,
         };
-        let new = read(step.blob)?;
-        out.insert(step.commit, step_changes(&old, &new)?);
+        let new = read_bounded(repo, step.blob)?;
+        let (kept_old, kept_new) = trim_common_tail(old.content(), new.content());
+        out.insert(step.commit, cut_changes(kept_old, kept_new)?);
         last = Some(new);
     }
     Some(out)
 }
 
-/// The lines `new` removes from `old` and adds, as `git blame` diffs them
-/// ([`cut_changes`] after [`trim_common_tail`]).
-fn step_changes(old: &git2::Blob<'_>, new: &git2::Blob<'_>) -> Option<Changes> {
-    let (old_text, new_text) = (old.content(), new.content());
-    let (kept_old, kept_new) = trim_common_tail(old_text, new_text);
-    if kept_old.len() == old_text.len() && kept_new.len() == new_text.len() {
-        // Nothing to cut: the blobs themselves, which libgit2 need not hash
-        // again as it does buffers.
-        let patch =
-            git2::Patch::from_blobs(old, None, new, None, Some(&mut diff_options())).ok()?;
-        return patch_changes(&patch);
-    }
-    cut_changes(kept_old, kept_new)
-}
-
 /// The lines `new` removes from `old` and adds, two texts whose common tail
-/// is cut already, as `git blame` diffs them: git's xdiff (libgit2's copy)
-/// with Myers and the indent heuristic, no context. Neither a path nor
-/// anything of the repository reaches the diff, so no attribute or driver
-/// can change it.
+/// is cut already ([`trim_common_tail`]), as `git blame` diffs them: git's
+/// xdiff (libgit2's copy) with Myers and the indent heuristic, no context.
+/// The diff is of two buffers, with no repository and no path behind them, so
+/// no attribute, diff driver or configuration can take part (libgit2 looks a
+/// blob's driver up in its repository's attributes).
 fn cut_changes(old: &[u8], new: &[u8]) -> Option<Changes> {
     let patch = git2::Patch::from_buffers(old, None, new, None, Some(&mut diff_options())).ok()?;
     patch_changes(&patch)

@@ -342,6 +342,11 @@ mod tests {
     fn normalizes_or_refuses_as_each_case_says() {
         let groups: Vec<serde_json::Value> =
             serde_json::from_str(NORMALIZE_CASES).expect("the cases are JSON");
+        let count: usize = groups
+            .iter()
+            .map(|g| g["cases"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!(count, 35, "the table is whole");
         for group in &groups {
             for case in group["cases"].as_array().expect("a group's cases") {
                 let text = |i: usize| {

@@ -43,18 +43,23 @@ diff analysis, code structure, commit message, and surrounding context. Mark all
 constraints as source: \"inferred\". Be more conservative in your claims — state
 when you are uncertain.";
 
-/// How the agent reports lines and finishes; not in the spec's template, needed
+/// How the agent reports lines and anchors; not in the spec's template, needed
 /// for annotations the read pipeline can use.
 pub(crate) const MECHANICS: &str =
     "Give `lines` in the coordinates of the file at this commit (the numbers the diff
 and file tools show). For ast_anchor.name use the unit's qualified name as the AST
 outline gives it, in the language's own style (`MqttClient::connect`,
 `Session.refresh`, `store.Store.Get`, a C function's plain name). Use cross-cutting
-concerns (emit_cross_cutting) for groups of regions that must change together. When
-you have read enough, make every emit call in one reply, with a one-sentence summary of
-the commit as its text: the run ends there if every emission is accepted. If nothing is
-worth annotating (formatting, a version bump, documentation only), emit nothing and
-reply with one sentence saying why.";
+concerns (emit_cross_cutting) for groups of regions that must change together.";
+
+/// How the tool loop ends, and when it may record nothing: for the agent runs
+/// only (the cross-chunk pass and the structured mode are told how to answer
+/// in their own prompts).
+pub(crate) const FINISH: &str =
+    "When you have read enough, make every emit call in one reply, with a one-sentence
+summary of the commit as its text: the run ends there if every emission is accepted.
+If nothing is worth annotating (formatting, a version bump, documentation only), emit
+nothing and reply with one sentence saying why.";
 
 /// The enhanced addition, with the author's context filled in.
 pub(crate) fn enhanced(author: &AuthorContext) -> String {
@@ -105,8 +110,15 @@ fn author_field(value: &str) -> String {
     )
 }
 
-/// The system prompt for a commit with (or without) author context.
+/// The system prompt of an agent run (the tool loop) for a commit with (or
+/// without) author context.
 pub fn system_prompt(author: Option<&AuthorContext>) -> String {
+    format!("{}\n{FINISH}", pass_system_prompt(author))
+}
+
+/// The system prompt without the tool loop's finishing rules ([`FINISH`]):
+/// for the cross-chunk pass and the structured mode.
+pub(crate) fn pass_system_prompt(author: Option<&AuthorContext>) -> String {
     let level = match author {
         Some(author) if author.has_context() => enhanced(author),
         _ => INFERRED.to_owned(),

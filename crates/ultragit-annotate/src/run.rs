@@ -344,7 +344,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             diff_budget,
             budget.commit,
         );
-        scope.not_offered = Scope::lean(context, whole_diff);
+        scope.not_offered = Scope::lean(context, files, whole_diff);
         let task = Task {
             name: if chunked {
                 format!("annotate chunk {}/{}", index + 1, chunks.len())
@@ -621,7 +621,7 @@ async fn cross_chunk_pass(
     let listing = agent::clip_middle(&listing, room).into_owned();
     let task = Task {
         name: "annotate cross-chunk".to_owned(),
-        system: prompt::system_prompt(context.author_context.as_ref()),
+        system: prompt::pass_system_prompt(context.author_context.as_ref()),
         messages: vec![Message::user(prompt::cross_chunk_prompt(&listing))],
         tools: tools::cross_cutting_registry(collector.clone()),
         format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
@@ -740,7 +740,7 @@ pub(crate) fn assemble(
 async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
     let (context, provider, config) = (ask.context, ask.provider, ask.config);
     let window = ask.window;
-    let system = prompt::system_prompt(context.author_context.as_ref());
+    let system = prompt::pass_system_prompt(context.author_context.as_ref());
     let schema = structured_schema();
     // The schema is sent twice (in the prompt and as the response format).
     let fixed = agent::estimate_tokens(&system) + 2 * agent::estimate_tokens(&schema.to_string());

@@ -15,8 +15,9 @@
 //!
 //! A run is offered only the tools that can add to its conversation
 //! ([`Scope::lean`]): not the diff tools when the first message carries the
-//! whole diff and file list, not `get_recent_annotations` when the commit's
-//! context holds none (the tool answers from those alone). `get_ast_outline`
+//! whole diff and file list (a chunk keeps `get_diff_for_file` for the other
+//! chunks' files), not `get_recent_annotations` when the commit's context
+//! holds none (the tool answers from those alone). `get_ast_outline`
 //! answers one line per unit (`L10-17 method Client::connect | pub fn …`).
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
@@ -89,14 +90,23 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The tools a run over `context` can leave out: the diff tools when
-    /// `whole_diff_in_prompt` (the first message carries the run's whole diff
-    /// and file list), and `get_recent_annotations` when the context holds no
-    /// recent annotation (the tool answers only from those).
-    pub fn lean(context: &AnnotationContext, whole_diff_in_prompt: bool) -> Vec<&'static str> {
+    /// The tools a run over `files` of `context` can leave out, when
+    /// `whole_diff_in_prompt` (its first message carries the run's whole diff
+    /// and file list): `get_diff`, and `get_diff_for_file` too when the run
+    /// covers every file of the commit (a chunk's run may still read the other
+    /// chunks' diffs); and, whatever the diff, `get_recent_annotations` when the
+    /// context holds no recent annotation (the tool answers from those alone).
+    pub fn lean(
+        context: &AnnotationContext,
+        files: &[String],
+        whole_diff_in_prompt: bool,
+    ) -> Vec<&'static str> {
         let mut left_out = Vec::new();
         if whole_diff_in_prompt {
-            left_out.extend([GET_DIFF.name, GET_DIFF_FOR_FILE.name]);
+            left_out.push(GET_DIFF.name);
+            if context.paths().iter().all(|path| files.contains(path)) {
+                left_out.push(GET_DIFF_FOR_FILE.name);
+            }
         }
         if context.recent_annotations.is_empty() {
             left_out.push(GET_RECENT_ANNOTATIONS.name);
@@ -559,7 +569,8 @@ fn get_ast_outline(
     let mut bytes = 0;
     for unit in units.iter().skip(from - 1) {
         let entry = unit.to_string();
-        bytes += entry.len() + 3;
+        // Its size in the JSON answer: quoted, escaped, and a comma.
+        bytes += serde_json::to_string(&entry).map_or(entry.len() + 2, |json| json.len()) + 1;
         if bytes > room || outline.len() >= limits.max_entries {
             break;
         }

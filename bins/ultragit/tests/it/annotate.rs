@@ -62,15 +62,17 @@ pub fn retry_region() -> Value {
     )
 }
 
-/// A model that looks at the diff, emits the `retry_connect` region, and sums up.
+/// A model that reads the commit's details (the diff is in its first
+/// message), emits the `retry_connect` region, and sums up.
 pub fn script() -> Vec<Reply> {
     emits(retry_region(), "Adds a retrying connect.")
 }
 
-/// A model that looks at the diff, emits `region`, and answers `summary`.
+/// A model that reads the commit's details (the diff is in its first
+/// message), emits `region`, and answers `summary`.
 pub fn emits(region: Value, summary: &str) -> Vec<Reply> {
     vec![
-        Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
+        Reply::tool_calls(vec![call("c1", "get_commit_info", json!({}))]),
         Reply::tool_calls(vec![call("c2", "emit_annotation", region)]),
         Reply::text(summary),
     ]
@@ -503,7 +505,7 @@ fn max_calls_caps_the_model_calls_and_names_the_limit() {
     // A model that reads for ever.
     server.respond_with(|request| {
         let n = request.json()["messages"].as_array().map_or(0, Vec::len);
-        Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
+        Reply::tool_calls(vec![call(&format!("r{n}"), "get_commit_info", json!({}))])
     });
     configure(&repo, &server);
     let run = with_key(&repo, &["annotate", "--max-calls", "3"]);

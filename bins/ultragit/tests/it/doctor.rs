@@ -260,7 +260,9 @@ fn each_broken_state_is_detected() {
         assert_detected(&repo, broken.name, broken.id, broken.status, broken.says);
     }
     let by_git: Value = serde_json::from_str(BROKEN_BY_GIT).expect("the cases are JSON");
-    for case in by_git.as_array().expect("an array of cases") {
+    let by_git = by_git.as_array().expect("an array of cases");
+    assert_eq!(by_git.len(), 12, "the table is whole");
+    for case in by_git {
         let text = |key: &str| {
             case[key]
                 .as_str()

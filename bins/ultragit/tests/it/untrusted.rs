@@ -208,7 +208,9 @@ fn no_command_runs_a_program_the_repository_configured() {
     let server = FakeLlm::start(
         Flavor::OpenAiChat,
         vec![
-            Reply::tool_calls(vec![call("c1", "get_diff", json!({}))]),
+            // The diff is in the first message (made without any program
+            // the repository names); the model reads the commit's details.
+            Reply::tool_calls(vec![call("c1", "get_commit_info", json!({}))]),
             Reply::tool_calls(vec![call(
                 "c2",
                 "get_file_content",

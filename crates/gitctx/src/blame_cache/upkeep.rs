@@ -50,7 +50,8 @@ pub struct WarmReport {
     pub carried: u64,
     /// Files of code looked at (at most the limit given).
     pub considered: u64,
-    /// git processes started (one diff per carried file at most).
+    /// git processes started: none, as carrying diffs in-process (kept so
+    /// that a report says so).
     pub git_processes: u64,
 }
 

@@ -640,6 +640,60 @@ fn appended(n: usize) -> (TestRepo, Vec<String>) {
     (repo, commits)
 }
 
+/// Carrying over a file of several KiB (so git cuts the common tail before
+/// each step's diff) with many equal lines (so how xdiff pairs them up
+/// matters), along a chain long enough to be diffed on two threads: the
+/// carried blame is git's, line for line, at every commit.
+#[test]
+fn a_long_chain_over_a_large_file_carries_exactly() {
+    let repo = TestRepo::new();
+    let mut lines: Vec<String> = (0..320)
+        .map(|n| match n % 6 {
+            0 => "}".to_owned(),
+            1 => String::new(),
+            2 => "    x += 1;".to_owned(),
+            _ => format!("    let v{n} = step({n});"),
+        })
+        .collect();
+    let mut commits = vec![repo.commit_file("big.rs", content(&lines), "start")];
+    for k in 0..14 {
+        match k % 4 {
+            0 => lines.insert(10 + k * 7, "}".to_owned()),
+            1 => {
+                lines.remove(160 + k);
+            }
+            2 => lines.insert(200, "    x += 1;".to_owned()),
+            _ => lines.push(format!("// appended by {k}")),
+        }
+        commits.push(repo.commit_file("big.rs", content(&lines), &format!("edit {k}")));
+    }
+    assert!(content(&lines).len() > 4 * 1024);
+    let git = open(&repo);
+    for (from, to) in [(0, 14), (3, 14), (0, 9)] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path());
+        git.blame_cached("big.rs", &whole(&commits[from]), &cache)
+            .unwrap();
+        let (entries, outcome) = git
+            .blame_cached_outcome("big.rs", &whole(&commits[to]), &cache)
+            .unwrap();
+        assert_eq!(
+            per_line(&entries),
+            per_line(&git.blame("big.rs", &whole(&commits[to])).unwrap()),
+            "carried from {from} to {to}"
+        );
+        let steps = u32::try_from(to - from).unwrap();
+        assert_eq!(
+            outcome,
+            CacheOutcome {
+                carried_from: Some((commits[from].parse().unwrap(), steps)),
+                git_processes: 0,
+            },
+            "carried from {from} to {to}"
+        );
+    }
+}
+
 #[test]
 fn a_carried_read_starts_no_process_when_the_ancestor_knew_the_lines() {
     let (repo, commits) = appended(20);

@@ -52,8 +52,14 @@ fn kind(case: &Value) -> LockKind {
 
 #[test]
 fn kind_of_matches_exact_file_names() {
-    for case in cases(KINDS) {
+    let table = cases(KINDS);
+    assert_eq!(table.len(), 17, "the table is whole");
+    for case in table {
         let path = text(&case, "path");
+        assert!(
+            case.get("kind").is_some(),
+            "no kind (null for none): {case}"
+        );
         let expected = (!case["kind"].is_null()).then(|| kind(&case));
         assert_eq!(kind_of(path), expected, "{path}");
     }
@@ -75,7 +81,9 @@ fn kind_names_are_ecosystem_labels() {
 
 #[test]
 fn each_sample_yields_its_packages() {
-    for case in cases(SAMPLES) {
+    let table = cases(SAMPLES);
+    assert_eq!(table.len(), 23, "the table is whole");
+    for case in table {
         let about = text(&case, "about");
         let lockfile = match case.get("file") {
             Some(_) => {
@@ -97,7 +105,9 @@ fn each_sample_yields_its_packages() {
 
 #[test]
 fn each_error_says_what_was_wrong() {
-    for case in cases(ERRORS) {
+    let table = cases(ERRORS);
+    assert_eq!(table.len(), 19, "the table is whole");
+    for case in table {
         let about = text(&case, "about");
         let message = parse_error(kind(&case), text(&case, "text"));
         if case.get("is").is_some() {

@@ -35,7 +35,9 @@ const PATHS: &str = include_str!("paths.json");
 
 #[test]
 fn each_path_gets_its_signal() {
-    for (group, path) in grouped(PATHS, "paths") {
+    let paths = grouped(PATHS, "paths");
+    assert_eq!(paths.len(), 131, "the table is whole");
+    for (group, path) in paths {
         let path = path.as_str().expect("a path");
         let signal = signal_of(path, &Class::Handwritten);
         assert_eq!(

@@ -241,7 +241,7 @@ fn running_out_of_turns_keeps_what_was_emitted() {
     for i in 0..2 {
         script.push(Reply::tool_calls(vec![call(
             &format!("r{i}"),
-            "get_diff",
+            "get_commit_info",
             json!({}),
         )]));
     }
@@ -301,7 +301,7 @@ fn no_emissions_is_an_error_of_the_right_kind() {
     );
     // The model keeps reading until its turns run out.
     let mut script: Vec<Reply> = (0..2)
-        .map(|i| Reply::tool_calls(vec![call(&format!("r{i}"), "get_diff", json!({}))]))
+        .map(|i| Reply::tool_calls(vec![call(&format!("r{i}"), "get_commit_info", json!({}))]))
         .collect();
     script.push(Reply::text("I never emitted."));
     let (_s, provider) = chat(script);
@@ -440,7 +440,8 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     let first_prompt = first["messages"][1]["content"].as_str().unwrap().to_owned();
     assert_contains(&first_prompt, "This is chunk 1 of 4 (3 remaining after it)");
     // Each chunk's first message carries the diff of its own files only, so
-    // the diff tools have nothing to add and are not offered.
+    // get_diff has nothing to add and is not offered; get_diff_for_file still
+    // reads the other chunks' files.
     assert_eq!(
         first_prompt.matches("=== src/").count(),
         5,
@@ -448,7 +449,7 @@ fn large_commits_are_annotated_in_chunks_then_across_them() {
     );
     let offered = tool_names(&first);
     assert!(
-        !offered.contains(&"get_diff") && !offered.contains(&"get_diff_for_file"),
+        !offered.contains(&"get_diff") && offered.contains(&"get_diff_for_file"),
         "{offered:?}"
     );
     let cross = requests[8].json();
@@ -502,6 +503,13 @@ fn huge_diffs_are_summarized_for_the_model() {
         Reply::text("Adds a generated table."),
     ]);
     run_agent(&ctx, provider.as_ref(), &config).unwrap();
+    // The first message cannot carry the diff, so the diff tools are offered.
+    let first = server.requests()[0].json();
+    let offered = tool_names(&first);
+    assert!(
+        offered.contains(&"get_diff") && offered.contains(&"get_diff_for_file"),
+        "{offered:?}"
+    );
     let summary = tool_results(&server.requests()[1].json())[0]["data"]["summary"]
         .as_str()
         .unwrap()
@@ -692,7 +700,7 @@ fn max_calls_caps_the_model_calls_of_a_commit() {
     // A model that reads forever.
     let (server, provider) = chat_with(|request| {
         let n = request.json()["messages"].as_array().map_or(0, Vec::len);
-        Reply::tool_calls(vec![call(&format!("r{n}"), "get_diff", json!({}))])
+        Reply::tool_calls(vec![call(&format!("r{n}"), "get_commit_info", json!({}))])
     });
     let config = AnnotateConfig {
         max_calls: 5,
@@ -713,7 +721,11 @@ fn max_calls_cuts_a_run_short_and_keeps_what_was_emitted() {
     let (repo, _) = repo();
     let ctx = context(&repo, "HEAD", None);
     let mut script = vec![emit("a", connect_region("retries"))];
-    script.push(Reply::tool_calls(vec![call("r", "get_diff", json!({}))]));
+    script.push(Reply::tool_calls(vec![call(
+        "r",
+        "get_commit_info",
+        json!({}),
+    )]));
     script.push(Reply::text("Cut short."));
     let (server, provider) = chat(script);
     let config = AnnotateConfig {
@@ -871,7 +883,11 @@ fn a_model_that_keeps_calling_tools_past_the_cap_still_counts_its_tokens() {
         let reply = if results == 0 {
             emit("e", connect_region("retries"))
         } else {
-            Reply::tool_calls(vec![call(&format!("r{results}"), "get_diff", json!({}))])
+            Reply::tool_calls(vec![call(
+                &format!("r{results}"),
+                "get_commit_info",
+                json!({}),
+            )])
         };
         reply.usage(100, 10)
     });

@@ -1,6 +1,7 @@
 //! The gather phase and the triviality check.
 
 use testkit::TestRepo;
+use ultragit_annotate::tools::Scope;
 use ultragit_annotate::{AuthorContext, Trivial, triviality};
 use ultragit_schema::ContextLevel;
 
@@ -103,6 +104,20 @@ fn recent_annotations_are_limited_per_file() {
         found,
         ["v7", "v5", "v4", "v3", "v2"],
         "newest first, unannotated v6 skipped, five per file"
+    );
+    // With recent annotations to show, a run keeps get_recent_annotations;
+    // it drops the diff tools only when its first message holds the diff.
+    let files = ctx.paths();
+    assert!(Scope::lean(&ctx, &files, false).is_empty());
+    assert_eq!(
+        Scope::lean(&ctx, &files, true),
+        ["get_diff", "get_diff_for_file"]
+    );
+    let none = context(&repo, "HEAD~8", None);
+    assert!(none.recent_annotations.is_empty());
+    assert_eq!(
+        Scope::lean(&none, &none.paths(), false),
+        ["get_recent_annotations"]
     );
 }
 
