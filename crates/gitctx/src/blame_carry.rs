@@ -13,8 +13,8 @@
 //! then Ci is its commit, at its line number in Ci. Carrying replays exactly
 //! those per-commit diffs, computed in-process by the same diff code blame
 //! runs: libgit2 vendors git's xdiff, called here with blame's options (Myers,
-//! the indent heuristic, no context) on the contents of the two blobs, as
-//! buffers with no repository or path behind them, after git's own step for
+//! the indent heuristic, no context) on the contents of the two blobs, with
+//! no path behind them (so no attribute or driver), after git's own step for
 //! diffs without context — the common tail is cut, in 1 KiB blocks, back to
 //! a line end ([`trim_common_tail`]) — so the hunks are the ones `git blame`
 //! sees, whatever the configuration or `.gitattributes` say. (Checked
@@ -44,7 +44,7 @@
 //!
 //! **Configuration cannot make it wrong.** Nothing here reads the user's
 //! configuration: libgit2, which walks the chain and diffs the steps, is
-//! given every diff option and bare buffers (so no attribute, diff driver or
+//! given every diff option and no path (so no attribute, diff driver or
 //! configuration applies), and the blame is told the same options on its
 //! command line, so what any configuration says cannot set them apart.
 //!
@@ -287,11 +287,25 @@ fn diff_steps(repo: &git2::Repository, steps: &[&Step]) -> Option<HashMap<Object
             _ => read_bounded(repo, step.parent_blob)?,
         };
         let new = read_bounded(repo, step.blob)?;
-        let (kept_old, kept_new) = trim_common_tail(old.content(), new.content());
-        out.insert(step.commit, cut_changes(kept_old, kept_new)?);
+        out.insert(step.commit, step_changes(&old, &new)?);
         last = Some(new);
     }
     Some(out)
+}
+
+/// The lines the blob `new` removes from `old` and adds, as `git blame`
+/// diffs them ([`cut_changes`] after [`trim_common_tail`]). When nothing is
+/// cut, the blobs themselves are diffed, with an empty path: libgit2 then
+/// neither hashes them again, as it does buffers, nor looks a diff driver up
+/// in the repository's attributes, which it does for any other path.
+fn step_changes(old: &git2::Blob<'_>, new: &git2::Blob<'_>) -> Option<Changes> {
+    let (kept_old, kept_new) = trim_common_tail(old.content(), new.content());
+    if kept_old.len() < old.content().len() {
+        return cut_changes(kept_old, kept_new);
+    }
+    let bare = Some(Path::new(""));
+    let patch = git2::Patch::from_blobs(old, bare, new, bare, Some(&mut diff_options())).ok()?;
+    patch_changes(&patch)
 }
 
 /// The lines `new` removes from `old` and adds, two texts whose common tail
