@@ -99,11 +99,16 @@ pub fn submodules(
 }
 
 /// Every item of a table of cases in groups (a JSON array of objects, each
-/// with what it is `about` and its items under `key`), with its group.
-pub fn grouped(table: &str, key: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
+/// with what it is `about` and its items under `key`), with its group: `count`
+/// items, so that a table cut short fails rather than passes.
+pub fn grouped(
+    table: &str,
+    key: &str,
+    count: usize,
+) -> Vec<(serde_json::Value, serde_json::Value)> {
     let groups: Vec<serde_json::Value> =
         serde_json::from_str(table).expect("a table of cases is a JSON array");
-    groups
+    let items: Vec<(serde_json::Value, serde_json::Value)> = groups
         .iter()
         .flat_map(|group| {
             let items = group[key]
@@ -111,5 +116,7 @@ pub fn grouped(table: &str, key: &str) -> Vec<(serde_json::Value, serde_json::Va
                 .unwrap_or_else(|| panic!("no {key} in {group}"));
             items.iter().map(|item| (group.clone(), item.clone()))
         })
-        .collect()
+        .collect();
+    assert_eq!(items.len(), count, "the table is whole");
+    items
 }

@@ -27,9 +27,12 @@ const SAMPLES: &str = include_str!("data/samples.json");
 /// `starts_with` (and, optionally, `contains`).
 const ERRORS: &str = include_str!("data/errors.json");
 
-/// The cases of a table, parsed.
-fn cases(table: &str) -> Vec<Value> {
-    serde_json::from_str(table).expect("the cases are a JSON array")
+/// The cases of a table, parsed: `count` of them, so that a table cut short
+/// fails rather than passes.
+fn cases(table: &str, count: usize) -> Vec<Value> {
+    let cases: Vec<Value> = serde_json::from_str(table).expect("the cases are a JSON array");
+    assert_eq!(cases.len(), count, "the table is whole");
+    cases
 }
 
 /// The field `key` of `case`, which must be text.
@@ -52,9 +55,7 @@ fn kind(case: &Value) -> LockKind {
 
 #[test]
 fn kind_of_matches_exact_file_names() {
-    let table = cases(KINDS);
-    assert_eq!(table.len(), 17, "the table is whole");
-    for case in table {
+    for case in cases(KINDS, 17) {
         let path = text(&case, "path");
         assert!(
             case.get("kind").is_some(),
@@ -81,9 +82,7 @@ fn kind_names_are_ecosystem_labels() {
 
 #[test]
 fn each_sample_yields_its_packages() {
-    let table = cases(SAMPLES);
-    assert_eq!(table.len(), 23, "the table is whole");
-    for case in table {
+    for case in cases(SAMPLES, 23) {
         let about = text(&case, "about");
         let lockfile = match case.get("file") {
             Some(_) => {
@@ -105,9 +104,7 @@ fn each_sample_yields_its_packages() {
 
 #[test]
 fn each_error_says_what_was_wrong() {
-    let table = cases(ERRORS);
-    assert_eq!(table.len(), 19, "the table is whole");
-    for case in table {
+    for case in cases(ERRORS, 19) {
         let about = text(&case, "about");
         let message = parse_error(kind(&case), text(&case, "text"));
         if case.get("is").is_some() {
