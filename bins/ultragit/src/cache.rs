@@ -67,14 +67,13 @@ fn warm(repo: &Repo) -> Result<String, CommandError> {
     let carried = outlines.warm(repo, MAX_PATHS);
     let held = outlines.usage();
     Ok(format!(
-        "blame carried forward to HEAD for {} of {} cached files ({} git processes); \
+        "blame carried forward to HEAD for {} of {} cached files (no git process); \
          pruned {} entries ({} bytes) outside the kept window; the cache holds {} entries \
          for {} files ({} bytes) in {}\n\
          outlines carried forward to HEAD for {} of {} cached files ({} already at HEAD); \
          the outline cache holds {} entries ({} bytes) in {}\n",
         report.carried,
         report.considered,
-        report.git_processes,
         report.pruned.files,
         report.pruned.bytes,
         usage.files,

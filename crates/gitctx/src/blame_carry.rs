@@ -24,9 +24,9 @@
 //! would not do, since a line deleted and re-added in between, or a repeated
 //! line, can pair up differently across several commits than step by step.
 //! Each blob is read once per thread (a step's new file is the next step's
-//! old one; A's is also read for its length), and a long chain is diffed on
-//! two threads, each with its own libgit2 handle: no git process, where `git
-//! diff-tree` inflated every blob twice.
+//! old one; A's, read for its length, is the first step's), and a long
+//! chain is diffed on two threads, each with its own libgit2 handle: no git
+//! process, where `git diff-tree` inflated every blob twice.
 //!
 //! **Merges.** A merge whose file equals its first parent's hands every line
 //! to it (git checks the first parent first): an identity step. A merge whose
@@ -179,7 +179,7 @@ impl Repo {
             return None;
         }
         let diffs: Vec<&Step> = steps.iter().filter(|s| s.kind != StepKind::Same).collect();
-        let changes = self.step_diffs(&diffs)?;
+        let changes = self.step_diffs(&diffs, blob)?;
         let replayed = replay(&known, from_len, &steps, &changes, path)?;
         let known = to_known(replayed, head_len)?;
         Some(Carried {
@@ -241,11 +241,17 @@ impl Repo {
     /// Each step's diff of its file against its first parent's (see the
     /// module docs), on two threads for a long chain; `None` when a blob
     /// cannot be read or is too large.
-    fn step_diffs(&self, steps: &[&Step]) -> Option<HashMap<ObjectId, Changes>> {
+    /// `from` is A's blob, read already: the first step's old file, unless a
+    /// step that kept the file came first.
+    fn step_diffs(
+        &self,
+        steps: &[&Step],
+        from: git2::Blob<'_>,
+    ) -> Option<HashMap<ObjectId, Changes>> {
         if steps.len() < PARALLEL_STEPS
             || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
         {
-            return diff_steps(&self.inner, steps);
+            return diff_steps(&self.inner, steps, Some(from));
         }
         let (older, newer) = steps.split_at(steps.len() / 2);
         let git_dir = self.inner.path().to_path_buf();
@@ -254,13 +260,13 @@ impl Repo {
                 .name("gitctx-carry".to_owned())
                 .spawn_scoped(scope, move || {
                     let repo = git2::Repository::open(&git_dir).ok()?;
-                    diff_steps(&repo, newer)
+                    diff_steps(&repo, newer, None)
                 });
             let Ok(other) = other else {
                 // No second thread to be had: one after the other.
-                return diff_steps(&self.inner, steps);
+                return diff_steps(&self.inner, steps, Some(from));
             };
-            let mut changes = diff_steps(&self.inner, older)?;
+            let mut changes = diff_steps(&self.inner, older, Some(from))?;
             changes.extend(other.join().ok().flatten()?);
             Some(changes)
         })
@@ -277,10 +283,15 @@ fn read_bounded(repo: &git2::Repository, id: git2::Oid) -> Option<git2::Blob<'_>
 }
 
 /// The diffs of consecutive `steps` (oldest first) in `repo`, each blob read
-/// once: a step's file is the next step's parent's.
-fn diff_steps(repo: &git2::Repository, steps: &[&Step]) -> Option<HashMap<ObjectId, Changes>> {
+/// once: a step's file is the next step's parent's, and the first step's may
+/// be `first`, read by the caller.
+fn diff_steps<'r>(
+    repo: &'r git2::Repository,
+    steps: &[&Step],
+    first: Option<git2::Blob<'r>>,
+) -> Option<HashMap<ObjectId, Changes>> {
     let mut out = HashMap::with_capacity(steps.len());
-    let mut last: Option<git2::Blob<'_>> = None;
+    let mut last = first;
     for step in steps {
         let old = match last.take() {
             Some(blob) if blob.id() == step.parent_blob => blob,

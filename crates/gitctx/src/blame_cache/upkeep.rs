@@ -50,9 +50,6 @@ pub struct WarmReport {
     pub carried: u64,
     /// Files of code looked at (at most the limit given).
     pub considered: u64,
-    /// git processes started: none, as carrying diffs in-process (kept so
-    /// that a report says so).
-    pub git_processes: u64,
 }
 
 impl Repo {
@@ -204,9 +201,8 @@ impl BlameCache {
         };
         for path in self.cached_paths().into_iter().take(max_paths) {
             report.considered += 1;
-            if let Some(outcome) = repo.blame_carry_forward(&path, self) {
+            if repo.blame_carry_forward(&path, self).is_some() {
                 report.carried += 1;
-                report.git_processes += u64::from(outcome.git_processes);
             }
         }
         Ok(report)
