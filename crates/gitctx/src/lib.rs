@@ -13,7 +13,8 @@
 //! [`Notes::changes_between`] lists the notes that differ between two notes
 //! commits, so caches derived from notes update with what changed;
 //! [`Repo::follow_file`] lists a file's commits across renames (one `git log
-//! --follow`).
+//! --follow`), and [`Repo::renames_among`] the renames among a set of paths
+//! that any commit of a history made, on every branch (one `git log`).
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -80,7 +81,7 @@ pub use diff::{
     NumStat,
 };
 pub use error::{Error, Result, Source};
-pub use follow::FileChange;
+pub use follow::{FileChange, Rename};
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use notes_diff::NoteChange;
 pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};

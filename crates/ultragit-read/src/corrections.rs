@@ -143,6 +143,7 @@ mod tests {
             related: Vec::new(),
             corrections,
             changed_since: Vec::new(),
+            focus: None,
         }
     }
 

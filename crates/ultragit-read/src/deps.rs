@@ -24,12 +24,12 @@
 //!
 //! **Renames.** A dependency names its target by the path the file had when
 //! the note was written. Dependencies recorded under the file's former names
-//! count too (`DepsIndex::former_names`): the names git's rename detection finds in the
-//! file's history (`git log --follow`, one process, at most the 10,000 newest
-//! commits that changed it) that no file has at HEAD. That
-//! history is read only when the index names a target path no file has at
-//! HEAD, so a repository whose dependencies all name today's files pays
-//! nothing for it. A dependency found under a former name carries it
+//! count too (`DepsIndex::former_names`): the target paths no file has at
+//! HEAD that git's rename detection chains to the file by the renames any
+//! commit of HEAD's history made among them, on every branch (one `git log`,
+//! see [`crate::lineage`]). That history is read only when the index names a
+//! target path no file has at HEAD, so a repository whose dependencies all
+//! name today's files pays nothing for it. A dependency found under a former name carries it
 //! ([`Dependent::former_path`]). A name another file has at HEAD is that
 //! file's: dependencies under it are never moved to the renamed one.
 //!
@@ -133,13 +133,14 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
     let mut warnings = Vec::new();
     let units = resolve_units(pipeline, file, anchor, &mut warnings)?;
     let index = DepsIndex::open(repo, NOTES_REF)?;
-    let former = index.former_names(repo, file, || {
-        let changes = repo.follow_file("HEAD", file, RENAME_HISTORY_LIMIT)?;
-        Ok(changes
-            .into_iter()
-            .flat_map(|c| [Some(c.path), c.from])
-            .flatten()
-            .collect())
+    let former = index.former_names(repo, file, |gone| {
+        let gone: Vec<String> = gone.iter().map(|g| (*g).to_owned()).collect();
+        let head = repo.resolve_commit("HEAD")?.to_hex();
+        Ok(
+            crate::lineage::former_names(repo, &head, &[file.to_owned()], &gone)?
+                .remove(file)
+                .unwrap_or_default(),
+        )
     })?;
     let names: Vec<&str> = if units.is_empty() {
         vec![anchor]
@@ -213,9 +214,6 @@ pub fn deps(pipeline: &GitReadPipeline, query: &DepsQuery) -> Result<DepsOutput,
         warnings,
     })
 }
-
-/// The most commits of a file's history read for its former names.
-pub(crate) const RENAME_HISTORY_LIMIT: usize = 10_000;
 
 /// The qualified names `anchor` resolves to in today's outline of `file`;
 /// empty (match the anchor as given) without a grammar or when no unit has

@@ -102,6 +102,56 @@ fn lines_text(start: u32, end: u32) -> String {
     }
 }
 
+/// A region's lines as text, with the part its note was written about when
+/// that is narrower (`lines 2953–3219, focus 3106–3122`).
+fn region_lines_text(scored: &ScoredRegion) -> String {
+    let r = &scored.region.lines;
+    match scored.focus {
+        Some(f) if f != *r => format!(
+            "{}, focus {}",
+            lines_text(r.start, r.end),
+            lines_text(f.start, f.end)
+                .trim_start_matches("lines ")
+                .trim_start_matches("line ")
+        ),
+        _ => lines_text(r.start, r.end),
+    }
+}
+
+/// The units a line-range scope lies in, as one sentence (`Lines 40–45 lie
+/// in `connect` (function, lines 30–80).`); `None` when it names none.
+fn units_text(scope: &ScopeEcho, style: Style) -> Option<String> {
+    let range = scope.line_range?;
+    if scope.units.is_empty() || scope.anchor_name.is_some() {
+        return None;
+    }
+    let units: Vec<String> = scope
+        .units
+        .iter()
+        .map(|u| {
+            format!(
+                "{} ({}, {})",
+                style.code(&u.name),
+                u.unit_type,
+                lines_text(u.lines.start, u.lines.end)
+            )
+        })
+        .collect();
+    let lines = lines_text(range.start, range.end);
+    let verb = if range.start == range.end {
+        "lies"
+    } else {
+        "lie"
+    };
+    Some(format!(
+        "{}{} of {} {verb} in {}: their annotations count as for the unit.",
+        lines[..1].to_uppercase(),
+        &lines[1..],
+        scope.file,
+        units.join(", ")
+    ))
+}
+
 /// The scope's anchor was resolved through the notes, not the outline.
 fn by_notes(scope: &ScopeEcho) -> bool {
     scope.resolved_by.as_deref() == Some("notes")
@@ -330,6 +380,13 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             }
         }
     }
+    for text in q
+        .scopes
+        .iter()
+        .filter_map(|s| units_text(s, Style::Markdown))
+    {
+        let _ = writeln!(out, "\n{text}");
+    }
     for warning in &output.warnings {
         let _ = writeln!(out, "\n> **Warning:** {warning}");
     }
@@ -359,7 +416,7 @@ fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool)
         short(&scored.commit_sha),
         date(scored),
         scored.confidence,
-        lines_text(r.lines.start, r.lines.end),
+        region_lines_text(scored),
         r.ast_anchor.unit_type
     );
     if verbose {
@@ -459,6 +516,14 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
             scope.file
         );
     }
+    for text in output
+        .query
+        .scopes
+        .iter()
+        .filter_map(|s| units_text(s, Style::Pretty))
+    {
+        let _ = writeln!(out, "  scope: {text}");
+    }
     for warning in &output.warnings {
         let _ = writeln!(out, "warning: {warning}");
     }
@@ -473,7 +538,7 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
             i + 1,
             r.file,
             r.ast_anchor.name,
-            lines_text(r.lines.start, r.lines.end)
+            region_lines_text(scored)
         );
         field(
             &mut out,

@@ -12,31 +12,33 @@
 //! # Ok::<(), ultragit_read::ReadError>(())
 //! ```
 //!
-//! The commits come from git's own rename detection over the file's history
-//! (`git log --follow`, one process: [`gitctx::Repo::follow_file`]); their
-//! notes are read in-process. A commit's regions count when they name the
-//! file's path at that commit (or today's) and, with an anchor, a unit the
-//! anchor names (exactly or unqualified, as in [`crate::deps`]). Each entry
-//! carries the commit, its date and author, the region's intent, its
-//! constraints with those added and dropped since the previous (older) entry
-//! of the same unit, and its risk notes.
+//! The commits are every annotated commit HEAD's history holds, on any parent
+//! (a project that merges topic branches annotates commits that are never on
+//! the first-parent chain), whose note has a region in the file under today's
+//! name or a former one: found through the notes index, which knows which
+//! annotated commits name which files and units, so nothing walks the file's
+//! unannotated history (see [`crate::lineage`]); their notes are read
+//! in-process. With an anchor, only the regions of a unit the anchor names
+//! (exactly or unqualified, as in [`crate::deps`]) count. Entries are newest
+//! first by commit date. Each carries the commit, its date and author, the
+//! region's intent, its constraints with those added and dropped since the
+//! previous (older) entry of the same unit, and its risk notes.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use gitctx::{FileChange, ObjectId};
+use gitctx::ObjectId;
 use serde::{Deserialize, Serialize};
 use ultragit_schema::{Annotation, RegionAnnotation};
 
 use crate::deps::{Answer, count, day, resolve_units, short, warnings_markdown, warnings_pretty};
 use crate::error::ReadError;
+use crate::index::DepsIndex;
+use crate::lineage;
 use crate::pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF};
 
 /// The `$schema` of a [`HistoryOutput`].
 pub const HISTORY_SCHEMA_V1: &str = "ultragit-history/v1";
-
-/// The most commits of a file's history looked at.
-pub const HISTORY_LIMIT: usize = 100_000;
 
 /// What `history` is asked: a file at HEAD, optionally one unit of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,11 +70,22 @@ pub struct HistoryOutput {
     /// The units of today's outline the anchor resolved to; empty without an
     /// anchor or when it was matched as given.
     pub units: Vec<String>,
+    /// The file's former names whose notes count (see [`crate::lineage`]);
+    /// omitted when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub former_names: Vec<String>,
     /// Newest commit first.
     pub entries: Vec<HistoryEntry>,
-    /// Commits of the file's history looked at, and how many had a note.
+    /// Annotated commits the notes index lists for the file (or unit) under
+    /// any of its names, whether HEAD's history holds them or not.
     pub commits_examined: u32,
+    /// Those of them HEAD's history holds (on any parent), with a readable
+    /// note: the commits `entries` come from.
     pub annotated_commits: u32,
+    /// Annotated commits listed that HEAD's history does not hold (an
+    /// unmerged branch, a commit rewritten away): left out.
+    #[serde(default)]
+    pub outside_history: u32,
     pub warnings: Vec<String>,
 }
 
@@ -118,33 +131,38 @@ pub fn history(
             Vec::new()
         }
     };
-    let names: Vec<&str> = match (anchor, units.is_empty()) {
+    let anchors: Vec<&str> = match (anchor, units.is_empty()) {
         (Some(anchor), true) => vec![anchor],
         _ => units.iter().map(String::as_str).collect(),
     };
     let repo = pipeline.repo();
-    let changes = repo.follow_file("HEAD", &file, HISTORY_LIMIT)?;
-    let annotated = annotations(pipeline, &changes, &mut warnings)?;
+    let head = repo.resolve_commit("HEAD")?;
+    let index = DepsIndex::open(repo, NOTES_REF)?;
+    let names = lineage::names_of(repo, &head.to_hex(), &index, &file)?;
+    let found = lineage::in_history(repo, head, &index, &names, &anchors)?;
+    let commits: Vec<ObjectId> = found.commits.iter().map(|a| a.commit).collect();
+    let annotated = annotations(pipeline, &commits, &mut warnings)?;
     let mut entries = Vec::new();
-    for change in &changes {
-        let Some(note) = annotated.get(&change.commit) else {
+    for commit in &commits {
+        let Some(note) = annotated.get(commit) else {
             continue;
         };
-        let info = repo.commit_info_by_id(change.commit)?;
+        let info = repo.commit_info_by_id(*commit)?;
         for region in note.regions.iter().filter(|r| {
-            (r.file == change.path || r.file == file)
-                && (names.is_empty()
-                    || names
+            names.contains(&r.file)
+                && (anchors.is_empty()
+                    || anchors
                         .iter()
                         .any(|n| crate::index::anchors_match(&r.ast_anchor.name, n)))
         }) {
-            entries.push(entry(change, &info, region));
+            entries.push(entry(*commit, &info, region));
         }
     }
     mark_changes(&mut entries);
-    if !pipeline_has_notes(pipeline)? {
+    if index.notes_commit().is_none() {
         warnings.push(NO_NOTES_HINT.to_owned());
     }
+    let annotated_commits = commits.iter().filter(|c| annotated.contains_key(c)).count();
     Ok(HistoryOutput {
         schema: HISTORY_SCHEMA_V1.to_owned(),
         query: HistoryQuery {
@@ -152,26 +170,23 @@ pub fn history(
             anchor: anchor.map(str::to_owned),
         },
         units,
+        former_names: names[1..].to_vec(),
         entries,
-        commits_examined: u32::try_from(changes.len()).unwrap_or(u32::MAX),
-        annotated_commits: u32::try_from(annotated.len()).unwrap_or(u32::MAX),
+        commits_examined: u32::try_from(found.listed).unwrap_or(u32::MAX),
+        annotated_commits: u32::try_from(annotated_commits).unwrap_or(u32::MAX),
+        outside_history: u32::try_from(found.listed - commits.len()).unwrap_or(u32::MAX),
         warnings,
     })
 }
 
-fn pipeline_has_notes(pipeline: &GitReadPipeline) -> Result<bool, ReadError> {
-    Ok(pipeline.repo().notes(NOTES_REF)?.tip()?.is_some())
-}
-
-/// The parsed notes of the commits in `changes` (in-process); a malformed
-/// note is left out with a warning.
+/// The parsed notes of `commits` (in-process); a malformed note is left out
+/// with a warning.
 pub(crate) fn annotations(
     pipeline: &GitReadPipeline,
-    changes: &[FileChange],
+    commits: &[ObjectId],
     warnings: &mut Vec<String>,
 ) -> Result<HashMap<ObjectId, Annotation>, ReadError> {
-    let commits: Vec<ObjectId> = changes.iter().map(|c| c.commit).collect();
-    let read = pipeline.repo().notes(NOTES_REF)?.read_many(&commits)?;
+    let read = pipeline.repo().notes(NOTES_REF)?.read_many(commits)?;
     let mut out = HashMap::new();
     for (commit, text) in read.found {
         match Annotation::from_json(&text) {
@@ -194,13 +209,9 @@ pub(crate) fn annotations(
     Ok(out)
 }
 
-fn entry(
-    change: &FileChange,
-    info: &gitctx::CommitInfo,
-    region: &RegionAnnotation,
-) -> HistoryEntry {
+fn entry(commit: ObjectId, info: &gitctx::CommitInfo, region: &RegionAnnotation) -> HistoryEntry {
     HistoryEntry {
-        commit: change.commit.to_hex(),
+        commit: commit.to_hex(),
         commit_date: info.committer.time.to_rfc3339(),
         author: info.author.name.clone(),
         file: region.file.clone(),
@@ -245,6 +256,33 @@ pub(crate) fn unit_key(anchor: &str) -> String {
         .to_owned()
 }
 
+/// `3 annotated regions from 2 annotated commits in HEAD's history.`, saying
+/// how many more annotated commits HEAD's history does not hold.
+fn counts_line(output: &HistoryOutput) -> String {
+    let mut line = format!(
+        "{} from {} in HEAD's history",
+        count(
+            output.entries.len(),
+            "annotated region",
+            "annotated regions"
+        ),
+        count(
+            output.annotated_commits as usize,
+            "annotated commit",
+            "annotated commits"
+        ),
+    );
+    let outside = output.outside_history as usize;
+    if outside > 0 {
+        line.push_str(&format!(
+            " ({} more not in it: an unmerged branch or a rewritten commit)",
+            count(outside, "annotated commit", "annotated commits")
+        ));
+    }
+    line.push('.');
+    line
+}
+
 fn title(q: &HistoryQuery) -> String {
     match &q.anchor {
         Some(anchor) => format!("{} — {anchor}", q.file),
@@ -261,21 +299,19 @@ impl Answer for HistoryOutput {
         let output = self;
         let mut out = String::new();
         let _ = writeln!(out, "# History of {}", title(&output.query));
-        let _ = writeln!(
-            out,
-            "\n{} from {} of {} that changed the file.",
-            count(
-                output.entries.len(),
-                "annotated region",
-                "annotated regions"
-            ),
-            count(
-                output.annotated_commits as usize,
-                "annotated commit",
-                "annotated commits"
-            ),
-            count(output.commits_examined as usize, "commit", "commits"),
-        );
+        let _ = writeln!(out, "\n{}", counts_line(output));
+        if !output.former_names.is_empty() {
+            let _ = writeln!(
+                out,
+                "Also under its former {}: {}.",
+                if output.former_names.len() == 1 {
+                    "name"
+                } else {
+                    "names"
+                },
+                output.former_names.join(", ")
+            );
+        }
         for (i, e) in output.entries.iter().enumerate() {
             if i > 0 {
                 out.push_str("\n---\n");

@@ -1,5 +1,8 @@
-//! The reverse dependency index: for every unit some annotation declares a
-//! `semantic_dependencies` entry on, which annotated regions depend on it.
+//! The notes index: for every unit some annotation declares a
+//! `semantic_dependencies` entry on, which annotated regions depend on it
+//! (the reverse dependency index); and for every annotated commit, the files
+//! and anchors its regions name, so that `history` and `summary` find a
+//! file's annotated commits without walking its history.
 //!
 //! It is a cache derived from the notes ref (`refs/notes/ultragit`), kept in
 //! `ultragit/cache/deps/` of the repository's common git directory as a base,
@@ -59,6 +62,7 @@
 //!     commit [20] · time (u8 0 = unknown | 1 then i64 seconds)
 //!     edge count u32 · edges (5 × u32 string indices each)
 //!     concern count u32 · concerns (u32 string index each)
+//!     region count u32 · regions (file, anchor: 2 × u32 string indices each)
 //! (str = u32 byte length, then UTF-8 bytes; nothing may follow the last source)
 //! ```
 //!
@@ -71,7 +75,9 @@
 //! Every annotated commit is listed, with or without dependencies, so that
 //! `depsScanLimit` can count the most recent ones; with it, the files its
 //! cross-cutting concerns name, so that `read` finds the concerns about a file
-//! without scanning notes.
+//! without scanning notes, and the `(file, anchor)` of each of its regions
+//! (each pair once), so that [`DepsIndex::annotating`] lists the annotated
+//! commits of a file (and of a unit) without reading a note.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -90,8 +96,9 @@ pub const INDEX_LIMIT: u64 = 256 * 1024 * 1024;
 /// The magic bytes that open the base.
 const MAGIC: &[u8; 8] = b"UGDEPIDX";
 /// The format version of the base and the journal; another one is ignored
-/// and rebuilt. (Version 2 was a JSON base, `index.json`.)
-const VERSION: u32 = 3;
+/// and rebuilt. (Version 2 was a JSON base, `index.json`; version 3 had no
+/// regions.)
+const VERSION: u32 = 4;
 /// The index directory, below the common git directory.
 const DIR: &str = "ultragit/cache/deps";
 /// The file's name in the index directory.
@@ -139,7 +146,7 @@ pub struct IndexedDependency<'a> {
 }
 
 /// What the index keeps of one annotated commit: its time and where its
-/// dependencies and concerns stand in the index's flat lists.
+/// dependencies, concerns and regions stand in the index's flat lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Entry {
     time: Option<i64>,
@@ -147,6 +154,21 @@ struct Entry {
     edges: Range<usize>,
     /// The files its cross-cutting concerns name, in [`DepsIndex::concerns`].
     concerns: Range<usize>,
+    /// The `(file, anchor)` of its regions, in [`DepsIndex::regions`].
+    regions: Range<usize>,
+}
+
+/// An annotated commit whose regions name a file asked about
+/// ([`DepsIndex::annotating`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotating<'a> {
+    pub commit: ObjectId,
+    /// Its committer time (Unix seconds); `None` when the commit is not in
+    /// the repository.
+    pub commit_time: Option<i64>,
+    /// The `(file, anchor)` of its regions in the files asked about, each
+    /// pair once, in the note's order.
+    pub regions: Vec<(&'a str, &'a str)>,
 }
 
 /// The index's strings: one buffer and where each string ends, so that
@@ -197,9 +219,16 @@ impl Strings {
 
 /// One annotated commit as the journal keeps it: its id, commit time,
 /// dependencies `[target file, target anchor, source file, source anchor,
-/// nature]` and the files its cross-cutting concerns name, as text.
+/// nature]`, the files its cross-cutting concerns name and its regions
+/// `[file, anchor]`, as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Noted(String, Option<i64>, Vec<[String; 5]>, Vec<String>);
+struct Noted(
+    String,
+    Option<i64>,
+    Vec<[String; 5]>,
+    Vec<String>,
+    Vec<[String; 2]>,
+);
 
 /// One step of the journal: the notes that differed between the previous
 /// notes commit (the base's for the first step) and `to`. Every `dropped`
@@ -234,6 +263,8 @@ pub struct DepsIndex {
     /// The files cross-cutting concerns name (string indices), grouped the
     /// same way.
     concerns: Vec<u32>,
+    /// The regions' `[file, anchor]` (string indices), grouped the same way.
+    regions: Vec<[u32; 2]>,
     /// Every annotated commit, with its time and its groups.
     sources: HashMap<ObjectId, Entry>,
     update: IndexUpdate,
@@ -378,6 +409,7 @@ impl DepsIndex {
             strings: Strings::default(),
             edges: Vec::new(),
             concerns: Vec::new(),
+            regions: Vec::new(),
             sources: HashMap::new(),
             update,
         }
@@ -408,9 +440,9 @@ impl DepsIndex {
             for commit in step.dropped.iter().filter_map(|c| c.parse().ok()) {
                 self.sources.remove(&commit);
             }
-            for Noted(commit, time, edges, concerns) in &step.noted {
+            for Noted(commit, time, edges, concerns, regions) in &step.noted {
                 let Ok(commit) = commit.parse() else { continue };
-                let start = (self.edges.len(), self.concerns.len());
+                let start = (self.edges.len(), self.concerns.len(), self.regions.len());
                 for edge in edges {
                     let edge = edge.each_ref().map(|s| intern.index(&mut self.strings, s));
                     self.edges.push(edge);
@@ -419,10 +451,17 @@ impl DepsIndex {
                     let file = intern.index(&mut self.strings, file);
                     self.concerns.push(file);
                 }
+                for region in regions {
+                    let region = region
+                        .each_ref()
+                        .map(|s| intern.index(&mut self.strings, s));
+                    self.regions.push(region);
+                }
                 let entry = Entry {
                     time: *time,
                     edges: start.0..self.edges.len(),
                     concerns: start.1..self.concerns.len(),
+                    regions: start.2..self.regions.len(),
                 };
                 self.sources.insert(commit, entry);
             }
@@ -445,9 +484,10 @@ impl DepsIndex {
         };
         let mut edges = Vec::with_capacity(self.edges.len());
         let mut concerns = Vec::with_capacity(self.concerns.len());
+        let mut regions = Vec::with_capacity(self.regions.len());
         let mut sources = HashMap::with_capacity(ordered.len());
         for (commit, entry) in ordered {
-            let start = (edges.len(), concerns.len());
+            let start = (edges.len(), concerns.len(), regions.len());
             edges.extend(
                 self.edges[entry.edges.clone()]
                     .iter()
@@ -458,16 +498,23 @@ impl DepsIndex {
                     .iter()
                     .map(|&f| intern(f)),
             );
+            regions.extend(
+                self.regions[entry.regions.clone()]
+                    .iter()
+                    .map(|r| r.map(&mut intern)),
+            );
             let entry = Entry {
                 time: entry.time,
                 edges: start.0..edges.len(),
                 concerns: start.1..concerns.len(),
+                regions: start.2..regions.len(),
             };
             sources.insert(commit, entry);
         }
         self.strings = strings;
         self.edges = edges;
         self.concerns = concerns;
+        self.regions = regions;
         self.sources = sources;
     }
 
@@ -490,14 +537,15 @@ impl DepsIndex {
             strings.push(r.str()?);
         }
         let len = strings.len() as u32;
-        // Every source takes at least 20 + 1 + 4 + 4 bytes, every edge 20.
-        let count = r.count(29)?;
+        // Every source takes at least 20 + 1 + 4 + 4 + 4 bytes, every edge 20.
+        let count = r.count(33)?;
         let mut index = DepsIndex {
             notes_ref: notes_ref.to_owned(),
             notes_commit: Some(notes_commit),
             strings,
             edges: Vec::with_capacity(r.0.len() / 20),
             concerns: Vec::new(),
+            regions: Vec::new(),
             sources: HashMap::with_capacity(count),
             update: IndexUpdate::Fresh,
         };
@@ -508,17 +556,21 @@ impl DepsIndex {
                 1 => Some(r.i64()?),
                 _ => return None,
             };
-            let start = (index.edges.len(), index.concerns.len());
+            let start = (index.edges.len(), index.concerns.len(), index.regions.len());
             for _ in 0..r.count(20)? {
                 index.edges.push(r.edge(len)?);
             }
             for _ in 0..r.count(4)? {
                 index.concerns.push(r.index(len)?);
             }
+            for _ in 0..r.count(8)? {
+                index.regions.push([r.index(len)?, r.index(len)?]);
+            }
             let entry = Entry {
                 time,
                 edges: start.0..index.edges.len(),
                 concerns: start.1..index.concerns.len(),
+                regions: start.2..index.regions.len(),
             };
             if index.sources.insert(commit, entry).is_some() {
                 return None;
@@ -542,7 +594,8 @@ impl DepsIndex {
                 + 4 * self.strings.len()
                 + 33 * self.sources.len()
                 + 20 * self.edges.len()
-                + 4 * self.concerns.len(),
+                + 4 * self.concerns.len()
+                + 8 * self.regions.len(),
         );
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -572,6 +625,11 @@ impl DepsIndex {
             let concerns = &self.concerns[entry.concerns.clone()];
             put_u32(&mut out, concerns.len());
             for &i in concerns {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+            let regions = &self.regions[entry.regions.clone()];
+            put_u32(&mut out, regions.len());
+            for &i in regions.iter().flatten() {
                 out.extend_from_slice(&i.to_le_bytes());
             }
         }
@@ -634,11 +692,77 @@ impl DepsIndex {
         out
     }
 
+    /// The annotated commits whose regions name one of `files`, each with the
+    /// `(file, anchor)` pairs of those regions; with `anchors`, only the
+    /// regions whose anchor names one of them (exactly or unqualified, as
+    /// [`DepsIndex::dependents`] matches targets) and only commits with one
+    /// (empty: any unit).
+    /// Newest commit first (by commit time, then id). No note is read: a
+    /// commit whose note could not be parsed names nothing.
+    pub fn annotating(&self, files: &[&str], anchors: &[&str]) -> Vec<Annotating<'_>> {
+        let names: Vec<u32> = files
+            .iter()
+            .flat_map(|f| self.strings.indices_of(f))
+            .collect();
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<Annotating<'_>> = Vec::new();
+        for (commit, entry) in &self.sources {
+            let regions: Vec<(&str, &str)> = self.regions[entry.regions.clone()]
+                .iter()
+                .filter(|r| names.contains(&r[0]))
+                .map(|r| (self.strings.get(r[0]), self.strings.get(r[1])))
+                .filter(|(_, a)| anchors.is_empty() || anchors.iter().any(|w| anchors_match(a, w)))
+                .collect();
+            if !regions.is_empty() {
+                out.push(Annotating {
+                    commit: *commit,
+                    commit_time: entry.time,
+                    regions,
+                });
+            }
+        }
+        out.sort_by_key(|a| std::cmp::Reverse((a.commit_time, a.commit)));
+        out
+    }
+
+    /// The files annotated regions name, each once, sorted.
+    pub fn region_files(&self) -> Vec<&str> {
+        self.named_files(|entry| {
+            self.regions[entry.regions.clone()]
+                .iter()
+                .map(|r| r[0])
+                .collect()
+        })
+    }
+
+    /// The strings `pick` names over every indexed commit, each once, sorted.
+    /// Only the groups of commits still indexed count: a dropped commit's
+    /// group stays in the flat lists until the next fold.
+    fn named_files(&self, pick: impl Fn(&Entry) -> Vec<u32>) -> Vec<&str> {
+        let mut named = vec![false; self.strings.len()];
+        for entry in self.sources.values() {
+            for i in pick(entry) {
+                named[i as usize] = true;
+            }
+        }
+        let mut out: Vec<&str> = named
+            .iter()
+            .enumerate()
+            .filter(|(_, named)| **named)
+            .map(|(i, _)| self.strings.get(i as u32))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The former names of `file` under which this index records dependencies:
-    /// the paths `history` gives (its names in the commits that changed it, as
-    /// git's rename detection follows it; asked for only when needed) that the
-    /// index names as a dependency target and no file has at HEAD, in the order
-    /// given, each once.
+    /// the paths `history` gives (given the dependency targets that no file has
+    /// at HEAD, it names the file's former names among them, e.g. by git's
+    /// rename detection; asked for only when needed) that the index names as a
+    /// dependency target and no file has at HEAD, in the order given, each once.
     ///
     /// `history` runs only when some target path the index names is gone at
     /// HEAD: otherwise no former name can match, and the process it may start is
@@ -647,7 +771,7 @@ impl DepsIndex {
         &self,
         repo: &Repo,
         file: &str,
-        history: impl FnOnce() -> Result<Vec<String>, gitctx::Error>,
+        history: impl FnOnce(&[&str]) -> Result<Vec<String>, ReadError>,
     ) -> Result<Vec<String>, ReadError> {
         // HEAD resolved once: each lookup is then a tree walk, not a ref read.
         let head = repo.resolve_commit("HEAD")?.to_hex();
@@ -661,7 +785,7 @@ impl DepsIndex {
             return Ok(Vec::new());
         }
         let mut out: Vec<String> = Vec::new();
-        for name in history()? {
+        for name in history(&gone)? {
             if gone.contains(&name.as_str()) && !out.contains(&name) {
                 out.push(name);
             }
@@ -671,23 +795,12 @@ impl DepsIndex {
 
     /// The files dependencies name as their target, each once, sorted.
     pub(crate) fn target_files(&self) -> Vec<&str> {
-        // Only the groups of annotated commits still indexed: a dropped
-        // commit's group stays in `edges` until the next fold.
-        let mut named = vec![false; self.strings.len()];
-        for entry in self.sources.values() {
-            for edge in &self.edges[entry.edges.clone()] {
-                named[edge[0] as usize] = true;
-            }
-        }
-        let mut out: Vec<&str> = named
-            .iter()
-            .enumerate()
-            .filter(|(_, named)| **named)
-            .map(|(i, _)| self.strings.get(i as u32))
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+        self.named_files(|entry| {
+            self.edges[entry.edges.clone()]
+                .iter()
+                .map(|e| e[0])
+                .collect()
+        })
     }
 
     /// Every dependency declared on a unit of `file` that `anchor` names
@@ -837,11 +950,16 @@ fn read_step(
     for (commit, text) in &read.found {
         let mut edges = Vec::new();
         let mut concerns: Vec<String> = Vec::new();
+        let mut regions: Vec<[String; 2]> = Vec::new();
         if let Some(annotation) = Annotation::from_json(text)
             .ok()
             .filter(|a| a.timestamp_utc().is_some())
         {
             for region in &annotation.regions {
+                let named = [region.file.clone(), region.ast_anchor.name.clone()];
+                if !regions.contains(&named) {
+                    regions.push(named);
+                }
                 for dep in &region.semantic_dependencies {
                     edges.push([
                         dep.file.clone(),
@@ -861,10 +979,22 @@ fn read_step(
                 }
             }
         }
-        noted.push(Noted(commit.to_hex(), time(commit), edges, concerns));
+        noted.push(Noted(
+            commit.to_hex(),
+            time(commit),
+            edges,
+            concerns,
+            regions,
+        ));
     }
     for (commit, _) in &read.too_large {
-        noted.push(Noted(commit.to_hex(), time(commit), Vec::new(), Vec::new()));
+        noted.push(Noted(
+            commit.to_hex(),
+            time(commit),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        ));
     }
     Ok(Step {
         to: to.to_hex(),

@@ -90,7 +90,9 @@ use crate::index::{DepsIndex, IndexedDependency};
 use crate::outline_cache::OutlineCache;
 use crate::query::{ReadQuery, SinceFilter, validate_range};
 use crate::rank::{group_by_file, rank};
-use crate::regions::{Dropped, Fetched, Matched, Matches, match_regions, surviving_lines};
+use crate::regions::{
+    Dropped, Fetched, Matched, Matches, clip_blame, match_regions, surviving_lines,
+};
 use crate::scope::{
     FileAtHead, NamedSpan, Resolved, ResolvedScope, dedup, resolve_scope, scopes_from_notes,
 };
@@ -579,7 +581,7 @@ impl Run<'_> {
         resolved
             .scopes
             .iter()
-            .map(|scope| self.blame_lines(scope.file(), scope.echo.line_range))
+            .map(|scope| self.blame_lines(scope.file(), scope.blame_range()))
             .collect()
     }
 
@@ -730,6 +732,7 @@ impl Run<'_> {
                 related,
                 corrections,
                 changed_since,
+                focus: m.focus,
             });
         }
         Scored {
@@ -751,7 +754,7 @@ impl Run<'_> {
     ) -> Result<ReadOutput, ReadError> {
         let dependencies_on_this = self.dependencies_on(resolved, &regions)?;
         let concern_notes = self.concern_notes(&notes.fetched, query);
-        let cross_cutting = cross_cutting(&resolved.scopes, &concern_notes);
+        let cross_cutting = cross_cutting(resolved, &regions, &concern_notes);
         let regions_returned = regions.len() as u32;
         Ok(ReadOutput {
             schema: READ_SCHEMA_V1.to_owned(),
@@ -825,6 +828,7 @@ impl Run<'_> {
             path: path.to_owned(),
             line_count,
             units,
+            blank: FileAtHead::blank_lines(&bytes),
         })
     }
 
@@ -1165,7 +1169,7 @@ impl Run<'_> {
             let units = units_in_scope(scope, resolved, regions);
             let former = match self.blamed_paths.get(scope.file()) {
                 Some(blamed) if !blamed.is_empty() => {
-                    index.former_names(self.repo(), scope.file(), || Ok(blamed.clone()))?
+                    index.former_names(self.repo(), scope.file(), |_| Ok(blamed.clone()))?
                 }
                 _ => Vec::new(),
             };
@@ -1264,46 +1268,64 @@ fn units_in_scope<'a>(
     })
 }
 
-/// The entries of a whole-file blame for today's lines `range`, cut to it
-/// (what `git blame -L` over the range answers).
-fn clip_blame(entries: &[BlameEntry], range: LineRange) -> Vec<BlameEntry> {
-    entries
-        .iter()
-        .filter(|e| e.final_start <= range.end && e.final_end >= range.start)
-        .map(|e| {
-            let head = range.start.saturating_sub(e.final_start);
-            let tail = e.final_end.saturating_sub(range.end);
-            BlameEntry {
-                original_start: e.original_start + head,
-                original_end: e.original_end - tail,
-                final_start: e.final_start + head,
-                final_end: e.final_end - tail,
-                ..e.clone()
-            }
-        })
-        .collect()
-}
-
-/// Cross-cutting concerns of the fetched annotations that mention a queried
-/// scope (`file:anchor`, or just `file` for whole-file and line queries).
-fn cross_cutting(scopes: &[ResolvedScope], fetched: &[Fetched]) -> Vec<CrossCuttingEntry> {
+/// Cross-cutting concerns of the fetched annotations that bear on a queried
+/// scope: a concern whose `file:anchor` names a unit the scope covers — the
+/// whole file, the unit asked for, or a unit whose lines today overlap the
+/// lines asked for (in a file without a grammar: the anchor of a returned
+/// region there) — or that names only the file and was declared by a commit
+/// whose regions this read returns for the file. A concern about other code
+/// in the same file is not about this query.
+fn cross_cutting(
+    resolved: &Resolved,
+    regions: &[ScoredRegion],
+    fetched: &[Fetched],
+) -> Vec<CrossCuttingEntry> {
+    let names_unit = |queried: &str, anchor: &str| {
+        matches!(
+            outline::match_name(queried, anchor),
+            Some(MatchKind::Exact | MatchKind::Unqualified)
+        )
+    };
     let mut out: Vec<CrossCuttingEntry> = Vec::new();
     for note in fetched {
+        let returned = |file: &str| {
+            regions
+                .iter()
+                .any(|r| r.commit_sha == note.commit && r.region.file == file)
+        };
         for concern in &note.annotation.cross_cutting {
             let mentions = concern.regions.iter().any(|reference| {
                 let (file, anchor) = reference.split_once(':').unwrap_or((reference, ""));
-                scopes.iter().any(|scope| {
-                    file == scope.file()
-                        && match scope.anchor() {
-                            None => true,
-                            Some(queried) => {
-                                anchor.is_empty()
-                                    || matches!(
-                                        outline::match_name(queried, anchor),
-                                        Some(MatchKind::Exact | MatchKind::Unqualified)
-                                    )
-                            }
-                        }
+                let anchor = anchor.trim();
+                resolved.scopes.iter().any(|scope| {
+                    if file != scope.file() {
+                        return false;
+                    }
+                    if anchor.is_empty() {
+                        return scope.echo.line_range.is_none() && scope.anchor().is_none()
+                            || returned(file);
+                    }
+                    if let Some(queried) = scope.anchor() {
+                        return names_unit(queried, anchor);
+                    }
+                    let Some(range) = scope.echo.line_range else {
+                        return true;
+                    };
+                    let overlaps =
+                        |lines: &LineRange| lines.start <= range.end && lines.end >= range.start;
+                    match resolved.units(file) {
+                        Some(units) => units.iter().any(|u| {
+                            overlaps(&LineRange {
+                                start: u.lines.start,
+                                end: u.lines.end,
+                            }) && names_unit(&u.qualified_name, anchor)
+                        }),
+                        None => regions.iter().any(|r| {
+                            r.region.file == file
+                                && overlaps(&r.region.lines)
+                                && names_unit(&r.region.ast_anchor.name, anchor)
+                        }),
+                    }
                 })
             });
             let duplicate = out

@@ -38,6 +38,9 @@ pub(crate) struct Matched {
     pub(crate) match_type: MatchType,
     /// The region's lines as written (its commit's coordinates), for dedup.
     original: LineRange,
+    /// Where the note's own (narrower) lines are today, when `region.lines`
+    /// is its whole unit ([`focus`]).
+    pub(crate) focus: Option<LineRange>,
     /// The other commits blame names for today's lines of the region, with
     /// how many lines each (candidates for staleness: the pipeline keeps the
     /// later ones without a note).
@@ -87,6 +90,11 @@ pub(crate) fn match_regions(
 
 /// One scope's part of [`match_regions`]: the regions of the blamed commits' notes that concern
 /// it, with their lines moved to today's coordinates.
+///
+/// A line-range scope matches a region whose lines overlap the range (judged
+/// in the annotating commit's coordinates, through the blame of the range),
+/// or whose anchor names a unit the lines lie in ([`ResolvedScope::blame_range`]
+/// widened the blame to those units, so their notes are among `fetched`).
 fn filter_regions(
     scope: &ResolvedScope,
     entries_all: &[BlameEntry],
@@ -95,13 +103,15 @@ fn filter_regions(
     out: &mut Vec<Matched>,
     dropped: &mut Vec<Dropped>,
 ) {
-    let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
-    for entry in entries_all {
-        by_commit
-            .entry(entry.commit.to_hex())
-            .or_default()
-            .push(entry);
-    }
+    let by_commit = group_by_commit(entries_all);
+    // The blame of the lines asked for, when the scope's blame covers more
+    // (the units the lines lie in): line overlap is judged on these only.
+    let widened = scope.blame_range() != scope.echo.line_range;
+    let in_range: Vec<BlameEntry> = match scope.echo.line_range {
+        Some(range) if widened => clip_blame(entries_all, range),
+        _ => Vec::new(),
+    };
+    let by_commit_in_range = group_by_commit(&in_range);
     let named = fetched
         .iter()
         .filter(|note| by_commit.contains_key(&note.commit))
@@ -109,12 +119,19 @@ fn filter_regions(
         .any(|region| {
             matches!(
                 name_match(scope, region),
-                Some(MatchKind::Exact | MatchKind::Unqualified)
+                Some((MatchKind::Exact | MatchKind::Unqualified, _))
             )
         });
     for (index, note) in fetched.iter().enumerate() {
         let Some(entries) = by_commit.get(&note.commit) else {
             continue;
+        };
+        let entries_in_range: &[&BlameEntry] = if widened {
+            by_commit_in_range
+                .get(&note.commit)
+                .map_or(&[], Vec::as_slice)
+        } else {
+            entries
         };
         for (region_index, region) in note.annotation.regions.iter().enumerate() {
             let same_file = region.file == scope.file()
@@ -135,7 +152,7 @@ fn filter_regions(
             // name exactly (exact > unqualified > fuzzy, as for scopes): `encode`
             // is two edits from `decode` but is not about it.
             let name_match = name_match(scope, region)
-                .filter(|kind| !matches!(kind, MatchKind::Fuzzy { .. }) || !named);
+                .filter(|(kind, _)| !matches!(kind, MatchKind::Fuzzy { .. }) || !named);
             let not_current = Dropped {
                 note: index,
                 region: region_index,
@@ -143,7 +160,7 @@ fn filter_regions(
             };
             let (match_type, today) = match (name_match, &scope.query_anchor, scope.echo.line_range)
             {
-                (Some(kind), _, range) => {
+                (Some((kind, range)), _, _) => {
                     let Some(today) = surviving.or(range) else {
                         dropped.push(not_current);
                         continue;
@@ -151,12 +168,16 @@ fn filter_regions(
                     (anchor_match(kind), today)
                 }
                 (None, Some(_), Some(_)) | (None, None, Some(_)) => {
-                    let Some(today) = surviving else {
-                        dropped.push(not_current);
+                    let Some(today) = surviving_lines(region, entries_in_range) else {
+                        // Alive elsewhere in the units the lines lie in, but
+                        // not in the lines: not this scope's, and not stale.
+                        if surviving.is_none() {
+                            dropped.push(not_current);
+                        }
                         continue;
                     };
                     let len = region.lines.end - region.lines.start + 1;
-                    let kept = count_surviving(region, entries);
+                    let kept = count_surviving(region, entries_in_range);
                     let overlap_ratio = f64::from(kept) / f64::from(len);
                     (MatchType::LineOverlap { overlap_ratio }, today)
                 }
@@ -174,6 +195,7 @@ fn filter_regions(
             let mut region = region.clone();
             let original = region.lines;
             region.lines = widen_to_unit(&region, today, units);
+            let focus = focus(&region.file, original, region.lines, entries);
             let others = other_commits(&note.commit, region.lines, entries_all);
             out.push(Matched {
                 region,
@@ -181,6 +203,7 @@ fn filter_regions(
                 region_index,
                 match_type,
                 original,
+                focus,
                 others,
                 by_notes: scope.resolved_by_notes(),
             });
@@ -188,11 +211,40 @@ fn filter_regions(
     }
 }
 
-/// How a region's anchor name matches the scope: against the unit the anchor
-/// resolved to (so `B::run` does not match the scope of `A::run`), or the anchor as
-/// asked when it could not be resolved.
-fn name_match(scope: &ResolvedScope, region: &RegionAnnotation) -> Option<MatchKind> {
-    outline::match_name(scope.anchor()?, &region.ast_anchor.name)
+/// Blame entries by commit (hex), in blame's order.
+fn group_by_commit(entries: &[BlameEntry]) -> HashMap<String, Vec<&BlameEntry>> {
+    let mut by_commit: HashMap<String, Vec<&BlameEntry>> = HashMap::new();
+    for entry in entries {
+        by_commit
+            .entry(entry.commit.to_hex())
+            .or_default()
+            .push(entry);
+    }
+    by_commit
+}
+
+/// How a region's anchor name matches the scope, and the lines of what it
+/// matched: against the unit the anchor resolved to (so `B::run` does not
+/// match the scope of `A::run`), or the anchor as asked when it could not be
+/// resolved; for a line range, against the units the lines lie in (exactly
+/// or unqualified only, exact first).
+fn name_match(
+    scope: &ResolvedScope,
+    region: &RegionAnnotation,
+) -> Option<(MatchKind, Option<LineRange>)> {
+    let name = &region.ast_anchor.name;
+    if let Some(anchor) = scope.anchor() {
+        return outline::match_name(anchor, name).map(|kind| (kind, scope.echo.line_range));
+    }
+    scope
+        .echo
+        .units
+        .iter()
+        .filter_map(|unit| match outline::match_name(&unit.name, name)? {
+            kind @ (MatchKind::Exact | MatchKind::Unqualified) => Some((kind, Some(unit.lines))),
+            MatchKind::Fuzzy { .. } => None,
+        })
+        .min_by_key(|(kind, _)| !matches!(kind, MatchKind::Exact))
 }
 
 /// Blame only knows the lines a commit itself last changed; lines of the region
@@ -218,6 +270,45 @@ fn widen_to_unit(region: &RegionAnnotation, today: LineRange, units: Option<&[Un
             end: unit.lines.end,
         })
         .unwrap_or(today)
+}
+
+/// Where a region stored as `stored` (its commit's coordinates) is today,
+/// when it is narrower than `reported` (the unit it is reported at): its two
+/// ends moved by as much as its first and last surviving lines moved (blame
+/// knows only the lines the commit itself last changed, so the ends may be
+/// other commits' lines, carried by the same shift), cut to `reported`.
+/// `None` when the note covered its unit (or more), or none of its lines
+/// survive.
+fn focus(
+    file: &str,
+    stored: LineRange,
+    reported: LineRange,
+    entries: &[&BlameEntry],
+) -> Option<LineRange> {
+    if stored.end - stored.start >= reported.end - reported.start {
+        return None;
+    }
+    let mut first: Option<(u32, i64)> = None;
+    let mut last: Option<(u32, i64)> = None;
+    for entry in entries.iter().filter(|e| e.original_path == file) {
+        let start = stored.start.max(entry.original_start);
+        let end = stored.end.min(entry.original_end);
+        if start > end {
+            continue;
+        }
+        let shift = i64::from(entry.final_start) - i64::from(entry.original_start);
+        if first.is_none_or(|(line, _)| start < line) {
+            first = Some((start, shift));
+        }
+        if last.is_none_or(|(line, _)| end > line) {
+            last = Some((end, shift));
+        }
+    }
+    let moved = |line: u32, shift: i64| u32::try_from(i64::from(line) + shift).unwrap_or(1);
+    let start = moved(stored.start, first?.1).max(reported.start);
+    let end = moved(stored.end, last?.1).min(reported.end);
+    let focus = LineRange { start, end };
+    (start <= end && focus != reported).then_some(focus)
 }
 
 /// Today's span of the region's lines that survive in this commit's blame
@@ -312,4 +403,24 @@ fn dedup_matches(matched: Vec<Matched>) -> Vec<Matched> {
         }
     }
     best
+}
+
+/// The entries of a whole-file blame for today's lines `range`, cut to it
+/// (what `git blame -L` over the range answers).
+pub(crate) fn clip_blame(entries: &[BlameEntry], range: LineRange) -> Vec<BlameEntry> {
+    entries
+        .iter()
+        .filter(|e| e.final_start <= range.end && e.final_end >= range.start)
+        .map(|e| {
+            let head = range.start.saturating_sub(e.final_start);
+            let tail = e.final_end.saturating_sub(range.end);
+            BlameEntry {
+                original_start: e.original_start + head,
+                original_end: e.original_end - tail,
+                final_start: e.final_start + head,
+                final_end: e.final_end - tail,
+                ..e.clone()
+            }
+        })
+        .collect()
 }

@@ -2,7 +2,7 @@
 //! file, a line range, or the units an anchor resolves to in today's outline.
 
 use outline::Unit;
-use ultragit_schema::{AstAnchor, LineRange, ScopeEcho};
+use ultragit_schema::{AstAnchor, LineRange, ScopeEcho, ScopeUnit};
 
 use crate::error::ReadError;
 use crate::query::ReadQuery;
@@ -52,6 +52,7 @@ impl ResolvedScope {
                 anchor_signature: anchor.signature,
                 ambiguous,
                 resolved_by: Some(if by_notes { "notes" } else { "outline" }.to_owned()),
+                units: Vec::new(),
             },
             query_anchor: Some(query_anchor.to_owned()),
         }
@@ -64,6 +65,18 @@ impl ResolvedScope {
     /// The anchor was resolved through the notes, not today's outline.
     pub(crate) fn resolved_by_notes(&self) -> bool {
         self.echo.resolved_by.as_deref() == Some("notes")
+    }
+
+    /// The lines blame must cover for this scope: its lines, widened to the
+    /// units a line range lies in (their notes count as if asked for by name,
+    /// so their annotated lines elsewhere in the unit must be blamed too);
+    /// `None`: the whole file.
+    pub(crate) fn blame_range(&self) -> Option<LineRange> {
+        let range = self.echo.line_range?;
+        Some(self.echo.units.iter().fold(range, |hull, unit| LineRange {
+            start: hull.start.min(unit.lines.start),
+            end: hull.end.max(unit.lines.end),
+        }))
     }
 
     /// The name regions are matched against: the unit the anchor resolved to
@@ -83,6 +96,22 @@ pub(crate) struct FileAtHead {
     pub(crate) line_count: u32,
     /// `None`: no grammar for this file.
     pub(crate) units: Option<Vec<Unit>>,
+    /// Which lines hold only whitespace (line `n` at `n - 1`).
+    pub(crate) blank: Vec<bool>,
+}
+
+impl FileAtHead {
+    /// Which lines of `bytes` hold only whitespace (line `n` at `n - 1`).
+    pub(crate) fn blank_lines(bytes: &[u8]) -> Vec<bool> {
+        let mut lines: Vec<bool> = bytes
+            .split(|&b| b == b'\n')
+            .map(|line| line.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        if bytes.ends_with(b"\n") {
+            lines.pop();
+        }
+        lines
+    }
 }
 
 /// What stage 1 found: the scopes, and the files they are in.
@@ -124,6 +153,9 @@ pub(crate) fn resolve_scope(
         }
         let mut lines_only = whole;
         lines_only.echo.line_range = Some(lines);
+        if let Some(units) = &file.units {
+            lines_only.echo.units = units_of_lines(units, lines, &file.blank);
+        }
         return Ok(vec![lines_only]);
     }
     let Some(anchor) = &query.anchor else {
@@ -169,6 +201,70 @@ pub(crate) fn resolve_scope(
             )
         })
         .collect())
+}
+
+/// The units `lines` lie in: for each line that is not blank (`blank[n - 1]`),
+/// the innermost unit holding it (a line inside `Client::connect` is
+/// `Client::connect`'s, not `Client`'s; the line `impl Client {` is
+/// `Client`'s), each unit once, in file order.
+///
+/// So a read of some lines of a function finds the function's notes, and one
+/// across two functions finds both, while a container's notes count only
+/// where the lines reach code of its own past its members (a blank line
+/// between two methods is nobody's).
+pub(crate) fn units_of_lines(units: &[Unit], lines: LineRange, blank: &[bool]) -> Vec<ScopeUnit> {
+    let blank = |line: u32| blank.get(line as usize - 1).copied().unwrap_or(false);
+    let overlaps = |u: &Unit| u.lines.start <= lines.end && u.lines.end >= lines.start;
+    let mut out: Vec<ScopeUnit> = Vec::new();
+    for unit in units.iter().filter(|u| overlaps(u)) {
+        let own = LineRange {
+            start: unit.lines.start.max(lines.start),
+            end: unit.lines.end.min(lines.end),
+        };
+        // The parts of `own` held by units nested in this one.
+        let mut nested: Vec<(u32, u32)> = units
+            .iter()
+            .filter(|n| {
+                n.lines.start >= unit.lines.start
+                    && n.lines.end <= unit.lines.end
+                    && (n.lines.start, n.lines.end) != (unit.lines.start, unit.lines.end)
+            })
+            .map(|n| (n.lines.start.max(own.start), n.lines.end.min(own.end)))
+            .filter(|(start, end)| start <= end)
+            .collect();
+        nested.sort_unstable();
+        // The first line of `own` no nested unit holds and that is not blank.
+        let mut next = own.start;
+        let mut nested = nested.into_iter().peekable();
+        let covered = loop {
+            while let Some((_, end)) = nested.next_if(|&(start, _)| start <= next) {
+                next = next.max(end.saturating_add(1));
+            }
+            if next > own.end {
+                break true;
+            }
+            if !blank(next) {
+                break false;
+            }
+            next += 1;
+        };
+        if !covered
+            && !out
+                .iter()
+                .any(|u| u.name == unit.qualified_name && u.lines.start == unit.lines.start)
+        {
+            out.push(ScopeUnit {
+                name: unit.qualified_name.clone(),
+                unit_type: unit.kind.as_str().to_owned(),
+                lines: LineRange {
+                    start: unit.lines.start,
+                    end: unit.lines.end,
+                },
+            });
+        }
+    }
+    out.sort_by_key(|u| (u.lines.start, std::cmp::Reverse(u.lines.end)));
+    out
 }
 
 /// An annotated region named like the anchor asked for, in today's lines.

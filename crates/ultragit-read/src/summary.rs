@@ -16,10 +16,12 @@
 //! together): the latest intent and its commit, the constraints of every
 //! annotation (author constraints first, newest first, each text once), the
 //! distinct risk notes, and how many annotations touched it. A file's
-//! annotations are those of the commits in its history, renames followed
-//! ([`gitctx::Repo::follow_file`], one process per file; notes read
-//! in-process). A directory lists its tracked files that have annotations
-//! (at most 2,000 files are looked at). With `max_tokens`, the units
+//! annotations are those of the annotated commits HEAD's history holds, on
+//! any parent, whose notes have regions in it under today's name or a former
+//! one — found through the notes index, as `history` finds them (see
+//! [`crate::lineage`]): one walk and at most one `git log` for any number
+//! of files; notes read in-process. A directory lists its tracked files that
+//! have annotations (at most 2,000 files are looked at). With `max_tokens`, the units
 //! with the fewest annotations are left out first until the rendering in the
 //! chosen format fits (bytes / 4, as `read` estimates), and `trimmed` says how
 //! many were.
@@ -27,13 +29,16 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use gitctx::ObjectId;
 use serde::{Deserialize, Serialize};
-use ultragit_schema::ConstraintSource;
+use ultragit_schema::{Annotation, ConstraintSource};
 
 use crate::deps::{Answer, count, day, short, warnings_markdown, warnings_pretty};
 use crate::error::ReadError;
-use crate::history::{HISTORY_LIMIT, annotations};
-use crate::pipeline::GitReadPipeline;
+use crate::history::annotations;
+use crate::index::{Annotating, DepsIndex};
+use crate::lineage;
+use crate::pipeline::{GitReadPipeline, NOTES_REF};
 use crate::query::Format;
 
 /// The `$schema` of a [`SummaryOutput`].
@@ -164,9 +169,10 @@ pub fn summary(
         }
         tracked
     };
+    let notes = FileNotes::gather(pipeline, path, is_file, &files, &mut warnings)?;
     let mut summaries = Vec::new();
     for file in &files {
-        let summary = file_summary(pipeline, file, &mut warnings)?;
+        let summary = file_summary(pipeline, file, &notes)?;
         if is_file || summary.annotations > 0 {
             summaries.push(summary);
         }
@@ -188,39 +194,110 @@ pub fn summary(
     Ok(output)
 }
 
+/// The annotated commits of the files summarized that HEAD's history holds,
+/// with their notes: one notes index, at most one `git log` for former names
+/// and one walk for the history, whatever the number of files.
+struct FileNotes {
+    /// For each file with annotations: its names (today's first) and its
+    /// annotated commits, newest first.
+    files: HashMap<String, (Vec<String>, Vec<ObjectId>)>,
+    notes: HashMap<ObjectId, Annotation>,
+}
+
+impl FileNotes {
+    fn gather(
+        pipeline: &GitReadPipeline,
+        path: &str,
+        is_file: bool,
+        files: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Result<FileNotes, ReadError> {
+        let repo = pipeline.repo();
+        let head = repo.resolve_commit("HEAD")?;
+        let index = DepsIndex::open(repo, NOTES_REF)?;
+        let region_files = index.region_files();
+        let gone = lineage::gone_at(repo, &head.to_hex(), &region_files)?;
+        // Where renames may end: the file, the directory, or (for the whole
+        // repository) its top-level entries.
+        let targets: Vec<String> = if is_file || !path.is_empty() && path != "." {
+            vec![path.to_owned()]
+        } else {
+            let mut tops: Vec<String> = files
+                .iter()
+                .map(|f| f.split('/').next().unwrap_or(f).to_owned())
+                .collect();
+            tops.sort();
+            tops.dedup();
+            tops
+        };
+        let mut former = lineage::former_names(repo, &head.to_hex(), &targets, &gone)?;
+        let annotated: std::collections::HashSet<&str> = region_files.iter().copied().collect();
+        let mut listed: Vec<Annotating<'_>> = Vec::new();
+        let mut names_of: HashMap<String, Vec<String>> = HashMap::new();
+        for file in files {
+            let mut names = vec![file.clone()];
+            names.extend(former.remove(file).unwrap_or_default());
+            if !names.iter().any(|n| annotated.contains(n.as_str())) {
+                continue;
+            }
+            let wanted: Vec<&str> = names.iter().map(String::as_str).collect();
+            listed.extend(index.annotating(&wanted, &[]));
+            names_of.insert(file.clone(), names);
+        }
+        listed.sort_by_key(|a| a.commit);
+        listed.dedup_by_key(|a| a.commit);
+        let reached: std::collections::HashSet<ObjectId> = lineage::reached(repo, head, listed)?
+            .into_iter()
+            .map(|a| a.commit)
+            .collect();
+        let mut out = HashMap::new();
+        for (file, names) in names_of {
+            let wanted: Vec<&str> = names.iter().map(String::as_str).collect();
+            let commits: Vec<ObjectId> = index
+                .annotating(&wanted, &[])
+                .into_iter()
+                .map(|a| a.commit)
+                .filter(|c| reached.contains(c))
+                .collect();
+            out.insert(file, (names, commits));
+        }
+        let ids: Vec<ObjectId> = reached.into_iter().collect();
+        let notes = annotations(pipeline, &ids, warnings)?;
+        Ok(FileNotes { files: out, notes })
+    }
+}
+
 fn file_summary(
     pipeline: &GitReadPipeline,
     file: &str,
-    warnings: &mut Vec<String>,
+    notes: &FileNotes,
 ) -> Result<FileSummary, ReadError> {
-    let changes = pipeline.repo().follow_file("HEAD", file, HISTORY_LIMIT)?;
-    let notes = annotations(pipeline, &changes, warnings)?;
     let mut units: Vec<UnitSummary> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut annotated = 0;
+    let (names, commits) = match notes.files.get(file) {
+        Some((names, commits)) => (names.as_slice(), commits.as_slice()),
+        None => (&[][..], &[][..]),
+    };
     // Newest first: the first region of a unit is its latest.
-    for change in &changes {
-        let Some(note) = notes.get(&change.commit) else {
+    for commit in commits {
+        let Some(note) = notes.notes.get(commit) else {
             continue;
         };
         annotated += 1;
         let date = pipeline
             .repo()
-            .commit_info_by_id(change.commit)?
+            .commit_info_by_id(*commit)?
             .committer
             .time
             .to_rfc3339();
-        for region in note
-            .regions
-            .iter()
-            .filter(|r| r.file == change.path || r.file == file)
-        {
+        for region in note.regions.iter().filter(|r| names.contains(&r.file)) {
             let key = crate::history::unit_key(&region.ast_anchor.name);
             let at = *by_key.entry(key).or_insert_with(|| {
                 units.push(UnitSummary {
                     anchor: region.ast_anchor.name.clone(),
                     latest_intent: region.intent.clone(),
-                    latest_commit: change.commit.to_hex(),
+                    latest_commit: commit.to_hex(),
                     latest_date: date.clone(),
                     constraints: Vec::new(),
                     risk_notes: Vec::new(),

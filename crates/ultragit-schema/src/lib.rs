@@ -78,7 +78,7 @@ pub use correction::{
 pub use read::{
     ConfidenceFactors, ContextLevelFilter, CrossCuttingEntry, DependencyEntry,
     ParseContextLevelFilterError, QueryEcho, READ_SCHEMA_V1, ReadErrorBody, ReadErrorCode,
-    ReadErrorDetail, ReadOutput, ReadStats, ResolvedRelated, ScopeEcho, ScoredRegion, TrimmedInfo,
-    UnannotatedChange,
+    ReadErrorDetail, ReadOutput, ReadStats, ResolvedRelated, ScopeEcho, ScopeUnit, ScoredRegion,
+    TrimmedInfo, UnannotatedChange,
 };
 pub use validate::{ProblemLocation, ValidationContext, ValidationProblem};

@@ -144,6 +144,25 @@ pub struct ScopeEcho {
     /// that name the anchor, carried to today's lines by blame). `None`
     /// without an anchor.
     pub resolved_by: Option<String>,
+    /// For a line range: the units of today's outline the lines lie in (for
+    /// each line, the innermost unit holding it). Their annotations count as
+    /// if the unit had been asked for by name, so a read of some lines of a
+    /// function finds what a read of the function finds. Omitted when empty
+    /// (no line range, no grammar, lines outside every unit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<ScopeUnit>,
+}
+
+/// A unit of today's outline a line-range scope lies in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeUnit {
+    /// Its qualified name.
+    pub name: String,
+    /// Its kind (`function`, `struct`, …).
+    #[serde(rename = "type")]
+    pub unit_type: String,
+    /// Its lines today.
+    pub lines: LineRange,
 }
 
 /// The `--context-level` filter.
@@ -243,6 +262,13 @@ pub struct ScoredRegion {
     /// region's text may be stale. Oldest first; omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_since: Vec<UnannotatedChange>,
+    /// Where the note's own lines are today when they are narrower than
+    /// `region.lines`: the region is reported at its whole unit (blame
+    /// attributes the unit's other lines to other commits), and this is the
+    /// part of it the note was written about (the span of its surviving
+    /// lines). Omitted when the region's lines are its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<LineRange>,
 }
 
 impl ScoredRegion {

@@ -63,10 +63,17 @@ fn the_timeline_of_a_unit_follows_the_rename() {
     let out = json_stdout(repo.path(), &["history", "src/new.rs", "connect"]);
     assert_eq!(out["$schema"], "ultragit-history/v1");
     assert_eq!(out["units"], json!(["Client::connect"]));
+    // The notes index lists both annotated commits (no walk of the file's
+    // unannotated history); both are in HEAD's history.
     assert_eq!(
-        (&out["commits_examined"], &out["annotated_commits"]),
-        (&json!(3), &json!(2))
+        (
+            &out["commits_examined"],
+            &out["annotated_commits"],
+            &out["outside_history"]
+        ),
+        (&json!(2), &json!(2), &json!(0))
     );
+    assert_eq!(out["former_names"], json!(["src/old.rs"]));
     let entries = &out["entries"];
     assert_eq!(texts(entries, "/commit"), [c3.as_str(), c1.as_str()]);
     assert_eq!(

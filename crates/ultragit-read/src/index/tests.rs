@@ -9,12 +9,25 @@ fn oid(byte: u8) -> ObjectId {
     ObjectId::from_bytes([byte; 20])
 }
 
+/// A noted commit whose regions are the sources of its dependencies (each
+/// once) and, for commit 2, one region without any.
 fn noted(commit: u8, time: Option<i64>, edges: &[[&str; 5]], concerns: &[&str]) -> Noted {
+    let mut regions: Vec<[String; 2]> = Vec::new();
+    for edge in edges {
+        let region = [edge[2].to_owned(), edge[3].to_owned()];
+        if !regions.contains(&region) {
+            regions.push(region);
+        }
+    }
+    if commit == 2 {
+        regions.push(["src/c.rs".to_owned(), "c".to_owned()]);
+    }
     Noted(
         oid(commit).to_hex(),
         time,
         edges.iter().map(|e| e.map(str::to_owned)).collect(),
         concerns.iter().map(|&c| c.to_owned()).collect(),
+        regions,
     )
 }
 
@@ -47,7 +60,13 @@ fn sample() -> DepsIndex {
 
 /// Every annotated commit with its time, dependencies and concerns as text,
 /// in commit order: what an index means, whatever its lists hold.
-type Meaning = Vec<(ObjectId, Option<i64>, Vec<[String; 5]>, Vec<String>)>;
+type Meaning = Vec<(
+    ObjectId,
+    Option<i64>,
+    Vec<[String; 5]>,
+    Vec<String>,
+    Vec<[String; 2]>,
+)>;
 
 fn meaning(index: &DepsIndex) -> Meaning {
     let text = |i: &u32| index.strings.get(*i).to_owned();
@@ -66,6 +85,10 @@ fn meaning(index: &DepsIndex) -> Meaning {
                     .iter()
                     .map(text)
                     .collect(),
+                index.regions[entry.regions.clone()]
+                    .iter()
+                    .map(|r| r.each_ref().map(text))
+                    .collect(),
             )
         })
         .collect();
@@ -83,8 +106,8 @@ fn what_is_encoded_decodes_to_the_same_index() {
     assert_eq!(meaning(&index).len(), 3);
     assert_eq!(
         decoded.strings.len(),
-        9,
-        "each text once: src/a.rs a src/b.rs b, calls a, A::new src/ä.rs c, builds one"
+        10,
+        "each text once: src/a.rs a src/b.rs b, calls a, A::new src/ä.rs c, builds one, src/c.rs"
     );
     assert_eq!(decoded.update, IndexUpdate::Fresh);
     assert_eq!(
@@ -107,6 +130,11 @@ fn an_index_past_the_table_or_a_repeated_commit_does_not_decode() {
     index.concerns[first] = 4_000_000;
     assert!(DepsIndex::decode(&index.encode(oid(9)), REF).is_none());
 
+    let mut index = sample();
+    let first = index.sources[&oid(2)].regions.start;
+    index.regions[first][1] = index.strings.len() as u32;
+    assert!(DepsIndex::decode(&index.encode(oid(9)), REF).is_none());
+
     // Two sources with one id: the second's bytes spliced in after the first.
     let bytes = sample().encode(oid(9));
     let one = {
@@ -114,7 +142,8 @@ fn an_index_past_the_table_or_a_repeated_commit_does_not_decode() {
         index.sources.retain(|commit, _| *commit == oid(2));
         index.encode(oid(9))
     };
-    let source_of_2 = &one[one.len() - (20 + 1 + 4 + 4)..];
+    // id, no time, no edges, no concerns, one region.
+    let source_of_2 = &one[one.len() - (20 + 1 + 4 + 4 + 4 + 8)..];
     let count_at = bytes
         .windows(20)
         .position(|w| w == oid(1).as_bytes())
@@ -198,4 +227,55 @@ fn a_replayed_step_appends_and_a_fold_keeps_one_copy_of_each_text_in_use() {
         meaning(&DepsIndex::decode(&bytes, REF).expect("decodes")),
         replayed
     );
+}
+
+#[test]
+fn annotating_lists_the_commits_whose_regions_name_a_file_newest_first() {
+    let index = sample();
+    let listed = |files: &[&str], anchors: &[&str]| -> Vec<(ObjectId, Vec<(String, String)>)> {
+        index
+            .annotating(files, anchors)
+            .into_iter()
+            .map(|a| {
+                let regions = a
+                    .regions
+                    .iter()
+                    .map(|(f, n)| ((*f).to_owned(), (*n).to_owned()))
+                    .collect();
+                (a.commit, regions)
+            })
+            .collect()
+    };
+    let pair = |f: &str, a: &str| (f.to_owned(), a.to_owned());
+    // Commit 1 (newest) has src/b.rs:b; commit 3 src/ä.rs:c; commit 2 (no
+    // time: last) src/c.rs:c.
+    assert_eq!(
+        listed(&["src/b.rs"], &[]),
+        [(oid(1), vec![pair("src/b.rs", "b")])]
+    );
+    assert_eq!(
+        listed(&["src/ä.rs", "src/c.rs"], &[]),
+        [
+            (oid(3), vec![pair("src/ä.rs", "c")]),
+            (oid(2), vec![pair("src/c.rs", "c")]),
+        ]
+    );
+    // An anchor narrows to the regions of that unit, exactly or unqualified.
+    assert_eq!(listed(&["src/ä.rs", "src/b.rs"], &["d"]), []);
+    assert_eq!(
+        listed(&["src/ä.rs", "src/b.rs"], &["b"]),
+        [(oid(1), vec![pair("src/b.rs", "b")])]
+    );
+    // A dependency target is not a region: src/a.rs names none.
+    assert_eq!(listed(&["src/a.rs"], &[]), []);
+    assert_eq!(index.region_files(), ["src/b.rs", "src/c.rs", "src/ä.rs"]);
+    // Dropping a commit drops its regions.
+    let mut index = index;
+    index.apply(&[Step {
+        to: oid(10).to_hex(),
+        dropped: vec![oid(2).to_hex()],
+        noted: Vec::new(),
+    }]);
+    assert_eq!(index.region_files(), ["src/b.rs", "src/ä.rs"]);
+    assert!(index.annotating(&["src/c.rs"], &[]).is_empty());
 }

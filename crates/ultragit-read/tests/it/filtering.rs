@@ -62,8 +62,17 @@ fn overlap_is_judged_in_the_annotating_commits_coordinates() {
     let out = read(&repo, &ReadQuery::file("src/mqtt.rs").with_lines(18, 19));
     assert_eq!(names(&out), ["parse"]);
     assert_eq!(
-        out.regions[0].confidence_factors.anchor_stability, 0.4,
-        "line overlap only"
+        out.regions[0].confidence_factors.anchor_stability, 1.0,
+        "the lines lie in parse, so its note matches by name, as a read of parse would"
+    );
+    // The scope says which unit the lines lie in.
+    assert_eq!(
+        out.query.scopes[0]
+            .units
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect::<Vec<_>>(),
+        ["parse"]
     );
     // Today's lines 1-3 (the new header) belong to no annotated region of theirs.
     let header = read(&repo, &ReadQuery::file("src/mqtt.rs").with_lines(1, 3));

@@ -144,6 +144,7 @@ fn region_strategy() -> impl Strategy<Value = ScoredRegion> {
                         .collect(),
                     corrections: Vec::new(),
                     changed_since: Vec::new(),
+                    focus: None,
                 }
             },
         )

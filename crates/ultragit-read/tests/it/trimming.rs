@@ -128,6 +128,7 @@ fn scored(n: u32, day: u32) -> ScoredRegion {
         }],
         corrections: Vec::new(),
         changed_since: Vec::new(),
+        focus: None,
     }
 }
 

@@ -136,6 +136,7 @@ pub fn full_read_output() -> ReadOutput {
             anchor_signature: Some("pub async fn connect(&mut self)".to_owned()),
             ambiguous: false,
             resolved_by: Some("outline".to_owned()),
+            units: Vec::new(),
         }],
         ambiguous_anchor: false,
     });
@@ -166,6 +167,7 @@ pub fn full_read_output() -> ReadOutput {
                 summary: "Bump the handshake timeout".to_owned(),
                 lines: 2,
             }],
+            focus: Some(LineRange::new(60, 71)),
         },
         ScoredRegion {
             region: minimal_region("src/mqtt/client.rs", "MqttClient::connect"),
@@ -182,6 +184,7 @@ pub fn full_read_output() -> ReadOutput {
             related: Vec::new(),
             corrections: Vec::new(),
             changed_since: Vec::new(),
+            focus: None,
         },
     ];
     output.dependencies_on_this = vec![DependencyEntry {
@@ -231,6 +234,7 @@ pub fn sparse_output() -> ReadOutput {
         related: Vec::new(),
         corrections: Vec::new(),
         changed_since: Vec::new(),
+        focus: None,
     });
     output
 }

@@ -95,11 +95,13 @@ fn json_names_match_the_rust_fields() {
             "commit_sha",
             "confidence",
             "confidence_factors",
+            "focus",
             "region",
             "related",
             "timestamp"
         ]
     );
+    assert_eq!(keys(&value["regions"][0]["focus"]), ["end", "start"]);
     assert_eq!(
         keys(&value["regions"][0]["changed_since"][0]),
         ["commit", "date", "lines", "summary"]
