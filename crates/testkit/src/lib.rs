@@ -37,7 +37,10 @@
 //! [`TestRepo::forge_squash_merge`] (what a forge's merge buttons do), and
 //! [`Team`] (a bare remote, [`bare_beside`] a repository, and two clones
 //! sharing three commits; [`bare_git`] runs git in it). [`field_strs`] lists
-//! one string field of a JSON array's objects.
+//! one string field of a JSON array's objects. [`TestRepo::merge_shaped`]
+//! is a history shaped like git/git's (topic branches merged with `--no-ff`,
+//! a rename, a function moved between files, an octopus merge, an unmerged
+//! annotated branch) with notes on topic commits only ([`MergeShaped`]).
 //!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
@@ -70,6 +73,7 @@
 pub mod cli;
 mod fake_llm;
 pub mod hostile;
+mod merge_history;
 mod projects;
 mod shared;
 pub mod text;
@@ -77,6 +81,7 @@ pub mod text;
 pub use fake_llm::{
     Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
 };
+pub use merge_history::MergeShaped;
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};
 pub use shared::{Team, bare_beside, bare_git, field_strs, twenty_lines};
 pub use text::{

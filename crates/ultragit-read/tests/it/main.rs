@@ -7,6 +7,7 @@ mod blame_carry;
 mod cache;
 mod filtering;
 mod index;
+mod merge_shaped;
 mod notes;
 mod properties;
 mod references;
