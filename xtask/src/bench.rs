@@ -42,6 +42,11 @@
 //! - `deps`: the reverse dependency index over 10,000 notes with dependencies:
 //!   `ultragit deps` warm, after one new note and cold, and `read`'s
 //!   `dependencies_on_this` over 10,000 notes against 500. See [`deps`].
+//! - `history`: `ultragit history` of one unit on a merge-shaped history of
+//!   about 2,000 commits with 1,000 notes on topic commits (warm, cold
+//!   index, binary) against `git log --follow`, with a check that every
+//!   annotated commit of the unit was found; also the last part of `read`.
+//!   See [`history`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -63,6 +68,7 @@ mod backfill;
 mod blame;
 mod commit_msg;
 mod deps;
+mod history;
 mod read;
 mod reply_memory;
 mod sync;
@@ -76,6 +82,7 @@ const NAMES: &[&str] = &[
     "backfill",
     "sync",
     "deps",
+    "history",
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -129,6 +136,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "backfill" => backfill::backfill()?,
             "sync" => sync::sync()?,
             "deps" => deps::deps()?,
+            "history" => history::history_bench()?,
             _ => unreachable!("names are checked above"),
         }
     }

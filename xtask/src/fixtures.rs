@@ -2,8 +2,10 @@
 //! `target/bench-fixtures/`: the blame fixture (a long history of one big file),
 //! the read fixtures (the same shape with an `ultragit/v1` note on every change)
 //! the annotate fixture (a 10-file, 300-line commit on a short annotated
-//! history; `fixtures/annotate.rs`) and the commit-msg fixture (a staged
-//! 10,000-line change, 70% of it a package-lock.json; `fixtures/commit_msg.rs`).
+//! history; `fixtures/annotate.rs`), the commit-msg fixture (a staged
+//! 10,000-line change, 70% of it a package-lock.json; `fixtures/commit_msg.rs`)
+//! and the merge-shaped history (topic branches merged with `--no-ff`, a
+//! rename, 1,000 notes on topic commits only; `fixtures/merge_history.rs`).
 //!
 //! Generation is deterministic (a fixed-seed PRNG, pinned dates and identities), so
 //! every machine measures the same history. A fixture directory is complete only
@@ -24,9 +26,11 @@ use crate::workspace_root;
 mod annotate;
 mod commit_msg;
 mod fast_import;
+mod merge_history;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
+pub use merge_history::merge_history;
 
 use fast_import::{Commit, push_note};
 
@@ -297,7 +301,7 @@ fn join(lines: &[String]) -> String {
 }
 
 /// A tiny deterministic PRNG (xorshift64); statistical quality is irrelevant here.
-struct XorShift(u64);
+pub(crate) struct XorShift(pub(crate) u64);
 
 impl XorShift {
     fn next(&mut self) -> u64 {
@@ -307,7 +311,7 @@ impl XorShift {
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 }
@@ -818,29 +822,10 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
             .map_err(|e| format!("writing to git fast-import: {e}"))
     }
 
-    /// The commit id of every annotated commit, asked with `get-mark` one at a time
-    /// (a batch could fill the pipe fast-import answers on).
+    /// The commit id of every annotated commit.
     fn resolve_marks(&mut self) -> Result<Vec<String>, String> {
         let marks: Vec<usize> = self.annotated.iter().map(|a| a.mark).collect();
-        let mut ids = Vec::with_capacity(marks.len());
-        for mark in marks {
-            self.write(format!("get-mark :{mark}\n").as_bytes())?;
-            self.out
-                .flush()
-                .map_err(|e| format!("writing to git fast-import: {e}"))?;
-            let mut answer = String::new();
-            self.answers
-                .read_line(&mut answer)
-                .map_err(|e| format!("reading from git fast-import: {e}"))?;
-            let id = answer.trim();
-            if id.len() != 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!(
-                    "git fast-import answered {answer:?} to get-mark :{mark}"
-                ));
-            }
-            ids.push(id.to_owned());
-        }
-        Ok(ids)
+        fast_import::get_marks(&mut self.out, &mut self.answers, &marks)
     }
 
     /// One commit on `refs/notes/ultragit` with every note (fast-import fans the

@@ -2,7 +2,8 @@
 //! the read fixtures — in-process and as the binary, cold and warm blame cache —
 //! the cost of `dependencies_on_this`, the git processes one read starts, and
 //! reads after 1 and 20 new commits whose blame is carried forward from the
-//! cache a read at the older HEAD left (with their git processes).
+//! cache a read at the older HEAD left (with their git processes); then
+//! `history` on a merge-shaped history ([`super::history`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -223,12 +224,12 @@ pub(super) fn read() -> Result<(), String> {
     // 5: reads after new commits, their blame carried from the cache warmed
     // at the older HEAD.
     match &binary {
-        Ok(exe) => carried(&fixture, exe, (start, end)),
-        Err(reason) => {
-            println!("\nread after new commits: {reason}");
-            Ok(())
-        }
+        Ok(exe) => carried(&fixture, exe, (start, end))?,
+        Err(reason) => println!("\nread after new commits: {reason}"),
     }
+
+    // 6: `history` of a unit on a merge-shaped history.
+    super::history::history_bench()
 }
 
 const CARRIED_TARGET_MS: f64 = 150.0;
