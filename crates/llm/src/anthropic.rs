@@ -205,7 +205,8 @@ backend!(Anthropic, config, PROVIDER);
 
 /// Reads a Messages API reply.
 pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError> {
-    let r = Reader::reply(PROVIDER, &raw)?;
+    let cut = raw.get("stop_reason").and_then(Value::as_str) == Some("max_tokens");
+    let r = Reader::reply(PROVIDER, &raw)?.cut_off(cut);
     let blocks = r.array(&raw, "content", "message")?;
     let mut content = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
@@ -215,22 +216,23 @@ pub(crate) fn parse_messages(raw: Value) -> Result<CompletionResponse, LlmError>
             Some("tool_use") => {
                 let name = r.str(block, "name", &path)?.to_owned();
                 let id = r.str(block, "id", &path)?.to_owned();
-                content.push(r.tool_use(id, name, block.get("input"))?);
+                content.extend(r.tool_use(id, name, block.get("input"))?);
             }
             // Thinking blocks and other server-side content are not ours.
             _ => {}
         }
     }
-    let stop_reason = match raw.get("stop_reason").and_then(Value::as_str) {
-        _ if calls_tools(&content) => StopReason::ToolUse,
-        None | Some("end_turn" | "stop_sequence") => StopReason::EndTurn,
-        Some("max_tokens") => StopReason::MaxTokens,
-        Some("tool_use") => StopReason::ToolUse,
-        Some(other @ ("refusal" | "pause_turn" | "model_context_window_exceeded")) => {
-            StopReason::Other(other.to_owned())
-        }
-        Some(other) => return Err(r.unknown_stop_reason(other)),
-    };
+    let stop_reason = r.stop_reason(calls_tools(&content), || {
+        Ok(match raw.get("stop_reason").and_then(Value::as_str) {
+            None | Some("end_turn" | "stop_sequence") => StopReason::EndTurn,
+            Some("max_tokens") => StopReason::MaxTokens,
+            Some("tool_use") => StopReason::ToolUse,
+            Some(other @ ("refusal" | "pause_turn" | "model_context_window_exceeded")) => {
+                StopReason::Other(other.to_owned())
+            }
+            Some(other) => return Err(r.unknown_stop_reason(other)),
+        })
+    })?;
     Ok(response(content, stop_reason, raw, INPUT_OUTPUT_TOKENS))
 }
 
@@ -266,5 +268,19 @@ mod tests {
             ),
             Err(LlmError::InvalidToolArguments { .. })
         ));
+    }
+
+    #[test]
+    fn a_cut_reply_that_calls_tools_stops_at_max_tokens() {
+        let raw = json!({
+            "content": [
+                {"type": "text", "text": "Recording."},
+                {"type": "tool_use", "id": "a", "name": "emit", "input": {"x": 1}},
+            ],
+            "stop_reason": "max_tokens",
+        });
+        let r = parse_messages(raw).unwrap();
+        assert_eq!(r.stop_reason, StopReason::MaxTokens);
+        assert_eq!(r.tool_uses(), vec![("a", "emit", &json!({"x": 1}))]);
     }
 }

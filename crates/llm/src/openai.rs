@@ -496,8 +496,13 @@ pub(crate) fn parse_responses(
     raw: Value,
     provider: &'static str,
 ) -> Result<CompletionResponse, LlmError> {
-    let r = Reader::reply(provider, &raw)?;
     let status = raw.get("status").and_then(Value::as_str);
+    let cut = status == Some("incomplete")
+        && raw
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str)
+            == Some("max_output_tokens");
+    let r = Reader::reply(provider, &raw)?.cut_off(cut);
     if status == Some("failed") {
         let message = raw
             .pointer("/error/message")
@@ -539,16 +544,14 @@ pub(crate) fn parse_responses(
                     Some(Value::String(id)) => id.clone(),
                     _ => return Err(r.malformed(format!("{path}.call_id is missing"))),
                 };
-                content.push(r.tool_use(id, name, item.get("arguments"))?);
+                content.extend(r.tool_use(id, name, item.get("arguments"))?);
             }
             // Reasoning summaries, web search calls, … are not ours to handle.
             _ => {}
         }
     }
-    let stop_reason = if calls_tools(&content) {
-        StopReason::ToolUse
-    } else {
-        match status {
+    let stop_reason = r.stop_reason(calls_tools(&content), || {
+        Ok(match status {
             None | Some("completed") if refused => StopReason::Other("refusal".into()),
             None | Some("completed") => StopReason::EndTurn,
             Some("incomplete") => {
@@ -563,8 +566,8 @@ pub(crate) fn parse_responses(
             }
             Some("cancelled") => StopReason::Other("cancelled".into()),
             Some(other) => return Err(r.unknown_stop_reason(other)),
-        }
-    };
+        })
+    })?;
     Ok(response(content, stop_reason, raw, INPUT_OUTPUT_TOKENS))
 }
 
@@ -701,6 +704,8 @@ pub(crate) fn parse_chat(
     let choice = choices
         .first()
         .ok_or_else(|| r.malformed("response.choices is empty"))?;
+    let finish = choice.get("finish_reason").and_then(Value::as_str);
+    let r = r.cut_off(matches!(finish, Some("length" | "max_tokens")));
     let message = choice
         .get("message")
         .filter(|m| m.is_object())
@@ -733,21 +738,18 @@ pub(crate) fn parse_chat(
                 .filter(|id| !id.is_empty())
                 .map(str::to_owned)
                 .unwrap_or_else(|| format!("call_{i}"));
-            content.push(r.tool_use(id, name, function.get("arguments"))?);
+            content.extend(r.tool_use(id, name, function.get("arguments"))?);
         }
     }
-    let finish = choice.get("finish_reason").and_then(Value::as_str);
-    let stop_reason = if calls_tools(&content) {
-        StopReason::ToolUse
-    } else {
-        match finish {
+    let stop_reason = r.stop_reason(calls_tools(&content), || {
+        Ok(match finish {
             None | Some("stop" | "eos" | "end_turn" | "stop_sequence") => StopReason::EndTurn,
             Some("length" | "max_tokens") => StopReason::MaxTokens,
             Some("tool_calls" | "function_call" | "tool_use") => StopReason::ToolUse,
             Some("content_filter") => StopReason::Other("content_filter".into()),
             Some(other) => return Err(r.unknown_stop_reason(other)),
-        }
-    };
+        })
+    })?;
     Ok(response(
         content,
         stop_reason,
@@ -954,5 +956,38 @@ mod tests {
             ),
             Err(LlmError::UnknownStopReason { .. })
         ));
+    }
+
+    #[test]
+    fn cut_replies_keep_their_whole_calls_and_say_they_were_cut() {
+        let call = |id: &str, arguments: &str| {
+            json!({"id": id, "function": {"name": "emit", "arguments": arguments}})
+        };
+        let cut = json!({"choices": [{"message": {"tool_calls": [
+            call("a", "{\"x\": 1}"),
+            call("b", "{\"x\": [1, 2"),
+        ]}, "finish_reason": "length"}]});
+        let r = parse_chat(cut, "t").unwrap();
+        assert_eq!(r.stop_reason, StopReason::MaxTokens);
+        assert_eq!(r.tool_uses(), vec![("a", "emit", &json!({"x": 1}))]);
+        // Not cut: the same broken arguments are an error.
+        let whole = json!({"choices": [{"message": {"tool_calls": [
+            call("b", "{\"x\": [1, 2"),
+        ]}, "finish_reason": "tool_calls"}]});
+        assert!(matches!(
+            parse_chat(whole, "t"),
+            Err(LlmError::InvalidToolArguments { .. })
+        ));
+        let responses = json!({
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [
+                {"type": "function_call", "call_id": "a", "name": "emit", "arguments": "{}"},
+                {"type": "function_call", "call_id": "b", "name": "emit", "arguments": "{\"x\""},
+            ],
+        });
+        let r = parse_responses(responses, "t").unwrap();
+        assert_eq!(r.stop_reason, StopReason::MaxTokens);
+        assert_eq!(r.tool_uses(), vec![("a", "emit", &json!({}))]);
     }
 }

@@ -8,18 +8,52 @@ use crate::error::LlmError;
 use crate::types::{CompletionResponse, ContentBlock, StopReason, Usage};
 
 /// Reads fields of one reply for one provider.
+///
+/// **Cut-off replies.** A reply the output cap cut short ([`Reader::cut_off`])
+/// may end inside a tool call's arguments. Such a call is dropped
+/// ([`Reader::tool_use`] gives `None`) and the calls before it are kept: the
+/// reply's stop reason is `MaxTokens` whatever it calls, so the caller knows
+/// the reply is incomplete and can ask again. In a reply that was not cut,
+/// arguments that are not JSON are an error, as always.
 pub(crate) struct Reader {
     pub provider: &'static str,
+    /// The output cap cut the reply short.
+    cut: bool,
 }
 
 impl Reader {
     /// A reader for `raw`, which must be a JSON object.
     pub fn reply(provider: &'static str, raw: &Value) -> Result<Reader, LlmError> {
-        let reader = Reader { provider };
+        let reader = Reader {
+            provider,
+            cut: false,
+        };
         if raw.is_object() {
             Ok(reader)
         } else {
             Err(reader.malformed("the reply is not a JSON object"))
+        }
+    }
+
+    /// This reader's reply was cut short by the output cap.
+    pub fn cut_off(mut self, cut: bool) -> Reader {
+        self.cut = cut;
+        self
+    }
+
+    /// The stop reason of a reply that calls tools when `calls` (then
+    /// [`StopReason::ToolUse`], or `MaxTokens` for a cut reply), else `other`.
+    pub fn stop_reason(
+        &self,
+        calls: bool,
+        other: impl FnOnce() -> Result<StopReason, LlmError>,
+    ) -> Result<StopReason, LlmError> {
+        if self.cut {
+            Ok(StopReason::MaxTokens)
+        } else if calls {
+            Ok(StopReason::ToolUse)
+        } else {
+            other()
         }
     }
 
@@ -74,15 +108,19 @@ impl Reader {
     }
 
     /// A tool call named `name` with `id` and its raw arguments (see
-    /// [`Reader::arguments`]).
+    /// [`Reader::arguments`]); `None` for a call whose arguments the output
+    /// cap cut (a cut reply's invalid arguments).
     pub fn tool_use(
         &self,
         id: String,
         name: String,
         arguments: Option<&Value>,
-    ) -> Result<ContentBlock, LlmError> {
-        let input = self.arguments(&name, arguments)?;
-        Ok(ContentBlock::ToolUse { id, name, input })
+    ) -> Result<Option<ContentBlock>, LlmError> {
+        match self.arguments(&name, arguments) {
+            Ok(input) => Ok(Some(ContentBlock::ToolUse { id, name, input })),
+            Err(LlmError::InvalidToolArguments { .. }) if self.cut => Ok(None),
+            Err(err) => Err(err),
+        }
     }
 
     /// Tool-call arguments: a JSON text (OpenAI) or an object (some servers, and
