@@ -19,6 +19,13 @@
 //! request is asked with twice the cap ([`CUT_OFF_CAP_FACTOR`]), since
 //! reasoning tokens count against the cap too.
 //!
+//! A runner made with [`Runner::retry_cut_off_replies`] asks again, once per
+//! run, for a tool-loop reply the cap cut (twice the cap, within the window);
+//! a reply still cut runs its whole calls and is told how to go on in smaller
+//! replies. With [`Runner::with_context_window_reserving`] a request asks for
+//! the whole cap when the window leaves room for it, and for what is left
+//! (never less than the reserve) when not.
+//!
 //! Each `request` event records the body the provider sends over the wire
 //! ([`LlmProvider::wire_body`]: model, service tier, reasoning, `store`,
 //! `stream`, the cap as the API names it), or our normalized request for a
@@ -151,6 +158,11 @@ pub struct Outcome {
     pub repaired: bool,
     /// Why the model stopped on the answer that was used.
     pub stop_reason: StopReason,
+    /// The text of the first reply that called a finishing tool
+    /// ([`Runner::with_finishing_tools`]) and said something beside the
+    /// calls: for a writer, the summary that came with its records, whatever
+    /// later turns said.
+    pub finishing_text: Option<String>,
     pub usage: Usage,
     /// The whole conversation, for callers that continue it.
     pub transcript: Vec<Message>,
@@ -199,6 +211,10 @@ pub struct Runner<'a> {
     window: Option<ContextWindow>,
     finishing: Vec<String>,
     repair_cut_off: bool,
+    /// [`Runner::retry_cut_off_replies`]: the instruction for a reply still cut.
+    cut_off_hint: Option<String>,
+    /// The output cap the last request asked for.
+    last_cap: Option<u32>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -232,14 +248,19 @@ impl<'a> Runner<'a> {
             window: None,
             finishing: Vec::new(),
             repair_cut_off: false,
+            cut_off_hint: None,
+            last_cap: None,
         }
     }
 
-    /// Tools whose successful calls may end the run: a reply that calls only
-    /// these, all of which succeed, and that also holds text, is the answer
-    /// (its text), without another call to hand the results back. A writer
-    /// that emits its records and its summary in one reply so takes one turn
-    /// instead of two; a failed call still goes back to the model.
+    /// Tools whose successful calls end the run: a reply that calls only
+    /// these, all of which succeed, is the answer (its text, which may be
+    /// empty), without another call to hand the results back. A writer that
+    /// emits its records (and its summary) in one reply so takes one turn
+    /// instead of two, and is never invited to chatter after its records
+    /// were taken; a failed call still goes back to the model. A reply cut by
+    /// the output cap never ends the run this way. The text of the first
+    /// reply that called one of these tools is [`Outcome::finishing_text`].
     pub fn with_finishing_tools(mut self, names: &[&str]) -> Self {
         self.finishing = names.iter().map(|n| (*n).to_owned()).collect();
         self
@@ -261,6 +282,21 @@ impl<'a> Runner<'a> {
         self
     }
 
+    /// [`Runner::with_context_window`], reserving only `reserve` output tokens
+    /// when the conversation is fitted: each request still asks for the
+    /// budget's cap (`Budgets::max_tokens`) when the window leaves room for
+    /// it, and for what the window leaves (never less than `reserve`) when
+    /// not. A small window so keeps room for input, and an answer gets the
+    /// whole cap whenever it fits.
+    pub fn with_context_window_reserving(mut self, tokens: u32, reserve: u32) -> Self {
+        let cap = self.budgets.max_tokens.unwrap_or(0);
+        self.window = Some(ContextWindow {
+            tokens,
+            output: reserve.min(cap),
+        });
+        self
+    }
+
     /// Treats an answer cut off by the output cap as invalid: it gets the
     /// run's one repair pass, asked with [`CUT_OFF_CAP_FACTOR`] times the
     /// budget's cap (`Budgets::max_tokens`). For tasks whose answer is the
@@ -268,6 +304,19 @@ impl<'a> Runner<'a> {
     /// validated like any other and the caller sees the `MaxTokens` stop.
     pub fn repair_cut_off(mut self) -> Self {
         self.repair_cut_off = true;
+        self
+    }
+
+    /// Asks again, once per run, for a tool-loop reply the output cap cut
+    /// short (stop reason `MaxTokens`): the same request with
+    /// [`CUT_OFF_CAP_FACTOR`] times the cap, within what the context window
+    /// leaves; the cut reply is dropped unanswered. A reply still cut (or one
+    /// that cannot be given more room) is handled as it is: its whole tool
+    /// calls run (the provider dropped a call whose arguments were cut) and
+    /// `hint` follows their results, telling the model how to go on in
+    /// smaller replies (e.g. one record per call).
+    pub fn retry_cut_off_replies(mut self, hint: &str) -> Self {
+        self.cut_off_hint = Some(hint.to_owned());
         self
     }
 
@@ -320,6 +369,8 @@ impl<'a> Runner<'a> {
         state: &mut State,
     ) -> Result<Outcome, AgentError> {
         let mut finalized = false;
+        let mut finishing_text: Option<String> = None;
+        let mut retried_cut = false;
         let answer = loop {
             if state.steps >= self.budgets.max_steps {
                 finalized = true;
@@ -329,7 +380,25 @@ impl<'a> Runner<'a> {
                 finalized = true;
                 break self.finalize(task, state, "context").await?;
             }
-            let response = self.call(task, state, ToolChoice::Auto).await?;
+            let mut response = self.call(task, state, ToolChoice::Auto).await?;
+            let mut still_cut = false;
+            if response.stop_reason == StopReason::MaxTokens && self.cut_off_hint.is_some() {
+                if !retried_cut && let Some(more) = self.larger_cap(task, state) {
+                    retried_cut = true;
+                    self.trace(
+                        Event::warn("cut_off.retry")
+                            .with("cap", json!(self.last_cap))
+                            .with("retry_cap", more),
+                    );
+                    drop(response);
+                    let cap = self.budgets.max_tokens;
+                    self.budgets.max_tokens = Some(more);
+                    let again = self.call(task, state, ToolChoice::Auto).await;
+                    self.budgets.max_tokens = cap;
+                    response = again?;
+                }
+                still_cut = response.stop_reason == StopReason::MaxTokens;
+            }
             let uses: Vec<(String, String, Value)> = response
                 .tool_uses()
                 .into_iter()
@@ -347,14 +416,25 @@ impl<'a> Runner<'a> {
                 role: Role::Assistant,
                 content: response.content.iter().map(transcript_block).collect(),
             });
-            let finishing = uses
-                .iter()
-                .all(|(_, name, _)| self.finishing.contains(name));
+            let finishing = !still_cut
+                && uses
+                    .iter()
+                    .all(|(_, name, _)| self.finishing.contains(name));
             let alongside = if finishing {
                 response.text()
             } else {
                 String::new()
             };
+            if finishing_text.is_none()
+                && uses
+                    .iter()
+                    .any(|(_, name, _)| self.finishing.contains(name))
+            {
+                let text = response.text();
+                if !text.trim().is_empty() {
+                    finishing_text = Some(clip_middle(&text, REPAIR_ANSWER_MAX).into_owned());
+                }
+            }
             let stop = response.stop_reason.clone();
             drop(response);
             let mut results = Vec::with_capacity(uses.len());
@@ -400,11 +480,21 @@ impl<'a> Runner<'a> {
                     }
                 )
             });
+            if still_cut && let Some(hint) = &self.cut_off_hint {
+                results.push(ContentBlock::Text {
+                    text: format!(
+                        "Your reply was cut off at the {}-token output limit: the results \
+                         above are of the calls that arrived whole (a call cut short was \
+                         dropped). {hint}",
+                        self.last_cap.unwrap_or(0)
+                    ),
+                });
+            }
             state.messages.push(Message {
                 role: Role::User,
                 content: results,
             });
-            if finishing && all_ok && !alongside.trim().is_empty() {
+            if finishing && all_ok {
                 self.trace(Event::info("finished.with_tools"));
                 break CompletionResponse {
                     content: vec![ContentBlock::Text { text: alongside }],
@@ -470,9 +560,27 @@ impl<'a> Runner<'a> {
             finalized,
             repaired,
             stop_reason,
+            finishing_text,
             usage: state.usage,
             transcript: state.messages.clone(),
         })
+    }
+
+    /// The cap a cut-off reply is asked again with: [`CUT_OFF_CAP_FACTOR`]
+    /// times the cap, within what the context window leaves the request;
+    /// `None` when that is no more than the cap (or there is no cap).
+    fn larger_cap(&self, task: &Task, state: &State) -> Option<u32> {
+        let cap = self.last_cap?;
+        let mut more = cap.saturating_mul(CUT_OFF_CAP_FACTOR);
+        if let Some(window) = self.window {
+            let request = self.request(task, state, ToolChoice::Auto);
+            let total = ContextWindow {
+                output: 0,
+                ..window
+            };
+            more = more.min(total.room(&request));
+        }
+        (more > cap).then_some(more)
     }
 
     /// The request for the current conversation.
@@ -641,11 +749,23 @@ impl<'a> Runner<'a> {
         state: &mut State,
         choice: ToolChoice,
     ) -> Result<CompletionResponse, AgentError> {
-        let request = self.request(task, state, choice);
+        let mut request = self.request(task, state, choice);
+        self.last_cap = request.max_tokens;
         if let Some(window) = self.window {
-            // The cap this call asks for (a repair may ask for more).
+            // The cap this call asks for (a repair may ask for more), within
+            // what the window leaves, and never less than the reserve.
+            let cap = self.budgets.max_tokens.unwrap_or(0);
+            let total = ContextWindow {
+                output: 0,
+                ..window
+            };
+            let asked = cap.min(total.room(&request)).max(window.output.min(cap));
+            if request.max_tokens.is_some() {
+                request.max_tokens = Some(asked);
+            }
+            self.last_cap = request.max_tokens;
             let window = ContextWindow {
-                output: self.budgets.max_tokens.unwrap_or(0),
+                output: asked,
                 ..window
             };
             let tokens = request_tokens(&request);

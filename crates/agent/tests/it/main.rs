@@ -1,5 +1,6 @@
 //! The runner end to end over real HTTP against `testkit`'s fake servers.
 
+mod finishing;
 mod limits;
 mod registry;
 mod runs;

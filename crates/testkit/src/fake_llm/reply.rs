@@ -155,6 +155,15 @@ impl Reply {
         Reply::turn(Some(partial_text), Vec::new(), Stop::MaxTokens)
     }
 
+    /// Marks the turn as cut short by the output-token limit (`length`,
+    /// `max_output_tokens`, `max_tokens`), whatever it holds: with tool calls,
+    /// a reply cut inside its calls (script the cut call's arguments as a
+    /// string of broken JSON).
+    pub fn cut_off(mut self) -> Reply {
+        self.turn_mut("cut_off").stop = Stop::MaxTokens;
+        self
+    }
+
     /// Sets the turn's text (before any tool calls).
     pub fn with_text(mut self, text: &str) -> Reply {
         self.turn_mut("with_text").text = Some(text.to_owned());
