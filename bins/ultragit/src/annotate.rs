@@ -108,7 +108,7 @@ pub struct AnnotateArgs {
     #[arg(long, hide = true)]
     keep_existing: bool,
 
-    /// The most model calls for this commit, chunks included [default: ultragit.maxCalls, or 40]
+    /// The most model calls for this commit, chunks included [default: ultragit.maxCalls, or no cap but maxAgentTurns per run]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_calls: Option<u32>,
 
@@ -199,12 +199,17 @@ LM Studio, OpenRouter) or anthropic
 {openai_key} or {anthropic_key}; `none` or empty: no key
   ultragit.maxDiffLines, maxAgentTurns, maxTokensPerResponse, recentAnnotationsLimit, \
 chunkSize, maxChunks, maxCalls   the agent's limits   [file: max_diff_lines, max_agent_turns, \
-max_tokens_per_response, recent_annotations_limit, chunk_size, max_chunks, max_calls]
+max_tokens_per_response, recent_annotations_limit, chunk_size, max_chunks, max_calls]; \
+maxTokensPerResponse defaults to 4096 (within the window), maxChunks and maxCalls to no cap
   ultragit.contextWindow  the model's context window in tokens; default 128k for the \
 GPT-4.x, GPT-5, o-series, Claude and Gemini families, 8192 for other (local) models; every \
 request stays within it   [file: context_window]
-  ultragit.largeCommits   skip (default: a commit past maxDiffLines gets a note saying so, no \
-model call) or chunk (annotated in chunks of chunkSize files, at most maxChunks)   [file: large_commits]
+  ultragit.largeCommits   chunk (default: a commit past maxDiffLines is annotated in chunks of \
+chunkSize files) or skip (it gets a note saying so, no model call)   [file: large_commits]
+  ultragit.docsPaths      path rules of documentation, separated by commas or spaces (`*.md`, \
+`**/RelNotes/*`, `CHANGELOG*`; `**` spans folders, a rule without `/` matches the file name); a \
+commit touching only such files is trivial; empty: none; default release notes, change logs \
+and prose   [file: docs_paths, a list]
   ultragit.toolUse        auto (default: tools, or one structured prompt when the model does \
 not support them), on, off   [file: tool_use]
 
@@ -214,10 +219,11 @@ ULTRAGIT_TAGS (comma-separated), which win over the context file. The context is
 consumed by the annotation that uses it.
 
 Trivial commits (nothing changed, lockfiles only, whitespace only, binary files only, \
-merges without changes of their own) are skipped without calling the model. A commit \
-past maxDiffLines (with largeCommits = skip) is skipped too, and a note records it; \
-neither needs an API key. When the model finds nothing worth recording (documentation, \
-a version bump), `declined` is printed and a short note records it. Failed \
+documentation only by ultragit.docsPaths, merges without changes of their own) are \
+skipped without calling the model. A commit past maxDiffLines (with largeCommits = skip) \
+is skipped too, and a note records it; neither needs an API key. When the model says \
+there is nothing worth recording (a version bump, generated code), `declined` is printed \
+and a short note records it; a model that answers nothing at all fails the commit. Failed \
 annotations are listed in .git/ultragit/failed.log; --async writes its output to \
 .git/ultragit/annotate.log. --verbose ends with the run's turns and input and output \
 tokens (annotate.stats).
@@ -271,7 +277,7 @@ fn annotate_now(
         ..
     } = Settings::load(repo, &args.provider.flags())?;
     let limits = ultragit_annotate::AnnotateConfig {
-        max_calls: args.max_calls.unwrap_or(limits.max_calls),
+        max_calls: args.max_calls.or(limits.max_calls),
         ..limits
     };
     for warning in &config_warnings {

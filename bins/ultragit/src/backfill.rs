@@ -162,6 +162,7 @@ pub fn run(args: &BackfillArgs, at: &Invocation) -> Result<Outcome, CommandError
             .max_commits
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         shard: args.shard,
+        docs_paths: settings.limits.docs_paths.clone(),
     };
     let selection = backfill::select(&repo, &options)?;
     if args.dry_run {

@@ -960,9 +960,7 @@ mod tests {
 
     #[test]
     fn cut_replies_keep_their_whole_calls_and_say_they_were_cut() {
-        let call = |id: &str, arguments: &str| {
-            json!({"id": id, "function": {"name": "emit", "arguments": arguments}})
-        };
+        let call = |id: &str, arguments: &str| json!({"id": id, "function": {"name": "emit", "arguments": arguments}});
         let cut = json!({"choices": [{"message": {"tool_calls": [
             call("a", "{\"x\": 1}"),
             call("b", "{\"x\": [1, 2"),

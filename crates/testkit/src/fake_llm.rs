@@ -129,9 +129,10 @@ type Responder = Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
 /// request's conversation and
 /// 1. before it has emitted, emits an `emit_annotation` for line 1 of `file`,
 ///    or of the first file a diff in the conversation shows (`=== <path> (`:
-///    the first message carries the diff when it fits) — and when there is no
-///    diff to read yet, calls `get_diff`;
-/// 2. after its emission's result, ends with a one-sentence summary.
+///    the first message carries the diff when it fits), with the one-sentence
+///    summary as the reply's text (the writer's run ends there) — and when
+///    there is no diff to read yet, calls `get_diff`;
+/// 2. asked again after its emission's result, ends with the same summary.
 ///
 /// Every reply is delayed by `delay` (the model's latency; zero for none).
 pub fn annotator(
@@ -174,6 +175,7 @@ pub fn annotator(
                     "constraints": [{"text": "Line 1 stays first.", "source": "inferred"}]
                 }),
             )])
+            .with_text("Annotated by the fake annotator.")
         };
         let emitted = results.iter().any(|m| m["tool_call_id"] == "call_emit");
         // The first file a diff in the conversation shows.

@@ -40,7 +40,7 @@ use llm::{CompletionRequest, CompletionResponse, LlmError, LlmProvider, Redactor
 use tokio::task::JoinSet;
 use ultragit_schema::merge::{TextMerge, merge_texts};
 
-use crate::config::{AnnotateConfig, CHUNK_FILE_THRESHOLD, LargeCommits};
+use crate::config::{AnnotateConfig, CHUNK_FILE_THRESHOLD, LargeCommits, is_docs};
 use crate::error::AnnotateError;
 use crate::gather::{AnnotationContext, CommitInfo, Trivial, gather, is_lockfile, triviality};
 use crate::run::annotate_commit;
@@ -140,6 +140,9 @@ pub struct SelectOptions {
     /// At most this many commits (the newest).
     pub max_commits: Option<usize>,
     pub shard: Option<Shard>,
+    /// The documentation path rules ([`AnnotateConfig::docs_paths`]): a
+    /// commit touching only such files is trivial.
+    pub docs_paths: Vec<String>,
 }
 
 impl Default for SelectOptions {
@@ -150,6 +153,7 @@ impl Default for SelectOptions {
             paths: Vec::new(),
             max_commits: None,
             shard: None,
+            docs_paths: AnnotateConfig::default().docs_paths,
         }
     }
 }
@@ -174,7 +178,8 @@ pub struct Selection {
     pub merges: usize,
     /// Already annotated (a note exists, readable or not).
     pub annotated: usize,
-    /// Trivial by their numstat (no changes, lockfiles or binary files only).
+    /// Trivial by their numstat (no changes, lockfiles, documentation or
+    /// binary files only).
     pub trivial: usize,
     /// In another shard.
     pub other_shards: usize,
@@ -223,7 +228,7 @@ pub fn select(repo: &Repo, options: &SelectOptions) -> Result<Selection, Annotat
             selection.merges += 1;
         } else if annotated.contains(&commit.id) {
             selection.annotated += 1;
-        } else if cheap_triviality(&commit.files).is_some() {
+        } else if cheap_triviality(&commit.files, &options.docs_paths).is_some() {
             selection.trivial += 1;
         } else if options
             .shard
@@ -324,12 +329,18 @@ fn parse_numstat(record: &[u8]) -> Option<FileStat> {
 }
 
 /// The triviality a numstat alone shows (see [`crate::triviality`] for the rest).
-fn cheap_triviality(files: &[FileStat]) -> Option<Trivial> {
+fn cheap_triviality(files: &[FileStat], docs_paths: &[String]) -> Option<Trivial> {
     if files.is_empty() {
         return Some(Trivial::NoChanges);
     }
     if files.iter().all(|f| is_lockfile(&f.path)) {
         return Some(Trivial::LockfilesOnly);
+    }
+    if files
+        .iter()
+        .all(|f| is_lockfile(&f.path) || is_docs(docs_paths, &f.path))
+    {
+        return Some(Trivial::DocsOnly);
     }
     if files
         .iter()
@@ -377,8 +388,8 @@ pub fn estimate_input_tokens(commits: &[Candidate], config: &AnnotateConfig) -> 
                 return TURNS * (per_turn + diff);
             }
             let mut chunks = (c.files as u64).div_ceil(u64::from(config.chunk_size.max(1)));
-            if too_large {
-                chunks = chunks.min(u64::from(config.max_chunks));
+            if let Some(max_chunks) = config.max_chunks {
+                chunks = chunks.min(u64::from(max_chunks));
             }
             TURNS * (chunks.max(1) * per_turn + diff) + per_turn
         })
@@ -512,7 +523,7 @@ pub async fn run(
     let job = Arc::new(Job {
         repo_path: repo_path.to_path_buf(),
         provider,
-        config: *config,
+        config: config.clone(),
         redactor: options.redactor.clone(),
     });
     let mut summary = Summary {
@@ -645,7 +656,7 @@ impl Job {
             Ok(gather(&repo, &commit.to_hex(), None, &job.config)?)
         })
         .await?;
-        if let Some(reason) = triviality(&context) {
+        if let Some(reason) = triviality(&context, &self.config) {
             return Ok(Outcome::Skipped(reason));
         }
         let annotated = annotate_commit(&context, provider, &self.config, &mut NullSink).await?;
@@ -796,13 +807,19 @@ mod tests {
         assert!(log[1].files.is_empty());
         assert_eq!(log[2].parents, 0);
         assert_eq!(
-            cheap_triviality(&log[2].files),
+            cheap_triviality(&log[2].files, &AnnotateConfig::default().docs_paths),
             Some(Trivial::LockfilesOnly)
         );
-        assert_eq!(cheap_triviality(&log[1].files), Some(Trivial::NoChanges));
-        assert_eq!(cheap_triviality(&log[0].files), None);
         assert_eq!(
-            cheap_triviality(&log[0].files[1..2]),
+            cheap_triviality(&log[1].files, &AnnotateConfig::default().docs_paths),
+            Some(Trivial::NoChanges)
+        );
+        assert_eq!(
+            cheap_triviality(&log[0].files, &AnnotateConfig::default().docs_paths),
+            None
+        );
+        assert_eq!(
+            cheap_triviality(&log[0].files[1..2], &AnnotateConfig::default().docs_paths),
             Some(Trivial::NothingToAnnotate)
         );
         assert!(
@@ -814,7 +831,10 @@ mod tests {
 
     #[test]
     fn the_estimate_follows_the_grounded_flow() {
-        let config = AnnotateConfig::default();
+        let config = AnnotateConfig {
+            large_commits: LargeCommits::Skip,
+            ..AnnotateConfig::default()
+        };
         let commit = |lines, files| Candidate {
             id: id("1111111111111111111111111111111111111111"),
             changed_lines: lines,
@@ -830,13 +850,13 @@ mod tests {
             estimate_input_tokens(&[commit(100, 1)], &config),
             base + TURNS * 100 * TOKENS_PER_CHANGED_LINE
         );
-        // Past maxDiffLines: no model call by default; in chunks with
-        // largeCommits = chunk, one run per chunk and a pass across them.
+        // Past maxDiffLines: no model call with largeCommits = skip; in chunks
+        // with chunk (the default), one run per chunk and a pass across them.
         let cap = u64::from(config.max_diff_lines);
         assert_eq!(estimate_input_tokens(&[commit(cap + 1, 1)], &config), 0);
         let chunk = AnnotateConfig {
             large_commits: LargeCommits::Chunk,
-            ..config
+            ..config.clone()
         };
         let per_turn = base / TURNS;
         assert_eq!(

@@ -3,8 +3,9 @@
 //!
 //! | part | allocation |
 //! |---|---|
-//! | output per call | `maxTokensPerResponse`, at most an eighth of the window |
-//! | input per request | nine tenths of the window (a margin for the providers' JSON wrapping), less the output |
+//! | output per call | `maxTokensPerResponse` (4,096 by default) when the window leaves room for it, else what it leaves, never less than the reserve |
+//! | output reserve | `maxTokensPerResponse`, at most an eighth of the window: what the input budgets leave for the answer |
+//! | input per request | nine tenths of the window (a margin for the providers' JSON wrapping), less the reserve |
 //! | fixed | system prompt and tool definitions, measured |
 //! | diff | at most half of what the fixed part leaves: the first message carries the diff when it fits, else a per-file summary |
 //! | commit | the rest of the first message (task, commit message, author context, file list): at most a quarter of what the fixed part leaves, each part cut with a note naming the tool that reads all of it |
@@ -21,7 +22,11 @@ pub(crate) const RECENT_ANNOTATIONS_TOKENS: u32 = 2_000;
 pub struct Budget {
     /// The model's context window.
     pub window: u32,
-    /// Output tokens each call asks for.
+    /// Output tokens each call asks for when the window leaves room
+    /// (`maxTokensPerResponse`).
+    pub cap: u32,
+    /// Output tokens the input budgets reserve for the answer: the cap, at
+    /// most an eighth of the window.
     pub output: u32,
     /// Tokens of the system prompt and tool definitions.
     pub fixed: u32,
@@ -43,6 +48,7 @@ impl Budget {
         let left = input.saturating_sub(fixed);
         Budget {
             window,
+            cap: max_tokens_per_response.max(1),
             output,
             fixed,
             diff: left / 2,

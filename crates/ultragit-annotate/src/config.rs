@@ -5,9 +5,11 @@
 //! |---|---|---|---|---|
 //! | limits | — | `ultragit.maxDiffLines`, `maxAgentTurns`, `maxTokensPerResponse`, `recentAnnotationsLimit`, `chunkSize`, `maxChunks`, `maxCalls` | `[ultragit.annotate]` `max_diff_lines`, … | [`AnnotateConfig::default`] |
 //! | context window | — | `ultragit.contextWindow` | `context_window` | by model family ([`default_context_window`]) |
-//! | large commits | — | `ultragit.largeCommits` (`skip`, `chunk`) | `large_commits` | `skip` |
+//! | large commits | — | `ultragit.largeCommits` (`chunk`, `skip`) | `large_commits` | `chunk` (spec 000 AC7: handled by chunking) |
+//! | chunks per commit | — | `ultragit.maxChunks` | `max_chunks` | every chunk |
+//! | docs-only paths | — | `ultragit.docsPaths` (rules separated by commas or spaces; empty: none) | `docs_paths` (a list) | [`DEFAULT_DOCS_PATHS`] |
 //! | tool use | — | `ultragit.toolUse` (`auto`, `on`, `off`) | `tool_use` | `auto` |
-//! | calls per commit | — (`ultragit annotate --max-calls` overrides the resolved value) | `ultragit.maxCalls` | `max_calls` | 40 |
+//! | calls per commit | — (`ultragit annotate --max-calls` overrides the resolved value) | `ultragit.maxCalls` | `max_calls` | no cap beyond `maxAgentTurns` per run |
 //! | provider | `--provider` | `ultragit.provider` | ignored | `openai-responses` |
 //! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
 //! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
@@ -37,12 +39,12 @@ use crate::error::AnnotateError;
 pub const CONFIG_FILE: &str = ultragit_schema::team_config::TEAM_CONFIG_FILE;
 
 /// Limits of the writing agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnnotateConfig {
-    /// Past this many changed lines the commit is too large: with
-    /// `large_commits = skip` (the default) no model is called and a note
-    /// records the skip; with `chunk` it is annotated in chunks, and `get_diff`
-    /// answers with a per-file summary.
+    /// Past this many changed lines the commit is large: with `large_commits
+    /// = chunk` (the default) it is annotated in chunks, and `get_diff`
+    /// answers with a per-file summary; with `skip` no model is called and a
+    /// note records the skip.
     pub max_diff_lines: u32,
     /// Model calls per agent run (one call is one turn).
     pub max_agent_turns: u32,
@@ -57,15 +59,47 @@ pub struct AnnotateConfig {
     pub context_window: Option<u32>,
     /// What happens to a commit with more than `max_diff_lines` changed lines.
     pub large_commits: LargeCommits,
-    /// At most this many chunks with `large_commits = chunk` (the largest
-    /// files first; the rest are listed in a warning).
-    pub max_chunks: u32,
+    /// At most this many chunks of a commit (the largest files first; the
+    /// rest are listed in a warning); `None` (the default): every chunk.
+    pub max_chunks: Option<u32>,
     /// Whether the model is offered tools or asked for one structured answer.
     pub tool_use: ToolUse,
     /// Model calls for one commit in all (chunks and passes included): a
-    /// safety cap above `max_agent_turns`.
-    pub max_calls: u32,
+    /// safety cap above `max_agent_turns`; `None` (the default): no cap but
+    /// `max_agent_turns` for each run (one per chunk, and the cross-chunk
+    /// pass).
+    pub max_calls: Option<u32>,
+    /// Path rules of documentation: a commit that touches only files matching
+    /// them is trivial (no model call). `*` matches within a path component,
+    /// `**` across them; a rule without `/` matches the file name.
+    pub docs_paths: Vec<String>,
 }
+
+/// The documentation a commit may touch alone and still be trivial:
+/// release notes and change logs by name and place, and prose by extension
+/// (not `.txt`, which is as often a build or dependency file:
+/// `CMakeLists.txt`, `requirements.txt`). Code, build files and configuration
+/// in documentation folders (a `Documentation/Makefile`) are not matched.
+pub const DEFAULT_DOCS_PATHS: &[&str] = &[
+    "*.md",
+    "*.markdown",
+    "*.rst",
+    "*.adoc",
+    "*.asciidoc",
+    "**/RelNotes/*",
+    "**/release-notes/*",
+    "**/changelog.d/*",
+    "**/changes/*.rst",
+    "CHANGELOG*",
+    "CHANGES*",
+    "NEWS*",
+    "HISTORY*",
+    "RELEASE-NOTES*",
+    "RELEASE_NOTES*",
+    "AUTHORS*",
+    "CONTRIBUTORS*",
+    ".mailmap",
+];
 
 impl Default for AnnotateConfig {
     fn default() -> Self {
@@ -76,10 +110,11 @@ impl Default for AnnotateConfig {
             recent_annotations_limit: 5,
             chunk_size: 5,
             context_window: None,
-            large_commits: LargeCommits::Skip,
-            max_chunks: 8,
+            large_commits: LargeCommits::Chunk,
+            max_chunks: None,
             tool_use: ToolUse::Auto,
-            max_calls: 40,
+            max_calls: None,
+            docs_paths: DEFAULT_DOCS_PATHS.iter().map(|p| (*p).to_owned()).collect(),
         }
     }
 }
@@ -87,12 +122,13 @@ impl Default for AnnotateConfig {
 /// `ultragit.largeCommits`: what a commit past `maxDiffLines` gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LargeCommits {
-    /// No model call: a note that records the commit as skipped (spec 000
-    /// "Configuration": `maxDiffLines` skips).
+    /// Annotated in chunks of `chunkSize` files (spec 000 AC7: large commits
+    /// "are handled via chunking without exceeding the context window").
     #[default]
-    Skip,
-    /// Annotated in chunks of `chunkSize` files, at most `maxChunks` of them.
     Chunk,
+    /// No model call: a note that records the commit as skipped (to save
+    /// tokens on histories full of generated commits).
+    Skip,
 }
 
 /// `ultragit.toolUse`: how the model is asked.
@@ -134,6 +170,16 @@ pub(crate) fn default_context_window(model: &str) -> u32 {
 }
 
 impl AnnotateConfig {
+    /// The per-commit cap on model calls (`u32::MAX` when there is none).
+    pub(crate) fn call_cap(&self) -> u32 {
+        self.max_calls.unwrap_or(u32::MAX)
+    }
+
+    /// Whether `path` is documentation by [`AnnotateConfig::docs_paths`].
+    pub fn is_docs(&self, path: &str) -> bool {
+        is_docs(&self.docs_paths, path)
+    }
+
     /// The context window for `model`: the configured one, or the family's.
     pub(crate) fn window_for(&self, model: &str) -> u32 {
         self.context_window
@@ -156,8 +202,107 @@ const RECENT_ANNOTATIONS_LIMIT: Key<u32> = Key::whole::<0>(
     "ultragit.recentAnnotationsLimit",
 );
 const CHUNK_SIZE: Key<u32> = Key::whole::<1>("chunk_size", "ultragit.chunkSize");
-const MAX_CHUNKS: Key<u32> = Key::whole::<1>("max_chunks", "ultragit.maxChunks");
-const MAX_CALLS: Key<u32> = Key::whole::<1>("max_calls", "ultragit.maxCalls");
+const MAX_CHUNKS: Key<Option<u32>> = Key {
+    git: Some("ultragit.maxChunks"),
+    kind: Kind::Int,
+    ..Key::new("max_chunks", some_whole)
+};
+const MAX_CALLS: Key<Option<u32>> = Key {
+    git: Some("ultragit.maxCalls"),
+    kind: Kind::Int,
+    ..Key::new("max_calls", some_whole)
+};
+const DOCS_PATHS: Key<Vec<String>> = Key {
+    git: Some("ultragit.docsPaths"),
+    ..Key::new("docs_paths", docs_paths)
+};
+
+fn some_whole(value: &Value) -> Result<Option<u32>, String> {
+    parse::whole::<u32, 1>(value).map(Some)
+}
+
+/// The most rules `docsPaths` may hold, and the longest rule.
+const DOCS_RULES_MAX: usize = 200;
+const DOCS_RULE_LEN_MAX: usize = 200;
+
+/// A list (the team file), or one text of rules separated by commas or
+/// spaces (git config); empty: no documentation rules at all.
+fn docs_paths(value: &Value) -> Result<Vec<String>, String> {
+    let rules = match value {
+        Value::Text(text) => text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .map(str::to_owned)
+            .collect(),
+        other => parse::text_list(other)?,
+    };
+    if rules.len() > DOCS_RULES_MAX {
+        return Err(format!("expected at most {DOCS_RULES_MAX} rules"));
+    }
+    if let Some(long) = rules.iter().find(|r| r.len() > DOCS_RULE_LEN_MAX) {
+        return Err(format!(
+            "the rule '{}…' is longer than {DOCS_RULE_LEN_MAX} bytes",
+            long.chars().take(40).collect::<String>()
+        ));
+    }
+    Ok(rules
+        .into_iter()
+        .map(|r| r.trim().trim_start_matches("./").to_owned())
+        .filter(|r| !r.is_empty())
+        .collect())
+}
+
+/// Whether `path` matches one of the documentation path `rules`.
+pub(crate) fn is_docs(rules: &[String], path: &str) -> bool {
+    rules.iter().any(|rule| path_rule_matches(rule, path))
+}
+
+/// Whether the path rule `rule` matches `path`: `*` matches within one path
+/// component, `**` any number of components; a rule without `/` is matched
+/// against the file name (case-insensitively for the name rules such as
+/// `CHANGELOG*`, as release files are written either way).
+pub(crate) fn path_rule_matches(rule: &str, path: &str) -> bool {
+    if !rule.contains('/') {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        return glob(&rule.to_ascii_lowercase(), &name.to_ascii_lowercase());
+    }
+    let rule: Vec<&str> = rule.split('/').collect();
+    let path: Vec<&str> = path.split('/').collect();
+    components(&rule, &path)
+}
+
+fn components(rule: &[&str], path: &[&str]) -> bool {
+    match rule.split_first() {
+        None => path.is_empty(),
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| components(rest, &path[skip..])),
+        Some((first, rest)) => match path.split_first() {
+            Some((name, tail)) => glob(first, name) && components(rest, tail),
+            None => false,
+        },
+    }
+}
+
+/// `*` (any run of characters) and `?` (one) within one component.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
 const CONTEXT_WINDOW: Key<Option<u32>> = Key {
     git: Some("ultragit.contextWindow"),
     kind: Kind::Int,
@@ -338,6 +483,7 @@ fn resolve(
         max_chunks: stack.value(&MAX_CHUNKS, defaults.max_chunks)?,
         tool_use: stack.value(&TOOL_USE, defaults.tool_use)?,
         max_calls: stack.value(&MAX_CALLS, defaults.max_calls)?,
+        docs_paths: stack.value(&DOCS_PATHS, defaults.docs_paths.clone())?,
     };
     let kind = stack.resolve(&PROVIDER, ProviderKind::OpenAiResponses)?;
     let model = stack.resolve(&MODEL, kind.value.default_model().to_owned())?;

@@ -248,6 +248,9 @@ pub enum Trivial {
     WhitespaceOnly,
     /// Only binary files or submodule pointers changed.
     NothingToAnnotate,
+    /// Only documentation changed, by the `docsPaths` rules (release notes,
+    /// change logs, prose).
+    DocsOnly,
 }
 
 impl std::fmt::Display for Trivial {
@@ -258,6 +261,7 @@ impl std::fmt::Display for Trivial {
             Trivial::LockfilesOnly => "only lockfiles changed",
             Trivial::WhitespaceOnly => "only whitespace changed",
             Trivial::NothingToAnnotate => "only binary files or submodules changed",
+            Trivial::DocsOnly => "only documentation changed (ultragit.docsPaths)",
         })
     }
 }
@@ -292,8 +296,9 @@ pub(crate) fn is_lockfile(path: &str) -> bool {
     LOCKFILES.contains(&name)
 }
 
-/// Whether the commit is trivial, and why.
-pub fn triviality(context: &AnnotationContext) -> Option<Trivial> {
+/// Whether the commit is trivial, and why (`config` holds the documentation
+/// path rules).
+pub fn triviality(context: &AnnotationContext, config: &AnnotateConfig) -> Option<Trivial> {
     let all: Vec<&str> = context
         .diffs
         .iter()
@@ -309,6 +314,9 @@ pub fn triviality(context: &AnnotationContext) -> Option<Trivial> {
     }
     if all.iter().all(|p| is_lockfile(p)) {
         return Some(Trivial::LockfilesOnly);
+    }
+    if all.iter().all(|p| is_lockfile(p) || config.is_docs(p)) {
+        return Some(Trivial::DocsOnly);
     }
     let text: Vec<&FileDiff> = context
         .diffs

@@ -236,7 +236,7 @@ fn without_model(
     config: &AnnotateConfig,
     options: &AnnotateOptions,
 ) -> Result<Option<Report>, AnnotateError> {
-    if let Some(reason) = triviality(context) {
+    if let Some(reason) = triviality(context, config) {
         return Ok(Some(Report::Skipped {
             commit: context.commit.sha.clone(),
             reason,

@@ -57,9 +57,9 @@ concerns (emit_cross_cutting) for groups of regions that must change together.";
 /// in their own prompts).
 pub(crate) const FINISH: &str =
     "When you have read enough, make every emit call in one reply, with a one-sentence
-summary of the commit as its text: the run ends there if every emission is accepted.
-If nothing is worth annotating (formatting, a version bump, documentation only), emit
-nothing and reply with one sentence saying why.";
+summary of the commit as its text: that text is the commit's summary, and the run ends
+there if every emission is accepted. If nothing is worth annotating (formatting, a
+version bump, documentation only), call decline_annotation with the reason instead.";
 
 /// The enhanced addition, with the author's context filled in.
 pub(crate) fn enhanced(author: &AuthorContext) -> String {
@@ -148,9 +148,9 @@ pub(crate) fn cross_chunk_prompt(summaries: &str) -> String {
     format!(
         "The commit was annotated in chunks. These regions were annotated:\n{summaries}\n\
          Find groups of these regions, in different files, that must change together, \
-         and record each group with emit_cross_cutting (regions as \"file:anchor\"). \
-         If there are none, reply \"none\". Then reply with a one-sentence summary of the \
-         whole commit."
+         and record each group with emit_cross_cutting (regions as \"file:anchor\"), all \
+         in one reply whose text is a one-sentence summary of the whole commit. If there \
+         are none, reply with that summary alone."
     )
 }
 
@@ -163,7 +163,9 @@ pub(crate) fn structured_prompt(context_text: &str) -> String {
          with file, ast_anchor {{type, name, signature?}}, lines {{start, end}}, intent, and \
          optionally reasoning, constraints [{{text, source}}], semantic_dependencies \
          [{{file, anchor, nature}}], related_annotations [{{commit, anchor, relationship}}], \
-         tags, risk_notes], \"cross_cutting\": [{{description, regions, nature}}]}}."
+         tags, risk_notes], \"cross_cutting\": [{{description, regions, nature}}], \
+         \"decline\": null, or, when nothing in the commit is worth annotating (no regions), \
+         the reason in one sentence}}."
     )
 }
 

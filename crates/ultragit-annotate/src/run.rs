@@ -11,30 +11,45 @@
 //!   parts are cut to their shares, the runner cuts each tool result to the
 //!   room left and drops old results first (`agent::window`), and a request
 //!   that still would not fit is not sent
-//!   ([`AgentError::ContextWindowExceeded`]); answers get at most an eighth of
-//!   the window.
+//!   ([`AgentError::ContextWindowExceeded`]). Each request asks for
+//!   `maxTokensPerResponse` output tokens (4,096 by default, spec 000) when the
+//!   window leaves room for them, and for what it leaves otherwise; an eighth
+//!   of the window is what the input budget reserves for the answer.
 //! - **Turns:** one model call is one turn; a run makes at most `maxAgentTurns`
 //!   calls: the tool loop gets `maxAgentTurns - 1` of them and, if it is still
 //!   calling tools then, one last call without tools finishes the run (its text is
-//!   the summary). A reply whose emissions are all accepted and that holds the
-//!   summary as its text ends the run at once. A commit makes at most `maxCalls`
-//!   calls in all (`--max-calls`), the cross-chunk pass included; stopped by
-//!   that cap before emitting anything, the run fails with
+//!   the summary). A reply whose emissions are all accepted ends the run at
+//!   once, with or without text. With `maxCalls` set (`--max-calls`), a commit
+//!   makes at most that many calls in all, the cross-chunk pass included;
+//!   stopped by that cap before emitting anything, the run fails with
 //!   [`AgentError::MaxCallsExceeded`]. Whatever was emitted by then is kept:
-//!   partial results, with a warning.
-//! - **Stop reasons:** `end_turn` ends the run; `max_tokens` ends it too, keeping
-//!   what was emitted (a warning says the answer was cut).
-//! - **Large commits:** past `maxDiffLines` changed lines, no model call: a note
-//!   records the commit as skipped as too large (`largeCommits = skip`, the
-//!   default). With `largeCommits = chunk`, and for any commit touching more
-//!   than 10 files, the commit is annotated in chunks: files sorted by changed
-//!   lines (descending) and grouped `chunkSize` at a time, each chunk under 1,500
-//!   changed lines (a larger file is a chunk of its own), at most `maxChunks`
-//!   chunks. One agent run per chunk; then one more call that sees every emitted
-//!   region and records cross-cutting concerns spanning chunks.
-//! - **Declined commits:** a model that ends without emitting anything (and
-//!   without a refused emission) found nothing semantic to record: the note
-//!   says so, with no regions ([`Annotated::declined`]); it is not a failure.
+//!   partial results, with a warning. By default there is no such cap: each
+//!   run (one per chunk) is bounded by `maxAgentTurns`.
+//! - **Summary:** the text of the first reply that carried emissions (the
+//!   prompt asks for the one-sentence summary there), never a later turn's —
+//!   after a corrected anchor, a later reply says "Re-emitting …" or "Done";
+//!   without such text, the first intents.
+//! - **Cut-off replies:** a reply cut at the output cap is asked again once
+//!   with twice the cap (within the window); still cut, its whole emissions
+//!   are kept (the provider drops a call whose arguments were cut) and the
+//!   model is told to emit the rest one region per call. An answer cut with
+//!   nothing emitted fails with [`AgentError::TokenBudgetExceeded`].
+//! - **Large commits** (spec 000 AC7): past `maxDiffLines` changed lines, and
+//!   for any commit touching more than 10 files, the commit is annotated in
+//!   chunks (`largeCommits = chunk`, the default): files sorted by changed
+//!   lines (descending) and grouped `chunkSize` at a time, each chunk under
+//!   1,500 changed lines (a larger file is a chunk of its own), every chunk
+//!   unless `maxChunks` is set. One agent run per chunk; then one more call
+//!   that sees every emitted region and records cross-cutting concerns
+//!   spanning chunks. With `largeCommits = skip`, a commit past `maxDiffLines`
+//!   gets no model call: a note records it as skipped as too large.
+//! - **Declined commits:** only a model that *says* the commit holds nothing
+//!   worth recording (`decline_annotation`, or `decline` in the structured
+//!   answer) gets a note that says so, with no regions
+//!   ([`Annotated::declined`]); it is not a failure. A run that ends with
+//!   nothing emitted and nothing said (an empty or broken reply) fails with
+//!   [`AgentError::NoAnnotations`], which backfill logs to `failed.log` and
+//!   retries on its next run.
 //! - **Structured output:** `toolUse = off`, a provider without tool use, or
 //!   (`toolUse = auto`) a provider that answers that the model does not support
 //!   tools ([`tools_unsupported`]) gets one prompt with the whole context (the
@@ -118,8 +133,8 @@ pub const RUN_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Annotates the commit of `context` (spec 000 `annotate_commit`).
 ///
-/// A commit past `maxDiffLines` gets no model call with `largeCommits = skip`
-/// (the default): a note records the skip. The model is asked with tools
+/// A commit past `maxDiffLines` gets no model call with `largeCommits = skip`:
+/// a note records the skip. The model is asked with tools
 /// unless `toolUse = off` or the provider has no tool use; with `toolUse =
 /// auto`, a provider that answers that the model does not support tools gets
 /// the structured prompt instead.
@@ -187,9 +202,8 @@ async fn annotate_inner(
     }
 }
 
-/// The note of a commit past `maxDiffLines` when `largeCommits = skip` (the
-/// default): it records the skip; no model is needed. `None` for any other
-/// commit.
+/// The note of a commit past `maxDiffLines` when `largeCommits = skip`: it
+/// records the skip; no model is needed. `None` for any other commit.
 pub(crate) fn too_large(context: &AnnotationContext, config: &AnnotateConfig) -> Option<Annotated> {
     let changed = context.changed_lines();
     if changed <= config.max_diff_lines || config.large_commits != LargeCommits::Skip {
@@ -285,20 +299,22 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     let collector: Collector = Arc::new(Mutex::new(Collected::default()));
     let mut chunks = plan_chunks(context, config);
     let mut warnings = Vec::new();
-    if chunks.len() > config.max_chunks as usize {
+    if let Some(max_chunks) = config.max_chunks
+        && chunks.len() > max_chunks as usize
+    {
         let left: Vec<String> = chunks
-            .split_off(config.max_chunks as usize)
+            .split_off(max_chunks as usize)
             .into_iter()
             .flatten()
             .collect();
         warnings.push(format!(
-            "only the first {} chunks (ultragit.maxChunks) were annotated; not annotated: {}",
-            config.max_chunks,
+            "only the first {max_chunks} chunks (ultragit.maxChunks) were annotated; not \
+             annotated: {}",
             left.join(", ")
         ));
     }
     let chunked = chunks.len() > 1;
-    let mut turns = 0;
+    let mut turns: u32 = 0;
     let mut spent = Spent::default();
     let mut summaries = Vec::new();
     let mut ran_out = false;
@@ -307,13 +323,13 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     let mut cut_short = false;
     for (index, files) in chunks.iter().enumerate() {
         // A run needs two calls: one to act, one to finish.
-        if turns + 2 > config.max_calls {
+        if turns.saturating_add(2) > config.call_cap() {
             ran_out = true;
             capped = true;
             warnings.push(format!(
                 "the cap of {} model calls per commit (--max-calls) was reached; chunks {}-{} \
                  were not annotated",
-                config.max_calls,
+                config.call_cap(),
                 index + 1,
                 chunks.len()
             ));
@@ -357,7 +373,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
             json_format: None,
         };
-        let by_calls = config.max_calls - turns - 1;
+        let by_calls = config.call_cap() - turns - 1;
         let steps = by_calls.min(config.max_agent_turns.saturating_sub(1));
         let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
         turns += outcome.steps;
@@ -375,7 +391,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
                 format!(
                     "the cap of {} model calls per commit (--max-calls) was reached{on}; the \
                      annotations emitted so far are kept",
-                    config.max_calls
+                    config.call_cap()
                 )
             } else {
                 format!(
@@ -387,50 +403,47 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         if outcome.stop_reason == StopReason::MaxTokens {
             cut_short = true;
             warnings.push(format!(
-                "an answer hit the {}-token limit; the annotations emitted so far are kept",
-                budget.output
+                "an answer hit the output limit ({} tokens, asked again with twice that); \
+                 the annotations emitted so far are kept",
+                budget.cap
             ));
         }
-        if !outcome.output.trim().is_empty() {
-            summaries.push(outcome.output);
+        // The summary is what came with the emissions, never a later turn's.
+        if let Some(text) = outcome.finishing_text {
+            summaries.push(text);
         }
     }
     let mut collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if collected.regions.is_empty() {
-        return if cut_short {
+        return if let Some(reason) = collected.declined.take() {
+            // The model said the commit holds nothing worth recording.
+            Ok(declined(
+                context,
+                format!("the model found nothing semantic to record: {reason}"),
+                turns,
+                warnings,
+                spent,
+            ))
+        } else if cut_short {
             Err(AgentError::TokenBudgetExceeded {
-                budget: Budget::new(window, config.max_tokens_per_response, 0).output,
+                budget: Budget::new(window, config.max_tokens_per_response, 0).cap,
             })
         } else if capped {
             Err(AgentError::MaxCallsExceeded {
-                max_calls: config.max_calls,
+                max_calls: config.call_cap(),
             })
         } else if ran_out {
             Err(AgentError::MaxTurnsExceeded {
                 max_turns: config.max_agent_turns,
             })
-        } else if collected.rejected > 0 {
-            Err(AgentError::NoAnnotations { turns })
         } else {
-            // The model ended on its own without emitting anything: it found
-            // nothing semantic to record.
-            let why = summaries
-                .first()
-                .map(|s| clip(s.trim().lines().next().unwrap_or(""), 300))
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "the model found nothing to annotate".to_owned());
-            Ok(declined(
-                context,
-                format!("the model found nothing semantic to record: {why}"),
-                turns,
-                warnings,
-                spent,
-            ))
+            // Nothing emitted and nothing said: a failure, retried later.
+            Err(AgentError::NoAnnotations { turns })
         };
     }
     if chunked {
         // The pass needs two calls (one to act, one to finish), within the cap.
-        let left = config.max_calls.saturating_sub(turns);
+        let left = config.call_cap().saturating_sub(turns);
         if left >= 2 {
             let (summary, steps, sent, usage) = cross_chunk_pass(
                 provider, config, trace, context, &collector, &collected, left,
@@ -448,7 +461,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             warnings.push(format!(
                 "the cap of {} model calls per commit (--max-calls) was reached; no \
                  cross-cutting concerns across chunks were looked for",
-                config.max_calls
+                config.call_cap()
             ));
         }
     }
@@ -468,6 +481,11 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     })
 }
 
+/// What a reply still cut at the output cap is told (after the results of
+/// its whole calls).
+const CUT_OFF_HINT: &str = "Emit the regions not recorded yet one region per emit_annotation \
+call, one call per reply, and do not repeat the ones recorded above.";
+
 /// One agent run with the writing agent's budgets, at most `steps` tool-loop
 /// calls (plus the final one), every request within `budget`'s window.
 /// Returns the outcome and the estimated input tokens sent.
@@ -484,7 +502,7 @@ async fn run(
         max_tool_calls: config.max_agent_turns.saturating_mul(20),
         tool_limits: tools::LIMITS,
         overall_timeout: RUN_TIMEOUT,
-        max_tokens: Some(budget.output),
+        max_tokens: Some(budget.cap),
     };
     // The annotations are what the tools collect; the final text (the summary)
     // may be empty.
@@ -495,8 +513,13 @@ async fn run(
         usage: llm::Usage::default(),
     };
     let mut runner = Runner::new(provider, budgets, &mut counter)
-        .with_context_window(budget.window)
-        .with_finishing_tools(&["emit_annotation", "emit_cross_cutting"]);
+        .with_context_window_reserving(budget.window, budget.output)
+        .with_finishing_tools(&[
+            "emit_annotation",
+            "emit_cross_cutting",
+            "decline_annotation",
+        ])
+        .retry_cut_off_replies(CUT_OFF_HINT);
     let result = runner.run(task, Some(&accept_any)).await;
     let (sent, usage) = (counter.sent, counter.usage);
     match result {
@@ -515,6 +538,7 @@ async fn run(
                 finalized: true,
                 repaired: false,
                 stop_reason: StopReason::ToolUse,
+                finishing_text: None,
                 usage,
                 transcript: Vec::new(),
             },
@@ -636,7 +660,10 @@ async fn cross_chunk_pass(
         .min(2)
         .min(calls.saturating_sub(1));
     let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
-    let summary = Some(outcome.output)
+    // The text that came with its concerns, or its answer when it had none.
+    let summary = outcome
+        .finishing_text
+        .or(Some(outcome.output))
         .filter(|s| !s.trim().is_empty() && !s.trim().eq_ignore_ascii_case("none"));
     Ok((summary, outcome.steps, sent, outcome.usage))
 }
@@ -761,14 +788,15 @@ async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         max_tool_calls: 0,
         tool_limits: tools::LIMITS,
         overall_timeout: RUN_TIMEOUT,
-        max_tokens: Some(budget.output),
+        max_tokens: Some(budget.cap),
     };
     let mut counter = SentCounter {
         inner: trace,
         sent: 0,
         usage: llm::Usage::default(),
     };
-    let mut runner = Runner::new(provider, budgets, &mut counter).with_context_window(window);
+    let mut runner = Runner::new(provider, budgets, &mut counter)
+        .with_context_window_reserving(window, budget.output);
     let (value, outcome) = runner
         .run_structured(&task)
         .await
@@ -793,13 +821,9 @@ async fn structured(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
     let mut dropped = Vec::new();
     let regions: Vec<RegionAnnotation> = items(&value, "regions", &mut dropped);
     let cross_cutting: Vec<CrossCuttingConcern> = items(&value, "cross_cutting", &mut dropped);
-    if regions.is_empty() && dropped.is_empty() {
-        let why = value["summary"].as_str().unwrap_or("").trim().to_owned();
-        let why = if why.is_empty() {
-            "the model found nothing to annotate".to_owned()
-        } else {
-            clip(&why, 300)
-        };
+    let decline = value["decline"].as_str().map(str::trim).unwrap_or("");
+    if regions.is_empty() && dropped.is_empty() && !decline.is_empty() {
+        let why = clip(decline, 300);
         return Ok(declined(
             context,
             format!("the model found nothing semantic to record: {why}"),
@@ -863,7 +887,8 @@ pub(crate) fn structured_schema() -> Value {
         "properties": {
             "summary": {"type": "string"},
             "regions": {"type": "array", "items": region},
-            "cross_cutting": {"type": "array", "items": tools::emit_cross_cutting_schema()}
+            "cross_cutting": {"type": "array", "items": tools::emit_cross_cutting_schema()},
+            "decline": {"type": "string"}
         },
         "required": ["summary", "regions", "cross_cutting"],
         "additionalProperties": false

@@ -1,7 +1,9 @@
 //! The writing agent's tools (spec 000 "Tool Definitions"): six read tools,
 //! `get_diff_for_file`, `search_code` (a bounded `git grep` in the commit's
-//! tree), and the write tools `emit_annotation` and `emit_cross_cutting`, which
-//! validate what the model emits and collect it.
+//! tree), the write tools `emit_annotation` and `emit_cross_cutting`, which
+//! validate what the model emits and collect it, and `decline_annotation`, the
+//! one way a model says that the commit holds nothing worth recording (a reason
+//! is required; an empty reply is never taken as a decline).
 //!
 //! Every read tool's text honours the byte cap the runner passes (the room the
 //! context window has left, `agent::window`) as well as its line cap, and when
@@ -13,12 +15,12 @@
 //! those lines — and refuses a mismatch with the units nearby, so the model can
 //! correct itself.
 //!
-//! A run is offered only the tools that can add to its conversation
-//! ([`Scope::lean`]): not the diff tools when the first message carries the
-//! whole diff and file list (a chunk keeps `get_diff_for_file` for the other
-//! chunks' files), not `get_recent_annotations` when the commit's context
-//! holds none (the tool answers from those alone). `get_ast_outline`
-//! answers one line per unit (`L10-17 method Client::connect | pub fn …`).
+//! The spec's six read tools are always offered, whatever the first message
+//! already carries: a model trained on them that finds one missing wastes a
+//! turn on an unknown-tool error. Only our own addition `get_diff_for_file`
+//! is left out when the first message carries the whole diff of every file
+//! ([`Scope::lean`]). `get_ast_outline` answers one line per unit (`L10-17
+//! method Client::connect | pub fn …`).
 //!
 //! Names, descriptions, properties and required fields are the spec's. Two
 //! additions our strict-tool rule asks of every schema: `additionalProperties:
@@ -50,6 +52,8 @@ pub struct Collected {
     pub cross_cutting: Vec<CrossCuttingConcern>,
     /// Emissions refused as invalid (the model was told why).
     pub rejected: u32,
+    /// Why the model declined the commit (`decline_annotation`), if it did.
+    pub declined: Option<String>,
 }
 
 /// Shared between the write tools and the run.
@@ -90,26 +94,19 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The tools a run over `files` of `context` can leave out, when
-    /// `whole_diff_in_prompt` (its first message carries the run's whole diff
-    /// and file list): `get_diff`, and `get_diff_for_file` too when the run
-    /// covers every file of the commit (a chunk's run may still read the other
-    /// chunks' diffs); and, whatever the diff, `get_recent_annotations` when the
-    /// context holds no recent annotation (the tool answers from those alone).
+    /// The tools a run over `files` of `context` can leave out: none of the
+    /// spec's six read tools; `get_diff_for_file` when `whole_diff_in_prompt`
+    /// (the first message carries the run's whole diff and file list) and the
+    /// run covers every file of the commit (a chunk's run may still read the
+    /// other chunks' diffs).
     pub fn lean(
         context: &AnnotationContext,
         files: &[String],
         whole_diff_in_prompt: bool,
     ) -> Vec<&'static str> {
         let mut left_out = Vec::new();
-        if whole_diff_in_prompt {
-            left_out.push(GET_DIFF.name);
-            if context.paths().iter().all(|path| files.contains(path)) {
-                left_out.push(GET_DIFF_FOR_FILE.name);
-            }
-        }
-        if context.recent_annotations.is_empty() {
-            left_out.push(GET_RECENT_ANNOTATIONS.name);
+        if whole_diff_in_prompt && context.paths().iter().all(|path| files.contains(path)) {
+            left_out.push(GET_DIFF_FOR_FILE.name);
         }
         left_out
     }
@@ -149,7 +146,8 @@ pub(crate) fn registry_within(
         Arc::new(GET_DIFF_FOR_FILE.bind(shared.clone())),
         Arc::new(SEARCH_CODE.bind(shared.clone())),
         Arc::new(EMIT_ANNOTATION.bind(shared)),
-        Arc::new(EMIT_CROSS_CUTTING.bind(collector)),
+        Arc::new(EMIT_CROSS_CUTTING.bind(collector.clone())),
+        Arc::new(DECLINE_ANNOTATION.bind(collector)),
     ];
     let mut registry = ToolRegistry::new(LIMITS);
     for tool in tools {
@@ -1398,6 +1396,53 @@ fn emit_cross_cutting(
     collected(collector).cross_cutting.push(concern);
     Ok(ToolOutput::complete(
         json!({"message": "Cross-cutting concern recorded"}),
+    ))
+}
+
+/// The arguments of `decline_annotation`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct DeclineArgs {
+    reason: String,
+}
+
+/// The most of a decline's reason kept.
+const DECLINE_REASON_MAX: usize = 300;
+
+/// The one way to record that a commit holds nothing worth annotating.
+pub(crate) const DECLINE_ANNOTATION: ToolDef<Collector, DeclineArgs> = ToolDef {
+    name: "decline_annotation",
+    description: "Record that this commit holds nothing worth annotating (formatting, a version bump, generated files, documentation only), with the reason in one sentence. Call it alone, instead of any emit call; the run ends there.",
+    schema: || {
+        Schema::object().required(
+            "reason",
+            Schema::string().description("Why nothing here is worth recording, in one sentence."),
+        )
+    },
+    run: decline_annotation,
+};
+
+fn decline_annotation(
+    collector: &Collector,
+    args: DeclineArgs,
+    _limits: &ToolLimits,
+) -> Result<ToolOutput, ToolFailure> {
+    let reason = args.reason.trim();
+    if reason.is_empty() {
+        collected(collector).rejected += 1;
+        return Err(ToolFailure::invalid_argument(
+            "reason is empty: say in one sentence why nothing here is worth recording",
+        ));
+    }
+    let reason: String = if reason.chars().count() > DECLINE_REASON_MAX {
+        let mut cut: String = reason.chars().take(DECLINE_REASON_MAX - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        reason.to_owned()
+    };
+    collected(collector).declined = Some(reason);
+    Ok(ToolOutput::complete(
+        json!({"message": "Recorded: nothing to annotate in this commit"}),
     ))
 }
 

@@ -128,8 +128,9 @@ fn script(fixture: &AnnotateFixture) -> Vec<Reply> {
         .collect();
     vec![
         Reply::tool_calls(vec![call("call_diff", "get_diff", json!({}))]),
-        Reply::tool_calls(emits),
-        Reply::text("Rework one step of every stage to share the new mixing scheme."),
+        // The emissions and the summary in one reply: accepted, they end the run.
+        Reply::tool_calls(emits)
+            .with_text("Rework one step of every stage to share the new mixing scheme."),
     ]
 }
 
@@ -200,7 +201,7 @@ fn in_process(fixture: &AnnotateFixture) -> Result<(), String> {
             gather(&repo, "HEAD", None, &config).map_err(|e| e.to_string())?
         };
         let gathered = Instant::now();
-        if let Some(reason) = triviality(&context) {
+        if let Some(reason) = triviality(&context, &config) {
             return Err(format!("the fixture's HEAD counts as trivial: {reason}"));
         }
         let checked = Instant::now();

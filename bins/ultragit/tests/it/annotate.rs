@@ -69,12 +69,12 @@ pub fn script() -> Vec<Reply> {
 }
 
 /// A model that reads the commit's details (the diff is in its first
-/// message), emits `region`, and answers `summary`.
+/// message), then emits `region` with `summary` as the reply's text: the run
+/// ends there, in two calls.
 pub fn emits(region: Value, summary: &str) -> Vec<Reply> {
     vec![
         Reply::tool_calls(vec![call("c1", "get_commit_info", json!({}))]),
-        Reply::tool_calls(vec![call("c2", "emit_annotation", region)]),
-        Reply::text(summary),
+        Reply::tool_calls(vec![call("c2", "emit_annotation", region)]).with_text(summary),
     ]
 }
 
@@ -160,7 +160,7 @@ fn annotate_stores_a_valid_inferred_note() {
     assert_eq!(regions[0]["lines"], json!({"start": 5, "end": 7}));
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 2, "the accepted emission ends the run");
     assert_eq!(requests[0].path, "/v1/chat/completions");
     assert_eq!(
         requests[0].header("authorization"),
@@ -436,12 +436,14 @@ fn annotate_outside_a_repository_fails() {
 #[test]
 fn a_declined_commit_exits_0_with_its_note_and_no_failure() {
     let (repo, _) = repo();
-    let docs = repo.commit_file("docs/guide.md", "# Guide\n\nRead me.\n", "Expand the guide");
+    let bump = repo.commit_file("VERSION", "1.1\n", "Bump the version");
     let server = FakeLlm::start(
         Flavor::OpenAiChat,
-        vec![Reply::text(
-            "Documentation only: nothing a future modifier needs.",
-        )],
+        vec![Reply::tool_calls(vec![call(
+            "d",
+            "decline_annotation",
+            json!({"reason": "A version bump: nothing a future modifier needs."}),
+        )])],
     );
     configure(&repo, &server);
     let run = with_key(&repo, &["annotate"]);
@@ -449,9 +451,9 @@ fn a_declined_commit_exits_0_with_its_note_and_no_failure() {
     assert_eq!(
         run.stdout,
         format!(
-            "declined {}: the model found nothing semantic to record: Documentation only: \
+            "declined {}: the model found nothing semantic to record: A version bump: \
              nothing a future modifier needs. (a note records it)\n",
-            &docs[..7]
+            &bump[..7]
         )
     );
     assert_eq!(run.stderr, "");
@@ -468,8 +470,10 @@ fn a_too_large_commit_is_skipped_with_a_note_and_needs_no_key() {
     let (repo, head) = repo();
     let server = FakeLlm::start(Flavor::OpenAiChat, script());
     configure(&repo, &server);
-    // HEAD changes four lines: more than two is too large here.
+    // HEAD changes four lines: more than two is too large here, and such
+    // commits are skipped (the default is chunk).
     repo.git(&["config", "ultragit.maxDiffLines", "2"]);
+    repo.git(&["config", "ultragit.largeCommits", "skip"]);
     let expected = format!(
         "skipped {}: too large: 4 changed lines, more than ultragit.maxDiffLines (2); set \
          ultragit.largeCommits = chunk to annotate such commits in chunks (a note records it)\n",
@@ -495,7 +499,7 @@ fn a_too_large_commit_is_skipped_with_a_note_and_needs_no_key() {
     let run = with_key(&repo, &["annotate"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_starts_with(&run.stdout, &format!("annotated {}: 1 region", &head[..7]));
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
@@ -566,10 +570,10 @@ fn verbose_ends_with_the_runs_turns_and_tokens() {
     let run = with_key(&repo, &["annotate", "-v"]);
     assert_eq!(run.code, 0, "{run:?}");
     let stats = line_containing(&run.stderr, "annotate.stats");
-    // Three calls, as the fake reports each: 11 tokens in, 7 out.
-    assert_contains(stats, "turns=3 input_tokens=33 output_tokens=21");
+    // Two calls, as the fake reports each: 11 tokens in, 7 out.
+    assert_contains(stats, "turns=2 input_tokens=22 output_tokens=14");
     assert_contains(stats, "sent_tokens_estimated=");
     assert_contains(stats, "regions=1");
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().len(), 2);
     assert_no_key(&run);
 }

@@ -21,8 +21,8 @@ use crate::support::{Run, ultragit_with};
 const PATIENCE: Duration = Duration::from_secs(120);
 
 /// Model calls the fake annotator takes per commit: the first message carries
-/// the diff, so it emits at once, then gives the summary.
-const CALLS: usize = 2;
+/// the diff, so it emits at once with the summary, which ends the run.
+const CALLS: usize = 1;
 
 /// A repository of `n` commits, each rewriting `src/counter.rs`; returns them
 /// newest first.
@@ -227,14 +227,15 @@ fn a_missing_key_is_a_clear_error_but_a_dry_run_needs_none() {
 /// the requests already on the wire have landed (a one-second grace), no
 /// request arrives until the three seconds have passed. Without the shared
 /// pause the other annotations would go on meanwhile: every normal answer takes
-/// 150 ms, and 14 commits leave more than three seconds of work for them.
+/// 400 ms (one per commit), and the nine commits left after the 429 keep two
+/// workers busy for about two seconds, well past the grace.
 #[test]
 fn a_429_with_retry_after_pauses_the_whole_pool() {
     const RETRY_AFTER: Duration = Duration::from_secs(3);
     const GRACE: Duration = Duration::from_secs(1);
     let (repo, commits) = history(14);
     let seen = AtomicUsize::new(0);
-    let server = server_except(Duration::from_millis(150), move |_| {
+    let server = server_except(Duration::from_millis(400), move |_| {
         // The fifth request, when every worker is busy, is told to wait.
         (seen.fetch_add(1, Ordering::SeqCst) == 4)
             .then(|| Reply::error(429, "rate limited").retry_after("3"))
@@ -370,8 +371,13 @@ fn a_declined_commit_is_counted_as_declined_and_never_retried() {
     let (repo, commits) = history(3);
     // The second-oldest commit's diff shows "+1": the model finds nothing to
     // record on it.
-    let server =
-        server_except_second(|| Reply::text("A counter bump: nothing a future modifier needs."));
+    let server = server_except_second(|| {
+        Reply::tool_calls(vec![testkit::call(
+            "d",
+            "decline_annotation",
+            serde_json::json!({"reason": "A counter bump: nothing a future modifier needs."}),
+        )])
+    });
     configure(&repo, &server);
     let run = backfill(&repo, &[]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -406,6 +412,8 @@ fn a_too_large_commit_is_skipped_with_a_note_and_no_model_call() {
     let large = repo.commit_file("data/table.txt", body, "Add the table");
     let server = server(Duration::ZERO);
     configure(&repo, &server);
+    // Large commits are chunked by default; this team skips them.
+    repo.git(&["config", "ultragit.largeCommits", "skip"]);
     let dry = backfill(&repo, &["--dry-run"]);
     assert_eq!(dry.code, 0, "{dry:?}");
     assert_contains(

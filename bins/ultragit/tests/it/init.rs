@@ -148,7 +148,7 @@ fn the_post_commit_hook_annotates_in_the_background() {
     assert_eq!(note["context_level"], "enhanced");
     assert_eq!(note["task"], "Retry from the hook");
     assert_eq!(note["regions"][0]["ast_anchor"]["name"], "retry_connect");
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().len(), 2);
     let log = std::fs::read_to_string(state.join("annotate.log")).unwrap();
     assert!(log.contains(&format!("annotated {}", &head[..7])), "{log}");
     assert!(!log.contains(KEY), "{log}");

@@ -226,7 +226,7 @@ fn an_amend_that_changes_code_keeps_the_context_and_annotates_the_delta() {
 
     // The model saw only the delta: beta, not alpha.
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 2);
     let diff = requests[1].raw_text();
     assert!(diff.contains("beta"), "{diff}");
     assert!(!diff.contains("+pub fn alpha"), "{diff}");

@@ -225,8 +225,8 @@ fn no_command_runs_a_program_the_repository_configured() {
                 "c4",
                 "emit_annotation",
                 region("src/net.rs", "retry", (5, 7), "Retries connect."),
-            )]),
-            Reply::text("Adds retry."),
+            )])
+            .with_text("Adds retry."),
         ],
     );
     configure(&hostile.repo, &server);
@@ -234,7 +234,7 @@ fn no_command_runs_a_program_the_repository_configured() {
     hostile.clear();
     let run = ultragit_with(path, &["annotate"], &[(KEY_VAR, KEY)]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(server.requests().len(), 5, "{run:?}");
+    assert_eq!(server.requests().len(), 4, "{run:?}");
     hostile.assert_no_program_ran("ultragit annotate");
     let run = ultragit(path, &["init"]);
     assert_eq!(run.code, 0, "{run:?}");

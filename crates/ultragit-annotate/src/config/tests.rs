@@ -226,6 +226,42 @@ fn each_steering_key_is_ignored_with_its_own_warning_and_git_config_wins() {
     }
 }
 
+/// Spec 000's defaults: large commits chunked, every chunk, no per-commit
+/// cap on calls beyond each run's turns, 4,096-token answers.
+#[test]
+fn the_defaults_follow_spec_000() {
+    let limits = load(&TestRepo::new(), &ProviderFlags::default())
+        .unwrap()
+        .limits;
+    assert_eq!(limits.large_commits, LargeCommits::Chunk);
+    assert_eq!((limits.max_chunks, limits.max_calls), (None, None));
+    assert_eq!(limits.max_tokens_per_response, 4_096);
+    assert!(limits.is_docs("Documentation/RelNotes/2.48.0.adoc"));
+    assert!(limits.is_docs("CHANGELOG"));
+    assert!(!limits.is_docs("Documentation/Makefile"));
+}
+
+#[test]
+fn docs_path_rules_match_names_and_components() {
+    use super::path_rule_matches as m;
+    assert!(m("*.md", "README.md") && m("*.md", "docs/a/b.MD"));
+    assert!(m("CHANGELOG*", "sub/changelog.txt"));
+    assert!(m("**/RelNotes/*", "Documentation/RelNotes/2.0.txt"));
+    assert!(m("**/RelNotes/*", "RelNotes/2.0.txt"));
+    assert!(!m("**/RelNotes/*", "Documentation/RelNotes/old/2.0.txt"));
+    assert!(m("docs/**", "docs/a/b/c.rs") && !m("docs/**", "src/docs.rs"));
+    assert!(m("a/*/c", "a/b/c") && !m("a/*/c", "a/b/x/c"));
+    assert!(!m("*.md", "src/lib.rs"));
+    // git config: one text of rules; the team file: a list; empty: none.
+    let repo = TestRepo::new();
+    repo.git(&["config", "ultragit.docsPaths", "notes/**, *.txt"]);
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert_eq!(limits.docs_paths, ["notes/**", "*.txt"]);
+    repo.write(CONFIG_FILE, "[ultragit.annotate]\ndocs_paths = []\n");
+    let limits = load(&repo, &ProviderFlags::default()).unwrap().limits;
+    assert!(limits.docs_paths.is_empty() && !limits.is_docs("README.md"));
+}
+
 #[test]
 fn the_window_large_commits_tool_use_and_max_calls_are_read_and_checked() {
     let repo = TestRepo::new();
@@ -242,8 +278,8 @@ fn the_window_large_commits_tool_use_and_max_calls_are_read_and_checked() {
     assert_eq!(limits.context_window, Some(32_768));
     assert_eq!(limits.large_commits, LargeCommits::Chunk);
     assert_eq!(limits.tool_use, ToolUse::Off);
-    assert_eq!(limits.max_calls, 12);
-    assert_eq!(limits.max_chunks, 3);
+    assert_eq!(limits.max_calls, Some(12));
+    assert_eq!(limits.max_chunks, Some(3));
     // Every spelling of each value.
     for (value, expected) in [
         ("auto", ToolUse::Auto),
@@ -271,7 +307,7 @@ fn the_window_large_commits_tool_use_and_max_calls_are_read_and_checked() {
     assert_eq!(limits.context_window, Some(65_536));
     assert_eq!(limits.large_commits, LargeCommits::Chunk);
     assert_eq!(limits.tool_use, ToolUse::On);
-    assert_eq!(limits.max_calls, 7);
+    assert_eq!(limits.max_calls, Some(7));
 }
 
 #[test]

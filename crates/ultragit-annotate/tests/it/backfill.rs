@@ -27,16 +27,9 @@ struct History {
 
 impl History {
     fn picked(&self) -> Vec<String> {
-        [
-            &self.docs,
-            &self.whitespace,
-            &self.d,
-            &self.c,
-            &self.b,
-            &self.a,
-        ]
-        .map(|s| s.to_string())
-        .to_vec()
+        [&self.whitespace, &self.d, &self.c, &self.b, &self.a]
+            .map(|s| s.to_string())
+            .to_vec()
     }
 }
 
@@ -129,7 +122,11 @@ fn picks_unannotated_non_merge_non_trivial_commits_newest_first() {
     assert_eq!(selection.considered, 10);
     assert_eq!(selection.merges, 1);
     assert_eq!(selection.annotated, 1);
-    assert_eq!(selection.trivial, 2, "the lockfile and the logo");
+    assert_eq!(selection.trivial, 3, "the lockfile, the docs and the logo");
+    assert!(
+        !ids(&selection).contains(&history.docs),
+        "a docs-only commit is trivial by its numstat"
+    );
     assert_eq!(selection.other_shards, 0);
     assert_eq!(selection.over_limit, 0);
     let a = selection.commits.last().unwrap();
@@ -145,12 +142,7 @@ fn paths_since_max_commits_and_ranges_narrow_the_selection() {
         paths: vec!["src".to_owned()],
         ..SelectOptions::default()
     });
-    let expected: Vec<String> = history
-        .picked()
-        .into_iter()
-        .filter(|c| *c != history.docs)
-        .collect();
-    assert_eq!(under_src, expected);
+    assert_eq!(under_src, history.picked());
 
     let repo = Repo::discover(history.repo.path()).unwrap();
     let c_time = repo
@@ -164,7 +156,7 @@ fn paths_since_max_commits_and_ranges_narrow_the_selection() {
             since: Some(c_time),
             ..SelectOptions::default()
         }),
-        history.picked()[..4].to_vec(),
+        history.picked()[..3].to_vec(),
         "committed at or after c"
     );
 
@@ -176,7 +168,7 @@ fn paths_since_max_commits_and_ranges_narrow_the_selection() {
         },
     );
     assert_eq!(ids(&limited), history.picked()[..2].to_vec());
-    assert_eq!(limited.over_limit, 4);
+    assert_eq!(limited.over_limit, 3);
 
     assert_eq!(
         only(SelectOptions {
@@ -268,17 +260,18 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
             } => finished.push((commit.to_hex(), outcome.clone())),
         },
     );
-    assert_eq!(summary.total, 6);
-    assert_eq!(summary.annotated, 5, "{summary:?}");
+    assert_eq!(summary.total, 5);
+    assert_eq!(summary.annotated, 4, "{summary:?}");
     assert_eq!(summary.skipped, 1, "the whitespace-only commit");
     assert_eq!(summary.failed, 0);
     assert!(summary.complete());
-    // Two model calls per annotated commit (the first message carries the
-    // diff: emit, then the summary), 11 input and 7 output tokens each.
-    assert_eq!(summary.input_tokens, 5 * 2 * 11);
-    assert_eq!(summary.output_tokens, 5 * 2 * 7);
-    assert_eq!(started, 6);
-    assert_eq!(finished.len(), 6);
+    // One model call per annotated commit (the first message carries the
+    // diff: the emission and the summary in one reply end the run), 11 input
+    // and 7 output tokens each.
+    assert_eq!(summary.input_tokens, 4 * 11);
+    assert_eq!(summary.output_tokens, 4 * 7);
+    assert_eq!(started, 5);
+    assert_eq!(finished.len(), 5);
     assert!(finished.contains(&(
         history.whitespace.clone(),
         Outcome::Skipped(Trivial::WhitespaceOnly)
@@ -298,7 +291,7 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
     }
     let again = select(&history, &SelectOptions::default());
     assert_eq!(ids(&again), vec![history.whitespace.clone()]);
-    assert_eq!(again.annotated, 6);
+    assert_eq!(again.annotated, 5);
 }
 
 #[test]
@@ -316,7 +309,7 @@ fn failures_are_recorded_and_the_rest_still_annotated() {
     let summary = run_all(&history, &server, 2, std::future::pending(), |_| {});
     assert_eq!(
         (summary.annotated, summary.skipped, summary.failed),
-        (4, 1, 1),
+        (3, 1, 1),
         "{summary:?}"
     );
     assert!(!summary.complete());
@@ -363,10 +356,10 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
             + summary.failed
             + summary.dropped
             + summary.not_started,
-        6,
+        5,
         "{summary:?}"
     );
-    assert!(summary.not_started >= 4, "{summary:?}");
+    assert!(summary.not_started >= 3, "{summary:?}");
     // Whatever was stored is whole.
     let repo = Repo::discover(history.repo.path()).unwrap();
     let notes = repo.notes(ultragit_annotate::NOTES_REF).unwrap();

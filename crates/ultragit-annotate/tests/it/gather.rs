@@ -2,7 +2,7 @@
 
 use testkit::TestRepo;
 use ultragit_annotate::tools::Scope;
-use ultragit_annotate::{AuthorContext, Trivial, triviality};
+use ultragit_annotate::{AnnotateConfig, AuthorContext, Trivial, triviality};
 use ultragit_schema::ContextLevel;
 
 use crate::support::{CLIENT_V1, client_v2, context};
@@ -105,19 +105,16 @@ fn recent_annotations_are_limited_per_file() {
         ["v7", "v5", "v4", "v3", "v2"],
         "newest first, unannotated v6 skipped, five per file"
     );
-    // With recent annotations to show, a run keeps get_recent_annotations;
-    // it drops the diff tools only when its first message holds the diff.
+    // The spec's six read tools are always offered; our get_diff_for_file
+    // is left out only when the first message holds the whole diff.
     let files = ctx.paths();
     assert!(Scope::lean(&ctx, &files, false).is_empty());
-    assert_eq!(
-        Scope::lean(&ctx, &files, true),
-        ["get_diff", "get_diff_for_file"]
-    );
+    assert_eq!(Scope::lean(&ctx, &files, true), ["get_diff_for_file"]);
     let none = context(&repo, "HEAD~8", None);
     assert!(none.recent_annotations.is_empty());
-    assert_eq!(
-        Scope::lean(&none, &none.paths(), false),
-        ["get_recent_annotations"]
+    assert!(
+        Scope::lean(&none, &none.paths(), false).is_empty(),
+        "get_recent_annotations is offered even with nothing to show"
     );
 }
 
@@ -130,7 +127,7 @@ fn trivial_commits_are_recognised() {
     repo.commit_all("init");
     let check = |expected: Option<Trivial>| {
         let ctx = context(&repo, "HEAD", None);
-        assert_eq!(triviality(&ctx), expected);
+        assert_eq!(triviality(&ctx, &AnnotateConfig::default()), expected);
     };
     repo.commit("empty");
     check(Some(Trivial::NoChanges));
@@ -155,4 +152,67 @@ fn trivial_commits_are_recognised() {
     repo.git(&["merge", "--quiet", "--no-ff", "-m", "merge", "side"]);
     check(Some(Trivial::MergeWithoutChanges));
     assert_eq!(Trivial::LockfilesOnly.to_string(), "only lockfiles changed");
+
+    // Release notes and prose alone (git/git's Documentation/RelNotes/*),
+    // with a lockfile or not, are documentation; a Makefile beside them is not.
+    repo.write(
+        "Documentation/RelNotes/2.48.0.adoc",
+        "Git v2.48 Release Notes
+",
+    )
+    .write(
+        "Documentation/RelNotes/2.48.1",
+        "Fixes since v2.48
+",
+    )
+    .write(
+        "CHANGELOG",
+        "## 1.2
+",
+    );
+    repo.commit_all("Start the 2.48 cycle");
+    check(Some(Trivial::DocsOnly));
+    repo.write(
+        "README.md",
+        "# Project
+",
+    )
+    .write(
+        "Cargo.lock",
+        "v4
+",
+    );
+    repo.commit_all("Describe the project");
+    check(Some(Trivial::DocsOnly));
+    repo.write(
+        "Documentation/Makefile",
+        "all:
+\ttrue
+",
+    )
+    .write(
+        "Documentation/RelNotes/2.48.1",
+        "More fixes
+",
+    );
+    repo.commit_all("Build the docs");
+    check(None);
+    // The rules are configurable: none at all, or a team's own.
+    repo.commit_file(
+        "notes/plan.md",
+        "# Plan
+",
+        "Plan",
+    );
+    let ctx = context(&repo, "HEAD", None);
+    let none = AnnotateConfig {
+        docs_paths: Vec::new(),
+        ..AnnotateConfig::default()
+    };
+    assert_eq!(triviality(&ctx, &none), None);
+    let own = AnnotateConfig {
+        docs_paths: vec!["notes/**".to_owned()],
+        ..AnnotateConfig::default()
+    };
+    assert_eq!(triviality(&ctx, &own), Some(Trivial::DocsOnly));
 }

@@ -9,6 +9,7 @@ mod doctor;
 mod gather;
 mod golden;
 mod remap;
+mod replies;
 mod rewrite;
 mod setup;
 mod support;
