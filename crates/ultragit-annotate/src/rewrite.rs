@@ -341,9 +341,10 @@ fn store(
     match written {
         Ok(_) => Ok(()),
         // Git concatenated notes past the read limit: no reader loads that
-        // note, and it is read by no one here either. Replaced unread (a note
-        // written for the commit in the instant between would be lost too; the
-        // hook runs while git waits, so nothing else writes then).
+        // note, so it is nobody's annotation, and it is not read here either:
+        // replaced unread. A note written for the commit between the failed
+        // write and this one would be replaced too; gitctx offers no
+        // compare-and-swap that skips reading the current note.
         Err(gitctx::Error::NoteTooLarge { bytes, .. }) => {
             notes.write(target, &text)?;
             warnings.push(format!(

@@ -93,6 +93,7 @@ impl Doctor<'_> {
             repair: (!values.is_empty()).then_some(Repair::Config(values)),
         })
     }
+
     /// Every value of a multi-valued key as git reads it (empty when unset).
     pub(super) fn config_all(&self, key: &str) -> Result<Vec<String>, AnnotateError> {
         let command = self.repo.git().args(["config", "--get-all", key]);
