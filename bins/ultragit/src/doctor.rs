@@ -53,9 +53,10 @@ Checks, each ok, warn or fail with the fix:
   hooks.post-commit, hooks.post-rewrite  the hook exists in git's hooks directory, holds the \
 ultragit block, is executable, is not a link into the working tree, and the program it runs exists
   hooks.pre-push       the same, when notes sync is enabled (ultragit.syncRemote)
-  rewrite-config       notes.rewriteRef covers refs/notes/ultragit; notes.rewriteMode is ignore \
-or overwrite (unset means concatenate, which makes squashed notes unreadable); \
-notes.rewrite.amend/rebase not false
+  rewrite-config       notes.rewriteRef covers refs/notes/ultragit; notes.rewrite.amend/rebase \
+not false. The rewrite mode (notes.rewriteMode, GIT_NOTES_REWRITE_MODE) is reported, not \
+required: it is yours, and the post-rewrite hook rewrites refs/notes/ultragit whatever it is \
+(warn for a mode git does not know)
   notes-ref            refs/notes/ultragit exists
   malformed-notes      every note parses (count and first commits; notes over 4 MiB counted too)
   unreachable-notes    notes on commits no ref reaches (warn; fix: ultragit remap)
@@ -69,7 +70,7 @@ steps behind HEAD and every branch; no read uses them)
   failures             commits in .git/ultragit/failed.log still without a note (warn)
 
 --fix applies only safe repairs: it installs or repairs hook blocks (other hook lines are kept), \
-sets the rewrite config in .git/config, creates the notes ref, adds the sync fetch refspec, and \
+sets notes.rewriteRef and notes.rewrite.* in .git/config (never notes.rewriteMode), creates the notes ref, adds the sync fetch refspec, and \
 prunes the blame cache's entries outside the kept window. \
 It never deletes a note, a hook line or a config value; the report shows the state after it.
 
@@ -85,9 +86,11 @@ pub fn run(args: &DoctorArgs, at: &Invocation) -> Result<Outcome, CommandError> 
     let repo = Repo::discover(cwd)?;
     let exe = crate::hooks::ultragit_executable()?;
     let key_is_set = |name: &str| lookup(name).is_some_and(|value| !value.trim().is_empty());
+    let rewrite_mode = lookup(doctor::REWRITE_MODE_ENV);
     let inputs = Inputs {
         ultragit: &exe,
         key_is_set: &key_is_set,
+        rewrite_mode_env: rewrite_mode.as_deref(),
     };
     let mut report = doctor::diagnose(&repo, &inputs, &Options { fix: args.fix });
     if args.online {

@@ -42,9 +42,9 @@ after `git commit --amend` and `git rebase`: a message-only amend or a reword co
 note, an amend that changes code keeps the original's regions and author context and \
 annotates only its delta in the background, a squash or fixup gets a note synthesized \
 from all of its sources; it never fails the git command;
-  - sets notes.rewriteRef=refs/notes/ultragit, notes.rewriteMode=ignore (git never \
-concatenates two JSON notes into one unreadable note; the hook writes the final one), \
-notes.rewrite.amend=true and notes.rewrite.rebase=true;
+  - sets notes.rewriteRef=refs/notes/ultragit, notes.rewrite.amend=true and \
+notes.rewrite.rebase=true; notes.rewriteMode is left as it is (it applies to every notes \
+ref, your own included): the hook writes the final note whatever git made of the copies;
   - writes the default [ultragit] settings that are not set yet;
   - with --sync [--remote R]: what `ultragit sync --enable R` does (fetch refspec for \
 refs/notes/remotes/R/ultragit, ultragit.syncRemote=R, a pre-push hook that syncs \

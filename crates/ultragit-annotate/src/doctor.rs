@@ -8,7 +8,7 @@
 //! | id | what | status when wrong |
 //! |---|---|---|
 //! | `hooks.post-commit`, `hooks.post-rewrite` (`hooks.pre-push` when sync is on) | the hook file exists in git's hooks directory, holds the `# >>> ultragit <hook> >>>` block, is executable, is not a link into the working tree, and the program its block runs exists and is executable; the `post-commit` block warms the blame cache (`cache warm`, written by `init` since the cache is carried forward) | fail (warn for a `post-commit` block without the warm-up: rerun `ultragit init`) |
-//! | `rewrite-config` | `notes.rewriteRef` covers `refs/notes/ultragit`; `notes.rewriteMode` is `ignore` or `overwrite` (unset means git's `concatenate`, which glues two JSON notes into one unreadable note); `notes.rewrite.amend`/`.rebase` not false | fail |
+//! | `rewrite-config` | `notes.rewriteRef` covers `refs/notes/ultragit`; `notes.rewrite.amend`/`.rebase` not false. The rewrite mode (`notes.rewriteMode`, and [`REWRITE_MODE_ENV`] when the binary passes it) is reported, never required: it is the user's, one mode for every notes ref, and the `post-rewrite` hook rewrites our ref whatever it is; `ignore` is pointed out (older `init`s set it) | fail (warn for a mode git does not know) |
 //! | `notes-ref` | `refs/notes/ultragit` exists | fail |
 //! | `malformed-notes` | every note parses as `ultragit/v1` and is at most [`MAX_NOTE_BYTES`] | fail |
 //! | `unreachable-notes` | no note sits on a commit that no ref reaches, unless a reachable note says it was carried over from it (`provenance.derived_from`, or a note git copied verbatim, whose `commit` still names the old commit) | warn (fix: `ultragit remap`) |
@@ -22,7 +22,8 @@
 //!
 //! **`--fix`** ([`Options::fix`]) applies only the safe repairs: install or
 //! repair (or bring up to date) a hook block (`setup::install_hook`, which keeps the hook's other
-//! lines), set the rewrite configuration in `.git/config`, create the notes ref,
+//! lines), set the rewrite configuration in `.git/config` (`notes.rewriteRef`,
+//! `notes.rewrite.*`; never `notes.rewriteMode`), create the notes ref,
 //! add the sync fetch refspec when `ultragit.syncRemote` is set, prune the
 //! blame cache's entries outside the kept window (a cache). It never
 //! removes a note, a hook line or a config value, and never edits a hook that
@@ -41,7 +42,8 @@
 //!
 //! **Trust:** hook files, `.git/config` and the user's config are trusted;
 //! notes are untrusted data, only parsed and counted. Nothing here prints or
-//! reads the environment: the binary passes whether the key's variable is set.
+//! reads the environment: the binary passes whether the key's variable is set
+//! and the value of [`REWRITE_MODE_ENV`].
 
 use std::path::Path;
 
@@ -169,6 +171,10 @@ impl Report {
     }
 }
 
+/// The environment variable that overrides `notes.rewriteMode` for git; the
+/// binary passes its value ([`Inputs::rewrite_mode_env`]).
+pub const REWRITE_MODE_ENV: &str = "GIT_NOTES_REWRITE_MODE";
+
 /// What the checks need from the binary.
 pub struct Inputs<'a> {
     /// The `ultragit` executable a repaired hook runs.
@@ -176,12 +182,16 @@ pub struct Inputs<'a> {
     /// Whether the environment variable of that name is set and not empty (the
     /// key itself never reaches the library).
     pub key_is_set: &'a dyn Fn(&str) -> bool,
+    /// The value of [`REWRITE_MODE_ENV`] when it is set (git reads it too, and
+    /// it wins over `notes.rewriteMode`).
+    pub rewrite_mode_env: Option<&'a str>,
 }
 
 impl std::fmt::Debug for Inputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inputs")
             .field("ultragit", &self.ultragit)
+            .field("rewrite_mode_env", &self.rewrite_mode_env)
             .finish_non_exhaustive()
     }
 }

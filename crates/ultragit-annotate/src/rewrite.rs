@@ -15,18 +15,23 @@
 //!
 //! An old commit without a note gives nothing to carry; after an amend the
 //! caller annotates the new commit as the `post-commit` hook would have
-//! ([`Applied::annotate_fresh`]). A note that does not parse is left where git
-//! copied it. Every note written is validated (`strip_invalid`) and parses with
+//! ([`Applied::annotate_fresh`]). Every note written is validated
+//! (`strip_invalid`), is at most [`gitctx::MAX_NOTE_BYTES`] and parses with
 //! `Annotation::from_json`.
 //!
-//! **Why `notes.rewriteMode=ignore`** (set by `init`): git copies the old notes
-//! itself before the hook runs. With the default `concatenate`, a squash of two
-//! annotated commits becomes two JSON documents back to back, which no reader
-//! can parse; `ignore` keeps the first note git copied, and the hook then
-//! replaces it with the synthesized one. A note already written *for* the new
-//! commit (its `commit` field is the new id) is never replaced: the carried
-//! annotation is merged into it ([`ultragit_schema::merge`]).
+//! **Whatever `notes.rewriteMode` is.** Git copies the old notes itself before
+//! the hook runs, combined by the user's `notes.rewriteMode` (one mode for
+//! every notes ref, so `init` leaves it alone): a squash under the default
+//! `concatenate` leaves two JSON documents back to back, `cat_sort_uniq` their
+//! sorted lines, `overwrite` the last source's note, `ignore` the first's. The
+//! note the hook writes replaces all of that; only a note written *for* the
+//! new commit (its `commit` field is the new id), whole or found among what git
+//! concatenated, is kept and the carried annotation merged into it
+//! ([`ultragit_schema::merge`]). When no source note parses, the hook writes
+//! nothing and what git left stays ([`Action::Unreadable`], [`Action::NoNote`]).
+//! The table of modes and the rule are in the `existing` submodule.
 
+mod existing;
 mod lines;
 mod synthesis;
 
@@ -36,6 +41,7 @@ use ultragit_schema::{
 };
 
 use crate::error::AnnotateError;
+use existing::{Existing, written_for};
 pub(crate) use lines::carry_regions;
 
 pub use synthesis::{Synthesis, synthesize};
@@ -124,7 +130,8 @@ pub enum Action {
     Squashed,
     /// No old commit had an annotation: nothing was written.
     NoNote,
-    /// The old note does not parse: it was left as git copied it.
+    /// The old note does not parse: nothing was written, and what git copied
+    /// to the new commit stays.
     Unreadable(String),
 }
 
@@ -278,8 +285,10 @@ fn carry(
 }
 
 /// Validates `annotation` and writes it as its commit's note, merged into a
-/// note already written for that commit (one whose `commit` is the new id);
-/// a note git copied from the old commit, or an unreadable one, is replaced.
+/// note already written for that commit (one whose `commit` is the new id, or
+/// such documents among what git concatenated); whatever else git left there —
+/// a copy from an old commit, a concatenation of copies, an unreadable or
+/// oversized note — is replaced (see the `existing` submodule).
 fn store(
     repo: &Repo,
     mut annotation: Annotation,
@@ -302,9 +311,21 @@ fn store(
             target.short()
         )));
     }
-    repo.notes(crate::NOTES_REF)?
-        .write_with(target, |current| match current.map(Annotation::from_json) {
-            Some(Ok(existing)) if existing.commit.eq_ignore_ascii_case(&hex) => {
+    let limit = gitctx::MAX_NOTE_BYTES;
+    if text.len() as u64 > limit {
+        return Err(AnnotateError::Invalid(format!(
+            "the note for {} would be {} bytes, over the limit of {limit}; nothing was written",
+            target.short(),
+            text.len()
+        )));
+    }
+    let notes = repo.notes(crate::NOTES_REF)?;
+    let written = notes.write_with(target, |current| {
+        let Some(current) = current else {
+            return Some(text.clone());
+        };
+        match written_for(current, &hex) {
+            Existing::Whole(existing) => {
                 // A rerun (the hook run twice) carries what is there already:
                 // only its newer timestamp would differ, and that alone is no
                 // reason to write.
@@ -313,9 +334,27 @@ fn store(
                 news.timestamp.clone_from(&existing.timestamp);
                 (news != existing).then(|| merged.to_json())
             }
-            _ => Some(text.clone()),
-        })?;
-    Ok(())
+            Existing::Within(existing) => Some(merge(&existing, &annotation).to_json()),
+            Existing::Nothing => Some(text.clone()),
+        }
+    });
+    match written {
+        Ok(_) => Ok(()),
+        // Git concatenated notes past the read limit: no reader loads that
+        // note, so it is nobody's annotation, and it is not read here either:
+        // replaced unread. A note written for the commit between the failed
+        // write and this one would be replaced too; gitctx offers no
+        // compare-and-swap that skips reading the current note.
+        Err(gitctx::Error::NoteTooLarge { bytes, .. }) => {
+            notes.write(target, &text)?;
+            warnings.push(format!(
+                "replaced the note git left on {} unread: {bytes} bytes, over the limit of {limit}",
+                target.short()
+            ));
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// Whether `new` makes the same change as `old`: the same tree, or the same

@@ -16,12 +16,18 @@
 //!
 //! **Notes rewriting.** `notes.rewriteRef` names `refs/notes/ultragit`, so git
 //! copies a note to the commit that amends or rebases it, and
-//! `notes.rewriteMode=ignore`: when several notes land on one commit (a
-//! squash), git keeps the first instead of concatenating them — two JSON
-//! documents back to back would be one unreadable note. The `post-rewrite`
-//! hook then writes the final notes itself (`ultragit rewritten`, see
-//! [`crate::rewrite`]). The hook block saves git's stdin and hands it on to the
-//! lines after it, so an existing hook that reads it still gets it.
+//! `notes.rewrite.amend`/`.rebase` are on. The `post-rewrite` hook then writes
+//! the final notes itself (`ultragit rewritten`, see [`crate::rewrite`]),
+//! whatever git made of the copies. The hook block saves git's stdin and hands
+//! it on to the lines after it, so an existing hook that reads it still gets it.
+//!
+//! **`notes.rewriteMode` is the user's.** Git has one rewrite mode for every
+//! notes ref it rewrites (`notes.rewriteMode`, overridden by the environment's
+//! `GIT_NOTES_REWRITE_MODE`; there is no per-ref mode), so setting it for our
+//! ref would change how a squash treats the user's own `refs/notes/commits`
+//! too. `init` never sets it, and the hook copes with every mode. A
+//! `notes.rewriteMode=ignore` an older `init` wrote is left alone — nothing
+//! tells it apart from one the user chose — and `doctor` points it out.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -118,9 +124,9 @@ pub(crate) fn rewrite_hook_line(ultragit: &Path) -> String {
     )
 }
 
-/// The notes rewriting `init` configures (`notes.rewriteRef` is added to).
+/// The notes rewriting `init` configures (`notes.rewriteRef` is added to;
+/// `notes.rewriteMode` is left to the user, see the module docs).
 pub const REWRITE_CONFIG: &[(&str, &str)] = &[
-    ("notes.rewriteMode", "ignore"),
     ("notes.rewrite.amend", "true"),
     ("notes.rewrite.rebase", "true"),
 ];

@@ -122,6 +122,25 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
             .unwrap()
             .contains(&format!("key from ${KEY_VAR}"))
     );
+    // The rewrite mode is reported, never required: `init` leaves it unset.
+    let rewrite = check(&report, "rewrite-config")["message"]
+        .as_str()
+        .unwrap();
+    assert_contains(
+        rewrite,
+        "notes.rewriteMode is not set (git's default: concatenate)",
+    );
+    // git's environment override reaches the check.
+    let run = ultragit_with(
+        repo.path(),
+        &["doctor", "--format", "json"],
+        &[(KEY_VAR, KEY), ("GIT_NOTES_REWRITE_MODE", "overwrite")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_contains(
+        &run.stdout,
+        "GIT_NOTES_REWRITE_MODE=overwrite overrides it here",
+    );
 }
 
 /// One broken state: how to break a healthy repository, the check that must
@@ -330,7 +349,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     for change in [
         "fixed: added the ultragit block to the post-commit hook",
         "fixed: created the post-rewrite hook",
-        "fixed: set notes.rewriteRef=refs/notes/ultragit, notes.rewriteMode=ignore, notes.rewrite.rebase=true in .git/config",
+        "fixed: set notes.rewriteRef=refs/notes/ultragit, notes.rewrite.rebase=true in .git/config",
         "fixed: created refs/notes/ultragit",
         "fixed: set remote.origin.fetch=+refs/notes/ultragit:refs/notes/remotes/origin/ultragit in .git/config",
     ] {
@@ -338,6 +357,11 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     }
     assert_ends_with(&fixed.stdout, "all 11 checks passed\n");
 
+    assert_eq!(
+        repo.git(&["config", "notes.rewriteMode"]),
+        "concatenate\n",
+        "the user's mode is kept"
+    );
     let hook = std::fs::read_to_string(repo.join(".git/hooks/post-commit")).unwrap();
     assert!(hook.contains("echo mine >> mine.log\n"), "{hook}");
     assert!(hook.contains("# >>> ultragit post-commit >>>"), "{hook}");

@@ -158,7 +158,10 @@ fn init_installs_both_hooks_once() {
         2,
         "{again}"
     );
-    assert!(again.contains("notes.rewriteMode=ignore"), "{again}");
+    assert!(
+        !again.contains("notes.rewriteMode"),
+        "the mode is the user's: {again}"
+    );
     let hook = std::fs::read_to_string(repo.join(".git/hooks/post-rewrite")).unwrap();
     assert_eq!(
         hook.matches("# >>> ultragit post-rewrite >>>").count(),
@@ -166,7 +169,16 @@ fn init_installs_both_hooks_once() {
         "{hook}"
     );
     assert!(hook.contains(" rewritten \"$1\""), "{hook}");
-    assert_eq!(repo.git(&["config", "notes.rewriteMode"]), "ignore\n");
+    let mode = repo
+        .command()
+        .args(["config", "notes.rewriteMode"])
+        .run_unchecked()
+        .unwrap();
+    assert_eq!(
+        mode.status.code(),
+        Some(1),
+        "notes.rewriteMode is left unset"
+    );
 }
 
 #[test]
@@ -251,6 +263,10 @@ fn an_interactive_rebase_leaves_a_readable_note_on_every_commit() {
         "Add upstream",
     );
     repo.git(&["checkout", "--quiet", "feature"]);
+    // The user's own notes on c and d, rewritten with git's default mode.
+    repo.git(&["config", "--add", "notes.rewriteRef", "refs/notes/commits"]);
+    repo.git(&["notes", "add", "-m", "user note of c", &commits[2]]);
+    repo.git(&["notes", "add", "-m", "user note of d", &commits[3]]);
 
     // pick a, reword b, edit c, squash d, fixup e, drop f.
     let sequence = "sed -i -e 's/^pick \\([0-9a-f]*\\) Add b$/reword \\1 Add b/' \
@@ -315,6 +331,11 @@ fn an_interactive_rebase_leaves_a_readable_note_on_every_commit() {
     assert_eq!(regions, expected);
     assert_eq!(squash["context_level"], "enhanced");
     assert!(server.requests().is_empty(), "no model call");
+    assert_eq!(
+        repo.git(&["notes", "show", "HEAD"]),
+        "user note of c\n\nuser note of d\n",
+        "the user's notes are concatenated, as git's default mode does"
+    );
 
     // `read` parses every note: no malformed-note warning.
     let run = ultragit_with(

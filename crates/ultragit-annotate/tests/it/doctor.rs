@@ -14,11 +14,17 @@ use ultragit_annotate::setup::init;
 const EXE: &str = "/bin/sh";
 
 fn run(repo: &TestRepo, fix: bool) -> Report {
+    run_with_mode_env(repo, fix, None)
+}
+
+/// [`run`] as from an environment where `GIT_NOTES_REWRITE_MODE` is `mode`.
+fn run_with_mode_env(repo: &TestRepo, fix: bool, mode: Option<&str>) -> Report {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
     let key_is_set = |name: &str| name == "DOCTOR_KEY";
     let inputs = Inputs {
         ultragit: Path::new(EXE),
         key_is_set: &key_is_set,
+        rewrite_mode_env: mode,
     };
     diagnose(&r, &inputs, &Options { fix })
 }
@@ -231,5 +237,117 @@ fn a_notes_glob_in_rewrite_ref_covers_ultragit() {
         "refs/notes/*",
     ]);
     repo.git(&["config", "notes.rewriteMode", "overwrite"]);
+    assert_healthy(&repo, "rewrite-config");
+}
+
+#[test]
+fn the_rewrite_mode_is_reported_never_required() {
+    let repo = initialized();
+    let check = |report: &Report, status: Status, says: &[&str]| {
+        let found = check_with(report, "rewrite-config", status);
+        for text in says {
+            assert_contains(&found.message, text);
+        }
+        found.clone()
+    };
+    // `init` leaves it unset: git's default is fine.
+    let report = run(&repo, false);
+    let found = check(
+        &report,
+        Status::Ok,
+        &[
+            "notes.rewriteMode is not set (git's default: concatenate)",
+            "the post-rewrite hook rewrites refs/notes/ultragit whatever the mode",
+        ],
+    );
+    assert_eq!(found.fix, None);
+    assert!(report.ok(), "{report:#?}");
+    for mode in ["concatenate", "cat_sort_uniq", "overwrite", "Ignore"] {
+        repo.git(&["config", "notes.rewriteMode", mode]);
+        let report = run(&repo, false);
+        check(
+            &report,
+            Status::Ok,
+            &[&format!("notes.rewriteMode={mode};")],
+        );
+        assert!(report.ok(), "{mode}: {report:#?}");
+    }
+    // `ignore` (what older `init`s set) is pointed out, and left alone.
+    repo.git(&["config", "notes.rewriteMode", "ignore"]);
+    let report = run(&repo, true);
+    check(
+        &report,
+        Status::Ok,
+        &[
+            "older versions of `ultragit init` set ignore",
+            "git config --unset notes.rewriteMode",
+        ],
+    );
+    assert!(report.fixed.is_empty(), "{:?}", report.fixed);
+    assert_eq!(repo.git(&["config", "notes.rewriteMode"]), "ignore\n");
+    // The environment's mode wins for git, and is named.
+    let report = run_with_mode_env(&repo, false, Some("overwrite"));
+    check(
+        &report,
+        Status::Ok,
+        &["notes.rewriteMode=ignore, GIT_NOTES_REWRITE_MODE=overwrite overrides it here"],
+    );
+
+    // A mode git does not know is a warning, fixed by hand only.
+    repo.git(&["config", "notes.rewriteMode", "bogus"]);
+    let report = run(&repo, true);
+    let found = check(
+        &report,
+        Status::Warn,
+        &[
+            "notes.rewriteMode=bogus is not a mode git knows",
+            "git reports an error",
+        ],
+    );
+    assert_starts_with(
+        found.fix.as_deref().unwrap(),
+        "git config --unset notes.rewriteMode",
+    );
+    assert!(report.ok() && report.fixed.is_empty(), "{report:#?}");
+    repo.git(&["config", "--unset", "notes.rewriteMode"]);
+    let report = run_with_mode_env(&repo, false, Some(""));
+    let found = check(
+        &report,
+        Status::Warn,
+        &["GIT_NOTES_REWRITE_MODE='' is not a mode git knows"],
+    );
+    assert_eq!(found.fix.as_deref(), Some("unset GIT_NOTES_REWRITE_MODE"));
+}
+
+#[test]
+fn rewrite_config_still_fails_without_rewriting_and_fix_never_sets_the_mode() {
+    let repo = initialized();
+    repo.git(&["config", "--unset-all", "notes.rewriteRef"]);
+    repo.git(&["config", "notes.rewrite.amend", "false"]);
+    repo.git(&["config", "notes.rewriteMode", "bogus"]);
+    let report = run(&repo, false);
+    let found = check_with(&report, "rewrite-config", Status::Fail);
+    assert_eq!(
+        found.message,
+        "notes.rewriteRef is not set, so amend and rebase leave annotations behind; \
+         notes.rewrite.amend=false; notes.rewriteMode=bogus is not a mode git knows"
+    );
+    assert_eq!(
+        found.fix.as_deref(),
+        Some(
+            "git config --add notes.rewriteRef refs/notes/ultragit && \
+             git config notes.rewrite.amend true && git config --unset notes.rewriteMode \
+             (or set one of concatenate, cat_sort_uniq, overwrite, ignore)"
+        )
+    );
+
+    let report = run(&repo, true);
+    assert_eq!(
+        report.fixed,
+        ["set notes.rewriteRef=refs/notes/ultragit, notes.rewrite.amend=true in .git/config"]
+    );
+    check_with(&report, "rewrite-config", Status::Warn);
+    assert_eq!(repo.git(&["config", "notes.rewriteMode"]), "bogus\n");
+    repo.git(&["config", "--unset", "notes.rewriteMode"]);
     assert_healthy(&repo, "rewrite-config");
 }

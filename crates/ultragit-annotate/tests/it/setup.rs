@@ -17,6 +17,16 @@ fn config_all(repo: &TestRepo, key: &str) -> String {
         .unwrap()
 }
 
+/// Whether `key` has no value in `repo`'s config (`git config` exits 1).
+fn unset(repo: &TestRepo, key: &str) -> bool {
+    let out = repo
+        .command()
+        .args(["config", "--get-all", key])
+        .run_unchecked()
+        .unwrap();
+    out.status.code() == Some(1)
+}
+
 #[test]
 fn init_creates_the_ref_the_hook_and_the_config_once() {
     let repo = TestRepo::new();
@@ -59,6 +69,31 @@ fn init_creates_the_ref_the_hook_and_the_config_once() {
     assert_eq!(config_all(&repo, "notes.rewrite.amend"), "true\n");
     assert_eq!(config_all(&repo, "notes.rewrite.rebase"), "true\n");
     assert_eq!(config_all(&repo, "ultragit.chunkSize"), "5\n");
+    assert!(
+        unset(&repo, "notes.rewriteMode"),
+        "the rewrite mode applies to every notes ref: it is the user's"
+    );
+}
+
+#[test]
+fn init_leaves_the_rewrite_mode_as_it_finds_it() {
+    // Whoever set it (the user, or an older `init`), it stays: nothing tells
+    // the two apart, and doctor points `ignore` out.
+    for mode in ["ignore", "cat_sort_uniq"] {
+        let repo = TestRepo::new();
+        repo.commit_file("a.txt", "a\n", "a");
+        repo.git(&["config", "notes.rewriteMode", mode]);
+        let r = gitctx::Repo::discover(repo.path()).unwrap();
+        let report = init(&r, Path::new("/usr/bin/ultragit")).unwrap();
+        assert_eq!(config_all(&repo, "notes.rewriteMode"), format!("{mode}\n"));
+        assert!(
+            !report
+                .config_written
+                .iter()
+                .any(|k| k.starts_with("notes.")),
+            "{report:?}"
+        );
+    }
 }
 
 #[test]
@@ -140,7 +175,7 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     let seen = std::fs::read_to_string(repo.join(".git/seen.txt")).unwrap();
     assert_eq!(seen, format!("{input}rebase\n"));
 
-    assert_eq!(config_all(&repo, "notes.rewriteMode"), "ignore\n");
+    assert!(unset(&repo, "notes.rewriteMode"));
     // Again: one block each.
     let again = init(&r, Path::new("/nonexistent/ultragit")).unwrap();
     assert_eq!(again.rewrite_hook, HookChange::Updated);
