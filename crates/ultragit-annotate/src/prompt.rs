@@ -46,20 +46,18 @@ when you are uncertain.";
 /// How the agent reports lines and anchors; not in the spec's template, needed
 /// for annotations the read pipeline can use.
 pub(crate) const MECHANICS: &str =
-    "Give `lines` in the coordinates of the file at this commit (the numbers the diff
-and file tools show). For ast_anchor.name use the unit's qualified name as the AST
-outline gives it, in the language's own style (`MqttClient::connect`,
-`Session.refresh`, `store.Store.Get`, a C function's plain name). Use cross-cutting
-concerns (emit_cross_cutting) for groups of regions that must change together.";
+    "Give `lines` as numbered at this commit (as the diff and file tools show them). For
+ast_anchor.name use the qualified name the AST outline gives (`MqttClient::connect`,
+`Session.refresh`, a C function's plain name). Use emit_cross_cutting for groups of
+regions that must change together.";
 
 /// How the tool loop ends, and when it may record nothing: for the agent runs
 /// only (the cross-chunk pass and the structured mode are told how to answer
 /// in their own prompts).
 pub(crate) const FINISH: &str =
-    "When you have read enough, make every emit call in one reply, with a one-sentence
-summary of the commit as its text: that text is the commit's summary, and the run ends
-there if every emission is accepted. If nothing is worth annotating (formatting, a
-version bump, documentation only), call decline_annotation with the reason instead.";
+    "When you have read enough, make every emit call in one reply whose text is a
+one-sentence summary of the commit; the run ends there if all are accepted. If nothing
+is worth annotating, call decline_annotation instead.";
 
 /// The enhanced addition, with the author's context filled in.
 pub(crate) fn enhanced(author: &AuthorContext) -> String {

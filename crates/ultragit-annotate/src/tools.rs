@@ -200,9 +200,8 @@ impl PathArgs {
             .required("path", Schema::string().description(PATH_DESCRIPTION))
             .optional(
                 "offset",
-                Schema::integer(1, MAX_LINE).description(
-                    "Where to start (1-based; default 1): the line to read on from when an earlier result was cut.",
-                ),
+                Schema::integer(1, MAX_LINE)
+                    .description("The line to start from (default 1), where a result was cut."),
             )
     }
 
@@ -671,7 +670,7 @@ const GET_COMMIT_INFO: ToolDef<Shared, CommitArgs> = ToolDef {
         Schema::object().optional(
             "commit",
             Schema::string().description(
-                "Another commit to describe (a SHA or prefix, e.g. one the message refers to); it must be reachable from the annotated commit. Default: the annotated commit.",
+                "Another commit (SHA or prefix) reachable from this one. Default: this one.",
             ),
         )
     },
@@ -847,27 +846,24 @@ const SEARCH_OUTPUT_MAX: usize = 256 * 1024;
 
 const SEARCH_CODE: ToolDef<Shared, SearchArgs> = ToolDef {
     name: "search_code",
-    description: "Searches the files of the commit being annotated (git grep) and returns matching lines as path:line: text. Use it to find callers, definitions and uses.",
+    description: "git grep in the commit's files: path:line: text, to find callers, definitions, uses.",
     schema: || {
         Schema::object()
             .required(
                 "pattern",
-                Schema::string()
-                    .description("The text to find (a fixed string unless regex is true)."),
+                Schema::string().description("Fixed text, unless regex."),
             )
             .optional(
                 "path",
-                Schema::string().description("Only files under this path prefix (e.g. src/net)."),
+                Schema::string().description("Path prefix (e.g. src/net)."),
             )
             .optional(
                 "regex",
-                Schema::boolean().description(
-                    "Treat pattern as a POSIX extended regular expression. Default: false.",
-                ),
+                Schema::boolean().description("pattern is a POSIX ERE. Default: false."),
             )
             .optional(
                 "max_results",
-                Schema::integer(1, 200).description("Most matching lines to return. Default: 50."),
+                Schema::integer(1, 200).description("Most lines. Default: 50."),
             )
     },
     run: search_code,
@@ -1411,13 +1407,8 @@ const DECLINE_REASON_MAX: usize = 300;
 /// The one way to record that a commit holds nothing worth annotating.
 pub(crate) const DECLINE_ANNOTATION: ToolDef<Collector, DeclineArgs> = ToolDef {
     name: "decline_annotation",
-    description: "Record that this commit holds nothing worth annotating (formatting, a version bump, generated files, documentation only), with the reason in one sentence. Call it alone, instead of any emit call; the run ends there.",
-    schema: || {
-        Schema::object().required(
-            "reason",
-            Schema::string().description("Why nothing here is worth recording, in one sentence."),
-        )
-    },
+    description: "Record why nothing in this commit is worth annotating (one sentence). Call it alone; it ends the run.",
+    schema: || Schema::object().required("reason", Schema::string()),
     run: decline_annotation,
 };
 
