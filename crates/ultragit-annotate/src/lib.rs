@@ -27,16 +27,21 @@
 //! - **Invariant:** the team config may tune limits, never choose the provider,
 //!   model, endpoint or key (`config`).
 //! - **Invariant:** trivial commits (no changes, lockfiles only, whitespace only,
-//!   binary only) never reach the model; neither do commits past `maxDiffLines`
-//!   (unless `largeCommits = chunk`): their note records the skip.
+//!   binary only, documentation only by `ultragit.docsPaths`) never reach the
+//!   model; neither do commits past `maxDiffLines` with `largeCommits = skip`
+//!   (the default is `chunk`, spec 000 AC7): their note records the skip.
 //! - **Invariant:** no request exceeds the configured context window
 //!   (`ultragit.contextWindow`): the first message's commit description and
 //!   file list, and every tool result, are cut to their share or the room left,
 //!   with a note naming how to read on; a request that still would not fit is
 //!   not sent (the run fails saying so).
-//! - **Invariant:** a commit the model finds nothing to record on gets a minimal
-//!   note saying so ([`Report::Declined`]), so backfill never retries it; only
-//!   real failures reach `failed.log`.
+//! - **Invariant:** a commit the model *says* holds nothing to record
+//!   (`decline_annotation`) gets a minimal note saying so ([`Report::Declined`]),
+//!   so backfill never retries it; an empty or text-only reply is a failure
+//!   (`failed.log`, retried later), never a decline.
+//! - **Invariant:** the stored summary is the text of the reply that carried the
+//!   emissions, never a later turn's; a reply whose emissions are all accepted
+//!   ends the run ([`run`]).
 //! - **Invariant:** the model cannot store anything invalid: `emit_annotation`
 //!   validates each region before collecting it, and the assembled document is
 //!   validated again (invalid regions are dropped with a warning, the rest kept).

@@ -28,7 +28,16 @@
 //! [`history::history`] (every annotation that touched a file or unit, newest
 //! first, renames followed, with constraints added and dropped) and
 //! [`summary::summary`] (per-unit rollups of a file, or of each annotated file
-//! of a directory, within a token budget).
+//! of a directory, within a token budget). Both take the annotated commits from
+//! the index (which records each note's regions by file and anchor), add the
+//! file's former names and keep what HEAD reaches on any parent (the `lineage`
+//! module), so a history that merges topic branches is read whole without
+//! walking its unannotated commits.
+//!
+//! A line query resolves to the units enclosing its lines: a note anchored on
+//! such a unit matches as it does for an anchor query, and a region stored
+//! narrower than the unit it is reported as carries its `focus` lines.
+//! Cross-cutting concerns are shown only where they overlap the query.
 //!
 //! ```no_run
 //! use ultragit_read::{GitReadPipeline, ReadPipeline, ReadQuery, format_markdown};
