@@ -5,11 +5,11 @@ use testkit::{FakeLlm, Flavor, Reply, TestRepo, assert_contains, assert_starts_w
 use ultragit_annotate::{
     AgentError, AnnotateConfig, AnnotateError, AuthorContext, LargeCommits, Report, ToolUse,
 };
-use ultragit_schema::{Annotation, ConstraintSource, ContextLevel, ProvenanceOperation};
+use ultragit_schema::{ConstraintSource, ContextLevel, ProvenanceOperation};
 
 use crate::support::{
     CLIENT_V1, annotate_head, chat, chat_with, client_v2, connect_region, context, emit, provider,
-    region, run_agent, tagged_author, tool_names, tool_results,
+    region, run_agent, stored, tagged_author, tool_names, tool_results,
 };
 
 fn repo() -> (TestRepo, String) {
@@ -17,15 +17,6 @@ fn repo() -> (TestRepo, String) {
     repo.commit_file("src/client.rs", CLIENT_V1, "client");
     let sha = repo.commit_file("src/client.rs", client_v2(), "connect retries three times");
     (repo, sha)
-}
-
-fn stored(repo: &TestRepo) -> Annotation {
-    let text = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "show", "HEAD"])
-        .run_text()
-        .unwrap();
-    Annotation::from_json(&text).unwrap()
 }
 
 #[test]

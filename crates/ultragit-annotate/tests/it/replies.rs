@@ -6,11 +6,10 @@ use serde_json::{Value, json};
 use testkit::{Reply, TestRepo, annotator, assert_contains, call};
 use ultragit_annotate::backfill::{self, RunOptions, SelectOptions};
 use ultragit_annotate::{AgentError, AnnotateConfig, Report, Trivial};
-use ultragit_schema::Annotation;
 
 use crate::support::{
     CLIENT_V1, annotate_head, chat, chat_with, client_v2, connect_region, context, emit, region,
-    run_agent, runtime, tool_results,
+    run_agent, runtime, stored, tool_results,
 };
 
 fn repo() -> TestRepo {
@@ -18,15 +17,6 @@ fn repo() -> TestRepo {
     repo.commit_file("src/client.rs", CLIENT_V1, "client");
     repo.commit_file("src/client.rs", client_v2(), "connect retries three times");
     repo
-}
-
-fn stored(repo: &TestRepo) -> Annotation {
-    let text = repo
-        .command()
-        .args(["notes", "--ref=ultragit", "show", "HEAD"])
-        .run_text()
-        .unwrap();
-    Annotation::from_json(&text).unwrap()
 }
 
 fn new_region() -> Value {

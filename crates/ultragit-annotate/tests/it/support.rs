@@ -184,3 +184,13 @@ pub fn read_note(repo: &TestRepo, commit: &str) -> Option<Annotation> {
         .unwrap()?;
     Some(Annotation::from_json(&text).expect("every written note parses"))
 }
+
+/// HEAD's note, read with git itself.
+pub fn stored(repo: &TestRepo) -> Annotation {
+    let text = repo
+        .command()
+        .args(["notes", "--ref=ultragit", "show", "HEAD"])
+        .run_text()
+        .unwrap();
+    Annotation::from_json(&text).unwrap()
+}
