@@ -3,9 +3,11 @@
 //!
 //! - `ultragit sync [REMOTE]`: fetch the remote's notes into
 //!   `refs/notes/remotes/<REMOTE>/ultragit`, merge them into
-//!   `refs/notes/ultragit` (a merge commit, JSON-aware), push without force,
-//!   retrying a few times when someone pushed meanwhile. Prints one summary
-//!   line; notes that could not be merged are `warning:` lines.
+//!   `refs/notes/ultragit` (a union: never removing or degrading a local note),
+//!   push without force, retrying a few times when someone pushed meanwhile.
+//!   Prints one summary line (adopted, merged, kept, refused); each refused
+//!   remote note, and each local note that could not be compared, is a
+//!   `warning:` line.
 //! - `ultragit sync --enable [REMOTE]`: the fetch refspec, `ultragit.syncRemote`
 //!   and the `pre-push` hook block (also what `ultragit init --sync` does).
 //! - The hidden `--pre-push REMOTE` is what the hook runs: it syncs only when
@@ -48,10 +50,12 @@ const AFTER_HELP: &str = "\
 What it does:
   1. git fetch REMOTE +refs/notes/ultragit:refs/notes/remotes/REMOTE/ultragit
      (a tracking ref; the local refs/notes/ultragit is never force-updated);
-  2. merges the fetched notes into refs/notes/ultragit: a note on one side is taken \
-as it is, a commit annotated on both sides gets the union of both annotations (never \
-two JSON documents glued together); recorded as a merge commit on the notes ref; a \
-malformed note from someone else is kept and skipped, never breaking the merge;
+  2. merges the fetched notes into refs/notes/ultragit as a union: notes from others \
+are merged, never allowed to remove or degrade yours. A remote note is adopted only \
+when it is a valid ultragit annotation (a regular file, under 4 MiB); otherwise it is \
+refused, with the reason, and the local note stays. A commit annotated on both sides \
+gets the union of both annotations (never two JSON documents glued together). A note \
+the remote no longer has is kept here. `ultragit doctor` lists refused notes;
   3. git push REMOTE refs/notes/ultragit (no force); when someone pushed meanwhile, \
 fetch, merge and push again (up to 5 rounds).
 
@@ -88,9 +92,7 @@ pub fn run(args: &SyncArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         return Ok(Outcome::text(describe_enable(&report, ctx)));
     }
     let report = sync::sync(&repo, &remote, &SyncOptions::default())?;
-    for warning in &report.warnings {
-        ctx.warn(warning);
-    }
+    warn_all(&report, ctx);
     Ok(Outcome::text(summary(&report)))
 }
 
@@ -109,9 +111,7 @@ fn pre_push(repo: &Repo, pushed_to: Option<&str>, ctx: &Context) -> Outcome {
     }
     match sync::sync(repo, &configured, &SyncOptions::default()) {
         Ok(report) => {
-            for warning in &report.warnings {
-                ctx.warn(warning);
-            }
+            warn_all(&report, ctx);
             Outcome::text(format!("ultragit: {}", summary(&report)))
         }
         Err(err) => {
@@ -120,6 +120,26 @@ fn pre_push(repo: &Repo, pushed_to: Option<&str>, ctx: &Context) -> Outcome {
             ));
             Outcome::nothing()
         }
+    }
+}
+
+/// How many refused notes are named one by one.
+const NAMED_REFUSALS: usize = 20;
+
+/// The refused notes and the merge's warnings, as `warning:` lines.
+fn warn_all(report: &SyncReport, ctx: &Context) {
+    for refused in report.refused.iter().take(NAMED_REFUSALS) {
+        ctx.warn(refused.describe(&report.remote));
+    }
+    if report.refused.len() > NAMED_REFUSALS {
+        ctx.warn(format!(
+            "{} more notes from '{}' refused (`ultragit doctor` lists them)",
+            report.refused.len() - NAMED_REFUSALS,
+            report.remote
+        ));
+    }
+    for warning in &report.warnings {
+        ctx.warn(warning);
     }
 }
 
@@ -141,6 +161,16 @@ pub fn summary(report: &SyncReport) -> String {
         ),
     };
     line.push_str(&fetched);
+    if report.kept > 0 {
+        let _ = write!(
+            line,
+            ", {} the remote no longer has kept",
+            count(report.kept, "local note", "local notes")
+        );
+    }
+    if !report.refused.is_empty() {
+        let _ = write!(line, ", {} refused", report.refused.len());
+    }
     line.push_str(match report.pushed {
         Pushed::Created => "; pushed, creating the remote's notes ref",
         Pushed::Updated => "; pushed",

@@ -46,8 +46,10 @@
 //! - **Invariant:** notes writes are compare-and-swap on the notes ref and retried
 //!   ([`Notes::write`]), every write through one loop (read the tip, build the tree,
 //!   commit, compare-and-swap, back off); no concurrent writer's note is ever lost. Merging a fetched
-//!   notes history ([`Notes::merge_from`]) is a merge commit or a fast-forward,
-//!   moved the same way; the local notes ref is never force-updated.
+//!   notes history ([`Notes::merge_from`]) is a union, a merge commit or a fast-forward
+//!   moved the same way: it never removes a local note, nor replaces one with a note
+//!   that is not a regular file, too large or refused by the caller; the local notes
+//!   ref is never force-updated.
 //! - The library never prints and never reads configuration from the environment; the
 //!   only environment access is listing inherited `GIT_*` names so child processes can
 //!   drop them, and finding `git` on `PATH` to name it in the blame cache's key.
@@ -84,7 +86,7 @@ pub use error::{Error, Result, Source};
 pub use follow::{FileChange, Rename};
 pub use notes::{MAX_NOTE_BYTES, NoteEntry, Notes, NotesRead, WriteOutcome};
 pub use notes_diff::NoteChange;
-pub use notes_merge::{MergeKind, MergeReport, Resolution, Written};
+pub use notes_merge::{MergeKind, MergeReport, Refusal, Resolution, Written};
 pub use oid::{ObjectId, ParseObjectIdError};
 pub use patch_id::PatchId;
 pub use refs::{Bump, Gitlink, RemoteHead, SemverTag, Tag, Version};

@@ -114,7 +114,7 @@ impl Notes<'_> {
         }
     }
 
-    fn tree(&self) -> Result<Option<git2::Tree<'_>>> {
+    pub(crate) fn tree(&self) -> Result<Option<git2::Tree<'_>>> {
         let Some(tip) = self.tip_git()? else {
             return Ok(None);
         };

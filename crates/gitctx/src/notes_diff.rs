@@ -37,7 +37,7 @@ impl Notes<'_> {
             .into_iter()
             .map(|(target, change)| NoteChange {
                 target,
-                blob: change.new.map(ObjectId::from_git),
+                blob: change.new.map(|entry| ObjectId::from_git(entry.id)),
             })
             .collect();
         out.sort();

@@ -2,20 +2,32 @@
 //! commit: what `ultragit sync` and `ultragit import` build on.
 //!
 //! [`Notes::merge_from`] merges another notes commit (a teammate's, fetched into
-//! a tracking ref) into the local notes ref, in-process:
-//! - theirs already contained in ours → nothing to do; ours contained in theirs →
-//!   fast-forward; otherwise a merge commit with two parents (ours first) whose
-//!   tree is the three-way merge of the two notes trees against their merge base
-//!   (the empty tree when the histories are unrelated, as two clones that each
-//!   ran `ultragit init` are).
-//! - Only notes changed since the merge base are looked at (the trees are
-//!   diffed), so a merge costs what changed, not how many notes exist.
-//! - A note changed on one side only is taken as it is, its removal included. A
-//!   note changed on both sides to different texts is resolved by the caller's
-//!   function ([`Resolution`]); a note one side removed and the other changed is
-//!   kept (no side loses a note). A note over [`MAX_NOTE_BYTES`] is never loaded:
-//!   taken from one side it moves by id; against a change on the other side ours
-//!   is kept and the id is reported in [`MergeReport::too_large`].
+//! a tracking ref) into the local notes ref, in-process, as a **union**: notes
+//! from the other side can add to ours, never take any away.
+//! - Theirs already contained in ours → nothing to do. Otherwise the result is
+//!   ours plus what their side changed since the merge base (the empty tree when
+//!   the histories are unrelated, as two clones that each ran `ultragit init`
+//!   are): only notes changed there are looked at (the trees are diffed), so a
+//!   merge costs what changed, not how many notes exist.
+//! - A note of theirs comes in only when its entry is a regular file (not a
+//!   symbolic link, a submodule, an executable), it is under [`MAX_NOTE_BYTES`]
+//!   and the caller's `admit` accepts its text; otherwise it is *refused*
+//!   ([`Refusal`], listed in [`MergeReport::refused`] and in the merge commit's
+//!   message) and ours, if any, stays as it is. An admitted note for a commit
+//!   without a local note is taken by id; one for a commit that has a
+//!   different local note goes to the caller's `resolve` (a JSON union, for
+//!   ultragit) — also when only their side changed it, so an edit of theirs
+//!   that drops something of ours cannot drop it here.
+//! - A note their side removed stays here ([`MergeReport::kept`]): removals
+//!   never travel by a merge or a fast-forward. Our own changes since the base
+//!   (our removals included) stand.
+//! - The ref moves to theirs (a fast-forward) only when theirs contains ours
+//!   and the union is exactly their tree; otherwise a commit with ours and
+//!   theirs as parents (theirs alone when there are no local notes) holds the
+//!   union, so the next merge of the same theirs is up to date and the push of
+//!   the result is a fast-forward for the remote.
+//! - A local note over the limit is never loaded: against a different note of
+//!   theirs ours is kept and the id is reported in [`MergeReport::too_large`].
 //! - Flat (`<40 hex>`) and fanned-out (`ab/<38 hex>`) trees merge with each
 //!   other: paths are turned into commit ids before comparing.
 //!
@@ -65,14 +77,17 @@ pub struct MergeReport {
     pub kind: MergeKind,
     /// The notes commit the ref points at afterwards.
     pub notes_commit: ObjectId,
-    /// Notes added or changed by their side only, taken as they were.
+    /// Notes of theirs for commits that had none here, adopted as they were.
     pub taken: usize,
-    /// Notes their side removed (and ours left alone), removed here too.
-    pub removed: usize,
-    /// Commits whose notes differed on both sides, given to the resolver.
+    /// Commits with a note on both sides, given to the resolver (a union).
     pub resolved: usize,
-    /// Commits changed on both sides where one note is over
-    /// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES): ours was kept unread.
+    /// Local notes their side removed: kept (a removal never travels).
+    pub kept: usize,
+    /// Notes of theirs not taken, and why: not a regular file, over the size
+    /// limit, or refused by the caller's check. The local note (if any) stays.
+    pub refused: Vec<(ObjectId, Refusal)>,
+    /// Commits whose local note is over [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES)
+    /// where theirs differs: ours was kept unread.
     pub too_large: Vec<ObjectId>,
     /// Compare-and-swap attempts used (1 when no local writer interfered).
     pub attempts: u32,
@@ -90,27 +105,77 @@ pub enum Written {
     Kept,
 }
 
-/// The net change of one note between two trees: its blob before and after.
+/// A tree entry where a note lives: its object and its file mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) id: git2::Oid,
+    pub(crate) mode: i32,
+}
+
+impl Entry {
+    /// A regular, non-executable file: the only kind of entry a note is.
+    fn is_regular(self) -> bool {
+        self.mode == i32::from(git2::FileMode::Blob)
+    }
+}
+
+/// The net change of one note between two trees: its entry before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Change {
-    old: Option<git2::Oid>,
-    pub(crate) new: Option<git2::Oid>,
+    old: Option<Entry>,
+    pub(crate) new: Option<Entry>,
+}
+
+/// Why a note of the other side was not taken by [`Notes::merge_from`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The tree entry is not a regular file: a symbolic link, a submodule
+    /// (gitlink), an executable file (the mode, in octal).
+    NotARegularFile { mode: u32 },
+    /// The note is over [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES).
+    TooLarge { bytes: u64 },
+    /// The caller's check refused its text (the reason).
+    Invalid(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotARegularFile { mode } => {
+                let kind = match mode {
+                    0o120000 => "a symbolic link",
+                    0o160000 => "a submodule entry",
+                    0o100755 => "an executable file",
+                    _ => "not a regular file",
+                };
+                write!(f, "{kind} (mode {mode:o}), not a note")
+            }
+            Refusal::TooLarge { bytes } => write!(
+                f,
+                "{bytes} bytes, over the limit of {}",
+                crate::MAX_NOTE_BYTES
+            ),
+            Refusal::Invalid(reason) => f.write_str(reason),
+        }
+    }
 }
 
 /// One edit of the result tree.
 enum Edit {
     Set(ObjectId, git2::Oid),
-    Remove(ObjectId),
 }
 
 impl Notes<'_> {
     /// Merges the notes commit `theirs` into this ref (see the module docs).
-    /// `resolve(commit, ours, theirs)` decides for a commit whose notes differ
-    /// on both sides; it may be called again for the same commit when a local
+    /// `admit(commit, text)` checks a note of theirs before it is taken or
+    /// merged (`Err(reason)` refuses it); `resolve(commit, ours, theirs)`
+    /// decides for a commit that has a note on both sides, with different
+    /// texts. Either may be called again for the same commit when a local
     /// writer forces the merge to start over.
     pub fn merge_from(
         &self,
         theirs: ObjectId,
+        mut admit: impl FnMut(ObjectId, &str) -> std::result::Result<(), String>,
         mut resolve: impl FnMut(ObjectId, &str, &str) -> Resolution,
     ) -> Result<MergeReport> {
         let repo = &self.repo.inner;
@@ -121,39 +186,23 @@ impl Notes<'_> {
         let mut backoff = Backoff::new(theirs);
         for attempt in 1..=MAX_MERGE_ATTEMPTS {
             let ours = self.tip_git()?;
-            let outcome = match ours {
-                None => {
-                    let report = self.fast_forward(None, &theirs_commit, attempt)?;
-                    self.compare_and_swap(None, theirs_git, "notes: fast-forward")
-                        .map(|()| report)
-                }
-                Some(ours) if ours == theirs_git => return Ok(up_to_date(theirs, attempt)),
-                Some(ours)
-                    if repo
+            if let Some(ours) = ours
+                && (ours == theirs_git
+                    || repo
                         .graph_descendant_of(ours, theirs_git)
-                        .map_err(git("comparing notes histories"))? =>
-                {
-                    return Ok(up_to_date(ObjectId::from_git(ours), attempt));
-                }
-                Some(ours)
-                    if repo
-                        .graph_descendant_of(theirs_git, ours)
-                        .map_err(git("comparing notes histories"))? =>
-                {
-                    let report = self.fast_forward(Some(ours), &theirs_commit, attempt)?;
-                    self.compare_and_swap(Some(ours), theirs_git, "notes: fast-forward")
-                        .map(|()| report)
-                }
-                Some(ours) => {
-                    let (commit, mut report) =
-                        self.merge_commit(ours, &theirs_commit, &mut resolve)?;
-                    report.attempts = attempt;
-                    self.compare_and_swap(Some(ours), commit, "notes: merge")
-                        .map(|()| report)
-                }
+                        .map_err(git("comparing notes histories"))?)
+            {
+                return Ok(up_to_date(ObjectId::from_git(ours), attempt));
+            }
+            let (new_tip, mut report) =
+                self.union(ours, &theirs_commit, &mut admit, &mut resolve)?;
+            report.attempts = attempt;
+            let message = match report.kind {
+                MergeKind::FastForward => "notes: fast-forward",
+                _ => "notes: merge",
             };
-            match outcome {
-                Ok(report) => return Ok(report),
+            match self.compare_and_swap(ours, new_tip, message) {
+                Ok(()) => return Ok(report),
                 Err(err) if is_race(&err) => backoff.wait(),
                 Err(err) => return Err(git("updating the notes ref")(err)),
             }
@@ -164,140 +213,161 @@ impl Notes<'_> {
         })
     }
 
-    /// The report of a fast-forward from `ours` to `theirs`: what it brings,
-    /// counted from the diff of the two trees (no note is read).
-    fn fast_forward(
+    /// The union of `ours` (`None`: no local notes) and `theirs`, as the notes
+    /// commit the ref should point at next (not yet on the ref): `theirs`
+    /// itself when that loses nothing of ours and refuses nothing of theirs
+    /// (a fast-forward), else a new commit whose parents are ours and theirs.
+    fn union(
         &self,
         ours: Option<git2::Oid>,
         theirs: &git2::Commit<'_>,
-        attempts: u32,
-    ) -> Result<MergeReport> {
-        let repo = &self.repo.inner;
-        let ours_tree = match ours {
-            Some(id) => Some(
-                repo.find_commit(id)
-                    .and_then(|c| c.tree())
-                    .map_err(git("reading the notes tree"))?,
-            ),
-            None => None,
-        };
-        let theirs_tree = theirs.tree().map_err(git("reading the notes tree"))?;
-        let brought = changes(repo, ours_tree.as_ref(), &theirs_tree)?;
-        let removed = brought.values().filter(|c| c.new.is_none()).count();
-        Ok(MergeReport {
-            kind: MergeKind::FastForward,
-            taken: brought.len() - removed,
-            removed,
-            ..up_to_date(ObjectId::from_git(theirs.id()), attempts)
-        })
-    }
-
-    /// Builds the merge commit of `ours` and `theirs` (not yet on the ref).
-    fn merge_commit(
-        &self,
-        ours: git2::Oid,
-        theirs: &git2::Commit<'_>,
+        admit: &mut impl FnMut(ObjectId, &str) -> std::result::Result<(), String>,
         resolve: &mut impl FnMut(ObjectId, &str, &str) -> Resolution,
     ) -> Result<(git2::Oid, MergeReport)> {
         let repo = &self.repo.inner;
-        let ours_commit = repo
-            .find_commit(ours)
-            .map_err(git("reading the notes commit"))?;
-        let ours_tree = ours_commit.tree().map_err(git("reading the notes tree"))?;
-        let theirs_tree = theirs.tree().map_err(git("reading the notes tree"))?;
-        let base_tree = match repo.merge_base(ours, theirs.id()) {
-            Ok(base) => Some(
-                repo.find_commit(base)
-                    .and_then(|c| c.tree())
-                    .map_err(git("reading the notes merge base"))?,
-            ),
-            Err(err) if err.code() == git2::ErrorCode::NotFound => None,
-            Err(err) => return Err(git("finding the notes merge base")(err)),
+        let tree_of = |id: git2::Oid| {
+            repo.find_commit(id)
+                .and_then(|c| c.tree())
+                .map_err(git("reading the notes tree"))
         };
-        let ours_changes = changes(repo, base_tree.as_ref(), &ours_tree)?;
+        let ours_commit = ours
+            .map(|id| repo.find_commit(id))
+            .transpose()
+            .map_err(git("reading the notes commit"))?;
+        let ours_tree = ours.map(tree_of).transpose()?;
+        let theirs_tree = theirs.tree().map_err(git("reading the notes tree"))?;
+        let base = match ours {
+            None => None,
+            Some(ours) => match repo.merge_base(ours, theirs.id()) {
+                Ok(base) => Some(base),
+                Err(err) if err.code() == git2::ErrorCode::NotFound => None,
+                Err(err) => return Err(git("finding the notes merge base")(err)),
+            },
+        };
+        let base_tree = base.map(tree_of).transpose()?;
+        let ours_changes = match &ours_tree {
+            Some(tree) => changes(repo, base_tree.as_ref(), tree)?,
+            None => HashMap::new(),
+        };
         let theirs_changes = changes(repo, base_tree.as_ref(), &theirs_tree)?;
 
-        let mut report = MergeReport {
-            kind: MergeKind::Merged,
-            notes_commit: ObjectId::from_git(ours),
-            taken: 0,
-            removed: 0,
-            resolved: 0,
-            too_large: Vec::new(),
-            attempts: 1,
-        };
+        let mut report = up_to_date(ObjectId::from_git(theirs.id()), 1);
+        report.kind = MergeKind::Merged;
         let mut edits = Vec::new();
         let mut targets: Vec<&ObjectId> = theirs_changes.keys().collect();
         targets.sort();
         for &target in targets {
-            let theirs_new = theirs_changes[&target].new;
-            let Some(ours_change) = ours_changes.get(&target) else {
-                match theirs_new {
-                    Some(blob) => {
-                        report.taken += 1;
-                        edits.push(Edit::Set(target, blob));
-                    }
-                    None => {
-                        report.removed += 1;
-                        edits.push(Edit::Remove(target));
-                    }
+            let theirs_change = theirs_changes[&target];
+            // Ours as it is now: changed since the base, or as the base had it.
+            let ours_now = match ours_changes.get(&target) {
+                Some(change) => change.new,
+                None => theirs_change.old,
+            };
+            let Some(incoming) = theirs_change.new else {
+                // Their side removed it: a removal never travels.
+                if ours_now.is_some() {
+                    report.kept += 1;
                 }
                 continue;
             };
-            match (ours_change.new, theirs_new) {
-                (a, b) if a == b => {}
-                // One side removed it, the other changed it: keep the change.
-                (Some(_), None) => {}
-                (None, Some(blob)) => {
-                    report.taken += 1;
-                    edits.push(Edit::Set(target, blob));
+            if ours_now == Some(incoming) {
+                continue;
+            }
+            let theirs_text = match check_incoming(repo, target, incoming, admit)? {
+                Ok(text) => text,
+                Err(refusal) => {
+                    report.refused.push((target, refusal));
+                    continue;
                 }
-                (Some(a), Some(b)) => match (read_blob(repo, a)?, read_blob(repo, b)?) {
-                    (Ok(ours_text), Ok(theirs_text)) => {
-                        report.resolved += 1;
-                        match resolve(target, &ours_text, &theirs_text) {
-                            Resolution::Ours => {}
-                            Resolution::Theirs => edits.push(Edit::Set(target, b)),
-                            Resolution::Text(text) => {
-                                let blob = repo
-                                    .blob(text.as_bytes())
-                                    .map_err(git("storing a merged note"))?;
-                                edits.push(Edit::Set(target, blob));
-                            }
+            };
+            let Some(ours_entry) = ours_now else {
+                report.taken += 1;
+                edits.push(Edit::Set(target, incoming.id));
+                continue;
+            };
+            match read_blob(repo, ours_entry.id)? {
+                Ok(ours_text) => {
+                    report.resolved += 1;
+                    match resolve(target, &ours_text, &theirs_text) {
+                        Resolution::Ours => {}
+                        Resolution::Theirs => edits.push(Edit::Set(target, incoming.id)),
+                        Resolution::Text(text) => {
+                            let blob = repo
+                                .blob(text.as_bytes())
+                                .map_err(git("storing a merged note"))?;
+                            edits.push(Edit::Set(target, blob));
                         }
                     }
-                    _ => report.too_large.push(target),
-                },
-                (None, None) => {}
+                }
+                Err(_) => report.too_large.push(target),
             }
         }
 
-        // Nothing changed on our side since the base: their tree is the result.
-        let tree = if ours_changes.is_empty() {
-            theirs_tree.id()
-        } else {
-            apply(repo, &ours_tree, &edits)?
+        let base_of_result = match &ours_tree {
+            Some(tree) => tree.clone(),
+            None => {
+                let empty = repo
+                    .treebuilder(None)
+                    .and_then(|b| b.write())
+                    .map_err(git("writing an empty notes tree"))?;
+                repo.find_tree(empty)
+                    .map_err(git("reading the notes tree"))?
+            }
         };
-        let tree = repo
-            .find_tree(tree)
-            .map_err(git("reading the merged notes tree"))?;
+        let tree = if edits.is_empty() {
+            base_of_result.id()
+        } else {
+            apply(repo, &base_of_result, &edits)?
+        };
+        // Theirs already is the union, and contains ours: move to it.
+        let contains_ours = match ours {
+            None => true,
+            Some(ours) => repo
+                .graph_descendant_of(theirs.id(), ours)
+                .map_err(git("comparing notes histories"))?,
+        };
+        if contains_ours && changes(repo, Some(&theirs_tree), &repo_tree(repo, tree)?)?.is_empty() {
+            report.kind = MergeKind::FastForward;
+            report.notes_commit = ObjectId::from_git(theirs.id());
+            return Ok((theirs.id(), report));
+        }
+        let tree = repo_tree(repo, tree)?;
         let signature = signature(repo)?;
-        let message = format!(
-            "Notes merged from {}\n",
-            ObjectId::from_git(theirs.id()).short()
-        );
+        let message = merge_message(ObjectId::from_git(theirs.id()), &report);
+        let mut parents: Vec<&git2::Commit<'_>> = ours_commit.iter().collect();
+        parents.push(theirs);
         let commit = repo
-            .commit(
-                None,
-                &signature,
-                &signature,
-                &message,
-                &tree,
-                &[&ours_commit, theirs],
-            )
+            .commit(None, &signature, &signature, &message, &tree, &parents)
             .map_err(git("writing a notes merge commit"))?;
         report.notes_commit = ObjectId::from_git(commit);
         Ok((commit, report))
+    }
+
+    /// The notes of the notes commit `theirs` that differ from this ref's and
+    /// that [`Notes::merge_from`] refuses (with the same `admit`), sorted by
+    /// commit: what `doctor` reports of a teammate's notes. Costs what
+    /// differs between the two trees.
+    pub fn refused_in(
+        &self,
+        theirs: ObjectId,
+        mut admit: impl FnMut(ObjectId, &str) -> std::result::Result<(), String>,
+    ) -> Result<Vec<(ObjectId, Refusal)>> {
+        let repo = &self.repo.inner;
+        let theirs_tree = repo
+            .find_commit(theirs.to_git())
+            .and_then(|c| c.tree())
+            .map_err(git("reading the notes tree"))?;
+        let ours_tree = self.tree()?;
+        let mut out = Vec::new();
+        for (target, change) in changes(repo, ours_tree.as_ref(), &theirs_tree)? {
+            if let Some(incoming) = change.new
+                && let Err(refusal) = check_incoming(repo, target, incoming, &mut admit)?
+            {
+                out.push((target, refusal));
+            }
+        }
+        out.sort_by_key(|(target, _)| *target);
+        Ok(out)
     }
 
     /// Writes every `(commit, text)` of `items` in one notes commit. A commit
@@ -370,16 +440,71 @@ impl Notes<'_> {
     }
 }
 
+/// Whether a note of the other side may come in: its text, or why not.
+fn check_incoming(
+    repo: &git2::Repository,
+    target: ObjectId,
+    incoming: Entry,
+    admit: &mut impl FnMut(ObjectId, &str) -> std::result::Result<(), String>,
+) -> Result<std::result::Result<String, Refusal>> {
+    if !incoming.is_regular() {
+        let mode = u32::try_from(incoming.mode).unwrap_or(0);
+        return Ok(Err(Refusal::NotARegularFile { mode }));
+    }
+    let text = match read_blob(repo, incoming.id)? {
+        Ok(text) => text,
+        Err(bytes) => return Ok(Err(Refusal::TooLarge { bytes })),
+    };
+    Ok(match admit(target, &text) {
+        Ok(()) => Ok(text),
+        Err(reason) => Err(Refusal::Invalid(reason)),
+    })
+}
+
 fn up_to_date(tip: ObjectId, attempts: u32) -> MergeReport {
     MergeReport {
         kind: MergeKind::UpToDate,
         notes_commit: tip,
         taken: 0,
-        removed: 0,
         resolved: 0,
+        kept: 0,
+        refused: Vec::new(),
         too_large: Vec::new(),
         attempts,
     }
+}
+
+fn repo_tree(repo: &git2::Repository, id: git2::Oid) -> Result<git2::Tree<'_>> {
+    repo.find_tree(id)
+        .map_err(git("reading the merged notes tree"))
+}
+
+/// The merge commit's message: where the notes came from, and what of theirs
+/// was refused or not followed, so the notes history says it too.
+fn merge_message(theirs: ObjectId, report: &MergeReport) -> String {
+    let mut message = format!("Notes merged from {}\n", theirs.short());
+    if report.kept > 0 || !report.refused.is_empty() {
+        message.push('\n');
+    }
+    if report.kept > 0 {
+        message.push_str(&format!(
+            "Kept {} local notes the other side no longer has.\n",
+            report.kept
+        ));
+    }
+    for (target, refusal) in report.refused.iter().take(50) {
+        message.push_str(&format!(
+            "Refused the note of {}: {refusal}\n",
+            target.to_hex()
+        ));
+    }
+    if report.refused.len() > 50 {
+        message.push_str(&format!(
+            "Refused {} more notes.\n",
+            report.refused.len() - 50
+        ));
+    }
+    message
 }
 
 /// The notes that differ between `old` (`None`: the empty tree) and `new`,
@@ -403,8 +528,10 @@ pub(crate) fn changes(
     Ok(out)
 }
 
-/// One side of a tree entry: its id and whether it is a tree.
-type Side = Option<(git2::Oid, bool)>;
+/// One side of a tree entry: its id and file mode.
+type Side = Option<(git2::Oid, i32)>;
+
+const TREE_MODE: i32 = 0o040000;
 
 /// Records in `out` the notes of `old` and `new` (trees at `prefix`) below
 /// every name whose entries differ.
@@ -421,11 +548,7 @@ fn compare(
             let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
                 continue;
             };
-            let side = match entry.kind() {
-                Some(git2::ObjectType::Tree) => (entry.id(), true),
-                Some(git2::ObjectType::Blob) => (entry.id(), false),
-                _ => continue,
-            };
+            let side = (entry.id(), entry.filemode());
             let slot = names.entry(name.to_owned()).or_default();
             if is_new {
                 slot.1 = Some(side);
@@ -436,7 +559,7 @@ fn compare(
     }
     let subtree = |side: Side| -> Result<Option<git2::Tree<'_>>> {
         match side {
-            Some((id, true)) => repo
+            Some((id, TREE_MODE)) => repo
                 .find_tree(id)
                 .map(Some)
                 .map_err(git("reading a notes tree")),
@@ -449,14 +572,16 @@ fn compare(
         }
         let path = format!("{prefix}{name}");
         for (side, is_new) in [(was, false), (is, true)] {
-            if let Some((id, false)) = side
+            if let Some((id, mode)) = side
+                && mode != TREE_MODE
                 && let Some(target) = note_target(std::path::Path::new(&path))
             {
                 let change = out.entry(target).or_default();
+                let entry = Some(Entry { id, mode });
                 if is_new {
-                    change.new = Some(id);
+                    change.new = entry;
                 } else {
-                    change.old = Some(id);
+                    change.old = entry;
                 }
             }
         }
@@ -508,11 +633,6 @@ fn apply(repo: &git2::Repository, tree: &git2::Tree<'_>, edits: &[Edit]) -> Resu
                     None => placement(repo, tree, &hex)?,
                 };
                 update.upsert(path.as_str(), *blob, mode);
-            }
-            Edit::Remove(target) => {
-                if let Some((path, _)) = locate(repo, tree, &target.to_hex())? {
-                    update.remove(path.as_str());
-                }
             }
         }
     }

@@ -351,6 +351,22 @@ impl TestRepo {
         )
     }
 
+    /// Runs git with `args` and `input` on its stdin (plumbing such as
+    /// `mktree` or `hash-object --stdin`); panics on failure. Returns stdout,
+    /// trimmed.
+    pub fn git_stdin(&self, args: &[&str], input: &str) -> String {
+        let date = self.current_date();
+        self.run(
+            self.command()
+                .args(args)
+                .env("GIT_AUTHOR_DATE", &date)
+                .env("GIT_COMMITTER_DATE", &date)
+                .stdin(input.as_bytes().to_vec()),
+        )
+        .trim()
+        .to_owned()
+    }
+
     fn run(&self, cmd: GitCommand) -> String {
         match cmd.run() {
             Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -331,7 +331,7 @@ impl Doctor<'_> {
             Group::Rewrite => self.rewrite().map(|f| vec![f]),
             Group::Notes => self.notes(),
             Group::Provider => Ok(vec![self.provider().into()]),
-            Group::Sync => self.sync().map(|f| vec![f]),
+            Group::Sync => self.sync_checks(),
             Group::Cache => self.cache().map(|f| vec![f]),
             Group::Failures => self.failures().map(|c| vec![c.into()]),
         };

@@ -3,16 +3,28 @@
 //! One round is: fetch the remote's `refs/notes/ultragit` into the tracking ref
 //! `refs/notes/remotes/<remote>/ultragit` (the only ref a fetch force-updates;
 //! the local notes ref never is), merge the tracking ref into the local notes
-//! ref JSON-aware ([`gitctx::Notes::merge_from`] with
-//! [`ultragit_schema::merge::merge_texts`]: notes on one side are taken as they
-//! are, notes on both sides are joined, never concatenated), and push the local
-//! ref without force. When the push is rejected because someone pushed
-//! meanwhile, the round starts again, at most [`SyncOptions::max_attempts`]
-//! times, with a growing, jittered pause.
+//! ref ([`gitctx::Notes::merge_from`]), and push the local ref without force.
+//! When the push is rejected because someone pushed meanwhile, the round starts
+//! again, at most [`SyncOptions::max_attempts`] times, with a growing, jittered
+//! pause.
 //!
-//! - A malformed note from someone else is kept where it is (the readable side
-//!   wins for that commit, `read` skips an unreadable note with a warning) and
-//!   never stops the merge; [`SyncReport::warnings`] names it.
+//! **The merge is a union: notes from others are merged, never allowed to
+//! remove or degrade yours.**
+//! - A remote note is adopted only when it is a regular file under
+//!   [`gitctx::MAX_NOTE_BYTES`] that parses as an `ultragit/v1` annotation
+//!   ([`admit`]); anything else is *refused* ([`SyncReport::refused`], with the
+//!   reason, also recorded in the notes merge commit's message) and the local
+//!   note, if any, stays as it is. `ultragit doctor` lists refused notes still
+//!   on the tracking ref.
+//! - An adopted note for a commit annotated here too is joined with ours
+//!   ([`ultragit_schema::merge::merge_texts`]: regions, concerns and
+//!   corrections are a union), whichever side changed it, so an edit on the
+//!   remote that drops a region cannot drop it here. A local note that is
+//!   itself unreadable is replaced by the remote's valid one (a warning says so).
+//! - A note the remote no longer has stays here ([`SyncReport::kept`]), whether
+//!   the remote's history diverged or descends from ours: deletions never
+//!   travel by a sync. The result always contains the remote's notes commit, so
+//!   the push that follows is a fast-forward for the remote.
 //! - Errors are classified by exit status and git's `--porcelain` push report,
 //!   never by English stderr. A `[rejected]` push (not a fast-forward) starts
 //!   a new round; so does a `[remote rejected]` one when the next fetch shows
@@ -90,15 +102,53 @@ pub struct SyncReport {
     pub remote_had_notes: bool,
     /// How the fetched notes were merged into ours (`None`: nothing fetched).
     pub merge: Option<MergeKind>,
-    /// Notes taken from the remote as they were.
+    /// Notes taken from the remote for commits that had none here.
     pub taken: usize,
     /// Commits whose notes were joined from both sides.
     pub merged: usize,
+    /// Local notes the remote no longer has: kept.
+    pub kept: usize,
+    /// Remote notes not taken, and why (the local note, if any, stands).
+    pub refused: Vec<RefusedNote>,
     pub pushed: Pushed,
     /// Rounds used (1 when nobody pushed at the same time).
     pub attempts: u32,
-    /// Malformed or oversized notes met during the merge (kept, not merged).
+    /// Local notes that could not be read or compared (kept as they are).
     pub warnings: Vec<String>,
+}
+
+/// A note of the remote that a sync did not take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedNote {
+    /// The annotated commit.
+    pub commit: ObjectId,
+    /// Why, for people (one line, no terminal controls).
+    pub reason: String,
+}
+
+impl RefusedNote {
+    /// `commit 4f2a9c1: the note from 'origin' is …; kept the local one`.
+    pub fn describe(&self, remote: &str) -> String {
+        format!(
+            "commit {}: refused the note from '{remote}': {}",
+            self.commit.short(),
+            self.reason
+        )
+    }
+}
+
+/// Whether a note of someone else may come into the local notes: it must
+/// parse as an `ultragit/v1` annotation (the error says why not). Used by
+/// `sync`, and by `doctor` to list what was refused.
+pub fn admit(_commit: ObjectId, text: &str) -> Result<(), String> {
+    ultragit_schema::Annotation::from_json(text)
+        .map(|_| ())
+        .map_err(|err| {
+            format!(
+                "not a valid ultragit/v1 annotation ({})",
+                clean(err.reason())
+            )
+        })
 }
 
 /// The tracking ref of `remote`'s notes.
@@ -168,6 +218,8 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
         merge: None,
         taken: 0,
         merged: 0,
+        kept: 0,
+        refused: Vec::new(),
         pushed: Pushed::Nothing,
         attempts: 0,
         warnings: Vec::new(),
@@ -192,12 +244,12 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
         report.remote_had_notes = remote_tip.is_some();
         if let Some(theirs) = remote_tip {
             let mut warnings = Vec::new();
-            let merge = notes.merge_from(theirs, |commit, ours, theirs| {
+            let merge = notes.merge_from(theirs, admit, |commit, ours, theirs| {
                 resolve(commit, ours, theirs, remote, &mut warnings)
             })?;
             for commit in &merge.too_large {
                 warnings.push(format!(
-                    "the notes of commit {} differ between here and '{remote}' and one is over {} bytes; kept the local one",
+                    "commit {}: the local note is over {} bytes and differs from '{remote}''s; kept the local one",
                     commit.short(),
                     gitctx::MAX_NOTE_BYTES
                 ));
@@ -205,6 +257,16 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
             report.merge = Some(merge.kind);
             report.taken += merge.taken;
             report.merged += merge.resolved;
+            report.kept += merge.kept;
+            report.refused.extend(
+                merge
+                    .refused
+                    .into_iter()
+                    .map(|(commit, refusal)| RefusedNote {
+                        commit,
+                        reason: clean(&refusal.to_string()),
+                    }),
+            );
             report.warnings.extend(warnings);
         }
         let Some(local) = notes.tip()? else {
@@ -267,6 +329,15 @@ fn resolve(
     match decision {
         TextMerge::Ours => Resolution::Ours,
         TextMerge::Theirs => Resolution::Theirs,
+        TextMerge::Merged(text) if text.len() as u64 > gitctx::MAX_NOTE_BYTES => {
+            warnings.push(format!(
+                "commit {}: the union with the note from '{remote}' would be {} bytes, over the limit of {}; kept the local one",
+                commit.short(),
+                text.len(),
+                gitctx::MAX_NOTE_BYTES
+            ));
+            Resolution::Ours
+        }
         TextMerge::Merged(text) => Resolution::Text(text),
     }
 }

@@ -36,7 +36,8 @@ pub enum TextMerge {
     /// Keep our note as it is (equal, already containing theirs, or theirs
     /// unreadable).
     Ours,
-    /// Take their note as it is (ours unreadable, theirs readable).
+    /// Take their note as it is (it already contains ours, or ours is
+    /// unreadable and theirs readable).
     Theirs,
     /// Both were readable and differ: store this merged document.
     Merged(String),
@@ -66,7 +67,9 @@ pub fn merge_texts(ours: &str, theirs: &str) -> (TextMerge, Option<Unreadable>) 
             let merged = merge(&a, &b);
             if merged == a {
                 (TextMerge::Ours, None)
-            } else if merged == b {
+            } else if merged == b || merge(&b, &a) == b {
+                // Theirs already says everything ours does (perhaps in another
+                // order): take it as it is, so both sides hold one text.
                 (TextMerge::Theirs, None)
             } else {
                 (TextMerge::Merged(merged.to_json()), None)
@@ -339,13 +342,21 @@ mod tests {
         assert_eq!(merge(&merged, &theirs), merged);
         assert_eq!(merge(&merged, &ours), merged);
         assert_eq!(merge(&base, &ours), ours);
-        let (TextMerge::Merged(text), None) = merge_texts(&ours.to_json(), &theirs.to_json())
+        // Theirs already holds every correction of ours, in another order:
+        // taken as it is, so both sides end with one text.
+        assert_eq!(
+            merge_texts(&ours.to_json(), &theirs.to_json()),
+            (TextMerge::Theirs, None)
+        );
+        let mut more = ours.clone();
+        more.corrections.push(flag("mine", "2025-04-01T00:00:00Z"));
+        let (TextMerge::Merged(text), None) = merge_texts(&more.to_json(), &theirs.to_json())
         else {
             panic!("expected a merged document");
         };
         assert_eq!(
             Annotation::from_json(&text).map(|m| m.corrections.len()),
-            Ok(3)
+            Ok(4)
         );
     }
 

@@ -355,7 +355,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     ] {
         assert!(fixed.stdout.contains(change), "{change}: {}", fixed.stdout);
     }
-    assert_ends_with(&fixed.stdout, "all 11 checks passed\n");
+    assert_ends_with(&fixed.stdout, "all 12 checks passed\n");
 
     assert_eq!(
         repo.git(&["config", "notes.rewriteMode"]),

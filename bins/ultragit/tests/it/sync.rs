@@ -285,3 +285,133 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
     let run = ultragit(team.b.path(), &["export", "--since", "yesterday"]);
     assert_eq!(run.code, 2);
 }
+
+/// The empty tree: git knows it without it being written.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// In `b`, which plays the stranger: takes the remote's notes as they are,
+/// makes a notes commit of `tree` on top of them and pushes it with plain git
+/// (a fast-forward for the remote).
+fn stranger_pushes_notes_tree(b: &TestRepo, tree: &str) {
+    b.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/notes/ultragit:refs/notes/ultragit",
+    ]);
+    let commit = b.git_stdin(
+        &[
+            "commit-tree",
+            tree,
+            "-p",
+            "refs/notes/ultragit",
+            "-m",
+            "crafted",
+        ],
+        "",
+    );
+    b.git(&["update-ref", "refs/notes/ultragit", &commit]);
+    b.git(&["push", "--quiet", "origin", "refs/notes/ultragit"]);
+}
+
+fn local_notes(repo: &TestRepo) -> usize {
+    repo.git(&["notes", "--ref=ultragit", "list"])
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_remote_can_never_take_local_notes_away() {
+    let team = Team::new();
+    let mut commits = team.commits.clone();
+    commits.extend(team.a.commit_many(5, "more.txt"));
+    for (i, c) in commits.iter().enumerate() {
+        let text = annotation(c, "f", &format!("Why {i}.")).to_string();
+        write_note(&team.a, c, &text);
+    }
+    stdout(team.a.path(), &["sync"]);
+    assert_eq!(remote_notes(&team.bare).len(), 8);
+
+    // The remote's notes emptied by a commit on top of them.
+    stranger_pushes_notes_tree(&team.b, EMPTY_TREE);
+    let out = stdout(team.a.path(), &["sync"]);
+    assert_contains(&out, "8 local notes the remote no longer has kept");
+    assert_eq!(local_notes(&team.a), 8);
+    assert_eq!(remote_notes(&team.bare).len(), 8, "the union went back");
+
+    // Again, with one local change first.
+    let changed = annotation(&commits[0], "f", "Changed here.").to_string();
+    write_note(&team.a, &commits[0], &changed);
+    stranger_pushes_notes_tree(&team.b, EMPTY_TREE);
+    let run = ultragit(team.a.path(), &["sync"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(local_notes(&team.a), 8);
+    assert_contains(&show(&team.a, &commits[0]).unwrap(), "Changed here.");
+
+    // Valid notes replaced by garbage, a 5 MB blob and a symbolic link.
+    team.b.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/notes/ultragit:refs/notes/ultragit",
+    ]);
+    let blob = |text: &str| team.b.git_stdin(&["hash-object", "-w", "--stdin"], text);
+    let garbage = blob("{garbage");
+    let big = blob(&"x".repeat(5 * 1024 * 1024));
+    let listing = team.b.git(&["ls-tree", "-r", "refs/notes/ultragit"]);
+    let mut entries = Vec::new();
+    for line in listing.lines() {
+        let (meta, path) = line.split_once('\t').unwrap();
+        let oid = meta.split_whitespace().nth(2).unwrap();
+        let name: String = path.split('/').collect();
+        let entry = if name == commits[1] {
+            format!("100644 blob {garbage}\t{name}")
+        } else if name == commits[2] {
+            format!("100644 blob {big}\t{name}")
+        } else if name == commits[3] {
+            format!("120000 blob {oid}\t{name}")
+        } else {
+            format!("100644 blob {oid}\t{name}")
+        };
+        entries.push(entry);
+    }
+    let tree = team.b.git_stdin(&["mktree"], &(entries.join("\n") + "\n"));
+    stranger_pushes_notes_tree(&team.b, &tree);
+    let run = ultragit(team.a.path(), &["sync"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_contains(&run.stdout, "3 refused");
+    for (commit, why) in [
+        (&commits[1], "not a valid ultragit/v1 annotation"),
+        (&commits[2], "over the limit"),
+        (&commits[3], "a symbolic link"),
+    ] {
+        let short = &commit[..7];
+        assert!(
+            run.stderr.lines().any(|l| l
+                .contains(&format!("commit {short}: refused the note from 'origin'"))
+                && l.contains(why)),
+            "{short} {why}: {}",
+            run.stderr
+        );
+    }
+    for (i, commit) in commits.iter().enumerate().skip(1) {
+        let shown = stdout(team.a.path(), &["show", commit]);
+        assert_contains(&shown, &format!("Why {i}."));
+    }
+
+    // doctor names what was refused.
+    team.a.git(&["config", "ultragit.syncRemote", "origin"]);
+    team.a.git(&[
+        "config",
+        "--add",
+        "remote.origin.fetch",
+        "+refs/notes/ultragit:refs/notes/remotes/origin/ultragit",
+    ]);
+    let doctor = ultragit(team.a.path(), &["doctor"]);
+    let line = doctor
+        .stdout
+        .lines()
+        .find(|l| l.contains("sync-refused"))
+        .unwrap_or_else(|| panic!("{doctor:?}"));
+    assert_contains(line, "3 notes on 'origin' were refused by sync");
+}

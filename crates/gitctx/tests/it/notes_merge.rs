@@ -1,10 +1,11 @@
 //! Merging two notes histories (`Notes::merge_from`) and batch writes
 //! (`Notes::write_many`), on real repositories: fast paths, three-way merges,
-//! unrelated histories, fan-out against flat trees, oversized notes.
+//! unrelated histories, fan-out against flat trees, oversized notes, and the
+//! union rule: notes of the other side never remove or degrade ours.
 
 use std::cell::RefCell;
 
-use gitctx::{MergeKind, ObjectId, Resolution, Written};
+use gitctx::{MergeKind, ObjectId, Refusal, Resolution, Written};
 use testkit::TestRepo;
 
 use crate::{Fixture, git_note, id, import_notes, open};
@@ -24,6 +25,11 @@ fn parents(repo: &TestRepo, rev: &str) -> usize {
         - 1
 }
 
+/// Admits every note: the tests of the tree mechanics.
+fn any(_: ObjectId, _: &str) -> Result<(), String> {
+    Ok(())
+}
+
 /// Joins two texts: what a caller's JSON-aware merge would do, made visible.
 fn join(_: ObjectId, ours: &str, theirs: &str) -> Resolution {
     Resolution::Text(format!("{ours}+{theirs}"))
@@ -38,27 +44,42 @@ fn fast_paths_absent_ancestor_descendant() {
 
     // No local ref: fast-forward to theirs.
     let ours = f.notes(OURS);
-    let report = ours.merge_from(tip, join).unwrap();
+    let report = ours.merge_from(tip, any, join).unwrap();
     assert_eq!(report.kind, MergeKind::FastForward);
-    assert_eq!((report.taken, report.removed), (1, 0));
+    assert_eq!((report.taken, report.kept), (1, 0));
     assert_eq!(ours.tip().unwrap(), Some(tip));
 
     // Theirs is an ancestor of ours: nothing to do.
     ours.write(b, "note b").unwrap();
     let local = ours.tip().unwrap().unwrap();
-    let report = ours.merge_from(tip, join).unwrap();
+    let report = ours.merge_from(tip, any, join).unwrap();
     assert_eq!(report.kind, MergeKind::UpToDate);
     assert_eq!(ours.tip().unwrap(), Some(local));
 
-    // Ours is an ancestor of theirs: fast-forward, no merge commit.
+    // Ours is an ancestor of theirs and theirs only adds: fast-forward, no
+    // merge commit.
     branch(&f.repo, OURS, THEIRS);
+    theirs.write(b, "note b").unwrap(); // the same text: no change
+    let extra = f.repo.commit_file("extra.txt", "x\n", "extra");
+    theirs.write(id(&extra), "note extra").unwrap();
+    let ahead = theirs.tip().unwrap().unwrap();
+    let report = ours.merge_from(ahead, any, join).unwrap();
+    assert_eq!(report.kind, MergeKind::FastForward);
+    assert_eq!((report.taken, report.kept), (1, 0), "one note added");
+    assert_eq!(ours.tip().unwrap(), Some(ahead));
+
+    // Theirs edited a note ours has: the edit goes to the resolver, even on
+    // a fast-forwardable history, so it can only add to ours.
     theirs.write(a, "note a, edited").unwrap();
     let ahead = theirs.tip().unwrap().unwrap();
-    let report = ours.merge_from(ahead, join).unwrap();
-    assert_eq!(report.kind, MergeKind::FastForward);
-    assert_eq!((report.taken, report.removed), (1, 0), "one note changed");
-    assert_eq!(ours.tip().unwrap(), Some(ahead));
-    assert_eq!(ours.read(a).unwrap().as_deref(), Some("note a, edited"));
+    let report = ours.merge_from(ahead, any, join).unwrap();
+    assert_eq!(report.kind, MergeKind::Merged);
+    assert_eq!(report.resolved, 1);
+    assert_eq!(
+        ours.read(a).unwrap().as_deref(),
+        Some("note a+note a, edited")
+    );
+    assert_eq!(parents(&f.repo, OURS), 2);
 }
 
 #[test]
@@ -75,7 +96,7 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
     theirs.write(c[5], "theirs only").unwrap(); // added on theirs
     ours.write(c[6], "both: ours").unwrap(); // added on both, differently
     theirs.write(c[6], "both: theirs").unwrap();
-    theirs.remove(c[0]).unwrap(); // removed by them, untouched by us → removed
+    theirs.remove(c[0]).unwrap(); // removed by them, untouched by us → kept
     ours.write(c[1], "changed by us").unwrap(); // removed by them, changed by us → kept
     theirs.remove(c[1]).unwrap();
     ours.remove(c[2]).unwrap(); // removed by us, changed by them → kept (theirs)
@@ -86,7 +107,7 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
     let before = ours.tip().unwrap().unwrap();
     let calls = RefCell::new(Vec::new());
     let report = ours
-        .merge_from(theirs.tip().unwrap().unwrap(), |target, a, b| {
+        .merge_from(theirs.tip().unwrap().unwrap(), any, |target, a, b| {
             calls.borrow_mut().push(target);
             join(target, a, b)
         })
@@ -94,12 +115,12 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
     assert_eq!(report.kind, MergeKind::Merged);
     assert_eq!(calls.into_inner(), vec![c[6]], "only the real conflict");
     assert_eq!(report.resolved, 1);
-    assert_eq!(report.removed, 1);
+    assert_eq!(report.kept, 2, "c0 and c1");
     assert_eq!(report.taken, 2, "c5 and c2");
     assert_eq!(report.attempts, 1);
 
     let read = |commit: ObjectId| ours.read(commit).unwrap();
-    assert_eq!(read(c[0]), None);
+    assert_eq!(read(c[0]).as_deref(), Some("base 0"));
     assert_eq!(read(c[1]).as_deref(), Some("changed by us"));
     assert_eq!(read(c[2]).as_deref(), Some("changed by them"));
     assert_eq!(read(c[3]).as_deref(), Some("base 3"));
@@ -121,7 +142,7 @@ fn diverged_histories_merge_three_ways_with_a_two_parent_commit() {
 
     // Merging the same theirs again is a no-op.
     let again = ours
-        .merge_from(theirs.tip().unwrap().unwrap(), join)
+        .merge_from(theirs.tip().unwrap().unwrap(), any, join)
         .unwrap();
     assert_eq!(again.kind, MergeKind::UpToDate);
 }
@@ -139,7 +160,7 @@ fn unrelated_histories_merge_against_the_empty_tree() {
     theirs.write(c[2], "y").unwrap();
 
     let report = ours
-        .merge_from(theirs.tip().unwrap().unwrap(), |_, a, b| {
+        .merge_from(theirs.tip().unwrap().unwrap(), any, |_, a, b| {
             Resolution::Text(format!("{a}{b}"))
         })
         .unwrap();
@@ -162,7 +183,7 @@ fn a_fanned_out_tree_merges_with_a_flat_one() {
     import_notes(&repo, THEIRS, &shas[..300]);
     let theirs = r.notes(THEIRS).unwrap();
     let report = ours
-        .merge_from(theirs.tip().unwrap().unwrap(), |_, a, b| {
+        .merge_from(theirs.tip().unwrap().unwrap(), any, |_, a, b| {
             Resolution::Text(format!("{a}|{b}"))
         })
         .unwrap();
@@ -185,30 +206,138 @@ fn a_fanned_out_tree_merges_with_a_flat_one() {
 }
 
 #[test]
-fn oversized_notes_are_kept_by_id_and_never_loaded() {
+fn oversized_notes_are_refused_or_kept_and_never_loaded() {
     let (f, c) = Fixture::with_commits::<3>();
     let ours = f.notes(OURS);
     ours.ensure().unwrap();
     branch(&f.repo, OURS, THEIRS);
     let theirs = f.notes(THEIRS);
     let big = "x".repeat(gitctx::MAX_NOTE_BYTES as usize + 1);
-    theirs.write(c[0], &big).unwrap(); // theirs only: moves by id
-    theirs.write(c[1], &big).unwrap(); // both sides: ours kept
+    theirs.write(c[0], &big).unwrap(); // theirs only: refused
+    theirs.write(c[1], &big).unwrap(); // both sides: refused, ours kept
     ours.write(c[1], "small").unwrap();
-    ours.write(c[2], "mine").unwrap();
+    ours.write(c[2], &big).unwrap(); // ours over the limit, theirs differs
+    theirs.write(c[2], "theirs").unwrap();
 
     let report = ours
-        .merge_from(theirs.tip().unwrap().unwrap(), |_, _, _| {
+        .merge_from(theirs.tip().unwrap().unwrap(), any, |_, _, _| {
             panic!("an oversized note reached the resolver")
         })
         .unwrap();
-    assert_eq!(report.too_large, vec![c[1]]);
-    assert_eq!(report.taken, 1);
+    let bytes = gitctx::MAX_NOTE_BYTES + 1;
+    let mut expected = vec![
+        (c[0], Refusal::TooLarge { bytes }),
+        (c[1], Refusal::TooLarge { bytes }),
+    ];
+    expected.sort_by_key(|(commit, _)| *commit);
+    assert_eq!(report.refused, expected);
+    assert_eq!(report.too_large, vec![c[2]]);
+    assert_eq!(report.taken, 0);
+    assert_eq!(ours.read(c[0]).unwrap(), None);
+    assert_eq!(ours.read(c[1]).unwrap().as_deref(), Some("small"));
     assert!(matches!(
-        ours.read(c[0]),
+        ours.read(c[2]),
         Err(gitctx::Error::NoteTooLarge { .. })
     ));
-    assert_eq!(ours.read(c[1]).unwrap().as_deref(), Some("small"));
+}
+
+/// `git commit-tree` of `tree` on top of `parent`, as a crafted remote makes it.
+fn commit_tree(repo: &TestRepo, tree: &str, parent: &str) -> ObjectId {
+    id(repo
+        .git(&["commit-tree", tree, "-p", parent, "-m", "crafted"])
+        .trim())
+}
+
+#[test]
+fn a_descendant_that_removes_everything_removes_nothing() {
+    let (f, c) = Fixture::with_commits::<8>();
+    let ours = f.notes(OURS);
+    for commit in &c {
+        ours.write(*commit, &format!("note {commit}")).unwrap();
+    }
+    let local = ours.tip().unwrap().unwrap();
+    // The remote's notes: an empty tree on top of ours (a fast-forward).
+    let empty = f.repo.git_stdin(&["mktree"], "");
+    let wipe = commit_tree(&f.repo, &empty, &local.to_hex());
+    let report = ours.merge_from(wipe, any, join).unwrap();
+    assert_eq!(report.kind, MergeKind::Merged);
+    assert_eq!(report.kept, 8);
+    assert_eq!(
+        ours.list().unwrap().len(),
+        8,
+        "every local note is still there"
+    );
+    // The result contains the wipe, so pushing it is a fast-forward there,
+    // and merging the same wipe again changes nothing.
+    let tip = ours.tip().unwrap().unwrap();
+    assert!(f.git.is_ancestor(wipe, tip).unwrap());
+    let again = ours.merge_from(wipe, any, join).unwrap();
+    assert_eq!(again.kind, MergeKind::UpToDate);
+
+    // One local change first: still every note.
+    ours.write(c[0], "changed here").unwrap();
+    let wipe = commit_tree(&f.repo, &empty, &tip.to_hex());
+    ours.merge_from(wipe, any, join).unwrap();
+    assert_eq!(ours.list().unwrap().len(), 8);
+    assert_eq!(ours.read(c[0]).unwrap().as_deref(), Some("changed here"));
+}
+
+#[test]
+fn entries_that_are_not_regular_files_and_refused_texts_never_come_in() {
+    let (f, c) = Fixture::with_commits::<6>();
+    let ours = f.notes(OURS);
+    for commit in &c[..4] {
+        ours.write(*commit, "valid").unwrap();
+    }
+    let local = ours.tip().unwrap().unwrap();
+    let blob = |text: &str| f.repo.git_stdin(&["hash-object", "-w", "--stdin"], text);
+    let (good, bad) = (blob("also valid"), blob("{garbage"));
+    let head = f.repo.rev_parse("HEAD");
+    // Their tree: ours replaced by a symlink, a gitlink, an executable and a
+    // text the caller refuses; a new valid note and a new refused one.
+    let entries = [
+        format!("120000 blob {good}\t{}", c[0]),
+        format!("160000 commit {head}\t{}", c[1]),
+        format!("100755 blob {good}\t{}", c[2]),
+        format!("100644 blob {bad}\t{}", c[3]),
+        format!("100644 blob {good}\t{}", c[4]),
+        format!("100644 blob {bad}\t{}", c[5]),
+    ];
+    let tree = f.repo.git_stdin(&["mktree"], &(entries.join("\n") + "\n"));
+    let crafted = commit_tree(&f.repo, &tree, &local.to_hex());
+    let admit = |_: ObjectId, text: &str| {
+        if text.starts_with('{') {
+            Err("not an annotation".to_owned())
+        } else {
+            Ok(())
+        }
+    };
+    let report = ours
+        .merge_from(crafted, admit, |_, _, _| {
+            panic!("nothing admitted meets a local note")
+        })
+        .unwrap();
+    assert_eq!(report.taken, 1, "only c4");
+    let mut expected = vec![
+        (c[0], Refusal::NotARegularFile { mode: 0o120000 }),
+        (c[1], Refusal::NotARegularFile { mode: 0o160000 }),
+        (c[2], Refusal::NotARegularFile { mode: 0o100755 }),
+        (c[3], Refusal::Invalid("not an annotation".to_owned())),
+        (c[5], Refusal::Invalid("not an annotation".to_owned())),
+    ];
+    expected.sort_by_key(|(commit, _)| *commit);
+    assert_eq!(report.refused, expected, "in commit order");
+    // What doctor reports afterwards: the same refusals, found again.
+    assert_eq!(ours.refused_in(crafted, admit).unwrap(), expected);
+    for commit in &c[..4] {
+        assert_eq!(ours.read(*commit).unwrap().as_deref(), Some("valid"));
+    }
+    assert_eq!(ours.read(c[4]).unwrap().as_deref(), Some("also valid"));
+    assert_eq!(ours.read(c[5]).unwrap(), None);
+    // The notes history says what was refused.
+    let message = f.repo.git(&["log", "-1", "--format=%B", OURS]);
+    assert!(message.contains(&format!("Refused the note of {}: a symbolic link", c[0])));
+    assert!(message.contains(&format!("Refused the note of {}: not an annotation", c[3])));
 }
 
 #[test]

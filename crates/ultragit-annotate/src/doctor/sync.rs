@@ -1,11 +1,17 @@
-//! The sync check: with `ultragit.syncRemote` set, the remote exists and has
-//! the tracking ref's fetch refspec; no refspec force-writes the local notes.
+//! The sync checks: with `ultragit.syncRemote` set, the remote exists and has
+//! the tracking ref's fetch refspec; no refspec force-writes the local notes;
+//! and (`sync-refused`) which notes of the remote's, as last fetched, a sync
+//! refuses (not regular files, over the size limit, not valid annotations):
+//! they never replace a local note, and are listed so someone can look.
 
 use super::config::glob_match;
 use super::{Check, Doctor, Finding, Repair};
 use crate::NOTES_REF;
 use crate::error::AnnotateError;
-use crate::sync::{SYNC_REMOTE_KEY, fetch_refspec as sync_refspec};
+use crate::sync::{SYNC_REMOTE_KEY, admit, fetch_refspec as sync_refspec, tracking_ref};
+
+/// How many refused notes the check names one by one.
+const NAMED: usize = 5;
 
 impl Doctor<'_> {
     /// `ultragit.syncRemote`, when set (blank counts as unset).
@@ -15,6 +21,58 @@ impl Doctor<'_> {
             .config_get(SYNC_REMOTE_KEY)?
             .map(|r| r.trim().to_owned())
             .filter(|r| !r.is_empty()))
+    }
+
+    /// The sync check, then (sync enabled) the refused-notes check.
+    pub(super) fn sync_checks(&self) -> Result<Vec<Finding>, AnnotateError> {
+        let mut findings = vec![self.sync()?];
+        if let Some(remote) = self.sync_remote()?
+            && !remote.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            findings.push(self.refused(&remote)?.into());
+        }
+        Ok(findings)
+    }
+
+    /// The notes on `remote`'s tracking ref that a sync refuses.
+    fn refused(&self, remote: &str) -> Result<Check, AnnotateError> {
+        let id = "sync-refused";
+        let tracking = tracking_ref(remote);
+        let Ok(theirs) = self.repo.resolve(&tracking) else {
+            return Ok(Check::ok(
+                id,
+                format!("no notes fetched from '{remote}' yet"),
+            ));
+        };
+        let refused = self.repo.notes(NOTES_REF)?.refused_in(theirs, admit)?;
+        if refused.is_empty() {
+            return Ok(Check::ok(
+                id,
+                format!("every note fetched from '{remote}' is a valid annotation"),
+            ));
+        }
+        let named: Vec<String> = refused
+            .iter()
+            .take(NAMED)
+            .map(|(commit, why)| format!("{} ({why})", commit.short()))
+            .collect();
+        let more = refused.len().saturating_sub(NAMED);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Ok(Check::warn(
+            id,
+            format!(
+                "{} notes on '{remote}' were refused by sync and never replace local ones: {}{more}",
+                refused.len(),
+                named.join(", ")
+            ),
+        )
+        .with_fix(format!(
+            "ask who pushed them (git log {tracking}); `git notes --ref={tracking} show <commit>` shows one; the local notes are unaffected"
+        )))
     }
 
     pub(super) fn sync(&self) -> Result<Finding, AnnotateError> {

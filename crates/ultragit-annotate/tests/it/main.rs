@@ -14,4 +14,5 @@ mod rewrite;
 mod setup;
 mod support;
 mod sync;
+mod sync_union;
 mod tools;

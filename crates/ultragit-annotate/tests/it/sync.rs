@@ -244,7 +244,7 @@ fn a_push_rejected_because_someone_pushed_meanwhile_is_retried() {
 }
 
 #[test]
-fn malformed_notes_from_the_remote_are_kept_and_never_break_the_merge() {
+fn malformed_notes_from_the_remote_are_refused_and_never_break_the_merge() {
     let team = Team::new();
     let [c1, c2, _] = [&team.commits[0], &team.commits[1], &team.commits[2]];
     write(&team.b, c1, "{not json");
@@ -253,12 +253,21 @@ fn malformed_notes_from_the_remote_are_kept_and_never_break_the_merge() {
     write(&team.a, c1, &annotation(c1, &[("f", "valid")]));
     let report = run(&team.a);
     assert_eq!(report.pushed, Pushed::Updated);
-    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
-    assert!(report.warnings[0].contains("not a valid ultragit annotation"));
-    // c1: the readable side wins; c2 (theirs only) is kept as it is.
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let refused: Vec<&str> = report.refused.iter().map(|r| r.reason.as_str()).collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|r| r.contains("not a valid ultragit/v1 annotation"))
+    );
+    // c1: the local note stays; c2 (theirs only) is not taken.
     assert!(read(&team.a, c1).unwrap().contains("valid"));
-    assert_eq!(read(&team.a, c2).as_deref(), Some("also not an annotation"));
-    run(&team.b);
+    assert_eq!(read(&team.a, c2), None);
+    // B gets A's valid note in place of its own unreadable one.
+    let back = run(&team.b);
+    assert!(back.refused.is_empty());
+    assert!(back.warnings[0].contains("the local note is not a valid ultragit annotation"));
     assert!(Annotation::from_json(&read(&team.b, c1).unwrap()).is_ok());
 }
 
