@@ -15,6 +15,7 @@ use chrono::{DateTime, NaiveDate};
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
+use std::io::Read as _;
 use ultragit_annotate::transfer::{self, ExportOptions, IMPORT_LIMIT};
 
 /// The arguments of `ultragit export`.
@@ -140,7 +141,7 @@ pub fn import(args: &ImportArgs, at: &Invocation) -> Result<Outcome, CommandErro
     let cwd = at.cwd();
     let ctx = at.ctx;
     let repo = Repo::discover(cwd)?;
-    let input = safe_io::fs::read_regular(&args.file, IMPORT_LIMIT).map_err(|err| {
+    let file = safe_io::fs::open_regular(&args.file, IMPORT_LIMIT).map_err(|err| {
         let hint = match err {
             safe_io::Error::TooLarge { .. } => {
                 "split it, e.g. with `ultragit export --since`, and import the parts"
@@ -151,7 +152,8 @@ pub fn import(args: &ImportArgs, at: &Invocation) -> Result<Outcome, CommandErro
             .context(format!("cannot read {}", args.file.display()))
             .with_hint(hint)
     })?;
-    let report = transfer::import(&repo, &input)?;
+    let input = std::io::BufReader::with_capacity(64 * 1024, file.take(IMPORT_LIMIT));
+    let report = transfer::import(&repo, input)?;
     for warning in &report.warnings {
         ctx.warn(warning);
     }

@@ -379,6 +379,38 @@ impl Notes<'_> {
     pub fn write_many(
         &self,
         items: &[(ObjectId, String)],
+        resolve: impl FnMut(ObjectId, &str, &str) -> Resolution,
+    ) -> Result<Vec<Written>> {
+        let mut stored = Vec::with_capacity(items.len());
+        for (target, text) in items {
+            stored.push((*target, self.store_blob(text.as_bytes())?));
+        }
+        self.write_many_stored(&stored, resolve)
+    }
+
+    /// Stores `bytes` as a blob in the repository's object database (not yet
+    /// under any note): how a caller that streams many notes keeps only their
+    /// ids in memory before [`Notes::write_many_stored`].
+    pub fn store_blob(&self, bytes: &[u8]) -> Result<ObjectId> {
+        self.repo
+            .inner
+            .blob(bytes)
+            .map(ObjectId::from_git)
+            .map_err(git("storing a note"))
+    }
+
+    /// The text of a blob stored with [`Notes::store_blob`] (or any note's
+    /// blob): `Err(size)` when it is over [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES).
+    pub fn stored_text(&self, blob: ObjectId) -> Result<std::result::Result<String, u64>> {
+        read_blob(&self.repo.inner, blob.to_git())
+    }
+
+    /// [`Notes::write_many`] for notes already stored as blobs: `(commit,
+    /// blob)` pairs; a blob's text is read only when the commit already has a
+    /// different note, one at a time.
+    pub fn write_many_stored(
+        &self,
+        items: &[(ObjectId, ObjectId)],
         mut resolve: impl FnMut(ObjectId, &str, &str) -> Resolution,
     ) -> Result<Vec<Written>> {
         let repo = &self.repo.inner;
@@ -399,13 +431,13 @@ impl Notes<'_> {
             let mut outcomes = Vec::with_capacity(items.len());
             let mut edits = Vec::new();
             for (target, incoming) in items {
-                let existing = locate(repo, tree, &target.to_hex())?;
-                let outcome = match existing {
+                let incoming = incoming.to_git();
+                let outcome = match locate(repo, tree, &target.to_hex())? {
                     None => Written::Added,
-                    Some((_, blob)) => match read_blob(repo, blob)? {
-                        Err(_) => Written::Kept,
-                        Ok(text) if text == *incoming => Written::Kept,
-                        Ok(text) => match resolve(*target, &text, incoming) {
+                    Some((_, blob)) if blob == incoming => Written::Kept,
+                    Some((_, blob)) => match (read_blob(repo, blob)?, read_blob(repo, incoming)?) {
+                        (Ok(text), Ok(new)) if text == new => Written::Kept,
+                        (Ok(text), Ok(new)) => match resolve(*target, &text, &new) {
                             Resolution::Ours => Written::Kept,
                             Resolution::Theirs => Written::Updated,
                             Resolution::Text(merged) => {
@@ -417,13 +449,11 @@ impl Notes<'_> {
                                 continue;
                             }
                         },
+                        _ => Written::Kept,
                     },
                 };
                 if outcome != Written::Kept {
-                    let blob = repo
-                        .blob(incoming.as_bytes())
-                        .map_err(git("storing a note"))?;
-                    edits.push(Edit::Set(*target, blob));
+                    edits.push(Edit::Set(*target, incoming));
                 }
                 outcomes.push(outcome);
             }

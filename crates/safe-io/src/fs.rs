@@ -235,6 +235,25 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>> {
     read_bounded(File::from(fd), path, limit)
 }
 
+/// Opens a file at a path the user chose (symlinks in it are followed) for
+/// streaming: a regular file of at most `limit` bytes, like [`read_regular`]
+/// but nothing is read yet. The caller reads it through `take(limit)`, so a
+/// file that grows meanwhile is still read only up to the limit.
+pub fn open_regular(path: &Path, limit: u64) -> Result<File> {
+    let flags = READ_FLAGS.difference(OFlags::NOFOLLOW);
+    let fd =
+        rustix::fs::open(path, flags, Mode::empty()).map_err(|e| Error::io(path.to_owned(), e))?;
+    let file = File::from(fd);
+    let meta = regular_metadata(&file, path)?;
+    if meta.len() > limit {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            limit,
+        });
+    }
+    Ok(file)
+}
+
 /// [`read_regular`], with `Ok(None)` when the file does not exist.
 pub fn read_regular_optional(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
     match read_regular(path, limit) {

@@ -11,17 +11,24 @@
 //!
 //! Notes over [`gitctx::MAX_NOTE_BYTES`] are not exported (a warning each).
 //!
-//! **Import** reads at most [`IMPORT_LIMIT`] bytes. A line whose commit is not
-//! in the repository is counted and skipped; an invalid line (not JSON, no
-//! commit id, an invalid or malformed note, a note whose `commit` names another
-//! commit) is skipped with a warning naming its line number. Valid notes are
-//! written in one notes commit ([`gitctx::Notes::write_many`],
-//! compare-and-swap): a commit without a note gets it, a commit with a note
-//! gets the JSON-aware merge of both ([`merge_texts`], as `sync` does). The
-//! file is untrusted input: nothing in it chooses anything but note text.
+//! **Import** streams: it reads at most [`IMPORT_LIMIT`] bytes, one line at a
+//! time, and never holds more than one line (at most [`MAX_LINE_BYTES`]; a
+//! longer one is skipped while it is read, never buffered) and one parsed
+//! note: each valid note goes to the object database as a blob at once and
+//! only its id is kept, so peak memory follows the largest note allowed, not
+//! the file or the line. A line whose commit is not in the repository is
+//! counted and skipped; an invalid line (not JSON, no commit id, an invalid or
+//! malformed note, a note whose `commit` names another commit, a note over
+//! [`gitctx::MAX_NOTE_BYTES`]) is skipped with a warning naming its line
+//! number. Valid notes are written in one notes commit
+//! ([`gitctx::Notes::write_many_stored`], compare-and-swap): a commit without
+//! a note gets it, a commit with a note gets the JSON-aware merge of both
+//! ([`merge_texts`], as `sync` does), so an import never removes or degrades
+//! a note (a merge that would go over the size limit keeps the note there).
+//! The file is untrusted input: nothing in it chooses anything but note text.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{BufRead, Write};
 
 use gitctx::{ObjectId, Repo, Resolution, Written};
 use serde::{Deserialize, Serialize};
@@ -32,6 +39,10 @@ use crate::error::AnnotateError;
 
 /// The largest file `import` reads (256 MiB).
 pub const IMPORT_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// The longest line `import` reads: a note at the size limit plus room for
+/// its line's frame and JSON escapes.
+pub const MAX_LINE_BYTES: usize = gitctx::MAX_NOTE_BYTES as usize + 1024 * 1024;
 
 /// How many invalid lines are named one by one before they are only counted.
 const MAX_LINE_WARNINGS: usize = 20;
@@ -86,12 +97,67 @@ struct RawLine<'a> {
 }
 
 #[derive(Deserialize)]
-struct InLine {
+struct InLine<'a> {
     commit: String,
-    #[serde(default)]
-    note: Option<serde_json::Value>,
+    /// Kept as its text: parsed once, as an annotation.
+    #[serde(default, borrow)]
+    note: Option<&'a serde_json::value::RawValue>,
     #[serde(default)]
     malformed: bool,
+}
+
+/// One line of the input, read with a bound.
+enum Line {
+    /// The line's bytes (without the newline) are in the buffer.
+    Read,
+    /// Longer than [`MAX_LINE_BYTES`]: read to its end and dropped.
+    TooLong(u64),
+    /// The input is over.
+    End,
+}
+
+/// Reads the next line into `buf` (cleared first), keeping at most
+/// `cap` bytes: a longer line is consumed to its end without being stored.
+fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Line> {
+    buf.clear();
+    let mut seen: u64 = 0;
+    let mut too_long = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if chunk.is_empty() {
+            return Ok(match (seen, too_long) {
+                (0, _) => Line::End,
+                (n, true) => Line::TooLong(n),
+                _ => Line::Read,
+            });
+        }
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (&chunk[..at], Some(at + 1)),
+            None => (chunk, None),
+        };
+        seen += part.len() as u64;
+        if !too_long && buf.len() + part.len() > cap {
+            too_long = true;
+            buf.clear();
+            buf.shrink_to(64 * 1024);
+        }
+        if !too_long {
+            buf.extend_from_slice(part);
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            return Ok(if too_long {
+                Line::TooLong(seen)
+            } else {
+                Line::Read
+            });
+        }
+    }
 }
 
 /// Writes every note as JSON Lines to `out` (see the module docs).
@@ -161,8 +227,10 @@ pub fn export(
     Ok(report)
 }
 
-/// Imports the JSON Lines in `input` (see the module docs).
-pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> {
+/// Imports the JSON Lines read from `input` (see the module docs). The caller
+/// bounds the input (the binary reads at most [`IMPORT_LIMIT`] bytes of a
+/// regular file).
+pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, AnnotateError> {
     let mut report = ImportReport::default();
     let warn = |report: &mut ImportReport, line: usize, what: String| {
         report.invalid += 1;
@@ -172,19 +240,37 @@ pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> 
                 .push(format!("line {line}: {what}; skipped"));
         }
     };
-    // Parse and validate everything first, then write once.
+    let notes = repo.notes(crate::NOTES_REF)?;
+    // Parse and validate everything first, then write once; each valid note
+    // is stored as a blob as soon as it is read, and only its id kept.
     let mut order: Vec<ObjectId> = Vec::new();
-    let mut incoming: HashMap<ObjectId, String> = HashMap::new();
-    for (index, raw) in input.split(|b| *b == b'\n').enumerate() {
-        let number = index + 1;
-        let Ok(text) = std::str::from_utf8(raw) else {
+    let mut incoming: HashMap<ObjectId, ObjectId> = HashMap::new();
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        let line = next_line(&mut input, &mut buf, MAX_LINE_BYTES)
+            .map_err(|e| AnnotateError::io(std::path::Path::new("<import input>"), e))?;
+        number += 1;
+        match line {
+            Line::End => break,
+            Line::TooLong(bytes) => {
+                warn(
+                    &mut report,
+                    number,
+                    format!("{bytes} bytes, longer than a note may be ({MAX_LINE_BYTES} bytes)"),
+                );
+                continue;
+            }
+            Line::Read => {}
+        }
+        let Ok(text) = std::str::from_utf8(&buf) else {
             warn(&mut report, number, "not UTF-8".to_owned());
             continue;
         };
         if text.trim().is_empty() {
             continue;
         }
-        let line: InLine = match serde_json::from_str(text) {
+        let line: InLine<'_> = match serde_json::from_str(text) {
             Ok(line) => line,
             Err(err) => {
                 warn(&mut report, number, format!("not an export line ({err})"));
@@ -211,7 +297,7 @@ pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> 
             warn(&mut report, number, "no note".to_owned());
             continue;
         };
-        let annotation = match Annotation::from_json(&note.to_string()) {
+        let annotation = match Annotation::from_json(note.get()) {
             Ok(annotation) => annotation,
             Err(err) => {
                 warn(
@@ -242,18 +328,35 @@ pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> 
             report.unknown_commits += 1;
             continue;
         }
-        let text = annotation.to_json();
-        match incoming.get_mut(&commit) {
+        let mut text = annotation.to_json();
+        drop(annotation);
+        if let Some(earlier) = incoming.get(&commit) {
             // The same commit twice in one file: join them first.
-            Some(earlier) => {
-                if let (TextMerge::Merged(merged), _) = merge_texts(earlier, &text) {
-                    *earlier = merged;
-                }
+            let Ok(earlier) = notes.stored_text(*earlier)? else {
+                continue;
+            };
+            match merge_texts(&earlier, &text).0 {
+                TextMerge::Ours => continue,
+                TextMerge::Theirs => {}
+                TextMerge::Merged(merged) => text = merged,
             }
-            None => {
-                order.push(commit);
-                incoming.insert(commit, text);
-            }
+        }
+        if text.len() as u64 > gitctx::MAX_NOTE_BYTES {
+            warn(
+                &mut report,
+                number,
+                format!(
+                    "the note of commit {} is {} bytes, over the limit of {}",
+                    commit.short(),
+                    text.len(),
+                    gitctx::MAX_NOTE_BYTES
+                ),
+            );
+            continue;
+        }
+        let blob = notes.store_blob(text.as_bytes())?;
+        if incoming.insert(commit, blob).is_none() {
+            order.push(commit);
         }
     }
     if report.invalid > MAX_LINE_WARNINGS {
@@ -262,22 +365,23 @@ pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> 
             report.invalid - MAX_LINE_WARNINGS
         ));
     }
-    let items: Vec<(ObjectId, String)> = order
+    let items: Vec<(ObjectId, ObjectId)> = order
         .into_iter()
-        .filter_map(|commit| incoming.remove(&commit).map(|text| (commit, text)))
+        .filter_map(|commit| incoming.remove(&commit).map(|blob| (commit, blob)))
         .collect();
     if items.is_empty() {
         return Ok(report);
     }
-    let written = repo
-        .notes(crate::NOTES_REF)?
-        .write_many(&items, |_, existing, new| {
-            match merge_texts(existing, new).0 {
-                TextMerge::Ours => Resolution::Ours,
-                TextMerge::Theirs => Resolution::Theirs,
-                TextMerge::Merged(text) => Resolution::Text(text),
+    let written = notes.write_many_stored(&items, |_, existing, new| {
+        match merge_texts(existing, new).0 {
+            TextMerge::Ours => Resolution::Ours,
+            TextMerge::Theirs => Resolution::Theirs,
+            TextMerge::Merged(text) if text.len() as u64 > gitctx::MAX_NOTE_BYTES => {
+                Resolution::Ours
             }
-        })?;
+            TextMerge::Merged(text) => Resolution::Text(text),
+        }
+    })?;
     for outcome in written {
         match outcome {
             Written::Added => report.added += 1,
@@ -286,4 +390,50 @@ pub fn import(repo: &Repo, input: &[u8]) -> Result<ImportReport, AnnotateError> 
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Read};
+
+    use super::*;
+
+    #[test]
+    fn a_line_longer_than_the_cap_is_read_through_never_stored() {
+        let long = 20 * 1024 * 1024;
+        let input = std::io::repeat(b'x')
+            .take(long)
+            .chain(&b"\nshort\n\nlast"[..]);
+        let mut input = BufReader::with_capacity(8 * 1024, input);
+        let mut buf = Vec::new();
+        let cap = 64 * 1024;
+        assert!(matches!(
+            next_line(&mut input, &mut buf, cap).unwrap(),
+            Line::TooLong(n) if n == long
+        ));
+        assert!(
+            buf.capacity() <= cap + 16 * 1024,
+            "the buffer stays near the cap: {}",
+            buf.capacity()
+        );
+        assert!(matches!(
+            next_line(&mut input, &mut buf, cap).unwrap(),
+            Line::Read
+        ));
+        assert_eq!(buf, b"short");
+        assert!(matches!(
+            next_line(&mut input, &mut buf, cap).unwrap(),
+            Line::Read
+        ));
+        assert_eq!(buf, b"");
+        assert!(matches!(
+            next_line(&mut input, &mut buf, cap).unwrap(),
+            Line::Read
+        ));
+        assert_eq!(buf, b"last");
+        assert!(matches!(
+            next_line(&mut input, &mut buf, cap).unwrap(),
+            Line::End
+        ));
+    }
 }

@@ -286,6 +286,39 @@ fn export_then_import_round_trips_into_a_fresh_clone() {
     assert_eq!(run.code, 2);
 }
 
+#[test]
+fn import_streams_past_a_line_longer_than_any_note() {
+    let team = Team::new();
+    let (c1, c2) = (&team.commits[0], &team.commits[1]);
+    let line = |c: &str, intent: &str| {
+        json!({"commit": c, "note": annotation(c, "f", intent)}).to_string()
+    };
+    // A 20 MB line (a 100 MB one behaves the same, only slower) between two
+    // valid ones: it is read through in chunks, never held, and skipped.
+    let input = team.b.join("in.jsonl");
+    {
+        use std::io::Write as _;
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        writeln!(file, "{}", line(c1, "Why one.")).unwrap();
+        let chunk = vec![b'x'; 1024 * 1024];
+        file.write_all(b"{\"commit\":\"").unwrap();
+        for _ in 0..20 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b"\"}\n").unwrap();
+        writeln!(file, "{}", line(c2, "Why two.")).unwrap();
+    }
+    let run = ultragit(team.b.path(), &["import", input.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_contains(&run.stdout, "2 added");
+    assert_contains(&run.stdout, "1 invalid skipped");
+    assert_contains(
+        &run.stderr,
+        "line 2: 20971533 bytes, longer than a note may be",
+    );
+    assert_contains(&show(&team.b, c2).unwrap(), "Why two.");
+}
+
 /// The empty tree: git knows it without it being written.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
