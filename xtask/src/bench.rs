@@ -67,6 +67,7 @@ mod annotate;
 mod backfill;
 mod blame;
 mod commit_msg;
+mod corrections;
 mod deps;
 mod history;
 mod read;
@@ -81,6 +82,7 @@ const NAMES: &[&str] = &[
     "reply-memory",
     "backfill",
     "sync",
+    "corrections",
     "deps",
     "history",
 ];
@@ -135,6 +137,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "reply-memory" => reply_memory::reply_memory()?,
             "backfill" => backfill::backfill()?,
             "sync" => sync::sync()?,
+            "corrections" => corrections::corrections()?,
             "deps" => deps::deps()?,
             "history" => history::history_bench()?,
             _ => unreachable!("names are checked above"),

@@ -95,6 +95,19 @@ pub fn run(
         ));
     }
 
+    // Pending corrections of the old commits go into their notes first, so
+    // the notes carried to the new commits hold them.
+    match ultragit_annotate::correct::fold_pending(&repo) {
+        Ok(folded) => {
+            for (commit, why) in &folded.kept {
+                ctx.warn(format!(
+                    "the pending corrections of {} stay pending: {why}",
+                    commit.short()
+                ));
+            }
+        }
+        Err(err) => ctx.warn(format!("pending corrections were not folded: {err}")),
+    }
     let mut report = String::new();
     let mut failures = 0;
     for rewrite in &rewrites {

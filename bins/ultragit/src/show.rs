@@ -57,10 +57,22 @@ pub fn run(args: &ShowArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         ));
     };
     match Annotation::from_json(&text) {
-        Ok(annotation) => Ok(Outcome::text(match args.format {
-            ShowFormat::Pretty => show::render_pretty(&annotation),
-            ShowFormat::Json => show::render_json(&annotation),
-        })),
+        Ok(mut annotation) => {
+            // Corrections not yet folded into the note are part of it.
+            let record = repo.notes(ultragit_schema::pending::CORRECTIONS_REF)?;
+            if record.tip()?.is_some()
+                && let Some(pending) = record.read(commit)?
+            {
+                ultragit_schema::pending::join(
+                    &mut annotation,
+                    &ultragit_schema::pending::parse_record(&pending),
+                );
+            }
+            Ok(Outcome::text(match args.format {
+                ShowFormat::Pretty => show::render_pretty(&annotation),
+                ShowFormat::Json => show::render_json(&annotation),
+            }))
+        }
         Err(err) => {
             // Shown as it is, except what a terminal would act on.
             let mut raw = safe_io::term::sanitize(&text).into_owned();

@@ -270,6 +270,57 @@ impl Notes<'_> {
         })
     }
 
+    /// [`Notes::write_with`], where an empty text removes the note: `decide`
+    /// gets the current text and answers `None` (leave it), `Some("")`
+    /// (remove it) or `Some(text)`.
+    pub fn write_or_remove_with(
+        &self,
+        target: ObjectId,
+        mut decide: impl FnMut(Option<&str>) -> Option<String>,
+    ) -> Result<Option<WriteOutcome>> {
+        let message = format!("Notes updated for {}\n", target.short());
+        self.update(target, &message, |tree| {
+            let current = match tree {
+                Some(tree) => self.read_in(tree, target)?,
+                None => None,
+            };
+            let current = match current {
+                None => None,
+                Some(Ok(text)) => Some(text),
+                Some(Err(bytes)) => {
+                    return Err(Error::NoteTooLarge {
+                        target: target.to_hex(),
+                        bytes,
+                        limit: MAX_NOTE_BYTES,
+                    });
+                }
+            };
+            match decide(current.as_deref()) {
+                None => Ok(None),
+                Some(text) if text.is_empty() => {
+                    Ok(if current.is_some() { Some(None) } else { None })
+                }
+                Some(text) => {
+                    let blob = self
+                        .repo
+                        .inner
+                        .blob(text.as_bytes())
+                        .map_err(git("storing a note"))?;
+                    Ok(Some(Some(blob)))
+                }
+            }
+        })
+    }
+
+    /// The blob id of `target`'s note, without reading it (`None`: no note).
+    pub fn blob_of(&self, target: ObjectId) -> Result<Option<ObjectId>> {
+        let Some(tree) = self.tree()? else {
+            return Ok(None);
+        };
+        Ok(locate(&self.repo.inner, &tree, &target.to_hex())?
+            .map(|(_, blob)| ObjectId::from_git(blob)))
+    }
+
     /// Removes the note of `target`. Returns `false` when there was none.
     pub fn remove(&self, target: ObjectId) -> Result<bool> {
         let message = format!("Notes removed for {}\n", target.short());

@@ -1,18 +1,31 @@
 //! `ultragit flag` and `ultragit correct`: a person's correction of an
 //! annotation, appended to the commit's own note (spec 003 Feature 11).
 //!
-//! **Where.** A correction is stored in the note it corrects, as one more
-//! entry of the annotation's `corrections` array
-//! ([`ultragit_schema::correction`]), so it travels with the note through
-//! `ultragit sync`, `export`/`import`, amend and rebase, and the JSON-aware
-//! merge keeps the union of both sides' corrections.
+//! **Where.** A correction is first recorded *beside* the note it corrects:
+//! one line of the commit's pending record under
+//! [`ultragit_schema::pending::CORRECTIONS_REF`], so recording one costs what
+//! the correction and the record weigh, never the note (a 3 MB note is not
+//! rewritten for each of a run of corrections). Readers join the record to
+//! the note. [`fold_pending`] moves every pending correction into its note's
+//! own `corrections` array ([`ultragit_schema::correction`]), many in one
+//! rewrite: `ultragit sync` does it before it merges, so corrections travel
+//! with the note through the remote, `export` includes pending ones, the
+//! post-rewrite hook folds before it carries notes to the new commits, and
+//! `doctor --fix` folds on request. The JSON-aware merge keeps the union of
+//! both sides' corrections.
 //!
-//! **Append-only.** The note's text is extended, never re-serialised: every
-//! byte of the annotation as written stays (fields this version does not
-//! know included), and the result is checked to read back as the same
-//! annotation plus the new correction
-//! ([`ultragit_schema::correction::append_to_note`]). Nothing is ever
+//! **Append-only.** Folding extends the note's text, never re-serialises it:
+//! every byte of the annotation as written stays (fields this version does
+//! not know included), and the result is checked to read back as the same
+//! annotation plus the new corrections
+//! ([`ultragit_schema::correction::append_all_to_note`]). Nothing is ever
 //! removed; a wrong correction is answered by another one.
+//!
+//! **Bounded.** A note takes at most [`MAX_CORRECTIONS`] corrections (in the
+//! note and pending together) and its pending record at most
+//! [`MAX_PENDING_BYTES`]; past either the error says to re-annotate. A fold
+//! that would take the note past [`gitctx::MAX_NOTE_BYTES`] leaves those
+//! corrections pending (read still sees them) and says so.
 //!
 //! **Checked first.** Parse → validate everything → write: the commit must
 //! have a readable note; the target must name regions in it (else the error
@@ -21,13 +34,13 @@
 //! `add`/`remove` for the lists, texts within
 //! [`ultragit_schema::correction::MAX_CORRECTION_TEXT`]) and must change
 //! something (adding a constraint that is there, or removing one that is
-//! not, is an error that lists what is there); the note must stay under
-//! [`gitctx::MAX_NOTE_BYTES`].
+//! not, is an error that lists what is there); the caps must hold.
 //!
-//! **Concurrency.** The write is the notes ref's compare-and-swap
+//! **Concurrency.** Every write is a notes ref's compare-and-swap
 //! ([`gitctx::Notes::write_with`]): on a lost race the checks run again on
-//! the note as it then is, so a correction never overwrites an annotation or
-//! another correction written meanwhile.
+//! the record as it then is, so a correction never overwrites another one
+//! written meanwhile; a fold writes the note, then clears only the lines it
+//! folded, so corrections appended in between stay pending.
 //!
 //! **Who.** The author is named as git names a commit's author
 //! ([`git_identity`]): `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL` from the caller's
@@ -37,12 +50,21 @@
 
 use gitctx::{ObjectId, Repo};
 use serde::Serialize;
-use ultragit_schema::correction::{AppendError, append_to_note, apply};
+use std::sync::{Arc, Mutex};
+
+use ultragit_schema::correction::{AppendError, append_all_to_note, apply};
+use ultragit_schema::pending;
 use ultragit_schema::{
     Annotation, Correction, CorrectionField, CorrectionKind, CorrectionTarget, RegionAnnotation,
 };
 
 use crate::NOTES_REF;
+
+/// The most corrections one note may have (in the note and pending).
+pub const MAX_CORRECTIONS: usize = 1_000;
+
+/// The largest pending record of one note (its corrections not yet folded).
+pub const MAX_PENDING_BYTES: u64 = 1024 * 1024;
 
 /// What a `correct` changes: a field, how, and the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,6 +184,15 @@ pub enum CorrectError {
         bytes: u64,
         limit: u64,
     },
+    /// The note already has as many corrections as one note may.
+    #[error(
+        "the annotation of commit {commit} already has {count} corrections, the most one note may have ({limit}); re-annotate the commit (`ultragit annotate --commit {commit} --force`) instead of correcting it further"
+    )]
+    TooMany {
+        commit: String,
+        count: usize,
+        limit: usize,
+    },
     /// The note could not be extended (a bug: nothing was written).
     #[error(transparent)]
     Append(#[from] AppendError),
@@ -239,53 +270,15 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// Checks `correction` and appends it to the note of `rev`, compare-and-swap.
+/// Checks `correction` and appends it to the pending record of `rev`'s
+/// note, compare-and-swap (see the module docs).
 fn append(repo: &Repo, rev: &str, correction: Correction) -> Result<Stored, CorrectError> {
     let problems = correction.problems();
     if !problems.is_empty() {
         return Err(CorrectError::Invalid { problems });
     }
     let commit = repo.resolve_commit(rev)?;
-    let notes = repo.notes(NOTES_REF)?;
-    let mut outcome: Result<Vec<String>, CorrectError> = Err(no_note(commit));
-    notes.write_with(commit, |current| {
-        let checked = current
-            .ok_or_else(|| no_note(commit))
-            .and_then(|text| appended(commit, text, &correction));
-        match checked {
-            Ok((text, regions)) => {
-                outcome = Ok(regions);
-                Some(text)
-            }
-            Err(err) => {
-                outcome = Err(err);
-                None
-            }
-        }
-    })?;
-    Ok(Stored {
-        commit: commit.to_hex(),
-        correction,
-        regions: outcome?,
-    })
-}
-
-fn no_note(commit: ObjectId) -> CorrectError {
-    CorrectError::NoNote {
-        commit: commit.short(),
-    }
-}
-
-/// The note `text` with `correction` appended, and the regions it covers.
-fn appended(
-    commit: ObjectId,
-    text: &str,
-    correction: &Correction,
-) -> Result<(String, Vec<String>), CorrectError> {
-    let annotation = Annotation::from_json(text).map_err(|err| CorrectError::Unreadable {
-        commit: commit.short(),
-        reason: err.reason().to_owned(),
-    })?;
+    let annotation = parsed_note(repo, commit)?;
     let covered: Vec<&RegionAnnotation> = annotation
         .regions
         .iter()
@@ -298,31 +291,236 @@ fn appended(
             available: annotation.regions.iter().map(name).collect(),
         });
     }
-    if !correction.is_flag() {
-        check_changes(&annotation, &covered, correction)?;
+    let regions: Vec<String> = covered.iter().map(|r| name(r)).collect();
+    let line = pending::record_line(&correction);
+    let record = repo.notes(pending::CORRECTIONS_REF)?;
+    let mut outcome: Result<(), CorrectError> = Ok(());
+    record.write_with(commit, |current| {
+        let current = current.unwrap_or("");
+        let checked = check_pending(commit, &annotation, &covered, current, &line, &correction);
+        match checked {
+            Ok(()) => {
+                outcome = Ok(());
+                Some(format!("{current}{line}"))
+            }
+            Err(err) => {
+                outcome = Err(err);
+                None
+            }
+        }
+    })?;
+    outcome?;
+    Ok(Stored {
+        commit: commit.to_hex(),
+        correction,
+        regions,
+    })
+}
+
+/// The checks of one more correction against the note and its pending
+/// record `current`: the caps, and that it changes something.
+fn check_pending(
+    commit: ObjectId,
+    annotation: &Annotation,
+    covered: &[&RegionAnnotation],
+    current: &str,
+    line: &str,
+    correction: &Correction,
+) -> Result<(), CorrectError> {
+    let mut corrections = annotation.corrections.clone();
+    corrections.extend(parsed_record(current));
+    // Counted as recorded: a correction both folded and still pending (a
+    // fold cut short) counts twice, which only ever errs towards the cap.
+    if corrections.len() >= MAX_CORRECTIONS {
+        return Err(CorrectError::TooMany {
+            commit: commit.short(),
+            count: corrections.len(),
+            limit: MAX_CORRECTIONS,
+        });
     }
-    let text = append_to_note(text, correction)?;
-    let bytes = text.len() as u64;
-    if bytes > gitctx::MAX_NOTE_BYTES {
+    let bytes = (current.len() + line.len()) as u64;
+    if bytes > MAX_PENDING_BYTES {
         return Err(CorrectError::TooLarge {
             commit: commit.short(),
             bytes,
-            limit: gitctx::MAX_NOTE_BYTES,
+            limit: MAX_PENDING_BYTES,
         });
     }
-    Ok((text, covered.into_iter().map(name).collect()))
+    if !correction.is_flag() {
+        check_changes(&corrections, covered, correction)?;
+    }
+    Ok(())
+}
+
+/// The corrections of a pending record's text. The last record parsed is
+/// kept in memory: a record that only grew since (the next correction of the
+/// same note) has only its new lines parsed, so a run of corrections costs
+/// each its own line.
+fn parsed_record(text: &str) -> Vec<Correction> {
+    static LAST: Mutex<Option<(String, Vec<Correction>)>> = Mutex::new(None);
+    let Ok(mut last) = LAST.lock() else {
+        return pending::parse_record(text);
+    };
+    let parsed = match last.take() {
+        Some((known, mut parsed)) if text.starts_with(known.as_str()) => {
+            parsed.extend(pending::parse_record(&text[known.len()..]));
+            parsed
+        }
+        _ => pending::parse_record(text),
+    };
+    *last = Some((text.to_owned(), parsed.clone()));
+    parsed
+}
+
+/// The note of `commit`, parsed; the last one parsed is kept in memory by
+/// its blob id (a long-lived process — the MCP server — correcting one
+/// commit many times reads and parses its note once).
+fn parsed_note(repo: &Repo, commit: ObjectId) -> Result<Arc<Annotation>, CorrectError> {
+    static LAST: Mutex<Option<(ObjectId, Arc<Annotation>)>> = Mutex::new(None);
+    let notes = repo.notes(NOTES_REF)?;
+    let blob = notes.blob_of(commit)?.ok_or_else(|| no_note(commit))?;
+    if let Ok(last) = LAST.lock()
+        && let Some((id, note)) = last.as_ref()
+        && *id == blob
+    {
+        return Ok(Arc::clone(note));
+    }
+    let text = match notes.stored_text(blob)? {
+        Ok(text) => text,
+        Err(bytes) => {
+            return Err(CorrectError::TooLarge {
+                commit: commit.short(),
+                bytes,
+                limit: gitctx::MAX_NOTE_BYTES,
+            });
+        }
+    };
+    let annotation = Annotation::from_json(&text).map_err(|err| CorrectError::Unreadable {
+        commit: commit.short(),
+        reason: err.reason().to_owned(),
+    })?;
+    let annotation = Arc::new(annotation);
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some((blob, Arc::clone(&annotation)));
+    }
+    Ok(annotation)
+}
+
+fn no_note(commit: ObjectId) -> CorrectError {
+    CorrectError::NoNote {
+        commit: commit.short(),
+    }
+}
+
+/// What [`fold_pending`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Folded {
+    /// Notes that took their pending corrections.
+    pub notes: usize,
+    /// Corrections moved into notes.
+    pub corrections: usize,
+    /// Commits whose pending corrections stay pending, and why (the note is
+    /// gone or unreadable, or would grow past the size limit).
+    pub kept: Vec<(ObjectId, String)>,
+}
+
+/// Folds every pending correction into its commit's note (one rewrite per
+/// note, however many corrections), then clears what was folded from the
+/// record; both compare-and-swap. A crash between the two leaves corrections
+/// in both places, which readers join as one. Run by `sync` before it
+/// merges, by `doctor --fix`, and before a rewrite carries notes.
+pub fn fold_pending(repo: &Repo) -> Result<Folded, CorrectError> {
+    let record = repo.notes(pending::CORRECTIONS_REF)?;
+    let mut folded = Folded::default();
+    if record.tip()?.is_none() {
+        return Ok(folded);
+    }
+    let notes = repo.notes(NOTES_REF)?;
+    for entry in record.list()? {
+        let commit = entry.target;
+        let Some(text) = record.read(commit).ok().flatten() else {
+            continue;
+        };
+        let pending_here = pending::parse_record(&text);
+        let mut moved = 0;
+        let mut why: Option<String> = None;
+        notes.write_with(commit, |current| {
+            moved = 0;
+            why = None;
+            let Some(current) = current else {
+                why = Some("the commit has no note any more".to_owned());
+                return None;
+            };
+            let annotation = match Annotation::from_json(current) {
+                Ok(a) => a,
+                Err(err) => {
+                    why = Some(format!("its note is not readable ({})", err.reason()));
+                    return None;
+                }
+            };
+            let new: Vec<Correction> = pending_here
+                .iter()
+                .filter(|c| !annotation.corrections.contains(c))
+                .cloned()
+                .collect();
+            if new.is_empty() {
+                return None;
+            }
+            match append_all_to_note(current, &new) {
+                Ok(text) if text.len() as u64 <= gitctx::MAX_NOTE_BYTES => {
+                    moved = new.len();
+                    Some(text)
+                }
+                Ok(text) => {
+                    why = Some(format!(
+                        "the note would be {} bytes, over the limit of {}",
+                        text.len(),
+                        gitctx::MAX_NOTE_BYTES
+                    ));
+                    None
+                }
+                Err(err) => {
+                    why = Some(err.to_string());
+                    None
+                }
+            }
+        })?;
+        if let Some(why) = why {
+            folded.kept.push((commit, why));
+            continue;
+        }
+        if moved > 0 {
+            folded.notes += 1;
+            folded.corrections += moved;
+        }
+        // Clear what is now in the note; corrections appended meanwhile stay.
+        record.write_or_remove_with(commit, |current| {
+            let current = current?;
+            let rest: String = current
+                .lines()
+                .filter(|line| {
+                    serde_json::from_str::<Correction>(line)
+                        .map_or(true, |c| !pending_here.contains(&c))
+                })
+                .filter(|line| !line.trim().is_empty())
+                .map(|line| format!("{line}\n"))
+                .collect();
+            Some(rest)
+        })?;
+    }
+    Ok(folded)
 }
 
 /// A change must take effect on the region as it reads today (its earlier
 /// corrections applied): adding what is there, or removing what is not, is
 /// refused with what is there.
 fn check_changes(
-    annotation: &Annotation,
+    corrections: &[Correction],
     covered: &[&RegionAnnotation],
     correction: &Correction,
 ) -> Result<(), CorrectError> {
     for region in covered {
-        let (today, _) = apply(region, &annotation.corrections);
+        let (today, _) = apply(region, corrections);
         let (_, applied) = apply(&today, std::slice::from_ref(correction));
         if applied.is_empty() {
             let value = correction.value.as_deref().unwrap_or_default();

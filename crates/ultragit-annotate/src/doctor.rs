@@ -300,6 +300,8 @@ enum Repair {
     NotesRef,
     /// Remove the blame cache's entries outside the kept window.
     PruneBlameCache,
+    /// Fold pending corrections into their notes.
+    FoldCorrections,
 }
 
 /// `key=value, …` of a config repair.
@@ -315,6 +317,7 @@ impl Repair {
             Repair::Config(values) => format!("set {}", assignments(values)),
             Repair::NotesRef => format!("create {NOTES_REF}"),
             Repair::PruneBlameCache => "prune the blame cache".to_owned(),
+            Repair::FoldCorrections => "fold pending corrections into their notes".to_owned(),
         }
     }
 }
@@ -381,6 +384,31 @@ impl Doctor<'_> {
                 Ok(format!("created {NOTES_REF}"))
             }
             Repair::PruneBlameCache => self.prune_blame_cache(),
+            Repair::FoldCorrections => {
+                let folded = crate::correct::fold_pending(self.repo)
+                    .map_err(|e| AnnotateError::Invalid(e.to_string()))?;
+                let mut text = format!(
+                    "folded {} into {}",
+                    plural(
+                        folded.corrections,
+                        "pending correction",
+                        "pending corrections"
+                    ),
+                    plural(folded.notes, "note", "notes")
+                );
+                if !folded.kept.is_empty() {
+                    text.push_str(&format!(
+                        "; {} stay pending ({})",
+                        plural(
+                            folded.kept.len(),
+                            "note's corrections",
+                            "notes' corrections"
+                        ),
+                        folded.kept[0].1
+                    ));
+                }
+                Ok(text)
+            }
         }
     }
 }

@@ -224,6 +224,21 @@ pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncRepo
         attempts: 0,
         warnings: Vec::new(),
     };
+    // Corrections recorded here go into their notes first: the notes carry
+    // them to everyone else.
+    match crate::correct::fold_pending(repo) {
+        Ok(folded) => {
+            for (commit, why) in folded.kept {
+                report.warnings.push(format!(
+                    "the pending corrections of commit {} were not folded into its note ({why}); they stay local",
+                    commit.short()
+                ));
+            }
+        }
+        Err(err) => report
+            .warnings
+            .push(format!("pending corrections were not folded: {err}")),
+    }
     let mut pause = options.retry_pause;
     // A "[remote rejected]" push: the remote's tip before it, and the reason.
     let mut refused: Option<(Option<ObjectId>, String)> = None;

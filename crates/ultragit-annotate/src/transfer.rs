@@ -196,9 +196,18 @@ pub fn export(
         ));
     }
     let io = |e| AnnotateError::io(std::path::Path::new("<export output>"), e);
+    let pending = repo.notes(ultragit_schema::pending::CORRECTIONS_REF)?;
+    let has_pending = pending.tip()?.is_some();
     for (target, text) in &read.found {
         let line = match Annotation::from_json(text) {
-            Ok(annotation) => {
+            Ok(mut annotation) => {
+                // Corrections not yet folded into the note go along.
+                if has_pending && let Ok(Some(record)) = pending.read(*target) {
+                    ultragit_schema::pending::join(
+                        &mut annotation,
+                        &ultragit_schema::pending::parse_record(&record),
+                    );
+                }
                 report.exported += 1;
                 serde_json::to_string(&ValidLine {
                     commit: target.to_hex(),

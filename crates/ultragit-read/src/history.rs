@@ -187,10 +187,14 @@ pub(crate) fn annotations(
     warnings: &mut Vec<String>,
 ) -> Result<HashMap<ObjectId, Annotation>, ReadError> {
     let read = pipeline.repo().notes(NOTES_REF)?.read_many(commits)?;
+    let pending = crate::pending::read(pipeline.repo(), commits)?;
     let mut out = HashMap::new();
     for (commit, text) in read.found {
         match Annotation::from_json(&text) {
-            Ok(note) => {
+            Ok(mut note) => {
+                if let Some(corrections) = pending.get(&commit) {
+                    crate::pending::join(&mut note, corrections);
+                }
                 out.insert(commit, note);
             }
             Err(_) => warnings.push(format!(

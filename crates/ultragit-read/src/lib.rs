@@ -86,6 +86,7 @@ pub mod history;
 mod index;
 mod lineage;
 pub mod outline_cache;
+pub mod pending;
 pub mod pipeline;
 mod query;
 mod rank;

@@ -981,11 +981,15 @@ impl Run<'_> {
                 gitctx::MAX_NOTE_BYTES
             ));
         }
+        let pending = crate::pending::read(self.repo(), &wanted)?;
         for (id, text) in read.found {
             let hex = id.to_hex();
-            let parsed = Annotation::from_json(&text)
+            let mut parsed = Annotation::from_json(&text)
                 .ok()
                 .filter(|a| a.timestamp_utc().is_some());
+            if let (Some(annotation), Some(corrections)) = (parsed.as_mut(), pending.get(&id)) {
+                crate::pending::join(annotation, corrections);
+            }
             match &parsed {
                 None => self
                     .warnings

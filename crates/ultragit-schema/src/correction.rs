@@ -262,9 +262,25 @@ pub enum AppendError {
 /// added before its closing `]`. The result is checked by parsing it: the
 /// annotation must read back exactly as before, with one more correction.
 pub fn append_to_note(note: &str, correction: &Correction) -> Result<String, AppendError> {
+    append_all_to_note(note, std::slice::from_ref(correction))
+}
+
+/// [`append_to_note`] for several corrections at once, in order: the note is
+/// parsed twice whatever their number (how pending corrections are folded
+/// into a note).
+pub fn append_all_to_note(note: &str, corrections: &[Correction]) -> Result<String, AppendError> {
     let before = Annotation::from_json(note)?;
-    let entry = serde_json::to_string(correction)
-        .expect("a correction has string keys and no floats, so it always serializes");
+    if corrections.is_empty() {
+        return Ok(note.to_owned());
+    }
+    let entries: Vec<String> = corrections
+        .iter()
+        .map(|c| {
+            serde_json::to_string(c)
+                .expect("a correction has string keys and no floats, so it always serializes")
+        })
+        .collect();
+    let entry = entries.join(",");
     let text = match top_level_value(note, "corrections") {
         Some((start, end)) => {
             let inner = &note[start + 1..end - 1];
@@ -285,7 +301,7 @@ pub fn append_to_note(note: &str, correction: &Correction) -> Result<String, App
     let after =
         Annotation::from_json(&text).map_err(|err| AppendError::Changed(err.to_string()))?;
     let mut expected = before;
-    expected.corrections.push(correction.clone());
+    expected.corrections.extend(corrections.iter().cloned());
     if after != expected {
         return Err(AppendError::Changed(
             "the note read back differently".to_owned(),

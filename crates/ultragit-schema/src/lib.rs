@@ -63,6 +63,7 @@ mod open_enum;
 pub mod annotation;
 pub mod correction;
 pub mod merge;
+pub mod pending;
 pub mod read;
 pub mod team_config;
 pub mod validate;

@@ -51,9 +51,20 @@ fn annotated(repo: &TestRepo) -> String {
     commit
 }
 
+/// The note of `commit` with its pending corrections (read with git).
 fn stored(repo: &TestRepo, commit: &str) -> Annotation {
     let text = repo.git(&["notes", "--ref=ultragit", "show", commit]);
-    Annotation::from_json(&text).expect("the note stays a valid annotation")
+    let mut note = Annotation::from_json(&text).expect("the note stays a valid annotation");
+    let pending = repo
+        .command()
+        .args(["notes", "--ref=ultragit-corrections", "show", commit])
+        .run_unchecked()
+        .unwrap();
+    if pending.status.success() {
+        let record = String::from_utf8_lossy(&pending.stdout);
+        ultragit_schema::pending::join(&mut note, &ultragit_schema::pending::parse_record(&record));
+    }
+    note
 }
 
 /// The one region `read --format json` returns for `anchor`.

@@ -34,7 +34,7 @@ impl Doctor<'_> {
         let targets: Vec<ObjectId> = entries.iter().map(|e| e.target).collect();
         let scan = scan_notes(self.repo, &targets)?;
         let unreachable = self.repo.unreachable_from_refs(&targets)?;
-        Ok(vec![
+        let mut findings = vec![
             Check::ok(
                 "notes-ref",
                 format!("{NOTES_REF}: {}", plural(entries.len(), "note", "notes")),
@@ -42,7 +42,36 @@ impl Doctor<'_> {
             .into(),
             malformed_check(&scan).into(),
             unreachable_check(&scan, &unreachable).into(),
-        ])
+        ];
+        if let Some(pending) = self.pending_corrections()? {
+            findings.push(pending);
+        }
+        Ok(findings)
+    }
+
+    /// `pending-corrections`, only when some are pending: corrections
+    /// recorded but not yet folded into their notes (the next sync folds
+    /// them; `--fix` does now).
+    fn pending_corrections(&self) -> Result<Option<Finding>, AnnotateError> {
+        let record = self.repo.notes(ultragit_schema::pending::CORRECTIONS_REF)?;
+        if record.tip()?.is_none() {
+            return Ok(None);
+        }
+        let entries = record.list()?;
+        if entries.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Finding {
+            check: Check::warn(
+                "pending-corrections",
+                format!(
+                    "{} with corrections not yet folded into the note (read sees them; a sync folds them before it shares the notes)",
+                    plural(entries.len(), "commit", "commits")
+                ),
+            )
+            .with_fix("ultragit doctor --fix (or ultragit sync)"),
+            repair: Some(Repair::FoldCorrections),
+        }))
     }
 }
 

@@ -56,6 +56,19 @@ fn corrections_are_appended_without_rewriting_the_note() {
     )
     .unwrap();
 
+    // Recorded beside the note, which is not rewritten for each one.
+    assert_eq!(raw_note(&repo, &commit), original);
+    let record = repo.git(&["notes", "--ref=ultragit-corrections", "show", &commit]);
+    assert_eq!(
+        ultragit_schema::pending::parse_record(&record).len(),
+        2,
+        "{record}"
+    );
+
+    // Folded into the note in one rewrite, every byte of it kept.
+    let folded = correct::fold_pending(&git).unwrap();
+    assert_eq!((folded.notes, folded.corrections), (1, 2));
+    assert!(folded.kept.is_empty());
     let text = raw_note(&repo, &commit);
     let close = original.rfind('}').unwrap();
     assert!(text.starts_with(&original[..close]), "{text}");
@@ -64,6 +77,18 @@ fn corrections_are_appended_without_rewriting_the_note() {
     let note = Annotation::from_json(&text).unwrap();
     assert_eq!(note.corrections.len(), 2);
     assert_eq!(note.regions[0].intent, "Does f.");
+    let left = repo
+        .command()
+        .args(["notes", "--ref=ultragit-corrections", "show", &commit])
+        .run_unchecked()
+        .unwrap();
+    assert!(!left.status.success(), "the record is cleared");
+    // Folding again changes nothing.
+    assert_eq!(
+        correct::fold_pending(&git).unwrap(),
+        correct::Folded::default()
+    );
+    assert_eq!(raw_note(&repo, &commit), text);
 }
 
 #[test]
@@ -138,4 +163,51 @@ fn the_author_is_named_as_git_names_a_commit_author() {
         correct::git_identity(&git, env).unwrap(),
         "Bob <ann@example.com>"
     );
+}
+
+#[test]
+fn a_note_takes_at_most_the_cap_of_corrections_folded_and_pending_together() {
+    let repo = TestRepo::new();
+    let (commit, text) = foreign_note(&repo);
+    let git = open(&repo);
+    // 997 corrections already in the note, then two pending: 999.
+    let mut note = Annotation::from_json(&text).unwrap();
+    for i in 0..correct::MAX_CORRECTIONS - 3 {
+        note.corrections.push(ultragit_schema::Correction::flag(
+            CorrectionTarget::all(),
+            format!("old {i}"),
+            "Ann",
+            "2025-01-01T00:00:00Z",
+        ));
+    }
+    git.notes(ultragit_annotate::NOTES_REF)
+        .unwrap()
+        .write(id(&commit), &note.to_json())
+        .unwrap();
+    for reason in ["one", "two", "three"] {
+        correct::flag(&git, &commit, CorrectionTarget::all(), reason, "Ann").unwrap();
+    }
+    let before = raw_note(&repo, &commit);
+    let err = correct::flag(&git, &commit, CorrectionTarget::all(), "four", "Ann").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            correct::CorrectError::TooMany {
+                count: 1000,
+                limit: 1000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    testkit::assert_contains(&err.to_string(), "already has 1000 corrections");
+    assert_eq!(raw_note(&repo, &commit), before, "nothing written");
+    let record = repo.git(&["notes", "--ref=ultragit-corrections", "show", &commit]);
+    assert_eq!(ultragit_schema::pending::parse_record(&record).len(), 3);
+    // Folded, the count is the same: still full.
+    correct::fold_pending(&git).unwrap();
+    assert!(matches!(
+        correct::flag(&git, &commit, CorrectionTarget::all(), "five", "Ann"),
+        Err(correct::CorrectError::TooMany { .. })
+    ));
 }
