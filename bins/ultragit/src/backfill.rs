@@ -1,13 +1,19 @@
 //! `ultragit backfill [RANGE] [--since DATE] [--max-commits N] [--paths P…]
-//! [--concurrency N] [--shard I/N] [--dry-run]`: annotates a repository's
-//! existing history, many commits at once (`ultragit_annotate::backfill`).
+//! [--concurrency N] [--shard I/N] [--retry-budget D] [--request-timeout D]
+//! [--dry-run]`: annotates a repository's existing history, many commits at
+//! once (`ultragit_annotate::backfill`).
 //!
-//! The selection, the shard split and the token estimate are the library's.
-//! This module resolves the arguments (`--since` as `read` takes it, `--paths`
-//! relative to the current directory), builds one provider whose requests all
-//! share one `llm::PauseGate` (a `Retry-After` pauses the whole pool), shows
-//! progress on stderr — an `indicatif` bar on a terminal, otherwise a plain line
-//! every [`PLAIN_EVERY`] and one per failure — and stops on Ctrl-C or SIGTERM:
+//! The selection, the shard split, the token estimate and the HTTP options
+//! for storms (`backfill::http_options`) are the library's. This module
+//! resolves the arguments (`--since` as `read` takes it, `--paths` relative to
+//! the current directory; `--retry-budget` and `--request-timeout` over
+//! `ultragit.backfill.retryBudget` and `ultragit.backfill.requestTimeout`),
+//! builds one provider whose requests all share one `llm::PauseGate` (a
+//! `Retry-After` pauses the whole pool, and each call retries within the
+//! budget), shows progress on stderr — an `indicatif` bar on a terminal,
+//! otherwise a plain line every [`PLAIN_EVERY`], one per failure, and "paused
+//! by the provider, resuming in N s" when a pause begins (at most one every
+//! [`PLAIN_EVERY`]) — and stops on Ctrl-C or SIGTERM:
 //! nothing new is scheduled, the annotations in flight are dropped (a note is
 //! only ever written whole, by its final compare-and-swap store), and the
 //! summary is printed. A rerun continues where the last one stopped: the notes
@@ -34,7 +40,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llm::{PauseGate, Redactor};
 use safe_io::term::sanitize_line;
 use ultragit_annotate::backfill::{
-    self, Event, Outcome as CommitOutcome, RunOptions, SelectOptions, Selection, Shard, Summary,
+    self, BackfillConfig, Event, Outcome as CommitOutcome, RunOptions, SelectOptions, Selection,
+    Shard, Summary,
 };
 use ultragit_annotate::tools::thousands;
 use ultragit_annotate::{AnnotateConfig, LargeCommits, Settings};
@@ -77,6 +84,16 @@ pub struct BackfillArgs {
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<Shard>,
 
+    /// How long each model call may keep retrying 429s, 5xx answers and timeouts,
+    /// pauses included: 90s, 5m, 1h [default: ultragit.backfill.retryBudget, or 5m]
+    #[arg(long, value_name = "DURATION", value_parser = backfill::parse_retry_budget)]
+    retry_budget: Option<Duration>,
+
+    /// Cut off one attempt of a model call after DURATION (then retried within the
+    /// budget) [default: ultragit.backfill.requestTimeout, or 3m]
+    #[arg(long, value_name = "DURATION", value_parser = backfill::parse_request_timeout)]
+    request_timeout: Option<Duration>,
+
     /// List the commits and estimate the input tokens; no model call, nothing written
     #[arg(long)]
     dry_run: bool,
@@ -89,7 +106,20 @@ const AFTER_HELP: &str = "\
 Picks the commits of RANGE that are not merges, not annotated yet and not trivial \
 (no changes, lockfiles, whitespace or binary files only), newest first, and annotates \
 them as `ultragit annotate` would, N at once. A 429 (or any answer with Retry-After) \
-pauses every annotation in flight, not just the one that got it.
+pauses every annotation in flight, not just the one that got it; when the pause ends, \
+one request goes first and the rest follow once it is answered, so a rate-limit storm \
+costs about one request per pause, whatever the concurrency. Meanwhile the progress says \
+\"paused by the provider, resuming in N s\".
+
+Storms are ridden out, not failed: each model call retries 429s, 5xx answers, \
+timeouts and dropped connections for up to --retry-budget (default 5m; git config \
+ultragit.backfill.retryBudget), waiting as Retry-After asks (up to a minute) or \
+backing off, the pauses counted in the budget. An attempt that gets no answer within \
+--request-timeout (default 3m; ultragit.backfill.requestTimeout) is cut off and \
+retried. A call still failing when the budget runs out fails its commit, saying so. \
+Errors that retrying cannot fix (400, 401, 403) fail the commit at once. \
+.ultragit-config.toml may set backfill_retry_budget (30s to 1h) and \
+backfill_request_timeout (10s to 30m) under [ultragit.annotate].
 
 Resumable: the notes are the state. Ctrl-C (or SIGTERM) stops scheduling, drops the \
 annotations in flight and prints the summary; a note is only ever stored whole, so \
@@ -113,8 +143,8 @@ A commit the model finds nothing to record on is counted as declined, one past \
 maxDiffLines as skipped; both get a short note saying so and are not retried.
 
 Progress goes to stderr: a progress bar on a terminal (done/total, failures, tokens, \
-ETA), otherwise a line every 10 seconds and one per failure. The summary goes to \
-stdout.
+ETA), otherwise a line every 10 seconds, one per failure, and one when the provider \
+pauses the pool (at most one every 10 seconds). The summary goes to stdout.
 
 --paths takes every word after it: give RANGE before it (or end the paths with --).
 
@@ -123,6 +153,7 @@ Examples:
   ultragit backfill --since 2025-01-01 --concurrency 8
   ultragit backfill main~200..main --paths src
   ultragit backfill --shard 2/4
+  ultragit backfill --retry-budget 30m --request-timeout 10m   # a slow, busy provider
 
 Provider configuration as for `ultragit annotate` (see `ultragit annotate --help`).
 
@@ -187,8 +218,14 @@ pub fn run(args: &BackfillArgs, at: &Invocation) -> Result<Outcome, CommandError
             format!("{message} (or set ultragit.apiKeyEnv; `none` for a server without keys)")
         })
     })?;
+    let patience = BackfillConfig {
+        retry_budget: args.retry_budget.unwrap_or(settings.backfill.retry_budget),
+        request_timeout: args
+            .request_timeout
+            .unwrap_or(settings.backfill.request_timeout),
+    };
     let gate = PauseGate::new();
-    config.http.pause = Some(gate.clone());
+    config.http = backfill::http_options(&patience, config.http, &gate);
     let (provider, redactor) = connect(config, ctx)?;
 
     let commits: Vec<ObjectId> = selection.commits.iter().map(|c| c.id).collect();
@@ -207,6 +244,7 @@ pub fn run(args: &BackfillArgs, at: &Invocation) -> Result<Outcome, CommandError
         &RunOptions {
             concurrency,
             redactor,
+            pause: Some(gate.clone()),
         },
         stop_signal(),
         |event| progress.on_event(event),
@@ -382,6 +420,12 @@ fn summary_text(summary: &Summary, pauses: u64) -> String {
     out
 }
 
+/// `paused by the provider, resuming in N s`, N rounded up (at least 1).
+fn pause_text(resuming_in: Duration) -> String {
+    let seconds = resuming_in.as_secs() + u64::from(resuming_in.subsec_nanos() > 0);
+    format!("paused by the provider, resuming in {} s", seconds.max(1))
+}
+
 /// Completes on Ctrl-C (SIGINT) or SIGTERM; never when the handlers cannot be
 /// installed.
 async fn stop_signal() {
@@ -418,6 +462,9 @@ struct Progress {
     started: Instant,
     redactor: Redactor,
     view: View,
+    /// When the plain pause line was last printed: at most one every
+    /// [`PLAIN_EVERY`], however often the gate opens and closes.
+    pause_line_at: Option<Instant>,
 }
 
 enum View {
@@ -448,6 +495,7 @@ impl Progress {
             started: now,
             redactor,
             view,
+            pause_line_at: None,
         }
     }
 
@@ -464,13 +512,15 @@ impl Progress {
     }
 
     fn on_event(&mut self, event: Event<'_>) {
-        let Event::Finished {
-            commit,
-            outcome,
-            usage,
-        } = event
-        else {
-            return;
+        let (commit, outcome, usage) = match event {
+            Event::Finished {
+                commit,
+                outcome,
+                usage,
+            } => (commit, outcome, usage),
+            Event::Paused { resuming_in } => return self.paused(resuming_in),
+            Event::Resumed => return self.resumed(),
+            _ => return,
         };
         self.done += 1;
         self.tokens += usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
@@ -497,6 +547,34 @@ impl Progress {
                     ));
                 }
             }
+        }
+    }
+
+    /// The provider keeps the pool paused for `resuming_in` more: the bar says
+    /// so; a plain line when a pause begins, at most one every [`PLAIN_EVERY`]
+    /// (a storm opens and closes the gate every second).
+    fn paused(&mut self, resuming_in: Duration) {
+        let text = pause_text(resuming_in);
+        match &self.view {
+            View::Bar(bar) => bar.set_message(text),
+            View::Lines { .. } => {
+                if self
+                    .pause_line_at
+                    .is_none_or(|at| at.elapsed() >= PLAIN_EVERY)
+                {
+                    self.pause_line_at = Some(Instant::now());
+                    self.line(&format!(
+                        "backfill: {text} ({}/{} done)",
+                        self.done, self.total
+                    ));
+                }
+            }
+        }
+    }
+
+    fn resumed(&mut self) {
+        if let View::Bar(bar) = &self.view {
+            bar.set_message(self.message());
         }
     }
 
@@ -546,6 +624,22 @@ mod tests {
         assert_eq!(repo_relative(root, &sub, &absolute).unwrap(), "x/y");
         assert!(repo_relative(root, &sub, "../..").is_err());
         std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn the_pause_reads_in_whole_seconds_rounded_up() {
+        for (millis, text) in [
+            (1, "1 s"),
+            (999, "1 s"),
+            (1000, "1 s"),
+            (1001, "2 s"),
+            (59_500, "60 s"),
+        ] {
+            assert_eq!(
+                pause_text(Duration::from_millis(millis)),
+                format!("paused by the provider, resuming in {text}")
+            );
+        }
     }
 
     fn tempfile_dir() -> PathBuf {

@@ -34,6 +34,20 @@ pub enum LlmError {
         last: Box<LlmError>,
     },
 
+    /// Retryable failures went on until the next retry would have started past
+    /// the retry budget ([`crate::RetryPolicy::retry_budget`]).
+    #[error(
+        "{provider}: still failing when the retry budget of {} ran out ({attempts} {}); last error: {last}",
+        human_duration(*budget),
+        if *attempts == 1 { "attempt" } else { "attempts" }
+    )]
+    RetryBudgetSpent {
+        provider: &'static str,
+        budget: Duration,
+        attempts: u32,
+        last: Box<LlmError>,
+    },
+
     /// No (complete) answer in time: one attempt (`overall == false`) or the whole
     /// call including retries.
     #[error("{provider}: no response within {} s{}", after.as_secs_f64(), if *overall { " (overall limit)" } else { "" })]
@@ -116,6 +130,17 @@ impl LlmError {
                 attempts,
                 last: Box::new(last.redacted(redactor)),
             },
+            LlmError::RetryBudgetSpent {
+                provider,
+                budget,
+                attempts,
+                last,
+            } => LlmError::RetryBudgetSpent {
+                provider,
+                budget,
+                attempts,
+                last: Box::new(last.redacted(redactor)),
+            },
             LlmError::Transport { provider, message } => LlmError::Transport {
                 provider,
                 message: r(message),
@@ -145,7 +170,9 @@ impl LlmError {
     pub fn status(&self) -> Option<u16> {
         match self {
             LlmError::Api { status, .. } => Some(*status),
-            LlmError::RetriesExhausted { last, .. } => last.status(),
+            LlmError::RetriesExhausted { last, .. } | LlmError::RetryBudgetSpent { last, .. } => {
+                last.status()
+            }
             _ => None,
         }
     }
@@ -156,6 +183,7 @@ impl LlmError {
             LlmError::Config { provider, .. }
             | LlmError::Api { provider, .. }
             | LlmError::RetriesExhausted { provider, .. }
+            | LlmError::RetryBudgetSpent { provider, .. }
             | LlmError::Timeout { provider, .. }
             | LlmError::Transport { provider, .. }
             | LlmError::Malformed { provider, .. }
@@ -163,6 +191,20 @@ impl LlmError {
             | LlmError::UnknownStopReason { provider, .. }
             | LlmError::InvalidToolArguments { provider, .. } => provider,
         }
+    }
+}
+
+/// `duration` for people: `5 min`, `90 s`, `1.5 s`, `1 h`.
+pub(crate) fn human_duration(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if duration.subsec_nanos() != 0 {
+        format!("{:.1} s", duration.as_secs_f64())
+    } else if secs >= 3600 && secs.is_multiple_of(3600) {
+        format!("{} h", secs / 3600)
+    } else if secs >= 60 && secs.is_multiple_of(60) {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
     }
 }
 
@@ -176,5 +218,44 @@ fn human_bytes(bytes: u64) -> String {
         format!("{} KiB", bytes / KIB)
     } else {
         format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        for (duration, text) in [
+            (Duration::from_secs(300), "5 min"),
+            (Duration::from_secs(90), "90 s"),
+            (Duration::from_secs(3), "3 s"),
+            (Duration::from_millis(1500), "1.5 s"),
+            (Duration::from_secs(7200), "2 h"),
+        ] {
+            assert_eq!(human_duration(duration), text);
+        }
+    }
+
+    #[test]
+    fn a_spent_budget_names_the_budget_and_keeps_the_status() {
+        let err = LlmError::RetryBudgetSpent {
+            provider: "openai-chat",
+            budget: Duration::from_secs(300),
+            attempts: 41,
+            last: Box::new(LlmError::Api {
+                provider: "openai-chat",
+                status: 429,
+                message: "slow down".to_owned(),
+            }),
+        };
+        assert_eq!(
+            err.to_string(),
+            "openai-chat: still failing when the retry budget of 5 min ran out (41 attempts); \
+             last error: openai-chat: HTTP 429: slow down"
+        );
+        assert_eq!(err.status(), Some(429));
+        assert_eq!(err.provider(), "openai-chat");
     }
 }

@@ -7,9 +7,12 @@
 //!
 //! Retried: HTTP 429, 500, 502, 503, 504 and 529 (Anthropic's "overloaded"),
 //! attempts that time out, and transport failures (refused or reset connections,
-//! bodies cut short). Not retried: other statuses, answers that arrive whole but
-//! cannot be parsed (a server that sends garbage once will send it again), and
-//! answers over the size limit.
+//! bodies cut short). Not retried: other statuses (400, 401, 403, …: they fail
+//! at once, whatever the budget), answers that arrive whole but cannot be
+//! parsed (a server that sends garbage once will send it again), and answers
+//! over the size limit. How long retries go on is the [`RetryPolicy`]'s: a
+//! number of attempts, and optionally a time budget, so that a caller can ride
+//! out a storm of minutes rather than give up after five quick attempts.
 //!
 //! **Invariant:** no body is read without a bound. A `2xx` body — plain JSON or
 //! server-sent events alike — may hold at most [`HttpOptions::max_response_bytes`]
@@ -23,11 +26,15 @@
 //!
 //! **Pool pause:** requests that share a [`PauseGate`] (set in
 //! [`HttpOptions::pause`]; every clone is the same gate) wait on it before each
-//! attempt, and an answer that carries `Retry-After` (a 429 above all) closes it
-//! for that long — so when one of many concurrent callers is told to slow down,
-//! none of the others sends a new request until the wait has passed. Requests
-//! already on the wire are not affected. Without a gate (the default) each
-//! request only waits out its own `Retry-After`.
+//! attempt, and an answer that carries `Retry-After` closes it for that long (a
+//! 429 or 529 without one, for the back-off wait) — so when one of many
+//! concurrent callers is told to slow down, none of the others sends a new
+//! request until the wait has passed. When it has, one request goes first and
+//! the rest wait for its answer ([`PauseGate`], "half-open"), so a storm costs
+//! one request per pause, not one per caller. Waiting on the gate is not an
+//! attempt; it is time, and counts against a retry budget. Requests already on
+//! the wire are not affected. Without a gate (the default) each request only
+//! waits out its own `Retry-After`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -83,6 +90,12 @@ impl Default for HttpOptions {
 /// docs): a pool of concurrent callers gives each of its providers the same gate,
 /// and one `Retry-After` then holds back the whole pool.
 ///
+/// **Half-open after a pause:** when a pause ends, one request goes first (the
+/// probe) and the others keep waiting until its answer is in. An answer that
+/// pauses again closes the gate for everyone; any other answer (a success, or
+/// a failure that asks for no pause) opens it for all. So a pool of 64 that
+/// meets a rate-limit storm sends one request per pause, not 64.
+///
 /// Equality is identity: two gates are equal when they are clones of one.
 #[derive(Clone, Debug, Default)]
 pub struct PauseGate {
@@ -91,10 +104,22 @@ pub struct PauseGate {
 
 #[derive(Debug, Default)]
 struct GateState {
-    /// Requests wait until then.
-    until: Mutex<Option<Instant>>,
+    hold: Mutex<Hold>,
+    /// Woken when a probe's answer is in.
+    settled: tokio::sync::Notify,
     /// How often the gate was closed.
     pauses: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Hold {
+    /// Requests wait until then.
+    until: Option<Instant>,
+    /// A pause has ended but no answer has come since: the next request is
+    /// the probe.
+    half_open: bool,
+    /// The probe is on the wire.
+    probing: bool,
 }
 
 impl PauseGate {
@@ -103,20 +128,27 @@ impl PauseGate {
         PauseGate::default()
     }
 
+    fn hold(&self) -> std::sync::MutexGuard<'_, Hold> {
+        self.inner.hold.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Holds back every request that waits on this gate until `wait` from now; a
-    /// pause that already lasts longer stands.
+    /// pause that already lasts longer stands. When it ends, one request goes
+    /// first (see the type's docs).
     pub fn pause_for(&self, wait: Duration) {
         let until = Instant::now() + wait;
-        let mut current = self.inner.until.lock().unwrap_or_else(|p| p.into_inner());
-        if current.is_none_or(|c| c < until) {
-            *current = Some(until);
+        let mut hold = self.hold();
+        if hold.until.is_none_or(|c| c < until) {
+            hold.until = Some(until);
         }
+        hold.half_open = true;
         self.inner.pauses.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// How much longer the gate stays closed (zero when open).
+    /// How much longer the gate stays closed (zero when open, and while the
+    /// first request after a pause is on the wire).
     pub fn remaining(&self) -> Duration {
-        let until = *self.inner.until.lock().unwrap_or_else(|p| p.into_inner());
+        let until = self.hold().until;
         until.map_or(Duration::ZERO, |u| {
             u.saturating_duration_since(Instant::now())
         })
@@ -127,19 +159,83 @@ impl PauseGate {
         self.inner.pauses.load(Ordering::Relaxed)
     }
 
-    /// Waits until the gate is open or `deadline` comes; true when open. A pause
-    /// extended meanwhile is waited out too.
-    pub(crate) async fn wait_open(&self, deadline: Instant) -> bool {
+    /// Waits until this request may go, or `deadline` comes (`None`). A pause
+    /// extended meanwhile is waited out too; after a pause, the first request
+    /// through is the probe and the rest wait for its answer. The pass must be
+    /// settled with that answer ([`Pass::settle`]); a pass dropped unsettled
+    /// (the request was cancelled) lets the next request probe.
+    pub(crate) async fn pass(&self, deadline: Instant) -> Option<Pass<'_>> {
         loop {
-            let remaining = self.remaining();
-            if remaining.is_zero() {
-                return true;
-            }
+            // Registered before the state is read, so a probe that settles in
+            // between still wakes us.
+            let settled = self.inner.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            settled.as_mut().enable();
+            let until = {
+                let mut hold = self.hold();
+                let now = Instant::now();
+                match hold.until {
+                    Some(until) if until > now => Some(until),
+                    _ if !hold.half_open => {
+                        return Some(Pass {
+                            gate: self,
+                            probe: false,
+                        });
+                    }
+                    _ if !hold.probing => {
+                        hold.probing = true;
+                        return Some(Pass {
+                            gate: self,
+                            probe: true,
+                        });
+                    }
+                    // The probe is out: wait for its answer.
+                    _ => None,
+                }
+            };
             let now = Instant::now();
             if now >= deadline {
-                return false;
+                return None;
             }
-            tokio::time::sleep(remaining.min(deadline - now)).await;
+            let wake = until.map_or(deadline, |until| until.min(deadline));
+            tokio::select! {
+                () = &mut settled => {}
+                () = tokio::time::sleep(wake - now) => {}
+            }
+        }
+    }
+}
+
+/// Leave to send one request through a [`PauseGate`] (see
+/// [`PauseGate::pass`]).
+#[derive(Debug)]
+pub(crate) struct Pass<'a> {
+    gate: &'a PauseGate,
+    /// The first request after a pause.
+    probe: bool,
+}
+
+impl Pass<'_> {
+    /// The request's answer is in. `paused`: it closed the gate again (a
+    /// `Retry-After`); otherwise a probe opens the gate for everyone.
+    pub(crate) fn settle(self, paused: bool) {
+        if self.probe && !paused {
+            let mut hold = self.gate.hold();
+            // A pause that began meanwhile (an answer to a request sent before
+            // it) stands, and is probed again when it ends.
+            if hold.until.is_none_or(|until| until <= Instant::now()) {
+                hold.half_open = false;
+            }
+        }
+        // Dropping releases the probe.
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if self.probe {
+            self.gate.hold().probing = false;
+            self.gate.inner.settled.notify_waiters();
         }
     }
 }
@@ -152,10 +248,29 @@ impl PartialEq for PauseGate {
 
 impl Eq for PauseGate {}
 
-/// How retryable failures are retried.
+/// How retryable failures are retried: until `max_attempts` attempts were
+/// made, or — with a [`RetryPolicy::retry_budget`] — until the next wait would
+/// end past the budget, whichever comes first (and never past
+/// [`HttpOptions::overall_timeout`]).
+///
+/// **The budget** is wall-clock time from the start of the call: it holds the
+/// attempts (each up to [`HttpOptions::request_timeout`]), the waits between
+/// them, and the time spent waiting on a closed [`PauseGate`]. A retry is sent
+/// only while the time spent so far plus the next wait (its back-off or
+/// `Retry-After`, or the pool's pause when that lasts longer) stays within the
+/// budget; an attempt started within it runs to its own timeout, so a call can
+/// take up to the budget plus one `request_timeout`. Waiting on the gate is
+/// never an attempt: a pool that sits out a storm at the gate spends its budget,
+/// not its attempts. The first attempt always goes out (the overall timeout
+/// aside). A call that runs out of budget fails with
+/// [`LlmError::RetryBudgetSpent`], which names the budget.
+///
+/// [`RetryPolicy::within`] is the policy for a time budget alone (no cap on
+/// attempts); other callers keep the five quick attempts of the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Attempts in all, the first included (at least 1).
+    /// Attempts in all, the first included (at least 1); a cap in addition
+    /// to the budget.
     pub max_attempts: u32,
     /// Wait before the second attempt; doubles each time, with jitter.
     pub initial_backoff: Duration,
@@ -163,6 +278,10 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// Longest wait a server's `Retry-After` may ask for; a longer one is cut to this.
     pub max_retry_after: Duration,
+    /// Retries stop once the next one would start past this much time from the
+    /// start of the call (see the type's docs); `None`: only `max_attempts`
+    /// and the overall timeout bound them.
+    pub retry_budget: Option<Duration>,
 }
 
 impl Default for RetryPolicy {
@@ -172,6 +291,7 @@ impl Default for RetryPolicy {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(20),
             max_retry_after: Duration::from_secs(60),
+            retry_budget: None,
         }
     }
 }
@@ -187,6 +307,21 @@ impl RetryPolicy {
             initial_backoff: Duration::ZERO,
             max_backoff: Duration::ZERO,
             max_retry_after: Duration::ZERO,
+            retry_budget: None,
+        }
+    }
+
+    /// Retries for as long as `budget` allows (see the type's docs), with the
+    /// default back-off and `Retry-After` cap and no cap on attempts: for
+    /// callers that would rather wait out a provider's storm than fail
+    /// (`ultragit backfill`). Give the call an
+    /// [`HttpOptions::overall_timeout`] of at least the budget plus one
+    /// `request_timeout`, or the overall timeout ends it first.
+    pub fn within(budget: Duration) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: u32::MAX,
+            retry_budget: Some(budget),
+            ..RetryPolicy::default()
         }
     }
 
@@ -276,7 +411,8 @@ impl Transport {
     }
 
     /// Sends the request `build` makes (once per attempt) until it succeeds, fails
-    /// for good, or the attempts or the overall time run out.
+    /// for good, or the attempts, the retry budget or the overall time run out
+    /// (see [`RetryPolicy`]).
     pub async fn send<F, Fut, E>(&self, build: F) -> Result<Buffered, LlmError>
     where
         F: Fn() -> Fut,
@@ -287,21 +423,34 @@ impl Transport {
         let policy = self.options.retry;
         let started = Instant::now();
         let deadline = started + self.options.overall_timeout;
+        let budget_end = policy.retry_budget.map(|budget| started + budget);
         let attempts = policy.max_attempts.max(1);
+        let gate = self.options.pause.as_ref();
         let mut last: Option<LlmError> = None;
         let mut made = 0;
-        for attempt in 1..=attempts {
-            // A pool's pause holds back every attempt, the first included.
-            if let Some(gate) = &self.options.pause
-                && !gate.wait_open(deadline).await
-            {
-                break;
-            }
+        let mut budget_spent = false;
+        loop {
+            // A pool's pause holds back every attempt, the first included; a
+            // retry waits for it only within the budget.
+            let limit = match budget_end {
+                Some(end) if made > 0 => end.min(deadline),
+                _ => deadline,
+            };
+            let pass = match gate {
+                None => None,
+                Some(gate) => match gate.pass(limit).await {
+                    Some(pass) => Some(pass),
+                    None => {
+                        budget_spent = limit < deadline;
+                        break;
+                    }
+                },
+            };
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
-            made = attempt;
+            made += 1;
             let request = build().await.map_err(|e| LlmError::Config {
                 provider,
                 message: self
@@ -309,64 +458,43 @@ impl Transport {
                     .redact(&format!("could not build the request: {e}")),
             })?;
             let window = self.options.request_timeout.min(deadline - now);
-            let per_attempt = window == self.options.request_timeout;
             let outcome = tokio::time::timeout(window, self.attempt(request)).await;
-            let (error, retry_after) = match outcome {
-                Err(_) => (
-                    LlmError::Timeout {
-                        provider,
-                        after: window,
-                        overall: !per_attempt,
-                    },
-                    None,
-                ),
-                Ok(Err(Failure::TooLarge)) => {
-                    return Err(LlmError::TooLarge {
-                        provider,
-                        limit: self.options.max_response_bytes,
-                    });
-                }
-                Ok(Err(Failure::Http(err))) if is_transient(&err) => (
-                    LlmError::Transport {
-                        provider,
-                        message: self.describe(&err),
-                    },
-                    None,
-                ),
-                Ok(Err(Failure::Http(err))) => {
-                    return Err(LlmError::Transport {
-                        provider,
-                        message: self.describe(&err),
-                    });
-                }
-                Ok(Ok(answer)) if (200..300).contains(&answer.status) => return Ok(answer),
-                Ok(Ok(answer)) => {
-                    let error = LlmError::Api {
-                        provider,
-                        status: answer.status,
-                        message: self.error_message(&answer.body),
-                    };
-                    if !is_retryable_status(answer.status) {
-                        return Err(error);
+            let (error, retry_after, pausing) = match self.verdict(outcome, window) {
+                Verdict::Done(result) => {
+                    if let Some(pass) = pass {
+                        pass.settle(false);
                     }
-                    (error, retry_after(&answer.headers))
+                    return result;
                 }
+                Verdict::Retry {
+                    error,
+                    retry_after,
+                    pausing,
+                } => (error, retry_after, pausing),
             };
+            let wait = match retry_after {
+                Some(asked) => asked.min(policy.max_retry_after),
+                None => policy.backoff(made + 1),
+            };
+            // The provider asked the pool to slow down: everyone waits (even
+            // when this request gives up).
+            if pausing && let Some(gate) = gate {
+                gate.pause_for(wait);
+            }
+            if let Some(pass) = pass {
+                pass.settle(pausing);
+            }
             last = Some(error);
-            if attempt == attempts {
+            if made >= attempts {
                 break;
             }
-            let wait = match retry_after {
-                Some(asked) => {
-                    let wait = asked.min(policy.max_retry_after);
-                    if let Some(gate) = &self.options.pause {
-                        gate.pause_for(wait);
-                    }
-                    wait
-                }
-                None => policy.backoff(attempt + 1),
-            };
-            if Instant::now() + wait >= deadline {
+            let now = Instant::now();
+            let ahead = wait.max(gate.map_or(Duration::ZERO, PauseGate::remaining));
+            if budget_end.is_some_and(|end| now + ahead > end) {
+                budget_spent = true;
+                break;
+            }
+            if now + wait >= deadline {
                 // The next attempt could not finish in time: stop now.
                 break;
             }
@@ -378,12 +506,70 @@ impl Transport {
                 after: self.options.overall_timeout,
                 overall: true,
             }),
+            Some(last) if budget_spent => Err(LlmError::RetryBudgetSpent {
+                provider,
+                budget: policy.retry_budget.unwrap_or_default(),
+                attempts: made,
+                last: Box::new(last),
+            }),
             Some(last) if made <= 1 => Err(last),
             Some(last) => Err(LlmError::RetriesExhausted {
                 provider,
                 attempts: made,
                 last: Box::new(last),
             }),
+        }
+    }
+
+    /// What one attempt's outcome means: a result to return, or a failure
+    /// worth retrying (with the server's `Retry-After`, and whether it asks
+    /// the whole pool to slow down: any `Retry-After`, a 429 or a 529).
+    fn verdict(
+        &self,
+        outcome: Result<Result<Buffered, Failure>, tokio::time::error::Elapsed>,
+        window: Duration,
+    ) -> Verdict {
+        let provider = self.provider;
+        let retry = |error| Verdict::Retry {
+            error,
+            retry_after: None,
+            pausing: false,
+        };
+        match outcome {
+            Err(_) => retry(LlmError::Timeout {
+                provider,
+                after: window,
+                overall: window != self.options.request_timeout,
+            }),
+            Ok(Err(Failure::TooLarge)) => Verdict::Done(Err(LlmError::TooLarge {
+                provider,
+                limit: self.options.max_response_bytes,
+            })),
+            Ok(Err(Failure::Http(err))) if is_transient(&err) => retry(LlmError::Transport {
+                provider,
+                message: self.describe(&err),
+            }),
+            Ok(Err(Failure::Http(err))) => Verdict::Done(Err(LlmError::Transport {
+                provider,
+                message: self.describe(&err),
+            })),
+            Ok(Ok(answer)) if (200..300).contains(&answer.status) => Verdict::Done(Ok(answer)),
+            Ok(Ok(answer)) => {
+                let error = LlmError::Api {
+                    provider,
+                    status: answer.status,
+                    message: self.error_message(&answer.body),
+                };
+                if !is_retryable_status(answer.status) {
+                    return Verdict::Done(Err(error));
+                }
+                let retry_after = retry_after(&answer.headers);
+                Verdict::Retry {
+                    error,
+                    pausing: retry_after.is_some() || matches!(answer.status, 429 | 529),
+                    retry_after,
+                }
+            }
         }
     }
 
@@ -473,6 +659,19 @@ impl Transport {
         };
         self.redactor.redact(&clip(&message, 600))
     }
+}
+
+/// What [`Transport::send`] does after an attempt.
+enum Verdict {
+    /// Return this.
+    Done(Result<Buffered, LlmError>),
+    /// A failure worth another attempt.
+    Retry {
+        error: LlmError,
+        retry_after: Option<Duration>,
+        /// The answer asks the whole pool to slow down.
+        pausing: bool,
+    },
 }
 
 /// Why one attempt produced no answer.
@@ -606,6 +805,7 @@ mod tests {
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
             max_retry_after: Duration::from_secs(5),
+            retry_budget: None,
         };
         for (next, full) in [(2, 100), (3, 200), (4, 400), (5, 800), (6, 1000), (9, 1000)] {
             for _ in 0..20 {

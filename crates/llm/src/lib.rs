@@ -9,11 +9,15 @@
 //! - [`Anthropic`]: the Messages API over `reqwest`.
 //!
 //! All three share `http`: retries with backoff and jitter on 429/5xx, timeouts
-//! and dropped connections, honouring `Retry-After`; per-attempt and overall
-//! timeouts; explicit proxies; bounded bodies; optionally a [`PauseGate`] shared
-//! by a pool of callers, which one `Retry-After` closes for all of them.
+//! and dropped connections, honouring `Retry-After` (up to a cap), for a number
+//! of attempts or within a time budget ([`RetryPolicy::within`], failing with
+//! [`LlmError::RetryBudgetSpent`]); per-attempt and overall timeouts; explicit
+//! proxies; bounded bodies; optionally a [`PauseGate`] shared by a pool of
+//! callers, which one `Retry-After` closes for all of them and which, when the
+//! pause ends, lets one request probe before the rest follow.
 //! [`RetryPolicy::immediate`] retries without waiting, for servers on this
-//! machine (a local model server, tests' fake servers).
+//! machine (a local model server, tests' fake servers). Errors that are not
+//! retryable (400, 401, 403, …) fail at once, whatever the policy.
 //!
 //! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
 //! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.

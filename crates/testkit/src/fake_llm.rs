@@ -7,7 +7,9 @@
 //! unless a responder is set ([`FakeLlm::respond_with`]): it then answers every
 //! request the script does not, from the request itself (a server that goes on
 //! forever, e.g. for many annotations at once; [`Reply::delayed`] gives each
-//! answer a latency).
+//! answer a latency). A [`Storm`] puts a stretch of trouble in front of such a
+//! responder: 429s with `Retry-After`, 500s, hangs or cut bodies for a while
+//! from the first request, then normal answers, counting what it answered.
 //!
 //! Each exchange is timed ([`FakeLlm::exchanges`]): when the request arrived and
 //! when its answer had been written, so tests can assert on the order of events
@@ -25,6 +27,7 @@
 
 mod http;
 mod reply;
+mod storm;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -34,6 +37,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 pub use reply::{FAKE_MODEL, Reply, ToolCall, call};
+pub use storm::Storm;
 
 /// How long a connection may stall while we read a request or write a response.
 const IO_TIMEOUT: Duration = Duration::from_secs(30);

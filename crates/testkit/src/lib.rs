@@ -21,7 +21,8 @@
 //! to assert on, and when each arrived and was answered ([`Exchange`]). Past its
 //! script a server can answer from the request itself ([`FakeLlm::respond_with`]);
 //! [`annotator`] is such a responder playing ultragit's writing agent for any
-//! number of commits at once, with a chosen latency. HTTP/1.1 is hand-written on
+//! number of commits at once, with a chosen latency, and a [`Storm`] puts a
+//! stretch of 429s, 500s, hangs or cut bodies in front of a responder. HTTP/1.1 is hand-written on
 //! `std::net`, one thread per connection; dropping the server stops it.
 //!
 //! Ready-made repositories several crates share: [`TestRepo::with_staged_change`]
@@ -79,7 +80,7 @@ mod shared;
 pub mod text;
 
 pub use fake_llm::{
-    Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, ToolCall, annotator, call,
+    Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, Storm, ToolCall, annotator, call,
 };
 pub use merge_history::MergeShaped;
 pub use projects::{NET_RS, NET_RS_WITH_RETRIES};

@@ -20,7 +20,24 @@
 //! runtime, each the same pipeline as `annotate` (gather and store on blocking
 //! threads, the agent run in between). The caller gives every request of the
 //! provider one shared [`llm::PauseGate`], so a `Retry-After` holds back the
-//! whole pool. A note is written only by the final compare-and-swap store (a
+//! whole pool, and passes the gate in [`RunOptions::pause`] too: while it is
+//! closed, [`Event::Paused`] says how long the provider asked the pool to
+//! wait (every half second), and [`Event::Resumed`] when it opens again.
+//!
+//! **Storms** ([`http_options`]): the provider of a backfill retries each
+//! model call within a time budget ([`BackfillConfig::retry_budget`], 5 min
+//! by default) rather than five quick attempts, honouring `Retry-After` up to
+//! a minute, and cuts an attempt off after
+//! [`BackfillConfig::request_timeout`]. Time spent at the closed gate counts
+//! against the budget but is never an attempt, and after each pause one
+//! request probes while the rest wait, so a 429 storm of minutes costs about
+//! one request per pause, whatever the concurrency. A call still failing when
+//! its budget runs out fails the commit with a reason that names the budget
+//! ([`llm::LlmError::RetryBudgetSpent`]); errors that are not retryable (400,
+//! 401, …) fail it at once. The budget is per model call: a commit of several
+//! calls may take longer in all.
+//!
+//! A note is written only by the final compare-and-swap store (a
 //! note that appeared meanwhile is merged with [`ultragit_schema::merge`]), so a
 //! run stopped at any point — by the `stop` future, or killed — leaves no partial
 //! note, and a rerun selects what is still missing: the notes are the state.
@@ -32,11 +49,15 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent::NullSink;
 use chrono::{DateTime, Utc};
 use gitctx::{ObjectId, Repo};
-use llm::{CompletionRequest, CompletionResponse, LlmError, LlmProvider, Redactor, Usage};
+use llm::{
+    CompletionRequest, CompletionResponse, HttpOptions, LlmError, LlmProvider, PauseGate, Redactor,
+    RetryPolicy, Usage,
+};
 use tokio::task::JoinSet;
 use ultragit_schema::merge::{TextMerge, merge_texts};
 
@@ -46,8 +67,28 @@ use crate::gather::{AnnotationContext, CommitInfo, Trivial, gather, is_lockfile,
 use crate::run::annotate_commit;
 use crate::{NOTES_REF, prompt, record_failure, tools};
 
+pub use crate::config::{BackfillConfig, parse_request_timeout, parse_retry_budget};
+
 /// The most annotations [`run`] keeps in flight, whatever is asked.
 pub const MAX_CONCURRENCY: usize = 64;
+
+/// How often [`run`] looks at the pause gate for [`Event::Paused`].
+pub const PAUSE_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// The HTTP options of a backfill's provider (module docs, "Storms"): `base`
+/// (proxies, size limits) with `config`'s request timeout, a retry policy
+/// within its budget, an overall limit of the budget plus one request
+/// timeout (the last retry may start at the end of the budget), and every
+/// request sharing `gate`.
+pub fn http_options(config: &BackfillConfig, base: HttpOptions, gate: &PauseGate) -> HttpOptions {
+    HttpOptions {
+        request_timeout: config.request_timeout,
+        overall_timeout: config.retry_budget + config.request_timeout,
+        retry: RetryPolicy::within(config.retry_budget),
+        pause: Some(gate.clone()),
+        ..base
+    }
+}
 
 /// `--shard I/N`: one of `N` deterministic parts of the commits (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,6 +479,9 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// Masks the provider's secrets in the reasons written to `failed.log`.
     pub redactor: Redactor,
+    /// The gate the provider's requests share ([`HttpOptions::pause`]), watched
+    /// for [`Event::Paused`]; `None`: no pause events.
+    pub pause: Option<PauseGate>,
 }
 
 /// What became of one commit.
@@ -463,7 +507,14 @@ pub enum Outcome {
 
 /// Progress, as [`run`] reports it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Event<'a> {
+    /// The provider asked the pool to wait: the gate of
+    /// [`RunOptions::pause`] stays closed for `resuming_in` more (reported
+    /// every [`PAUSE_CHECK_EVERY`] while it is closed).
+    Paused { resuming_in: Duration },
+    /// The gate opened again after [`Event::Paused`].
+    Resumed,
     /// The commit's annotation started.
     Started { commit: ObjectId },
     /// The commit is done; `usage` is what its model calls cost.
@@ -534,6 +585,9 @@ pub async fn run(
     let mut tasks: JoinSet<Finished> = JoinSet::new();
     let mut in_flight: HashMap<tokio::task::Id, ObjectId> = HashMap::new();
     let mut stop = std::pin::pin!(stop);
+    let mut checks = tokio::time::interval(PAUSE_CHECK_EVERY);
+    checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut paused = false;
     loop {
         while !summary.interrupted && tasks.len() < concurrency {
             let Some(commit) = queue.next() else { break };
@@ -588,6 +642,16 @@ pub async fn run(
                         outcome: &finished.outcome,
                         usage: finished.usage,
                     });
+                }
+            }
+            _ = checks.tick(), if options.pause.is_some() => {
+                let resuming_in = options.pause.as_ref().map_or(Duration::ZERO, PauseGate::remaining);
+                if !resuming_in.is_zero() {
+                    paused = true;
+                    on_event(Event::Paused { resuming_in });
+                } else if paused {
+                    paused = false;
+                    on_event(Event::Resumed);
                 }
             }
         }

@@ -14,6 +14,15 @@
 //! | model | `--model` | `ultragit.model` | ignored | the provider's ([`llm::defaults`]) |
 //! | base URL | `--base-url` | `ultragit.baseUrl` | ignored | the API's own |
 //! | key variable | `--api-key-env` | `ultragit.apiKeyEnv` | ignored | the provider's |
+//! | backfill retry budget | — (`ultragit backfill --retry-budget` overrides the resolved value) | `ultragit.backfill.retryBudget` | `backfill_retry_budget`, only 30 s to 1 h | 5 min ([`BackfillConfig`]) |
+//! | backfill request timeout | — (`ultragit backfill --request-timeout` overrides the resolved value) | `ultragit.backfill.requestTimeout` | `backfill_request_timeout`, only 10 s to 30 min | 180 s, the provider's |
+//!
+//! The two backfill keys are durations: `90`, `90s`, `5m`, `5min`, `1h` (a
+//! number alone is seconds; an integer in the team file too), between 1 s and
+//! 24 h for the budget and 1 s and 1 h for the timeout. The team file may set
+//! them only within the narrower bounds shown: a value outside is brought to
+//! the nearest bound, with a warning, so a committed file can neither make a
+//! backfill give up at the first 429 nor keep it waiting for a day.
 //!
 //! Precedence, highest first: the flags, then the team file (for the limits: it
 //! wins over git config, as for `ultragit read`, spec 003 §6), then git config
@@ -28,8 +37,12 @@
 //! and where it sets one [`Settings::warnings`] says so, naming the trusted place
 //! (`git config …` or the flag).
 
+use std::time::Duration;
+
 use gitctx::Repo;
-use layered_config::{ConfigError, Key, Kind, Layer, Source, Stack, Untrusted, Value, parse};
+use layered_config::{
+    ConfigError, Key, Kind, Layer, Resolved, Source, Stack, Untrusted, Value, parse,
+};
 use llm::ProviderKind;
 use ultragit_schema::team_config::{ANNOTATE_SECTION, TEAM_CONFIG_LIMIT};
 
@@ -347,6 +360,158 @@ fn tool_use(value: &Value) -> Result<ToolUse, String> {
     }
 }
 
+/// How `ultragit backfill` rides out a provider's bad spells (module docs,
+/// the two backfill keys; [`crate::backfill::http_options`] applies them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackfillConfig {
+    /// How long each model call may go on retrying 429s, 5xx answers,
+    /// timeouts and dropped connections, waits and pauses included
+    /// ([`llm::RetryPolicy::retry_budget`]).
+    pub retry_budget: Duration,
+    /// One attempt of a model call: a provider that has not answered by then
+    /// is cut off, and the call retried within the budget.
+    pub request_timeout: Duration,
+}
+
+impl Default for BackfillConfig {
+    fn default() -> Self {
+        BackfillConfig {
+            retry_budget: Duration::from_secs(5 * 60),
+            request_timeout: llm::HttpOptions::default().request_timeout,
+        }
+    }
+}
+
+/// The bounds of a duration key: from any source, and from the team file.
+struct Bounds {
+    any: (Duration, Duration),
+    team: (Duration, Duration),
+    flag: &'static str,
+}
+
+const RETRY_BUDGET_BOUNDS: Bounds = Bounds {
+    any: (Duration::from_secs(1), Duration::from_secs(24 * 3600)),
+    team: (Duration::from_secs(30), Duration::from_secs(3600)),
+    flag: "--retry-budget",
+};
+const REQUEST_TIMEOUT_BOUNDS: Bounds = Bounds {
+    any: (Duration::from_secs(1), Duration::from_secs(3600)),
+    team: (Duration::from_secs(10), Duration::from_secs(30 * 60)),
+    flag: "--request-timeout",
+};
+
+const BACKFILL_RETRY_BUDGET: Key<Duration> = Key {
+    git: Some("ultragit.backfill.retryBudget"),
+    ..Key::new("backfill_retry_budget", |value| {
+        duration_value(value, &RETRY_BUDGET_BOUNDS)
+    })
+};
+const BACKFILL_REQUEST_TIMEOUT: Key<Duration> = Key {
+    git: Some("ultragit.backfill.requestTimeout"),
+    ..Key::new("backfill_request_timeout", |value| {
+        duration_value(value, &REQUEST_TIMEOUT_BOUNDS)
+    })
+};
+
+/// `ultragit backfill --retry-budget`: a duration (module docs) within the
+/// bounds of `ultragit.backfill.retryBudget`.
+pub fn parse_retry_budget(text: &str) -> Result<Duration, String> {
+    duration_flag(text, &RETRY_BUDGET_BOUNDS)
+}
+
+/// `ultragit backfill --request-timeout`: a duration (module docs) within the
+/// bounds of `ultragit.backfill.requestTimeout`.
+pub fn parse_request_timeout(text: &str) -> Result<Duration, String> {
+    duration_flag(text, &REQUEST_TIMEOUT_BOUNDS)
+}
+
+fn duration_flag(text: &str, bounds: &Bounds) -> Result<Duration, String> {
+    let duration = duration_text(text)
+        .ok_or_else(|| format!("expected a duration such as 90s, 5m or 1h, not '{text}'"))?;
+    within(duration, bounds.any).map_err(|range| format!("expected {range}"))
+}
+
+fn duration_value(value: &Value, bounds: &Bounds) -> Result<Duration, String> {
+    let duration = match value {
+        Value::Int(seconds) => u64::try_from(*seconds).ok().map(Duration::from_secs),
+        Value::Text(text) => duration_text(text),
+        _ => None,
+    }
+    .ok_or_else(|| format!("must be a duration such as 90s, 5m or 1h, not {value}"))?;
+    within(duration, bounds.any).map_err(|range| format!("must be {range}, not {value}"))
+}
+
+/// `duration`, or the range it is outside of ("between 1 s and 24 h").
+fn within(duration: Duration, (low, high): (Duration, Duration)) -> Result<Duration, String> {
+    if (low..=high).contains(&duration) {
+        Ok(duration)
+    } else {
+        Err(format!(
+            "between {} and {}",
+            duration_words(low),
+            duration_words(high)
+        ))
+    }
+}
+
+/// `90`, `90s`, `90 sec`, `5m`, `5min`, `1h` (whole numbers; no unit:
+/// seconds).
+fn duration_text(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hour" | "hours" => 3600,
+        _ => return None,
+    };
+    number.checked_mul(scale).map(Duration::from_secs)
+}
+
+/// A whole-second duration as people write it: `30 s`, `5 min`, `1 h`.
+fn duration_words(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs >= 3600 && secs.is_multiple_of(3600) {
+        format!("{} h", secs / 3600)
+    } else if secs >= 60 && secs.is_multiple_of(60) {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
+    }
+}
+
+/// A value the team file set outside its narrower bounds is brought to the
+/// nearest bound; `warnings` says so.
+fn team_bounded(
+    resolved: Resolved<Duration>,
+    key: &Key<Duration>,
+    bounds: &Bounds,
+    warnings: &mut Vec<String>,
+) -> Duration {
+    let Source::RepoFile { file, key: name } = &resolved.source else {
+        return resolved.value;
+    };
+    let (low, high) = bounds.team;
+    let value = resolved.value.clamp(low, high);
+    if value != resolved.value {
+        warnings.push(format!(
+            "using {} for {name} in {file} rather than {}: a file in the repository may set it \
+             only between {} and {}; for another value use `{}` (or `git config {}` without the file's setting)",
+            duration_words(value),
+            duration_words(resolved.value),
+            duration_words(low),
+            duration_words(high),
+            bounds.flag,
+            key.git.unwrap_or(key.name),
+        ));
+    }
+    value
+}
+
 const PROVIDER: Key<ProviderKind> = Key {
     flag: Some("--provider"),
     git: Some("ultragit.provider"),
@@ -435,6 +600,8 @@ pub struct ProviderSources {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub limits: AnnotateConfig,
+    /// `ultragit backfill`'s retry budget and request timeout.
+    pub backfill: BackfillConfig,
     pub provider: ProviderSettings,
     pub sources: ProviderSources,
     /// One line per ignored key of the team file (see the module's trust rule).
@@ -485,6 +652,22 @@ fn resolve(
         max_calls: stack.value(&MAX_CALLS, defaults.max_calls)?,
         docs_paths: stack.value(&DOCS_PATHS, defaults.docs_paths.clone())?,
     };
+    let mut bounded = Vec::new();
+    let backfill_defaults = BackfillConfig::default();
+    let backfill = BackfillConfig {
+        retry_budget: team_bounded(
+            stack.resolve(&BACKFILL_RETRY_BUDGET, backfill_defaults.retry_budget)?,
+            &BACKFILL_RETRY_BUDGET,
+            &RETRY_BUDGET_BOUNDS,
+            &mut bounded,
+        ),
+        request_timeout: team_bounded(
+            stack.resolve(&BACKFILL_REQUEST_TIMEOUT, backfill_defaults.request_timeout)?,
+            &BACKFILL_REQUEST_TIMEOUT,
+            &REQUEST_TIMEOUT_BOUNDS,
+            &mut bounded,
+        ),
+    };
     let kind = stack.resolve(&PROVIDER, ProviderKind::OpenAiResponses)?;
     let model = stack.resolve(&MODEL, kind.value.default_model().to_owned())?;
     let base_url = stack.resolve(&BASE_URL, None)?;
@@ -502,9 +685,11 @@ fn resolve(
         base_url: base_url.source,
         api_key_env: api_key_env.source,
     };
-    let warnings = stack.finish()?.iter().map(|i| i.warning()).collect();
+    let mut warnings: Vec<String> = stack.finish()?.iter().map(|i| i.warning()).collect();
+    warnings.extend(bounded);
     Ok(Settings {
         limits,
+        backfill,
         provider,
         sources,
         warnings,

@@ -1,6 +1,8 @@
 //! `ultragit backfill` as a process against `testkit`'s fake annotator: the
 //! selection and dry run, concurrent annotation, the pool-wide pause on a 429,
-//! failures, and stopping (SIGTERM, `kill -9`) without a partial note.
+//! storms ridden out (429s for 20 s, 64 annotations at the gate, hangs past
+//! the request timeout) or failed past the retry budget, failures, and
+//! stopping (SIGTERM, `kill -9`) without a partial note.
 
 use std::collections::HashSet;
 use std::process::{Child, Command, Stdio};
@@ -8,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use testkit::{
-    FakeLlm, Flavor, RecordedRequest, Reply, TestRepo, annotator, assert_contains,
+    FakeLlm, Flavor, RecordedRequest, Reply, Storm, TestRepo, annotator, assert_contains,
     assert_starts_with,
 };
 use ultragit_schema::Annotation;
@@ -444,4 +446,115 @@ fn a_too_large_commit_is_skipped_with_a_note_and_no_model_call() {
     );
     let again = backfill(&repo, &[]);
     assert_contains(&again.stdout, "nothing to annotate");
+}
+
+/// A server that plays the writing agent behind `storm`.
+fn server_behind(storm: &Storm) -> FakeLlm {
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    server.respond_with(storm.then(annotator(Duration::ZERO, None)));
+    server
+}
+
+/// Every commit of `commits` has its note, `run` exited 0 saying so, and
+/// `failed.log` was never written.
+fn assert_all_annotated(repo: &TestRepo, commits: &[String], run: &Run) {
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_starts_with(
+        &run.stdout,
+        &format!(
+            "backfill: {n} annotated, 0 skipped, 0 failed of {n} commits;",
+            n = commits.len()
+        ),
+    );
+    assert!(!repo.join(".git/ultragit/failed.log").exists());
+    let annotated: HashSet<String> = notes(repo).into_iter().map(|(c, _)| c).collect();
+    assert_eq!(annotated, commits.iter().cloned().collect::<HashSet<_>>());
+}
+
+/// The storm that used to fail a whole backfill (issue 31: 12 commits, all
+/// failed after five attempts in 9 s): 429 with `Retry-After: 1` for 20 s.
+/// Now every commit is annotated, the progress line says the provider
+/// paused the pool, and the pool sends about one request per pause.
+#[test]
+fn a_20_second_429_storm_is_ridden_out() {
+    let (repo, commits) = history(12);
+    let storm = Storm::rate_limited(Duration::from_secs(20), "1");
+    let server = server_behind(&storm);
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--concurrency", "4"]);
+    assert_all_annotated(&repo, &commits, &run);
+    assert!(storm.is_over(), "the run outlasted the storm");
+    assert_contains(
+        &run.stderr,
+        "backfill: paused by the provider, resuming in ",
+    );
+    assert_contains(&run.stdout, "the provider asked to slow down ");
+    // The first volley of four, then one probe a second: some 24. Retrying
+    // every worker after every pause would be about 80.
+    let during = storm.during();
+    assert!(during <= 4 + 2 * 20, "{during} requests during the storm");
+    assert_eq!(server.requests().len(), during + 12 * CALLS);
+}
+
+/// Sixty-four annotations in flight through an 8-second storm: the gate holds
+/// them all, so the storm sees the first volley and about one probe per
+/// pause — not 64 requests per pause — and every commit is annotated.
+#[test]
+fn at_concurrency_64_the_gate_holds_everyone_through_a_storm() {
+    let (repo, commits) = history(64);
+    let storm = Storm::rate_limited(Duration::from_secs(8), "1");
+    let server = server_behind(&storm);
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--concurrency", "64"]);
+    assert_all_annotated(&repo, &commits, &run);
+    assert_contains(&run.stderr, "backfill: 64 commits to annotate, 64 at once");
+    assert!(storm.is_over());
+    let during = storm.during();
+    assert!(during <= 64 + 3 * 8, "{during} requests during the storm");
+}
+
+/// A storm longer than `--retry-budget` fails each commit with a reason that
+/// names the budget: on stderr, in `failed.log`, exit status 1.
+#[test]
+fn a_storm_past_the_retry_budget_fails_each_commit_naming_the_budget() {
+    let (repo, commits) = history(3);
+    let storm = Storm::rate_limited(Duration::from_secs(3600), "1");
+    let server = server_behind(&storm);
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--retry-budget", "3s"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_starts_with(
+        &run.stdout,
+        "backfill: 0 annotated, 0 skipped, 3 failed of 3 commits;",
+    );
+    assert_contains(
+        &run.stderr,
+        "still failing when the retry budget of 3 s ran out",
+    );
+    let log = std::fs::read_to_string(repo.join(".git/ultragit/failed.log")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    for commit in &commits {
+        let line = testkit::line_containing(&log, commit);
+        assert_contains(line, "the retry budget of 3 s ran out");
+    }
+    assert!(notes(&repo).is_empty());
+
+    // A budget out of bounds is a usage error.
+    let run = backfill(&repo, &["--retry-budget", "0s"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_contains(&run.stderr, "expected between 1 s and 24 h");
+}
+
+/// A provider that hangs for 4 s (each answer never comes): with
+/// `--request-timeout 1s` each attempt is cut off and retried within the
+/// budget until the provider answers again.
+#[test]
+fn a_hang_past_the_request_timeout_is_cut_off_and_retried() {
+    let (repo, commits) = history(3);
+    let storm = Storm::hanging(Duration::from_secs(4), Duration::from_secs(60));
+    let server = server_behind(&storm);
+    configure(&repo, &server);
+    let run = backfill(&repo, &["--request-timeout", "1s", "--concurrency", "3"]);
+    assert_all_annotated(&repo, &commits, &run);
+    assert!(storm.during() >= 3, "every annotation met the hang");
 }

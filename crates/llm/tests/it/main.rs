@@ -1,6 +1,7 @@
 //! The three backends over real HTTP against `testkit`'s fake servers.
 
 mod backends;
+mod budget;
 mod failures;
 mod limits;
 mod pause;
@@ -55,6 +56,7 @@ pub fn config(kind: ProviderKind, server: &FakeLlm) -> ProviderConfig {
             initial_backoff: Duration::from_millis(1),
             max_backoff: Duration::from_millis(5),
             max_retry_after: Duration::from_millis(50),
+            retry_budget: None,
         },
         proxy: Default::default(),
         max_response_bytes: llm::DEFAULT_MAX_RESPONSE_BYTES,

@@ -388,3 +388,128 @@ fn the_default_window_follows_the_model_family() {
     };
     assert_eq!(set.window_for("gpt-5-mini"), 32_768);
 }
+
+#[test]
+fn the_backfill_budget_and_timeout_are_durations_from_git_config() {
+    let repo = TestRepo::new();
+    let backfill = load(&repo, &ProviderFlags::default()).unwrap().backfill;
+    assert_eq!(backfill, BackfillConfig::default());
+    assert_eq!(backfill.retry_budget, Duration::from_secs(300));
+    assert_eq!(backfill.request_timeout, Duration::from_secs(180));
+    for (budget, timeout, expected) in [
+        ("90", "30", (90, 30)),
+        ("90s", "2 min", (90, 120)),
+        ("10m", "1m", (600, 60)),
+        ("2h", "1h", (7200, 3600)),
+        (" 5 minutes ", "45 sec", (300, 45)),
+    ] {
+        repo.git(&["config", "ultragit.backfill.retryBudget", budget]);
+        repo.git(&["config", "ultragit.backfill.requestTimeout", timeout]);
+        let backfill = load(&repo, &ProviderFlags::default()).unwrap().backfill;
+        assert_eq!(
+            (
+                backfill.retry_budget.as_secs(),
+                backfill.request_timeout.as_secs()
+            ),
+            expected,
+            "{budget}, {timeout}"
+        );
+    }
+    for (key, value, message) in [
+        (
+            "ultragit.backfill.retryBudget",
+            "soon",
+            "invalid configuration: git config ultragit.backfill.retryBudget must be a duration \
+             such as 90s, 5m or 1h, not \"soon\"",
+        ),
+        (
+            "ultragit.backfill.retryBudget",
+            "0",
+            "invalid configuration: git config ultragit.backfill.retryBudget must be between 1 s \
+             and 24 h, not \"0\"",
+        ),
+        (
+            "ultragit.backfill.requestTimeout",
+            "2h",
+            "invalid configuration: git config ultragit.backfill.requestTimeout must be between \
+             1 s and 1 h, not \"2h\"",
+        ),
+        (
+            "ultragit.backfill.requestTimeout",
+            "5d",
+            "invalid configuration: git config ultragit.backfill.requestTimeout must be a \
+             duration such as 90s, 5m or 1h, not \"5d\"",
+        ),
+    ] {
+        repo.git(&["config", key, value]);
+        let err = load(&repo, &ProviderFlags::default()).unwrap_err();
+        assert_eq!(err, message, "{key}={value}");
+        repo.git(&["config", "--unset", key]);
+    }
+}
+
+/// The team file may tune the backfill keys only within narrower bounds: a
+/// value outside is brought to the nearest bound, with a warning.
+#[test]
+fn the_team_file_tunes_the_backfill_keys_only_within_bounds() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "ultragit.backfill.retryBudget", "20m"]);
+    repo.write(
+        CONFIG_FILE,
+        "[ultragit.annotate]\nbackfill_retry_budget = \"10m\"\nbackfill_request_timeout = 60\n",
+    );
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    assert_eq!(settings.backfill.retry_budget, Duration::from_secs(600));
+    assert_eq!(settings.backfill.request_timeout, Duration::from_secs(60));
+    assert!(settings.warnings.is_empty(), "{:?}", settings.warnings);
+
+    repo.write(
+        CONFIG_FILE,
+        "[ultragit.annotate]\nbackfill_retry_budget = \"1s\"\nbackfill_request_timeout = \"1h\"\n",
+    );
+    let settings = load(&repo, &ProviderFlags::default()).unwrap();
+    assert_eq!(settings.backfill.retry_budget, Duration::from_secs(30));
+    assert_eq!(
+        settings.backfill.request_timeout,
+        Duration::from_secs(30 * 60)
+    );
+    assert_eq!(
+        settings.warnings,
+        [
+            "using 30 s for ultragit.annotate.backfill_retry_budget in .ultragit-config.toml \
+             rather than 1 s: a file in the repository may set it only between 30 s and 1 h; for \
+             another value use `--retry-budget` (or `git config ultragit.backfill.retryBudget` \
+             without the file's setting)",
+            "using 30 min for ultragit.annotate.backfill_request_timeout in .ultragit-config.toml \
+             rather than 1 h: a file in the repository may set it only between 10 s and 30 min; \
+             for another value use `--request-timeout` (or `git config \
+             ultragit.backfill.requestTimeout` without the file's setting)",
+        ]
+    );
+    // Past the bounds every source has, the file's value is an error like any.
+    repo.write(
+        CONFIG_FILE,
+        "[ultragit.annotate]\nbackfill_retry_budget = \"48h\"\n",
+    );
+    let err = load(&repo, &ProviderFlags::default()).unwrap_err();
+    assert_eq!(
+        err,
+        "invalid configuration: .ultragit-config.toml: ultragit.annotate.backfill_retry_budget \
+         must be between 1 s and 24 h, not \"48h\""
+    );
+}
+
+#[test]
+fn the_backfill_flags_take_the_same_durations() {
+    assert_eq!(parse_retry_budget("10m"), Ok(Duration::from_secs(600)));
+    assert_eq!(parse_retry_budget("3"), Ok(Duration::from_secs(3)));
+    assert_eq!(parse_request_timeout("2s"), Ok(Duration::from_secs(2)));
+    assert_eq!(
+        parse_retry_budget("0s").unwrap_err(),
+        "expected between 1 s and 24 h"
+    );
+    assert_eq!(
+        parse_request_timeout("forever").unwrap_err(),
+        "expected a duration such as 90s, 5m or 1h, not 'forever'"
+    );
+}

@@ -1,12 +1,16 @@
-//! `backfill`: which commits are picked, how shards split them, and a
-//! concurrent run against the fake annotator.
+//! `backfill`: which commits are picked, how shards split them, a
+//! concurrent run against the fake annotator, and runs through storms (429s,
+//! 500s, cut bodies) with backfill's own HTTP options.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use gitctx::{ObjectId, Repo};
-use testkit::{FakeLlm, Flavor, Reply, TestRepo, annotator};
-use ultragit_annotate::backfill::{self, Event, Outcome, RunOptions, SelectOptions, Shard};
+use llm::{HttpOptions, PauseGate, ProviderConfig, ProviderKind};
+use testkit::{FakeLlm, Flavor, Reply, Storm, TestRepo, annotator};
+use ultragit_annotate::backfill::{
+    self, BackfillConfig, Event, Outcome, RunOptions, SelectOptions, Shard,
+};
 use ultragit_annotate::{AnnotateConfig, Trivial};
 use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
 
@@ -79,6 +83,7 @@ fn run_all(
     let options = RunOptions {
         concurrency,
         redactor: llm::Redactor::default(),
+        pause: None,
     };
     runtime().block_on(backfill::run(
         history.repo.path(),
@@ -258,6 +263,7 @@ fn a_concurrent_run_annotates_everything_and_a_rerun_finds_nothing_left() {
             Event::Finished {
                 commit, outcome, ..
             } => finished.push((commit.to_hex(), outcome.clone())),
+            _ => {}
         },
     );
     assert_eq!(summary.total, 5);
@@ -367,4 +373,179 @@ fn a_stop_drops_what_is_in_flight_and_schedules_nothing_more() {
         let text = notes.read(entry.target).unwrap().unwrap();
         Annotation::from_json(&text).unwrap();
     }
+}
+
+/// What a patient run ([`run_through`]) did: its summary, how often it saw
+/// the pool paused, and the gate.
+struct Patient {
+    summary: backfill::Summary,
+    paused_events: usize,
+    gate: PauseGate,
+}
+
+/// `backfill::run` over every commit `select` picks in `history`, against a
+/// `server` that plays the annotator behind `storm`, with backfill's own HTTP
+/// options ([`backfill::http_options`]) for `config`.
+fn run_through(
+    history: &History,
+    server: &FakeLlm,
+    storm: &Storm,
+    concurrency: usize,
+    config: BackfillConfig,
+) -> Patient {
+    server.respond_with(storm.then(annotator(Duration::ZERO, None)));
+    let gate = PauseGate::new();
+    let mut provider = ProviderConfig::new(ProviderKind::OpenAiChat, "test-model");
+    provider.base_url = Some(server.base_url());
+    provider.http = backfill::http_options(&config, HttpOptions::default(), &gate);
+    let provider = llm::build_provider(provider).unwrap();
+    let selection = select(history, &SelectOptions::default());
+    let options = RunOptions {
+        concurrency,
+        redactor: llm::Redactor::default(),
+        pause: Some(gate.clone()),
+    };
+    let mut paused_events = 0;
+    let summary = runtime().block_on(backfill::run(
+        history.repo.path(),
+        &commits(&selection),
+        provider,
+        &AnnotateConfig::default(),
+        &options,
+        std::future::pending(),
+        |event| {
+            if let Event::Paused { resuming_in } = event {
+                assert!(!resuming_in.is_zero());
+                paused_events += 1;
+            }
+        },
+    ));
+    Patient {
+        summary,
+        paused_events,
+        gate,
+    }
+}
+
+/// Every commit `history` picks was annotated (the whitespace-only one
+/// skipped), nothing failed, `failed.log` was never written.
+fn assert_all_annotated(history: &History, summary: &backfill::Summary) {
+    assert_eq!(
+        (summary.annotated, summary.skipped, summary.failed),
+        (4, 1, 0),
+        "{summary:?}"
+    );
+    assert!(summary.complete());
+    assert!(!history.repo.join(".git/ultragit/failed.log").exists());
+    let again = select(history, &SelectOptions::default());
+    assert_eq!(ids(&again), vec![history.whitespace.clone()]);
+}
+
+/// A two-minute storm scaled down tenfold: `Retry-After` of 0.1 s instead of
+/// 1 s, 12 s of 429s instead of 120, a 30-second budget instead of 5 min.
+/// Some 120 pauses, each of them far more than the five attempts the
+/// provider used to give up after; every commit is annotated, the progress
+/// events report the pause, and the pool holds: about one request per pause
+/// reaches the server, not one per annotation in flight.
+#[test]
+fn a_long_storm_scaled_down_is_ridden_out_within_the_budget() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let storm = Storm::new(Duration::from_secs(12), || {
+        Reply::error(429, "storm").header("retry-after-ms", "100")
+    });
+    let run = run_through(
+        &history,
+        &server,
+        &storm,
+        4,
+        BackfillConfig {
+            retry_budget: Duration::from_secs(30),
+            ..BackfillConfig::default()
+        },
+    );
+    assert_all_annotated(&history, &run.summary);
+    assert!(storm.is_over());
+    assert!(run.paused_events > 0, "no Paused event during the storm");
+    assert!(run.gate.pauses() > 0);
+    // 12 s of 0.1-second pauses: at most 120 probes and the first volley.
+    // Without the probe, each of the four would retry after every pause.
+    let during = storm.during();
+    assert!((4..=4 + 120).contains(&during), "{during} requests");
+}
+
+/// 500s without `Retry-After` for eight seconds: each annotation backs off
+/// on its own (from 0.5 s, doubling), past the five attempts of old (at most
+/// 7.5 s of waits), and gets through.
+#[test]
+fn server_errors_for_a_while_then_success() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let storm = Storm::server_errors(Duration::from_secs(8));
+    let run = run_through(&history, &server, &storm, 4, BackfillConfig::default());
+    assert_all_annotated(&history, &run.summary);
+    assert!(storm.during() >= 4);
+    assert_eq!(run.gate.pauses(), 0, "a 500 asks for no pause");
+}
+
+/// Bodies cut short of their `Content-Length` for eight seconds (longer than
+/// the five attempts of old lasted) are transport failures, retried until
+/// the answers come whole.
+#[test]
+fn truncated_bodies_for_a_while_then_success() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let storm = Storm::truncated(Duration::from_secs(8));
+    let run = run_through(&history, &server, &storm, 2, BackfillConfig::default());
+    assert_all_annotated(&history, &run.summary);
+    assert!(storm.during() >= 2);
+}
+
+/// A storm that outlasts the budget fails each commit with a reason naming
+/// the budget, recorded in `failed.log`; a 401 fails at once.
+#[test]
+fn a_storm_past_the_budget_fails_naming_it_and_a_401_fails_at_once() {
+    let history = history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let storm = Storm::rate_limited(Duration::from_secs(3600), "1");
+    let run = run_through(
+        &history,
+        &server,
+        &storm,
+        4,
+        BackfillConfig {
+            retry_budget: Duration::from_secs(2),
+            ..BackfillConfig::default()
+        },
+    );
+    assert_eq!(
+        (run.summary.failed, run.summary.skipped),
+        (4, 1),
+        "{:?}",
+        run.summary
+    );
+    let log = std::fs::read_to_string(history.repo.join(".git/ultragit/failed.log")).unwrap();
+    assert_eq!(log.lines().count(), 4, "{log}");
+    for line in log.lines() {
+        assert!(
+            line.contains("still failing when the retry budget of 2 s ran out"),
+            "{line}"
+        );
+        assert!(line.contains("HTTP 429"), "{line}");
+    }
+
+    let history = self::history();
+    let server = FakeLlm::start(Flavor::OpenAiChat, Vec::new());
+    let refused = Storm::new(Duration::from_secs(3600), || {
+        Reply::error(401, "invalid api key")
+    });
+    let run = run_through(&history, &server, &refused, 4, BackfillConfig::default());
+    assert_eq!(run.summary.failed, 4, "{:?}", run.summary);
+    assert_eq!(
+        server.requests().len(),
+        4,
+        "one request per commit, no retry"
+    );
+    let log = std::fs::read_to_string(history.repo.join(".git/ultragit/failed.log")).unwrap();
+    assert!(log.contains("HTTP 401: invalid api key"), "{log}");
 }

@@ -219,6 +219,7 @@ fn an_empty_reply_fails_the_commit_and_is_logged_for_a_retry() {
         &RunOptions {
             concurrency: 1,
             redactor: llm::Redactor::default(),
+            pause: None,
         },
         std::future::pending(),
         |_| {},
