@@ -338,10 +338,11 @@ fn check_params(method: &str, params: Option<&Value>, id: &RequestId) -> Result<
     }
 }
 
-/// Why `params` is not a `P`, when it is not.
+/// Why `params` is not a `P`, when it is not (read in place: tool arguments
+/// can be large).
 fn fits<P: DeserializeOwned>(params: Option<&Value>) -> Option<String> {
-    let params = params.cloned().unwrap_or(Value::Object(Map::new()));
-    serde_json::from_value::<P>(params)
+    let empty = Value::Object(Map::new());
+    P::deserialize(params.unwrap_or(&empty))
         .err()
         .map(|err| err.to_string())
 }

@@ -36,8 +36,9 @@
 //!   one per line, through one writer (our error replies and rmcp's never
 //!   interleave): this crate never prints; its log lines go to the [`LogSink`]
 //!   the binary gives it, which writes them to stderr.
-//! - **Invariant:** every line is answered as JSON-RPC 2.0 asks, and the
-//!   session goes on: a line that cannot be parsed (not UTF-8, nested deeper
+//! - **Invariant:** every line but blank ones and well-formed notifications
+//!   and responses (which JSON-RPC never answers) gets a reply, and after an
+//!   error the session goes on: a line that cannot be parsed (not UTF-8, nested deeper
 //!   than 64 levels, not JSON, longer than 16 MiB) gets `-32700` with
 //!   `"id": null`; JSON that is not a request, notification or response
 //!   (`[]`, `42`, `"jsonrpc": "1.0"`, no `method`, a non-string `method`,
@@ -47,7 +48,8 @@
 //!   requests of MCP's per-request lifecycle, which carry the protocol
 //!   version in `_meta`, are rmcp's to answer);
 //!   `initialize` or `tools/call` params rmcp cannot read get `-32602`; an
-//!   unknown method `-32601`. Notifications and responses are never answered.
+//!   unknown method `-32601`. Notifications and responses before
+//!   `initialize` are ignored (rmcp would end the session on them).
 //! - **Invariant:** input is bounded: a line is held only up to 16 MiB (a
 //!   longer one is discarded as it streams past), and nesting is counted by a
 //!   linear scan before any parser recurses.

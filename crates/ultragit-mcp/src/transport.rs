@@ -149,7 +149,8 @@ async fn read_lines<R, W>(
         let judged = match lines.next().await {
             Ok(Line::Text(line)) => judge.line(line),
             Ok(Line::TooLong(length)) => Judged::Reject(ErrorReply::parse_error(format_args!(
-                "the message is {length} bytes, over the {MAX_LINE}-byte (16 MiB) line cap; it was discarded unread"
+                "the message is {length} bytes, over the {MAX_LINE}-byte ({} MiB) line cap; it was discarded unread",
+                MAX_LINE >> 20
             ))),
             Ok(Line::End) => {
                 log("stdin closed");
