@@ -6,6 +6,8 @@ A client nobody on the team wrote: it builds a temporary repository with one
 commit and an ultragit note written by `git notes --ref refs/notes/ultragit add`
 (no model involved), starts `ultragit mcp` in it over stdio, and checks that
 
+0. `tools/list` sent before `initialize` fails with the server's clear
+   JSON-RPC error (`-32600`, "server not initialized"), as the SDK reports it;
 1. `initialize` names the server and offers tools;
 2. `tools/list` has `ultragit_read` and `ultragit_context_set`, with strict
    input schemas (`additionalProperties: false`, `paths` required);
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 INTENT = "Adds two numbers, wrapping on overflow instead of panicking."
 SOURCE = "pub fn add(a: i32, b: i32) -> i32 {\n    a.wrapping_add(b)\n}\n"
@@ -117,6 +120,17 @@ async def session_checks(binary, repo):
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
+            try:
+                early = await session.list_tools()
+            except MCPError as error:
+                check(error.code == -32600, f"tools/list before initialize: code {error.code}")
+                check(
+                    "server not initialized" in error.error.message,
+                    f"tools/list before initialize: {error.error.message!r}",
+                )
+            else:
+                raise Failed(f"tools/list before initialize was answered: {early!r}")
+
             init = await session.initialize()
             check(init.server_info.name == "ultragit", f"server name: {init.server_info!r}")
             check(init.capabilities.tools is not None, "the server offers no tools")
@@ -173,8 +187,9 @@ async def main(binary):
         with anyio.fail_after(TIMEOUT_SECONDS):
             count, version = await session_checks(binary, repo)
     print(
-        f"ok: initialize (protocol {version}), {count} tools listed with strict schemas, "
-        "read returned the note, context set stored, missing file is a tool error"
+        f"ok: tools/list before initialize refused, initialize (protocol {version}), "
+        f"{count} tools listed with strict schemas, read returned the note, context set stored, "
+        "missing file is a tool error"
     )
 
 

@@ -19,9 +19,13 @@
 //!    error about the server's reply, or a hang.
 //! 5. `ultragit mcp` driven by a client nobody on the team wrote: the official
 //!    Python MCP SDK ([`MCP_SDK`], installed into `.venv-llm/`) runs
-//!    `conformance/mcp_client.py` (initialize, tools/list, `ultragit_read` on a
-//!    note written with `git notes`, `ultragit_context_set`, a tool error for a
-//!    missing file). No model is involved, so it runs before the server starts.
+//!    `conformance/mcp_client.py` (a request before initialize refused with
+//!    `-32600`, initialize, tools/list, `ultragit_read` on a note written with
+//!    `git notes`, `ultragit_context_set`, a tool error for a missing file);
+//!    then `conformance/mcp_framing.py` writes raw bytes to the server's stdin
+//!    (parse errors → `-32700` with `"id": null`, invalid requests → `-32600`,
+//!    a request before initialize, the session going on after each, exit 0
+//!    on EOF). No model is involved, so it runs before the server starts.
 //!
 //! `cargo xtask conformance mcp` runs only step 5 (it installs only the SDK).
 //!
@@ -731,17 +735,25 @@ fn code_commit(bin: &Path, base: &str) -> Result<String, String> {
     )
 }
 
-/// `conformance/mcp_client.py` (the official Python MCP SDK) against
-/// `ultragit mcp`: it builds its own annotated repository and prints `ok: …`.
+/// `conformance/mcp_client.py` (the official Python MCP SDK) and then
+/// `conformance/mcp_framing.py` (raw bytes on the server's stdin: parse
+/// errors, invalid requests, a request before `initialize`) against
+/// `ultragit mcp`. Each builds its own repository and prints `ok: …`.
 fn mcp(root: &Path, python: &Path, bin: &Path) -> Result<String, String> {
-    let script = root.join("conformance/mcp_client.py");
     let ultragit = bin.join("ultragit");
-    let (script, ultragit) = (script.to_string_lossy(), ultragit.to_string_lossy());
-    let ran = run_binary(python, root, &[&script, &ultragit], &[])?;
-    judge(&ran, &[], |ran| {
-        let last = ran.stdout.lines().last().unwrap_or_default();
-        last.strip_prefix("ok: ")
-            .map(str::to_owned)
-            .ok_or_else(|| format!("exit 0 without `ok: …`:\n{}", tail(&ran.stdout)))
-    })
+    let ultragit = ultragit.to_string_lossy();
+    let mut passed = Vec::new();
+    for script in ["conformance/mcp_client.py", "conformance/mcp_framing.py"] {
+        let path = root.join(script);
+        let ran = run_binary(python, root, &[&path.to_string_lossy(), &ultragit], &[])?;
+        let ok = judge(&ran, &[], |ran| {
+            let last = ran.stdout.lines().last().unwrap_or_default();
+            last.strip_prefix("ok: ")
+                .map(str::to_owned)
+                .ok_or_else(|| format!("exit 0 without `ok: …`:\n{}", tail(&ran.stdout)))
+        })
+        .map_err(|err| format!("{script}: {err}"))?;
+        passed.push(ok);
+    }
+    Ok(passed.join("; raw framing: "))
 }

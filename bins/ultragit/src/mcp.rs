@@ -2,8 +2,9 @@
 //! stdout, for coding agents (Claude Code, Codex, any MCP client). The server is
 //! scoped to the repository containing `--repo` (default: the current
 //! directory). stdout carries JSON-RPC only; log lines go to stderr as
-//! `ultragit mcp: …`. Exit 0 when the client closes the session, 1 when the
-//! directory is not in a repository or the session fails.
+//! `ultragit mcp: …`. Exit 0 when the client closes the session (calls that
+//! have not started by then are dropped), 1 when the directory is not in a
+//! repository or the session fails.
 
 use std::path::PathBuf;
 
@@ -34,6 +35,11 @@ anchor, field, operation, value, reason). Corrections are recorded as GIT_AUTHOR
 Register it with an agent, e.g.:
   claude mcp add ultragit -- ultragit mcp
   codex mcp add ultragit -- ultragit mcp
+
+Input is one JSON-RPC message per line (at most 16 MiB); malformed lines are answered \
+with JSON-RPC errors (-32700, -32600) and the session goes on. When the client closes \
+stdin, calls that have not started are dropped and the server exits once the running \
+ones finish.
 
 Exit status: 0 when the client ends the session, 1 when the directory is not in a \
 repository or the session fails, 2 on usage errors.";

@@ -1,8 +1,10 @@
 //! `ultragit-mcp`: ultragit as a Model Context Protocol server, so a coding
 //! agent reads the recorded reasons behind code, and tells the writing agent
 //! what its next commit is for, without shelling out. Built on `rmcp` (the
-//! official Rust SDK), server side only; the transport is any byte stream pair,
-//! stdio for `ultragit mcp`.
+//! official Rust SDK), server side only, over newline-delimited JSON-RPC on a
+//! byte stream pair (stdio for `ultragit mcp`) framed by this crate: `framing`
+//! reads lines under a cap, `jsonrpc` judges each line before rmcp sees it,
+//! `transport` hands rmcp the good ones and answers the rest.
 //!
 //! ```no_run
 //! # async fn serve() -> Result<(), ultragit_mcp::ServeError> {
@@ -28,11 +30,35 @@
 //!
 //! - **Dependencies:** `ultragit-read` (read), `ultragit-annotate` (author
 //!   context; it brings `llm` and `agent`, which the `ultragit` binary has
-//!   anyway), `gitctx` (the repository), `rmcp` (protocol and stdio transport),
-//!   `schemars` (input schemas), `tokio`.
-//! - **Invariant:** nothing but JSON-RPC messages is written to the transport:
-//!   this crate never prints; its log lines go to the [`LogSink`] the binary
-//!   gives it, which writes them to stderr.
+//!   anyway), `gitctx` (the repository), `rmcp` (the protocol, its message
+//!   types and its stdio pipes), `schemars` (input schemas), `tokio`.
+//! - **Invariant:** nothing but JSON-RPC messages is written to the transport,
+//!   one per line, through one writer (our error replies and rmcp's never
+//!   interleave): this crate never prints; its log lines go to the [`LogSink`]
+//!   the binary gives it, which writes them to stderr.
+//! - **Invariant:** every line but blank ones and well-formed notifications
+//!   and responses (which JSON-RPC never answers) gets a reply, and after an
+//!   error the session goes on: a line that cannot be parsed (not UTF-8, nested deeper
+//!   than 64 levels, not JSON, longer than 16 MiB) gets `-32700` with
+//!   `"id": null`; JSON that is not a request, notification or response
+//!   (`[]`, `42`, `"jsonrpc": "1.0"`, no `method`, a non-string `method`,
+//!   non-object `params`) gets `-32600`, with the request's `id` when it can
+//!   be read, else `null`; a request before `initialize` gets `-32600`
+//!   "server not initialized: send `initialize` first" (but `ping`, and the
+//!   requests of MCP's per-request lifecycle, which carry the protocol
+//!   version in `_meta`, are rmcp's to answer);
+//!   `initialize` or `tools/call` params rmcp cannot read get `-32602`; an
+//!   unknown method `-32601`. Notifications and responses before
+//!   `initialize` are ignored (rmcp would end the session on them).
+//! - **Invariant:** input is bounded: a line is held only up to 16 MiB (a
+//!   longer one is discarded as it streams past), and nesting is counted by a
+//!   linear scan before any parser recurses.
+//! - **Invariant:** when the client closes stdin, no call starts any more: at
+//!   most a few calls run at once (the machine's parallelism, 2 to 8); calls
+//!   waiting for a slot and requests read but not yet taken are dropped and
+//!   never answered; running ones finish (each tool is one library call, not
+//!   interruptible part-way) and their replies are written; then the session
+//!   ends and the process exits.
 //! - **Invariant:** every tool has a strict input schema, generated from its
 //!   argument type: `type: object`, `additionalProperties: false` (serde's
 //!   `deny_unknown_fields`), its mandatory fields `required`, size bounds as
@@ -53,13 +79,17 @@
 
 mod context;
 mod correct;
+mod framing;
+mod jsonrpc;
 mod queries;
 mod read;
 mod tool;
 pub mod tools;
+mod transport;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -68,8 +98,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Semaphore;
 
 use crate::tool::ToolError;
+use crate::transport::{CANCELLED, Stop};
 
 /// Where the server's log lines go (the binary: stderr). Never stdout.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -124,6 +156,49 @@ pub struct Server {
     scope: Arc<Scope>,
     registry: Arc<tools::Registry>,
     log: LogSink,
+    calls: Arc<Calls>,
+}
+
+/// The tool calls of one session: how many may run at once, and whether the
+/// client is still there to want them.
+#[derive(Debug)]
+struct Calls {
+    /// One permit per call that may run (tools run on the blocking pool,
+    /// which would otherwise start every queued call at once).
+    slots: Semaphore,
+    /// Fired when the client closes stdin: calls waiting for a slot are
+    /// dropped, and none starts after it.
+    stop: Stop,
+    /// How many calls were dropped that way (waiting for a slot, or read
+    /// but not yet handed to the service).
+    cancelled: Arc<AtomicUsize>,
+}
+
+impl Calls {
+    fn new() -> Calls {
+        Calls {
+            slots: Semaphore::new(call_slots()),
+            stop: Stop::new(),
+            cancelled: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+/// How many tool calls run at once: the machine's parallelism, from 2 to 8
+/// (git and file work is CPU- and disk-bound; more only adds contention, e.g.
+/// corrections of one note retrying their compare-and-swap).
+fn call_slots() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
+}
+
+/// Why [`Server::call`] returned no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoResult {
+    /// No tool has the name.
+    UnknownTool,
+    /// The call was abandoned (the client cancelled it or closed the
+    /// session) before it started.
+    Cancelled,
 }
 
 impl std::fmt::Debug for Server {
@@ -154,6 +229,7 @@ impl Server {
             scope: Arc::new(scope),
             registry: Arc::new(tools::Registry::all()),
             log: Arc::new(|_: &str| {}),
+            calls: Arc::new(Calls::new()),
         }
     }
 
@@ -183,41 +259,91 @@ impl Server {
     }
 
     /// Runs the tool `name` on `arguments` as `tools/call` would, on the
-    /// blocking pool. `None` when no tool has that name.
+    /// blocking pool, once a slot is free. A call still waiting when
+    /// `abandoned` resolves or the session's client goes away never starts.
     pub(crate) async fn call(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Option<CallToolResult> {
-        let run = self.registry.runner(name)?;
+        abandoned: impl Future<Output = ()>,
+    ) -> Result<CallToolResult, NoResult> {
+        let run = self.registry.runner(name).ok_or(NoResult::UnknownTool)?;
+        let calls = &self.calls;
+        let slot = tokio::select! {
+            biased;
+            () = calls.stop.wait() => None,
+            () = abandoned => None,
+            slot = calls.slots.acquire() => slot.ok(),
+        };
+        let Some(_slot) = slot else {
+            calls.cancelled.fetch_add(1, Ordering::Relaxed);
+            return Err(NoResult::Cancelled);
+        };
         let scope = Arc::clone(&self.scope);
+        let stop = calls.stop.clone();
         let arguments = arguments.unwrap_or_default();
-        let outcome = tokio::task::spawn_blocking(move || run(&scope, arguments))
-            .await
-            .unwrap_or_else(|err| Err(ToolError::internal(name, &err)));
+        // Checked again on the blocking thread: the client may have gone
+        // while the task waited for one.
+        let outcome =
+            tokio::task::spawn_blocking(move || (!stop.fired()).then(|| run(&scope, arguments)))
+                .await
+                .unwrap_or_else(|err| Some(Err(ToolError::internal(name, &err))));
+        let Some(outcome) = outcome else {
+            calls.cancelled.fetch_add(1, Ordering::Relaxed);
+            return Err(NoResult::Cancelled);
+        };
         match &outcome {
             Ok(_) => (self.log)(&format!("{name}: ok")),
             Err(err) => (self.log)(&format!("{name}: error: {}", err.message())),
         }
-        Some(match outcome {
+        Ok(match outcome {
             Ok(output) => output.into_result(),
             Err(err) => err.into_result(),
         })
     }
 
-    /// Serves one MCP session over `read`/`write` until the client closes it.
-    pub(crate) async fn serve<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    /// Serves one MCP session over `read`/`write` until the client closes
+    /// `read`; calls that have not started by then are dropped.
+    pub(crate) async fn serve<R, W>(mut self, read: R, write: W) -> Result<(), ServeError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        self.calls = Arc::new(Calls::new());
+        let calls = Arc::clone(&self.calls);
         let log = Arc::clone(&self.log);
         log(&format!(
             "serving {} ({} tools)",
             self.scope.root.display(),
             self.registry.names().len()
         ));
-        let running = ServiceExt::serve(self, (read, write))
+        let (transport, reader) = transport::line_transport(
+            read,
+            write,
+            calls.stop.clone(),
+            Arc::clone(&calls.cancelled),
+            Arc::clone(&log),
+        );
+        let reading = tokio::spawn(reader);
+        let served = Self::run_session(self, transport).await;
+        // However the session ended, nothing more starts.
+        calls.stop.fire();
+        reading.abort();
+        let cancelled = calls.cancelled.load(Ordering::Relaxed);
+        if cancelled > 0 {
+            log(&format!(
+                "{cancelled} queued calls dropped: the client closed the session"
+            ));
+        }
+        served
+    }
+
+    async fn run_session<W>(self, transport: transport::LineTransport<W>) -> Result<(), ServeError>
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let log = Arc::clone(&self.log);
+        let running = ServiceExt::serve(self, transport)
             .await
             .map_err(|err| ServeError::Initialize(err.to_string()))?;
         let reason = running
@@ -230,7 +356,7 @@ impl Server {
 
     /// Serves one MCP session over this process's stdin and stdout.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let (stdin, stdout) = rmcp::transport::stdio();
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
         self.serve(stdin, stdout).await
     }
 }
@@ -259,11 +385,18 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match self.call(&request.name, request.arguments).await {
-            Some(result) => Ok(result.into()),
-            None => {
+        let abandoned = context.ct.cancelled();
+        match self.call(&request.name, request.arguments, abandoned).await {
+            Ok(result) => Ok(result.into()),
+            // Never written (see `transport::CANCELLED`).
+            Err(NoResult::Cancelled) => Err(ErrorData::new(
+                CANCELLED,
+                "the call was cancelled before it started",
+                None,
+            )),
+            Err(NoResult::UnknownTool) => {
                 (self.log)(&format!("unknown tool {:?}", request.name));
                 Err(ErrorData::invalid_params(
                     format!(
@@ -294,6 +427,15 @@ mod tests {
         value.as_object().cloned()
     }
 
+    /// `server.call(name, arguments)` that nobody abandons.
+    async fn call(
+        server: &Server,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<CallToolResult, NoResult> {
+        server.call(name, arguments, std::future::pending()).await
+    }
+
     #[tokio::test]
     async fn calls_tools_in_the_repository() {
         let repo = TestRepo::new();
@@ -301,25 +443,25 @@ mod tests {
         let server = Server::new(&gitctx::Repo::discover(repo.path()).unwrap());
         assert_eq!(server.scope().root, repo.path().canonicalize().unwrap());
 
-        let read = server
-            .call(
-                "ultragit_read",
-                arguments(json!({"paths": ["src/lib.rs"], "anchor": "one"})),
-            )
-            .await
-            .unwrap();
+        let read = call(
+            &server,
+            "ultragit_read",
+            arguments(json!({"paths": ["src/lib.rs"], "anchor": "one"})),
+        )
+        .await
+        .unwrap();
         assert_eq!(read.is_error, Some(false), "{read:?}");
         let structured = read.structured_content.unwrap();
         assert_eq!(structured["query"]["files"], json!(["src/lib.rs"]));
         assert_eq!(structured["regions"], json!([]));
 
-        let set = server
-            .call(
-                "ultragit_context_set",
-                arguments(json!({"dependencies": " probe.py "})),
-            )
-            .await
-            .unwrap();
+        let set = call(
+            &server,
+            "ultragit_context_set",
+            arguments(json!({"dependencies": " probe.py "})),
+        )
+        .await
+        .unwrap();
         assert_eq!(set.is_error, Some(false), "{set:?}");
         let common = server.scope().common_dir.clone();
         let pending = ultragit_annotate::author::read_context(
@@ -329,8 +471,45 @@ mod tests {
         .unwrap();
         assert_eq!(pending.dependencies.as_deref(), Some("probe.py"));
 
-        let missing = server.call("ultragit_read", None).await.unwrap();
+        let missing = call(&server, "ultragit_read", None).await.unwrap();
         assert_eq!(missing.is_error, Some(true));
-        assert!(server.call("ultragit_write", None).await.is_none());
+        assert_eq!(
+            call(&server, "ultragit_write", None).await.unwrap_err(),
+            NoResult::UnknownTool
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_that_have_not_started_are_dropped_when_the_client_goes() {
+        let repo = TestRepo::new();
+        repo.commit_file("src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n", "Add one");
+        let server = Server::new(&gitctx::Repo::discover(repo.path()).unwrap());
+        let read = || arguments(json!({"paths": ["src/lib.rs"]}));
+        let slots = u32::try_from(call_slots()).unwrap();
+
+        // Every slot taken, as by running calls: the next call waits.
+        let running = server.calls.slots.acquire_many(slots).await.unwrap();
+        let waiting = tokio::spawn({
+            let server = server.clone();
+            let args = read();
+            async move { call(&server, "ultragit_read", args).await }
+        });
+        server.calls.stop.fire();
+        assert_eq!(waiting.await.unwrap().unwrap_err(), NoResult::Cancelled);
+        // Slots free again, but the client is gone: nothing starts.
+        drop(running);
+        assert_eq!(
+            call(&server, "ultragit_read", read()).await.unwrap_err(),
+            NoResult::Cancelled
+        );
+        assert_eq!(server.calls.cancelled.load(Ordering::Relaxed), 2);
+
+        // A call its client cancels while it waits never starts either.
+        let server = Server::new(&gitctx::Repo::discover(repo.path()).unwrap());
+        let _running = server.calls.slots.acquire_many(slots).await.unwrap();
+        let cancelled = server
+            .call("ultragit_read", read(), std::future::ready(()))
+            .await;
+        assert_eq!(cancelled.unwrap_err(), NoResult::Cancelled);
     }
 }

@@ -1,19 +1,23 @@
 //! `ultragit mcp` as a process: JSON-RPC over its stdin and stdout, as an MCP
 //! client speaks it (initialize, tools/list, tools/call), on the annotated
-//! fixture repository.
+//! fixture repository; and as a hostile or careless client speaks it (lines
+//! that are not JSON or not JSON-RPC, requests before `initialize`, a line
+//! of hundreds of megabytes, a client that queues work and goes away).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::{Fixture, fixture, ultragit};
 
-/// How long a test waits for one answer before it gives up (a hung server
-/// fails the test instead of hanging it; no speed is asserted).
+/// How long a test waits for one answer, or for the server to exit, before
+/// it gives up (a hung server fails the test instead of hanging it; no speed
+/// is asserted).
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
 /// A running `ultragit mcp` and the lines it has written on stdout.
@@ -23,12 +27,22 @@ struct Session {
     lines: Receiver<String>,
     /// Every stdout line seen so far.
     seen: Vec<String>,
+    /// Everything written on stderr, once the server has exited (read all
+    /// along, so a chatty server never blocks on a full pipe).
+    stderr: Option<JoinHandle<String>>,
     next_id: u64,
 }
 
 impl Session {
     /// Starts `ultragit mcp args…` in `dir` and initializes the session.
     fn start(dir: &Path, args: &[&str]) -> (Session, Value) {
+        let mut session = Session::spawn(dir, args);
+        let init = session.initialize();
+        (session, init)
+    }
+
+    /// Starts `ultragit mcp args…` in `dir`, sending nothing.
+    fn spawn(dir: &Path, args: &[&str]) -> Session {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultragit"));
         cmd.arg("mcp").args(args).current_dir(dir);
         testkit::isolate(&mut cmd);
@@ -48,15 +62,27 @@ impl Session {
                 }
             }
         });
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            stderr.read_to_string(&mut text).expect("read stderr");
+            text
+        });
         let stdin = child.stdin.take();
-        let mut session = Session {
+        Session {
             child,
             stdin,
             lines,
             seen: Vec::new(),
+            stderr: Some(stderr),
             next_id: 1,
-        };
-        let init = session.request(
+        }
+    }
+
+    /// The `initialize` request and the `initialized` notification; the
+    /// response to the request.
+    fn initialize(&mut self) -> Value {
+        let init = self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
@@ -64,8 +90,8 @@ impl Session {
                 "clientInfo": {"name": "ultragit-tests", "version": "1"}
             }),
         );
-        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        (session, init)
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
     }
 
     fn send(&mut self, message: &Value) {
@@ -73,34 +99,52 @@ impl Session {
     }
 
     fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// `line` and a newline, as they are.
+    fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("the session is open");
-        writeln!(stdin, "{line}").expect("write to ultragit mcp");
+        stdin.write_all(line).expect("write to ultragit mcp");
+        stdin.write_all(b"\n").expect("write to ultragit mcp");
         stdin.flush().expect("flush");
+    }
+
+    /// A fresh request id.
+    fn id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
     }
 
     /// Sends a request and returns its whole response (`result` or `error`).
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.id();
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         self.response(&json!(id))
     }
 
-    /// The response with `id` (other messages are kept in `seen`).
+    /// The next line on stdout, as JSON.
+    fn next_message(&mut self, waiting_for: &Value) -> Value {
+        let line = match self.lines.recv_timeout(HANG_GUARD) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no answer to {waiting_for}: {:?}", self.seen)
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("ultragit mcp closed stdout: {:?}", self.seen)
+            }
+        };
+        self.seen.push(line.clone());
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
+    /// The response with `id` (other messages are kept in `seen`). An error
+    /// about a request whose id could not be read has `"id": null`.
     fn response(&mut self, id: &Value) -> Value {
         loop {
-            let line = match self.lines.recv_timeout(HANG_GUARD) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => panic!("no answer to {id}: {:?}", self.seen),
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("ultragit mcp closed stdout: {:?}", self.seen)
-                }
-            };
-            self.seen.push(line.clone());
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
-            // An error about a request whose id could not be read has none.
-            if message.get("id").unwrap_or(&Value::Null) == id {
+            let message = self.next_message(id);
+            if message.get("id") == Some(id) {
                 return message;
             }
         }
@@ -127,15 +171,32 @@ impl Session {
     /// Closes stdin; returns the exit code, every stdout line and stderr.
     fn finish(mut self) -> (i32, Vec<String>, String) {
         drop(self.stdin.take());
-        let status = self.child.wait().expect("wait for ultragit mcp");
+        let status = wait_for_exit(&mut self.child);
         self.seen.extend(self.lines.iter());
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(
-            self.child.stderr.as_mut().expect("piped stderr"),
-            &mut stderr,
-        )
-        .expect("read stderr");
+        let stderr = self
+            .stderr
+            .take()
+            .expect("stderr is read once")
+            .join()
+            .expect("the stderr reader");
         (status.code().unwrap_or(-1), self.seen, stderr)
+    }
+}
+
+/// Waits for `child` to exit, or kills it and fails after [`HANG_GUARD`]: a
+/// liveness check (the server must not keep working after its client has
+/// gone), not a speed one.
+fn wait_for_exit(child: &mut Child) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for ultragit mcp") {
+            return status;
+        }
+        if started.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            panic!("ultragit mcp still running {HANG_GUARD:?} after its stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -254,11 +315,17 @@ fn lists_strict_tools_and_reads_a_note() {
 }
 
 /// Every line on stdout is a JSON-RPC 2.0 message.
+/// Every error has an `id` (`null` when the request's could not be read), and
+/// none is the never-written reply of a call dropped because the client left.
 fn assert_only_json_rpc(lines: &[String]) {
     assert!(!lines.is_empty());
     for line in lines {
         let message: Value = serde_json::from_str(line).expect("JSON on stdout");
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        if let Some(error) = message.get("error") {
+            assert!(message.get("id").is_some(), "{line}");
+            assert_ne!(error["code"], -32800, "{line}");
+        }
     }
 }
 
@@ -348,17 +415,24 @@ fn failures_are_tool_errors_with_reads_messages() {
             .contains("Available tools: ultragit_read, ultragit_deps,"),
         "{response}"
     );
-    // Malformed params: a JSON-RPC error; a line that is not JSON: ignored.
+    // Params that are not an object: an invalid request; params without a
+    // tool name: invalid params; both about the request's id.
     session.send(
         &json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": "src/client.rs"}),
     );
-    let response = session.response(&Value::Null);
+    let response = session.response(&json!(900));
     assert_eq!(response["error"]["code"], -32600, "{response}");
-    session.send_raw("this is not JSON");
     session.send(
         &json!({"jsonrpc": "2.0", "id": 901, "method": "tools/call", "params": {"arguments": {}}}),
     );
     let response = session.response(&json!(901));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(
+        response["error"]["message"],
+        "Invalid params for tools/call: missing field `name`"
+    );
+    // A method nobody serves.
+    let response = session.request("tools/frobnicate", json!({}));
     assert_eq!(response["error"]["code"], -32601, "{response}");
 
     let pong = session.request("ping", json!({}));
@@ -604,5 +678,248 @@ fn flag_and_correct_change_what_read_shows() {
         after["corrections"].as_array().map(Vec::len),
         Some(2),
         "{after}"
+    );
+}
+
+/// The error of `response`: its code and message (panics on a result).
+fn error_of(response: &Value) -> (i64, &str) {
+    let error = &response["error"];
+    let code = error["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error expected: {response}"));
+    (code, error["message"].as_str().expect("a message"))
+}
+
+#[test]
+fn malformed_lines_get_json_rpc_errors_and_the_session_goes_on() {
+    let (_fx, mut session) = served_fixture();
+    let deep_array = "[".repeat(100_000) + &"]".repeat(100_000);
+    let cases: [(&[u8], i64, Value, &str); 10] = [
+        (
+            b"{bad",
+            -32700,
+            Value::Null,
+            "Parse error: key must be a string",
+        ),
+        (
+            deep_array.as_bytes(),
+            -32700,
+            Value::Null,
+            "deeper than 64 levels",
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\xff\"}",
+            -32700,
+            Value::Null,
+            "not valid UTF-8",
+        ),
+        (
+            b"[]",
+            -32600,
+            Value::Null,
+            "an empty array is not a request",
+        ),
+        (
+            b"42",
+            -32600,
+            Value::Null,
+            "a JSON-RPC message is an object",
+        ),
+        (
+            br#"{"jsonrpc":"1.0","id":70,"method":"ping"}"#,
+            -32600,
+            json!(70),
+            "`jsonrpc` must be \"2.0\"",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":71}"#,
+            -32600,
+            json!(71),
+            "`method` is missing",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":"s72","method":7}"#,
+            -32600,
+            json!("s72"),
+            "`method` must be a string",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":{"n":73},"method":"ping"}"#,
+            -32600,
+            Value::Null,
+            "`id` must be a string or an integer",
+        ),
+        (
+            br#"[{"jsonrpc":"2.0","id":74,"method":"ping"}]"#,
+            -32600,
+            Value::Null,
+            "does not take batches",
+        ),
+    ];
+    for (line, code, id, says) in cases {
+        session.send_bytes(line);
+        let response = session.response(&id);
+        let (got, message) = error_of(&response);
+        let shown = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+        assert_eq!(got, code, "{shown}: {response}");
+        assert!(message.contains(says), "{shown}: {message}");
+        // The session goes on: the next request is answered.
+        let pong = session.request("ping", json!({}));
+        assert_eq!(pong["result"], json!({}), "after {shown}: {pong}");
+    }
+    let result = session.call("ultragit_read", json!({"paths": ["src/client.rs"]}));
+    assert_eq!(result["isError"], false, "{result}");
+    let stderr = session.close();
+    assert!(
+        stderr.contains("ultragit mcp: refused a message (-32700): Parse error: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn requests_before_initialize_are_told_to_initialize() {
+    let fx = fixture();
+    let mut session = Session::spawn(fx.path(), &[]);
+    for (method, params) in [
+        ("tools/list", json!({})),
+        (
+            "tools/call",
+            json!({"name": "ultragit_read", "arguments": {"paths": ["src/client.rs"]}}),
+        ),
+    ] {
+        let response = session.request(method, params);
+        let (code, message) = error_of(&response);
+        assert_eq!(code, -32600, "{response}");
+        assert_eq!(
+            message,
+            format!(
+                "Invalid Request: server not initialized: send `initialize` first (got `{method}` before it)"
+            )
+        );
+    }
+    // A notification before initialize is not answered and ends nothing;
+    // ping is allowed.
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let pong = session.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
+
+    let init = session.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "ultragit", "{init}");
+    let listed = session.request("tools/list", json!({}));
+    assert_eq!(
+        testkit::field_strs(&listed["result"]["tools"], "name"),
+        ultragit_mcp::tools::Registry::all().names()
+    );
+    let stderr = session.close();
+    assert!(
+        stderr.contains("ultragit mcp: ignored a notification before initialize"),
+        "{stderr}"
+    );
+}
+
+/// Peak resident memory of process `pid` in KiB (Linux's `VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc status")
+}
+
+#[test]
+fn a_line_over_the_cap_is_discarded_streaming_and_answered() {
+    const LINE_MIB: usize = 200;
+    let (_fx, mut session) = served_fixture();
+    // One request line of 200 MiB, written 1 MiB at a time.
+    let stdin = session.stdin.as_mut().expect("the session is open");
+    stdin
+        .write_all(br#"{"jsonrpc":"2.0","id":1000,"method":"ping","params":{"pad":""#)
+        .expect("write to ultragit mcp");
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..LINE_MIB {
+        stdin.write_all(&chunk).expect("write to ultragit mcp");
+    }
+    session.send_raw(r#""}}"#);
+
+    let response = session.response(&Value::Null);
+    let (code, message) = error_of(&response);
+    assert_eq!(code, -32700, "{response}");
+    assert!(
+        message.contains("over the 16777216-byte (16 MiB) line cap; it was discarded unread"),
+        "{message}"
+    );
+    let pong = session.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    let result = session.call("ultragit_read", json!({"paths": ["src/client.rs"]}));
+    assert_eq!(result["isError"], false, "{result}");
+
+    // Never more than the cap (16 MiB) and the process itself: far below the
+    // line's 200 MiB.
+    let peak_mib = peak_rss_kib(session.child.id()) / 1024;
+    assert!(
+        peak_mib < 100,
+        "peak RSS {peak_mib} MiB for a {LINE_MIB} MiB line"
+    );
+    session.close();
+}
+
+#[test]
+fn closing_stdin_drops_queued_calls_and_exits() {
+    const QUEUED: usize = 700;
+    let (fx, mut session) = served_fixture();
+    let first = session.next_id;
+    let mut batch = String::new();
+    for n in 0..QUEUED {
+        let id = session.id();
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "ultragit_correct",
+            "arguments": {"commit": fx.c3, "file": "src/client.rs", "anchor": "Client::connect",
+                          "field": "intent", "operation": "set",
+                          "value": format!("Connect, version {n}."), "reason": "queued"}}});
+        batch.push_str(&request.to_string());
+        batch.push('\n');
+    }
+    session
+        .stdin
+        .as_mut()
+        .expect("the session is open")
+        .write_all(batch.as_bytes())
+        .expect("write to ultragit mcp");
+    // The server is working through the queue; the client goes away.
+    let reply = session.next_message(&json!("a first correction"));
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let (code, lines, stderr) = session.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert_only_json_rpc(&lines);
+
+    // Every reply written is a stored correction; most of the queue never ran.
+    let shown: Value = serde_json::from_str(&crate::support::stdout(
+        fx.path(),
+        &["show", &fx.c3, "--format", "json"],
+    ))
+    .expect("show's JSON");
+    let stored = shown["corrections"].as_array().map_or(0, Vec::len);
+    let replies: Vec<Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|message| message["id"].as_u64().is_some_and(|id| id >= first))
+        .collect();
+    assert!(
+        replies.iter().all(|r| r["result"]["isError"] == false),
+        "{replies:?}"
+    );
+    assert!(
+        (1..=stored).contains(&replies.len()),
+        "{} replies, {stored} stored",
+        replies.len()
+    );
+    assert!(
+        stored < QUEUED / 2,
+        "{stored} of {QUEUED} queued corrections ran after the client closed stdin"
+    );
+    assert!(
+        stderr.contains("queued calls dropped: the client closed the session"),
+        "{stderr}"
     );
 }
