@@ -14,10 +14,12 @@
 //! ([`doctor`]), display ([`show`]), configuration (`config`), [`backfill`]
 //! (selecting a history's unannotated commits and annotating many at once),
 //! and the team operations on the notes: [`sync`] with a git remote (fetch into
-//! a tracking ref, JSON-aware merge commit, push without force) and [`transfer`]
-//! (`export`/`import` as JSON Lines).
+//! a tracking ref, a union merge that never removes or degrades a local note,
+//! push without force) and [`transfer`] (`export`/`import` as JSON Lines,
+//! import streamed).
 //! People correct what was recorded with [`correct`] (`ultragit flag` and
-//! `ultragit correct`: corrections appended to the note, never rewriting it).
+//! `ultragit correct`: corrections recorded beside the note, then folded into
+//! it in one rewrite, never re-serialising it).
 //! Notes follow the change to cherry-picks and server-side rebase and squash
 //! merges by patch-id ([`remap`]).
 //!

@@ -4,7 +4,8 @@
 //! it blames the code, fetches the ultragit notes (`refs/notes/ultragit`) of the
 //! commits blame names, keeps the annotated regions that concern the query, follows
 //! their related annotations, applies the corrections people appended to the
-//! notes (`ultragit flag`/`correct`: corrected text shown and marked, flagged
+//! notes, those still pending beside a note included ([`pending`];
+//! `ultragit flag`/`correct`: corrected text shown and marked, flagged
 //! regions' confidence halved; see `corrections`), scores each region's confidence, collects what
 //! depends on the code and the cross-cutting concerns that mention it, trims the
 //! result to a token budget and renders it as markdown, JSON or plain text. No LLM
