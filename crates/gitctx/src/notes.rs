@@ -241,21 +241,7 @@ impl Notes<'_> {
     ) -> Result<Option<WriteOutcome>> {
         let message = format!("Notes added for {}\n", target.short());
         self.update(target, &message, |tree| {
-            let current = match tree {
-                Some(tree) => self.read_in(tree, target)?,
-                None => None,
-            };
-            let current = match current {
-                None => None,
-                Some(Ok(text)) => Some(text),
-                Some(Err(bytes)) => {
-                    return Err(Error::NoteTooLarge {
-                        target: target.to_hex(),
-                        bytes,
-                        limit: MAX_NOTE_BYTES,
-                    });
-                }
-            };
+            let current = self.current_in(tree, target)?;
             match decide(current.as_deref()) {
                 None => Ok(None),
                 Some(text) => {
@@ -280,21 +266,7 @@ impl Notes<'_> {
     ) -> Result<Option<WriteOutcome>> {
         let message = format!("Notes updated for {}\n", target.short());
         self.update(target, &message, |tree| {
-            let current = match tree {
-                Some(tree) => self.read_in(tree, target)?,
-                None => None,
-            };
-            let current = match current {
-                None => None,
-                Some(Ok(text)) => Some(text),
-                Some(Err(bytes)) => {
-                    return Err(Error::NoteTooLarge {
-                        target: target.to_hex(),
-                        bytes,
-                        limit: MAX_NOTE_BYTES,
-                    });
-                }
-            };
+            let current = self.current_in(tree, target)?;
             match decide(current.as_deref()) {
                 None => Ok(None),
                 Some(text) if text.is_empty() => {
@@ -310,6 +282,27 @@ impl Notes<'_> {
                 }
             }
         })
+    }
+
+    /// The text of `target`'s note in `tree` (`None`: no tree, or no note);
+    /// a note over the size limit is an error.
+    fn current_in(
+        &self,
+        tree: Option<&git2::Tree<'_>>,
+        target: ObjectId,
+    ) -> Result<Option<String>> {
+        let Some(tree) = tree else {
+            return Ok(None);
+        };
+        match self.read_in(tree, target)? {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(Some(text)),
+            Some(Err(bytes)) => Err(Error::NoteTooLarge {
+                target: target.to_hex(),
+                bytes,
+                limit: MAX_NOTE_BYTES,
+            }),
+        }
     }
 
     /// The blob id of `target`'s note, without reading it (`None`: no note).
