@@ -237,23 +237,9 @@ impl Notes<'_> {
     pub fn write_with(
         &self,
         target: ObjectId,
-        mut decide: impl FnMut(Option<&str>) -> Option<String>,
+        decide: impl FnMut(Option<&str>) -> Option<String>,
     ) -> Result<Option<WriteOutcome>> {
-        let message = format!("Notes added for {}\n", target.short());
-        self.update(target, &message, |tree| {
-            let current = self.current_in(tree, target)?;
-            match decide(current.as_deref()) {
-                None => Ok(None),
-                Some(text) => {
-                    let blob = self
-                        .repo
-                        .inner
-                        .blob(text.as_bytes())
-                        .map_err(git("storing a note"))?;
-                    Ok(Some(Some(blob)))
-                }
-            }
-        })
+        self.decide_write(target, "added", false, decide)
     }
 
     /// [`Notes::write_with`], where an empty text removes the note: `decide`
@@ -262,15 +248,27 @@ impl Notes<'_> {
     pub fn write_or_remove_with(
         &self,
         target: ObjectId,
+        decide: impl FnMut(Option<&str>) -> Option<String>,
+    ) -> Result<Option<WriteOutcome>> {
+        self.decide_write(target, "updated", true, decide)
+    }
+
+    /// The loop of [`Notes::write_with`] and [`Notes::write_or_remove_with`]:
+    /// `empty_removes` says what an empty answer means.
+    fn decide_write(
+        &self,
+        target: ObjectId,
+        verb: &str,
+        empty_removes: bool,
         mut decide: impl FnMut(Option<&str>) -> Option<String>,
     ) -> Result<Option<WriteOutcome>> {
-        let message = format!("Notes updated for {}\n", target.short());
+        let message = format!("Notes {verb} for {}\n", target.short());
         self.update(target, &message, |tree| {
             let current = self.current_in(tree, target)?;
             match decide(current.as_deref()) {
                 None => Ok(None),
-                Some(text) if text.is_empty() => {
-                    Ok(if current.is_some() { Some(None) } else { None })
+                Some(text) if empty_removes && text.is_empty() => {
+                    Ok(current.is_some().then_some(None))
                 }
                 Some(text) => {
                     let blob = self
