@@ -29,6 +29,8 @@ emit_annotation tool. Annotations must include:
 - reasoning: What alternatives existed and why this path was chosen.
   Only include when the choice is non-obvious.
 - risk_notes: Anything a future modifier should be cautious about.
+- retires: Constraints, risks or dependency natures an earlier annotation of
+  this unit recorded that this change makes untrue, copied exactly.
 
 Skip trivial changes: formatting, import reordering, whitespace, version bumps.
 Only annotate changes where a future agent would benefit from knowing the reasoning.
@@ -161,7 +163,7 @@ pub(crate) fn structured_prompt(context_text: &str) -> String {
          with file, ast_anchor {{type, name, signature?}}, lines {{start, end}}, intent, and \
          optionally reasoning, constraints [{{text, source}}], semantic_dependencies \
          [{{file, anchor, nature}}], related_annotations [{{commit, anchor, relationship}}], \
-         tags, risk_notes], \"cross_cutting\": [{{description, regions, nature}}], \
+         tags, risk_notes, retires], \"cross_cutting\": [{{description, regions, nature}}], \
          \"decline\": null, or, when nothing in the commit is worth annotating (no regions), \
          the reason in one sentence}}."
     )

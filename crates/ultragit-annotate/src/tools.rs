@@ -1330,6 +1330,7 @@ fn region_schema() -> Schema {
         )
         .optional("tags", Schema::array(text()))
         .optional("risk_notes", text())
+        .optional("retires", Schema::array(text()))
 }
 
 fn one_region_annotation(context: &AnnotationContext, region: RegionAnnotation) -> Annotation {

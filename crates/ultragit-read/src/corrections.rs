@@ -6,9 +6,10 @@
 //! took effect in [`ScoredRegion::corrections`] (a `set` with the text it
 //! replaced, so the original stays available); the note itself is never
 //! changed. A flagged region's confidence is lowered by
-//! [`crate::score::FLAGGED_FACTOR`]. Markdown and pretty output say, before
-//! the intent, that the region was flagged or corrected, by whom, when and
-//! why. Corrections are untrusted note text like the rest: the renderings
+//! [`crate::score::FLAGGED_FACTOR`] and its items are withheld from the
+//! decisions ([`crate::decisions`]). Markdown (below the region's line) and
+//! pretty output (before the intent) say that the region was flagged or
+//! corrected, by whom, when and why. Corrections are untrusted note text like the rest: the renderings
 //! fold their whitespace onto one line (a reason cannot open a heading) and
 //! escape control characters with the rest of the output.
 
@@ -81,22 +82,15 @@ fn lines(scored: &ScoredRegion) -> Vec<(bool, String)> {
         .collect()
 }
 
-/// The markdown of a region's corrections, before its intent: flags as a
-/// quoted warning, corrections as a list.
-pub(crate) fn write_markdown(out: &mut String, scored: &ScoredRegion) {
+/// The compact markdown of a region's corrections, on the indented lines
+/// below its bullet: `  **Flagged** …` first, then `  **Corrected** …`.
+pub(crate) fn write_compact_markdown(out: &mut String, scored: &ScoredRegion) {
     let lines = lines(scored);
-    if lines.is_empty() {
-        return;
-    }
     for (_, flag) in lines.iter().filter(|(is_flag, _)| *is_flag) {
-        let _ = writeln!(out, "\n> **Flagged** {flag}");
+        let _ = writeln!(out, "  **Flagged** {flag} — its items are withheld");
     }
-    let mut changes = lines.iter().filter(|(is_flag, _)| !*is_flag).peekable();
-    if changes.peek().is_some() {
-        out.push_str("\n**Corrections:**\n\n");
-        for (_, change) in changes {
-            let _ = writeln!(out, "- {change}");
-        }
+    for (_, change) in lines.iter().filter(|(is_flag, _)| !*is_flag) {
+        let _ = writeln!(out, "  **Corrected** {change}");
     }
 }
 
@@ -148,7 +142,7 @@ mod tests {
     }
 
     #[test]
-    fn markdown_puts_flags_and_corrections_before_the_intent_on_one_line_each() {
+    fn markdown_puts_flags_then_corrections_below_the_region_on_one_line_each() {
         let target = CorrectionTarget::unit("a.rs", "f");
         let mut set = Correction::flag(
             target.clone(),
@@ -165,12 +159,11 @@ mod tests {
         assert_eq!(confidence(0.8, &region.corrections), 0.4);
 
         let mut out = String::new();
-        write_markdown(&mut out, &region);
+        write_compact_markdown(&mut out, &region);
         assert_eq!(
             out,
-            "\n> **Flagged** 2025-03-01 by Bob <b@x>: stale\n\
-             \n**Corrections:**\n\n\
-             - intent (corrected 2025-02-01 by Ann: moved ## Not a heading); was: Does f.\n"
+            "  **Flagged** 2025-03-01 by Bob <b@x>: stale — its items are withheld\n\
+             \x20 **Corrected** intent (corrected 2025-02-01 by Ann: moved ## Not a heading); was: Does f.\n"
         );
         let mut pretty = String::new();
         write_pretty(&mut pretty, &region);
@@ -180,7 +173,7 @@ mod tests {
              flagged      2025-03-01 by Bob <b@x>: stale\n"
         );
         let mut none = String::new();
-        write_markdown(&mut none, &scored(Vec::new()));
+        write_compact_markdown(&mut none, &scored(Vec::new()));
         assert_eq!(none, "");
     }
 }

@@ -2,21 +2,27 @@
 //! the most token-efficient for a model), JSON (`ultragit-read/v1`, compact unless
 //! verbose) and pretty (plain text for people).
 //!
-//! Markdown rules: a `# Context for …` header with the query and the unit the
-//! anchor resolved to (saying so when it was resolved through the notes, not
-//! the outline); each region a
-//! `## file — anchor` section whose next line carries the commit metadata;
-//! scalar fields as `**Label:** value`, tags too (inline, comma-separated); list
-//! fields (constraints, semantic dependencies, related) as bullet lists; a
-//! region's later unannotated changes as a `**Changed since …**` line before
-//! its intent; regions separated by `---`; then
-//! `## Dependencies on this` and `## Cross-cutting concerns`; a stats footer; the
-//! trimming notice last. Empty fields are left out unless verbose (then shown as
-//! `(none)`, with the confidence factors).
+//! Markdown rules (compact: what an agent acts on first): a `# Context for …`
+//! header with the query and the unit the anchor resolved to (saying so when
+//! it was resolved through the notes, not the outline); then the
+//! [decisions](ultragit_schema::ReadOutput::decisions) — `## Constraints`,
+//! `## Risks`, `## Depends on`, one bullet per item, deduplicated, with the
+//! commits that record it (a constraint the writer inferred says so); then
+//! `## Annotated changes, best first`, one bullet per region: commit, date,
+//! confidence, today's lines (and the file and unit when the read covers
+//! more than one unit) and the intent, with its flags and corrections, later
+//! unannotated changes (`**Changed since** …`) and reasoning (`Why:`) on
+//! indented lines below — its items are not repeated; then `## Dependencies
+//! on this` and `## Cross-cutting concerns`; a stats footer (with the
+//! retired items withheld, when any); the trimming notice last. Verbose
+//! output adds each region's confidence factors, kind, signature, tags and
+//! related annotations. Note text is folded onto one line where it could
+//! otherwise open a heading or a list.
 //!
-//! Markdown and pretty show the same parts in the same order: the footer
-//! (dependencies, concerns, counters, trimming), the scope lines and the
-//! related annotations are written once, and a `Style` supplies the marks
+//! Pretty (for people) keeps one block per region with all its fields, and
+//! lists the decisions whose regions are not shown. Markdown and pretty share
+//! the footer (dependencies, concerns, counters, trimming), the scope lines
+//! and the related annotations, written once; a `Style` supplies the marks
 //! (backticks, headings, bullets, words) that differ.
 //!
 //! A region's date is its commit's date ([`ScoredRegion::date`]); scores are
@@ -28,7 +34,8 @@
 use std::fmt::Write as _;
 
 use ultragit_schema::{
-    CrossCuttingEntry, DependencyEntry, ReadOutput, ResolvedRelated, ScopeEcho, ScoredRegion,
+    CrossCuttingEntry, Decision, DependencyEntry, ReadOutput, ResolvedRelated, ScopeEcho,
+    ScoredRegion,
 };
 
 use crate::query::Format;
@@ -251,24 +258,49 @@ fn write_footer(out: &mut String, output: &ReadOutput, style: Style) {
             writeln!(out, "\n{}", counts.join(", "))
         }
     };
-    if let Some(t) = &output.trimmed {
-        let dropped: Vec<&str> = t.dropped_commits.iter().map(|c| short(c)).collect();
-        let dropped = if dropped.is_empty() {
-            "none".to_owned()
-        } else {
-            dropped.join(", ")
-        };
-        let (kept, of, strategy) = (t.returned_regions, t.original_regions, &t.strategy);
-        let tokens = t.estimated_tokens;
+    if s.items_retired > 0 {
+        let n = s.items_retired;
+        let items = if n == 1 { "item" } else { "items" };
         let _ = match style {
             Style::Markdown => writeln!(
                 out,
-                "\n> **Trimmed to fit the token budget:** {kept} of {of} regions returned ({strategy}; dropped commits: {dropped}); ~{tokens} tokens."
+                "_{n} retired {items} withheld (retired by a later note, or of a flagged region)_"
             ),
             Style::Pretty => writeln!(
                 out,
-                "trimmed: {kept} of {of} regions kept ({strategy}), ~{tokens} tokens; dropped commits: {dropped}"
+                "{n} retired {items} withheld (retired by a later note, or of a flagged region)"
             ),
+        };
+    }
+    if let Some(t) = &output.trimmed {
+        let (kept, of, strategy) = (t.returned_regions, t.original_regions, &t.strategy);
+        let tokens = t.estimated_tokens;
+        let _ = match style {
+            Style::Markdown => {
+                let decisions = match t.dropped_decisions {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} lowest-ranked decisions left out, raise --max-tokens to see them"
+                    ),
+                };
+                writeln!(
+                    out,
+                    "\n> **Trimmed to fit the token budget:** {kept} of {of} annotated changes shown ({strategy}){decisions}; ~{tokens} tokens."
+                )
+            }
+            Style::Pretty => {
+                let dropped: Vec<&str> = t.dropped_commits.iter().map(|c| short(c)).collect();
+                let dropped = if dropped.is_empty() {
+                    "none".to_owned()
+                } else {
+                    dropped.join(", ")
+                };
+                writeln!(
+                    out,
+                    "trimmed: {kept} of {of} regions kept ({strategy}), {} decisions dropped, ~{tokens} tokens; dropped commits: {dropped}",
+                    t.dropped_decisions
+                )
+            }
         };
     }
 }
@@ -397,102 +429,132 @@ fn markdown_text(output: &ReadOutput, verbose: bool) -> String {
             let _ = writeln!(out, "\n_No annotated regions match this query._");
         }
     }
-    for (i, region) in output.regions.iter().enumerate() {
-        if i > 0 {
-            out.push_str("\n---\n");
-        }
-        write_region_markdown(&mut out, region, verbose);
+    write_decisions_markdown(&mut out, output);
+    if !output.regions.is_empty() {
+        out.push_str("\n## Annotated changes, best first\n\n");
+    }
+    let single_unit = single_unit(output);
+    for region in &output.regions {
+        write_region_markdown(&mut out, region, single_unit, verbose);
     }
     write_footer(&mut out, output, Style::Markdown);
     out
 }
 
-fn write_region_markdown(out: &mut String, scored: &ScoredRegion, verbose: bool) {
+/// The decisions, by kind: `## Constraints`, `## Risks`, `## Depends on`,
+/// one bullet each with the commits that record it.
+fn write_decisions_markdown(out: &mut String, output: &ReadOutput) {
+    let one_unit = output
+        .decisions
+        .windows(2)
+        .all(|w| w[0].file == w[1].file && w[0].anchor == w[1].anchor)
+        && output.query.anchor.is_some();
+    for (kind, title) in [
+        (Decision::CONSTRAINT, "Constraints"),
+        (Decision::RISK, "Risks"),
+        (Decision::DEPENDENCY, "Depends on"),
+    ] {
+        let items = output.decisions.iter().filter(|d| d.kind == kind).map(|d| {
+            match (one_unit, output.query.files.len() > 1) {
+                (true, _) => decision_text(d),
+                (false, false) => format!("`{}`: {}", d.anchor, decision_text(d)),
+                (false, true) => format!("{} `{}`: {}", d.file, d.anchor, decision_text(d)),
+            }
+        });
+        Style::Markdown.section(out, title, items);
+    }
+}
+
+/// `text (`abc1234`)`, a dependency's target first, a constraint the writer
+/// inferred marked so.
+fn decision_text(decision: &Decision) -> String {
+    let commits: Vec<String> = decision
+        .commits
+        .iter()
+        .map(|c| format!("`{}`", short(c)))
+        .collect();
+    let inferred = match decision.source.as_deref() {
+        Some("inferred") => ", inferred",
+        _ => "",
+    };
+    let text = decision.text.trim();
+    match &decision.on {
+        Some(on) => {
+            let (file, anchor) = on.split_once(':').unwrap_or((on, ""));
+            format!("`{file}` `{anchor}`: {text} ({})", commits.join(", "))
+        }
+        None => format!("{text} ({}{inferred})", commits.join(", ")),
+    }
+}
+
+/// The one unit every region of `output` is about, when the query named one
+/// (then a region's line need not repeat its file and anchor).
+fn single_unit(output: &ReadOutput) -> bool {
+    output.query.anchor.is_some()
+        && output.query.scopes.len() == 1
+        && output.regions.iter().all(|r| {
+            r.region.file == output.query.scopes[0].file
+                && Some(r.region.ast_anchor.name.as_str())
+                    == output.query.scopes[0].anchor_name.as_deref()
+        })
+}
+
+/// One region as a bullet: commit, date, confidence, lines (and its unit
+/// when the read covers several) and intent; then, indented, its reasoning,
+/// flags and corrections, later unannotated changes, and in verbose output
+/// the factors, signature, tags and related annotations. Its constraints,
+/// risks and dependencies are among the decisions above.
+fn write_region_markdown(
+    out: &mut String,
+    scored: &ScoredRegion,
+    single_unit: bool,
+    verbose: bool,
+) {
     let r = &scored.region;
-    let _ = writeln!(out, "\n## {} — {}", r.file, r.ast_anchor.name);
+    let unit = if single_unit {
+        String::new()
+    } else {
+        format!("{} `{}` ", r.file, r.ast_anchor.name)
+    };
     let _ = writeln!(
         out,
-        "`{}` · {} · confidence {:.3} · {} · {}",
+        "- {unit}`{}` {} · {:.3} · {}: {}",
         short(&scored.commit_sha),
         date(scored),
         scored.confidence,
         region_lines_text(scored),
-        r.ast_anchor.unit_type
+        one_line(&r.intent)
     );
+    crate::corrections::write_compact_markdown(out, scored);
+    if let Some(changed) = changed_since_text(scored, true) {
+        let _ = writeln!(out, "  **Changed since** {changed}");
+    }
+    if let Some(reasoning) = r.reasoning.as_deref().filter(|t| !t.trim().is_empty()) {
+        let _ = writeln!(out, "  Why: {}", one_line(reasoning));
+    }
     if verbose {
         let f = &scored.confidence_factors;
         let _ = writeln!(
             out,
-            "factors: recency {:.3} · context {:.3} · anchor {:.3} · provenance {:.3}",
-            f.recency, f.context_level, f.anchor_stability, f.provenance
+            "  factors: recency {:.3} · context {:.3} · anchor {:.3} · provenance {:.3} · {}",
+            f.recency, f.context_level, f.anchor_stability, f.provenance, r.ast_anchor.unit_type
         );
         if let Some(signature) = &r.ast_anchor.signature {
-            let _ = writeln!(out, "signature: `{signature}`");
+            let _ = writeln!(out, "  signature: `{signature}`");
         }
-    }
-    crate::corrections::write_markdown(out, scored);
-    if let Some(changed) = changed_since_text(scored, true) {
-        let _ = writeln!(out, "\n**Changed since** {changed}");
-    }
-    let _ = writeln!(out, "\n**Intent:** {}", r.intent);
-    scalar(out, "Reasoning", r.reasoning.as_deref(), verbose);
-    list(
-        out,
-        "Constraints",
-        r.constraints
-            .iter()
-            .map(|c| format!("{} _({})_", c.text, c.source.as_str())),
-        true,
-    );
-    list(
-        out,
-        "Semantic dependencies",
-        r.semantic_dependencies
-            .iter()
-            .map(|d| format!("`{}` `{}` — {}", d.file, d.anchor, d.nature)),
-        verbose,
-    );
-    let tags = r.tags.join(", ");
-    scalar(out, "Tags", Some(tags.as_str()), verbose);
-    scalar(out, "Risk notes", r.risk_notes.as_deref(), verbose);
-    list(
-        out,
-        "Related",
-        scored
-            .related
-            .iter()
-            .map(|rel| related_text(rel, Style::Markdown)),
-        verbose,
-    );
-}
-
-/// `**Label:** value` as its own paragraph.
-fn scalar(out: &mut String, label: &str, value: Option<&str>, verbose: bool) {
-    match value {
-        Some(v) if !v.trim().is_empty() => {
-            let _ = writeln!(out, "\n**{label}:** {v}");
+        if !r.tags.is_empty() {
+            let _ = writeln!(out, "  tags: {}", r.tags.join(", "));
         }
-        _ if verbose => {
-            let _ = writeln!(out, "\n**{label}:** (none)");
+        for rel in &scored.related {
+            let _ = writeln!(out, "  related: {}", related_text(rel, Style::Markdown));
         }
-        _ => {}
     }
 }
 
-/// A bullet list; an empty one shows as `(none)` when `always` (constraints, or
-/// verbose output).
-fn list(out: &mut String, label: &str, items: impl Iterator<Item = String>, always: bool) {
-    let items: Vec<String> = items.collect();
-    if items.is_empty() {
-        if always {
-            let _ = writeln!(out, "\n**{label}:** (none)");
-        }
-        return;
-    }
-    let _ = writeln!(out, "\n**{label}:**\n");
-    for item in items {
-        let _ = writeln!(out, "- {item}");
-    }
+/// `text` with every run of whitespace (line breaks included) as one space:
+/// note text cannot open a heading or a list of its own.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Plain text for people; note text is made terminal-safe as in
@@ -602,6 +664,18 @@ fn pretty_text(output: &ReadOutput, verbose: bool) -> String {
             .collect();
         items(&mut out, "related", &related, verbose);
     }
+    // The decisions whose regions are not shown (the region cap or the
+    // budget left them out): still handed over.
+    let shown = |commit: &String| output.regions.iter().any(|r| &r.commit_sha == commit);
+    Style::Pretty.section(
+        &mut out,
+        "Decisions of changes not shown",
+        output
+            .decisions
+            .iter()
+            .filter(|d| !d.commits.iter().any(shown))
+            .map(|d| format!("{}: {}", d.kind, decision_text(d))),
+    );
     write_footer(&mut out, output, Style::Pretty);
     out
 }

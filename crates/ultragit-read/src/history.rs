@@ -22,7 +22,9 @@
 //! (exactly or unqualified, as in [`crate::deps`]) count. Entries are newest
 //! first by commit date. Each carries the commit, its date and author, the
 //! region's intent, its constraints with those added and dropped since the
-//! previous (older) entry of the same unit, and its risk notes.
+//! previous (older) entry of the same unit, its risk notes, and what the
+//! note says it retires (`retires`: items of earlier notes that no longer
+//! hold — a dropped constraint is only one the note did not restate).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -107,9 +109,16 @@ pub struct HistoryEntry {
     /// (all of them for its first entry).
     pub constraints_added: Vec<String>,
     /// Constraints of the previous entry of the same unit that this one no
-    /// longer has.
+    /// longer has — only a difference between two notes, which need not
+    /// restate what still holds; see `retires` for what the note says is no
+    /// longer true.
     pub constraints_dropped: Vec<String>,
     pub risk_notes: Option<String>,
+    /// What the note says this change makes no longer true: items of earlier
+    /// notes on the unit it retires ([`RegionAnnotation::retires`]; `read`
+    /// stops delivering them). Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retires: Vec<String>,
 }
 
 /// Every annotation that touched `query`'s file or unit, newest first.
@@ -225,6 +234,7 @@ fn entry(commit: ObjectId, info: &gitctx::CommitInfo, region: &RegionAnnotation)
         constraints_added: Vec::new(),
         constraints_dropped: Vec::new(),
         risk_notes: region.risk_notes.clone(),
+        retires: region.retires.clone(),
     }
 }
 
@@ -332,6 +342,7 @@ impl Answer for HistoryOutput {
             for (label, items) in [
                 ("Constraints added", &e.constraints_added),
                 ("Constraints dropped", &e.constraints_dropped),
+                ("Retires", &e.retires),
             ] {
                 if !items.is_empty() {
                     let _ = writeln!(out, "**{label}:**");
@@ -373,6 +384,9 @@ impl Answer for HistoryOutput {
             }
             for c in &e.constraints_dropped {
                 let _ = writeln!(out, "    - {c}");
+            }
+            for c in &e.retires {
+                let _ = writeln!(out, "    retires: {c}");
             }
             if let Some(risk) = &e.risk_notes {
                 let _ = writeln!(out, "    risk:    {risk}");

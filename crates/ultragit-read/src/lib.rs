@@ -18,9 +18,12 @@
 //! outline lacks (a macro-defined test, a file without a grammar) resolved
 //! through the notes and blame, saying so (`resolved_by`); cross-cutting
 //! concerns on every member, not only where the declaring commit's lines are;
-//! and, under a budget too small for one full region, the top region's intent
-//! and constraints with a warning rather than nothing. Scores are rounded to 3
-//! decimals.
+//! the decisions ([`ReadOutput::decisions`]: every matched region's
+//! constraints, risks and dependencies, deduplicated, beyond the region cap,
+//! with retired ones withheld — see `decisions`), which a budget keeps
+//! longest, rendered first in a compact markdown; and, under a budget too
+//! small for one full region, the top region's intent with a warning rather
+//! than nothing. Scores are rounded to 3 decimals.
 //!
 //! Beside `read`, three queries (Feature 08), each a function over a
 //! [`GitReadPipeline`] returning an [`Answer`] (rendered as markdown, JSON or
@@ -80,6 +83,7 @@
 
 mod config;
 mod corrections;
+mod decisions;
 pub mod deps;
 mod error;
 pub mod format;

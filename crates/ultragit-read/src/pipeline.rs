@@ -85,11 +85,12 @@ use ultragit_schema::{
 
 use crate::config::ReadConfig;
 use crate::corrections;
+use crate::decisions;
 use crate::error::ReadError;
 use crate::index::{DepsIndex, IndexedDependency};
 use crate::outline_cache::OutlineCache;
 use crate::query::{ReadQuery, SinceFilter, validate_range};
-use crate::rank::{group_by_file, rank};
+use crate::rank::{cap, group_by_file, rank};
 use crate::regions::{
     Dropped, Fetched, Matched, Matches, clip_blame, match_regions, surviving_lines,
 };
@@ -202,6 +203,8 @@ struct Run<'p> {
     /// renames), for `dependencies_on_this`.
     blamed_paths: HashMap<String, Vec<String>>,
     notes_ref_exists: bool,
+    /// The notes index, once opened.
+    index: Option<Rc<DepsIndex>>,
     /// Cached blames being carried forward to HEAD (see the module docs).
     carry_ahead: CarryAhead,
 }
@@ -395,6 +398,7 @@ impl Run<'_> {
             file_blames: HashMap::new(),
             blamed_paths: HashMap::new(),
             notes_ref_exists,
+            index: None,
             carry_ahead: CarryAhead(std::cell::Cell::new(None)),
         })
     }
@@ -439,13 +443,18 @@ impl Run<'_> {
         let notes = self.fetch_notes(&blames, query)?;
         let matched = self.match_regions(&resolved, &blames, &notes.fetched);
         let scored = self.score(matched, &notes.fetched, query.depth);
-        let regions = rank(
-            scored.regions,
+        let mut ranked = rank(scored.regions, query);
+        let items_retired = self.retire(query, &resolved, &mut ranked)?;
+        let decisions = decisions::collect(&ranked);
+        let regions = cap(
+            ranked,
             query,
             self.pipeline.config.default_max_regions,
             &resolved.paths,
         );
         let mut output = self.assemble(query, &resolved, &notes, regions, scored.related_hops)?;
+        output.decisions = decisions;
+        output.stats.items_retired = items_retired;
         if let Some(budget) = query.max_tokens {
             trim::trim_to_budget(&mut output, budget, query.format, query.verbose);
             group_by_file(&mut output.regions, &resolved.paths);
@@ -762,11 +771,13 @@ impl Run<'_> {
             regions,
             dependencies_on_this,
             cross_cutting,
+            decisions: Vec::new(),
             stats: ReadStats {
                 commits_examined: notes.commits_examined,
                 annotations_found: notes.fetched.len() as u32,
                 regions_returned,
                 related_hops,
+                items_retired: 0,
             },
             trimmed: None,
             warnings: std::mem::take(&mut self.warnings),
@@ -1132,6 +1143,120 @@ impl Run<'_> {
         out
     }
 
+    /// The notes index, opened (and brought up to date) once per read.
+    fn index(&mut self) -> Result<Rc<DepsIndex>, ReadError> {
+        if let Some(index) = &self.index {
+            return Ok(Rc::clone(index));
+        }
+        let index = Rc::new(DepsIndex::open(self.repo(), NOTES_REF)?);
+        self.index = Some(Rc::clone(&index));
+        Ok(index)
+    }
+
+    /// Removes the retired items from `regions` (see [`crate::decisions`]):
+    /// those a later note on the same unit retires, found among the notes
+    /// loaded so far and the notes the index lists for the scopes' units;
+    /// returns how many items were withheld, the items of flagged regions
+    /// included.
+    fn retire(
+        &mut self,
+        query: &ReadQuery,
+        resolved: &Resolved,
+        regions: &mut [ScoredRegion],
+    ) -> Result<u32, ReadError> {
+        let flagged: u32 = regions
+            .iter()
+            .filter(|r| decisions::flagged(r))
+            .map(decisions::items_of)
+            .sum();
+        if !self.notes_ref_exists || regions.is_empty() {
+            return Ok(flagged);
+        }
+        // Every name the scopes' files go by: today's and those blame gives.
+        let mut names: Vec<String> = Vec::new();
+        for scope in &resolved.scopes {
+            for name in std::iter::once(scope.file()).chain(
+                self.blamed_paths
+                    .get(scope.file())
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            ) {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_owned());
+                }
+            }
+        }
+        let index = self.index()?;
+        let listed: Vec<String> = {
+            let files: Vec<&str> = names.iter().map(String::as_str).collect();
+            let anchors: Vec<&str> = query.anchor.as_deref().into_iter().collect();
+            index
+                .annotating(&files, &anchors)
+                .into_iter()
+                .map(|a| a.commit.to_hex())
+                .collect()
+        };
+        self.load_notes(&listed)?;
+        let mut retiring: Vec<(ObjectId, &RegionAnnotation)> = Vec::new();
+        let notes: Vec<(ObjectId, Rc<Annotation>)> = self
+            .notes
+            .iter()
+            .filter_map(|(commit, note)| Some((commit.parse().ok()?, Rc::clone(note.as_ref()?))))
+            .filter(|(_, note): &(ObjectId, Rc<Annotation>)| {
+                note.regions.iter().any(|r| !r.retires.is_empty())
+            })
+            .collect();
+        for (commit, note) in &notes {
+            for region in note.regions.iter().filter(|r| !r.retires.is_empty()) {
+                retiring.push((*commit, region));
+            }
+        }
+        if retiring.is_empty() {
+            return Ok(flagged);
+        }
+        let mut descends: HashMap<(ObjectId, ObjectId), bool> = HashMap::new();
+        let head = self.head;
+        let mut withheld = 0;
+        for scored in regions.iter_mut() {
+            let Ok(item_commit) = scored.commit_sha.parse::<ObjectId>() else {
+                continue;
+            };
+            let unit = query
+                .anchor
+                .clone()
+                .unwrap_or_else(|| scored.region.ast_anchor.name.clone());
+            let file = scored.region.file.clone();
+            let mut texts: Vec<&str> = Vec::new();
+            for (commit, region) in &retiring {
+                let same_file = region.file == file || names.contains(&region.file);
+                if *commit == item_commit
+                    || !same_file
+                    || !crate::index::anchors_match(&region.ast_anchor.name, &unit)
+                {
+                    continue;
+                }
+                let repo = self.repo();
+                let mut is_ancestor = |a: ObjectId, d: ObjectId| {
+                    *descends
+                        .entry((a, d))
+                        .or_insert_with(|| a == d || repo.is_ancestor(a, d).unwrap_or(false))
+                };
+                if is_ancestor(item_commit, *commit) && is_ancestor(*commit, head) {
+                    texts.extend(region.retires.iter().map(String::as_str));
+                }
+            }
+            if !texts.is_empty() && !decisions::flagged(scored) {
+                withheld += decisions::remove_retired(scored, |text| {
+                    texts
+                        .iter()
+                        .any(|t| ultragit_schema::same_item_text(t, text))
+                });
+            }
+        }
+        Ok(flagged + withheld)
+    }
+
     fn resolve_commit(&self, rev: &str) -> Option<String> {
         if let Ok(id) = rev.parse::<ObjectId>() {
             return Some(id.to_hex());
@@ -1158,7 +1283,7 @@ impl Run<'_> {
         if limit == Some(0) || !self.notes_ref_exists {
             return Ok(Vec::new());
         }
-        let index = DepsIndex::open(self.repo(), NOTES_REF)?;
+        let index = self.index()?;
         // The notes whose cross-cutting concerns name a queried file, for
         // `concern_notes` (which looks at every note read so far).
         let mut concerning: Vec<String> = Vec::new();

@@ -5,15 +5,9 @@ use ultragit_schema::ScoredRegion;
 
 use crate::query::ReadQuery;
 
-/// Ranks `scored` best first, keeps the regions `query` admits (`--min-confidence`,
-/// `--tags`), at most `query.max_regions` (else `default_max`), and groups them
-/// by the order of `files` when several were asked for.
-pub(crate) fn rank(
-    mut scored: Vec<ScoredRegion>,
-    query: &ReadQuery,
-    default_max: u32,
-    files: &[String],
-) -> Vec<ScoredRegion> {
+/// Ranks `scored` best first and keeps the regions `query` admits
+/// (`--min-confidence`, `--tags`); [`cap`] then keeps the first ones.
+pub(crate) fn rank(mut scored: Vec<ScoredRegion>, query: &ReadQuery) -> Vec<ScoredRegion> {
     sort_by_confidence(&mut scored);
     scored.retain(|r| r.confidence >= query.min_confidence);
     if let Some(tags) = &query.tags {
@@ -25,10 +19,21 @@ pub(crate) fn rank(
                 .any(|t| wanted.contains(&t.trim().to_lowercase()))
         });
     }
-    let cap = query.max_regions.unwrap_or(default_max) as usize;
-    scored.truncate(cap);
-    group_by_file(&mut scored, files);
     scored
+}
+
+/// The first `query.max_regions` (else `default_max`) of the ranked
+/// regions, grouped by the order of `files` when several were asked for.
+pub(crate) fn cap(
+    mut ranked: Vec<ScoredRegion>,
+    query: &ReadQuery,
+    default_max: u32,
+    files: &[String],
+) -> Vec<ScoredRegion> {
+    let cap = query.max_regions.unwrap_or(default_max) as usize;
+    ranked.truncate(cap);
+    group_by_file(&mut ranked, files);
+    ranked
 }
 
 /// Best first; ties newest (by commit date) first, then by file and anchor, so output is stable.

@@ -1,27 +1,39 @@
-//! `--max-tokens` trimming (spec 003 §4.8).
+//! `--max-tokens` trimming (spec 003 §4.8, reordered so that what an agent
+//! acts on is kept longest).
 //!
 //! The estimate is the rendered output (in the query's format) in bytes / 4. When
-//! it is over budget:
-//! 1. regions are dropped newest first (by the annotated commit's date, see
-//!    [`crate::score`]) until one is left,
-//!    together with cross-cutting entries only their commits contributed;
-//! 2. fields are trimmed on every remaining region, one step at a time, in the
-//!    spec's order: `related` removed; `reasoning` cut to its first sentence, then
-//!    removed; `risk_notes` likewise; `tags` removed — then (our addition, still
-//!    before touching `intent` or `constraints`) `semantic_dependencies` and the
-//!    anchor's `signature`;
-//! 3. if even that is too big, `cross_cutting` and `dependencies_on_this` entries
-//!    go from the end;
-//! 4. if one region still does not fit, the output keeps the *top* region (the
-//!    best by confidence, which step 1 may have dropped) with its fields trimmed
-//!    as in step 2, and a warning that the budget is too small for one full
-//!    region. One region's intent and constraints are the minimum worth
-//!    returning: a read never trims to zero regions.
+//! it is over budget, in this order, each step only while still over:
+//! 1. fields are trimmed on every region, one step at a time: `related`
+//!    removed; `reasoning` cut to its first sentence, then removed;
+//!    `risk_notes` likewise and `tags` removed (a risk note stays among the
+//!    decisions); `semantic_dependencies` (also among the decisions) and the
+//!    anchor's `signature` removed; the `intent` cut to its first sentence,
+//!    then to [`SHORT_INTENT`] characters;
+//! 2. regions are dropped, the lowest in the ranking first (confidence,
+//!    then newest), until one is left, together with cross-cutting entries
+//!    only their commits contributed;
+//! 3. `cross_cutting` and then `dependencies_on_this` entries go from the
+//!    end;
+//! 4. the [decisions](ultragit_schema::ReadOutput::decisions) go from the
+//!    end (dependencies first, then the lowest-ranked constraints and
+//!    risks), counted in `trimmed.dropped_decisions`;
+//! 5. if even one region and no decision do not fit, a warning says the
+//!    budget is too small for one full region.
 //!
-//! **Invariant:** `intent` and `constraints` are never removed from a region that
-//! stays. The remaining regions are put back in confidence order, and `trimmed`
-//! says what happened (it stays `None` when nothing had to go). A budget smaller
-//! than that minimum cannot be met; the output then says how far over it is.
+//! Spec 003 drops the newest regions first and trims fields after; we keep
+//! the decisions (every matched region's constraints, risks and
+//! dependencies, deduplicated) until last and drop whole regions — which
+//! then only carry an intent — from the bottom of the ranking: measured by
+//! `cargo xtask bench delivery`, that is what lets an 800-token read hand
+//! over the active constraints of a unit with dozens of annotated changes.
+//! The strategy is reported as `lowest_confidence_first`.
+//!
+//! **Invariant:** `intent` (possibly shortened) and `constraints` are never
+//! removed from a region that stays; a read that matched regions keeps at
+//! least one. The remaining regions stay in confidence order, and `trimmed`
+//! says what happened (it stays `None` when nothing had to go). A budget
+//! smaller than that minimum cannot be met; the output then says how far over
+//! it is.
 
 use ultragit_schema::{ReadOutput, ScoredRegion, TrimmedInfo};
 
@@ -30,7 +42,10 @@ use crate::query::Format;
 use crate::rank::sort_by_confidence;
 
 /// The strategy name reported in `trimmed`.
-pub(crate) const STRATEGY: &str = "newest_commits_first";
+pub(crate) const STRATEGY: &str = "lowest_confidence_first";
+
+/// The longest a shortened intent gets, in characters (an ellipsis added).
+pub const SHORT_INTENT: usize = 120;
 
 /// Trims `output` to `max_tokens` as the module docs say.
 pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, verbose: bool) {
@@ -38,9 +53,9 @@ pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, 
         return;
     }
     let original = output.regions.len() as u32;
-    let top = top_region(&output.regions);
     let mut dropped: Vec<String> = Vec::new();
-    let over = |output: &mut ReadOutput, dropped: &[String]| {
+    let mut dropped_decisions = 0u32;
+    let over = |output: &mut ReadOutput, dropped: &[String], dropped_decisions: u32| {
         output.stats.regions_returned = output.regions.len() as u32;
         output.trimmed = Some(TrimmedInfo {
             original_regions: original,
@@ -48,68 +63,59 @@ pub fn trim_to_budget(output: &mut ReadOutput, max_tokens: u32, format: Format, 
             dropped_commits: dropped.to_vec(),
             strategy: STRATEGY.to_owned(),
             estimated_tokens: 0,
+            dropped_decisions,
         });
-        let estimate = estimate_tokens(output, format, verbose);
-        if let Some(t) = output.trimmed.as_mut() {
-            t.estimated_tokens = estimate;
+        // The notice's own number may add a digit; measure twice.
+        for _ in 0..2 {
+            let estimate = estimate_tokens(output, format, verbose);
+            if let Some(t) = output.trimmed.as_mut() {
+                t.estimated_tokens = estimate;
+            }
         }
-        // The notice's own number may add a digit; measure once more.
-        let estimate = estimate_tokens(output, format, verbose);
-        if let Some(t) = output.trimmed.as_mut() {
-            t.estimated_tokens = estimate;
-        }
-        estimate > max_tokens
+        output.trimmed.as_ref().map_or(0, |t| t.estimated_tokens) > max_tokens
     };
 
-    // 1. Newest regions first, keeping one.
-    output.regions.sort_by(|a, b| {
-        b.date()
-            .cmp(&a.date())
-            .then(a.confidence.total_cmp(&b.confidence))
-    });
-    while output.regions.len() > 1 && over(output, &dropped) {
-        let gone = output.regions.remove(0);
-        drop_commit(output, &mut dropped, gone);
-    }
-
-    // 2. Fields, step by step, on every remaining region.
+    // 1. Fields, step by step, on every region.
     for step in FIELD_STEPS {
-        if !over(output, &dropped) {
+        if !over(output, &dropped, dropped_decisions) {
             break;
         }
         output.regions.iter_mut().for_each(step);
     }
 
+    // 2. Regions, lowest ranked first, keeping one.
+    sort_by_confidence(&mut output.regions);
+    while output.regions.len() > 1 && over(output, &dropped, dropped_decisions) {
+        if let Some(gone) = output.regions.pop() {
+            drop_commit(output, &mut dropped, gone);
+        }
+    }
+
     // 3. The lists.
-    while over(output, &dropped) && !output.cross_cutting.is_empty() {
+    while over(output, &dropped, dropped_decisions) && !output.cross_cutting.is_empty() {
         output.cross_cutting.pop();
     }
-    while over(output, &dropped) && !output.dependencies_on_this.is_empty() {
+    while over(output, &dropped, dropped_decisions) && !output.dependencies_on_this.is_empty() {
         output.dependencies_on_this.pop();
     }
 
-    // 4. Not even one full region fits: the top one, at its minimum.
-    if over(output, &dropped)
-        && let Some(mut top) = top
-    {
-        FIELD_STEPS.iter().for_each(|step| step(&mut top));
-        for gone in std::mem::take(&mut output.regions) {
-            if gone.commit_sha != top.commit_sha {
-                drop_commit(output, &mut dropped, gone);
-            }
-        }
-        dropped.retain(|commit| *commit != top.commit_sha);
-        output.regions.push(top);
+    // 4. The decisions, from the end.
+    while over(output, &dropped, dropped_decisions) && !output.decisions.is_empty() {
+        output.decisions.pop();
+        dropped_decisions += 1;
+    }
+
+    // 5. Not even that fits.
+    if over(output, &dropped, dropped_decisions) && !output.regions.is_empty() {
         output.warnings.push(format!(
             "--max-tokens {max_tokens} is too small for one full region: the top region is returned with only its intent and constraints"
         ));
     }
-    sort_by_confidence(&mut output.regions);
-    over(output, &dropped);
+    over(output, &dropped, dropped_decisions);
 }
 
-/// Step 2's field trims, in the spec's order (then ours).
-const FIELD_STEPS: [fn(&mut ScoredRegion); 8] = [
+/// Step 1's field trims, in order.
+const FIELD_STEPS: [fn(&mut ScoredRegion); 10] = [
     |r| r.related.clear(),
     |r| r.region.reasoning = r.region.reasoning.as_deref().map(first_sentence),
     |r| r.region.reasoning = None,
@@ -118,13 +124,22 @@ const FIELD_STEPS: [fn(&mut ScoredRegion); 8] = [
     |r| r.region.tags.clear(),
     |r| r.region.semantic_dependencies.clear(),
     |r| r.region.ast_anchor.signature = None,
+    |r| r.region.intent = first_sentence(&r.region.intent),
+    |r| r.region.intent = shortened(&r.region.intent, SHORT_INTENT),
 ];
 
-/// The best region by confidence (the ranking's order), if any.
-fn top_region(regions: &[ScoredRegion]) -> Option<ScoredRegion> {
-    let mut ranked = regions.to_vec();
-    sort_by_confidence(&mut ranked);
-    ranked.into_iter().next()
+/// `text` cut to at most `max` characters at a word boundary, with an
+/// ellipsis when cut.
+pub(crate) fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let cut = match cut.rfind(char::is_whitespace) {
+        Some(space) if space > max / 2 => &cut[..space],
+        _ => cut.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
 }
 
 /// Records a dropped region's commit and removes cross-cutting entries no

@@ -82,6 +82,31 @@ pub struct RegionAnnotation {
     /// What could go wrong when changing this code. Omitted when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk_notes: Option<String>,
+    /// What this change makes no longer true: items earlier notes recorded
+    /// on this unit (the text of a constraint, of a risk note, or of a
+    /// dependency's `nature`, as that note has it) that are dropped or
+    /// replaced here. A replacement is one of this region's own
+    /// `constraints`. Readers stop delivering a retired item: it is matched
+    /// to the items of older notes on the same unit by text, whitespace
+    /// runs collapsed and case ignored ([`same_item_text`]). Omitted when
+    /// empty; older readers ignore it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retires: Vec<String>,
+}
+
+/// Whether two item texts (a constraint, a risk note, a dependency's
+/// nature, or an entry of [`RegionAnnotation::retires`]) are the same item:
+/// equal once trimmed, whitespace runs collapsed and case ignored.
+pub fn same_item_text(a: &str, b: &str) -> bool {
+    let mut a = a.split_whitespace();
+    let mut b = b.split_whitespace();
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x.to_lowercase() == y.to_lowercase() => {}
+            _ => return false,
+        }
+    }
 }
 
 /// Names the AST unit a region describes.
@@ -373,6 +398,7 @@ impl RegionAnnotation {
             related_annotations: Vec::new(),
             tags: Vec::new(),
             risk_notes: None,
+            retires: Vec::new(),
         }
     }
 }

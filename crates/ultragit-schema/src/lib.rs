@@ -71,13 +71,13 @@ pub mod validate;
 pub use annotation::{
     Annotation, AstAnchor, Constraint, ConstraintSource, ContextLevel, CrossCuttingConcern,
     LineRange, NoteParseError, NoteParseErrorKind, Provenance, ProvenanceOperation, Region,
-    RegionAnnotation, RelatedAnnotation, SCHEMA_V1, SemanticDependency,
+    RegionAnnotation, RelatedAnnotation, SCHEMA_V1, SemanticDependency, same_item_text,
 };
 pub use correction::{
     AppliedCorrection, Correction, CorrectionField, CorrectionKind, CorrectionTarget,
 };
 pub use read::{
-    ConfidenceFactors, ContextLevelFilter, CrossCuttingEntry, DependencyEntry,
+    ConfidenceFactors, ContextLevelFilter, CrossCuttingEntry, Decision, DependencyEntry,
     ParseContextLevelFilterError, QueryEcho, READ_SCHEMA_V1, ReadErrorBody, ReadErrorCode,
     ReadErrorDetail, ReadOutput, ReadStats, ResolvedRelated, ScopeEcho, ScopeUnit, ScoredRegion,
     TrimmedInfo, UnannotatedChange,

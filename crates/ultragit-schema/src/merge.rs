@@ -182,6 +182,9 @@ fn join_region(into: &mut RegionAnnotation, from: &RegionAnnotation) {
     for t in &from.tags {
         push_unique(&mut into.tags, t);
     }
+    for r in &from.retires {
+        push_unique(&mut into.retires, r);
+    }
 }
 
 fn push_unique<T: PartialEq + Clone>(list: &mut Vec<T>, item: &T) {

@@ -58,6 +58,16 @@ pub struct ReadOutput {
     /// Cross-cutting concerns that mention the queried code.
     #[serde(default)]
     pub cross_cutting: Vec<CrossCuttingEntry>,
+    /// The items an agent acts on — the constraints, risk notes and
+    /// semantic dependencies of every matched region, the region cap
+    /// (`--max-regions`) notwithstanding — each once (by
+    /// [`crate::same_item_text`]), constraints and risks before
+    /// dependencies, each group best region first. Items of flagged regions
+    /// and items a later note retired ([`RegionAnnotation::retires`]) are
+    /// not among them. Trimming to a budget removes them last, from the end
+    /// (our addition to spec 003; omitted when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
     /// Counters.
     #[serde(default)]
     pub stats: ReadStats,
@@ -348,6 +358,47 @@ pub struct ReadStats {
     pub regions_returned: u32,
     /// Related-annotation hops followed.
     pub related_hops: u32,
+    /// Items of the matched regions left out because a later note retired
+    /// them ([`RegionAnnotation::retires`]) or their region is flagged;
+    /// omitted when none (our addition).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub items_retired: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One item of [`ReadOutput::decisions`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Decision {
+    /// `constraint`, `risk` or `dependency`.
+    pub kind: String,
+    /// The constraint's text, the risk note, or the dependency's nature.
+    pub text: String,
+    /// A constraint's source (`author`, `inferred`); omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A dependency's target as `file:anchor`; omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on: Option<String>,
+    /// The commits whose notes record it, best region first.
+    pub commits: Vec<String>,
+    /// The file of the best region that records it (its path at that
+    /// commit).
+    pub file: String,
+    /// The anchor of that region: the unit it is about.
+    pub anchor: String,
+}
+
+impl Decision {
+    /// The kind of a constraint.
+    pub const CONSTRAINT: &'static str = "constraint";
+    /// The kind of a risk note.
+    pub const RISK: &'static str = "risk";
+    /// The kind of a semantic dependency.
+    pub const DEPENDENCY: &'static str = "dependency";
 }
 
 /// What token-budget trimming did.
@@ -360,8 +411,12 @@ pub struct TrimmedInfo {
     pub returned_regions: u32,
     /// Commits whose regions were dropped.
     pub dropped_commits: Vec<String>,
-    /// Strategy name, e.g. `newest_commits_first`.
+    /// Strategy name, e.g. `lowest_confidence_first`.
     pub strategy: String,
+    /// Items of [`ReadOutput::decisions`] left out, from the end; omitted
+    /// when none (our addition).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped_decisions: u32,
     /// Estimated tokens of the trimmed output.
     pub estimated_tokens: u32,
 }
@@ -424,6 +479,7 @@ impl ReadOutput {
             regions: Vec::new(),
             dependencies_on_this: Vec::new(),
             cross_cutting: Vec::new(),
+            decisions: Vec::new(),
             stats: ReadStats::default(),
             trimmed: None,
             warnings: Vec::new(),

@@ -23,7 +23,7 @@
 //!   checked against a list, so newer kinds pass); `lines` are 1-based with
 //!   `start <= end`; `intent` is not blank; every constraint has non-blank
 //!   `text` and a known `source`; every semantic dependency has non-blank
-//!   `file`, `anchor` and `nature`.
+//!   `file`, `anchor` and `nature`; no entry of `retires` is blank.
 //! - Beyond the spec's list: each cross-cutting concern has non-blank
 //!   `description` and `nature`, at least one region, and no blank region
 //!   entry.
@@ -276,6 +276,11 @@ fn check_region(
             if is_blank(value) {
                 report(format!("semantic_dependencies[{i}].{field} is empty"));
             }
+        }
+    }
+    for (i, retired) in region.retires.iter().enumerate() {
+        if is_blank(retired) {
+            report(format!("retires[{i}] is empty"));
         }
     }
 }

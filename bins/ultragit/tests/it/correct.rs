@@ -167,13 +167,21 @@ fn a_flag_halves_confidence_and_read_says_why() {
     assert!(read_json(&repo, "send").get("corrections").is_none());
 
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "connect"]);
-    let flagged = format!("by {AUTHOR}: connect stopped retrying");
-    let flag_line = line_starting(&markdown, "> **Flagged** ");
+    let flagged = format!("by {AUTHOR}: connect stopped retrying — its items are withheld");
+    let flag_line = line_starting(&markdown, "  **Flagged** ");
     assert!(flag_line.ends_with(&flagged), "{markdown}");
+    let region_line = line_starting(&markdown, "- `");
     assert!(
-        markdown.find(flag_line) < markdown.find("**Intent:**"),
-        "the flag comes before the intent: {markdown}"
+        region_line.ends_with(": Connects with retries."),
+        "{markdown}"
     );
+    assert!(
+        markdown.contains(&format!("{region_line}\n{flag_line}\n")),
+        "the flag follows its region's line: {markdown}"
+    );
+    // A flagged region's constraint is not handed over as a decision.
+    assert!(!markdown.contains("Never blocks."), "{markdown}");
+    assert!(markdown.contains("_1 retired item withheld"), "{markdown}");
 
     let mut note_after = stored(&repo, &commit);
     assert_eq!(note_after.corrections.len(), 1);
@@ -236,10 +244,10 @@ fn a_corrected_intent_replaces_the_original_and_is_marked() {
 
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "connect"]);
     assert!(
-        markdown.contains("**Intent:** Connects once; the caller retries."),
+        markdown.contains(": Connects once; the caller retries.\n"),
         "{markdown}"
     );
-    let marked = line_starting(&markdown, "- intent (corrected ");
+    let marked = line_starting(&markdown, "  **Corrected** intent (corrected ");
     assert!(
         marked.ends_with(&format!(
             " by {AUTHOR}: retrying moved to the caller); was: Connects with retries."
@@ -292,7 +300,7 @@ fn constraints_and_tags_are_added_and_removed() {
     }
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "send"]);
     assert!(
-        markdown.contains("- constraints: removed \"Never blocks.\" (corrected "),
+        markdown.contains("  **Corrected** constraints: removed \"Never blocks.\" (corrected "),
         "{markdown}"
     );
     // `connect` is untouched, and so is the note's own text.

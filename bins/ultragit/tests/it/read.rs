@@ -290,7 +290,7 @@ fn files_without_a_grammar_are_read_by_lines() {
         assert_eq!(run.stderr, format!("warning: {warning}\n"), "{args:?}");
         assert!(
             run.stdout
-                .contains("**Intent:** Listens on every interface on port 8080."),
+                .contains(": Listens on every interface on port 8080.\n"),
             "{args:?}: {run:?}"
         );
     }
@@ -512,11 +512,13 @@ fn cross_cutting_concerns_show_on_every_member() {
 }
 
 #[test]
-fn scores_have_three_decimals_and_tags_are_inline() {
+fn scores_have_three_decimals_and_tags_are_inline_when_verbose() {
     let f = fixture();
     let out = stdout(f.path(), &["read", "src/client.rs", "send"]);
-    assert!(out.contains("**Tags:** networking\n"), "{out}");
-    assert!(out.contains("· confidence 0.830 ·"), "{out}");
+    assert!(!out.contains("networking"), "{out}");
+    assert!(out.contains(" · 0.830 · "), "{out}");
+    let out = stdout(f.path(), &["read", "src/client.rs", "send", "--verbose"]);
+    assert!(out.contains("  tags: networking\n"), "{out}");
     let json = read_json(f.path(), &["src/client.rs", "send"]);
     for region in json["regions"].as_array().unwrap() {
         let confidence = region["confidence"].as_f64().unwrap();

@@ -34,11 +34,11 @@ fn an_outside_project_reads_context_through_the_public_api() {
     );
     let markdown = ultragit_read::render(&output, Format::Markdown, false);
     assert!(
-        markdown.contains("**Intent:** The answer the protocol expects."),
+        markdown.contains(": The answer the protocol expects.\n"),
         "{markdown}"
     );
     assert!(
-        markdown.contains("- Must stay 42: clients hard-code it. _(author)_"),
+        markdown.contains("## Constraints\n\n- Must stay 42: clients hard-code it. (`"),
         "{markdown}"
     );
     let json: serde_json::Value =

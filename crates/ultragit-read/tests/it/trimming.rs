@@ -58,7 +58,7 @@ fn a_generous_budget_changes_nothing() {
 }
 
 #[test]
-fn max_tokens_500_drops_newest_regions_first_and_says_so() {
+fn max_tokens_500_keeps_every_decision_and_drops_the_lowest_ranked_regions() {
     let repo = many();
     for format in [Format::Markdown, Format::Json, Format::Pretty] {
         let mut query = ReadQuery::file("src/lib.rs");
@@ -74,20 +74,30 @@ fn max_tokens_500_drops_newest_regions_first_and_says_so() {
         assert_eq!(trimmed.original_regions, 12);
         assert_eq!(trimmed.returned_regions as usize, out.regions.len());
         assert_eq!(out.stats.regions_returned as usize, out.regions.len());
-        assert_eq!(trimmed.strategy, "newest_commits_first");
+        assert_eq!(trimmed.strategy, "lowest_confidence_first");
         assert!(
             !out.regions.is_empty(),
             "{format:?}: something fits in 500 tokens"
         );
-        // The survivors are the oldest annotations.
-        let newest_kept = out.regions.iter().map(|r| r.timestamp).max().unwrap();
+        // The survivors are the best ranked: here the newest annotations
+        // (recency is the only factor that differs).
+        let oldest_kept = out.regions.iter().map(|r| r.timestamp).min().unwrap();
         let dropped = &trimmed.dropped_commits;
         assert_eq!(dropped.len() + out.regions.len(), 12);
         assert!(out.regions.iter().all(|r| !dropped.contains(&r.commit_sha)));
-        assert!(newest_kept < Utc.with_ymd_and_hms(2024, 1, 12, 0, 0, 0).unwrap());
+        assert!(oldest_kept > Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap());
         for r in &out.regions {
             assert!(!r.region.intent.is_empty());
             assert!(!r.region.constraints.is_empty());
+        }
+        // Every unit's constraint is still handed over, whether or not its
+        // region made it.
+        if format == Format::Markdown {
+            let text = render(&out, format, false);
+            for i in 0..12 {
+                assert!(text.contains(&format!("f{i} keeps its contract")), "{text}");
+            }
+            assert_eq!(trimmed.dropped_decisions, 0);
         }
         if format == Format::Json {
             let value: serde_json::Value =
@@ -95,6 +105,39 @@ fn max_tokens_500_drops_newest_regions_first_and_says_so() {
             assert_eq!(value["trimmed"]["original_regions"], 12);
         }
     }
+}
+
+#[test]
+fn decisions_go_last_from_the_end_and_the_notice_says_how_many() {
+    let repo = many();
+    let full = read(&repo, &ReadQuery::file("src/lib.rs"));
+    assert_eq!(
+        full.decisions.len(),
+        13,
+        "12 constraints and one risk note, recorded by all 12"
+    );
+    let risk = full.decisions.iter().find(|d| d.kind == "risk").unwrap();
+    assert_eq!(risk.commits.len(), 12);
+    assert_eq!(
+        full.decisions[1].kind, "risk",
+        "after the best region's constraint"
+    );
+    let mut out = full.clone();
+    let minimum = {
+        let mut bare = full.clone();
+        bare.decisions.clear();
+        bare.regions.truncate(1);
+        estimate_tokens(&bare, Format::Markdown, false)
+    };
+    trim_to_budget(&mut out, minimum + 60, Format::Markdown, false);
+    let trimmed = out.trimmed.clone().unwrap();
+    assert_eq!(out.regions.len(), 1);
+    assert!(trimmed.dropped_decisions > 0);
+    assert_eq!(out.decisions.len() + trimmed.dropped_decisions as usize, 13);
+    // What stays is the head of the list.
+    assert_eq!(out.decisions[..], full.decisions[..out.decisions.len()]);
+    let text = render(&out, Format::Markdown, false);
+    assert!(text.contains("lowest-ranked decisions left out"), "{text}");
 }
 
 fn scored(n: u32, day: u32) -> ScoredRegion {
@@ -146,25 +189,36 @@ fn output(regions: Vec<ScoredRegion>) -> ReadOutput {
 }
 
 #[test]
-fn fields_are_trimmed_in_the_spec_order_once_one_region_is_left() {
-    let full = output(vec![scored(1, 1)]);
-    let size = estimate_tokens(&full, Format::Markdown, false);
+fn fields_are_trimmed_in_order_before_any_region_goes() {
+    let full = output(vec![scored(1, 1), scored(2, 2)]);
+    let size = estimate_tokens(&full, Format::Json, false);
     let reasoning = full.regions[0].region.reasoning.clone();
     let risk = full.regions[0].region.risk_notes.clone();
     let mut seen_first_sentence = false;
     let mut seen_without_related = false;
     for budget in (1..size).rev() {
         let mut out = full.clone();
-        trim_to_budget(&mut out, budget, Format::Markdown, false);
-        let Some(r) = out.regions.first() else {
-            continue; // even intent and constraints did not fit
-        };
-        assert_eq!(r.region.intent, "intent 1", "intent is never removed");
-        assert_eq!(
-            r.region.constraints.len(),
-            1,
-            "constraints are never removed"
-        );
+        trim_to_budget(&mut out, budget, Format::Json, false);
+        for r in &out.regions {
+            assert!(
+                "intent 1".starts_with(r.region.intent.trim_end_matches('…'))
+                    || "intent 2".starts_with(r.region.intent.trim_end_matches('…')),
+                "intent is never removed"
+            );
+            assert_eq!(
+                r.region.constraints.len(),
+                1,
+                "constraints are never removed"
+            );
+        }
+        if out.regions.len() < 2 {
+            // A region goes only once every field step is done.
+            let r = &out.regions[0];
+            assert!(r.related.is_empty() && r.region.reasoning.is_none());
+            assert!(r.region.risk_notes.is_none() && r.region.tags.is_empty());
+            continue;
+        }
+        let r = &out.regions[0];
         let related_kept = !r.related.is_empty();
         let reasoning_whole = r.region.reasoning == reasoning;
         let risk_whole = r.region.risk_notes == risk;
@@ -186,9 +240,6 @@ fn fields_are_trimmed_in_the_spec_order_once_one_region_is_left() {
         }
         seen_without_related |= !related_kept && reasoning_whole;
         seen_first_sentence |= r.region.reasoning.as_deref() == Some("First sentence.");
-        if r.region.risk_notes.as_deref() == Some("Risky!") {
-            assert!(r.region.reasoning.is_none());
-        }
     }
     assert!(seen_without_related, "some budget removes only `related`");
     assert!(
@@ -198,21 +249,28 @@ fn fields_are_trimmed_in_the_spec_order_once_one_region_is_left() {
 }
 
 #[test]
-fn newest_regions_go_first() {
-    let full = output(vec![scored(1, 5), scored(2, 9), scored(3, 2)]);
-    let one = estimate_tokens(&output(vec![scored(3, 2)]), Format::Json, false);
+fn the_lowest_ranked_regions_go_first() {
+    let mut best = scored(2, 9);
+    best.confidence = 0.9;
+    let mut worst = scored(3, 2);
+    worst.confidence = 0.1;
+    let full = output(vec![scored(1, 5), best, worst]);
+    // One region with every field trimmed, and the notice.
+    let mut one = output(vec![scored(3, 2)]);
+    trim_to_budget(&mut one, 1, Format::Json, false);
+    let one = estimate_tokens(&one, Format::Json, false);
     let mut out = full.clone();
-    trim_to_budget(&mut out, one + 40, Format::Json, false);
+    trim_to_budget(&mut out, one + 10, Format::Json, false);
     let kept: Vec<&str> = out
         .regions
         .iter()
         .map(|r| r.region.ast_anchor.name.as_str())
         .collect();
-    assert_eq!(kept, ["f3"], "the oldest survives");
+    assert_eq!(kept, ["f2"], "the best survives");
     let trimmed = out.trimmed.unwrap();
     assert_eq!(
         trimmed.dropped_commits,
-        [format!("{:040}", 2), format!("{:040}", 1)]
+        [format!("{:040}", 3), format!("{:040}", 1)]
     );
     assert_eq!((trimmed.original_regions, trimmed.returned_regions), (3, 1));
 }
@@ -242,7 +300,7 @@ fn a_budget_too_small_for_one_region_keeps_the_top_one_with_a_warning() {
         assert_eq!((trimmed.original_regions, trimmed.returned_regions), (3, 1));
         assert_eq!(
             trimmed.dropped_commits,
-            [format!("{:040}", 1), format!("{:040}", 3)]
+            [format!("{:040}", 3), format!("{:040}", 1)]
         );
         assert_eq!(out.stats.regions_returned, 1);
         assert_eq!(
@@ -269,5 +327,5 @@ fn a_tiny_budget_still_answers_end_to_end() {
             .any(|w| w.contains("too small for one full region"))
     );
     let text = render(&out, Format::Markdown, false);
-    assert!(text.contains("**Intent:**"), "{text}");
+    assert!(text.contains("## Annotated changes"), "{text}");
 }

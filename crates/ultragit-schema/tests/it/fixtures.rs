@@ -5,8 +5,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use ultragit_schema::{
     Annotation, AstAnchor, ConfidenceFactors, Constraint, ConstraintSource, ContextLevel,
-    ContextLevelFilter, CrossCuttingConcern, CrossCuttingEntry, DependencyEntry, LineRange,
-    Provenance, ProvenanceOperation, QueryEcho, ReadOutput, ReadStats, RegionAnnotation,
+    ContextLevelFilter, CrossCuttingConcern, CrossCuttingEntry, Decision, DependencyEntry,
+    LineRange, Provenance, ProvenanceOperation, QueryEcho, ReadOutput, ReadStats, RegionAnnotation,
     RelatedAnnotation, ResolvedRelated, ScopeEcho, ScoredRegion, SemanticDependency, TrimmedInfo,
     UnannotatedChange,
 };
@@ -16,12 +16,13 @@ pub const OLD_SHA: &str = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567";
 
 /// A region's optional fields besides `constraints` (which a compact read
 /// output always keeps): omitted from the JSON when empty.
-pub const REGION_OPTIONAL_FIELDS: [&str; 5] = [
+pub const REGION_OPTIONAL_FIELDS: [&str; 6] = [
     "reasoning",
     "semantic_dependencies",
     "related_annotations",
     "tags",
     "risk_notes",
+    "retires",
 ];
 
 /// Serializes, deserializes, and checks both the value and the text survive.
@@ -80,6 +81,7 @@ pub fn full_region() -> RegionAnnotation {
         }],
         tags: vec!["networking".to_owned(), "retry".to_owned()],
         risk_notes: Some("Changing the retry count affects reconnect storms.".to_owned()),
+        retires: vec!["Retries back off linearly.".to_owned()],
     }
 }
 
@@ -206,14 +208,36 @@ pub fn full_read_output() -> ReadOutput {
         annotations_found: 2,
         regions_returned: 2,
         related_hops: 1,
+        items_retired: 1,
     };
     output.trimmed = Some(TrimmedInfo {
         original_regions: 3,
         returned_regions: 2,
         dropped_commits: vec!["9f8e7d6c5b4a3928170605f4e3d2c1b0a9f8e7d6".to_owned()],
-        strategy: "newest_commits_first".to_owned(),
+        strategy: "lowest_confidence_first".to_owned(),
         estimated_tokens: 1980,
+        dropped_decisions: 2,
     });
+    output.decisions = vec![
+        Decision {
+            kind: Decision::CONSTRAINT.to_owned(),
+            text: "Must not block the executor thread.".to_owned(),
+            source: Some("author".to_owned()),
+            on: None,
+            commits: vec![SHA.to_owned(), OLD_SHA.to_owned()],
+            file: "src/mqtt/client.rs".to_owned(),
+            anchor: "MqttClient::connect".to_owned(),
+        },
+        Decision {
+            kind: Decision::DEPENDENCY.to_owned(),
+            text: "relies on the handshake completing before CONNECT".to_owned(),
+            source: None,
+            on: Some("src/tls/session.rs:TlsSession::handshake".to_owned()),
+            commits: vec![SHA.to_owned()],
+            file: "src/mqtt/client.rs".to_owned(),
+            anchor: "MqttClient::connect".to_owned(),
+        },
+    ];
     output.warnings = vec!["Skipping malformed annotation on commit 1234567".to_owned()];
     output
 }

@@ -49,6 +49,7 @@ fn json_names_match_the_rust_fields() {
         [
             "$schema",
             "cross_cutting",
+            "decisions",
             "dependencies_on_this",
             "query",
             "regions",
@@ -134,6 +135,7 @@ fn json_names_match_the_rust_fields() {
         [
             "annotations_found",
             "commits_examined",
+            "items_retired",
             "regions_returned",
             "related_hops"
         ]
@@ -142,6 +144,7 @@ fn json_names_match_the_rust_fields() {
         keys(&value["trimmed"]),
         [
             "dropped_commits",
+            "dropped_decisions",
             "estimated_tokens",
             "original_regions",
             "returned_regions",
