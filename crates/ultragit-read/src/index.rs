@@ -63,6 +63,7 @@
 //!     edge count u32 · edges (5 × u32 string indices each)
 //!     concern count u32 · concerns (u32 string index each)
 //!     region count u32 · regions (file, anchor: 2 × u32 string indices each)
+//!     retiring u8 (1: a region of the note retires earlier items)
 //! (str = u32 byte length, then UTF-8 bytes; nothing may follow the last source)
 //! ```
 //!
@@ -97,8 +98,8 @@ pub const INDEX_LIMIT: u64 = 256 * 1024 * 1024;
 const MAGIC: &[u8; 8] = b"UGDEPIDX";
 /// The format version of the base and the journal; another one is ignored
 /// and rebuilt. (Version 2 was a JSON base, `index.json`; version 3 had no
-/// regions.)
-const VERSION: u32 = 4;
+/// regions; version 4 did not say which notes retire earlier items.)
+const VERSION: u32 = 5;
 /// The index directory, below the common git directory.
 const DIR: &str = "ultragit/cache/deps";
 /// The file's name in the index directory.
@@ -156,6 +157,9 @@ struct Entry {
     concerns: Range<usize>,
     /// The `(file, anchor)` of its regions, in [`DepsIndex::regions`].
     regions: Range<usize>,
+    /// Whether a region of its note retires earlier items
+    /// ([`ultragit_schema::RegionAnnotation::retires`]).
+    retiring: bool,
 }
 
 /// An annotated commit whose regions name a file asked about
@@ -228,6 +232,7 @@ struct Noted(
     Vec<[String; 5]>,
     Vec<String>,
     Vec<[String; 2]>,
+    bool,
 );
 
 /// One step of the journal: the notes that differed between the previous
@@ -440,7 +445,7 @@ impl DepsIndex {
             for commit in step.dropped.iter().filter_map(|c| c.parse().ok()) {
                 self.sources.remove(&commit);
             }
-            for Noted(commit, time, edges, concerns, regions) in &step.noted {
+            for Noted(commit, time, edges, concerns, regions, retiring) in &step.noted {
                 let Ok(commit) = commit.parse() else { continue };
                 let start = (self.edges.len(), self.concerns.len(), self.regions.len());
                 for edge in edges {
@@ -462,6 +467,7 @@ impl DepsIndex {
                     edges: start.0..self.edges.len(),
                     concerns: start.1..self.concerns.len(),
                     regions: start.2..self.regions.len(),
+                    retiring: *retiring,
                 };
                 self.sources.insert(commit, entry);
             }
@@ -508,6 +514,7 @@ impl DepsIndex {
                 edges: start.0..edges.len(),
                 concerns: start.1..concerns.len(),
                 regions: start.2..regions.len(),
+                retiring: entry.retiring,
             };
             sources.insert(commit, entry);
         }
@@ -566,11 +573,17 @@ impl DepsIndex {
             for _ in 0..r.count(8)? {
                 index.regions.push([r.index(len)?, r.index(len)?]);
             }
+            let retiring = match r.u8()? {
+                0 => false,
+                1 => true,
+                _ => return None,
+            };
             let entry = Entry {
                 time,
                 edges: start.0..index.edges.len(),
                 concerns: start.1..index.concerns.len(),
                 regions: start.2..index.regions.len(),
+                retiring,
             };
             if index.sources.insert(commit, entry).is_some() {
                 return None;
@@ -632,6 +645,7 @@ impl DepsIndex {
             for &i in regions.iter().flatten() {
                 out.extend_from_slice(&i.to_le_bytes());
             }
+            out.push(u8::from(entry.retiring));
         }
         out
     }
@@ -700,6 +714,23 @@ impl DepsIndex {
     /// Newest commit first (by commit time, then id). No note is read: a
     /// commit whose note could not be parsed names nothing.
     pub fn annotating(&self, files: &[&str], anchors: &[&str]) -> Vec<Annotating<'_>> {
+        self.annotating_where(files, anchors, |_| true)
+    }
+
+    /// [`DepsIndex::annotating`], keeping only the commits whose note has a
+    /// region that retires earlier items
+    /// ([`ultragit_schema::RegionAnnotation::retires`]): what `read` looks
+    /// for beyond the notes it loaded, without reading a note more.
+    pub fn retiring(&self, files: &[&str], anchors: &[&str]) -> Vec<Annotating<'_>> {
+        self.annotating_where(files, anchors, |entry| entry.retiring)
+    }
+
+    fn annotating_where(
+        &self,
+        files: &[&str],
+        anchors: &[&str],
+        keep: impl Fn(&Entry) -> bool,
+    ) -> Vec<Annotating<'_>> {
         let names: Vec<u32> = files
             .iter()
             .flat_map(|f| self.strings.indices_of(f))
@@ -708,7 +739,7 @@ impl DepsIndex {
             return Vec::new();
         }
         let mut out: Vec<Annotating<'_>> = Vec::new();
-        for (commit, entry) in &self.sources {
+        for (commit, entry) in self.sources.iter().filter(|(_, e)| keep(e)) {
             let regions: Vec<(&str, &str)> = self.regions[entry.regions.clone()]
                 .iter()
                 .filter(|r| names.contains(&r[0]))
@@ -951,11 +982,13 @@ fn read_step(
         let mut edges = Vec::new();
         let mut concerns: Vec<String> = Vec::new();
         let mut regions: Vec<[String; 2]> = Vec::new();
+        let mut retiring = false;
         if let Some(annotation) = Annotation::from_json(text)
             .ok()
             .filter(|a| a.timestamp_utc().is_some())
         {
             for region in &annotation.regions {
+                retiring |= !region.retires.is_empty();
                 let named = [region.file.clone(), region.ast_anchor.name.clone()];
                 if !regions.contains(&named) {
                     regions.push(named);
@@ -985,6 +1018,7 @@ fn read_step(
             edges,
             concerns,
             regions,
+            retiring,
         ));
     }
     for (commit, _) in &read.too_large {
@@ -994,6 +1028,7 @@ fn read_step(
             Vec::new(),
             Vec::new(),
             Vec::new(),
+            false,
         ));
     }
     Ok(Step {

@@ -1155,7 +1155,8 @@ impl Run<'_> {
 
     /// Removes the retired items from `regions` (see [`crate::decisions`]):
     /// those a later note on the same unit retires, found among the notes
-    /// loaded so far and the notes the index lists for the scopes' units;
+    /// loaded so far and the retiring notes the index lists for the scopes'
+    /// units (read only when there are any);
     /// returns how many items were withheld, the items of flagged regions
     /// included.
     fn retire(
@@ -1192,7 +1193,7 @@ impl Run<'_> {
             let files: Vec<&str> = names.iter().map(String::as_str).collect();
             let anchors: Vec<&str> = query.anchor.as_deref().into_iter().collect();
             index
-                .annotating(&files, &anchors)
+                .retiring(&files, &anchors)
                 .into_iter()
                 .map(|a| a.commit.to_hex())
                 .collect()

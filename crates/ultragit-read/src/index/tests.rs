@@ -28,6 +28,7 @@ fn noted(commit: u8, time: Option<i64>, edges: &[[&str; 5]], concerns: &[&str]) 
         edges.iter().map(|e| e.map(str::to_owned)).collect(),
         concerns.iter().map(|&c| c.to_owned()).collect(),
         regions,
+        commit == 2,
     )
 }
 
@@ -142,8 +143,8 @@ fn an_index_past_the_table_or_a_repeated_commit_does_not_decode() {
         index.sources.retain(|commit, _| *commit == oid(2));
         index.encode(oid(9))
     };
-    // id, no time, no edges, no concerns, one region.
-    let source_of_2 = &one[one.len() - (20 + 1 + 4 + 4 + 4 + 8)..];
+    // id, no time, no edges, no concerns, one region, the retiring flag.
+    let source_of_2 = &one[one.len() - (20 + 1 + 4 + 4 + 4 + 8 + 1)..];
     let count_at = bytes
         .windows(20)
         .position(|w| w == oid(1).as_bytes())
@@ -278,4 +279,24 @@ fn annotating_lists_the_commits_whose_regions_name_a_file_newest_first() {
     }]);
     assert_eq!(index.region_files(), ["src/b.rs", "src/ä.rs"]);
     assert!(index.annotating(&["src/c.rs"], &[]).is_empty());
+}
+
+#[test]
+fn retiring_lists_only_the_notes_that_retire_items_and_survives_encoding() {
+    let index = sample();
+    let retiring: Vec<ObjectId> = index
+        .retiring(&["src/c.rs"], &[])
+        .iter()
+        .map(|a| a.commit)
+        .collect();
+    assert_eq!(retiring, [oid(2)]);
+    assert!(index.retiring(&["src/c.rs"], &["other"]).is_empty());
+    let encoded = index.encode(oid(9));
+    let decoded = DepsIndex::decode(&encoded, REF).expect("the base decodes");
+    let again: Vec<ObjectId> = decoded
+        .retiring(&["src/c.rs"], &[])
+        .iter()
+        .map(|a| a.commit)
+        .collect();
+    assert_eq!(again, [oid(2)]);
 }

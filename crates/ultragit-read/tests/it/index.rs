@@ -491,7 +491,7 @@ fn a_damaged_or_unchained_journal_is_ignored() {
         "not json at all".to_owned(),
         String::new(),
         good[..good.len() / 2].to_owned(),
-        good.replace("\"version\":4", "\"version\":99"),
+        good.replace("\"version\":5", "\"version\":99"),
         good.replace("refs/notes/ultragit", "refs/notes/other"),
         // Not on top of this base.
         good.replace(&base, gone),

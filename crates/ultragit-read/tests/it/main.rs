@@ -5,6 +5,7 @@ mod api;
 mod assembly;
 mod blame_carry;
 mod cache;
+mod decisions;
 mod filtering;
 mod index;
 mod merge_shaped;
