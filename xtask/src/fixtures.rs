@@ -25,14 +25,18 @@ use crate::workspace_root;
 
 mod annotate;
 mod commit_msg;
-mod fast_import;
 mod merge_history;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
 pub use merge_history::merge_history;
 
-use fast_import::{Commit, push_note};
+use testkit::fast_import::{self, Commit, push_note};
+
+/// Who makes every generated fixture commit (fast-import's default is
+/// testkit's author; the fixtures keep their own, so their ids stay as they
+/// were).
+const IDENTITY: &str = "Bench <bench@example.com>";
 
 /// The blame fixture: one ~8,000-line Rust file with a long history, in a
 /// repository with other files and merges.
@@ -277,6 +281,7 @@ impl<W: std::io::Write> History<'_, W> {
             .collect();
         let mut text = String::new();
         Commit::main(self.when, message)
+            .by(IDENTITY)
             .marked(mark)
             .parents(from, merge)
             .push(&mut text, &files);
@@ -809,6 +814,7 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
         self.commits += 1;
         let mut text = String::new();
         Commit::main(when, message)
+            .by(IDENTITY)
             .marked(mark)
             .parents(from, merge)
             .push(&mut text, files);
@@ -834,7 +840,10 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
         let mark = self.next_mark;
         self.next_mark += 1;
         let mut header = String::new();
-        Commit::notes(when).marked(mark).push_header(&mut header);
+        Commit::notes(when)
+            .by(IDENTITY)
+            .marked(mark)
+            .push_header(&mut header);
         self.write(header.as_bytes())?;
         let checked = [0, 1, 2, ids.len() / 2, ids.len() - 2, ids.len() - 1];
         for (i, id) in ids.iter().enumerate() {
