@@ -1047,3 +1047,115 @@ fn check_note(json: &str, commit: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use testkit::{DeliverySpec, generate_delivery};
+    use ultragit_schema::Annotation;
+
+    use super::*;
+
+    /// `git cat-file --batch` of `objects` (`rev:path` or ids): each one's
+    /// content, in order.
+    fn cat_all(repo: &Path, objects: &[String]) -> Vec<String> {
+        let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
+        let out = hermetic(repo)
+            .args(["cat-file", "--batch"])
+            .stdin(input.into_bytes())
+            .run_text()
+            .expect("git cat-file --batch");
+        let mut rest = out.as_str();
+        let mut contents = Vec::new();
+        for object in objects {
+            let (header, after) = rest.split_once('\n').expect("a batch header");
+            let size: usize = header
+                .rsplit(' ')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("{object}: {header}"));
+            contents.push(after[..size].to_owned());
+            rest = &after[size + 1..];
+        }
+        contents
+    }
+
+    /// The delivery corpus of testkit, checked with the product's own
+    /// readers (testkit cannot depend on them): every note is a valid
+    /// `ultragit/v1` annotation of its commit whose corrections are usable,
+    /// and `outline` sees every function as a unit with the lines its
+    /// region names, at the note's commit and at HEAD.
+    #[test]
+    fn the_delivery_corpus_reads_with_the_schema_and_outline() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let corpus = generate_delivery(&dir.path().join("repo"), &DeliverySpec::small())
+            .expect("the small corpus generates");
+        let repo = &corpus.repo;
+        let list = hermetic(repo)
+            .args(["notes", "--ref=ultragit", "list"])
+            .run_text()
+            .expect("git notes list");
+        let pairs: Vec<(String, String)> = list
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(blob, commit)| (blob.to_owned(), commit.to_owned()))
+            .collect();
+        assert_eq!(pairs.len(), corpus.notes);
+        let blobs: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
+        let mut wanted: Vec<(String, String, String, u32, u32)> = Vec::new();
+        for ((_, commit), text) in pairs.iter().zip(cat_all(repo, &blobs)) {
+            let note = Annotation::from_json(&text).expect("a note parses");
+            let context = ValidationContext {
+                expected_commit: Some(commit),
+                commit_files: None,
+            };
+            let problems = note.validate(&context);
+            assert!(problems.is_empty(), "{problems:?}\n{text}");
+            for correction in &note.corrections {
+                assert_eq!(correction.problems(), Vec::<String>::new(), "{text}");
+                assert!(
+                    note.regions.iter().any(|r| correction.target.covers(r)),
+                    "{text}"
+                );
+            }
+            for region in &note.regions {
+                wanted.push((
+                    commit.clone(),
+                    region.file.clone(),
+                    region.ast_anchor.name.clone(),
+                    region.lines.start,
+                    region.lines.end,
+                ));
+            }
+        }
+        let objects: Vec<String> = wanted
+            .iter()
+            .map(|(commit, file, ..)| format!("{commit}:{file}"))
+            .collect();
+        for (text, (commit, file, name, start, end)) in cat_all(repo, &objects).iter().zip(&wanted)
+        {
+            let units = outline::outline(file, text).expect("outline parses the file");
+            let unit = units
+                .iter()
+                .find(|u| u.qualified_name == *name)
+                .unwrap_or_else(|| panic!("outline finds no {name} in {commit}:{file}"));
+            assert_eq!(
+                (unit.lines.start, unit.lines.end),
+                (*start, *end),
+                "{name} in {commit}:{file}"
+            );
+            assert_eq!(unit.signature, format!("pub fn {name}(x: u64) -> u64"));
+        }
+        let mut at_head: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (file, name) in &corpus.units {
+            at_head.entry(file).or_default().push(name.clone());
+        }
+        for (file, names) in at_head {
+            let text = fs::read_to_string(repo.join(file)).expect("a unit's file");
+            let units = outline::outline(file, &text).expect("outline parses the file");
+            let found: Vec<String> = units.iter().map(|u| u.qualified_name.clone()).collect();
+            assert_eq!(found, names, "the units of {file}");
+        }
+    }
+}

@@ -77,7 +77,7 @@ impl DeliverySpec {
     pub fn small() -> Self {
         DeliverySpec {
             files: 4,
-            functions_per_file: 8,
+            functions_per_file: 6,
             topics: 80,
             seed: 0x2545_f491_4f6c_dd1d,
         }
@@ -87,7 +87,7 @@ impl DeliverySpec {
     pub fn full() -> Self {
         DeliverySpec {
             files: 24,
-            functions_per_file: 10,
+            functions_per_file: 8,
             topics: 700,
             seed: 0x9e37_79b9_7f4a_7c15,
         }
@@ -838,18 +838,18 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
     /// `template` with its slots filled: `{f}` and `{g}` the given names,
     /// `{n1}` and `{n2}` two different nouns, `{k}` a small number.
     fn fill(&mut self, template: &str, f: &str, g: &str) -> String {
+        let slots = self.slots();
+        fill(template, f, g, slots)
+    }
+
+    /// Two different nouns and a small number for [`fill`].
+    fn slots(&mut self) -> Slots {
         let n1 = *self.rng.pick(NOUNS);
         let mut n2 = *self.rng.pick(NOUNS);
         while n2 == n1 {
             n2 = *self.rng.pick(NOUNS);
         }
-        let k = 3 + self.rng.below(9);
-        template
-            .replace("{f}", f)
-            .replace("{g}", g)
-            .replace("{n1}", n1)
-            .replace("{n2}", n2)
-            .replace("{k}", &k.to_string())
+        (n1, n2, 3 + self.rng.below(9))
     }
 
     /// A new item: `template` filled, its token appended.
@@ -1280,9 +1280,11 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
             let name = self.names[f].clone();
             // About 5% of edits in all: short functions get rewritten, long
             // ones mostly trimmed (`small_edit` keeps them under ~90 lines).
-            let rewrite = self
-                .rng
-                .percent(if tree.funcs[f].lines.len() < 25 { 9 } else { 1 });
+            let rewrite = self.rng.percent(if tree.funcs[f].lines.len() < 25 {
+                12
+            } else {
+                2
+            });
             self.corpus.edits += 1;
             let dependency = annotated && self.rng.percent(30);
             let callee = if dependency {
@@ -1324,8 +1326,10 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
             } else {
                 *self.rng.pick(CHANGES)
             };
-            let what = self.fill(what, &name, "");
-            let intent = self.fill(intent, &name, "");
+            // The subject and the intent speak of the same things.
+            let slots = self.slots();
+            let what = fill(what, &name, "", slots);
+            let intent = fill(intent, &name, "", slots);
             if k == 0 {
                 subject = format!("{name}: {what}");
                 body.push_str(&intent);
@@ -1341,7 +1345,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         // same file moves its lines.
         if annotated {
             for (f, intent, callee) in planned {
-                regions.push(self.region(&tree, f, intent, callee));
+                regions.push(self.region(&tree, f, intent, callee, true));
             }
         }
         let held = &mut self.open[t].held;
@@ -1375,13 +1379,15 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         Ok(())
     }
 
-    /// The region of `f` (changed in `tree`) for the commit being made.
+    /// The region of `f` (changed in `tree`) for the commit being made;
+    /// retiring an earlier item of `f` now and then when `may_retire`.
     fn region(
         &mut self,
         tree: &Tree,
         f: usize,
         intent: String,
         callee: Option<usize>,
+        may_retire: bool,
     ) -> RegionPlan {
         let seq = self.subjects.len();
         let name = self.names[f].clone();
@@ -1389,7 +1395,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         let mut retires = Vec::new();
         let mut constraints = Vec::new();
         let earlier = self.active_items(tree, f);
-        if !earlier.is_empty() && self.rng.percent(6) {
+        if may_retire && !earlier.is_empty() && self.rng.percent(6) {
             let constraints_only: Vec<usize> = earlier
                 .iter()
                 .copied()
@@ -1590,12 +1596,11 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         let intent = format!(
             "Move {name} from {from_path} to {to_path}, next to its only callers, without changing a line of its body."
         );
-        let mut region = self.region(&tree, func, intent, None);
+        let mut region = self.region(&tree, func, intent, None, false);
         // A fresh constraint saying why it lives here now.
         let template = "{f} now lives beside its callers in this module; moving it back would reintroduce the import cycle";
         let item = self.item(Kind::Constraint, template, &name, "");
         region.constraints.insert(0, (item, "author"));
-        region.retires.clear();
         if let Some(entry) = self.regions_of[func].last_mut() {
             entry.1 = region.items();
         }
@@ -1906,6 +1911,20 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         corpus.units = units;
         corpus.modelled_active = active;
     }
+}
+
+/// What fills a template's `{n1}`, `{n2}` and `{k}`.
+type Slots = (&'static str, &'static str, usize);
+
+/// `template` with `{f}` and `{g}` replaced by the given names and `{n1}`,
+/// `{n2}`, `{k}` by `slots`.
+fn fill(template: &str, f: &str, g: &str, (n1, n2, k): Slots) -> String {
+    template
+        .replace("{f}", f)
+        .replace("{g}", g)
+        .replace("{n1}", n1)
+        .replace("{n2}", n2)
+        .replace("{k}", &k.to_string())
 }
 
 /// `when` (seconds since the epoch) as RFC 3339 in UTC, e.g.
