@@ -43,6 +43,13 @@
 //! a rename, a function moved between files, an octopus merge, an unmerged
 //! annotated branch) with notes on topic commits only ([`MergeShaped`]).
 //!
+//! [`generate_delivery`] generates a larger merge-shaped history with notes
+//! for the decision-delivery benchmark ([`delivery`]: overlapping topics,
+//! renames, moves, reverts, rewrites, notes whose items carry unique tokens,
+//! retirements by later notes and by corrections), written with
+//! [`fast_import`], the `git fast-import` stream writer xtask's benchmark
+//! fixtures use too.
+//!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
