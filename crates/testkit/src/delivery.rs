@@ -672,6 +672,8 @@ struct Generator<'s, W: Write, R: BufRead> {
     /// Per function: the commits whose notes have a region on it and that
     /// region's items.
     regions_of: Vec<Vec<(usize, Vec<usize>)>>,
+    /// Per function: the entry of [`CHANGES`] its last topic change used.
+    last_change: Vec<Option<usize>>,
     next_line: usize,
     main: Tree,
     main_mark: usize,
@@ -742,6 +744,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
             items: Vec::new(),
             retired: Vec::new(),
             regions_of: vec![Vec::new(); count],
+            last_change: vec![None; count],
             next_line: 1,
             main: Tree {
                 funcs: Vec::new(),
@@ -1324,7 +1327,13 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
             let (what, intent) = if rewrite {
                 REWRITE
             } else {
-                *self.rng.pick(CHANGES)
+                // Not what the function's previous change did.
+                let mut change = self.rng.below(CHANGES.len());
+                while Some(change) == self.last_change[f] {
+                    change = self.rng.below(CHANGES.len());
+                }
+                self.last_change[f] = Some(change);
+                CHANGES[change]
             };
             // The subject and the intent speak of the same things.
             let slots = self.slots();
@@ -1499,9 +1508,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
     }
 
     fn retire_by_correction(&mut self, item: usize) {
-        if !self.retired[item] {
-            self.retired[item] = true;
-        }
+        self.retired[item] = true;
         self.corpus
             .retired_by_correction
             .push(self.items[item].token.clone());
