@@ -47,6 +47,13 @@
 //!   index, binary) against `git log --follow`, with a check that every
 //!   annotated commit of the unit was found; also the last part of `read`.
 //!   See [`history`].
+//! - `delivery [--small | --repo PATH [--file F]...]`: how many of the active
+//!   decisions (constraints, risk notes, dependencies) of each function at
+//!   HEAD reach an agent within 400, 800 and 2,000 tokens and unbudgeted, and
+//!   how many retired ones do, for `ultragit read` (release binary), `git log
+//!   -L`, `git log -- PATH` and all the file's notes, against a gold set
+//!   computed from git alone; on a generated corpus of about 3,000 commits, or
+//!   on any clone with notes. See [`delivery`].
 //!
 //! This module holds what the benchmarks share: measuring cases (alone, in
 //! interleaved pairs, or phase by phase by hand), the report table, and release
@@ -68,6 +75,7 @@ mod backfill;
 mod blame;
 mod commit_msg;
 mod corrections;
+mod delivery;
 mod deps;
 mod history;
 mod read;
@@ -85,6 +93,7 @@ const NAMES: &[&str] = &[
     "corrections",
     "deps",
     "history",
+    "delivery",
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -98,12 +107,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     {
         return reply_memory::peak_rss(rest);
     }
+    let mut rest: &[String] = &[];
     let names: Vec<&str> = match args {
         [] => NAMES.to_vec(),
+        [name, more @ ..] if name == "delivery" => {
+            rest = more;
+            vec!["delivery"]
+        }
         [name] if NAMES.contains(&name.as_str()) => vec![name.as_str()],
         _ => {
             return Err(format!(
-                "usage: cargo xtask bench [NAME]   (names: {})",
+                "usage: cargo xtask bench [NAME]   (names: {}; delivery takes [--small | --repo PATH [--file F]...])",
                 NAMES.join(", ")
             ));
         }
@@ -140,6 +154,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "corrections" => corrections::corrections()?,
             "deps" => deps::deps()?,
             "history" => history::history_bench()?,
+            "delivery" => delivery::delivery(rest)?,
             _ => unreachable!("names are checked above"),
         }
     }

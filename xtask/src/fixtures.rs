@@ -25,14 +25,18 @@ use crate::workspace_root;
 
 mod annotate;
 mod commit_msg;
-mod fast_import;
 mod merge_history;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
 pub use merge_history::merge_history;
 
-use fast_import::{Commit, push_note};
+use testkit::fast_import::{self, Commit, push_note};
+
+/// Who makes every generated fixture commit (fast-import's default is
+/// testkit's author; the fixtures keep their own, so their ids stay as they
+/// were).
+const IDENTITY: &str = "Bench <bench@example.com>";
 
 /// The blame fixture: one ~8,000-line Rust file with a long history, in a
 /// repository with other files and merges.
@@ -277,6 +281,7 @@ impl<W: std::io::Write> History<'_, W> {
             .collect();
         let mut text = String::new();
         Commit::main(self.when, message)
+            .by(IDENTITY)
             .marked(mark)
             .parents(from, merge)
             .push(&mut text, &files);
@@ -809,6 +814,7 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
         self.commits += 1;
         let mut text = String::new();
         Commit::main(when, message)
+            .by(IDENTITY)
             .marked(mark)
             .parents(from, merge)
             .push(&mut text, files);
@@ -834,7 +840,10 @@ impl<W: std::io::Write, R: std::io::BufRead> ReadHistory<W, R> {
         let mark = self.next_mark;
         self.next_mark += 1;
         let mut header = String::new();
-        Commit::notes(when).marked(mark).push_header(&mut header);
+        Commit::notes(when)
+            .by(IDENTITY)
+            .marked(mark)
+            .push_header(&mut header);
         self.write(header.as_bytes())?;
         let checked = [0, 1, 2, ids.len() / 2, ids.len() - 2, ids.len() - 1];
         for (i, id) in ids.iter().enumerate() {
@@ -1037,4 +1046,116 @@ fn check_note(json: &str, commit: &str) -> Result<(), String> {
         return Err(format!("a generated note does not round-trip:\n{json}"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use testkit::{DeliverySpec, generate_delivery};
+    use ultragit_schema::Annotation;
+
+    use super::*;
+
+    /// `git cat-file --batch` of `objects` (`rev:path` or ids): each one's
+    /// content, in order.
+    fn cat_all(repo: &Path, objects: &[String]) -> Vec<String> {
+        let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
+        let out = hermetic(repo)
+            .args(["cat-file", "--batch"])
+            .stdin(input.into_bytes())
+            .run_text()
+            .expect("git cat-file --batch");
+        let mut rest = out.as_str();
+        let mut contents = Vec::new();
+        for object in objects {
+            let (header, after) = rest.split_once('\n').expect("a batch header");
+            let size: usize = header
+                .rsplit(' ')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("{object}: {header}"));
+            contents.push(after[..size].to_owned());
+            rest = &after[size + 1..];
+        }
+        contents
+    }
+
+    /// The delivery corpus of testkit, checked with the product's own
+    /// readers (testkit cannot depend on them): every note is a valid
+    /// `ultragit/v1` annotation of its commit whose corrections are usable,
+    /// and `outline` sees every function as a unit with the lines its
+    /// region names, at the note's commit and at HEAD.
+    #[test]
+    fn the_delivery_corpus_reads_with_the_schema_and_outline() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let corpus = generate_delivery(&dir.path().join("repo"), &DeliverySpec::small())
+            .expect("the small corpus generates");
+        let repo = &corpus.repo;
+        let list = hermetic(repo)
+            .args(["notes", "--ref=ultragit", "list"])
+            .run_text()
+            .expect("git notes list");
+        let pairs: Vec<(String, String)> = list
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(blob, commit)| (blob.to_owned(), commit.to_owned()))
+            .collect();
+        assert_eq!(pairs.len(), corpus.notes);
+        let blobs: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
+        let mut wanted: Vec<(String, String, String, u32, u32)> = Vec::new();
+        for ((_, commit), text) in pairs.iter().zip(cat_all(repo, &blobs)) {
+            let note = Annotation::from_json(&text).expect("a note parses");
+            let context = ValidationContext {
+                expected_commit: Some(commit),
+                commit_files: None,
+            };
+            let problems = note.validate(&context);
+            assert!(problems.is_empty(), "{problems:?}\n{text}");
+            for correction in &note.corrections {
+                assert_eq!(correction.problems(), Vec::<String>::new(), "{text}");
+                assert!(
+                    note.regions.iter().any(|r| correction.target.covers(r)),
+                    "{text}"
+                );
+            }
+            for region in &note.regions {
+                wanted.push((
+                    commit.clone(),
+                    region.file.clone(),
+                    region.ast_anchor.name.clone(),
+                    region.lines.start,
+                    region.lines.end,
+                ));
+            }
+        }
+        let objects: Vec<String> = wanted
+            .iter()
+            .map(|(commit, file, ..)| format!("{commit}:{file}"))
+            .collect();
+        for (text, (commit, file, name, start, end)) in cat_all(repo, &objects).iter().zip(&wanted)
+        {
+            let units = outline::outline(file, text).expect("outline parses the file");
+            let unit = units
+                .iter()
+                .find(|u| u.qualified_name == *name)
+                .unwrap_or_else(|| panic!("outline finds no {name} in {commit}:{file}"));
+            assert_eq!(
+                (unit.lines.start, unit.lines.end),
+                (*start, *end),
+                "{name} in {commit}:{file}"
+            );
+            assert_eq!(unit.signature, format!("pub fn {name}(x: u64) -> u64"));
+        }
+        let mut at_head: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (file, name) in &corpus.units {
+            at_head.entry(file).or_default().push(name.clone());
+        }
+        for (file, names) in at_head {
+            let text = fs::read_to_string(repo.join(file)).expect("a unit's file");
+            let units = outline::outline(file, &text).expect("outline parses the file");
+            let found: Vec<String> = units.iter().map(|u| u.qualified_name.clone()).collect();
+            assert_eq!(found, names, "the units of {file}");
+        }
+    }
 }

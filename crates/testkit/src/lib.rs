@@ -43,6 +43,13 @@
 //! a rename, a function moved between files, an octopus merge, an unmerged
 //! annotated branch) with notes on topic commits only ([`MergeShaped`]).
 //!
+//! [`generate_delivery`] generates a larger merge-shaped history with notes
+//! for the decision-delivery benchmark ([`delivery`]: overlapping topics,
+//! renames, moves, reverts, rewrites, notes whose items carry unique tokens,
+//! retirements by later notes and by corrections), written with
+//! [`fast_import`], the `git fast-import` stream writer xtask's benchmark
+//! fixtures use too.
+//!
 //! [`hostile::Hostile`] is a repository whose `.gitattributes` and `.git/config`
 //! make git run marking programs (textconv, external diff, clean/smudge/process
 //! filters, fsmonitor, pager), for proving that no tool runs them.
@@ -72,13 +79,16 @@
 //!   panic on what a client sends.
 
 pub mod cli;
+pub mod delivery;
 mod fake_llm;
+pub mod fast_import;
 pub mod hostile;
 mod merge_history;
 mod projects;
 mod shared;
 pub mod text;
 
+pub use delivery::{DeliveryCorpus, DeliverySpec, generate_delivery};
 pub use fake_llm::{
     Exchange, FAKE_MODEL, FakeLlm, Flavor, RecordedRequest, Reply, Storm, ToolCall, annotator, call,
 };
@@ -251,6 +261,19 @@ const CONFIG: &[(&str, &str)] = &[
     ("advice.detachedHead", "false"),
 ];
 
+/// A hardened git command in `dir` with the configuration and environment
+/// every test repository's git processes run with (no pinned date).
+pub(crate) fn hermetic_git(dir: &Path) -> GitCommand {
+    let mut cmd = GitCommand::new(dir);
+    for (key, value) in CONFIG {
+        cmd = cmd.config(key, value);
+    }
+    for (key, value) in hermetic_env() {
+        cmd = cmd.env(key, value);
+    }
+    cmd
+}
+
 /// A temporary git repository, deleted when dropped.
 #[derive(Debug)]
 pub struct TestRepo {
@@ -311,14 +334,7 @@ impl TestRepo {
     }
 
     fn command_in(&self, dir: &Path) -> GitCommand {
-        let mut cmd = GitCommand::new(dir);
-        for (key, value) in CONFIG {
-            cmd = cmd.config(key, value);
-        }
-        for (key, value) in hermetic_env() {
-            cmd = cmd.env(key, value);
-        }
-        cmd
+        hermetic_git(dir)
     }
 
     /// Runs git with `args` and the pinned date; panics with stderr on failure.

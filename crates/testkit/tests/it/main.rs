@@ -1,6 +1,7 @@
 //! Integration tests of testkit: the temporary-repository builder (here) and the
 //! fake LLM servers (`fake_llm`).
 
+mod delivery;
 mod fake_llm;
 mod text;
 
