@@ -89,8 +89,20 @@ pub(crate) fn write_compact_markdown(out: &mut String, scored: &ScoredRegion) {
     for (_, flag) in lines.iter().filter(|(is_flag, _)| *is_flag) {
         let _ = writeln!(out, "  **Flagged** {flag} — its items are withheld");
     }
-    for (_, change) in lines.iter().filter(|(is_flag, _)| !*is_flag) {
-        let _ = writeln!(out, "  **Corrected** {change}");
+    // A removed entry is retired: its text is not repeated for a model.
+    for (applied, (_, change)) in scored.corrections.iter().zip(&lines) {
+        let c = &applied.correction;
+        match &c.kind {
+            CorrectionKind::Flag => {}
+            CorrectionKind::Remove => {
+                let field = c.field.as_ref().map_or("", |f| f.as_str());
+                let by = change.rsplit_once(" (corrected ").map_or("", |(_, by)| by);
+                let _ = writeln!(out, "  **Corrected** {field}: one removed (corrected {by}");
+            }
+            _ => {
+                let _ = writeln!(out, "  **Corrected** {change}");
+            }
+        }
     }
 }
 

@@ -300,7 +300,7 @@ fn constraints_and_tags_are_added_and_removed() {
     }
     let markdown = stdout(repo.path(), &["read", "src/lib.rs", "send"]);
     assert!(
-        markdown.contains("  **Corrected** constraints: removed \"Never blocks.\" (corrected "),
+        markdown.contains("  **Corrected** constraints: one removed (corrected "),
         "{markdown}"
     );
     // `connect` is untouched, and so is the note's own text.
