@@ -25,8 +25,9 @@
 //! the median tokens per query, and the units with recall 1 and 0. The
 //! misses of `read` are sorted into cut by the budget (the unbudgeted read
 //! delivers it), lost by a rename (every region it came through is under a
-//! former name of the file) and lost by scope (the rest), and up to 10 cases
-//! where the gold and the unbudgeted read disagree are printed.
+//! former name of the file) and lost by scope (the rest, with how many of
+//! them a read without the default cap of 20 regions delivers), and up to
+//! 10 cases where the gold and the unbudgeted read disagree are printed.
 //!
 //! - `cargo xtask bench delivery`: the full generated corpus
 //!   (`testkit::delivery`, about 3,000 commits), generated once into the
@@ -36,7 +37,7 @@
 //!   the 10 files at HEAD that the most note regions name). Items are matched
 //!   by text, so they need no tokens.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -56,7 +57,7 @@ use gold::{History, Item, Unit, UnitGold, normalize};
 
 /// Bumped whenever the corpus generator or its marker changes, so a stale
 /// corpus is not reused.
-const CORPUS_VERSION: u32 = 1;
+const CORPUS_VERSION: u32 = 2;
 
 /// The budgets every route is measured at; `None` is unbudgeted.
 const BUDGETS: [Option<u32>; 4] = [Some(400), Some(800), Some(2_000), None];
@@ -69,6 +70,9 @@ const UNBUDGETED: usize = 3;
 const SMALL_UNIT: usize = 15;
 /// A unit with at least this many active items is a dense one.
 const DENSE_UNIT: usize = 20;
+/// The cap on regions of the read that tells misses by the default cap
+/// from the other misses by scope.
+const UNCAPPED: u32 = 10_000;
 /// How many disagreements between the gold and the read are printed.
 const SHOWN_DISAGREEMENTS: usize = 10;
 
@@ -133,11 +137,13 @@ impl Reader {
         unit: &Unit,
         budget: Option<u32>,
         json: bool,
+        max_regions: Option<u32>,
     ) -> Result<String, String> {
         match self {
             Reader::InProcess(pipeline) => {
                 let mut query = ReadQuery::file(unit.file.as_str()).with_anchor(unit.name.as_str());
                 query.max_tokens = budget;
+                query.max_regions = max_regions;
                 let output = pipeline.execute(&query).map_err(|e| e.to_string())?;
                 Ok(if json {
                     format_json(&output, false)
@@ -156,6 +162,9 @@ impl Reader {
                 }
                 if json {
                     command.args(["--format", "json"]);
+                }
+                if let Some(n) = max_regions {
+                    command.args(["--max-regions", &n.to_string()]);
                 }
                 let out = command
                     .output()
@@ -285,6 +294,9 @@ pub(crate) struct Misses {
     pub cut: usize,
     pub renamed: usize,
     pub scope: usize,
+    /// Of `scope`, the ones a read without the default cap on regions
+    /// (`--max-regions` [`UNCAPPED`]) delivers.
+    pub capped: usize,
 }
 
 /// A case where the unbudgeted read and the gold disagree.
@@ -389,7 +401,7 @@ pub(crate) fn evaluate(
                     let (found, spent) = match route {
                         Route::Read | Route::ReadJson => {
                             let json = *route == Route::ReadJson;
-                            match reader.read(repo, unit, budget, json) {
+                            match reader.read(repo, unit, budget, json, None) {
                                 Ok(text) => (matcher.find(&normalize(&text)), tokens(&text)),
                                 Err(reason) => {
                                     route_tallies[b].errors += 1;
@@ -440,6 +452,21 @@ pub(crate) fn evaluate(
             }
             if read_found.len() == BUDGETS.len() {
                 let whole = &read_found[UNBUDGETED];
+                // What the unbudgeted read misses by scope, asked again
+                // without the cap on regions.
+                let by_scope = gold
+                    .active
+                    .iter()
+                    .zip(&active)
+                    .any(|(item, i)| !whole.contains(i) && !item.renamed);
+                let uncapped = if by_scope {
+                    reader
+                        .read(repo, unit, None, false, Some(UNCAPPED))
+                        .map(|text| matcher.find(&normalize(&text)))
+                        .unwrap_or_default()
+                } else {
+                    HashSet::new()
+                };
                 for (b, found) in read_found.iter().enumerate() {
                     for (item, i) in gold.active.iter().zip(&active) {
                         if found.contains(i) {
@@ -451,6 +478,7 @@ pub(crate) fn evaluate(
                             misses[b].renamed += 1;
                         } else {
                             misses[b].scope += 1;
+                            misses[b].capped += usize::from(uncapped.contains(i));
                         }
                     }
                 }
@@ -577,7 +605,10 @@ fn parse(args: &[String]) -> Result<Target, String> {
         }
     }
     match repo {
-        Some(path) if !small => Ok(Target::Repo { path, files }),
+        Some(path) if !small => Ok(Target::Repo {
+            path: fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+            files,
+        }),
         None if files.is_empty() => Ok(if small {
             Target::Corpus {
                 spec: DeliverySpec::small(),
@@ -651,6 +682,9 @@ pub(super) fn delivery(args: &[String]) -> Result<(), String> {
         }
         for (token, unit) in check.active_retired.iter().take(SHOWN_DISAGREEMENTS) {
             println!("    active in gold though the generator retired it: {token} in {unit}");
+        }
+        for (unit, gold, model) in check.unlike_model.iter().take(SHOWN_DISAGREEMENTS) {
+            println!("    {unit}: active only in gold {gold:?}, only in the model {model:?}");
         }
     }
     // The release binary, as an agent runs it; the library when it cannot
@@ -763,21 +797,19 @@ pub(crate) fn report(evaluation: &Evaluation, full: bool) -> String {
             );
         }
     }
-    let misses: Vec<String> = evaluation
-        .misses
-        .iter()
-        .zip(&BUDGETS)
-        .map(|(m, &b)| {
-            format!(
-                "at {}: {} cut by budget, {} lost by a rename, {} lost by scope",
-                budget_label(b),
-                m.cut,
-                m.renamed,
-                m.scope
-            )
-        })
-        .collect();
-    let _ = writeln!(out, "  read misses {}", misses.join("; "));
+    let _ = writeln!(out, "  read misses:");
+    for (m, &b) in evaluation.misses.iter().zip(&BUDGETS) {
+        let _ = writeln!(
+            out,
+            "    at {:>10}: {} cut by budget, {} lost by a rename, {} lost by scope ({} of them \
+             delivered with --max-regions {UNCAPPED})",
+            budget_label(b),
+            m.cut,
+            m.renamed,
+            m.scope,
+            m.capped
+        );
+    }
     let shown = &evaluation.disagreements;
     let _ = writeln!(
         out,
@@ -803,7 +835,7 @@ pub(crate) fn report(evaluation: &Evaluation, full: bool) -> String {
             .collect();
         let _ = writeln!(out, "    by the gold's reason: {}", reasons.join(", "));
     }
-    for d in shown.iter().take(SHOWN_DISAGREEMENTS) {
+    for d in sample(shown, SHOWN_DISAGREEMENTS) {
         let mut text = d.text.clone();
         if text.chars().count() > 80 {
             text = text.chars().take(79).collect::<String>() + "…";
@@ -827,6 +859,41 @@ pub(crate) fn report(evaluation: &Evaluation, full: bool) -> String {
         let _ = writeln!(out, "  {line}");
     }
     out
+}
+
+/// At most `n` of `disagreements`, half of them (or more, when there are
+/// fewer of the other kind) active items missed, one unit at a time, the
+/// rest retired items delivered, one reason at a time, so every kind shows.
+fn sample(disagreements: &[Disagreement], n: usize) -> Vec<&Disagreement> {
+    let mut missed: BTreeMap<&str, Vec<&Disagreement>> = BTreeMap::new();
+    let mut retired: BTreeMap<&str, Vec<&Disagreement>> = BTreeMap::new();
+    for d in disagreements {
+        if d.why.is_empty() {
+            missed.entry(&d.unit).or_default().push(d);
+        } else {
+            let why = d.why.split(" of ").next().unwrap_or_default();
+            retired.entry(why).or_default().push(d);
+        }
+    }
+    let missed = round_robin(missed.into_values().collect());
+    let retired = round_robin(retired.into_values().collect());
+    let from_missed = missed.len().min(n - retired.len().min(n / 2));
+    let mut picked: Vec<&Disagreement> = missed.into_iter().take(from_missed).collect();
+    picked.extend(retired.into_iter().take(n - picked.len()));
+    picked
+}
+
+/// The first of each group, then the second of each, and so on.
+fn round_robin<T>(groups: Vec<Vec<T>>) -> Vec<T> {
+    let mut queues: Vec<std::vec::IntoIter<T>> = groups.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        out.extend(queues.iter_mut().filter_map(Iterator::next));
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 /// The targets with their verdicts.
@@ -884,7 +951,19 @@ pub(crate) fn targets(evaluation: &Evaluation, full: bool) -> Vec<String> {
 pub(crate) struct CrossCheck {
     /// `(token, unit)` of every retired token the gold holds active.
     pub active_retired: Vec<(String, String)>,
+    /// Units whose active tokens differ from the generator's model of them:
+    /// `(unit, only in gold, only in the model)`.
+    pub unlike_model: Vec<(String, Vec<String>, Vec<String>)>,
     pub lines: Vec<String>,
+}
+
+/// The `[dNNNNN]` tokens in `text`.
+fn tokens_in(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("[d").filter_map(|(at, _)| {
+        let token = text.get(at..at + 8)?;
+        let digits = &token[2..7];
+        (digits.bytes().all(|b| b.is_ascii_digit()) && token.ends_with(']')).then_some(token)
+    })
 }
 
 pub(crate) fn cross_check(corpus: &Corpus, golds: &[UnitGold]) -> CrossCheck {
@@ -901,6 +980,8 @@ pub(crate) fn cross_check(corpus: &Corpus, golds: &[UnitGold]) -> CrossCheck {
         ("retired by a note", &corpus.retired_by_note),
         ("retired by a correction", &corpus.retired_by_correction),
         ("rewritten away", &corpus.rewritten_away),
+        ("moved away", &corpus.moved_away),
+        ("reverted away", &corpus.reverted_away),
     ] {
         let mut active = 0;
         let mut retired = 0;
@@ -919,8 +1000,41 @@ pub(crate) fn cross_check(corpus: &Corpus, golds: &[UnitGold]) -> CrossCheck {
             verdict(active == 0)
         ));
     }
+    let model: HashMap<String, &Vec<String>> = corpus
+        .units
+        .iter()
+        .zip(&corpus.modelled_active)
+        .map(|((file, name), tokens)| (format!("{file}:{name}"), tokens))
+        .collect();
+    let mut unlike_model = Vec::new();
+    for gold in golds {
+        let label = gold.unit.label();
+        let modelled: BTreeSet<&str> = model
+            .get(&label)
+            .map(|t| t.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let found: BTreeSet<&str> = gold
+            .active
+            .iter()
+            .flat_map(|i| tokens_in(&i.text))
+            .collect();
+        if found != modelled {
+            let only = |a: &BTreeSet<&str>, b: &BTreeSet<&str>| -> Vec<String> {
+                a.difference(b).map(|t| (*t).to_owned()).collect()
+            };
+            unlike_model.push((label, only(&found, &modelled), only(&modelled, &found)));
+        }
+    }
+    lines.push(format!(
+        "gold against the generator's line-origin model: the same active tokens on {} of {} \
+         units ({})",
+        golds.len() - unlike_model.len(),
+        golds.len(),
+        verdict(unlike_model.is_empty())
+    ));
     CrossCheck {
         active_retired,
+        unlike_model,
         lines,
     }
 }
@@ -940,6 +1054,9 @@ pub(crate) struct Corpus {
     pub retired_by_note: Vec<String>,
     pub retired_by_correction: Vec<String>,
     pub rewritten_away: Vec<String>,
+    pub moved_away: Vec<String>,
+    pub reverted_away: Vec<String>,
+    pub modelled_active: Vec<Vec<String>>,
 }
 
 impl From<DeliveryCorpus> for Corpus {
@@ -957,6 +1074,9 @@ impl From<DeliveryCorpus> for Corpus {
             retired_by_note: c.retired_by_note,
             retired_by_correction: c.retired_by_correction,
             rewritten_away: c.rewritten_away,
+            moved_away: c.moved_away,
+            reverted_away: c.reverted_away,
+            modelled_active: c.modelled_active,
         }
     }
 }

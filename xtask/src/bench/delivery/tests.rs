@@ -195,6 +195,18 @@ fn matcher_finds_long_and_short_patterns() {
 }
 
 #[test]
+fn tokens_are_found_in_item_texts() {
+    let found: Vec<&str> = tokens_in("a [d00042] b [dx0001] [d1234] c [d99999]").collect();
+    assert_eq!(found, ["[d00042]", "[d99999]"]);
+}
+
+#[test]
+fn round_robin_takes_one_of_each_group_in_turn() {
+    let groups = vec![vec![1, 2, 3], vec![10], vec![20, 21]];
+    assert_eq!(round_robin(groups), [1, 10, 20, 2, 21, 3]);
+}
+
+#[test]
 fn cut_stops_at_a_character_boundary() {
     assert_eq!(cut("abcdé", Some(1)), "abcd");
     assert_eq!(cut("abcé", Some(1)), "abc");
@@ -227,6 +239,11 @@ fn small_corpus_delivery() {
         check.active_retired.is_empty(),
         "tokens the generator retired are active in gold: {:?}",
         check.active_retired
+    );
+    assert!(
+        check.unlike_model.is_empty(),
+        "the gold's active tokens differ from the generator's model: {:?}",
+        check.unlike_model
     );
     let active: usize = golds.iter().map(|g| g.active.len()).sum();
     assert!(active > 0, "the gold has no active item");
