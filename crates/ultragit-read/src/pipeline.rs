@@ -1189,15 +1189,37 @@ impl Run<'_> {
             }
         }
         let index = self.index()?;
-        let listed: Vec<String> = {
-            let files: Vec<&str> = names.iter().map(String::as_str).collect();
+        // Retiring notes under any path: a former name of the file whose
+        // lines no longer survive is not among the names blame gives.
+        let (listed, other_paths): (Vec<String>, bool) = {
+            let files = index.region_files();
             let anchors: Vec<&str> = query.anchor.as_deref().into_iter().collect();
-            index
-                .retiring(&files, &anchors)
-                .into_iter()
-                .map(|a| a.commit.to_hex())
-                .collect()
+            let found = index.retiring(&files, &anchors);
+            let other = found
+                .iter()
+                .flat_map(|a| &a.regions)
+                .any(|(file, _)| !names.iter().any(|n| n == file));
+            (
+                found.into_iter().map(|a| a.commit.to_hex()).collect(),
+                other,
+            )
         };
+        if other_paths {
+            // Then the file's former names, from its renames (one `git log`).
+            let head = self.head.to_hex();
+            for scope_file in resolved
+                .scopes
+                .iter()
+                .map(|s| s.file().to_owned())
+                .collect::<Vec<_>>()
+            {
+                for name in crate::lineage::names_of(self.repo(), &head, &index, &scope_file)? {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
         self.load_notes(&listed)?;
         let mut retiring: Vec<(ObjectId, &RegionAnnotation)> = Vec::new();
         let notes: Vec<(ObjectId, Rc<Annotation>)> = self
