@@ -95,7 +95,7 @@ impl DeliverySpec {
 }
 
 /// What [`generate_delivery`] made.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct DeliveryCorpus {
     /// A non-bare repository, its work tree checked out at `main` (clean).
     pub repo: PathBuf,
@@ -760,25 +760,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
             renames_wanted,
             moves_wanted,
             reverts_wanted,
-            corpus: DeliveryCorpus {
-                repo: PathBuf::new(),
-                commits: 0,
-                merges: 0,
-                notes: 0,
-                items: 0,
-                units: Vec::new(),
-                renames: Vec::new(),
-                moves: Vec::new(),
-                reverts: 0,
-                edits: 0,
-                rewrites: 0,
-                retired_by_note: Vec::new(),
-                retired_by_correction: Vec::new(),
-                rewritten_away: Vec::new(),
-                moved_away: Vec::new(),
-                reverted_away: Vec::new(),
-                modelled_active: Vec::new(),
-            },
+            corpus: DeliveryCorpus::default(),
         }
     }
 
@@ -812,28 +794,7 @@ impl<'s, W: Write, R: BufRead> Generator<'s, W, R> {
         let ids = fast_import::get_marks(&mut self.out, &mut self.answers, &marks)?;
         self.write_notes(&ids)?;
         self.finish_corpus();
-        Ok(std::mem::replace(
-            &mut self.corpus,
-            DeliveryCorpus {
-                repo: PathBuf::new(),
-                commits: 0,
-                merges: 0,
-                notes: 0,
-                items: 0,
-                units: Vec::new(),
-                renames: Vec::new(),
-                moves: Vec::new(),
-                reverts: 0,
-                edits: 0,
-                rewrites: 0,
-                retired_by_note: Vec::new(),
-                retired_by_correction: Vec::new(),
-                rewritten_away: Vec::new(),
-                moved_away: Vec::new(),
-                reverted_away: Vec::new(),
-                modelled_active: Vec::new(),
-            },
-        ))
+        Ok(std::mem::take(&mut self.corpus))
     }
 
     // --- text ---------------------------------------------------------------

@@ -714,35 +714,40 @@ impl DepsIndex {
     /// Newest commit first (by commit time, then id). No note is read: a
     /// commit whose note could not be parsed names nothing.
     pub fn annotating(&self, files: &[&str], anchors: &[&str]) -> Vec<Annotating<'_>> {
-        self.annotating_where(files, anchors, |_| true)
+        self.annotating_where(Some(files), anchors, |_| true)
     }
 
-    /// [`DepsIndex::annotating`], keeping only the commits whose note has a
-    /// region that retires earlier items
+    /// [`DepsIndex::annotating`] over every file, keeping only the commits
+    /// whose note has a region that retires earlier items
     /// ([`ultragit_schema::RegionAnnotation::retires`]): what `read` looks
-    /// for beyond the notes it loaded, without reading a note more.
-    pub fn retiring(&self, files: &[&str], anchors: &[&str]) -> Vec<Annotating<'_>> {
-        self.annotating_where(files, anchors, |entry| entry.retiring)
+    /// for beyond the notes it loaded, without reading a note more. Any file:
+    /// a retiring note may name a former path of the file read.
+    pub fn retiring(&self, anchors: &[&str]) -> Vec<Annotating<'_>> {
+        self.annotating_where(None, anchors, |entry| entry.retiring)
     }
 
+    /// The commits `keep` admits with their regions in `files` (`None`: in
+    /// any file) naming one of `anchors` (empty: any).
     fn annotating_where(
         &self,
-        files: &[&str],
+        files: Option<&[&str]>,
         anchors: &[&str],
         keep: impl Fn(&Entry) -> bool,
     ) -> Vec<Annotating<'_>> {
-        let names: Vec<u32> = files
-            .iter()
-            .flat_map(|f| self.strings.indices_of(f))
-            .collect();
-        if names.is_empty() {
+        let names: Option<Vec<u32>> = files.map(|files| {
+            files
+                .iter()
+                .flat_map(|f| self.strings.indices_of(f))
+                .collect()
+        });
+        if names.as_ref().is_some_and(Vec::is_empty) {
             return Vec::new();
         }
         let mut out: Vec<Annotating<'_>> = Vec::new();
         for (commit, entry) in self.sources.iter().filter(|(_, e)| keep(e)) {
             let regions: Vec<(&str, &str)> = self.regions[entry.regions.clone()]
                 .iter()
-                .filter(|r| names.contains(&r[0]))
+                .filter(|r| names.as_ref().is_none_or(|n| n.contains(&r[0])))
                 .map(|r| (self.strings.get(r[0]), self.strings.get(r[1])))
                 .filter(|(_, a)| anchors.is_empty() || anchors.iter().any(|w| anchors_match(a, w)))
                 .collect();

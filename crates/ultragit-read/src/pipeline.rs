@@ -1192,9 +1192,8 @@ impl Run<'_> {
         // Retiring notes under any path: a former name of the file whose
         // lines no longer survive is not among the names blame gives.
         let (listed, other_paths): (Vec<String>, bool) = {
-            let files = index.region_files();
             let anchors: Vec<&str> = query.anchor.as_deref().into_iter().collect();
-            let found = index.retiring(&files, &anchors);
+            let found = index.retiring(&anchors);
             let other = found
                 .iter()
                 .flat_map(|a| &a.regions)
