@@ -25,9 +25,13 @@
 //! many warm-ups, all carrying the same files. With `--background` the
 //! command first creates the lock file `.git/ultragit/cache/warm.lock`
 //! ([`WarmLock`]: `O_CREAT | O_EXCL`, never through a link, holding the
-//! process id, for people, and the time) and removes it when done; when the lock is there
-//! already it exits 0 at once, doing nothing — the running warm-up carries the
-//! same files, and the next hook warms what it missed. A lock older than
+//! process id, for people, and the time) and removes it when done; when the
+//! lock is there already it exits 0 at once, doing nothing: the running
+//! warm-up carries the same files, and when it is done it looks at HEAD again
+//! and warms once more if HEAD moved meanwhile (at most [`MAX_ROUNDS`] rounds),
+//! so the last checkout of a burst is warmed too. (A move in the instant
+//! between that last look and the lock's removal is left to the next read,
+//! which carries the blame forward itself.) A lock older than
 //! [`STALE_AFTER`] (10 minutes; a warm-up takes seconds at most) is left by a
 //! warm-up that was killed: it is removed and taken over. Two warm-ups that
 //! find the same stale lock at the same instant may both run; that is
@@ -87,7 +91,30 @@ fn warm_in_background(repo: &Repo) {
     let Ok(Some(_lock)) = WarmLock::take(&repo.common_dir(), SystemTime::now()) else {
         return;
     };
-    let _ = warm(repo);
+    in_rounds(
+        || repo.head().ok().and_then(|head| head.commit()),
+        || drop(warm(repo)),
+    );
+}
+
+/// The most times one background warm-up warms: again while HEAD moved
+/// during the round before (a checkout whose own warm-up found the lock and
+/// skipped), so the last of a burst of checkouts is warmed too.
+const MAX_ROUNDS: usize = 4;
+
+/// Calls `warm` once, then again while `head` says HEAD moved since the
+/// round before began, at most [`MAX_ROUNDS`] times in all.
+fn in_rounds<H: PartialEq>(mut head: impl FnMut() -> H, mut warm: impl FnMut()) {
+    let mut warmed = head();
+    warm();
+    for _ in 1..MAX_ROUNDS {
+        let now = head();
+        if now == warmed {
+            return;
+        }
+        warm();
+        warmed = now;
+    }
 }
 
 /// Starts `ultragit cache warm --background` in `repo` as the hooks do:
@@ -247,6 +274,22 @@ mod tests {
 
     fn lock_file(common: &Path) -> std::path::PathBuf {
         common.join(CACHE_DIR).join(LOCK)
+    }
+
+    #[test]
+    fn a_warm_up_warms_again_while_head_moved_under_it() {
+        let rounds = |heads: &[u32]| {
+            let mut heads = heads.iter().copied();
+            let mut warmed = 0;
+            in_rounds(|| heads.next(), || warmed += 1);
+            warmed
+        };
+        // HEAD stayed: one round.
+        assert_eq!(rounds(&[1, 1]), 1);
+        // HEAD moved during the first round, then stayed.
+        assert_eq!(rounds(&[1, 2, 2]), 2);
+        // A checkout during every round: bounded.
+        assert_eq!(rounds(&[1, 2, 3, 4, 5, 6, 7]), MAX_ROUNDS);
     }
 
     #[test]
