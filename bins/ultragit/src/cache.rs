@@ -20,9 +20,10 @@
 //! repository, an unwritable cache) it exits 0 without output — a warm-up
 //! that does not happen only costs the next read its speed.
 //!
-//! **One warm-up at a time.** A burst of checkouts (a rebase checks out once
-//! per step, a script switches branches in a loop) would otherwise start as
-//! many warm-ups, all carrying the same files. With `--background` the
+//! **One warm-up at a time.** A burst of moves of HEAD (a script that
+//! switches branches in a loop; a rebase, whose checkout of its base and
+//! final rewrite each run a hook) would otherwise start as many warm-ups, all
+//! carrying the same files. With `--background` the
 //! command first creates the lock file `.git/ultragit/cache/warm.lock`
 //! ([`WarmLock`]: `O_CREAT | O_EXCL`, never through a link, holding the
 //! process id, for people, and the time) and removes it when done; when the
