@@ -5,7 +5,7 @@
 //! (written with changed-path Bloom filters unless `--no-commit-graph`) and
 //! which model will annotate.
 //!
-//! The hook runs this very binary (`current_exe`, symlinks resolved), so the
+//! The hooks run this very binary (`current_exe`, symlinks resolved), so the
 //! repository keeps working with the build that set it up wherever `PATH` points.
 
 use std::fmt::Write as _;
