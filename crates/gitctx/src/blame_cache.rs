@@ -8,10 +8,10 @@
 //! the cache and blames only the others, in one `git blame` with one `-L` per
 //! gap, then stores the union.
 //!
-//! **Carried forward.** When nothing is known at the commit asked about, a
-//! blame cached at an ancestor up to [`crate::blame_carry::MAX_CARRY_STEPS`]
-//! first-parent steps back is carried forward to it
-//! ([`crate::blame_carry`]: the commits in between diffed in-process);
+//! **Carried forward.** When nothing is known at the commit asked about, the
+//! blames cached at other commits of the path (an older HEAD, however far
+//! back) are carried forward to it ([`crate::blame_carry`]: the lines handed
+//! down through the commits in between in-process, as git's blame would);
 //! only the lines that carrying leaves unknown are blamed, and the result is
 //! stored at the commit asked about, under its own key.
 //! [`Repo::blame_cached_outcome`] says whether that happened and how many git
@@ -61,7 +61,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, DIFF_OPTIONS};
-use crate::blame_carry;
+use crate::blame_carry::{self, CarryWalk};
 use crate::error::Result;
 use crate::known::Known;
 use crate::oid::ObjectId;
@@ -156,10 +156,13 @@ impl BlameCache {
 /// How [`Repo::blame_cached_outcome`] found its answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheOutcome {
-    /// The ancestor whose cached blame was carried forward to the blamed
-    /// commit, and how many first-parent steps back it is
-    /// ([`crate::blame_carry`]); `None` when nothing was carried.
+    /// The cached commit whose blame decided the most lines carried
+    /// forward to the blamed commit, and how many commits the carry handed
+    /// lines through before it met that commit's ([`crate::blame_carry`]);
+    /// `None` when nothing was carried.
     pub carried_from: Option<(ObjectId, u32)>,
+    /// What the carry's walk did (`None` when nothing was carried).
+    pub carry: Option<CarryWalk>,
     /// The git processes the call started: 0 when the cache knew every line
     /// or carrying knew them all (its diffs run in-process), else 1 (one
     /// blame of the unknown lines).
@@ -199,7 +202,13 @@ impl Repo {
         if !gaps.is_empty()
             && known.covered.is_empty()
             && options.engine == BlameEngine::Cli
-            && let Some((carried, how)) = self.carried(path, &target, &settings, cache)
+            && let Some((carried, how)) = self.carried(
+                path,
+                &target,
+                Some((target.start, target.end)),
+                &settings,
+                cache,
+            )
         {
             outcome = how;
             known = carried;
@@ -241,7 +250,7 @@ impl Repo {
         {
             return None;
         }
-        let (known, outcome) = self.carried(path, &target, &settings, cache)?;
+        let (known, outcome) = self.carried(path, &target, None, &settings, cache)?;
         store(&file, target.commit, path, &known).ok()?;
         Some(outcome)
     }
@@ -252,6 +261,7 @@ impl Repo {
         &self,
         path: &str,
         target: &BlameTarget,
+        lines: Option<(u32, u32)>,
         settings: &str,
         cache: &BlameCache,
     ) -> Option<(Known, CacheOutcome)> {
@@ -263,11 +273,12 @@ impl Repo {
             // Nothing of the path is cached: no chain to walk.
             return None;
         }
-        let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
+        let carried = self.carry_blame(target.commit, path, lines, &cached, |at, len| {
             load(&cache.file(at, path, settings), at, path, len)
         })?;
         let outcome = CacheOutcome {
             carried_from: Some((carried.from, carried.steps)),
+            carry: Some(carried.walk),
             git_processes: 0,
         };
         Some((carried.known, outcome))

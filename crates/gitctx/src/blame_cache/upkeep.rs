@@ -3,11 +3,12 @@
 //! blame of every file the cache knows forward to HEAD — which the
 //! `post-commit` hook runs in the background.
 //!
-//! **The kept window** ([`Repo::blame_window`]): the commits within
-//! [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of a local branch. A read
-//! blames at HEAD, served from an entry at HEAD or carried from one inside the
-//! window, so an entry outside it is never used again unless a branch is reset
-//! back to it. [`BlameCache::prune_outside`] removes those, sparing files
+//! **The kept window** ([`Repo::blame_window`]): the newest
+//! [`MAX_CARRY_COMMITS`] commits reachable from HEAD or from a local branch
+//! (by committer date). A read blames at HEAD, served from an entry at HEAD
+//! or carried from entries at its ancestors, and a carry hands lines through
+//! at most that many commits, so an entry outside the window is of no use to
+//! a read unless a branch is reset back to it. [`BlameCache::prune_outside`] removes those, sparing files
 //! written in the last [`PRUNE_GRACE`] (another worktree's detached HEAD, a
 //! read in progress). Each path also keeps at most
 //! [`super::KEEP_PER_PATH`] files, trimmed on every write.
@@ -19,7 +20,7 @@ use std::time::{Duration, SystemTime};
 use safe_io::{Dir, FileKind};
 
 use super::{BlameCache, HEADER, short_hash, unescape};
-use crate::blame_carry::MAX_CARRY_STEPS;
+use crate::blame_carry::MAX_CARRY_COMMITS;
 use crate::error::{Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
@@ -53,37 +54,34 @@ pub struct WarmReport {
 }
 
 impl Repo {
-    /// The commits within [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of
+    /// The newest [`MAX_CARRY_COMMITS`] commits reachable from HEAD or from
     /// a local branch: those whose cached blame a read at HEAD can still use
-    /// (served or carried), unless a branch is reset back.
+    /// (served or carried), unless a branch is reset back. One walk in
+    /// committer-date order, in-process.
     pub fn blame_window(&self) -> Result<HashSet<ObjectId>> {
-        let mut tips = Vec::new();
+        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
+        walk.set_sorting(git2::Sort::TIME)
+            .map_err(git("walking history"))?;
+        let mut any = false;
         if let Some(head) = self.head()?.commit() {
-            tips.push(head.to_git());
+            any |= walk.push(head.to_git()).is_ok();
         }
         let references = self.inner.references().map_err(git("listing branches"))?;
-        tips.extend(
-            references
-                .flatten()
-                .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
-                .filter_map(|r| r.target()),
-        );
-        let mut window = HashSet::new();
-        for tip in tips {
-            let Ok(mut commit) = self.inner.find_commit(tip) else {
-                continue;
-            };
-            for _ in 0..=MAX_CARRY_STEPS {
-                if !window.insert(ObjectId::from_git(commit.id())) {
-                    break;
-                }
-                match commit.parent(0) {
-                    Ok(parent) => commit = parent,
-                    Err(_) => break,
-                }
-            }
+        for tip in references
+            .flatten()
+            .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
+            .filter_map(|r| r.target())
+        {
+            any |= walk.push(tip).is_ok();
         }
-        Ok(window)
+        if !any {
+            return Ok(HashSet::new());
+        }
+        Ok(walk
+            .take(MAX_CARRY_COMMITS)
+            .map_while(|id| id.ok())
+            .map(ObjectId::from_git)
+            .collect())
     }
 }
 
