@@ -69,7 +69,7 @@ use crate::repo::Repo;
 
 mod upkeep;
 
-pub use upkeep::{CacheUsage, PRUNE_GRACE, WarmReport};
+pub use upkeep::{CacheUsage, MAX_FRESH_PER_WARM, PRUNE_GRACE, WarmReport};
 
 /// How many commits' blame each path keeps.
 pub(crate) const KEEP_PER_PATH: usize = 4;
@@ -129,7 +129,7 @@ impl BlameCache {
         if self.holds(head, path, &settings(repo, BlameEngine::Cli)) {
             return None;
         }
-        repo.blame_carry_forward(path, self)
+        repo.carry_forward_outcome(path, self).0
     }
 
     /// Whether there is an entry (usable or not) for `path` at `commit`
@@ -151,6 +151,19 @@ impl BlameCache {
             name: format!("{}-{settings}", commit.to_hex()),
         }
     }
+}
+
+/// What carrying a file's cached blame forward to HEAD came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carry {
+    /// Carried and stored at HEAD.
+    Carried,
+    /// HEAD's blame is known already.
+    Current,
+    /// The file is not at HEAD (or HEAD cannot be read).
+    NotAtHead,
+    /// Nothing cached could be carried (see [`crate::blame_carry`]).
+    Impossible,
 }
 
 /// How [`Repo::blame_cached_outcome`] found its answer.
@@ -235,24 +248,36 @@ impl Repo {
     /// starts no process. `None` when HEAD's blame is known already, the
     /// file is not at HEAD, or nothing can be carried (see
     /// [`crate::blame_carry`]). Errors are the cache's to ignore.
-    pub(crate) fn blame_carry_forward(
+    pub(crate) fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Carry {
+        self.carry_forward_outcome(path, cache).1
+    }
+
+    /// [`Repo::blame_carry_forward`], with the carry's outcome when there
+    /// was one.
+    fn carry_forward_outcome(
         &self,
         path: &str,
         cache: &BlameCache,
-    ) -> Option<CacheOutcome> {
+    ) -> (Option<CacheOutcome>, Carry) {
         let options = BlameOptions::default();
-        let target = self.blame_target(path, &options).ok()??;
+        let Ok(Some(target)) = self.blame_target(path, &options) else {
+            return (None, Carry::NotAtHead);
+        };
         let settings = settings(self, options.engine);
         let file = cache.file(target.commit, path, &settings);
         if !load(&file, target.commit, path, target.len)
             .covered
             .is_empty()
         {
-            return None;
+            return (None, Carry::Current);
         }
-        let (known, outcome) = self.carried(path, &target, None, &settings, cache)?;
-        store(&file, target.commit, path, &known).ok()?;
-        Some(outcome)
+        let Some((known, outcome)) = self.carried(path, &target, None, &settings, cache) else {
+            return (None, Carry::Impossible);
+        };
+        if store(&file, target.commit, path, &known).is_err() {
+            return (None, Carry::Impossible);
+        }
+        (Some(outcome), Carry::Carried)
     }
 
     /// What carrying a cached blame of `path` forward to `target`'s commit

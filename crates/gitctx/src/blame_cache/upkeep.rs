@@ -19,11 +19,18 @@ use std::time::{Duration, SystemTime};
 
 use safe_io::{Dir, FileKind};
 
-use super::{BlameCache, HEADER, short_hash, unescape};
+use super::{BlameCache, Carry, HEADER, short_hash, unescape};
+use crate::blame::BlameOptions;
 use crate::blame_carry::MAX_CARRY_COMMITS;
 use crate::error::{Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
+
+/// The most files one warm-up blames afresh (one `git blame` each) when
+/// their cached blame cannot be carried to HEAD: after a checkout of an
+/// unrelated branch or a rebase, the few files read most recently are warm
+/// again without the warm-up growing with the cache.
+pub const MAX_FRESH_PER_WARM: usize = 4;
 
 /// Files written this recently are never pruned.
 pub const PRUNE_GRACE: Duration = Duration::from_secs(60 * 60);
@@ -49,6 +56,10 @@ pub struct WarmReport {
     pub pruned: CacheUsage,
     /// Files of code whose blame was carried forward to HEAD.
     pub carried: u64,
+    /// Files of code whose blame could not be carried and was blamed afresh
+    /// at HEAD by git (at most [`MAX_FRESH_PER_WARM`], the most recently
+    /// read first).
+    pub blamed: u64,
     /// Files of code looked at (at most the limit given).
     pub considered: u64,
 }
@@ -146,7 +157,8 @@ impl BlameCache {
     }
 
     /// The paths the cache holds a blame of, read from the newest file of
-    /// each path's directory (whose name must be the path's hash).
+    /// each path's directory (whose name must be the path's hash), the most
+    /// recently written first.
     pub fn cached_paths(&self) -> Vec<String> {
         let Ok(base) = Dir::open(self.dir()) else {
             return Vec::new();
@@ -175,22 +187,29 @@ impl BlameCache {
                 })
                 .collect();
             files.sort();
-            let Some(path) = files.last().and_then(|(_, name)| path_in(&dir, name)) else {
+            let Some((written, path)) = files
+                .last()
+                .and_then(|(written, name)| Some((*written, path_in(&dir, name)?)))
+            else {
                 continue;
             };
             if short_hash(path.as_bytes()) == subdir {
-                paths.push(path);
+                paths.push((std::cmp::Reverse(written), path));
             }
         }
         paths.sort();
-        paths
+        paths.into_iter().map(|(_, path)| path).collect()
     }
 
     /// Prunes what lies outside `repo`'s kept window, then carries the blame
-    /// of up to `max_paths` cached files forward to HEAD
-    /// ([`Repo::blame_carry_forward`]): never a git process, the steps of
-    /// each file diffed in-process. What the `post-commit` hook runs in the
-    /// background, so that the next read at the new HEAD is warm.
+    /// of up to `max_paths` cached files (the most recently read first)
+    /// forward to HEAD ([`Repo::blame_carry_forward`]): no git process, the
+    /// commits in between walked in-process. A file whose blame cannot be
+    /// carried (HEAD moved to an unrelated history, or nothing cached meets
+    /// its lines) is blamed afresh by git, for at most
+    /// [`MAX_FRESH_PER_WARM`] files. What the hooks run in the background
+    /// after a commit, a merge, a checkout or a rewrite, so that the next
+    /// read at the new HEAD is warm.
     pub fn warm(&self, repo: &Repo, max_paths: usize) -> Result<WarmReport> {
         let window = repo.blame_window()?;
         let mut report = WarmReport {
@@ -199,8 +218,18 @@ impl BlameCache {
         };
         for path in self.cached_paths().into_iter().take(max_paths) {
             report.considered += 1;
-            if repo.blame_carry_forward(&path, self).is_some() {
-                report.carried += 1;
+            match repo.blame_carry_forward(&path, self) {
+                Carry::Carried => report.carried += 1,
+                Carry::Current | Carry::NotAtHead => {}
+                Carry::Impossible => {
+                    if report.blamed < MAX_FRESH_PER_WARM as u64
+                        && repo
+                            .blame_cached(&path, &BlameOptions::default(), self)
+                            .is_ok()
+                    {
+                        report.blamed += 1;
+                    }
+                }
             }
         }
         Ok(report)
