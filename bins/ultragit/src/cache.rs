@@ -1,12 +1,13 @@
 //! `ultragit cache warm [--background]`: keeps the read pipeline's blame cache
 //! (`.git/ultragit/cache/blame/`) following the repository. It prunes the
-//! entries outside the kept window (commits more than
-//! `gitctx::blame_carry::MAX_CARRY_STEPS` first-parent steps behind HEAD and
-//! every local branch, see `gitctx::blame_cache`), then carries the blame of
-//! every file a read has blamed before — the files whose notes agents read —
-//! forward to HEAD, without running git (the new commits' diffs of each file
-//! are computed in-process). The next `ultragit read` at HEAD then starts no
-//! git process for blame. It does the same for the outline cache
+//! entries outside the kept window (the newest
+//! `gitctx::blame_carry::MAX_CARRY_COMMITS` commits reachable from HEAD or a
+//! local branch, see `gitctx::blame_cache`), then carries the blame of every
+//! file a read has blamed before — the files whose notes agents read —
+//! forward to HEAD, without running git (the commits in between are walked
+//! in-process; a few files that cannot be carried are blamed afresh, see
+//! `gitctx::BlameCache::warm`). The next `ultragit read` at HEAD then starts
+//! no git process for blame. It does the same for the outline cache
 //! (`.git/ultragit/cache/outline/`, see `ultragit_read::outline_cache`): the
 //! outlines of the files read before, where they changed at HEAD, are carried
 //! forward to it — carrying only (parsing the changed stretches), never a

@@ -48,7 +48,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::error::{ContextKind, ContextValue};
 use frontend::{CommandError, Outcome};
 use ultragit_read::{
-    ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadErrorBody, ReadPipeline,
+    BlameRoute, ContextLevelFilter, Format, GitReadPipeline, LineRange, ReadError, ReadErrorBody,
     ReadQuery, SinceFilter,
 };
 use ultragit_schema::ReadErrorCode;
@@ -118,8 +118,10 @@ pub struct ReadArgs {
     )]
     format: Format,
 
-    /// Include every field, even empty ones (and the confidence factors)
-    #[arg(long)]
+    /// Include every field, even empty ones (and the confidence factors); on
+    /// stderr, how each file's blame was found (carried from the cache or
+    /// blamed by git)
+    #[arg(short = 'v', long)]
     verbose: bool,
 
     /// Token budget for the output (in the chosen format); trims when exceeded
@@ -149,6 +151,8 @@ struct Rendered {
     text: String,
     /// Warnings to repeat on stderr (none for JSON: they are in the document).
     warnings: Vec<String>,
+    /// With `--verbose`: how each file's blame was found, for stderr.
+    routes: Vec<String>,
 }
 
 /// Why a read failed.
@@ -176,6 +180,9 @@ pub fn run(args: &ReadArgs, at: &Invocation) -> Result<Outcome, CommandError> {
         Ok(rendered) => {
             for warning in &rendered.warnings {
                 ctx.warn(warning);
+            }
+            for route in &rendered.routes {
+                ctx.progress(format!("blame: {route}"));
             }
             Ok(Outcome::text(rendered.text))
         }
@@ -284,13 +291,22 @@ fn read(args: &ReadArgs, cwd: &Path) -> Result<Rendered, Failure> {
         verbose: args.verbose,
         format: args.format,
     };
-    let output = pipeline.execute(&query)?;
+    let (output, routes) = pipeline.execute_traced(&query)?;
+    let routes = if args.verbose {
+        routes.iter().map(BlameRoute::describe).collect()
+    } else {
+        Vec::new()
+    };
     let text = ultragit_read::render(&output, args.format, args.verbose);
     let warnings = match args.format {
         Format::Json => Vec::new(),
         Format::Markdown | Format::Pretty => output.warnings,
     };
-    Ok(Rendered { text, warnings })
+    Ok(Rendered {
+        text,
+        warnings,
+        routes,
+    })
 }
 
 /// The positionals as (repository-relative paths, anchor), per the module docs.

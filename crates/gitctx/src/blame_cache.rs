@@ -8,10 +8,10 @@
 //! the cache and blames only the others, in one `git blame` with one `-L` per
 //! gap, then stores the union.
 //!
-//! **Carried forward.** When nothing is known at the commit asked about, a
-//! blame cached at an ancestor up to [`crate::blame_carry::MAX_CARRY_STEPS`]
-//! first-parent steps back is carried forward to it
-//! ([`crate::blame_carry`]: the commits in between diffed in-process);
+//! **Carried forward.** When nothing is known at the commit asked about, the
+//! blames cached at other commits of the path (an older HEAD, however far
+//! back) are carried forward to it ([`crate::blame_carry`]: the lines handed
+//! down through the commits in between in-process, as git's blame would);
 //! only the lines that carrying leaves unknown are blamed, and the result is
 //! stored at the commit asked about, under its own key.
 //! [`Repo::blame_cached_outcome`] says whether that happened and how many git
@@ -61,7 +61,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::blame::{BlameEngine, BlameEntry, BlameOptions, BlameTarget, DIFF_OPTIONS};
-use crate::blame_carry;
+use crate::blame_carry::{self, CarryWalk};
 use crate::error::Result;
 use crate::known::Known;
 use crate::oid::ObjectId;
@@ -69,7 +69,7 @@ use crate::repo::Repo;
 
 mod upkeep;
 
-pub use upkeep::{CacheUsage, PRUNE_GRACE, WarmReport};
+pub use upkeep::{CacheUsage, MAX_FRESH_PER_WARM, PRUNE_GRACE, WarmReport};
 
 /// How many commits' blame each path keeps.
 pub(crate) const KEEP_PER_PATH: usize = 4;
@@ -129,7 +129,7 @@ impl BlameCache {
         if self.holds(head, path, &settings(repo, BlameEngine::Cli)) {
             return None;
         }
-        repo.blame_carry_forward(path, self)
+        repo.carry_forward_outcome(path, self).0
     }
 
     /// Whether there is an entry (usable or not) for `path` at `commit`
@@ -153,13 +153,29 @@ impl BlameCache {
     }
 }
 
+/// What carrying a file's cached blame forward to HEAD came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carry {
+    /// Carried and stored at HEAD.
+    Carried,
+    /// HEAD's blame is known already.
+    Current,
+    /// The file is not at HEAD (or HEAD cannot be read).
+    NotAtHead,
+    /// Nothing cached could be carried (see [`crate::blame_carry`]).
+    Impossible,
+}
+
 /// How [`Repo::blame_cached_outcome`] found its answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheOutcome {
-    /// The ancestor whose cached blame was carried forward to the blamed
-    /// commit, and how many first-parent steps back it is
-    /// ([`crate::blame_carry`]); `None` when nothing was carried.
+    /// The cached commit whose blame decided the most lines carried
+    /// forward to the blamed commit, and how many commits the carry handed
+    /// lines through before it met that commit's ([`crate::blame_carry`]);
+    /// `None` when nothing was carried.
     pub carried_from: Option<(ObjectId, u32)>,
+    /// What the carry's walk did (`None` when nothing was carried).
+    pub carry: Option<CarryWalk>,
     /// The git processes the call started: 0 when the cache knew every line
     /// or carrying knew them all (its diffs run in-process), else 1 (one
     /// blame of the unknown lines).
@@ -199,7 +215,13 @@ impl Repo {
         if !gaps.is_empty()
             && known.covered.is_empty()
             && options.engine == BlameEngine::Cli
-            && let Some((carried, how)) = self.carried(path, &target, &settings, cache)
+            && let Some((carried, how)) = self.carried(
+                path,
+                &target,
+                Some((target.start, target.end)),
+                &settings,
+                cache,
+            )
         {
             outcome = how;
             known = carried;
@@ -226,24 +248,36 @@ impl Repo {
     /// starts no process. `None` when HEAD's blame is known already, the
     /// file is not at HEAD, or nothing can be carried (see
     /// [`crate::blame_carry`]). Errors are the cache's to ignore.
-    pub(crate) fn blame_carry_forward(
+    pub(crate) fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Carry {
+        self.carry_forward_outcome(path, cache).1
+    }
+
+    /// [`Repo::blame_carry_forward`], with the carry's outcome when there
+    /// was one.
+    fn carry_forward_outcome(
         &self,
         path: &str,
         cache: &BlameCache,
-    ) -> Option<CacheOutcome> {
+    ) -> (Option<CacheOutcome>, Carry) {
         let options = BlameOptions::default();
-        let target = self.blame_target(path, &options).ok()??;
+        let Ok(Some(target)) = self.blame_target(path, &options) else {
+            return (None, Carry::NotAtHead);
+        };
         let settings = settings(self, options.engine);
         let file = cache.file(target.commit, path, &settings);
         if !load(&file, target.commit, path, target.len)
             .covered
             .is_empty()
         {
-            return None;
+            return (None, Carry::Current);
         }
-        let (known, outcome) = self.carried(path, &target, &settings, cache)?;
-        store(&file, target.commit, path, &known).ok()?;
-        Some(outcome)
+        let Some((known, outcome)) = self.carried(path, &target, None, &settings, cache) else {
+            return (None, Carry::Impossible);
+        };
+        if store(&file, target.commit, path, &known).is_err() {
+            return (None, Carry::Impossible);
+        }
+        (Some(outcome), Carry::Carried)
     }
 
     /// What carrying a cached blame of `path` forward to `target`'s commit
@@ -252,6 +286,7 @@ impl Repo {
         &self,
         path: &str,
         target: &BlameTarget,
+        lines: Option<(u32, u32)>,
         settings: &str,
         cache: &BlameCache,
     ) -> Option<(Known, CacheOutcome)> {
@@ -263,11 +298,12 @@ impl Repo {
             // Nothing of the path is cached: no chain to walk.
             return None;
         }
-        let carried = self.carry_blame(target.commit, path, target.len, &cached, |at, len| {
+        let carried = self.carry_blame(target.commit, path, lines, &cached, |at, len| {
             load(&cache.file(at, path, settings), at, path, len)
         })?;
         let outcome = CacheOutcome {
             carried_from: Some((carried.from, carried.steps)),
+            carry: Some(carried.walk),
             git_processes: 0,
         };
         Some((carried.known, outcome))

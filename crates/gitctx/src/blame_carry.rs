@@ -1,117 +1,125 @@
-//! Blame carried forward: HEAD's blame computed from a cached blame at an
-//! ancestor, so that a read after a new commit does not start over.
+//! Blame carried forward: a commit's blame computed from cached blames at
+//! other commits (usually an older HEAD), so that a read after new commits —
+//! the user's own or a week of upstream pulled in — does not start over.
 //!
-//! **Why it is exact.** `git blame` at a commit C hands each line of C's file
-//! to a parent under which it is unchanged, comparing the two versions of the
-//! file with xdiff and the options it is given — here always Myers with the
-//! indent heuristic (`DIFF_OPTIONS` in `blame`), whatever the configuration
-//! says; a line no parent takes stays C's. So along a first-parent chain
-//! A → C1 → … → Cn = HEAD of commits that each have one parent and the path
-//! as a regular file, with no rename on the way, a line of HEAD either
-//! reaches A through the per-commit diffs — and then its blame is A's blame of
-//! the line it reached — or stops at the first Ci whose diff added it — and
-//! then Ci is its commit, at its line number in Ci. Carrying replays exactly
-//! those per-commit diffs, computed in-process by the same diff code blame
-//! runs: libgit2 vendors git's xdiff, called here with blame's options (Myers,
-//! the indent heuristic, no context) on the contents of the two blobs, with
-//! no path behind them (so no attribute or driver), after git's own step for
-//! diffs without context — the common tail is cut, in 1 KiB blocks, back to
-//! a line end ([`trim_common_tail`]) — so the hunks are the ones `git blame`
-//! sees, whatever the configuration or `.gitattributes` say. (Checked
-//! against `git diff-tree -U0 --diff-algorithm=myers --indent-heuristic` on
-//! every non-merge commit of ripgrep's 25 most changed files, 3,200 diffs:
-//! all equal; without the tail cut, 11 differ.) A single diff from A to HEAD
-//! would not do, since a line deleted and re-added in between, or a repeated
-//! line, can pair up differently across several commits than step by step.
-//! Each blob is read once per thread (a step's new file is the next step's
-//! old one; A's, read for its length, is the first step's), and a long
-//! chain is diffed on two threads, each with its own libgit2 handle: no git
-//! process, where `git diff-tree` inflated every blob twice.
+//! **Why it is exact.** `git blame` (without `-M`/`-C`, ignore-revs or
+//! `--reverse`, which the toolkit never passes) decides each line on its
+//! own: a line of commit C's file is handed, by git's fixed rules, to a
+//! parent — the first parent whose file is the same blob takes every line;
+//! otherwise each parent in turn (parents with a blob an earlier one had
+//! skipped) takes the lines that are unchanged in its diff against C, with
+//! xdiff and blame's options — and a line no parent takes is C's. So the
+//! blame of line l of C's file depends only on (C, l) and the history below
+//! C, not on which other lines are asked about or how the walk got to C.
+//! Carrying is that walk, in-process: the lines of HEAD's file ("wanted")
+//! start at HEAD; the lines of each cached commit's file whose blame is
+//! known ("known") start at that commit; all of them are handed down by
+//! git's rules, newest commit first, and a wanted line that reaches a
+//! commit and line a known line also reached has the known line's blame
+//! (the same (C, l), the same answer). A wanted line no parent takes is the
+//! commit's, as git would say. The walk ends when no wanted line is left.
+//! So a read after a checkout 3,000 commits ahead, through `--no-ff` merges
+//! of topics forked before the cached commit, is carried: the topic's lines
+//! meet the cached commit's lines at the fork point.
 //!
-//! **Merges.** A merge whose file equals its first parent's hands every line
-//! to it (git checks the first parent first): an identity step. A merge whose
-//! file differs from its first parent's while every other parent has the path
-//! as a regular file with other contents hands the lines unchanged against
-//! the first parent to it (replayed); its other lines may come from the other
-//! parents, so they are left unknown. Any other merge ends the chain.
+//! The diffs are computed by the same diff code blame runs: libgit2 vendors
+//! git's xdiff, called here with blame's options (Myers, the indent
+//! heuristic, no context) on the contents of the two blobs, with no path
+//! behind them (so no attribute or driver), after git's own step for diffs
+//! without context — the common tail is cut, in 1 KiB blocks, back to a line
+//! end ([`trim_common_tail`]) — so the hunks are the ones `git blame` sees,
+//! whatever the configuration or `.gitattributes` say. (Checked against
+//! `git diff-tree -U0 --diff-algorithm=myers --indent-heuristic` on every
+//! non-merge commit of ripgrep's 25 most changed files, 3,200 diffs: all
+//! equal; without the tail cut, 11 differ.) Each pair of blobs is diffed at
+//! most once per carry.
 //!
-//! **Unknown lines** — those that reach an uncovered line of A's cached
-//! blame, or a merge's own lines — are blamed at HEAD with one `git blame -L`
-//! per gap in a single process (by the blame cache): that is exact by
-//! definition. So a carried read starts no git process for blame, or one for
-//! the gaps (plus git's `--version`, asked once per program run, see
-//! `command`).
+//! **Unknown lines** are those the walk cannot decide exactly: a line at a
+//! commit with a parent that lacks the path or has it as another kind of
+//! entry (added, renamed, type-changed: git would look for a rename there),
+//! at a root commit (whether it is a boundary is `blame.showRoot`'s), at a
+//! commit or blob that cannot be read, or still on its way when the walk's
+//! budget ([`MAX_CARRY_COMMITS`], [`MAX_CARRY_DIFF_BYTES`]) runs out. They
+//! are blamed at HEAD with one `git blame -L` per gap in a single process
+//! (by the blame cache): exact by definition. A blame of a subset of the
+//! lines never costs git more than a blame of all of them, so a carry that
+//! leaves lines unknown costs at most its own walk more than a fresh blame;
+//! the budget bounds that walk (see [`MAX_CARRY_COMMITS`] for the measured
+//! cost model).
 //!
 //! **Configuration cannot make it wrong.** Nothing here reads the user's
-//! configuration: libgit2, which walks the chain and diffs the steps, is
+//! configuration: libgit2, which walks the history and diffs the blobs, is
 //! given every diff option and no path (so no attribute, diff driver or
 //! configuration applies), and the blame is told the same options on its
 //! command line, so what any configuration says cannot set them apart.
 //!
 //! **No carrying** (a fresh blame, as before) when: the engine is libgit2
-//! (its blame is not git's: it passes lines on by its own rules); the repository is shallow, has grafts or replace
-//! refs (parents then differ between libgit2's walk and git's); the chain
-//! meets a root commit, a commit whose parent lacks the path or has it as
-//! another kind of entry (added, deleted, renamed, type-changed), or a merge
-//! of the last kind above; a version of the file on the way is larger than
-//! [`MAX_CARRY_BLOB_BYTES`]; or no cached blame of the path under the same
-//! settings is found within [`MAX_CARRY_STEPS`] first-parent steps.
+//! (its blame is not git's: it passes lines on by its own rules); the
+//! repository is shallow, has grafts or replace refs (parents then differ
+//! between libgit2's walk and git's); HEAD's version of the file is not a
+//! regular file or is larger than [`MAX_CARRY_BLOB_BYTES`]; or no cached
+//! blame of the path under the same settings knows a line HEAD's lines meet.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
+use std::rc::Rc;
 
 use crate::blame::{BlameEntry, merge_adjacent};
 use crate::known::Known;
 use crate::oid::ObjectId;
 use crate::repo::{Repo, count_lines};
 
-/// How many first-parent steps back from HEAD a cached blame is looked for.
-/// An agent commits a few times between reads; 64 steps cover a busy day
-/// while the walk (one tree lookup per step, in-process) stays under a few
-/// milliseconds.
-pub const MAX_CARRY_STEPS: u32 = 64;
+/// The most commits one carry hands lines through. The walk costs about
+/// 10–20 µs a commit (a commit and a tree read from the pack, in-process),
+/// so this bounds it near a fifth of a second where git's own blame of a
+/// file with that much history takes seconds; a commit that changes the file
+/// costs a diff besides, bounded by [`MAX_CARRY_DIFF_BYTES`].
+pub const MAX_CARRY_COMMITS: usize = 20_000;
 
-/// The largest version of a file carrying reads into memory (two at a time
-/// per thread); past it the file is blamed afresh, by git.
+/// The most bytes of file contents one carry diffs (both sides counted).
+/// libgit2's xdiff runs at roughly 1 GB/s here on files that differ in a few
+/// hunks, so this bounds the diffs near a fifth of a second: about 400 diffs
+/// of a 250 KiB file such as git's `diff.c`.
+pub const MAX_CARRY_DIFF_BYTES: usize = 48 * 1024 * 1024;
+
+/// The largest version of a file carrying reads into memory; a line at a
+/// commit with a larger version (or a parent's) is unknown.
 pub const MAX_CARRY_BLOB_BYTES: usize = 64 * 1024 * 1024;
-
-/// Diff steps from which a chain is diffed on two threads: below it, a second
-/// libgit2 handle costs more than it saves.
-const PARALLEL_STEPS: usize = 6;
 
 /// What carrying produced: what is known at HEAD, and how.
 #[derive(Debug)]
 pub(crate) struct Carried {
     pub(crate) known: Known,
-    /// The ancestor whose blame was carried.
+    /// The cached commit whose lines decided the most of HEAD's.
     pub(crate) from: ObjectId,
-    /// First-parent steps from `from` to HEAD.
+    /// Commits the walk handed lines through before it first met `from`'s.
     pub(crate) steps: u32,
+    /// How the walk went.
+    pub(crate) walk: CarryWalk,
 }
 
-/// How one commit of the chain passes its parent's lines on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StepKind {
-    /// The file is the parent's: every line passes unchanged.
-    Same,
-    /// One parent: unchanged lines pass, added ones are the commit's.
-    Diff,
-    /// A merge: unchanged lines (against the first parent) pass, the others
-    /// are unknown.
-    MergeDiff,
+/// What one carry's walk did: enough to say why a read was as fast as it
+/// was (`ultragit read --verbose`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CarryWalk {
+    /// Commits the walk handed lines through.
+    pub commits: u32,
+    /// Pairs of blobs diffed.
+    pub diffs: u32,
+    /// HEAD's lines decided by a cached commit's lines.
+    pub met: u32,
+    /// HEAD's lines decided by the walk itself (a commit no parent passed
+    /// them to).
+    pub own: u32,
+    /// HEAD's lines the walk could not decide (left for `git blame`).
+    pub unknown: u32,
+    /// Whether the walk stopped on its budget rather than running out of
+    /// lines.
+    pub over_budget: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Step {
-    commit: ObjectId,
-    kind: StepKind,
-    /// The path's blob in the commit, and in its first parent.
-    blob: git2::Oid,
-    parent_blob: git2::Oid,
-}
-
-/// A line's blame while replaying: an index into the table of (commit, path,
-/// boundary) and the line's number in that commit's file.
+/// A line's blame: an index into the table of (commit, path, boundary) and
+/// the line's number in that commit's file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Line {
     source: u32,
@@ -120,10 +128,6 @@ struct Line {
 
 /// Where a line's blame points: (commit, path in it, boundary).
 type Source = (ObjectId, String, bool);
-
-/// The replayed file: each line's blame (`None`: unknown) and the sources
-/// they point into.
-type Replayed = (Vec<Option<Line>>, Vec<Source>);
 
 /// One step's diff: the removed old lines and the added new lines, sorted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -158,119 +162,504 @@ fn regular_blob(commit: &git2::Commit<'_>, path: &str) -> Option<git2::Oid> {
     matches!(entry.filemode(), 0o100644 | 0o100755).then(|| entry.id())
 }
 
+/// The lines waiting at one commit: wanted ones (HEAD's line index) and
+/// known ones (an index into the answers), each at its line in the commit's
+/// file.
+#[derive(Debug)]
+struct Pending {
+    blob: git2::Oid,
+    wanted: Vec<(u32, u32)>,
+    known: Vec<(u32, u32)>,
+}
+
+/// One commit's place in the walk: newest first (committer time), then
+/// first come.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    time: i64,
+    order: std::cmp::Reverse<u64>,
+    commit: git2::Oid,
+}
+
+/// A cached commit's known lines: the commit, its blob of the path, the
+/// lines at their numbers with their answers, the hashes of the blob's lines.
+type Seed = (git2::Oid, git2::Oid, Vec<(u32, u32)>, Vec<u64>);
+
+/// The walk's state (see the module docs).
+struct Walk<'r> {
+    repo: &'r git2::Repository,
+    path: &'r str,
+    queue: BinaryHeap<Queued>,
+    pending: HashMap<git2::Oid, Pending>,
+    pushed: u64,
+    /// Wanted lines not yet decided.
+    open: usize,
+    /// Which of HEAD's lines may meet a known line (see `carry_blame`), and
+    /// how many of them are not decided yet: the walk goes on for them.
+    meetable: Vec<bool>,
+    open_meetable: usize,
+    /// Known lines still travelling.
+    known_open: usize,
+    /// Each HEAD line's blame, once decided.
+    decided: Vec<Option<Line>>,
+    /// Which cached commit decided each met line (an index into `seeds`).
+    decided_by: Vec<Option<u32>>,
+    /// The known lines' blames, and the cached commit each came from.
+    answers: Vec<(Line, u32)>,
+    sources: Vec<Source>,
+    source_index: HashMap<Source, u32>,
+    /// The cached commits, and how many commits the walk had handed lines
+    /// through when their lines were first met.
+    seeds: Vec<(git2::Oid, Option<u32>)>,
+    /// Each pair of blobs' map from the new file's lines to the old's.
+    maps: HashMap<(git2::Oid, git2::Oid), Rc<Vec<Option<u32>>>>,
+    diffed_bytes: usize,
+    walk: CarryWalk,
+}
+
 impl Repo {
-    /// Carries a cached blame of `path` from an ancestor of `head` to `head`
-    /// (see the module docs). `cached` lists the commits the cache holds a
-    /// blame of `path` at; `load` reads one for a file of the given length.
-    /// `None` when nothing can be carried; the caller then blames afresh.
+    /// Carries the cached blames of `path` to `head` (see the module docs).
+    /// `cached` lists the commits the cache holds a blame of `path` at;
+    /// `load` reads one for a file of the given length. `None` when nothing
+    /// can be carried; the caller then blames afresh.
     pub(crate) fn carry_blame(
         &self,
         head: ObjectId,
         path: &str,
-        head_len: u32,
+        lines: Option<(u32, u32)>,
         cached: &HashSet<ObjectId>,
         load: impl Fn(ObjectId, u32) -> Known,
     ) -> Option<Carried> {
-        let (from, from_blob, steps) = self.carry_chain(head, path, cached)?;
-        let blob = read_bounded(&self.inner, from_blob)?;
-        let from_len = count_lines(blob.content());
-        let known = load(from, from_len);
+        let repo = &self.inner;
+        let head_commit = repo.find_commit(head.to_git()).ok()?;
+        let head_blob = regular_blob(&head_commit, path)?;
+        let head_content = read_bounded(repo, head_blob)?;
+        let head_texts = line_hashes(head_content.content());
+        let head_len = u32::try_from(head_texts.len()).ok()?;
+        let mut walk = Walk::new(repo, path, head_len);
+        let mut seeds = Vec::new();
+        for &at in cached {
+            if at != head
+                && let Some(seed) = walk.seed(at, &load)
+            {
+                seeds.push(seed);
+            }
+        }
+        // A line is only ever handed on unchanged, so a wanted line can only
+        // meet a known line of the same text. Every wanted line is walked
+        // (one added on the way is decided by the commit that added it), but
+        // only those that can meet one keep the walk going — and, when no
+        // lines were asked for, only those in the stretch where the known
+        // lines went, so that the braces and blank lines of the rest of the
+        // file do not walk it through history for nothing.
+        let known_texts: HashSet<u64> = seeds
+            .iter()
+            .flat_map(|(_, _, lines, texts)| {
+                lines.iter().map(|&(line, _)| texts[line as usize - 1])
+            })
+            .collect();
+        let (start, end, span) = match lines {
+            Some((start, end)) => (start, end, (start, end)),
+            None => (1, head_len, known_span(repo, &seeds, &head_content)?),
+        };
+        let wanted: Vec<(u32, u32)> = (start.max(1)..=end.min(head_len))
+            .map(|line| (line, line - 1))
+            .collect();
+        let mut wanted_texts = HashSet::new();
+        for &(line, _) in &wanted {
+            let text = head_texts[line as usize - 1];
+            if (span.0..=span.1).contains(&line) && known_texts.contains(&text) {
+                walk.meetable[line as usize - 1] = true;
+                wanted_texts.insert(text);
+            }
+        }
+        walk.open = wanted.len();
+        walk.open_meetable = walk.meetable.iter().filter(|&&m| m).count();
+        for (commit, blob, mut lines, texts) in seeds {
+            lines.retain(|&(line, _)| wanted_texts.contains(&texts[line as usize - 1]));
+            if let Ok(commit) = repo.find_commit(commit) {
+                walk.push(&commit, blob, Vec::new(), lines);
+            }
+        }
+        if walk.known_open == 0 {
+            return None;
+        }
+        walk.push(&head_commit, head_blob, wanted, Vec::new());
+        walk.run();
+        walk.finish(head_len)
+    }
+}
+
+/// The stretch of HEAD's file (`head`) where the seeds' known lines are,
+/// for a carry that was not told which lines are wanted (one ahead of a
+/// read, or a warm-up): through one direct diff from each seed's file to
+/// HEAD's, from the first to the last HEAD line that is a known line left
+/// unchanged. Only a guess of where the known lines went — every line is
+/// still decided by the walk, and one outside the stretch is blamed by git
+/// when asked for — so that lines that cannot meet a known one are not
+/// walked. `None` when no known line survives to HEAD.
+fn known_span(
+    repo: &git2::Repository,
+    seeds: &[Seed],
+    head: &git2::Blob<'_>,
+) -> Option<(u32, u32)> {
+    let mut span: Option<(u32, u32)> = None;
+    for (_, blob, lines, texts) in seeds {
+        let old = read_bounded(repo, *blob)?;
+        let changes = step_changes(&old, head)?;
+        let old_len = u32::try_from(texts.len()).ok()?;
+        let map = new_to_old(&changes, old_len, count_lines(head.content()))?;
+        let mut covered = vec![false; texts.len()];
+        for &(line, _) in lines {
+            if let Some(slot) = covered.get_mut(line as usize - 1) {
+                *slot = true;
+            }
+        }
+        for (i, old) in map.iter().enumerate() {
+            if old.is_some_and(|o| covered[o as usize - 1]) {
+                let n = u32::try_from(i + 1).ok()?;
+                span = Some(span.map_or((n, n), |(a, b)| (a.min(n), b.max(n))));
+            }
+        }
+    }
+    span
+}
+
+/// A hash of each line of `content` (with its line end), as many as
+/// [`count_lines`] counts.
+fn line_hashes(content: &[u8]) -> Vec<u64> {
+    use std::hash::{Hash as _, Hasher as _};
+    content
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            line.hash(&mut hasher);
+            hasher.finish()
+        })
+        .collect()
+}
+
+impl<'r> Walk<'r> {
+    fn new(repo: &'r git2::Repository, path: &'r str, head_len: u32) -> Walk<'r> {
+        let len = usize::try_from(head_len).unwrap_or(0);
+        Walk {
+            repo,
+            path,
+            queue: BinaryHeap::new(),
+            pending: HashMap::new(),
+            pushed: 0,
+            open: 0,
+            meetable: vec![false; len],
+            open_meetable: 0,
+            known_open: 0,
+            decided: vec![None; len],
+            decided_by: vec![None; len],
+            answers: Vec::new(),
+            sources: Vec::new(),
+            source_index: HashMap::new(),
+            seeds: Vec::new(),
+            maps: HashMap::new(),
+            diffed_bytes: 0,
+            walk: CarryWalk::default(),
+        }
+    }
+
+    /// The index of `key` in the table of sources.
+    fn source(&mut self, key: Source) -> u32 {
+        if let Some(&index) = self.source_index.get(&key) {
+            return index;
+        }
+        self.sources.push(key.clone());
+        let index = u32::try_from(self.sources.len() - 1).unwrap_or(u32::MAX);
+        self.source_index.insert(key, index);
+        index
+    }
+
+    /// The known lines of the cached blame at `at` (those it covers): the
+    /// commit, its blob of the path, the lines (with their answers), and the
+    /// hashes of the blob's lines. `None` when nothing is known there.
+    fn seed(&mut self, at: ObjectId, load: &impl Fn(ObjectId, u32) -> Known) -> Option<Seed> {
+        let commit = self.repo.find_commit(at.to_git()).ok()?;
+        let blob = regular_blob(&commit, self.path)?;
+        let content = read_bounded(self.repo, blob)?;
+        let texts = line_hashes(content.content());
+        let known = load(at, u32::try_from(texts.len()).ok()?);
         if known.entries.is_empty() {
             return None;
         }
-        let diffs: Vec<&Step> = steps.iter().filter(|s| s.kind != StepKind::Same).collect();
-        let changes = self.step_diffs(&diffs, blob)?;
-        let replayed = replay(&known, from_len, &steps, &changes, path)?;
-        let known = to_known(replayed, head_len)?;
+        let seed = u32::try_from(self.seeds.len()).unwrap_or(u32::MAX);
+        self.seeds.push((commit.id(), None));
+        let mut lines = Vec::new();
+        for e in &known.entries {
+            let source = self.source((e.commit, e.original_path.clone(), e.boundary));
+            for k in 0..e.len() {
+                let answer = u32::try_from(self.answers.len()).unwrap_or(u32::MAX);
+                self.answers.push((
+                    Line {
+                        source,
+                        original: e.original_start + k,
+                    },
+                    seed,
+                ));
+                lines.push((e.final_start + k, answer));
+            }
+        }
+        Some((commit.id(), blob, lines, texts))
+    }
+
+    /// Hands `wanted` and `known` lines to `commit` (whose file is `blob`).
+    fn push(
+        &mut self,
+        commit: &git2::Commit<'_>,
+        blob: git2::Oid,
+        wanted: Vec<(u32, u32)>,
+        known: Vec<(u32, u32)>,
+    ) {
+        if wanted.is_empty() && known.is_empty() {
+            return;
+        }
+        self.known_open += known.len();
+        match self.pending.entry(commit.id()) {
+            std::collections::hash_map::Entry::Occupied(mut here) => {
+                let here = here.get_mut();
+                here.wanted.extend(wanted);
+                here.known.extend(known);
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(Pending {
+                    blob,
+                    wanted,
+                    known,
+                });
+                self.pushed += 1;
+                self.queue.push(Queued {
+                    time: commit.time().seconds(),
+                    order: std::cmp::Reverse(self.pushed),
+                    commit: commit.id(),
+                });
+            }
+        }
+    }
+
+    /// Hands lines down, newest commit first, while wanted lines that may
+    /// meet a known one are left and known ones still travel (once none
+    /// does, no wanted line can meet one: what is left is git's to blame),
+    /// within the budget.
+    fn run(&mut self) {
+        while self.open_meetable > 0 && self.known_open > 0 {
+            let Some(Queued { commit, .. }) = self.queue.pop() else {
+                break;
+            };
+            let Some(here) = self.pending.remove(&commit) else {
+                continue;
+            };
+            self.known_open -= here.known.len();
+            if self.walk.commits as usize >= MAX_CARRY_COMMITS
+                || self.diffed_bytes >= MAX_CARRY_DIFF_BYTES
+            {
+                self.walk.over_budget = true;
+                break;
+            }
+            self.step(commit, here);
+        }
+    }
+
+    /// One commit: its wanted lines meet its known ones, then every line is
+    /// handed to a parent by git's rules; wanted lines no parent takes are
+    /// the commit's.
+    fn step(&mut self, id: git2::Oid, mut here: Pending) {
+        self.walk.commits += 1;
+        here.known.sort_unstable();
+        here.known.dedup_by_key(|k| k.0);
+        if !here.known.is_empty() && !here.wanted.is_empty() {
+            let mut rest = Vec::with_capacity(here.wanted.len());
+            for &(line, head_line) in &here.wanted {
+                match here.known.binary_search_by_key(&line, |k| k.0) {
+                    Ok(i) => {
+                        let (answer, seed) = self.answers[here.known[i].1 as usize];
+                        self.decide(head_line, answer, Some(seed));
+                        self.walk.met += 1;
+                    }
+                    Err(_) => rest.push((line, head_line)),
+                }
+            }
+            here.wanted = rest;
+        }
+        // A known line at the commit its blame names stops there: git would
+        // find it the commit's.
+        let oid = ObjectId::from_git(id);
+        let (answers, sources, path) = (&self.answers, &self.sources, self.path);
+        here.known.retain(|&(line, answer)| {
+            let (answer, _) = answers[answer as usize];
+            let (commit, at, _) = &sources[answer.source as usize];
+            !(*commit == oid && answer.original == line && at == path)
+        });
+        if here.wanted.is_empty() && here.known.is_empty() {
+            return;
+        }
+        let Ok(commit) = self.repo.find_commit(id) else {
+            return self.unknown(here.wanted);
+        };
+        let parents: Vec<git2::Commit<'_>> = commit.parents().collect();
+        if parents.is_empty() || parents.len() != commit.parent_count() {
+            return self.unknown(here.wanted);
+        }
+        let blobs: Vec<Option<git2::Oid>> =
+            parents.iter().map(|p| regular_blob(p, self.path)).collect();
+        let blob = here.blob;
+        if let Some(i) = blobs.iter().position(|b| *b == Some(blob)) {
+            return self.push(&parents[i], blob, here.wanted, here.known);
+        }
+        if blobs.iter().any(Option::is_none) {
+            // git would look for a rename in that parent.
+            return self.unknown(here.wanted);
+        }
+        let (mut wanted, mut known) = (here.wanted, here.known);
+        let mut seen: Vec<git2::Oid> = Vec::with_capacity(parents.len());
+        for (parent, parent_blob) in parents.iter().zip(blobs.into_iter().flatten()) {
+            if seen.contains(&parent_blob) {
+                continue;
+            }
+            seen.push(parent_blob);
+            let Some(map) = self.map(parent_blob, blob) else {
+                return self.unknown(wanted);
+            };
+            let [passed_wanted, kept_wanted] = split(wanted, &map);
+            let [passed_known, kept_known] = split(known, &map);
+            wanted = kept_wanted;
+            known = kept_known;
+            self.push(parent, parent_blob, passed_wanted, passed_known);
+            if wanted.is_empty() && known.is_empty() {
+                break;
+            }
+        }
+        let source = self.source((oid, self.path.to_owned(), false));
+        for (line, head_line) in wanted {
+            self.decide(
+                head_line,
+                Line {
+                    source,
+                    original: line,
+                },
+                None,
+            );
+            self.walk.own += 1;
+        }
+    }
+
+    /// HEAD's line `head_line` has the blame `line` (met through `seed`'s
+    /// lines, or the walk's own).
+    fn decide(&mut self, head_line: u32, line: Line, seed: Option<u32>) {
+        let at = head_line as usize;
+        if self.decided[at].is_none() {
+            self.open -= 1;
+            self.open_meetable -= usize::from(self.meetable[at]);
+        }
+        self.decided[at] = Some(line);
+        self.decided_by[at] = seed;
+        if let Some(seed) = seed {
+            let commits = self.walk.commits.saturating_sub(1);
+            self.seeds[seed as usize].1.get_or_insert(commits);
+        }
+    }
+
+    /// Wanted lines the walk cannot decide: left for `git blame`.
+    fn unknown(&mut self, wanted: Vec<(u32, u32)>) {
+        self.open -= wanted.len();
+        for (_, head_line) in wanted {
+            self.open_meetable -= usize::from(self.meetable[head_line as usize]);
+        }
+    }
+
+    /// The map from the lines of `new` to those of `old` (unchanged lines
+    /// only), as blame's diff pairs them; `None` when a blob cannot be read
+    /// or is too large.
+    fn map(&mut self, old: git2::Oid, new: git2::Oid) -> Option<Rc<Vec<Option<u32>>>> {
+        if let Some(map) = self.maps.get(&(old, new)) {
+            return Some(Rc::clone(map));
+        }
+        let old_blob = read_bounded(self.repo, old)?;
+        let new_blob = read_bounded(self.repo, new)?;
+        self.diffed_bytes += old_blob.content().len() + new_blob.content().len();
+        self.walk.diffs += 1;
+        let changes = step_changes(&old_blob, &new_blob)?;
+        let map = Rc::new(new_to_old(
+            &changes,
+            count_lines(old_blob.content()),
+            count_lines(new_blob.content()),
+        )?);
+        self.maps.insert((old, new), Rc::clone(&map));
+        Some(map)
+    }
+
+    /// What the walk knows at HEAD (a file of `len` lines); `None` when no
+    /// cached line was met.
+    fn finish(mut self, len: u32) -> Option<Carried> {
+        let mut met = vec![0u32; self.seeds.len()];
+        for seed in self.decided_by.iter().flatten() {
+            met[*seed as usize] += 1;
+        }
+        let best = (0..met.len()).max_by_key(|&i| (met[i], std::cmp::Reverse(i)))?;
+        if met[best] == 0 {
+            return None;
+        }
+        let (from, steps) = self.seeds[best];
+        self.walk.unknown =
+            u32::try_from(self.decided.iter().filter(|l| l.is_none()).count()).unwrap_or(u32::MAX);
+        let known = to_known((self.decided, self.sources), len)?;
         Some(Carried {
             known,
-            from,
-            steps: u32::try_from(steps.len()).unwrap_or(u32::MAX),
+            from: ObjectId::from_git(from),
+            steps: steps.unwrap_or(0),
+            walk: self.walk,
         })
     }
+}
 
-    /// The first-parent chain from `head` back to the nearest commit in
-    /// `cached`: that commit, its blob of `path`, and the steps, oldest
-    /// first. `None` when the chain breaks first (see the module docs).
-    fn carry_chain(
-        &self,
-        head: ObjectId,
-        path: &str,
-        cached: &HashSet<ObjectId>,
-    ) -> Option<(ObjectId, git2::Oid, Vec<Step>)> {
-        let mut commit = self.inner.find_commit(head.to_git()).ok()?;
-        let mut blob = regular_blob(&commit, path)?;
-        let mut steps = Vec::new();
-        for _ in 0..MAX_CARRY_STEPS {
-            let parents: Vec<git2::Commit<'_>> = commit.parents().collect();
-            // A root, or a commit whose parents could not all be read.
-            if parents.is_empty() || parents.len() != commit.parent_count() {
-                return None;
-            }
-            let first = &parents[0];
-            let parent_blob = regular_blob(first, path)?;
-            let kind = if parent_blob == blob {
-                StepKind::Same
-            } else if parents.len() == 1 {
-                StepKind::Diff
-            } else if parents[1..]
-                .iter()
-                .all(|p| regular_blob(p, path).is_some_and(|b| b != blob))
-            {
-                StepKind::MergeDiff
-            } else {
-                return None;
-            };
-            steps.push(Step {
-                commit: ObjectId::from_git(commit.id()),
-                kind,
-                blob,
-                parent_blob,
-            });
-            let parent_id = ObjectId::from_git(first.id());
-            if cached.contains(&parent_id) {
-                steps.reverse();
-                return Some((parent_id, parent_blob, steps));
-            }
-            commit = first.clone();
-            blob = parent_blob;
+/// `lines` split by `map` (new line → old line): those it maps, at their
+/// old line, and the others.
+fn split(lines: Vec<(u32, u32)>, map: &[Option<u32>]) -> [Vec<(u32, u32)>; 2] {
+    let mut passed = Vec::new();
+    let mut kept = Vec::new();
+    for (line, what) in lines {
+        match line.checked_sub(1).and_then(|i| map.get(i as usize)) {
+            Some(Some(old)) => passed.push((*old, what)),
+            _ => kept.push((line, what)),
         }
-        None
     }
+    [passed, kept]
+}
 
-    /// Each step's diff of its file against its first parent's (see the
-    /// module docs), on two threads for a long chain; `None` when a blob
-    /// cannot be read or is too large.
-    /// `from` is A's blob, read already: the first step's old file, unless a
-    /// step that kept the file came first.
-    fn step_diffs(
-        &self,
-        steps: &[&Step],
-        from: git2::Blob<'_>,
-    ) -> Option<HashMap<ObjectId, Changes>> {
-        if steps.len() < PARALLEL_STEPS
-            || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
-        {
-            return diff_steps(&self.inner, steps, Some(from));
+/// For each line of a `new_len`-line file, its line in the `old_len`-line
+/// file `diff` changed into it, or `None` for an added line. `None` when
+/// the diff does not fit the lengths.
+fn new_to_old(diff: &Changes, old_len: u32, new_len: u32) -> Option<Vec<Option<u32>>> {
+    let mut out = Vec::with_capacity(usize::try_from(new_len).ok()?);
+    let mut removed = diff.removed.iter().peekable();
+    let mut added = diff.added.iter().peekable();
+    let mut next_old = 1u32;
+    for n in 1..=new_len {
+        if added.peek() == Some(&&n) {
+            added.next();
+            out.push(None);
+            continue;
         }
-        let (older, newer) = steps.split_at(steps.len() / 2);
-        let git_dir = self.inner.path().to_path_buf();
-        std::thread::scope(|scope| {
-            let other = std::thread::Builder::new()
-                .name("gitctx-carry".to_owned())
-                .spawn_scoped(scope, move || {
-                    let repo = git2::Repository::open(&git_dir).ok()?;
-                    diff_steps(&repo, newer, None)
-                });
-            let Ok(other) = other else {
-                // No second thread to be had: one after the other.
-                return diff_steps(&self.inner, steps, Some(from));
-            };
-            let mut changes = diff_steps(&self.inner, older, Some(from))?;
-            changes.extend(other.join().ok().flatten()?);
-            Some(changes)
-        })
+        while removed.peek() == Some(&&next_old) {
+            removed.next();
+            next_old += 1;
+        }
+        if next_old > old_len {
+            return None;
+        }
+        out.push(Some(next_old));
+        next_old += 1;
     }
+    // Every added and removed line was used, and the old file ran out exactly.
+    while removed.peek() == Some(&&next_old) {
+        removed.next();
+        next_old += 1;
+    }
+    (added.next().is_none() && removed.next().is_none() && next_old == old_len + 1).then_some(out)
 }
 
 /// `id`'s blob in `repo`, unless it is larger than [`MAX_CARRY_BLOB_BYTES`]
@@ -280,28 +669,6 @@ fn read_bounded(repo: &git2::Repository, id: git2::Oid) -> Option<git2::Blob<'_>
     (size <= MAX_CARRY_BLOB_BYTES)
         .then(|| repo.find_blob(id).ok())
         .flatten()
-}
-
-/// The diffs of consecutive `steps` (oldest first) in `repo`, each blob read
-/// once: a step's file is the next step's parent's, and the first step's may
-/// be `first`, read by the caller.
-fn diff_steps<'r>(
-    repo: &'r git2::Repository,
-    steps: &[&Step],
-    first: Option<git2::Blob<'r>>,
-) -> Option<HashMap<ObjectId, Changes>> {
-    let mut out = HashMap::with_capacity(steps.len());
-    let mut last = first;
-    for step in steps {
-        let old = match last.take() {
-            Some(blob) if blob.id() == step.parent_blob => blob,
-            _ => read_bounded(repo, step.parent_blob)?,
-        };
-        let new = read_bounded(repo, step.blob)?;
-        out.insert(step.commit, step_changes(&old, &new)?);
-        last = Some(new);
-    }
-    Some(out)
 }
 
 /// The lines the blob `new` removes from `old` and adds, as `git blame`
@@ -386,87 +753,8 @@ fn trim_common_tail<'a>(old: &'a [u8], new: &'a [u8]) -> (&'a [u8], &'a [u8]) {
     )
 }
 
-/// Replays `steps` over A's known blame (a file of `from_len` lines): the
-/// blame of each line of HEAD's file, `None` where unknown, and the table of
-/// sources the lines point into.
-fn replay(
-    known: &Known,
-    from_len: u32,
-    steps: &[Step],
-    changes: &HashMap<ObjectId, Changes>,
-    path: &str,
-) -> Option<Replayed> {
-    let mut sources: Vec<Source> = Vec::new();
-    let mut index: HashMap<Source, u32> = HashMap::new();
-    let mut source_of = |key: Source| -> u32 {
-        *index.entry(key.clone()).or_insert_with(|| {
-            sources.push(key);
-            u32::try_from(sources.len() - 1).unwrap_or(u32::MAX)
-        })
-    };
-    let mut lines: Vec<Option<Line>> = vec![None; usize::try_from(from_len).ok()?];
-    for e in &known.entries {
-        let source = source_of((e.commit, e.original_path.clone(), e.boundary));
-        for k in 0..e.len() {
-            let slot = lines.get_mut(usize::try_from(e.final_start + k - 1).ok()?)?;
-            *slot = Some(Line {
-                source,
-                original: e.original_start + k,
-            });
-        }
-    }
-    for step in steps {
-        if step.kind == StepKind::Same {
-            continue;
-        }
-        let diff = changes.get(&step.commit)?;
-        let own =
-            (step.kind == StepKind::Diff).then(|| source_of((step.commit, path.to_owned(), false)));
-        lines = apply(&lines, diff, own)?;
-    }
-    Some((lines, sources))
-}
-
-/// One step: the new file's lines from the old file's, through `diff`. Added
-/// lines are `own`'s (the commit's), or unknown for `None`.
-fn apply(old: &[Option<Line>], diff: &Changes, own: Option<u32>) -> Option<Vec<Option<Line>>> {
-    let old_len = u32::try_from(old.len()).ok()?;
-    let removed = u32::try_from(diff.removed.len()).ok()?;
-    let added = u32::try_from(diff.added.len()).ok()?;
-    if diff.removed.last().is_some_and(|&l| l > old_len) || removed > old_len {
-        return None;
-    }
-    let new_len = old_len - removed + added;
-    let mut out = Vec::with_capacity(usize::try_from(new_len).ok()?);
-    let mut removed = diff.removed.iter().peekable();
-    let mut added = diff.added.iter().peekable();
-    let mut next_old = 1u32;
-    for n in 1..=new_len {
-        if added.peek() == Some(&&n) {
-            added.next();
-            out.push(own.map(|source| Line {
-                source,
-                original: n,
-            }));
-            continue;
-        }
-        while removed.peek() == Some(&&next_old) {
-            removed.next();
-            next_old += 1;
-        }
-        out.push(*old.get(usize::try_from(next_old - 1).ok()?)?);
-        next_old += 1;
-    }
-    // Every added and removed line was used, and the old file ran out exactly.
-    while removed.peek() == Some(&&next_old) {
-        removed.next();
-        next_old += 1;
-    }
-    (added.next().is_none() && removed.next().is_none() && next_old == old_len + 1).then_some(out)
-}
-
-/// The replayed lines of a `len`-line file as what the cache knows.
-fn to_known((lines, sources): Replayed, len: u32) -> Option<Known> {
+/// The decided lines of a `len`-line file as what the cache knows.
+fn to_known((lines, sources): (Vec<Option<Line>>, Vec<Source>), len: u32) -> Option<Known> {
     if u32::try_from(lines.len()).ok()? != len {
         return None;
     }
@@ -505,10 +793,6 @@ mod tests {
     fn text_changes(old: &[u8], new: &[u8]) -> Option<Changes> {
         let (old, new) = trim_common_tail(old, new);
         cut_changes(old, new)
-    }
-
-    fn line(source: u32, original: u32) -> Option<Line> {
-        Some(Line { source, original })
     }
 
     #[test]
@@ -601,29 +885,32 @@ mod tests {
     }
 
     #[test]
-    fn applying_a_diff_shifts_kept_lines_and_attributes_added_ones() {
-        let old = vec![line(0, 1), line(0, 2), None, line(1, 9)];
+    fn a_diff_maps_kept_lines_to_their_old_numbers() {
+        // Old a b c d; new X a c Y d: b removed, X and Y added.
         let diff = Changes {
             removed: vec![2],
             added: vec![1, 4],
         };
+        let map = new_to_old(&diff, 4, 5).unwrap();
+        assert_eq!(map, vec![None, Some(1), Some(3), None, Some(4)]);
+        let [passed, kept] = split(vec![(1, 10), (2, 11), (4, 12), (5, 13), (9, 14)], &map);
+        assert_eq!(passed, vec![(1, 11), (4, 13)]);
         assert_eq!(
-            apply(&old, &diff, Some(7)),
-            Some(vec![line(7, 1), line(0, 1), None, line(7, 4), line(1, 9)])
+            kept,
+            vec![(1, 10), (4, 12), (9, 14)],
+            "added or past the end"
         );
-        assert_eq!(
-            apply(&old, &diff, None),
-            Some(vec![None, line(0, 1), None, None, line(1, 9)])
-        );
+        // A diff that does not fit the lengths maps nothing.
         let past_the_end = Changes {
             removed: vec![5],
             added: vec![],
         };
-        assert_eq!(apply(&old, &past_the_end, None), None);
+        assert_eq!(new_to_old(&past_the_end, 4, 3), None);
         let too_many = Changes {
             removed: vec![],
             added: vec![9],
         };
-        assert_eq!(apply(&old, &too_many, None), None);
+        assert_eq!(new_to_old(&too_many, 4, 5), None);
+        assert_eq!(new_to_old(&Changes::default(), 2, 3), None);
     }
 }

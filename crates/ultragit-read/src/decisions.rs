@@ -7,7 +7,7 @@
 //! that passed the query's filters — before the region cap, so a unit with
 //! more annotated changes than `--max-regions` still hands over all of its
 //! items — best region first, each item once (texts compared by
-//! [`same_item_text`]; the commits of every region that records it are
+//! [`same_item_text`](ultragit_schema::same_item_text); the commits of every region that records it are
 //! listed, best first). Constraints and risk notes come first, in the order
 //! of their regions; dependencies after them. Trimming to a budget keeps
 //! them longest and drops them from the end ([`crate::trim`]).
@@ -41,7 +41,9 @@
 //! [`RegionAnnotation::retires`]: ultragit_schema::RegionAnnotation::retires
 //! [`DepsIndex::annotating`]: crate::DepsIndex::annotating
 
-use ultragit_schema::{Decision, ScoredRegion, same_item_text};
+use std::collections::HashMap;
+
+use ultragit_schema::{Decision, ScoredRegion, item_text_key};
 
 /// Whether a flag correction targets `region`: its items are withheld.
 pub(crate) fn flagged(region: &ScoredRegion) -> bool {
@@ -51,8 +53,8 @@ pub(crate) fn flagged(region: &ScoredRegion) -> bool {
 /// The decisions of `regions` (best first, already filtered), as the module
 /// docs say.
 pub(crate) fn collect(regions: &[ScoredRegion]) -> Vec<Decision> {
-    let mut first: Vec<Decision> = Vec::new();
-    let mut dependencies: Vec<Decision> = Vec::new();
+    let mut first = Items::default();
+    let mut dependencies = Items::default();
     for scored in regions.iter().filter(|r| !flagged(r)) {
         let r = &scored.region;
         let commit = &scored.commit_sha;
@@ -100,28 +102,39 @@ pub(crate) fn collect(regions: &[ScoredRegion]) -> Vec<Decision> {
             );
         }
     }
-    first.extend(dependencies);
-    first
+    let mut all = first.list;
+    all.extend(dependencies.list);
+    all
 }
 
-/// Adds `decision` to `list`, or its commit to the entry of the same kind and
-/// text already there.
-fn add(list: &mut Vec<Decision>, decision: Decision) {
+/// Decisions in the order first met, each found by its kind and
+/// [`item_text_key`] (the same item as `same_item_text` says).
+#[derive(Default)]
+struct Items {
+    list: Vec<Decision>,
+    index: HashMap<(String, String), usize>,
+}
+
+/// Adds `decision` to `items`, or its commit to the entry of the same kind
+/// and text already there.
+fn add(items: &mut Items, decision: Decision) {
     if decision.text.trim().is_empty() {
         return;
     }
-    match list
-        .iter_mut()
-        .find(|d| d.kind == decision.kind && same_item_text(&d.text, &decision.text))
-    {
-        Some(existing) => {
+    let key = (decision.kind.clone(), item_text_key(&decision.text));
+    match items.index.get(&key) {
+        Some(&at) => {
+            let existing = &mut items.list[at];
             for commit in decision.commits {
                 if !existing.commits.contains(&commit) {
                     existing.commits.push(commit);
                 }
             }
         }
-        None => list.push(decision),
+        None => {
+            items.index.insert(key, items.list.len());
+            items.list.push(decision);
+        }
     }
 }
 

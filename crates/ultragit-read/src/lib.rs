@@ -107,7 +107,7 @@ pub use error::ReadError;
 pub use format::{estimate_tokens, format_json, format_markdown, format_pretty, render};
 pub use index::{Annotating, DepsIndex, INDEX_LIMIT, IndexUpdate, IndexedDependency};
 pub use outline_cache::{OutlineCache, OutlineSource, OutlineUsage, OutlineWarmReport};
-pub use pipeline::{GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline};
+pub use pipeline::{BlameRoute, GitReadPipeline, NO_NOTES_HINT, NOTES_REF, ReadPipeline};
 pub use query::{ContextLevelFilter, Format, LineRange, ReadQuery, SinceFilter, parse_lines};
 pub use score::MatchType;
 pub use ultragit_schema::{ReadErrorBody, ReadOutput};

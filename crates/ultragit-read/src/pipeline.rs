@@ -142,9 +142,70 @@ struct Scored {
 /// HEAD ahead of the read (see the module docs).
 pub const CARRY_AHEAD_FILES: usize = 8;
 
+/// How a read found the blame of one file: what
+/// [`GitReadPipeline::execute_traced`] reports, for `ultragit read
+/// --verbose`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlameRoute {
+    /// The file (repository-relative).
+    pub path: String,
+    /// Carried to HEAD ahead of the read (from the blame cache), or `None`.
+    pub carried_ahead: Option<gitctx::CacheOutcome>,
+    /// The read's own blame of the lines it needed through the cache (`None`
+    /// without the cache, or when a whole-file blame was at hand).
+    pub blamed: Option<gitctx::CacheOutcome>,
+}
+
+impl BlameRoute {
+    /// One line saying what happened, e.g. `src/lib.rs: carried from
+    /// 1a2b3c4d over 719 commits (720 walked, 64 diffs, 257 lines met, 501
+    /// the walk's own); lines blamed by git: none`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{}: ", self.path);
+        let carried = [&self.carried_ahead, &self.blamed]
+            .into_iter()
+            .flatten()
+            .find_map(|o| Some((o, o.carried_from?)));
+        match carried {
+            Some((outcome, (from, steps))) => {
+                text.push_str(&format!(
+                    "carried from {} ({steps} commits back)",
+                    &from.to_hex()[..8]
+                ));
+                if let Some(walk) = &outcome.carry {
+                    text.push_str(&format!(
+                        ": {} commits walked, {} diffs, {} lines met a cached blame, {} decided by the walk, {} left to git{}",
+                        walk.commits,
+                        walk.diffs,
+                        walk.met,
+                        walk.own,
+                        walk.unknown,
+                        if walk.over_budget {
+                            " (the walk's budget ran out)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+            None => text.push_str("not carried (no cached blame of the file met its lines)"),
+        }
+        let processes = self.blamed.as_ref().map_or(0, |o| o.git_processes);
+        text.push_str(&match (&self.blamed, processes) {
+            (None, _) => "; blamed without the cache".to_owned(),
+            (Some(_), 0) => "; no git blame run".to_owned(),
+            (Some(_), n) => format!("; {n} git blame run for the lines not known"),
+        });
+        text
+    }
+}
+
+/// What the carrying ahead did, per file.
+type CarryOutcomes = Vec<(String, Option<gitctx::CacheOutcome>)>;
+
 /// The thread carrying cached blames forward to HEAD while a read begins;
 /// joined before the read's first blame, and when dropped.
-struct CarryAhead(std::cell::Cell<Option<std::thread::JoinHandle<()>>>);
+struct CarryAhead(std::cell::Cell<Option<std::thread::JoinHandle<CarryOutcomes>>>);
 
 impl CarryAhead {
     /// Starts carrying `cache`'s blames of `paths` forward to HEAD of the
@@ -154,29 +215,34 @@ impl CarryAhead {
     fn start(cache: BlameCache, root: std::path::PathBuf, paths: Vec<String>) -> CarryAhead {
         let carry = move || {
             let Ok(repo) = Repo::open(&root) else {
-                return;
+                return Vec::new();
             };
-            for path in &paths {
-                let _ = cache.carry_forward(&repo, path);
-            }
+            paths
+                .into_iter()
+                .map(|path| {
+                    let outcome = cache.carry_forward(&repo, &path);
+                    (path, outcome)
+                })
+                .collect()
         };
         CarryAhead(std::cell::Cell::new(
             std::thread::Builder::new().spawn(carry).ok(),
         ))
     }
 
-    /// Waits for the carrying to end.
-    fn join(&self) {
-        if let Some(handle) = self.0.take() {
+    /// Waits for the carrying to end; what it did, the first time.
+    fn join(&self) -> CarryOutcomes {
+        match self.0.take() {
             // A panic there only lost the carrying: the read blames as usual.
-            let _ = handle.join();
+            Some(handle) => handle.join().unwrap_or_default(),
+            None => Vec::new(),
         }
     }
 }
 
 impl Drop for CarryAhead {
     fn drop(&mut self) {
-        self.join();
+        let _ = self.join();
     }
 }
 
@@ -207,6 +273,8 @@ struct Run<'p> {
     index: Option<Rc<DepsIndex>>,
     /// Cached blames being carried forward to HEAD (see the module docs).
     carry_ahead: CarryAhead,
+    /// How each file's blame was found, in the order asked.
+    routes: std::cell::RefCell<Vec<BlameRoute>>,
 }
 
 /// What a read needs of a commit besides its note.
@@ -323,8 +391,21 @@ impl GitReadPipeline {
 
 impl ReadPipeline for GitReadPipeline {
     fn execute(&self, query: &ReadQuery) -> Result<ReadOutput, ReadError> {
+        Ok(self.execute_traced(query)?.0)
+    }
+}
+
+impl GitReadPipeline {
+    /// [`ReadPipeline::execute`], saying besides how each file's blame was
+    /// found (carried from the cache, and how far; what git blamed).
+    pub fn execute_traced(
+        &self,
+        query: &ReadQuery,
+    ) -> Result<(ReadOutput, Vec<BlameRoute>), ReadError> {
         validate_query(query)?;
-        Run::start(self, &query.files[0])?.execute(query)
+        let mut run = Run::start(self, &query.files[0])?;
+        let output = run.execute(query)?;
+        Ok((output, run.routes.take()))
     }
 }
 
@@ -400,6 +481,7 @@ impl Run<'_> {
             notes_ref_exists,
             index: None,
             carry_ahead: CarryAhead(std::cell::Cell::new(None)),
+            routes: std::cell::RefCell::new(Vec::new()),
         })
     }
 
@@ -597,12 +679,31 @@ impl Run<'_> {
     /// `lines` of `path` (all of it for `None`) blamed at HEAD, through the
     /// blame cache if any — or cut from the whole file's blame when stage 1
     /// already ran it, so that no scope costs a second process.
+    /// The route record of `path`, added when first asked for.
+    fn route(&self, path: &str) -> std::cell::RefMut<'_, BlameRoute> {
+        let mut routes = self.routes.borrow_mut();
+        let at = match routes.iter().position(|r| r.path == path) {
+            Some(at) => at,
+            None => {
+                routes.push(BlameRoute {
+                    path: path.to_owned(),
+                    carried_ahead: None,
+                    blamed: None,
+                });
+                routes.len() - 1
+            }
+        };
+        std::cell::RefMut::map(routes, |r| &mut r[at])
+    }
+
     fn blame_lines(
         &self,
         path: &str,
         lines: Option<LineRange>,
     ) -> Result<Vec<BlameEntry>, ReadError> {
-        self.carry_ahead.join();
+        for (path, outcome) in self.carry_ahead.join() {
+            self.route(&path).carried_ahead = outcome;
+        }
         if let Some(whole) = self.file_blames.get(path) {
             return Ok(match lines {
                 None => whole.clone(),
@@ -614,10 +715,16 @@ impl Run<'_> {
             lines: lines.map(|r| (r.start, r.end)),
             engine: self.pipeline.engine,
         };
-        let blamed = match &self.pipeline.blame_cache {
-            Some(cache) => self.repo().blame_cached(path, &options, cache),
-            None => self.repo().blame(path, &options),
-        };
+        let blamed =
+            match &self.pipeline.blame_cache {
+                Some(cache) => self.repo().blame_cached_outcome(path, &options, cache).map(
+                    |(entries, outcome)| {
+                        self.route(path).blamed = Some(outcome);
+                        entries
+                    },
+                ),
+                None => self.repo().blame(path, &options),
+            };
         blamed.map_err(|source| ReadError::Blame {
             path: path.to_owned(),
             source,

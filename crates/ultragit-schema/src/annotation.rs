@@ -109,6 +109,20 @@ pub fn same_item_text(a: &str, b: &str) -> bool {
     }
 }
 
+/// The text [`same_item_text`] compares: the words of `text`, lowercased,
+/// one space apart. Two texts are the same item exactly when their keys are
+/// equal, so a set of items can be deduplicated by key in one pass.
+pub fn item_text_key(text: &str) -> String {
+    let mut key = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        key.push_str(&word.to_lowercase());
+    }
+    key
+}
+
 /// Names the AST unit a region describes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AstAnchor {

@@ -71,7 +71,8 @@ pub mod validate;
 pub use annotation::{
     Annotation, AstAnchor, Constraint, ConstraintSource, ContextLevel, CrossCuttingConcern,
     LineRange, NoteParseError, NoteParseErrorKind, Provenance, ProvenanceOperation, Region,
-    RegionAnnotation, RelatedAnnotation, SCHEMA_V1, SemanticDependency, same_item_text,
+    RegionAnnotation, RelatedAnnotation, SCHEMA_V1, SemanticDependency, item_text_key,
+    same_item_text,
 };
 pub use correction::{
     AppliedCorrection, Correction, CorrectionField, CorrectionKind, CorrectionTarget,

@@ -131,33 +131,13 @@ fn a_pull_warms_the_blame_cache_at_the_new_head_and_keeps_the_users_hook() {
 
     wait_for_entry_at(&clone, &merge);
     wait_until_no_warm_up_runs(&clone);
-    assert_warm_but_for_the_merges_own_lines(&clone);
+    assert_warm(&clone);
     assert_eq!(
         std::fs::read_to_string(clone.join(".git/mine.log")).unwrap(),
         "merged, squash=0\n",
         "the user's lines ran, once, with git's argument"
     );
     assert_read_as_without_caches(&clone);
-}
-
-/// HEAD, a merge, has its blame cached (right), and reading it starts at
-/// most one git process: the warm-up carries the lines the merge hands to its
-/// first parent, and leaves the ones it took from the other side to the
-/// read's one `git blame -L` for the gaps (see `gitctx::blame_carry`,
-/// "Merges"; when carrying learns those too, this becomes [`assert_warm`]).
-fn assert_warm_but_for_the_merges_own_lines(repo: &TestRepo) {
-    let git = gitctx::Repo::discover(repo.path()).unwrap();
-    let whole = gitctx::BlameOptions {
-        rev: None,
-        lines: None,
-        engine: gitctx::BlameEngine::Cli,
-    };
-    let (entries, outcome) = git
-        .blame_cached_outcome(FILE, &whole, &crate::blame_cache::cache_of(repo))
-        .unwrap();
-    assert_eq!(outcome.carried_from, None, "the entry at HEAD is there");
-    assert!(outcome.git_processes <= 1, "{outcome:?}");
-    assert_eq!(entries, git.blame(FILE, &whole).unwrap());
 }
 
 /// Two branches from the read commit: `main` one step ahead (not warm), and

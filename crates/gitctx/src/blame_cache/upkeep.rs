@@ -3,11 +3,12 @@
 //! blame of every file the cache knows forward to HEAD — which the
 //! `post-commit` hook runs in the background.
 //!
-//! **The kept window** ([`Repo::blame_window`]): the commits within
-//! [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of a local branch. A read
-//! blames at HEAD, served from an entry at HEAD or carried from one inside the
-//! window, so an entry outside it is never used again unless a branch is reset
-//! back to it. [`BlameCache::prune_outside`] removes those, sparing files
+//! **The kept window** ([`Repo::blame_window`]): the newest
+//! [`MAX_CARRY_COMMITS`] commits reachable from HEAD or from a local branch
+//! (by committer date). A read blames at HEAD, served from an entry at HEAD
+//! or carried from entries at its ancestors, and a carry hands lines through
+//! at most that many commits, so an entry outside the window is of no use to
+//! a read unless a branch is reset back to it. [`BlameCache::prune_outside`] removes those, sparing files
 //! written in the last [`PRUNE_GRACE`] (another worktree's detached HEAD, a
 //! read in progress). Each path also keeps at most
 //! [`super::KEEP_PER_PATH`] files, trimmed on every write.
@@ -18,11 +19,18 @@ use std::time::{Duration, SystemTime};
 
 use safe_io::{Dir, FileKind};
 
-use super::{BlameCache, HEADER, short_hash, unescape};
-use crate::blame_carry::MAX_CARRY_STEPS;
+use super::{BlameCache, Carry, HEADER, short_hash, unescape};
+use crate::blame::BlameOptions;
+use crate::blame_carry::MAX_CARRY_COMMITS;
 use crate::error::{Result, git};
 use crate::oid::ObjectId;
 use crate::repo::Repo;
+
+/// The most files one warm-up blames afresh (one `git blame` each) when
+/// their cached blame cannot be carried to HEAD: after a checkout of an
+/// unrelated branch or a rebase, the few files read most recently are warm
+/// again without the warm-up growing with the cache.
+pub const MAX_FRESH_PER_WARM: usize = 4;
 
 /// Files written this recently are never pruned.
 pub const PRUNE_GRACE: Duration = Duration::from_secs(60 * 60);
@@ -48,42 +56,43 @@ pub struct WarmReport {
     pub pruned: CacheUsage,
     /// Files of code whose blame was carried forward to HEAD.
     pub carried: u64,
+    /// Files of code whose blame could not be carried and was blamed afresh
+    /// at HEAD by git (at most [`MAX_FRESH_PER_WARM`], the most recently
+    /// read first).
+    pub blamed: u64,
     /// Files of code looked at (at most the limit given).
     pub considered: u64,
 }
 
 impl Repo {
-    /// The commits within [`MAX_CARRY_STEPS`] first-parent steps of HEAD or of
+    /// The newest [`MAX_CARRY_COMMITS`] commits reachable from HEAD or from
     /// a local branch: those whose cached blame a read at HEAD can still use
-    /// (served or carried), unless a branch is reset back.
+    /// (served or carried), unless a branch is reset back. One walk in
+    /// committer-date order, in-process.
     pub fn blame_window(&self) -> Result<HashSet<ObjectId>> {
-        let mut tips = Vec::new();
+        let mut walk = self.inner.revwalk().map_err(git("walking history"))?;
+        walk.set_sorting(git2::Sort::TIME)
+            .map_err(git("walking history"))?;
+        let mut any = false;
         if let Some(head) = self.head()?.commit() {
-            tips.push(head.to_git());
+            any |= walk.push(head.to_git()).is_ok();
         }
         let references = self.inner.references().map_err(git("listing branches"))?;
-        tips.extend(
-            references
-                .flatten()
-                .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
-                .filter_map(|r| r.target()),
-        );
-        let mut window = HashSet::new();
-        for tip in tips {
-            let Ok(mut commit) = self.inner.find_commit(tip) else {
-                continue;
-            };
-            for _ in 0..=MAX_CARRY_STEPS {
-                if !window.insert(ObjectId::from_git(commit.id())) {
-                    break;
-                }
-                match commit.parent(0) {
-                    Ok(parent) => commit = parent,
-                    Err(_) => break,
-                }
-            }
+        for tip in references
+            .flatten()
+            .filter(|r| r.name().is_ok_and(|n| n.starts_with("refs/heads/")))
+            .filter_map(|r| r.target())
+        {
+            any |= walk.push(tip).is_ok();
         }
-        Ok(window)
+        if !any {
+            return Ok(HashSet::new());
+        }
+        Ok(walk
+            .take(MAX_CARRY_COMMITS)
+            .map_while(|id| id.ok())
+            .map(ObjectId::from_git)
+            .collect())
     }
 }
 
@@ -148,7 +157,8 @@ impl BlameCache {
     }
 
     /// The paths the cache holds a blame of, read from the newest file of
-    /// each path's directory (whose name must be the path's hash).
+    /// each path's directory (whose name must be the path's hash), the most
+    /// recently written first.
     pub fn cached_paths(&self) -> Vec<String> {
         let Ok(base) = Dir::open(self.dir()) else {
             return Vec::new();
@@ -177,22 +187,29 @@ impl BlameCache {
                 })
                 .collect();
             files.sort();
-            let Some(path) = files.last().and_then(|(_, name)| path_in(&dir, name)) else {
+            let Some((written, path)) = files
+                .last()
+                .and_then(|(written, name)| Some((*written, path_in(&dir, name)?)))
+            else {
                 continue;
             };
             if short_hash(path.as_bytes()) == subdir {
-                paths.push(path);
+                paths.push((std::cmp::Reverse(written), path));
             }
         }
         paths.sort();
-        paths
+        paths.into_iter().map(|(_, path)| path).collect()
     }
 
     /// Prunes what lies outside `repo`'s kept window, then carries the blame
-    /// of up to `max_paths` cached files forward to HEAD
-    /// ([`Repo::blame_carry_forward`]): never a git process, the steps of
-    /// each file diffed in-process. What the `post-commit` hook runs in the
-    /// background, so that the next read at the new HEAD is warm.
+    /// of up to `max_paths` cached files (the most recently read first)
+    /// forward to HEAD ([`Repo::blame_carry_forward`]): no git process, the
+    /// commits in between walked in-process. A file whose blame cannot be
+    /// carried (HEAD moved to an unrelated history, or nothing cached meets
+    /// its lines) is blamed afresh by git, for at most
+    /// [`MAX_FRESH_PER_WARM`] files. What the hooks run in the background
+    /// after a commit, a merge, a checkout or a rewrite, so that the next
+    /// read at the new HEAD is warm.
     pub fn warm(&self, repo: &Repo, max_paths: usize) -> Result<WarmReport> {
         let window = repo.blame_window()?;
         let mut report = WarmReport {
@@ -201,8 +218,18 @@ impl BlameCache {
         };
         for path in self.cached_paths().into_iter().take(max_paths) {
             report.considered += 1;
-            if repo.blame_carry_forward(&path, self).is_some() {
-                report.carried += 1;
+            match repo.blame_carry_forward(&path, self) {
+                Carry::Carried => report.carried += 1,
+                Carry::Current | Carry::NotAtHead => {}
+                Carry::Impossible => {
+                    if report.blamed < MAX_FRESH_PER_WARM as u64
+                        && repo
+                            .blame_cached(&path, &BlameOptions::default(), self)
+                            .is_ok()
+                    {
+                        report.blamed += 1;
+                    }
+                }
             }
         }
         Ok(report)

@@ -305,7 +305,9 @@ fn warming_carries_cached_files_to_head_and_prunes_outside_the_window() {
         (2, 2),
         "f.txt's step is diffed in-process, g.txt is unchanged: {report:?}"
     );
-    assert_eq!(cache.cached_paths(), ["f.txt", "g.txt"]);
+    let mut paths = cache.cached_paths();
+    paths.sort();
+    assert_eq!(paths, ["f.txt", "g.txt"]);
     let usage = cache.usage();
     assert_eq!((usage.paths, usage.files), (2, 4), "{usage:?}");
     assert!(usage.bytes > 0);
@@ -316,4 +318,19 @@ fn warming_carries_cached_files_to_head_and_prunes_outside_the_window() {
     }
     let again = cache.warm(&git, 100).unwrap();
     assert_eq!((again.carried, again.pruned.files), (0, 0), "{again:?}");
+
+    // HEAD on an unrelated history, where nothing cached meets its lines:
+    // the file is blamed afresh, so the next read is warm all the same.
+    repo.git(&["checkout", "-q", "--orphan", "unrelated"]);
+    repo.git(&["rm", "-q", "--cached", "g.txt"]);
+    repo.commit_file("f.txt", "p\nq\n", "unrelated f");
+    let report = cache.warm(&git, 100).unwrap();
+    assert_eq!((report.carried, report.blamed), (0, 1), "{report:?}");
+    let (entries, outcome) = git.blame_cached_outcome("f.txt", &whole, &cache).unwrap();
+    assert_eq!(entries, git.blame("f.txt", &whole).unwrap());
+    assert_eq!(
+        outcome,
+        gitctx::CacheOutcome::default(),
+        "warm after the fresh blame"
+    );
 }

@@ -684,12 +684,15 @@ fn a_long_chain_over_a_large_file_carries_exactly() {
         );
         let steps = u32::try_from(to - from).unwrap();
         assert_eq!(
-            outcome,
-            CacheOutcome {
-                carried_from: Some((commits[from].parse().unwrap(), steps)),
-                git_processes: 0,
-            },
+            (outcome.carried_from, outcome.git_processes),
+            (Some((commits[from].parse().unwrap(), steps)), 0),
             "carried from {from} to {to}"
+        );
+        let walk = outcome.carry.expect("a carry's walk is reported");
+        assert_eq!(walk.unknown, 0, "every line decided in-process");
+        assert_eq!(
+            walk.met + walk.own,
+            entries.iter().map(BlameEntry::len).sum::<u32>()
         );
     }
 }
@@ -714,12 +717,9 @@ fn a_carried_read_starts_no_process_when_the_ancestor_knew_the_lines() {
         assert_eq!(entries, git.blame("f.txt", &options).unwrap());
         let from = commits[if at == 1 { 0 } else { 1 }].parse().unwrap();
         assert_eq!(
-            outcome,
-            CacheOutcome {
-                carried_from: Some((from, steps)),
-                // The steps are diffed in-process.
-                git_processes: 0,
-            },
+            (outcome.carried_from, outcome.git_processes),
+            // The steps are diffed in-process.
+            (Some((from, steps)), 0),
             "at commit {at}"
         );
     }
@@ -731,8 +731,8 @@ fn a_carried_read_starts_no_process_when_the_ancestor_knew_the_lines() {
     assert_eq!(entries, git.blame("f.txt", &whole(&commits[20])).unwrap());
     assert_eq!(outcome.carried_from, None, "known at this commit already");
     assert_eq!(outcome.git_processes, 1);
-    // Past the window, nothing is carried.
-    let (far, far_commits) = appended(gitctx::blame_carry::MAX_CARRY_STEPS as usize + 1);
+    // Far back, the blame is carried all the same.
+    let (far, far_commits) = appended(300);
     let git = open(&far);
     // A cache of its own: both histories are dated alike, so their first
     // commits are the same objects.
@@ -741,10 +741,14 @@ fn a_carried_read_starts_no_process_when_the_ancestor_knew_the_lines() {
     git.blame_cached("f.txt", &whole(&far_commits[0]), &far_cache)
         .unwrap();
     let last = far_commits.last().unwrap();
-    let (_, outcome) = git
+    let (entries, outcome) = git
         .blame_cached_outcome("f.txt", &whole(last), &far_cache)
         .unwrap();
-    assert_eq!(outcome.carried_from, None);
+    assert_eq!(entries, git.blame("f.txt", &whole(last)).unwrap());
+    assert_eq!(
+        (outcome.carried_from, outcome.git_processes),
+        (Some((far_commits[0].parse().unwrap(), 300)), 0)
+    );
 }
 
 /// Warms `cache` at `commits[2]` in `repo` (opened at `dir`), then blames
@@ -941,4 +945,136 @@ fn child_blames_under_the_users_settings() {
             .collect();
         assert_eq!(fresh_lines, porcelain_lines(&told), "{path}");
     }
+}
+
+/// A 90-line file: distinct lines among repeated braces and blanks.
+fn lines_of(tag: &str) -> Vec<String> {
+    (0..90)
+        .map(|n| match n % 9 {
+            0 => "}".to_owned(),
+            4 => String::new(),
+            _ => format!("    {tag}_{n} = step({n});"),
+        })
+        .collect()
+}
+
+/// Replaces line `at` of the file in the work tree and commits it.
+fn change_line(repo: &TestRepo, lines: &mut [String], at: usize, text: &str) -> String {
+    lines[at] = text.to_owned();
+    repo.commit_file("src/f.c", content(lines), text)
+}
+
+/// The lines of `src/f.c` at HEAD in the work tree of `repo`.
+fn lines_at_head(repo: &TestRepo) -> Vec<String> {
+    repo.git(&["show", "HEAD:src/f.c"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Blames the whole of `src/f.c` at `rev` through `cache` and afresh: the
+/// same, line for line; returns how the cached blame was found.
+fn blamed_alike(repo: &TestRepo, rev: &str, cache: &BlameCache) -> CacheOutcome {
+    let git = open(repo);
+    let (cached, outcome) = git
+        .blame_cached_outcome("src/f.c", &whole(rev), cache)
+        .unwrap();
+    let fresh = git.blame("src/f.c", &whole(rev)).unwrap();
+    assert_eq!(per_line(&cached), per_line(&fresh), "at {rev}: {outcome:?}");
+    outcome
+}
+
+/// HEAD moves the ways a pull, a checkout and a rebase move it — forward
+/// through `--no-ff` merges of a topic forked before the cached commit with
+/// changes on both sides, backwards, to an unrelated history, to rebased
+/// commits, to a merge of upstream into local work — and each blame through
+/// the cache equals a fresh one; where the cached commit's lines can be
+/// met, they are carried.
+#[test]
+fn head_moved_in_every_direction_blames_exactly() {
+    let repo = TestRepo::new();
+    let mut lines = lines_of("base");
+    repo.commit_file("src/f.c", content(&lines), "start");
+    // A long-lived topic, forked before the commit a read will cache.
+    repo.git(&["branch", "topic"]);
+    for k in 0..4 {
+        change_line(&repo, &mut lines, 10 + 9 * k, &format!("    main_{k}();"));
+    }
+    let cached_at = repo.rev_parse("HEAD");
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(cache_dir.path());
+    assert_eq!(blamed_alike(&repo, &cached_at, &cache).carried_from, None);
+
+    // The topic changes other lines; main moves on; the topic is merged
+    // with `--no-ff` (git merges both sides' changes); main moves on again.
+    repo.checkout("topic");
+    let mut topic = lines_at_head(&repo);
+    for k in 0..3 {
+        change_line(&repo, &mut topic, 60 + 7 * k, &format!("    topic_{k}();"));
+    }
+    repo.checkout("main");
+    change_line(&repo, &mut lines, 50, "    main_later();");
+    repo.git(&[
+        "merge",
+        "--no-ff",
+        "-q",
+        "-m",
+        "Merge branch 'topic'",
+        "topic",
+    ]);
+    let mut lines = lines_at_head(&repo);
+    change_line(&repo, &mut lines, 2, "    after_merge();");
+    let head = repo.rev_parse("HEAD");
+    let outcome = blamed_alike(&repo, &head, &cache);
+    assert_eq!(
+        outcome.carried_from.map(|(from, _)| from.to_hex()),
+        Some(cached_at.clone()),
+        "{outcome:?}"
+    );
+    let walk = outcome.carry.unwrap();
+    assert!(walk.met > 0 && walk.own > 0, "{walk:?}");
+
+    // Backwards: only the newest commit cached, a blame three commits back.
+    let back_dir = tempfile::tempdir().unwrap();
+    let back = BlameCache::new(back_dir.path());
+    blamed_alike(&repo, &head, &back);
+    let outcome = blamed_alike(&repo, &repo.rev_parse("HEAD~3"), &back);
+    assert!(outcome.carried_from.is_some(), "{outcome:?}");
+
+    // An unrelated history with a file of the same name and some of the
+    // same lines.
+    repo.git(&["checkout", "-q", "--orphan", "unrelated"]);
+    let mut other = lines_of("other");
+    other[0..20].clone_from_slice(&lines[0..20]);
+    repo.commit_file("src/f.c", content(&other), "unrelated start");
+    change_line(&repo, &mut other, 30, "    unrelated();");
+    blamed_alike(&repo, "HEAD", &back);
+    blamed_alike(&repo, "HEAD", &cache);
+
+    // `git pull --rebase`: local work on an older upstream, cached, then
+    // rebased onto the upstream with the merge.
+    repo.git(&["checkout", "-q", "-b", "local", &cached_at]);
+    let mut local = lines_at_head(&repo);
+    change_line(&repo, &mut local, 80, "    local_a();");
+    change_line(&repo, &mut local, 85, "    local_b();");
+    blamed_alike(&repo, "HEAD", &cache);
+    repo.git(&["rebase", "-q", "main"]);
+    let outcome = blamed_alike(&repo, "HEAD", &cache);
+    assert!(outcome.carried_from.is_some(), "{outcome:?}");
+
+    // `git pull` with local work: upstream merged into it.
+    repo.git(&["checkout", "-q", "-b", "mine", &cached_at]);
+    let mut mine = lines_at_head(&repo);
+    change_line(&repo, &mut mine, 40, "    mine();");
+    blamed_alike(&repo, "HEAD", &cache);
+    repo.git(&[
+        "merge",
+        "--no-ff",
+        "-q",
+        "-m",
+        "Merge branch 'main' into mine",
+        "main",
+    ]);
+    let outcome = blamed_alike(&repo, "HEAD", &cache);
+    assert!(outcome.carried_from.is_some(), "{outcome:?}");
 }

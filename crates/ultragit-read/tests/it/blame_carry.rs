@@ -23,8 +23,8 @@ fn reads() -> [ReadQuery; 4] {
 }
 
 /// Whether the pipeline's cache, as it is now, would carry HEAD's blame of
-/// the whole file from `from`, `steps` first-parent steps back: asked of a
-/// copy, so the pipeline's own next read still does the carrying.
+/// the whole file from `from`, after handing lines through `steps` commits:
+/// asked of a copy, so the pipeline's own next read still does the carrying.
 fn carries_from(repo: &TestRepo, from: &str, steps: u32) -> bool {
     let git = Repo::discover(repo.path()).unwrap();
     let source = GitReadPipeline::default_blame_cache(&git)
@@ -140,6 +140,7 @@ fn carried_reads_answer_as_reads_without_the_cache() {
     let text = appended(&repo, "// the end");
     repo.commit_file(FILE, &text, "mark the end");
     repo.git(&["merge", "--no-ff", "--quiet", "-m", "merge side", "side"]);
-    assert!(carries_from(&repo, &older, 2));
+    // The merge, then both of its parents' commits, then the older HEAD.
+    assert!(carries_from(&repo, &older, 3));
     same_answers(&repo, "after a merge", 8);
 }
