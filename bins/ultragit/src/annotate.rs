@@ -599,13 +599,13 @@ pub(crate) fn rebase_in_progress(repo: &Repo) -> bool {
 /// Puts the child in a process group of its own, so a terminal's signals (^C in
 /// the shell that ran `git commit`) do not reach it.
 #[cfg(unix)]
-fn detach(cmd: &mut Command) {
+pub(crate) fn detach(cmd: &mut Command) {
     use std::os::unix::process::CommandExt as _;
     cmd.process_group(0);
 }
 
 #[cfg(not(unix))]
-fn detach(_cmd: &mut Command) {}
+pub(crate) fn detach(_cmd: &mut Command) {}
 
 /// `1 region`, `2 regions`.
 pub(crate) fn count(n: usize, one: &str, many: &str) -> String {

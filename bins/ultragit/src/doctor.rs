@@ -33,7 +33,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = DoctorFormat::Text)]
     format: DoctorFormat,
 
-    /// Apply the safe repairs (hook blocks, rewrite config, notes ref, sync refspec, stale blame cache) and report them
+    /// Apply the safe repairs (hook blocks, rewrite config, notes ref, sync refspec, stale blame cache, commit-graph) and report them
     #[arg(long)]
     fix: bool,
 
@@ -51,7 +51,10 @@ enum DoctorFormat {
 const AFTER_HELP: &str = "\
 Checks, each ok, warn or fail with the fix:
   hooks.post-commit, hooks.post-rewrite  the hook exists in git's hooks directory, holds the \
-ultragit block, is executable, is not a link into the working tree, and the program it runs exists
+ultragit block, is executable, is not a link into the working tree, and the program it runs \
+exists; its block warms the read caches (warn for an older block that does not)
+  hooks.post-merge, hooks.post-checkout  the same (warn when missing: they only warm the \
+read caches after a merge, a pull or a branch checkout)
   hooks.pre-push       the same, when notes sync is enabled (ultragit.syncRemote)
   rewrite-config       notes.rewriteRef covers refs/notes/ultragit; notes.rewrite.amend/rebase \
 not false. The rewrite mode (notes.rewriteMode, GIT_NOTES_REWRITE_MODE) is reported, not \
@@ -67,11 +70,15 @@ no forced refspec overwrites local notes. Sync not enabled is ok (a note, not a 
   cache                size of .git/ultragit/ (its caches are always safe to delete) and of \
 the blame cache, with its entries outside the kept window (commits more than 64 first-parent \
 steps behind HEAD and every branch; no read uses them)
+  commit-graph         the commit-graph has changed-path Bloom filters, so git blame and \
+git log -- PATH skip commits that do not touch the file (warn; fix: git commit-graph write \
+--reachable --changed-paths); ok when core.commitGraph is false
   failures             commits in .git/ultragit/failed.log still without a note (warn)
 
 --fix applies only safe repairs: it installs or repairs hook blocks (other hook lines are kept), \
 sets notes.rewriteRef and notes.rewrite.* in .git/config (never notes.rewriteMode), creates the notes ref, adds the sync fetch refspec, and \
-prunes the blame cache's entries outside the kept window. \
+prunes the blame cache's entries outside the kept window, and writes a commit-graph with \
+changed-path Bloom filters. \
 It never deletes a note, a hook line or a config value; the report shows the state after it.
 
 Exit status: 0 when no check failed (warnings included), 1 when one failed or the command \

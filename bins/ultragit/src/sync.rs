@@ -16,6 +16,15 @@
 //!
 //! REMOTE defaults to `ultragit.syncRemote`, else the current branch's upstream
 //! remote, else `origin`.
+//!
+//! After a successful `ultragit sync [REMOTE]` the read caches are warmed as
+//! the hooks warm them: `ultragit cache warm --background` started detached
+//! (`crate::cache::start_detached`), not run in-process. Detached, because
+//! the sync is done and should return (in CI `ultragit remap && ultragit
+//! sync` often follows a pull), because the warm-up takes the same lock as
+//! the hooks' (a `git pull` just before already started one: this one then
+//! skips), and because a warm-up's failure can never turn a successful sync
+//! into a failed one. The `pre-push` run does not warm: a push moves no HEAD.
 
 use std::fmt::Write as _;
 
@@ -57,7 +66,9 @@ refused, with the reason, and the local note stays. A commit annotated on both s
 gets the union of both annotations (never two JSON documents glued together). A note \
 the remote no longer has is kept here. `ultragit doctor` lists refused notes;
   3. git push REMOTE refs/notes/ultragit (no force); when someone pushed meanwhile, \
-fetch, merge and push again (up to 5 rounds).
+fetch, merge and push again (up to 5 rounds);
+  4. starts `ultragit cache warm --background` detached, as the hooks do, so the next \
+read at HEAD is warm (it never fails the sync).
 
 With --enable: adds the fetch refspec to remote.REMOTE.fetch, sets \
 ultragit.syncRemote=REMOTE and installs a pre-push hook block that syncs the notes \
@@ -93,6 +104,7 @@ pub fn run(args: &SyncArgs, at: &Invocation) -> Result<Outcome, CommandError> {
     }
     let report = sync::sync(&repo, &remote, &SyncOptions::default())?;
     warn_all(&report, ctx);
+    crate::cache::start_detached(&repo);
     Ok(Outcome::text(summary(&report)))
 }
 

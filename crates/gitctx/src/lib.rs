@@ -15,6 +15,9 @@
 //! [`Repo::follow_file`] lists a file's commits across renames (one `git log
 //! --follow`), and [`Repo::renames_among`] the renames among a set of paths
 //! that any commit of a history made, on every branch (one `git log`).
+//! [`Repo::commit_graph`] tells whether the repository's commit-graph has
+//! changed-path Bloom filters (from the files' headers), and
+//! [`Repo::write_commit_graph`] writes one that has ([`commit_graph`]).
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
@@ -59,6 +62,7 @@ pub mod blame_cache;
 pub mod blame_carry;
 mod command;
 mod commit;
+pub mod commit_graph;
 pub mod diff;
 mod error;
 mod follow;
@@ -79,6 +83,7 @@ pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
 pub use blame_carry::CarryWalk;
 pub use command::GitCommand;
 pub use commit::CommitRun;
+pub use commit_graph::CommitGraph;
 pub use diff::{
     Diff, DiffLine, DiffOptions, DiffTarget, FileDiff, FileMode, FileStatus, Hunk, LineKind,
     NumStat,

@@ -7,7 +7,7 @@
 //!
 //! | id | what | status when wrong |
 //! |---|---|---|
-//! | `hooks.post-commit`, `hooks.post-rewrite` (`hooks.pre-push` when sync is on) | the hook file exists in git's hooks directory, holds the `# >>> ultragit <hook> >>>` block, is executable, is not a link into the working tree, and the program its block runs exists and is executable; the `post-commit` block warms the blame cache (`cache warm`, written by `init` since the cache is carried forward) | fail (warn for a `post-commit` block without the warm-up: rerun `ultragit init`) |
+//! | `hooks.post-commit`, `hooks.post-rewrite`, `hooks.post-merge`, `hooks.post-checkout` (`hooks.pre-push` when sync is on) | the hook file exists in git's hooks directory, holds the `# >>> ultragit <hook> >>>` block, is executable, is not a link into the working tree, and the program its block runs exists and is executable; the block warms the read caches (`cache warm`, written by `init` in every block since the caches are carried forward) | fail (warn for a block without the warm-up, and for a `post-merge` or `post-checkout` hook that runs no block — those only make reads faster: rerun `ultragit init`) |
 //! | `rewrite-config` | `notes.rewriteRef` covers `refs/notes/ultragit`; `notes.rewrite.amend`/`.rebase` not false. The rewrite mode (`notes.rewriteMode`, and [`REWRITE_MODE_ENV`] when the binary passes it) is reported, never required: it is the user's, one mode for every notes ref, and the `post-rewrite` hook rewrites our ref whatever it is; `ignore` is pointed out (older `init`s set it) | fail (warn for a mode git does not know) |
 //! | `notes-ref` | `refs/notes/ultragit` exists | fail |
 //! | `malformed-notes` | every note parses as `ultragit/v1` and is at most [`MAX_NOTE_BYTES`] | fail |
@@ -15,6 +15,7 @@
 //! | `provider` | the provider configuration resolves (provider, model, base URL) and the key's variable is set; never a network call | fail (warn for ignored keys of the team file) |
 //! | `sync` | with `ultragit.syncRemote` set: the remote exists and has the fetch refspec of the tracking ref; no fetch refspec force-writes the local notes ref | fail |
 //! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete), and of the read pipeline's blame cache with how many of its entries lie outside the kept window (commits no read at HEAD or a branch tip can use, see `gitctx::blame_cache`); `--fix` prunes those; and of its outline cache (one entry per file read, bounded by itself) | warn past [`CACHE_WARN_BYTES`] |
+//! | `commit-graph` | the repository's commit-graph has changed-path Bloom filters (`gitctx::commit_graph`), so `git blame` and `git log -- PATH` skip commits that do not touch the file; ok when `core.commitGraph` is false (the user's choice) or there are no commits | warn (fix: `git commit-graph write --reachable --changed-paths`) |
 //! | `failures` | commits listed in `failed.log` that still have no note | warn |
 //!
 //! Sync that is not enabled is `ok` with a note, not a warning: a repository
@@ -25,7 +26,9 @@
 //! lines), set the rewrite configuration in `.git/config` (`notes.rewriteRef`,
 //! `notes.rewrite.*`; never `notes.rewriteMode`), create the notes ref,
 //! add the sync fetch refspec when `ultragit.syncRemote` is set, prune the
-//! blame cache's entries outside the kept window (a cache). It never
+//! blame cache's entries outside the kept window (a cache), write a
+//! commit-graph with changed-path Bloom filters (git replaces its graph
+//! atomically; only history walks get faster). It never
 //! removes a note, a hook line or a config value, and never edits a hook that
 //! is a link. The repaired groups are checked again, so the report shows the
 //! state after the repair; [`Report::fixed`] says what changed.
@@ -38,7 +41,7 @@
 //! **Layout:** this file holds the report types, [`diagnose`] and the repairs;
 //! each topic's checks are an `impl Doctor` in a submodule: `hooks`, `config`
 //! (rewrite configuration), `notes`, `provider`, `sync`, `state` (cache and
-//! failures).
+//! failures), `commit_graph`.
 //!
 //! **Trust:** hook files, `.git/config` and the user's config are trusted;
 //! notes are untrusted data, only parsed and counted. Nothing here prints or
@@ -55,6 +58,7 @@ use crate::NOTES_REF;
 use crate::error::AnnotateError;
 use crate::setup::{self, HookChange};
 
+mod commit_graph;
 mod config;
 mod hooks;
 mod notes;
@@ -246,16 +250,18 @@ enum Group {
     Provider,
     Sync,
     Cache,
+    CommitGraph,
     Failures,
 }
 
-const GROUPS: [Group; 7] = [
+const GROUPS: [Group; 8] = [
     Group::Hooks,
     Group::Rewrite,
     Group::Notes,
     Group::Provider,
     Group::Sync,
     Group::Cache,
+    Group::CommitGraph,
     Group::Failures,
 ];
 
@@ -269,6 +275,7 @@ impl Group {
             Group::Provider => "provider",
             Group::Sync => "sync",
             Group::Cache => "cache",
+            Group::CommitGraph => "commit-graph",
             Group::Failures => "failures",
         }
     }
@@ -302,6 +309,8 @@ enum Repair {
     PruneBlameCache,
     /// Fold pending corrections into their notes.
     FoldCorrections,
+    /// Write a commit-graph with changed-path Bloom filters.
+    CommitGraph,
 }
 
 /// `key=value, …` of a config repair.
@@ -318,6 +327,7 @@ impl Repair {
             Repair::NotesRef => format!("create {NOTES_REF}"),
             Repair::PruneBlameCache => "prune the blame cache".to_owned(),
             Repair::FoldCorrections => "fold pending corrections into their notes".to_owned(),
+            Repair::CommitGraph => "write a commit-graph".to_owned(),
         }
     }
 }
@@ -336,6 +346,7 @@ impl Doctor<'_> {
             Group::Provider => Ok(vec![self.provider().into()]),
             Group::Sync => self.sync_checks(),
             Group::Cache => self.cache().map(|f| vec![f]),
+            Group::CommitGraph => self.commit_graph().map(|f| vec![f]),
             Group::Failures => self.failures().map(|c| vec![c.into()]),
         };
         result.unwrap_or_else(|err| {
@@ -384,6 +395,7 @@ impl Doctor<'_> {
                 Ok(format!("created {NOTES_REF}"))
             }
             Repair::PruneBlameCache => self.prune_blame_cache(),
+            Repair::CommitGraph => self.write_commit_graph(),
             Repair::FoldCorrections => {
                 let folded = crate::correct::fold_pending(self.repo)
                     .map_err(|e| AnnotateError::Invalid(e.to_string()))?;

@@ -10,9 +10,9 @@ use testkit::TestRepo;
 
 use crate::support::{CLIENT_V1, stdout, ultragit};
 
-const FILE: &str = "src/client.rs";
+pub(crate) const FILE: &str = "src/client.rs";
 
-fn cache_of(repo: &TestRepo) -> BlameCache {
+pub(crate) fn cache_of(repo: &TestRepo) -> BlameCache {
     BlameCache::new(repo.path().join(".git/ultragit/cache/blame"))
 }
 
@@ -25,7 +25,7 @@ fn whole() -> BlameOptions {
 }
 
 /// A repository whose `src/client.rs` a read has blamed at HEAD.
-fn read_once() -> TestRepo {
+pub(crate) fn read_once() -> TestRepo {
     let repo = TestRepo::new();
     repo.commit_file(FILE, CLIENT_V1, "client");
     let read = ultragit(repo.path(), &["read", FILE]);
@@ -38,14 +38,14 @@ fn read_once() -> TestRepo {
     repo
 }
 
-fn change_the_client(repo: &TestRepo) -> String {
+pub(crate) fn change_the_client(repo: &TestRepo) -> String {
     let text = CLIENT_V1.replace("pub fn send", "pub fn send_all");
     assert_ne!(text, CLIENT_V1);
     repo.commit_file(FILE, text, "rename send")
 }
 
 /// HEAD's blame of the file is served from the cache without a process.
-fn assert_warm(repo: &TestRepo) {
+pub(crate) fn assert_warm(repo: &TestRepo) {
     let git = Repo::discover(repo.path()).unwrap();
     let (entries, outcome) = git
         .blame_cached_outcome(FILE, &whole(), &cache_of(repo))
@@ -114,22 +114,32 @@ fn the_post_commit_hook_warms_the_blame_cache() {
         .run()
         .expect("git commit runs the hook and succeeds");
     let head = repo.rev_parse("HEAD");
-    // Poll (no timing assertion) for the entry at the new HEAD: its final
-    // name, not the temporary file it is written to first (`.<name>.….tmp`,
-    // which holds the commit too), or the entry may be read half-written.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !testkit::files_under(cache_of(&repo).dir()).iter().any(|f| {
+    wait_for_entry_at(&repo, &head);
+    assert_warm(&repo);
+}
+
+/// Whether the blame cache holds an entry at `commit`: its final name, not
+/// the temporary file it is written to first (`.<name>.….tmp`, which holds
+/// the commit too), or the entry may be read half-written.
+pub(crate) fn has_entry_at(repo: &TestRepo, commit: &str) -> bool {
+    testkit::files_under(cache_of(repo).dir()).iter().any(|f| {
         f.file_name()
             .and_then(|name| name.to_str())
-            .is_some_and(|name| name.contains(&head) && !name.starts_with('.'))
-    }) {
+            .is_some_and(|name| name.contains(commit) && !name.starts_with('.'))
+    })
+}
+
+/// Polls (no timing assertion: a generous deadline only) until a background
+/// warm-up has left the blame cache's entry at `commit`.
+pub(crate) fn wait_for_entry_at(repo: &TestRepo, commit: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !has_entry_at(repo, commit) {
         assert!(
             Instant::now() < deadline,
-            "the hook did not warm the cache at {head}"
+            "no warm-up left a blame cache entry at {commit}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_warm(&repo);
 }
 
 #[test]

@@ -15,6 +15,8 @@ use crate::support::{Run, note, stdout, texts, ultragit, ultragit_with, write_no
 const IDS: &[&str] = &[
     "hooks.post-commit",
     "hooks.post-rewrite",
+    "hooks.post-merge",
+    "hooks.post-checkout",
     "rewrite-config",
     "notes-ref",
     "malformed-notes",
@@ -22,6 +24,7 @@ const IDS: &[&str] = &[
     "provider",
     "sync",
     "cache",
+    "commit-graph",
     "failures",
 ];
 
@@ -99,7 +102,7 @@ fn a_healthy_repository_passes_and_the_json_is_stable() {
     let (repo, _) = healthy();
     let run = doctor(&repo, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_ends_with(&run.stdout, "all 10 checks passed\n");
+    assert_ends_with(&run.stdout, "all 13 checks passed\n");
     assert_starts_with(&run.stdout, "ok    hooks.post-commit   ");
     assert!(!run.stdout.contains(KEY), "the key is never printed");
 
@@ -178,6 +181,28 @@ const BROKEN: &[Broken] = &[
         id: "hooks.post-rewrite",
         status: "fail",
         says: "is not executable",
+    },
+    Broken {
+        name: "missing post-merge hook (set up by an older init)",
+        apply: |repo, _| {
+            std::fs::remove_file(repo.join(".git/hooks/post-merge")).unwrap();
+        },
+        id: "hooks.post-merge",
+        status: "warn",
+        says: "does not exist: the read caches are not warmed after a merge or a git pull",
+    },
+    Broken {
+        name: "post-checkout block without the warm-up",
+        apply: |repo, _| {
+            set_hook(
+                repo,
+                "post-checkout",
+                "#!/bin/sh\n# >>> ultragit post-checkout >>>\ntrue\n# <<< ultragit post-checkout <<<\n",
+            )
+        },
+        id: "hooks.post-checkout",
+        status: "warn",
+        says: "does not warm the read caches after a branch checkout",
     },
     Broken {
         name: "hook without the ultragit block",
@@ -280,7 +305,7 @@ fn each_broken_state_is_detected() {
     }
     let by_git: Value = serde_json::from_str(BROKEN_BY_GIT).expect("the cases are JSON");
     let by_git = by_git.as_array().expect("an array of cases");
-    assert_eq!(by_git.len(), 12, "the table is whole");
+    assert_eq!(by_git.len(), 13, "the table is whole");
     for case in by_git {
         let text = |key: &str| {
             case[key]
@@ -355,7 +380,7 @@ fn fix_repairs_the_safe_ones_and_a_second_run_is_clean() {
     ] {
         assert!(fixed.stdout.contains(change), "{change}: {}", fixed.stdout);
     }
-    assert_ends_with(&fixed.stdout, "all 12 checks passed\n");
+    assert_ends_with(&fixed.stdout, "all 15 checks passed\n");
 
     assert_eq!(
         repo.git(&["config", "notes.rewriteMode"]),

@@ -35,8 +35,29 @@ fn init_sets_everything_up_once() {
     assert!(first.contains("refs/notes/ultragit (created)"), "{first}");
     assert!(first.contains("post-commit (created)\n"), "{first}");
     assert_contains(&first, "wrote the defaults of ultragit.maxDiffLines");
+    assert_contains(&first, "  post-merge hook   ");
+    assert!(first.contains("post-merge (created)\n"), "{first}");
+    assert!(first.contains("  post-checkout     "), "{first}");
+    assert!(first.contains("post-checkout (created)\n"), "{first}");
+    assert_contains(
+        &first,
+        "  commit-graph     wrote one with changed-path Bloom filters (",
+    );
+    assert_contains(
+        &first,
+        "git gc and git maintenance keep the filters when they rewrite it",
+    );
     let second = stdout(repo.path(), &["init"]);
     assert_contains(&second, "refs/notes/ultragit (already there)");
+    assert_contains(
+        &second,
+        "  commit-graph     has changed-path Bloom filters already (left as it is)",
+    );
+    let skipped = stdout(repo.path(), &["init", "--no-commit-graph"]);
+    assert_contains(
+        &skipped,
+        "  commit-graph     left as it is (--no-commit-graph)",
+    );
     assert!(second.contains("(already installed; updated)"), "{second}");
     assert!(second.contains("[ultragit] already configured"), "{second}");
 
@@ -172,4 +193,39 @@ fn the_hook_leaves_rebased_commits_to_notes_rewriting() {
     let state = repo.path().join(".git/ultragit");
     assert!(state.join("pending-context.json").is_file(), "not claimed");
     assert!(!state.join("annotate.log").exists(), "nothing started");
+}
+
+#[test]
+fn a_commit_graph_that_cannot_be_written_is_a_warning_not_a_failure() {
+    let repo = TestRepo::new();
+    repo.commit_file("a.txt", "a\n", "First");
+    // Another git process holds the commit-graph's lock.
+    repo.write(".git/objects/info/commit-graph.lock", "");
+    let run = ultragit(repo.path(), &["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_contains(
+        &run.stdout,
+        "  commit-graph     not written (see the warning)",
+    );
+    assert!(
+        run.stderr
+            .starts_with("warning: could not write a commit-graph (`git commit-graph write"),
+        "{run:?}"
+    );
+    assert_contains(
+        &run.stderr,
+        "run `git commit-graph write --reachable --changed-paths` later",
+    );
+    assert!(!repo.join(".git/objects/info/commit-graph").exists());
+
+    // Turned off by the user: not written, and said why.
+    std::fs::remove_file(repo.join(".git/objects/info/commit-graph.lock")).unwrap();
+    repo.git(&["config", "core.commitGraph", "false"]);
+    let run = ultragit(repo.path(), &["init"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_contains(
+        &run.stdout,
+        "  commit-graph     not written: core.commitGraph is false, so git would not read it",
+    );
+    assert!(!repo.join(".git/objects/info/commit-graph").exists());
 }

@@ -1,6 +1,7 @@
 //! `ultragit` as a process on temporary repositories: `read` on notes written as
 //! the writing agent writes them; `annotate`, `context`, `show` and `init` against
-//! the fake LLM servers of `testkit`, the `post-commit` hook included.
+//! the fake LLM servers of `testkit`, the `post-commit` hook included; the
+//! hooks that warm the read caches after a pull or a checkout.
 
 mod annotate;
 mod backfill;
@@ -22,3 +23,4 @@ mod summary;
 mod support;
 mod sync;
 mod untrusted;
+mod warm_hooks;

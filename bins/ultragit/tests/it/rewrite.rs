@@ -148,15 +148,15 @@ fn assert_readable(repo: &TestRepo, rev: &str) -> Value {
 }
 
 #[test]
-fn init_installs_both_hooks_once() {
+fn init_installs_every_hook_once() {
     let server = FakeLlm::start(Flavor::OpenAiChat, vec![]);
     let repo = setup(&server);
     let again = stdout(repo.path(), &["init"]);
     assert!(again.contains("post-rewrite hook"), "{again}");
     assert_eq!(
         again.matches("(already installed; updated)").count(),
-        2,
-        "{again}"
+        4,
+        "post-commit, post-rewrite, post-merge, post-checkout: {again}"
     );
     assert!(
         !again.contains("notes.rewriteMode"),

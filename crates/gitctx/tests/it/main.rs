@@ -4,6 +4,7 @@ mod blame;
 mod blame_cache;
 mod blame_carry;
 mod child;
+mod commit_graph;
 mod diff;
 mod history;
 mod hostile_text;

@@ -1,8 +1,13 @@
-//! The hook checks: each ultragit hook is a file in git's hooks directory
-//! holding its block, executable, not a link into the working tree, and the
-//! program its block runs exists. A `post-commit` block an older `ultragit
-//! init` wrote, without the blame cache warm-up (`ultragit cache warm`), is a
-//! warning: commits are annotated, but the first read after each is cold.
+//! The hook checks: each hook `init` installs ([`setup::HOOKS`]; and
+//! `pre-push` with sync on) is a file in git's hooks directory holding its
+//! block, executable, not a link into the working tree, and the program its
+//! block runs exists. A block an older `ultragit init` wrote, without the
+//! cache warm-up (`ultragit cache warm`, in every block since the caches are
+//! carried forward), is a warning: the hook does its other work, but the
+//! first read after a commit, rewrite, merge or checkout is cold. So is a
+//! `post-merge` or `post-checkout` hook without its block (absent, no block,
+//! not executable): those hooks only make reads faster, and a repository set
+//! up by an older `init` has none.
 
 use std::path::Path;
 
@@ -20,10 +25,10 @@ impl Doctor<'_> {
     pub(super) fn hooks(&self) -> Result<Vec<Finding>, AnnotateError> {
         let hooks = self.repo.hooks_dir()?;
         let exe = self.inputs.ultragit;
-        let mut out = vec![
-            self.hook(&hooks, "post-commit", Some(setup::hook_line(exe))),
-            self.hook(&hooks, "post-rewrite", Some(setup::rewrite_hook_line(exe))),
-        ];
+        let mut out: Vec<Finding> = setup::HOOKS
+            .iter()
+            .map(|spec| self.hook(&hooks, spec.name, Some(spec.lines(exe))))
+            .collect();
         if let Ok(Some(remote)) = self.sync_remote() {
             // Its line is `ultragit sync`'s to choose: repaired by `sync --enable`.
             let mut finding = self.hook(&hooks, "pre-push", None);
@@ -64,18 +69,19 @@ impl Doctor<'_> {
                         .to_owned()
                 } else {
                     format!(
-                        "edit {} by hand: add `{} cache warm --background </dev/null >/dev/null 2>&1 &` to its ultragit block",
+                        "edit {} by hand: add `{}` to its ultragit block",
                         path.display(),
-                        setup::shell_quote(program.as_deref().unwrap_or("ultragit"))
+                        setup::warm_line(Path::new(program.as_deref().unwrap_or("ultragit")))
                     )
                 };
+                let after = setup::hook_spec(name).map_or("it", |spec| spec.warms_after);
                 Finding {
                     check: Check::warn(
                         id,
                         format!(
                             "{}: its ultragit block is from an older ultragit init: it does not warm \
-                             the blame cache after a commit (ultragit cache warm), so the first read \
-                             after each commit starts cold",
+                             the read caches after {after} (ultragit cache warm), so the first read \
+                             after one starts cold",
                             path.display()
                         ),
                     )
@@ -86,11 +92,19 @@ impl Doctor<'_> {
             HookState::Broken {
                 problem,
                 repairable,
+                runs_nothing,
+                not_shell,
             } => {
                 let fix = if repair.is_some() {
                     "ultragit doctor --fix (or ultragit init)".to_owned()
                 } else if repairable {
                     String::new()
+                } else if not_shell {
+                    format!(
+                        "edit {} by hand: make it run, in its own language, the lines `ultragit \
+                         init` prints for it",
+                        path.display()
+                    )
                 } else {
                     format!(
                         "edit {} by hand: it needs the ultragit block between `{}` and `{}`",
@@ -99,7 +113,22 @@ impl Doctor<'_> {
                         setup::hook_markers(name).1
                     )
                 };
-                let check = Check::fail(id, format!("{}: {problem}", path.display()));
+                // A hook that only makes reads faster, and runs none of our
+                // lines: slower reads, nothing lost.
+                let speed_only =
+                    setup::hook_spec(name).filter(|spec| spec.speed_only && runs_nothing);
+                let check = match speed_only {
+                    Some(spec) => Check::warn(
+                        id,
+                        format!(
+                            "{}: {problem}: the read caches are not warmed after {}, so the first \
+                             read after one starts cold",
+                            path.display(),
+                            spec.warms_after
+                        ),
+                    ),
+                    None => Check::fail(id, format!("{}: {problem}", path.display())),
+                };
                 Finding {
                     check: if fix.is_empty() {
                         check
@@ -117,15 +146,26 @@ impl Doctor<'_> {
             Ok(HookState::Broken {
                 problem: problem.to_owned(),
                 repairable,
+                runs_nothing: false,
+                not_shell: false,
+            })
+        };
+        // git runs no line of ours: no hook, no block, or not executable.
+        let inert = |problem: &str, repairable: bool| {
+            Ok(HookState::Broken {
+                problem: problem.to_owned(),
+                repairable,
+                runs_nothing: true,
+                not_shell: false,
             })
         };
         let dir = match Dir::open(hooks) {
             Ok(dir) => dir,
-            Err(err) if err.is_not_found() => return broken("does not exist", true),
+            Err(err) if err.is_not_found() => return inert("does not exist", true),
             Err(err) => return Err(err.into()),
         };
         let (text, mode, repairable) = match dir.kind(name)? {
-            None => return broken("does not exist", true),
+            None => return inert("does not exist", true),
             Some(FileKind::File) => {
                 let text = dir.read(name, HOOK_LIMIT)?;
                 let file = dir.open_file(name)?;
@@ -159,10 +199,22 @@ impl Doctor<'_> {
         let text = String::from_utf8_lossy(&text);
         let (begin, end) = setup::hook_markers(name);
         let Some(block) = block_of(&text, &begin, &end) else {
-            return broken("has no ultragit block", repairable);
+            // `init` and `--fix` leave a hook in another language alone.
+            let first = text.lines().next().unwrap_or("");
+            if first.starts_with("#!") && !setup::is_posix_shell(first) {
+                return Ok(HookState::Broken {
+                    problem: "has no ultragit block (it is not a shell script, so neither \
+                              ultragit init nor --fix edits it)"
+                        .to_owned(),
+                    repairable: false,
+                    runs_nothing: true,
+                    not_shell: true,
+                });
+            }
+            return inert("has no ultragit block", repairable);
         };
         if mode & 0o100 == 0 {
-            return broken("is not executable, so git does not run it", repairable);
+            return inert("is not executable, so git does not run it", repairable);
         }
         let program = block_program(block);
         if let Some(program) = &program
@@ -178,7 +230,7 @@ impl Doctor<'_> {
                 );
             }
         }
-        if name == "post-commit" && !runs_cache_warm(block) {
+        if setup::hook_spec(name).is_some() && !runs_cache_warm(block) {
             return Ok(HookState::Outdated {
                 program,
                 repairable,
@@ -203,8 +255,7 @@ enum HookState {
     Healthy {
         program: Option<String>,
     },
-    /// Works, but lacks a line a newer `init` writes (the `post-commit`
-    /// block's cache warm-up).
+    /// Works, but lacks a line a newer `init` writes (the cache warm-up).
     Outdated {
         program: Option<String>,
         repairable: bool,
@@ -212,6 +263,11 @@ enum HookState {
     Broken {
         problem: String,
         repairable: bool,
+        /// git runs none of the block's lines (no hook, no block, not
+        /// executable), as opposed to running something wrong.
+        runs_nothing: bool,
+        /// A hook in another language: the fix is its lines, by hand.
+        not_shell: bool,
     },
 }
 
@@ -258,8 +314,8 @@ fn block_program(block: &str) -> Option<String> {
 }
 
 /// Whether the block runs `… cache warm …` on a line that is not a comment
-/// (what `init` writes since the blame cache is carried forward, see
-/// `setup::hook_line`).
+/// (what `init` writes in every block since the caches are carried forward,
+/// see `setup::warm_line`).
 fn runs_cache_warm(block: &str) -> bool {
     block
         .lines()
@@ -353,7 +409,9 @@ mod tests {
     #[test]
     fn the_cache_warm_line_is_found_in_what_init_writes_only() {
         let exe = Path::new("/opt/my tools/ultragit");
-        assert!(runs_cache_warm(&setup::hook_line(exe)));
+        for spec in &setup::HOOKS {
+            assert!(runs_cache_warm(&spec.lines(exe)), "{}", spec.name);
+        }
         for older in [
             "\n/usr/bin/ultragit annotate --async >/dev/null 2>&1 || true\n",
             "\n# ultragit cache warm --background\nultragit annotate --async\n",
@@ -362,6 +420,8 @@ mod tests {
         ] {
             assert!(!runs_cache_warm(older), "{older:?}");
         }
-        assert!(!runs_cache_warm(&setup::rewrite_hook_line(exe)));
+        // The post-rewrite block an older init wrote.
+        let older_rewrite = setup::rewrite_hook_line(exe).replace(&setup::warm_line(exe), "");
+        assert!(!runs_cache_warm(&older_rewrite));
     }
 }

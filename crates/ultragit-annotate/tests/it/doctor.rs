@@ -1,7 +1,7 @@
 //! `doctor::diagnose` on real repositories: notes counted over several batches,
-//! oversized and unreachable notes, hooks that are links, an older
-//! `post-commit` block without the cache warm-up, and repairs that are not
-//! made when they would not be safe.
+//! oversized and unreachable notes, hooks that are links, older blocks
+//! without the cache warm-up, missing warm-up hooks, the commit-graph's
+//! changed paths, and repairs that are not made when they would not be safe.
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use serde_json::json;
 use testkit::{TestRepo, assert_contains, assert_ends_with, assert_starts_with};
 use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::doctor::{Check, Inputs, Options, Report, Status, diagnose};
-use ultragit_annotate::setup::init;
+use ultragit_annotate::setup::{InitOptions, init};
 
 const EXE: &str = "/bin/sh";
 
@@ -54,7 +54,7 @@ fn assert_healthy(repo: &TestRepo, id: &str) {
 
 fn set_up(repo: &TestRepo) {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
-    init(&r, Path::new(EXE)).unwrap();
+    init(&r, Path::new(EXE), &InitOptions::default()).unwrap();
     repo.git(&["config", "ultragit.apiKeyEnv", "DOCTOR_KEY"]);
 }
 
@@ -201,7 +201,10 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
 
     let report = run(&repo, false);
     let found = check_with(&report, "hooks.post-commit", Status::Warn);
-    assert_contains(&found.message, "does not warm the blame cache");
+    assert_contains(
+        &found.message,
+        "does not warm the read caches after a commit",
+    );
     assert_starts_with(found.fix.as_deref().unwrap(), "rerun ultragit init");
     assert!(report.ok(), "a warning: commits are still annotated");
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), older);
@@ -225,6 +228,133 @@ fn an_older_post_commit_block_without_the_cache_warm_up_is_a_warning_init_repair
     std::fs::write(&hook, &older).unwrap();
     set_up(&repo);
     assert_healthy(&repo, "hooks.post-commit");
+}
+
+#[test]
+fn the_warm_up_hooks_missing_or_older_are_warnings_fix_repairs() {
+    let repo = initialized();
+    for id in [
+        "hooks.post-rewrite",
+        "hooks.post-merge",
+        "hooks.post-checkout",
+    ] {
+        assert_healthy(&repo, id);
+    }
+    // A repository set up before these hooks: no post-merge, no
+    // post-checkout, a post-rewrite block without the warm-up.
+    std::fs::remove_file(repo.join(".git/hooks/post-merge")).unwrap();
+    let checkout = repo.join(".git/hooks/post-checkout");
+    std::fs::write(&checkout, "#!/bin/sh\necho mine\n").unwrap();
+    let rewrite = repo.join(".git/hooks/post-rewrite");
+    let older = std::fs::read_to_string(&rewrite).unwrap().replace(
+        " cache warm --background </dev/null >/dev/null 2>&1 &",
+        " true",
+    );
+    std::fs::write(&rewrite, &older).unwrap();
+
+    let report = run(&repo, false);
+    assert!(report.ok(), "warnings only: {report:#?}");
+    let merge = check_with(&report, "hooks.post-merge", Status::Warn);
+    assert_ends_with(
+        &merge.message,
+        "post-merge: does not exist: the read caches are not warmed after a merge or a git pull, so the first read after one starts cold",
+    );
+    assert_eq!(
+        merge.fix.as_deref(),
+        Some("ultragit doctor --fix (or ultragit init)")
+    );
+    let found = check_with(&report, "hooks.post-checkout", Status::Warn);
+    assert_contains(
+        &found.message,
+        "has no ultragit block: the read caches are not warmed after a branch checkout",
+    );
+    let found = check_with(&report, "hooks.post-rewrite", Status::Warn);
+    assert_contains(
+        &found.message,
+        "does not warm the read caches after an amend or a rebase (git pull --rebase too)",
+    );
+    assert_starts_with(found.fix.as_deref().unwrap(), "rerun ultragit init");
+
+    let fixed = run(&repo, true);
+    assert_eq!(fixed.fixed.len(), 3, "{:?}", fixed.fixed);
+    for id in [
+        "hooks.post-rewrite",
+        "hooks.post-merge",
+        "hooks.post-checkout",
+    ] {
+        check_with(&fixed, id, Status::Ok);
+    }
+    assert_ends_with(&std::fs::read_to_string(&checkout).unwrap(), "echo mine\n");
+
+    // A hook in another language: no block is written into it, the fix is
+    // by hand.
+    let python = "#!/usr/bin/env python3\nprint('mine')\n";
+    std::fs::write(&checkout, python).unwrap();
+    let report = run(&repo, true);
+    let found = check_with(&report, "hooks.post-checkout", Status::Warn);
+    assert_contains(&found.message, "it is not a shell script");
+    assert_contains(
+        found.fix.as_deref().unwrap(),
+        "by hand: make it run, in its own language, the lines `ultragit init` prints for it",
+    );
+    assert!(report.fixed.is_empty(), "{:?}", report.fixed);
+    assert_eq!(std::fs::read_to_string(&checkout).unwrap(), python);
+
+    // A link into the working tree is still a failure, warm-up hook or not.
+    repo.write_executable("hooks/post-merge", "#!/bin/sh\n");
+    std::fs::remove_file(repo.join(".git/hooks/post-merge")).unwrap();
+    std::os::unix::fs::symlink(
+        repo.join("hooks/post-merge"),
+        repo.join(".git/hooks/post-merge"),
+    )
+    .unwrap();
+    check_with(&run(&repo, false), "hooks.post-merge", Status::Fail);
+}
+
+#[test]
+fn a_missing_changed_path_commit_graph_is_a_warning_fix_writes_one() {
+    let repo = initialized();
+    assert_healthy(&repo, "commit-graph");
+    std::fs::remove_file(repo.join(".git/objects/info/commit-graph")).unwrap();
+    let report = run(&repo, false);
+    let found = check_with(&report, "commit-graph", Status::Warn);
+    assert_starts_with(&found.message, "there is no commit-graph");
+    assert_eq!(
+        found.fix.as_deref(),
+        Some("git commit-graph write --reachable --changed-paths (or ultragit doctor --fix)")
+    );
+    assert!(report.ok());
+
+    // The graph `git gc` writes by default, without the filters.
+    repo.git(&["commit-graph", "write", "--reachable"]);
+    let report = run(&repo, false);
+    let found = check_with(&report, "commit-graph", Status::Warn);
+    assert_starts_with(
+        &found.message,
+        "the commit-graph has no changed-path Bloom filters",
+    );
+
+    let fixed = run(&repo, true);
+    check_with(&fixed, "commit-graph", Status::Ok);
+    assert!(
+        fixed
+            .fixed
+            .iter()
+            .any(|f| f.starts_with("wrote a commit-graph with changed-path Bloom filters")),
+        "{:?}",
+        fixed.fixed
+    );
+    let git = gitctx::Repo::discover(repo.path()).unwrap();
+    assert!(git.commit_graph().has_changed_paths());
+
+    // Turned off by the user: their choice, nothing to fix.
+    std::fs::remove_file(repo.join(".git/objects/info/commit-graph")).unwrap();
+    repo.git(&["config", "core.commitGraph", "false"]);
+    let report = run(&repo, true);
+    let found = check_with(&report, "commit-graph", Status::Ok);
+    assert_starts_with(&found.message, "core.commitGraph is false");
+    assert!(report.fixed.is_empty(), "{:?}", report.fixed);
+    assert!(!repo.join(".git/objects/info/commit-graph").exists());
 }
 
 #[test]

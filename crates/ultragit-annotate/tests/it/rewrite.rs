@@ -10,7 +10,7 @@ use ultragit_annotate::NOTES_REF;
 use ultragit_annotate::rewrite::{
     Action, Applied, Rewrite, RewriteKind, apply_one, parse_input, synthesize,
 };
-use ultragit_annotate::setup::init;
+use ultragit_annotate::setup::{InitOptions, init};
 use ultragit_schema::{
     Annotation, AstAnchor, Constraint, ConstraintSource, ContextLevel, CrossCuttingConcern,
     LineRange, ProvenanceOperation, RegionAnnotation,
@@ -299,7 +299,12 @@ impl Pair {
             ".git/hooks/post-rewrite",
             "#!/bin/sh\ncat > \"$(git rev-parse --git-dir)/rewritten.txt\"\n",
         );
-        init(&open(&repo), Path::new("/nonexistent/ultragit")).unwrap();
+        init(
+            &open(&repo),
+            Path::new("/nonexistent/ultragit"),
+            &InitOptions::default(),
+        )
+        .unwrap();
         repo.git(&["config", "--add", "notes.rewriteRef", USER_NOTES]);
         if let Some(mode) = mode {
             repo.git(&["config", "notes.rewriteMode", mode]);
