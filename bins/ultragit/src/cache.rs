@@ -248,13 +248,14 @@ fn warm(repo: &Repo) -> Result<String, CommandError> {
     let carried = outlines.warm(repo, MAX_PATHS);
     let held = outlines.usage();
     Ok(format!(
-        "blame carried forward to HEAD for {} of {} cached files (no git process); \
-         pruned {} entries ({} bytes) outside the kept window; the cache holds {} entries \
+        "blame carried forward to HEAD for {} of {} cached files (no git process), {} blamed \
+         afresh (could not be carried); pruned {} entries ({} bytes) outside the kept window; the cache holds {} entries \
          for {} files ({} bytes) in {}\n\
          outlines carried forward to HEAD for {} of {} cached files ({} already at HEAD); \
          the outline cache holds {} entries ({} bytes) in {}\n",
         report.carried,
         report.considered,
+        report.blamed,
         report.pruned.files,
         report.pruned.bytes,
         usage.files,

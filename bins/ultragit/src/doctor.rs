@@ -68,8 +68,8 @@ required: it is yours, and the post-rewrite hook rewrites refs/notes/ultragit wh
   sync                 with ultragit.syncRemote: the remote and its notes fetch refspec exist; \
 no forced refspec overwrites local notes. Sync not enabled is ok (a note, not a warning)
   cache                size of .git/ultragit/ (its caches are always safe to delete) and of \
-the blame cache, with its entries outside the kept window (commits more than 64 first-parent \
-steps behind HEAD and every branch; no read uses them)
+the blame cache, with its entries outside the kept window (commits not among the newest 20,000 \
+reachable from HEAD or a branch; no read uses them)
   commit-graph         the commit-graph has changed-path Bloom filters, so git blame and \
 git log -- PATH skip commits that do not touch the file (warn; fix: git commit-graph write \
 --reachable --changed-paths); ok when core.commitGraph is false
