@@ -188,7 +188,14 @@ impl BlameRoute {
                     ));
                 }
             }
-            None => text.push_str("not carried (no cached blame of the file met its lines)"),
+            None => {
+                let served = self.blamed.as_ref().is_some_and(|o| o.git_processes == 0);
+                text.push_str(if served {
+                    "served from the cache at HEAD (blamed or carried there before)"
+                } else {
+                    "not carried (nothing cached at HEAD, and no cached blame of the file met its lines)"
+                });
+            }
         }
         let processes = self.blamed.as_ref().map_or(0, |o| o.git_processes);
         text.push_str(&match (&self.blamed, processes) {
