@@ -180,7 +180,7 @@ fn anchor_lines(repo: &Path, commit: &str, file: &str, anchor: &str) -> Result<(
         .iter()
         .find(|u| u.qualified_name == anchor)
         .map(|u| (u.lines.start, u.lines.end))
-        .ok_or_else(|| format!("{file} at {} has no unit {anchor}", &commit[..12]))
+        .ok_or_else(|| format!("{file} at {} has no unit {anchor}", short(commit)))
 }
 
 fn run(subject: &Subject) -> Result<(), String> {
@@ -193,9 +193,9 @@ fn run(subject: &Subject) -> Result<(), String> {
     println!(
         "\nread after others' commits: {} (HEAD {}; the old HEAD HEAD~{} = {})",
         subject.source.display(),
-        &new[..12],
+        short(&new),
         subject.back,
-        &old[..12]
+        short(&old)
     );
     let window = format!("{old}..{new}");
     let count = |extra: &[&str]| -> Result<String, String> {
@@ -463,7 +463,7 @@ impl<'a> Bench<'a> {
         let ratio = all[2].median.as_secs_f64() / base;
         println!(
             "  target: (a) within {HOOK_TARGET_MS:.0} ms: {} ({}); (b) within \
-             {CARRIED_TARGET_RATIO:.1}x of a fresh git blame -L: {ratio:.2}x ({})",
+             {CARRIED_TARGET_RATIO:.1}x of a fresh git blame -L: {ratio:.3}x ({})",
             fmt(all[1].median),
             verdict(hook_ms <= HOOK_TARGET_MS),
             verdict(ratio <= CARRIED_TARGET_RATIO)
@@ -538,8 +538,8 @@ impl<'a> Bench<'a> {
         let graph = median(4) / median(1);
         println!(
             "  target: cold read with the graph within {FRESH_NO_GRAPH_TARGET:.1}x of plain git \
-             blame -L without it: {no_graph:.2}x ({}); within {FRESH_GRAPH_TARGET:.1}x of plain \
-             git blame -L with it: {graph:.2}x ({})",
+             blame -L without it: {no_graph:.3}x ({}); within {FRESH_GRAPH_TARGET:.1}x of plain \
+             git blame -L with it: {graph:.3}x ({})",
             verdict(no_graph <= FRESH_NO_GRAPH_TARGET),
             verdict(graph <= FRESH_GRAPH_TARGET)
         );
@@ -592,7 +592,7 @@ impl<'a> Bench<'a> {
         );
         println!(
             "  target: cold whole-file read within {FRESH_GRAPH_TARGET:.1}x of git blame \
-             --porcelain with the graph: {ratio:.2}x ({})",
+             --porcelain with the graph: {ratio:.3}x ({})",
             verdict(ratio <= FRESH_GRAPH_TARGET)
         );
         Ok(())
@@ -669,6 +669,11 @@ impl<'a> Bench<'a> {
 fn caches_of(dir: &Path) -> Result<ReadCaches, String> {
     let repo = Repo::open(dir).map_err(|e| e.to_string())?;
     Ok(ReadCaches::of(&repo))
+}
+
+/// The first 12 digits of a commit id.
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
 }
 
 /// The `blame:` line a `--verbose` read printed on stderr.
@@ -807,16 +812,18 @@ fn timed(command: &mut Command) -> Result<(Duration, usize), String> {
     Ok((elapsed, out.stdout.len()))
 }
 
+/// One case of [`rounds`]: a run's time and the bytes it printed.
+type Timed<'a> = dyn FnMut() -> Result<(Duration, usize), String> + 'a;
+
 /// Runs every case once untimed (the page cache filled, the case checked),
 /// then `runs` rounds of all of them, each round in an order rotated by one,
 /// so drift in the machine's load hits every case alike. Each case does its
 /// own untimed set-up and returns the time of what it measures and the bytes
 /// it printed, which must not change between runs. Returns each case's
 /// times and output.
-#[allow(clippy::type_complexity)]
 fn rounds(
     runs: usize,
-    cases: &mut [&mut dyn FnMut() -> Result<(Duration, usize), String>],
+    cases: &mut [&mut Timed<'_>],
 ) -> Result<(Vec<Vec<Duration>>, Vec<usize>), String> {
     let mut outputs = Vec::with_capacity(cases.len());
     for case in cases.iter_mut() {
