@@ -3,9 +3,12 @@
 //! the read fixtures (the same shape with an `ultragit/v1` note on every change)
 //! the annotate fixture (a 10-file, 300-line commit on a short annotated
 //! history; `fixtures/annotate.rs`), the commit-msg fixture (a staged
-//! 10,000-line change, 70% of it a package-lock.json; `fixtures/commit_msg.rs`)
-//! and the merge-shaped history (topic branches merged with `--no-ff`, a
-//! rename, 1,000 notes on topic commits only; `fixtures/merge_history.rs`).
+//! 10,000-line change, 70% of it a package-lock.json; `fixtures/commit_msg.rs`),
+//! the merge-shaped history (topic branches merged with `--no-ff`, a
+//! rename, 1,000 notes on topic commits only; `fixtures/merge_history.rs`)
+//! and the pulled history (an old HEAD, then 3,000 commits of topics merged
+//! with `--no-ff` that change a big file a few percent of the time;
+//! `fixtures/pulled.rs`).
 //!
 //! Generation is deterministic (a fixed-seed PRNG, pinned dates and identities), so
 //! every machine measures the same history. A fixture directory is complete only
@@ -26,10 +29,12 @@ use crate::workspace_root;
 mod annotate;
 mod commit_msg;
 mod merge_history;
+mod pulled;
 
 pub use annotate::{AnnotateFixture, annotate, scratch_copy};
 pub use commit_msg::{CommitMsgFixture, LOCKFILE, commit_msg};
 pub use merge_history::merge_history;
+pub use pulled::pulled;
 
 use testkit::fast_import::{self, Commit, push_note};
 

@@ -2,8 +2,10 @@
 //! the read fixtures — in-process and as the binary, cold and warm blame cache —
 //! the cost of `dependencies_on_this`, the git processes one read starts, and
 //! reads after 1 and 20 new commits whose blame is carried forward from the
-//! cache a read at the older HEAD left (with their git processes); then
-//! `history` on a merge-shaped history ([`super::history`]).
+//! cache a read at the older HEAD left (with their git processes); reads
+//! after others' commits — 3,000 of them, merged topics — and in a fresh
+//! clone ([`super::pulled`]); then `history` on a merge-shaped history
+//! ([`super::history`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -228,7 +230,11 @@ pub(super) fn read() -> Result<(), String> {
         Err(reason) => println!("\nread after new commits: {reason}"),
     }
 
-    // 6: `history` of a unit on a merge-shaped history.
+    // 6: reads after others' commits (a pull, a checkout weeks ahead) and
+    // in a fresh clone, on a merge-shaped history.
+    super::pulled::generated()?;
+
+    // 7: `history` of a unit on a merge-shaped history.
     super::history::history_bench()
 }
 
@@ -673,13 +679,13 @@ fn clear_read_caches(dir: &Path) -> Result<(), String> {
 /// The caches a read fills (blame and outline; not the deps index, which
 /// the read's notes keep up to date and the deps benchmark measures): what
 /// a cold read starts without, and what a carried read starts from.
-struct ReadCaches {
+pub(super) struct ReadCaches {
     blame: PathBuf,
     outline: PathBuf,
 }
 
 impl ReadCaches {
-    fn of(repo: &Repo) -> ReadCaches {
+    pub(super) fn of(repo: &Repo) -> ReadCaches {
         ReadCaches {
             blame: GitReadPipeline::default_blame_cache(repo)
                 .dir()
@@ -690,19 +696,19 @@ impl ReadCaches {
         }
     }
 
-    fn clear(&self) -> Result<(), String> {
+    pub(super) fn clear(&self) -> Result<(), String> {
         remove_dir_if_present(&self.blame)?;
         remove_dir_if_present(&self.outline)
     }
 
     /// Copies both caches below `to`.
-    fn save(&self, to: &Path) -> Result<(), String> {
+    pub(super) fn save(&self, to: &Path) -> Result<(), String> {
         copy_tree(&self.blame, &to.join("blame"))?;
         copy_tree(&self.outline, &to.join("outline"))
     }
 
     /// Puts back what [`ReadCaches::save`] copied below `from`.
-    fn restore(&self, from: &Path) -> Result<(), String> {
+    pub(super) fn restore(&self, from: &Path) -> Result<(), String> {
         self.clear()?;
         copy_tree(&from.join("blame"), &self.blame)?;
         copy_tree(&from.join("outline"), &self.outline)
@@ -718,14 +724,14 @@ fn remove_dir_if_present(dir: &Path) -> Result<(), String> {
 }
 
 /// A directory with a `git` script that logs its arguments and runs the real git.
-struct GitShim {
+pub(super) struct GitShim {
     log: PathBuf,
     /// `PATH` with the shim first.
     path: std::ffi::OsString,
 }
 
 impl GitShim {
-    fn create() -> Result<GitShim, String> {
+    pub(super) fn create() -> Result<GitShim, String> {
         // Resolved before PATH changes, so the shim cannot find itself.
         let found = Command::new("sh")
             .args(["-c", "command -v git"])
@@ -762,7 +768,7 @@ impl GitShim {
 
     /// Runs `command` with the shim first on PATH; returns the git command lines
     /// it started.
-    fn run(&self, mut command: Command) -> Result<Vec<String>, String> {
+    pub(super) fn run(&self, mut command: Command) -> Result<Vec<String>, String> {
         std::fs::write(&self.log, "").map_err(|e| format!("{}: {e}", self.log.display()))?;
         command
             .env("PATH", &self.path)
