@@ -157,6 +157,15 @@ pub struct BlameRoute {
 }
 
 impl BlameRoute {
+    /// The git blame processes run for the file, ahead of the read and by it.
+    fn processes(&self) -> u32 {
+        [&self.carried_ahead, &self.blamed]
+            .into_iter()
+            .flatten()
+            .map(|o| o.git_processes)
+            .sum()
+    }
+
     /// One line saying what happened, e.g. `src/lib.rs: carried from
     /// 1a2b3c4d over 719 commits (720 walked, 64 diffs, 257 lines met, 501
     /// the walk's own); lines blamed by git: none`.
@@ -189,7 +198,7 @@ impl BlameRoute {
                 }
             }
             None => {
-                let served = self.blamed.as_ref().is_some_and(|o| o.git_processes == 0);
+                let served = self.blamed.is_some() && self.processes() == 0;
                 text.push_str(if served {
                     "served from the cache at HEAD (blamed or carried there before)"
                 } else {
@@ -197,8 +206,7 @@ impl BlameRoute {
                 });
             }
         }
-        let processes = self.blamed.as_ref().map_or(0, |o| o.git_processes);
-        text.push_str(&match (&self.blamed, processes) {
+        text.push_str(&match (&self.blamed, self.processes()) {
             (None, _) => "; blamed without the cache".to_owned(),
             (Some(_), 0) => "; no git blame run".to_owned(),
             (Some(_), n) => format!("; {n} git blame run for the lines not known"),
@@ -219,7 +227,17 @@ impl CarryAhead {
     /// repository whose working tree is `root` (opened again: a repository
     /// handle is not shared between threads). Best effort: whatever fails
     /// only leaves the read to blame as it would have.
-    fn start(cache: BlameCache, root: std::path::PathBuf, paths: Vec<String>) -> CarryAhead {
+    ///
+    /// With `whole` (a query for whole files) it blames them through the
+    /// cache instead, at `head` — carried when it can be, else by git — so
+    /// that the blame runs while the read parses the files, and the read's
+    /// own blame finds every line cached.
+    fn start(
+        cache: BlameCache,
+        root: std::path::PathBuf,
+        paths: Vec<String>,
+        whole: Option<ObjectId>,
+    ) -> CarryAhead {
         let carry = move || {
             let Ok(repo) = Repo::open(&root) else {
                 return Vec::new();
@@ -227,7 +245,19 @@ impl CarryAhead {
             paths
                 .into_iter()
                 .map(|path| {
-                    let outcome = cache.carry_forward(&repo, &path);
+                    let outcome = match whole {
+                        Some(head) => {
+                            let options = BlameOptions {
+                                rev: Some(head.to_hex()),
+                                lines: None,
+                                engine: BlameEngine::Cli,
+                            };
+                            repo.blame_cached_outcome(&path, &options, &cache)
+                                .ok()
+                                .map(|(_, outcome)| outcome)
+                        }
+                        None => cache.carry_forward(&repo, &path),
+                    };
                     (path, outcome)
                 })
                 .collect()
@@ -508,8 +538,13 @@ impl Run<'_> {
             .take(CARRY_AHEAD_FILES)
             .cloned()
             .collect();
-        self.carry_ahead =
-            CarryAhead::start(cache.clone(), self.repo().root().to_path_buf(), paths);
+        let whole = (query.anchor.is_none() && query.lines.is_none()).then_some(self.head);
+        self.carry_ahead = CarryAhead::start(
+            cache.clone(),
+            self.repo().root().to_path_buf(),
+            paths,
+            whole,
+        );
     }
 
     /// The stages of spec 003 §4, in order; each returns what the next needs.
@@ -683,9 +718,6 @@ impl Run<'_> {
             .collect()
     }
 
-    /// `lines` of `path` (all of it for `None`) blamed at HEAD, through the
-    /// blame cache if any — or cut from the whole file's blame when stage 1
-    /// already ran it, so that no scope costs a second process.
     /// The route record of `path`, added when first asked for.
     fn route(&self, path: &str) -> std::cell::RefMut<'_, BlameRoute> {
         let mut routes = self.routes.borrow_mut();
@@ -703,6 +735,9 @@ impl Run<'_> {
         std::cell::RefMut::map(routes, |r| &mut r[at])
     }
 
+    /// `lines` of `path` (all of it for `None`) blamed at HEAD, through the
+    /// blame cache if any — or cut from the whole file's blame when stage 1
+    /// already ran it, so that no scope costs a second process.
     fn blame_lines(
         &self,
         path: &str,
