@@ -192,8 +192,6 @@ struct Walk<'r> {
     queue: BinaryHeap<Queued>,
     pending: HashMap<git2::Oid, Pending>,
     pushed: u64,
-    /// Wanted lines not yet decided.
-    open: usize,
     /// Which of HEAD's lines may meet a known line (see `carry_blame`), and
     /// how many of them are not decided yet: the walk goes on for them.
     meetable: Vec<bool>,
@@ -273,7 +271,6 @@ impl Repo {
                 wanted_texts.insert(text);
             }
         }
-        walk.open = wanted.len();
         walk.open_meetable = walk.meetable.iter().filter(|&&m| m).count();
         for (commit, blob, mut lines, texts) in seeds {
             lines.retain(|&(line, _)| wanted_texts.contains(&texts[line as usize - 1]));
@@ -348,7 +345,6 @@ impl<'r> Walk<'r> {
             queue: BinaryHeap::new(),
             pending: HashMap::new(),
             pushed: 0,
-            open: 0,
             meetable: vec![false; len],
             open_meetable: 0,
             known_open: 0,
@@ -552,7 +548,6 @@ impl<'r> Walk<'r> {
     fn decide(&mut self, head_line: u32, line: Line, seed: Option<u32>) {
         let at = head_line as usize;
         if self.decided[at].is_none() {
-            self.open -= 1;
             self.open_meetable -= usize::from(self.meetable[at]);
         }
         self.decided[at] = Some(line);
@@ -565,7 +560,6 @@ impl<'r> Walk<'r> {
 
     /// Wanted lines the walk cannot decide: left for `git blame`.
     fn unknown(&mut self, wanted: Vec<(u32, u32)>) {
-        self.open -= wanted.len();
         for (_, head_line) in wanted {
             self.open_meetable -= usize::from(self.meetable[head_line as usize]);
         }
