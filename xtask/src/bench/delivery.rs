@@ -32,10 +32,15 @@
 //! - `cargo xtask bench delivery`: the full generated corpus
 //!   (`testkit::delivery`, about 3,000 commits), generated once into the
 //!   fixtures directory; `--small` for the test's corpus.
-//! - `cargo xtask bench delivery --repo PATH [--file F]...`: any local clone
-//!   with notes: the function and method units of the given files (default:
-//!   the 10 files at HEAD that the most note regions name). Items are matched
-//!   by text, so they need no tokens.
+//! - `cargo xtask bench delivery --repo PATH [--file F]... [--unit NAME]...`:
+//!   any local clone with notes: the function and method units of the given
+//!   files (default: the 10 files at HEAD that the most note regions name),
+//!   or only those named; `--densest N` keeps the N of them with the most
+//!   active items. Items are matched by text, so they need no tokens.
+//! - `... --repo PATH --synthesize --file F...`: a clone of PATH (which is
+//!   left alone) with a synthetic note on every commit that changed the
+//!   files, its constraints sentences of the commit's own message
+//!   ([`synth`]), for a real history nobody has annotated.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -50,6 +55,7 @@ use super::{build_ultragit, verdict};
 use crate::fixtures::{self, hermetic};
 
 mod gold;
+mod synth;
 #[cfg(test)]
 mod tests;
 
@@ -586,21 +592,44 @@ enum Target {
     Repo {
         path: PathBuf,
         files: Vec<String>,
+        /// Only these units (by name), when any are given.
+        units: Vec<String>,
+        /// Measure a clone of `path` with synthetic notes ([`synth`]).
+        synthesize: bool,
+        /// Only the units with the most active items, this many.
+        densest: Option<usize>,
     },
 }
 
 fn parse(args: &[String]) -> Result<Target, String> {
-    let usage =
-        || "usage: cargo xtask bench delivery [--small | --repo PATH [--file FILE]...]".to_owned();
+    let usage = || {
+        "usage: cargo xtask bench delivery [--small | --repo PATH [--synthesize] [--file FILE]... \
+         [--unit NAME]... [--densest N]]"
+            .to_owned()
+    };
     let mut small = false;
+    let mut synthesize = false;
     let mut repo = None;
     let mut files = Vec::new();
+    let mut units = Vec::new();
+    let mut densest = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--small" => small = true,
+            "--synthesize" => synthesize = true,
             "--repo" => repo = Some(PathBuf::from(args.next().ok_or_else(usage)?)),
             "--file" => files.push(args.next().ok_or_else(usage)?.clone()),
+            "--unit" => units.push(args.next().ok_or_else(usage)?.clone()),
+            "--densest" => {
+                let n = args.next().ok_or_else(usage)?;
+                densest = Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| format!("--densest needs a count above 0, not {n:?}"))?,
+                );
+            }
             _ => return Err(usage()),
         }
     }
@@ -608,18 +637,23 @@ fn parse(args: &[String]) -> Result<Target, String> {
         Some(path) if !small => Ok(Target::Repo {
             path: fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?,
             files,
+            units,
+            synthesize,
+            densest,
         }),
-        None if files.is_empty() => Ok(if small {
-            Target::Corpus {
-                spec: DeliverySpec::small(),
-                name: "small",
-            }
-        } else {
-            Target::Corpus {
-                spec: DeliverySpec::full(),
-                name: "full",
-            }
-        }),
+        None if files.is_empty() && units.is_empty() && !synthesize && densest.is_none() => {
+            Ok(if small {
+                Target::Corpus {
+                    spec: DeliverySpec::small(),
+                    name: "small",
+                }
+            } else {
+                Target::Corpus {
+                    spec: DeliverySpec::full(),
+                    name: "full",
+                }
+            })
+        }
         _ => Err(usage()),
     }
 }
@@ -653,14 +687,43 @@ pub(super) fn delivery(args: &[String]) -> Result<(), String> {
             }
             (corpus.repo.clone(), history, units, Some(corpus))
         }
-        Target::Repo { path, files } => {
+        Target::Repo {
+            path,
+            files,
+            units: only,
+            synthesize,
+            ..
+        } => {
+            let path = if *synthesize {
+                let (clone, notes) = synth::synthesize(path, files)?;
+                println!(
+                    "\ndelivery: {} synthetic notes (one sentence of the commit's message per \
+                     function it changed) in {}",
+                    notes,
+                    clone.display()
+                );
+                clone
+            } else {
+                path.clone()
+            };
+            let path = &path;
             let history = History::load(path)?;
             let files = if files.is_empty() {
                 history.most_annotated_files(10)?
             } else {
                 files.clone()
             };
-            let units = function_units(path, &files)?;
+            let mut units = function_units(path, &files)?;
+            if !only.is_empty() {
+                units.retain(|u| only.iter().any(|name| gold::names(name, &u.name)));
+                if units.is_empty() {
+                    return Err(format!(
+                        "no function of {} is called {}",
+                        files.join(", "),
+                        only.join(" or ")
+                    ));
+                }
+            }
             let (commits, notes) = history.counts();
             println!(
                 "\ndelivery: {} ({commits} commits HEAD reaches, {notes} of them noted), {} \
@@ -673,7 +736,24 @@ pub(super) fn delivery(args: &[String]) -> Result<(), String> {
             (path.clone(), history, units, None)
         }
     };
-    let golds = history.gold(&units)?;
+    let mut golds = history.gold(&units)?;
+    if let Target::Repo {
+        densest: Some(n), ..
+    } = &target
+    {
+        // Most active items first; ties by the order of the outline.
+        golds.sort_by_key(|g| std::cmp::Reverse(g.active.len()));
+        golds.truncate(*n);
+        println!(
+            "  the {} units with the most active items: {}",
+            golds.len(),
+            golds
+                .iter()
+                .map(|g| format!("{} ({})", g.unit.name, g.active.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let gold_time = started.elapsed();
     if let Some(corpus) = &corpus {
         let check = cross_check(corpus, &golds);
@@ -777,6 +857,11 @@ pub(crate) fn report(evaluation: &Evaluation, full: bool) -> String {
             let precision = tally
                 .precision()
                 .map_or("-".to_owned(), |p| format!("{p:.3}"));
+            let small = if tally.small_active == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.3}", tally.small_recall())
+            };
             let errors = if tally.errors > 0 {
                 format!("  ({} queries failed)", tally.errors)
             } else {
@@ -784,11 +869,11 @@ pub(crate) fn report(evaluation: &Evaluation, full: bool) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<22} {:>10} {:>7.3} {:>9.3} {:>9} {:>8} {:>7} {:>9} {:>9}{errors}",
+                "  {:<22} {:>10} {:>7.3} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9}{errors}",
                 route.label(),
                 budget_label(budget),
                 tally.recall(),
-                tally.small_recall(),
+                small,
                 precision,
                 tally.retired_delivered,
                 tally.median_tokens(),
@@ -909,12 +994,20 @@ pub(crate) fn targets(evaluation: &Evaluation, full: bool) -> Vec<String> {
     let retired: Vec<usize> = (0..BUDGETS.len())
         .map(|b| read(b).retired_delivered)
         .collect();
-    let mut lines = vec![
+    let small_line = if read(B800).small_active == 0 {
+        format!(
+            "target: at 800 tokens, recall over units with <= {SMALL_UNIT} active >= \
+             {SMALL_RECALL_AT_800}: no such unit (n/a)"
+        )
+    } else {
         format!(
             "target: at 800 tokens, recall over units with <= {SMALL_UNIT} active >= \
              {SMALL_RECALL_AT_800}: {small:.3} ({})",
             verdict(small >= SMALL_RECALL_AT_800)
-        ),
+        )
+    };
+    let mut lines = vec![
+        small_line,
         format!(
             "target: at 800 tokens, recall >= {RATIO_TO_GIT_LOG_AT_800}x the better git log \
              route ({git_log:.3}): {at_800:.3} ({})",
