@@ -1010,8 +1010,18 @@ pub(crate) fn targets(evaluation: &Evaluation, full: bool) -> Vec<String> {
         small_line,
         format!(
             "target: at 800 tokens, recall >= {RATIO_TO_GIT_LOG_AT_800}x the better git log \
-             route ({git_log:.3}): {at_800:.3} ({})",
-            verdict(at_800 >= RATIO_TO_GIT_LOG_AT_800 * git_log && at_800 > 0.0)
+             route ({git_log:.3}): {at_800:.3} ({}{})",
+            verdict(at_800 >= RATIO_TO_GIT_LOG_AT_800 * git_log && at_800 > 0.0),
+            if RATIO_TO_GIT_LOG_AT_800 * git_log > 1.0 {
+                format!(
+                    "; unreachable here, a recall of {:.2}; the read misses {:.3}, git log {:.3}",
+                    RATIO_TO_GIT_LOG_AT_800 * git_log,
+                    1.0 - at_800,
+                    1.0 - git_log
+                )
+            } else {
+                String::new()
+            }
         ),
         format!(
             "target: at 2,000 tokens, recall >= {RECALL_AT_2000}: {at_2000:.3} ({})",
