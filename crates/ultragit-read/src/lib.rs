@@ -98,6 +98,7 @@ mod rank;
 mod regions;
 mod scope;
 pub mod score;
+mod speculate;
 pub mod summary;
 pub mod trim;
 

@@ -101,6 +101,7 @@ use crate::score::{
     MatchType, round3, rounded, score_anchor_stability, score_context_level, score_provenance,
     score_recency, score_staleness,
 };
+use crate::speculate;
 use crate::trim;
 
 /// The notes ref ultragit reads and writes.
@@ -218,6 +219,21 @@ impl BlameRoute {
 /// What the carrying ahead did, per file.
 type CarryOutcomes = Vec<(String, Option<gitctx::CacheOutcome>)>;
 
+/// What the thread ahead of a read does with each file ([`CarryAhead::start`]).
+enum Ahead {
+    /// Carries the cached blame forward to HEAD (a query for lines).
+    Carry,
+    /// Blames the whole file at HEAD through the cache (a query for files).
+    Whole(ObjectId),
+    /// Carries, then blames the lines the anchor seems to span at HEAD
+    /// through the cache.
+    Anchor(ObjectId, String),
+}
+
+/// A file larger than this is not scanned for an anchor's definition ahead
+/// of the read (its blame then waits for the outline).
+const MAX_SPECULATED_BYTES: usize = 16 << 20;
+
 /// The thread carrying cached blames forward to HEAD while a read begins;
 /// joined before the read's first blame, and when dropped.
 struct CarryAhead(std::cell::Cell<Option<std::thread::JoinHandle<CarryOutcomes>>>);
@@ -228,15 +244,19 @@ impl CarryAhead {
     /// handle is not shared between threads). Best effort: whatever fails
     /// only leaves the read to blame as it would have.
     ///
-    /// With `whole` (a query for whole files) it blames them through the
-    /// cache instead, at `head` — carried when it can be, else by git — so
-    /// that the blame runs while the read parses the files, and the read's
-    /// own blame finds every line cached.
+    /// With [`Ahead::Whole`] (a query for whole files) it blames them
+    /// through the cache instead, at HEAD — carried when it can be, else by
+    /// git — so that the blame runs while the read parses the files, and the
+    /// read's own blame finds every line cached. With [`Ahead::Anchor`] it
+    /// carries the file forward, then does the same for the lines the
+    /// anchor's definition seems to span in each file's text ([`speculate`]):
+    /// found known when the carry decided them, blamed by git (only those not
+    /// known) otherwise; a file where no definition is seen is only carried.
     fn start(
         cache: BlameCache,
         root: std::path::PathBuf,
         paths: Vec<String>,
-        whole: Option<ObjectId>,
+        ahead: Ahead,
     ) -> CarryAhead {
         let carry = move || {
             let Ok(repo) = Repo::open(&root) else {
@@ -245,18 +265,45 @@ impl CarryAhead {
             paths
                 .into_iter()
                 .map(|path| {
-                    let outcome = match whole {
-                        Some(head) => {
+                    let lines = match &ahead {
+                        Ahead::Carry => None,
+                        Ahead::Whole(_) => Some(None),
+                        Ahead::Anchor(head, anchor) => repo
+                            .file_at(&head.to_hex(), &path)
+                            .ok()
+                            .filter(|bytes| bytes.len() <= MAX_SPECULATED_BYTES)
+                            .and_then(|bytes| {
+                                speculate::guess_lines(
+                                    &path,
+                                    &String::from_utf8_lossy(&bytes),
+                                    anchor,
+                                )
+                            })
+                            .map(Some),
+                    };
+                    let carried = match &ahead {
+                        Ahead::Whole(_) => None,
+                        _ => cache.carry_forward(&repo, &path),
+                    };
+                    let blamed = match (lines, &ahead) {
+                        (Some(lines), Ahead::Whole(head) | Ahead::Anchor(head, _)) => {
                             let options = BlameOptions {
                                 rev: Some(head.to_hex()),
-                                lines: None,
+                                lines,
                                 engine: BlameEngine::Cli,
                             };
                             repo.blame_cached_outcome(&path, &options, &cache)
                                 .ok()
                                 .map(|(_, outcome)| outcome)
                         }
-                        None => cache.carry_forward(&repo, &path),
+                        _ => None,
+                    };
+                    let outcome = match (carried, blamed) {
+                        (Some(mut carried), Some(blamed)) => {
+                            carried.git_processes += blamed.git_processes;
+                            Some(carried)
+                        }
+                        (carried, blamed) => carried.or(blamed),
                     };
                     (path, outcome)
                 })
@@ -538,12 +585,16 @@ impl Run<'_> {
             .take(CARRY_AHEAD_FILES)
             .cloned()
             .collect();
-        let whole = (query.anchor.is_none() && query.lines.is_none()).then_some(self.head);
+        let ahead = match (&query.anchor, &query.lines) {
+            (None, None) => Ahead::Whole(self.head),
+            (Some(anchor), _) => Ahead::Anchor(self.head, anchor.clone()),
+            (None, Some(_)) => Ahead::Carry,
+        };
         self.carry_ahead = CarryAhead::start(
             cache.clone(),
             self.repo().root().to_path_buf(),
             paths,
-            whole,
+            ahead,
         );
     }
 

@@ -7,7 +7,8 @@ use testkit::TestRepo;
 use ultragit_read::{OutlineCache, OutlineSource, ReadPipeline, ReadQuery};
 
 use crate::support::{
-    MQTT_V1, answer_json, assert_same_answers, pipeline, read_all, shifted, uncached,
+    MQTT_V1, answer_json, assert_same_answers, commit_annotated, pipeline, read_all, region,
+    shifted, uncached,
 };
 
 fn queries() -> Vec<ReadQuery> {
@@ -329,4 +330,49 @@ fn a_read_after_new_commits_carries_the_cached_blame_ahead() {
         cached.execute(&missing).map_err(|e| e.to_string()),
         uncached(&repo).execute(&missing).map_err(|e| e.to_string())
     );
+}
+
+/// A read for an anchor blames the lines its definition seems to span while
+/// the file is parsed (`speculate`): the read's own blame then finds them
+/// cached, or blames only the lines the guess missed (here a `where` clause
+/// ends the guess early) — and answers as a read without the caches.
+#[test]
+fn anchor_reads_blame_ahead_and_complete_a_short_guess() {
+    let text = "pub fn simple(x: u32) -> u32 {\n    x + 1\n}\n\npub fn generic<T>(\n    x: T,\n) -> T\nwhere\n    T: Clone,\n{\n    x.clone()\n}\n";
+    let repo = TestRepo::new();
+    let regions = vec![
+        region("src/lib.rs", "function", "simple", (1, 3), "Adds one."),
+        region(
+            "src/lib.rs",
+            "function",
+            "generic",
+            (5, 12),
+            "Clones its input.",
+        ),
+    ];
+    commit_annotated(&repo, "src/lib.rs", text, "first", regions);
+    let changed = text.replace("x.clone()", "x.clone() // owned");
+    repo.commit_file("src/lib.rs", changed, "second");
+    let cached = pipeline(&repo);
+    let plain = uncached(&repo);
+    // (anchor, git blame processes ahead of the read, and by the read).
+    for (anchor, ahead, after) in [("generic", 1, 1), ("simple", 1, 0)] {
+        let query = ReadQuery::file("src/lib.rs").with_anchor(anchor);
+        let (output, routes) = cached.execute_traced(&query).unwrap();
+        assert_eq!(
+            serde_json::to_string(&output).unwrap(),
+            answer_json(&plain, &query),
+            "{anchor}"
+        );
+        let [route] = routes.as_slice() else {
+            panic!("one route for one file: {routes:?}")
+        };
+        let processes = |o: &Option<gitctx::CacheOutcome>| o.as_ref().map(|o| o.git_processes);
+        assert_eq!(
+            processes(&route.carried_ahead),
+            Some(ahead),
+            "{anchor}: {route:?}"
+        );
+        assert_eq!(processes(&route.blamed), Some(after), "{anchor}: {route:?}");
+    }
 }
