@@ -58,6 +58,15 @@
 //! the same: the carried blame is stored under HEAD's key exactly as if the
 //! blame had carried it.
 //!
+//! **Blamed ahead.** On a fresh clone nothing is cached, and a large file's
+//! parse costs about as much as its blame. So the same thread blames, through
+//! the cache, what the query will need before the outline says exactly what
+//! that is: a whole file for a query of files, and for an anchor the lines
+//! its definition seems to span in the file's text ([`speculate`]). The
+//! read's own blame then finds those lines known and blames only what the
+//! guess missed; a guess costs time when wrong, never exactness (blame
+//! decides each line on its own, whatever range it is asked for).
+//!
 //! **Outline cache.** Once blame is cached, parsing the file read is most of
 //! what is left (about 130 ms for an 8,000-line Rust file). The pipeline
 //! keeps each file's outline in `ultragit/cache/outline/`
