@@ -5,9 +5,24 @@ use crate::patch_id::forked;
 use crate::{id, open};
 use testkit::assert_starts_with;
 
+/// With a commit-graph the walks are git's (`git rev-list`), without one
+/// libgit2's: the answers are the same.
+fn graphed(repo: &testkit::TestRepo, graph: bool) {
+    if graph {
+        repo.git(&["commit-graph", "write", "--reachable"]);
+        assert_ne!(open(repo).commit_graph(), gitctx::CommitGraph::None);
+    }
+}
+
 #[test]
 fn unreachable_commits_and_commits_since_a_date() {
+    unreachable_and_since(false);
+    unreachable_and_since(true);
+}
+
+fn unreachable_and_since(graph: bool) {
     let (repo, base, topic) = forked();
+    graphed(&repo, graph);
     let on_main = repo.commit_file("other.txt", "x\n", "other");
     let r = open(&repo);
     let found = r
@@ -53,7 +68,13 @@ fn the_reflog_tells_a_cherry_pick() {
 
 #[test]
 fn unreachable_from_every_ref_counts_missing_commits() {
+    unreachable_from_refs(false);
+    unreachable_from_refs(true);
+}
+
+fn unreachable_from_refs(graph: bool) {
     let (repo, base, topic) = forked();
+    graphed(&repo, graph);
     let r = open(&repo);
     let missing = id(&"cd".repeat(20));
     // `topic` is still a branch: everything but the missing id is reachable.
