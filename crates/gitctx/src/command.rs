@@ -108,6 +108,19 @@ fn git_version() -> Option<(u32, u32)> {
     })
 }
 
+/// Asks the installed git's version on a thread of its own, so that the
+/// first git command of the process (which needs it) does not wait for
+/// `git --version`: for a process about to run git soon, e.g. a read about to
+/// blame. Best effort; a second call does nothing.
+pub fn prefetch_git_version() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().spawn(|| {
+            let _ = git_version();
+        });
+    });
+}
+
 /// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`, `2.45.0.windows.1`) →
 /// `(2, 47)`.
 fn parse_version(text: &str) -> Option<(u32, u32)> {

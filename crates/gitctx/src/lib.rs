@@ -81,7 +81,7 @@ mod submodule;
 pub use blame::{BlameEngine, BlameEntry, BlameOptions};
 pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
 pub use blame_carry::CarryWalk;
-pub use command::GitCommand;
+pub use command::{GitCommand, prefetch_git_version};
 pub use commit::CommitRun;
 pub use commit_graph::CommitGraph;
 pub use diff::{

@@ -268,6 +268,10 @@ impl CarryAhead {
         ahead: Ahead,
     ) -> CarryAhead {
         let carry = move || {
+            if !matches!(ahead, Ahead::Carry) {
+                // The blame about to run needs git's version: asked meanwhile.
+                gitctx::prefetch_git_version();
+            }
             let Ok(repo) = Repo::open(&root) else {
                 return Vec::new();
             };
@@ -321,6 +325,14 @@ impl CarryAhead {
         CarryAhead(std::cell::Cell::new(
             std::thread::Builder::new().spawn(carry).ok(),
         ))
+    }
+
+    /// Whether the thread is still to be joined.
+    fn pending(&self) -> bool {
+        let handle = self.0.take();
+        let pending = handle.is_some();
+        self.0.set(handle);
+        pending
     }
 
     /// Waits for the carrying to end; what it did, the first time.
@@ -612,6 +624,12 @@ impl Run<'_> {
         self.cutoff = self.since_cutoff(query.since.as_ref())?;
         self.carry_ahead(query);
         let resolved = self.resolve(query)?;
+        if self.notes_ref_exists && self.carry_ahead.pending() {
+            // The notes index (read, or built on a first read) is needed
+            // later anyway: opened while the blame runs ahead. A failure is
+            // met again, and reported, where it is needed.
+            let _ = self.index();
+        }
         let blames = self.blame(&resolved)?;
         for (scope, entries) in resolved.scopes.iter().zip(&blames) {
             let paths = self
