@@ -77,6 +77,11 @@ pub(crate) const KEEP_PER_PATH: usize = 4;
 /// The largest cache file read (a blame of 100,000 lines is about 10 MiB).
 pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The file beside a path's blames saying how long its last fresh blame
+/// took (a dot file: never taken for a blame, pruned like one).
+pub(crate) const COST_FILE: &str = ".cost";
+const COST_HEADER: &str = "gitctx-blame-cost 1";
+
 /// The first line of every cache file; bumped when the format changes. The
 /// last line is `end`, so a cut file never parses.
 const HEADER: &str = "gitctx-blame-cache 1";
@@ -129,7 +134,7 @@ impl BlameCache {
         if self.holds(head, path, &settings(repo, BlameEngine::Cli)) {
             return None;
         }
-        repo.carry_forward_outcome(path, self).0
+        repo.carry_forward_outcome(path, self, true).0
     }
 
     /// Whether there is an entry (usable or not) for `path` at `commit`
@@ -141,6 +146,35 @@ impl BlameCache {
             .and_then(|base| base.open_dir_optional(&file.subdir).ok().flatten())
             .and_then(|dir| dir.kind(&file.name).ok().flatten())
             .is_some()
+    }
+
+    /// How long the last fresh `git blame` of `path` took here (recorded by
+    /// [`Repo::blame_cached_outcome`]): what a carry of it is held to (see
+    /// [`crate::blame_carry`]'s cost model). `None` before the first.
+    pub(crate) fn blame_cost(&self, path: &str) -> Option<std::time::Duration> {
+        let rel = Path::new(&short_hash(path.as_bytes())).join(COST_FILE);
+        let bytes = safe_io::fs::read_within(&self.dir, &rel, 256).ok()??;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let mut lines = text.lines();
+        if lines.next()? != COST_HEADER {
+            return None;
+        }
+        let micros: u64 = lines.next()?.strip_prefix("micros ")?.parse().ok()?;
+        Some(std::time::Duration::from_micros(micros))
+    }
+
+    /// Remembers that a fresh `git blame` of `path` took `took`. Best effort.
+    fn record_blame_cost(&self, path: &str, took: std::time::Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        let _ = std::fs::create_dir_all(&self.dir);
+        if let Ok(dir) = safe_io::Dir::open(&self.dir)
+            .and_then(|base| base.create_dir_all(short_hash(path.as_bytes())))
+        {
+            let _ = dir.write(
+                COST_FILE,
+                format!("{COST_HEADER}\nmicros {micros}\n").as_bytes(),
+            );
+        }
     }
 
     /// The file holding `path`'s blame at `commit` under `settings`.
@@ -221,6 +255,7 @@ impl Repo {
                 Some((target.start, target.end)),
                 &settings,
                 cache,
+                true,
             )
         {
             outcome = how;
@@ -229,7 +264,11 @@ impl Repo {
             changed = true;
         }
         if !gaps.is_empty() {
+            let started = std::time::Instant::now();
             let fresh = self.blame_ranges(target.commit, path, &gaps, options.engine)?;
+            if options.engine == BlameEngine::Cli {
+                cache.record_blame_cost(path, started.elapsed());
+            }
             outcome.git_processes += u32::from(options.engine == BlameEngine::Cli);
             known.add(&gaps, fresh);
             changed = true;
@@ -249,15 +288,20 @@ impl Repo {
     /// file is not at HEAD, or nothing can be carried (see
     /// [`crate::blame_carry`]). Errors are the cache's to ignore.
     pub(crate) fn blame_carry_forward(&self, path: &str, cache: &BlameCache) -> Carry {
-        self.carry_forward_outcome(path, cache).1
+        self.carry_forward_outcome(path, cache, false).1
     }
 
     /// [`Repo::blame_carry_forward`], with the carry's outcome when there
     /// was one.
+    ///
+    /// `by_cost`: the carry is held to the cost of a fresh blame (a read
+    /// waits for it); a warm-up in the background (`false`) carries as far
+    /// as its budget goes, so that the read after it runs no git.
     fn carry_forward_outcome(
         &self,
         path: &str,
         cache: &BlameCache,
+        by_cost: bool,
     ) -> (Option<CacheOutcome>, Carry) {
         let options = BlameOptions::default();
         let Ok(Some(target)) = self.blame_target(path, &options) else {
@@ -271,7 +315,8 @@ impl Repo {
         {
             return (None, Carry::Current);
         }
-        let Some((known, outcome)) = self.carried(path, &target, None, &settings, cache) else {
+        let Some((known, outcome)) = self.carried(path, &target, None, &settings, cache, by_cost)
+        else {
             return (None, Carry::Impossible);
         };
         if store(&file, target.commit, path, &known).is_err() {
@@ -289,6 +334,7 @@ impl Repo {
         lines: Option<(u32, u32)>,
         settings: &str,
         cache: &BlameCache,
+        by_cost: bool,
     ) -> Option<(Known, CacheOutcome)> {
         if !blame_carry::allowed(self) {
             return None;
@@ -298,7 +344,8 @@ impl Repo {
             // Nothing of the path is cached: no chain to walk.
             return None;
         }
-        let carried = self.carry_blame(target.commit, path, lines, &cached, |at, len| {
+        let limit = by_cost.then(|| cache.blame_cost(path)).flatten();
+        let carried = self.carry_blame(target.commit, path, lines, &cached, limit, |at, len| {
             load(&cache.file(at, path, settings), at, path, len)
         })?;
         let outcome = CacheOutcome {

@@ -63,6 +63,7 @@
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use crate::blame::{BlameEntry, merge_adjacent};
 use crate::known::Known;
@@ -81,6 +82,11 @@ pub const MAX_CARRY_COMMITS: usize = 20_000;
 /// hunks, so this bounds the diffs near a fifth of a second: about 400 diffs
 /// of a 250 KiB file such as git's `diff.c`.
 pub const MAX_CARRY_DIFF_BYTES: usize = 48 * 1024 * 1024;
+
+/// A carry is judged by the cost model only after walking this many
+/// commits: a shorter walk costs little whatever the pace, and the judgement
+/// (by the clock) never changes what a short carry does.
+pub const MIN_JUDGED_COMMITS: usize = 64;
 
 /// The largest version of a file carrying reads into memory; a line at a
 /// commit with a larger version (or a parent's) is unknown.
@@ -116,6 +122,18 @@ pub struct CarryWalk {
     /// Whether the walk stopped on its budget rather than running out of
     /// lines.
     pub over_budget: bool,
+    /// Why the walk stopped early when the cost model stopped it.
+    pub stopped_by_cost: Option<CostStop>,
+}
+
+/// The cost model's reason for stopping a carry: after `spent_ms`, at the
+/// pace it went, the walk would have taken `predicted_ms`, more than the
+/// `blame_ms` the last fresh blame of the file took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostStop {
+    pub spent_ms: u32,
+    pub predicted_ms: u32,
+    pub blame_ms: u32,
 }
 
 /// A line's blame: an index into the table of (commit, path, boundary) and
@@ -213,6 +231,13 @@ struct Walk<'r> {
     maps: HashMap<(git2::Oid, git2::Oid), Rc<Vec<Option<u32>>>>,
     diffed_bytes: usize,
     walk: CarryWalk,
+    /// The cost model: the fresh blame's cost the walk is held to, when one
+    /// was measured, the walk's start, and the committer dates of HEAD and
+    /// of the oldest cached commit (how far the walk has to go).
+    limit: Option<Duration>,
+    started: Instant,
+    head_time: i64,
+    floor_time: i64,
 }
 
 impl Repo {
@@ -226,6 +251,7 @@ impl Repo {
         path: &str,
         lines: Option<(u32, u32)>,
         cached: &HashSet<ObjectId>,
+        limit: Option<Duration>,
         load: impl Fn(ObjectId, u32) -> Known,
     ) -> Option<Carried> {
         let repo = &self.inner;
@@ -235,6 +261,9 @@ impl Repo {
         let head_texts = line_hashes(head_content.content());
         let head_len = u32::try_from(head_texts.len()).ok()?;
         let mut walk = Walk::new(repo, path, head_len);
+        walk.limit = limit;
+        walk.head_time = head_commit.time().seconds();
+        walk.floor_time = walk.head_time;
         let mut seeds = Vec::new();
         for &at in cached {
             if at != head
@@ -275,6 +304,7 @@ impl Repo {
         for (commit, blob, mut lines, texts) in seeds {
             lines.retain(|&(line, _)| wanted_texts.contains(&texts[line as usize - 1]));
             if let Ok(commit) = repo.find_commit(commit) {
+                walk.floor_time = walk.floor_time.min(commit.time().seconds());
                 walk.push(&commit, blob, Vec::new(), lines);
             }
         }
@@ -357,6 +387,10 @@ impl<'r> Walk<'r> {
             maps: HashMap::new(),
             diffed_bytes: 0,
             walk: CarryWalk::default(),
+            limit: None,
+            started: Instant::now(),
+            head_time: 0,
+            floor_time: 0,
         }
     }
 
@@ -443,9 +477,14 @@ impl<'r> Walk<'r> {
     /// within the budget.
     fn run(&mut self) {
         while self.open_meetable > 0 && self.known_open > 0 {
-            let Some(Queued { commit, .. }) = self.queue.pop() else {
+            let Some(Queued { commit, time, .. }) = self.queue.pop() else {
                 break;
             };
+            if let Some(stop) = self.too_costly(time) {
+                self.walk.over_budget = true;
+                self.walk.stopped_by_cost = Some(stop);
+                break;
+            }
             let Some(here) = self.pending.remove(&commit) else {
                 continue;
             };
@@ -458,6 +497,36 @@ impl<'r> Walk<'r> {
             }
             self.step(commit, here);
         }
+    }
+
+    /// The cost model, asked before each commit (committed at `time`): once
+    /// the walk has gone through [`MIN_JUDGED_COMMITS`] commits and spent a
+    /// quarter of what a fresh blame of the file cost,
+    /// its pace so far (the share of the dates between HEAD and the oldest
+    /// cached commit it has covered) says what the whole walk would cost; a
+    /// walk that would cost more than the blame stops, as does one that has
+    /// spent as much. What it leaves undecided is blamed by git, so a
+    /// stopped carry costs at most about twice a blame, never exactness.
+    fn too_costly(&self, time: i64) -> Option<CostStop> {
+        let limit = self.limit?;
+        if (self.walk.commits as usize) < MIN_JUDGED_COMMITS {
+            return None;
+        }
+        let spent = self.started.elapsed();
+        if spent * 4 < limit {
+            return None;
+        }
+        let distance = (self.head_time - self.floor_time).max(1) as f64;
+        let covered = ((self.head_time - time) as f64 / distance).clamp(0.01, 1.0);
+        let predicted = spent.as_secs_f64() / covered;
+        (predicted > limit.as_secs_f64() || spent >= limit).then(|| {
+            let ms = |secs: f64| (secs * 1000.0).round().min(f64::from(u32::MAX)) as u32;
+            CostStop {
+                spent_ms: ms(spent.as_secs_f64()),
+                predicted_ms: ms(predicted),
+                blame_ms: ms(limit.as_secs_f64()),
+            }
+        })
     }
 
     /// One commit: its wanted lines meet its known ones, then every line is
@@ -594,7 +663,10 @@ impl<'r> Walk<'r> {
             met[*seed as usize] += 1;
         }
         let best = (0..met.len()).max_by_key(|&i| (met[i], std::cmp::Reverse(i)))?;
-        if met[best] == 0 {
+        // A walk the cost model stopped is reported even when it met
+        // nothing yet (what it decided on the way is kept), so that a read
+        // can say why git blamed the file.
+        if met[best] == 0 && self.walk.stopped_by_cost.is_none() {
             return None;
         }
         let (from, steps) = self.seeds[best];

@@ -80,7 +80,7 @@ mod submodule;
 
 pub use blame::{BlameEngine, BlameEntry, BlameOptions};
 pub use blame_cache::{BlameCache, CacheOutcome, CacheUsage, WarmReport};
-pub use blame_carry::CarryWalk;
+pub use blame_carry::{CarryWalk, CostStop};
 pub use command::{GitCommand, prefetch_git_version};
 pub use commit::CommitRun;
 pub use commit_graph::CommitGraph;

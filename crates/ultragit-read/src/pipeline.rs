@@ -199,10 +199,15 @@ impl BlameRoute {
                         walk.met,
                         walk.own,
                         walk.unknown,
-                        if walk.over_budget {
-                            " (the walk's budget ran out)"
-                        } else {
-                            ""
+                        match (walk.stopped_by_cost, walk.over_budget) {
+                            (Some(stop), _) => format!(
+                                " (stopped by the cost model: after {} ms the walk was on course \
+                                 for about {} ms, more than the {} ms the last fresh blame of the \
+                                 file took)",
+                                stop.spent_ms, stop.predicted_ms, stop.blame_ms
+                            ),
+                            (None, true) => " (the walk's budget ran out)".to_owned(),
+                            (None, false) => String::new(),
                         }
                     ));
                 }

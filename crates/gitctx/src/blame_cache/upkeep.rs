@@ -118,10 +118,16 @@ impl BlameCache {
         let mut removed = self.sweep(keep, true);
         if let Ok(base) = Dir::open(self.dir()) {
             for name in self.subdirs() {
-                let empty = base
-                    .open_dir(&name)
-                    .and_then(|d| d.entries())
-                    .is_ok_and(|e| e.is_empty());
+                // A path's directory that holds only the record of its last
+                // blame's cost is empty too.
+                let empty = base.open_dir(&name).is_ok_and(|dir| {
+                    let entries = dir.entries().unwrap_or_default();
+                    let only_cost = entries.len() == 1 && entries[0].0 == super::COST_FILE;
+                    if only_cost {
+                        let _ = dir.remove_file(super::COST_FILE);
+                    }
+                    entries.is_empty() || only_cost
+                });
                 if empty && base.remove_dir(&name).unwrap_or(false) {
                     removed.paths += 1;
                 }
@@ -259,7 +265,12 @@ impl BlameCache {
                 continue;
             };
             for (name, kind) in dir.entries().unwrap_or_default() {
-                let Some(text) = name.to_str().filter(|_| kind == FileKind::File) else {
+                // The cost record is no blame: not counted, and removed
+                // with its directory.
+                let Some(text) = name
+                    .to_str()
+                    .filter(|&n| kind == FileKind::File && n != super::COST_FILE)
+                else {
                     continue;
                 };
                 let Some(meta) = dir.open_file(&name).ok().and_then(|f| f.metadata().ok()) else {

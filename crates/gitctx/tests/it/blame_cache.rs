@@ -75,7 +75,7 @@ fn cached_answers_equal_uncached_ones_for_any_sequence_of_ranges() {
             assert_eq!(cached, plain, "{engine:?} {lines:?}");
         }
         assert_eq!(
-            testkit::files_under(cache.dir()).len(),
+            blame_files(cache.dir()).len(),
             1,
             "one file per commit and path"
         );
@@ -94,9 +94,17 @@ fn plain_paths(git: &gitctx::Repo, engine: BlameEngine) -> Vec<String> {
         .collect()
 }
 
+/// The cache's blame files (not the record of what a fresh blame cost).
+fn blame_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    testkit::files_under(dir)
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != ".cost"))
+        .collect()
+}
+
 /// Rewrites every mention of `from` in the cache's files to `to`.
 fn plant(dir: &Path, from: &str, to: &str) {
-    for file in testkit::files_under(dir) {
+    for file in blame_files(dir) {
         let text = std::fs::read_to_string(&file).unwrap();
         std::fs::write(&file, text.replace(from, to)).unwrap();
     }
@@ -139,7 +147,7 @@ fn known_lines_come_from_the_cache_and_a_new_commit_carries_them_forward() {
         entries.iter().map(|e| e.commit.to_hex()).collect()
     };
     assert_eq!(commits(&carried), [second.clone(), third.clone()]);
-    assert_eq!(testkit::files_under(dir.path()).len(), 2);
+    assert_eq!(blame_files(dir.path()).len(), 2);
     // Without the planted cache, the truth.
     let clean = tempfile::tempdir().unwrap();
     let fresh = open(&repo)
@@ -157,7 +165,7 @@ fn a_damaged_cache_file_is_ignored_and_rewritten() {
     let opts = options(Some((5, 25)), BlameEngine::Cli);
     let plain = git.blame("new/name.txt", &opts).unwrap();
     git.blame_cached("new/name.txt", &opts, &cache).unwrap();
-    let file = testkit::files_under(dir.path()).remove(0);
+    let file = blame_files(dir.path()).remove(0);
     let good = std::fs::read_to_string(&file).unwrap();
     for damaged in [
         String::new(),
@@ -193,7 +201,7 @@ fn the_engine_and_shallow_boundaries_are_in_the_key_diff_settings_are_not() {
     assert_eq!(configured, plain);
     assert_eq!(open(&repo).blame("new/name.txt", &opts).unwrap(), plain);
     assert_eq!(
-        testkit::files_under(dir.path()).len(),
+        blame_files(dir.path()).len(),
         1,
         "the diff settings are not in the key"
     );
@@ -204,11 +212,7 @@ fn the_engine_and_shallow_boundaries_are_in_the_key_diff_settings_are_not() {
             &cache,
         )
         .unwrap();
-    assert_eq!(
-        testkit::files_under(dir.path()).len(),
-        2,
-        "the engine is in the key"
-    );
+    assert_eq!(blame_files(dir.path()).len(), 2, "the engine is in the key");
 
     // A shallow clone deepened later: same HEAD, different answers.
     let clone_dir = tempfile::tempdir().unwrap();
@@ -281,7 +285,7 @@ fn warming_carries_cached_files_to_head_and_prunes_outside_the_window() {
     repo.checkout("main");
     repo.git(&["branch", "-D", "gone"]);
     let old = std::time::SystemTime::now() - gitctx::blame_cache::PRUNE_GRACE * 2;
-    for file in testkit::files_under(cache.dir()) {
+    for file in blame_files(cache.dir()) {
         if file.to_string_lossy().contains(&gone) {
             std::fs::File::options()
                 .write(true)
@@ -333,4 +337,63 @@ fn warming_carries_cached_files_to_head_and_prunes_outside_the_window() {
         gitctx::CacheOutcome::default(),
         "warm after the fresh blame"
     );
+}
+
+/// The cost model: a carry is held to what the last fresh blame of the file
+/// cost (recorded beside its blames), judged after 64 commits. Told that a
+/// blame costs a microsecond, the walk stops there, says so, and git blames
+/// the lines; told that one costs an hour, it carries. The answer is the same.
+#[test]
+fn a_carry_that_would_cost_more_than_a_blame_stops_and_git_blames_the_rest() {
+    let repo = TestRepo::new();
+    let mut lines: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+    let mut commits = vec![repo.commit_file("f.txt", lines.join("\n") + "\n", "start")];
+    // Lines 21–40 never change: they travel the whole way down to meet the
+    // cached blame.
+    for k in 0..100 {
+        lines[k % 20] = format!("changed by {k}");
+        commits.push(repo.commit_file("f.txt", lines.join("\n") + "\n", &format!("change {k}")));
+    }
+    let truth = open(&repo)
+        .blame("f.txt", &options(None, BlameEngine::Cli))
+        .unwrap();
+    for (micros, carries) in [(1u64, false), (3_600_000_000, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BlameCache::new(dir.path());
+        let git = open(&repo);
+        let at_old = BlameOptions {
+            rev: Some(commits[1].clone()),
+            ..options(None, BlameEngine::Cli)
+        };
+        let (_, first) = git.blame_cached_outcome("f.txt", &at_old, &cache).unwrap();
+        assert_eq!(first.git_processes, 1);
+        // The fresh blame recorded its cost in the path's directory.
+        let costs: Vec<_> = testkit::files_under(dir.path())
+            .into_iter()
+            .filter(|f| f.file_name().is_some_and(|n| n == ".cost"))
+            .collect();
+        let [cost] = costs.as_slice() else {
+            panic!("one cost record: {costs:?}")
+        };
+        std::fs::write(cost, format!("gitctx-blame-cost 1\nmicros {micros}\n")).unwrap();
+        let (entries, outcome) = git
+            .blame_cached_outcome("f.txt", &options(None, BlameEngine::Cli), &cache)
+            .unwrap();
+        assert_eq!(entries, truth, "{micros} µs");
+        let walk = outcome.carry.clone().unwrap_or_else(|| panic!("a carry was tried: {micros} {outcome:?}"));
+        if carries {
+            assert_eq!(walk.stopped_by_cost, None, "{walk:?}");
+            assert_eq!(outcome.git_processes, 0, "{outcome:?}");
+        } else {
+            let stop = walk.stopped_by_cost.expect("stopped by the cost model");
+            assert_eq!(stop.blame_ms, 0);
+            assert_eq!(
+                walk.commits as usize,
+                gitctx::blame_carry::MIN_JUDGED_COMMITS
+            );
+            assert_eq!(outcome.git_processes, 1, "{outcome:?}");
+        }
+        // The record is no blame: not counted, and pruned with the path.
+        assert_eq!(cache.usage().files, blame_files(dir.path()).len() as u64);
+    }
 }

@@ -740,6 +740,14 @@ fn a_carried_read_starts_no_process_when_the_ancestor_knew_the_lines() {
     let far_cache = BlameCache::new(far_dir.path());
     git.blame_cached("f.txt", &whole(&far_commits[0]), &far_cache)
         .unwrap();
+    // A walk this long is judged by the cost model against what the fresh
+    // blame just cost (milliseconds, here): say it cost an hour, as a blame
+    // of a long history would, so that the carry is not raced by the clock.
+    for file in testkit::files_under(far_dir.path()) {
+        if file.file_name().is_some_and(|n| n == ".cost") {
+            std::fs::write(&file, "gitctx-blame-cost 1\nmicros 3600000000\n").unwrap();
+        }
+    }
     let last = far_commits.last().unwrap();
     let (entries, outcome) = git
         .blame_cached_outcome("f.txt", &whole(last), &far_cache)
