@@ -44,8 +44,15 @@
 //! (by the blame cache): exact by definition. A blame of a subset of the
 //! lines never costs git more than a blame of all of them, so a carry that
 //! leaves lines unknown costs at most its own walk more than a fresh blame;
-//! the budget bounds that walk (see [`MAX_CARRY_COMMITS`] for the measured
-//! cost model).
+//! the budget bounds that walk (see [`MAX_CARRY_COMMITS`]).
+//!
+//! **The cost model.** A read waits for its carry, so the blame cache holds
+//! a read's carry to what the last fresh `git blame` of the file cost there
+//! (measured and recorded by the cache): after [`MIN_JUDGED_COMMITS`], once
+//! a quarter of that is spent, the walk's pace (the share of the dates from
+//! HEAD down to the oldest cached commit it has covered) predicts its whole
+//! cost, and a walk that would cost more than the blame — or has spent as
+//! much — stops ([`CarryWalk::stopped_by_cost`]); git blames what it left.
 //!
 //! **Configuration cannot make it wrong.** Nothing here reads the user's
 //! configuration: libgit2, which walks the history and diffs the blobs, is

@@ -380,7 +380,10 @@ fn a_carry_that_would_cost_more_than_a_blame_stops_and_git_blames_the_rest() {
             .blame_cached_outcome("f.txt", &options(None, BlameEngine::Cli), &cache)
             .unwrap();
         assert_eq!(entries, truth, "{micros} µs");
-        let walk = outcome.carry.clone().unwrap_or_else(|| panic!("a carry was tried: {micros} {outcome:?}"));
+        let walk = outcome
+            .carry
+            .clone()
+            .unwrap_or_else(|| panic!("a carry was tried: {micros} {outcome:?}"));
         if carries {
             assert_eq!(walk.stopped_by_cost, None, "{walk:?}");
             assert_eq!(outcome.git_processes, 0, "{outcome:?}");
