@@ -487,6 +487,23 @@ impl Repo {
         Ok(self.file_with_id_at(rev, path)?.1)
     }
 
+    /// The content of `path` in the tree of `rev` when it is at most `max`
+    /// bytes (told from the object's header, before the content is read);
+    /// `None` when it is larger.
+    pub fn file_at_most(&self, rev: &str, path: &str, max: usize) -> Result<Option<Vec<u8>>> {
+        let entry = self.entry_at(rev, path)?;
+        let size = self
+            .inner
+            .odb()
+            .and_then(|odb| odb.read_header(entry.id()))
+            .map_err(git("reading a file"))?
+            .0;
+        if size > max {
+            return Ok(None);
+        }
+        self.entry_blob(&entry, path, rev.to_owned()).map(Some)
+    }
+
     /// The content of `path` in the tree of `rev` and its blob's id (what
     /// keys a cache of anything derived from the content alone).
     pub fn file_with_id_at(&self, rev: &str, path: &str) -> Result<(ObjectId, Vec<u8>)> {

@@ -287,9 +287,9 @@ impl CarryAhead {
                         Ahead::Carry => None,
                         Ahead::Whole(_) => Some(None),
                         Ahead::Anchor(head, anchor) => repo
-                            .file_at(&head.to_hex(), &path)
+                            .file_at_most(&head.to_hex(), &path, MAX_SPECULATED_BYTES)
                             .ok()
-                            .filter(|bytes| bytes.len() <= MAX_SPECULATED_BYTES)
+                            .flatten()
                             .and_then(|bytes| {
                                 speculate::guess_lines(
                                     &path,

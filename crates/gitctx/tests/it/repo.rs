@@ -377,3 +377,16 @@ fn worktree_files_are_read_as_untrusted_input() {
     let err = git.read_worktree_file("config.toml", 3).unwrap_err();
     assert!(err.to_string().contains("limit of 3 bytes"), "{err}");
 }
+
+#[test]
+fn a_file_is_read_only_within_its_bound() {
+    let repo = TestRepo::new();
+    repo.commit_file("ten.txt", "123456789\n", "ten bytes");
+    let git = open(&repo);
+    assert_eq!(
+        git.file_at_most("HEAD", "ten.txt", 10).unwrap().as_deref(),
+        Some(&b"123456789\n"[..])
+    );
+    assert_eq!(git.file_at_most("HEAD", "ten.txt", 9).unwrap(), None);
+    assert!(git.file_at_most("HEAD", "missing.txt", 10).is_err());
+}
