@@ -201,11 +201,8 @@ pub fn match_name(query: &str, candidate_qualified: &str) -> Option<MatchKind> {
     if query.is_empty() || candidate.is_empty() {
         return None;
     }
-    if query == candidate {
-        return Some(MatchKind::Exact);
-    }
-    if is_suffix(&candidate, &query) || is_suffix(&query, &candidate) {
-        return Some(MatchKind::Unqualified);
+    if let Some(kind) = strict_match(&query, &candidate) {
+        return Some(kind);
     }
     let forward = suffixes(&candidate).filter_map(|suffix| fuzzy_distance(&query, suffix));
     let backward = suffixes(&query).filter_map(|suffix| fuzzy_distance(suffix, &candidate));
@@ -213,6 +210,18 @@ pub fn match_name(query: &str, candidate_qualified: &str) -> Option<MatchKind> {
     Some(MatchKind::Fuzzy {
         distance: u32::try_from(distance).unwrap_or(u32::MAX),
     })
+}
+
+/// [`MatchKind::Exact`] or [`MatchKind::Unqualified`] for two normalized,
+/// non-empty names; `None` for anything fuzzier.
+fn strict_match(query: &str, candidate: &str) -> Option<MatchKind> {
+    if query == candidate {
+        Some(MatchKind::Exact)
+    } else if is_suffix(candidate, query) || is_suffix(query, candidate) {
+        Some(MatchKind::Unqualified)
+    } else {
+        None
+    }
 }
 
 /// How well an annotation's anchor still fits the current code (spec 003
@@ -247,11 +256,23 @@ impl Stability {
 /// compare with all whitespace removed and a trailing `{`, `:` or `;`
 /// ignored.
 pub fn anchor_stability(units: &[Unit], anchor_name: &str, signature: Option<&str>) -> Stability {
-    let matches: Vec<(&Unit, MatchKind)> = units
-        .iter()
-        .filter_map(|unit| Some((unit, match_name(anchor_name, &unit.qualified_name)?)))
-        .filter(|(_, kind)| matches!(kind, MatchKind::Exact | MatchKind::Unqualified))
-        .collect();
+    // Only exact and unqualified matches count: no edit distance is
+    // computed (a read scores every region against every unit of its file).
+    let query = normalize(anchor_name);
+    let matches: Vec<(&Unit, MatchKind)> = if query.is_empty() {
+        Vec::new()
+    } else {
+        units
+            .iter()
+            .filter_map(|unit| {
+                let candidate = normalize(&unit.qualified_name);
+                if candidate.is_empty() {
+                    return None;
+                }
+                Some((unit, strict_match(&query, &candidate)?))
+            })
+            .collect()
+    };
     let best = matches.iter().map(|(_, kind)| *kind).min();
     let Some(best) = best else {
         return Stability::NotFound;
