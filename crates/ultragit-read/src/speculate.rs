@@ -230,4 +230,21 @@ mod tests {
         // An unclosed brace at the end of the file is no guess.
         assert_eq!(guess_lines("x.rs", "fn f() {\n  x\n", "f"), None);
     }
+
+    proptest::proptest! {
+        /// Whatever the text (it is the repository's, untrusted), a guess
+        /// never panics and names lines of the file.
+        #[test]
+        fn any_text_gives_no_guess_or_lines_of_the_file(
+            text in "(fn |def |static int |[a-z_]{1,3}|[(){}\\[\\];:. \t\n#/*@é]){0,200}",
+            anchor in "[a-z_:.]{0,6}",
+            python in proptest::bool::ANY,
+        ) {
+            let path = if python { "x.py" } else { "x.rs" };
+            if let Some((start, end)) = guess_lines(path, &text, &anchor) {
+                let lines = text.lines().count() as u32;
+                proptest::prop_assert!(1 <= start && start <= end && end <= lines, "{start}-{end} of {lines}");
+            }
+        }
+    }
 }
