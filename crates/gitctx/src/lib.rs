@@ -17,11 +17,15 @@
 //! that any commit of a history made, on every branch (one `git log`).
 //! [`Repo::commit_graph`] tells whether the repository's commit-graph has
 //! changed-path Bloom filters (from the files' headers), and
-//! [`Repo::write_commit_graph`] writes one that has ([`commit_graph`]).
+//! [`Repo::write_commit_graph`] writes one that has ([`commit_graph`]); with
+//! any commit-graph, the reachability walks ([`Repo::unreachable_from`],
+//! [`Repo::unreachable_from_refs`]) are `git rev-list`'s, which reads commits
+//! from the graph.
 //!
 //! - **Dependencies:** `safe-io` only among our crates. `git2` (libgit2, built without network
 //!   features) for object, diff, index, notes, ref and config access; the `git`
-//!   executable for blame (faster on long histories, see [`BlameEngine`]) and for
+//!   executable for blame (faster on long histories, see [`BlameEngine`]), for
+//!   reachability where a commit-graph is (see above) and for
 //!   anything a caller must run exactly as git would (commits, spec-fixed status
 //!   commands).
 //! - **API boundary:** no `git2` type appears in the public API. Ids are
