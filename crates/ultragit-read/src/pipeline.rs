@@ -62,7 +62,7 @@
 //! parse costs about as much as its blame. So the same thread blames, through
 //! the cache, what the query will need before the outline says exactly what
 //! that is: a whole file for a query of files, and for an anchor the lines
-//! its definition seems to span in the file's text ([`speculate`]). The
+//! its definition seems to span in the file's text (the `speculate` module). The
 //! read's own blame then finds those lines known and blames only what the
 //! guess missed; a guess costs time when wrong, never exactness (blame
 //! decides each line on its own, whatever range it is asked for).
