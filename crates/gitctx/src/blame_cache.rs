@@ -137,6 +137,13 @@ impl BlameCache {
         repo.carry_forward_outcome(path, self, true).0
     }
 
+    /// Whether the cache holds an entry (of some lines) for `path` at
+    /// `repo`'s HEAD: a read there may well run no git at all.
+    pub fn has_head_entry(&self, repo: &Repo, path: &str) -> bool {
+        repo.resolve_commit("HEAD")
+            .is_ok_and(|head| self.holds(head, path, &settings(repo, BlameEngine::Cli)))
+    }
+
     /// Whether there is an entry (usable or not) for `path` at `commit`
     /// under `settings`.
     fn holds(&self, commit: ObjectId, path: &str, settings: &str) -> bool {

@@ -273,13 +273,16 @@ impl CarryAhead {
         ahead: Ahead,
     ) -> CarryAhead {
         let carry = move || {
-            if !matches!(ahead, Ahead::Carry) {
-                // The blame about to run needs git's version: asked meanwhile.
-                gitctx::prefetch_git_version();
-            }
             let Ok(repo) = Repo::open(&root) else {
                 return Vec::new();
             };
+            if !matches!(ahead, Ahead::Carry)
+                && paths.iter().any(|path| !cache.has_head_entry(&repo, path))
+            {
+                // A blame is likely to run, and it needs git's version: asked
+                // meanwhile (a warm read asks nothing of git).
+                gitctx::prefetch_git_version();
+            }
             paths
                 .into_iter()
                 .map(|path| {
