@@ -400,3 +400,19 @@ fn a_carry_that_would_cost_more_than_a_blame_stops_and_git_blames_the_rest() {
         assert_eq!(cache.usage().files, blame_files(dir.path()).len() as u64);
     }
 }
+
+#[test]
+fn the_cache_tells_whether_it_holds_anything_at_head() {
+    let repo = TestRepo::new();
+    repo.commit_file("f.txt", "a\nb\n", "first");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlameCache::new(dir.path());
+    let git = open(&repo);
+    assert!(!cache.has_head_entry(&git, "f.txt"));
+    git.blame_cached("f.txt", &options(Some((1, 1)), BlameEngine::Cli), &cache)
+        .unwrap();
+    assert!(cache.has_head_entry(&git, "f.txt"));
+    assert!(!cache.has_head_entry(&git, "g.txt"));
+    repo.commit_file("f.txt", "a\nB\n", "second");
+    assert!(!cache.has_head_entry(&open(&repo), "f.txt"));
+}
