@@ -173,10 +173,7 @@ impl BlameCache {
     /// Remembers that a fresh `git blame` of `path` took `took`. Best effort.
     fn record_blame_cost(&self, path: &str, took: std::time::Duration) {
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
-        let _ = std::fs::create_dir_all(&self.dir);
-        if let Ok(dir) = safe_io::Dir::open(&self.dir)
-            .and_then(|base| base.create_dir_all(short_hash(path.as_bytes())))
-        {
+        if let Ok(dir) = path_dir(&self.dir, &short_hash(path.as_bytes())) {
             let _ = dir.write(
                 COST_FILE,
                 format!("{COST_HEADER}\nmicros {micros}\n").as_bytes(),
@@ -525,11 +522,18 @@ fn parse(text: &str, commit: ObjectId, path: &str) -> Option<Known> {
 /// Writes `known` for (`commit`, `path`) to `file` atomically, then trims the
 /// path's directory to [`KEEP_PER_PATH`] files. Errors are the caller's to
 /// ignore.
+/// The directory of one path's files, `subdir` below the cache's `base`,
+/// created if missing: `base` (in the git directory) as given, nothing below
+/// it through a link.
+fn path_dir(base: &Path, subdir: &str) -> std::io::Result<safe_io::Dir> {
+    std::fs::create_dir_all(base)?;
+    safe_io::Dir::open(base)
+        .and_then(|base| base.create_dir_all(subdir))
+        .map_err(std::io::Error::other)
+}
+
 fn store(file: &CacheFile, commit: ObjectId, path: &str, known: &Known) -> std::io::Result<()> {
-    std::fs::create_dir_all(&file.base)?;
-    let dir = safe_io::Dir::open(&file.base)
-        .and_then(|base| base.create_dir_all(&file.subdir))
-        .map_err(std::io::Error::other)?;
+    let dir = path_dir(&file.base, &file.subdir)?;
     let mut text = format!(
         "{HEADER}\ncommit {}\npath {}\n",
         commit.to_hex(),
