@@ -65,9 +65,9 @@ use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
 use llm::{ProviderKind, defaults};
 use ultragit_annotate::{
-    AnnotateOptions, AuthorContext, Existing, ProviderFlags, Report, Settings, Trivial, author,
-    record_failure, setup,
+    AnnotateOptions, AuthorContext, Existing, ProviderFlags, Report, Settings, Trivial,
 };
+use ultragit_notes::{author, record_failure, setup};
 
 use crate::context;
 

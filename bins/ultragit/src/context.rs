@@ -15,8 +15,8 @@ use clap::{ArgGroup, Args, Subcommand};
 use frontend::env::{ULTRAGIT_DEPENDENCIES, ULTRAGIT_REASONING, ULTRAGIT_TAGS, ULTRAGIT_TASK};
 use frontend::{CommandError, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::AuthorContext;
-use ultragit_annotate::author;
+use ultragit_notes::author;
+use ultragit_notes::author::AuthorContext;
 
 /// The arguments of `ultragit context`.
 #[derive(Debug, Args)]

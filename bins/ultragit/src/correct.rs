@@ -1,6 +1,6 @@
 //! `ultragit flag` and `ultragit correct`: a person's correction of a
 //! commit's annotation, appended to its note
-//! (`ultragit_annotate::correct`; the original annotation is never
+//! (`ultragit_notes::correct`; the original annotation is never
 //! rewritten). The author is named as git names a commit's author
 //! (`GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL`, else `user.name`/`user.email`).
 //!
@@ -13,7 +13,7 @@ use crate::invocation::Invocation;
 use clap::{ArgGroup, Args};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::correct::{self, Change, CorrectError, Stored};
+use ultragit_notes::correct::{self, Change, CorrectError, Stored};
 use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
 
 /// The arguments of `ultragit flag`.

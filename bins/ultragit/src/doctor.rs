@@ -1,5 +1,5 @@
 //! `ultragit doctor [--format text|json] [--fix] [--online]`: the checks of
-//! `ultragit_annotate::doctor`, printed aligned for people or as JSON.
+//! `ultragit_notes::doctor`, printed aligned for people or as JSON.
 //!
 //! The binary adds what only it can: whether the key's variable is set (the
 //! key itself is never printed), the hook program (this very binary,
@@ -22,8 +22,8 @@ use frontend::{CommandError, Context, Outcome};
 use gitctx::Repo;
 use llm::{CompletionRequest, LlmError, Message};
 use safe_io::term::sanitize_line;
-use ultragit_annotate::doctor::{self, Check, Inputs, Options, Report, Status};
 use ultragit_annotate::{ProviderFlags, Settings};
+use ultragit_notes::doctor::{self, Check, Inputs, Options, Report, Status};
 
 /// The arguments of `ultragit doctor`.
 #[derive(Debug, Args)]
@@ -94,9 +94,10 @@ pub fn run(args: &DoctorArgs, at: &Invocation) -> Result<Outcome, CommandError> 
     let exe = crate::hooks::ultragit_executable()?;
     let key_is_set = |name: &str| lookup(name).is_some_and(|value| !value.trim().is_empty());
     let rewrite_mode = lookup(doctor::REWRITE_MODE_ENV);
+    let provider = |repo: &Repo| ultragit_annotate::provider_check(repo, &key_is_set);
     let inputs = Inputs {
         ultragit: &exe,
-        key_is_set: &key_is_set,
+        provider: &provider,
         rewrite_mode_env: rewrite_mode.as_deref(),
     };
     let mut report = doctor::diagnose(&repo, &inputs, &Options { fix: args.fix });

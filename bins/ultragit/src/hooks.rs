@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use frontend::{CommandError, Context, ErrorKind};
-use ultragit_annotate::setup::HookChange;
+use ultragit_notes::setup::HookChange;
 
 /// This very binary, links resolved: the program the hooks run.
 pub(crate) fn ultragit_executable() -> Result<PathBuf, CommandError> {

@@ -1,5 +1,5 @@
 //! `ultragit init`: sets the repository up for ultragit (all the work is
-//! `ultragit_annotate::setup::init`) and says what it did: the notes ref, the
+//! `ultragit_notes::setup::init`) and says what it did: the notes ref, the
 //! state directory, the hooks (`post-commit`, `post-rewrite`, `post-merge`,
 //! `post-checkout`), notes rewriting, the default settings, the commit-graph
 //! (written with changed-path Bloom filters unless `--no-commit-graph`) and
@@ -13,8 +13,9 @@ use std::fmt::Write as _;
 use clap::Args;
 use frontend::{CommandError, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::setup::{self, CommitGraphChange};
-use ultragit_annotate::{NOTES_REF, ProviderFlags, Settings, author};
+use ultragit_annotate::{ProviderFlags, Settings};
+use ultragit_notes::setup::{self, CommitGraphChange};
+use ultragit_notes::{NOTES_REF, author};
 
 use crate::hooks;
 use crate::invocation::Invocation;
@@ -80,9 +81,9 @@ pub fn run(args: &InitArgs, at: &Invocation) -> Result<Outcome, CommandError> {
     let sync = if args.sync {
         let remote = match &args.remote {
             Some(remote) => remote.clone(),
-            None => ultragit_annotate::sync::default_remote(&repo)?,
+            None => ultragit_notes::sync::default_remote(&repo)?,
         };
-        Some(ultragit_annotate::sync::enable(&repo, &remote, &exe)?)
+        Some(ultragit_notes::sync::enable(&repo, &remote, &exe)?)
     } else {
         None
     };

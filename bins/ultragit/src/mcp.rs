@@ -12,7 +12,7 @@ use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::correct;
+use ultragit_notes::correct;
 
 /// The arguments of `ultragit mcp`.
 #[derive(Debug, Args)]

@@ -1,7 +1,7 @@
 //! `ultragit remap [--onto REF] [--dry-run] [--format text|json]`: notes left on
 //! commits a server rewrote (a forge's rebase or squash merge, a cherry-pick)
 //! are carried to the commits on REF that make the same change
-//! (`ultragit_annotate::remap::remap`), and the post-commit path's cherry-pick
+//! (`ultragit_notes::remap::remap`), and the post-commit path's cherry-pick
 //! copy ([`after_cherry_pick`]).
 //!
 //! REF defaults to `origin/HEAD`; when it does not exist the error names
@@ -12,7 +12,7 @@ use crate::invocation::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
 use gitctx::{ObjectId, Repo};
-use ultragit_annotate::remap::{self, CherryPick, RemapOptions, RemapReport, Remapped};
+use ultragit_notes::remap::{self, CherryPick, RemapOptions, RemapReport, Remapped};
 
 /// The arguments of `ultragit remap`.
 #[derive(Debug, Args)]
@@ -187,7 +187,7 @@ fn list(ids: &[ObjectId]) -> String {
 /// `None`: annotate as usual (not a cherry-pick, no match, a note exists
 /// already, or the search failed — then with a warning).
 pub fn after_cherry_pick(repo: &Repo, commit: ObjectId, ctx: &Context) -> Option<Outcome> {
-    let attempt = || -> Result<CherryPick, ultragit_annotate::AnnotateError> {
+    let attempt = || -> Result<CherryPick, ultragit_notes::NotesError> {
         if !remap::looks_cherry_picked(repo, commit)? {
             return Ok(CherryPick::NoMatch);
         }

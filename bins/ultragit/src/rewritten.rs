@@ -1,6 +1,6 @@
 //! `ultragit rewritten <amend|rebase>` (hidden): what the `post-rewrite` hook
 //! runs after `git commit --amend` and `git rebase`, with git's `<old> <new>
-//! [extra]` lines on stdin. All the rules are `ultragit_annotate::rewrite`'s.
+//! [extra]` lines on stdin. All the rules are `ultragit_notes::rewrite`'s.
 //!
 //! The local work happens now (git waits for the hook, so it is kept to notes,
 //! diffs and outlines — no model): notes copied, carried or synthesized. What
@@ -25,8 +25,8 @@ use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::rewrite::{self, Action, Applied, RewriteKind};
-use ultragit_annotate::{author, record_failure};
+use ultragit_notes::rewrite::{self, Action, Applied, RewriteKind};
+use ultragit_notes::{author, record_failure};
 
 use crate::annotate::{rebase_in_progress, spawn_annotation};
 
@@ -97,7 +97,7 @@ pub fn run(
 
     // Pending corrections of the old commits go into their notes first, so
     // the notes carried to the new commits hold them.
-    match ultragit_annotate::correct::fold_pending(&repo) {
+    match ultragit_notes::correct::fold_pending(&repo) {
         Ok(folded) => {
             for (commit, why) in &folded.kept {
                 ctx.warn(format!(

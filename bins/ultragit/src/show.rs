@@ -9,7 +9,7 @@ use crate::invocation::Invocation;
 use clap::{Args, ValueEnum};
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
-use ultragit_annotate::{NOTES_REF, show};
+use ultragit_notes::{NOTES_REF, show};
 use ultragit_schema::Annotation;
 
 /// The arguments of `ultragit show`.

@@ -1,5 +1,5 @@
 //! `ultragit sync [REMOTE] [--enable]`: notes travel through the team's git
-//! remote (all the work is `ultragit_annotate::sync`).
+//! remote (all the work is `ultragit_notes::sync`).
 //!
 //! - `ultragit sync [REMOTE]`: fetch the remote's notes into
 //!   `refs/notes/remotes/<REMOTE>/ultragit`, merge them into
@@ -32,8 +32,8 @@ use crate::invocation::Invocation;
 use clap::Args;
 use frontend::{CommandError, Context, Outcome};
 use gitctx::{MergeKind, Repo};
-use ultragit_annotate::NOTES_REF;
-use ultragit_annotate::sync::{self, EnableReport, Pushed, SyncOptions, SyncReport};
+use ultragit_notes::NOTES_REF;
+use ultragit_notes::sync::{self, EnableReport, Pushed, SyncOptions, SyncReport};
 
 use crate::annotate::count;
 use crate::hooks;

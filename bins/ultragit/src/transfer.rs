@@ -1,6 +1,6 @@
 //! `ultragit export [--since DATE] [-o FILE]` and `ultragit import FILE`:
 //! annotations as JSON Lines (the format and the rules are
-//! `ultragit_annotate::transfer`'s).
+//! `ultragit_notes::transfer`'s).
 //!
 //! `export` writes to stdout, or to FILE (created or replaced atomically, never
 //! through a symbolic link) and then prints a summary line. `import` reads FILE
@@ -16,7 +16,7 @@ use clap::Args;
 use frontend::{CommandError, ErrorKind, Outcome};
 use gitctx::Repo;
 use std::io::Read as _;
-use ultragit_annotate::transfer::{self, ExportOptions, IMPORT_LIMIT};
+use ultragit_notes::transfer::{self, ExportOptions, IMPORT_LIMIT};
 
 /// The arguments of `ultragit export`.
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 
 use code_commit_core::build::BuildError;
 use ultragit_annotate::{AgentError as AnnotateAgentError, AnnotateError};
+use ultragit_notes::NotesError;
 
 use crate::error::{Classify, ErrorKind};
 use crate::openai::AuthError;
@@ -106,7 +107,18 @@ impl Classify for AnnotateError {
             AnnotateError::Git(err) => err.kind(),
             AnnotateError::Config(_) | AnnotateError::ConfigFile(_) => ErrorKind::Config,
             AnnotateError::Unsafe(err) => err.kind(),
-            AnnotateError::Io { .. } => ErrorKind::Internal,
+            AnnotateError::Notes(err) => err.kind(),
+            _ => ErrorKind::User,
+        }
+    }
+}
+
+impl Classify for NotesError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            NotesError::Git(err) => err.kind(),
+            NotesError::Unsafe(err) => err.kind(),
+            NotesError::Io { .. } => ErrorKind::Internal,
             _ => ErrorKind::User,
         }
     }

@@ -41,7 +41,7 @@
 //! note that appeared meanwhile is merged with [`ultragit_schema::merge`]), so a
 //! run stopped at any point — by the `stop` future, or killed — leaves no partial
 //! note, and a rerun selects what is still missing: the notes are the state.
-//! Each failure is appended to `failed.log` ([`crate::record_failure`]).
+//! Each failure is appended to `failed.log` ([`ultragit_notes::record_failure`]).
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -65,7 +65,8 @@ use crate::config::{AnnotateConfig, CHUNK_FILE_THRESHOLD, LargeCommits, is_docs}
 use crate::error::AnnotateError;
 use crate::gather::{AnnotationContext, CommitInfo, Trivial, gather, is_lockfile, triviality};
 use crate::run::annotate_commit;
-use crate::{NOTES_REF, prompt, record_failure, tools};
+use crate::{NOTES_REF, prompt, tools};
+use ultragit_notes::record_failure;
 
 pub use crate::config::{BackfillConfig, parse_request_timeout, parse_retry_budget};
 

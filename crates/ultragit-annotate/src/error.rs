@@ -53,7 +53,8 @@ impl From<gitctx::Error> for AgentError {
     }
 }
 
-/// Errors of the commands around the agent (configuration, storage, set-up).
+/// Errors of the commands around the agent (configuration, and storing the
+/// note through the notes lifecycle).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AnnotateError {
@@ -68,57 +69,14 @@ pub enum AnnotateError {
     /// file, too large).
     #[error("invalid configuration: {0}")]
     ConfigFile(#[source] gitctx::Error),
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("{0}")]
     Invalid(String),
     /// A file of ours under `.git/` or the hooks directory could not be read or
     /// written safely (a symbolic link, a special file, too large).
     #[error(transparent)]
     Unsafe(#[from] safe_io::Error),
-    /// `ultragit sync` could not reach, or push to, the remote.
+    /// The notes lifecycle failed (storing the note, the state under
+    /// `.git/ultragit/`).
     #[error(transparent)]
-    Sync(#[from] SyncError),
-}
-
-/// Why `ultragit sync` failed (defined here, below `sync`, which uses
-/// [`AnnotateError`]; re-exported as `sync::SyncError`).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SyncError {
-    #[error(
-        "there is no remote named '{remote}' in this repository (see `git remote -v`); name one with `ultragit sync <remote>`"
-    )]
-    UnknownRemote { remote: String },
-    #[error(
-        "could not reach the remote '{remote}' ({detail}); check its URL (`git remote get-url {remote}`), the network and your credentials"
-    )]
-    Unreachable { remote: String, detail: String },
-    #[error("the remote '{remote}' refused the push of {refname}: {reason}")]
-    Refused {
-        remote: String,
-        refname: String,
-        reason: String,
-    },
-    #[error(
-        "the push of {refname} to '{remote}' was rejected {attempts} times because others pushed at the same time; run `ultragit sync` again"
-    )]
-    KeptLosing {
-        remote: String,
-        refname: String,
-        attempts: u32,
-    },
-}
-
-impl AnnotateError {
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        AnnotateError::Io {
-            path: path.display().to_string(),
-            source,
-        }
-    }
+    Notes(#[from] ultragit_notes::NotesError),
 }

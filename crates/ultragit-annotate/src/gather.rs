@@ -10,9 +10,9 @@ use gitctx::{DiffOptions, FileDiff, LineKind, ObjectId, Repo};
 use outline::Unit;
 use ultragit_schema::{Annotation, ContextLevel};
 
-use crate::author::AuthorContext;
 use crate::config::AnnotateConfig;
 use crate::error::AgentError;
+use ultragit_notes::author::AuthorContext;
 
 /// The commit being annotated (spec 000 `CommitInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]

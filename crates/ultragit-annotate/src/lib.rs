@@ -8,23 +8,15 @@
 //! against the file's outline ([`tools`], [`run`]), assembles and
 //! validates the `ultragit/v1` document, and stores it as the commit's note under
 //! `refs/notes/ultragit` — compare-and-swap, so annotations finishing at the same
-//! time never lose each other. Around it: author context ([`author`]), set-up
-//! ([`setup`]: the `post-commit` and `post-rewrite` hooks), notes carried
-//! through amend, rebase and squash ([`rewrite`]), health checks
-//! ([`doctor`]), display ([`show`]), configuration (`config`), [`backfill`]
-//! (selecting a history's unannotated commits and annotating many at once),
-//! and the team operations on the notes: [`sync`] with a git remote (fetch into
-//! a tracking ref, a union merge that never removes or degrades a local note,
-//! push without force) and [`transfer`] (`export`/`import` as JSON Lines,
-//! import streamed).
-//! People correct what was recorded with [`correct`] (`ultragit flag` and
-//! `ultragit correct`: corrections recorded beside the note, then folded into
-//! it in one rewrite, never re-serialising it).
-//! Notes follow the change to cherry-picks and server-side rebase and squash
-//! merges by patch-id ([`remap`]).
+//! time never lose each other (`ultragit_notes::store_with`). Around it:
+//! configuration (`config`), [`backfill`] (selecting a history's unannotated
+//! commits and annotating many at once) and `doctor`'s provider check
+//! ([`provider_check`]). Everything else a note lives through — author
+//! context, set-up and hooks, rewrites, sync, transfer, remap, corrections,
+//! display, doctor — is `ultragit-notes`, which knows no model.
 //!
-//! - **Dependencies:** `ultragit-schema`, `gitctx`, `outline`, `llm`, `agent`,
-//!   `safe-io` (`.git/ultragit/` and the hook written through directory handles),
+//! - **Dependencies:** `ultragit-schema`, `ultragit-notes` (storing, author
+//!   context, `failed.log`), `gitctx`, `outline`, `llm`, `agent`, `safe-io`,
 //!   `layered-config` (the configuration table, resolved with its sources).
 //! - **Invariant:** the team config may tune limits, never choose the provider,
 //!   model, endpoint or key (`config`).
@@ -55,32 +47,22 @@
 //! - No printing, no environment: the binary builds the provider (it reads the key
 //!   from the environment variable the configuration names) and prints.
 
-pub mod author;
 pub mod backfill;
 mod budget;
 mod config;
-pub mod correct;
-pub mod doctor;
 mod error;
 pub mod gather;
 pub mod prompt;
-pub mod remap;
-pub mod rewrite;
+mod provider_check;
 pub mod run;
-pub mod setup;
-pub mod show;
-pub mod sync;
 pub mod tools;
-pub mod transfer;
 
-use std::io::Write as _;
 use std::path::Path;
 
 use agent::TraceSink;
 use gitctx::Repo;
 use llm::LlmProvider;
 
-pub use author::AuthorContext;
 pub use config::{
     AnnotateConfig, LargeCommits, ProviderFlags, ProviderSettings, ProviderSources, Settings,
     ToolUse,
@@ -88,10 +70,11 @@ pub use config::{
 pub use error::{AgentError, AnnotateError};
 use gather::gather_since;
 pub use gather::{AnnotationContext, CommitInfo, ExistingAnnotation, Trivial, gather, triviality};
+pub use provider_check::provider_check;
 pub use run::{Annotated, annotate_commit};
-
-/// The notes ref annotations live under.
-pub const NOTES_REF: &str = "refs/notes/ultragit";
+pub use ultragit_notes::author::AuthorContext;
+use ultragit_notes::store_with;
+pub use ultragit_notes::{Existing, NOTES_REF};
 
 /// What `annotate` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,22 +105,6 @@ pub enum Report {
     /// A note appeared on the commit while the annotation ran and was kept
     /// ([`Existing::Keep`]); the new annotation was not stored.
     Kept { commit: String },
-}
-
-/// What storing an annotation does with a note the commit already has.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Existing {
-    /// Replace it (`ultragit annotate` run by hand).
-    #[default]
-    Replace,
-    /// Keep it and store nothing (the background annotation of the
-    /// `post-commit` hook: a note that appeared meanwhile — carried over by an
-    /// amend, synced from a teammate — wins).
-    Keep,
-    /// Merge the new annotation into it (an amend's delta): the existing
-    /// note's provenance is kept. Without a readable note written for this
-    /// commit, the new annotation is stored with `amend` provenance.
-    Merge,
 }
 
 /// How [`annotate_with`] annotates and stores.
@@ -262,81 +229,4 @@ fn without_model(
     }
     let reason = skipped.declined().unwrap_or_default().to_owned();
     Ok(Some(Report::TooLarge { commit, reason }))
-}
-
-/// The commits among `ids` without a note in `notes`, in their order.
-pub(crate) fn unannotated(
-    notes: &gitctx::Notes<'_>,
-    ids: Vec<gitctx::ObjectId>,
-) -> gitctx::Result<Vec<gitctx::ObjectId>> {
-    let found = notes.read_many(&ids)?.found;
-    let annotated: std::collections::HashSet<_> = found.into_iter().map(|(id, _)| id).collect();
-    Ok(ids
-        .into_iter()
-        .filter(|id| !annotated.contains(id))
-        .collect())
-}
-
-/// Writes `annotation` as the note of its commit (compare-and-swap on the ref).
-pub fn store(repo: &Repo, annotation: &ultragit_schema::Annotation) -> Result<(), AnnotateError> {
-    store_with(repo, annotation, Existing::Replace).map(drop)
-}
-
-/// Writes `annotation` as the note of its commit, doing with a note it already
-/// has what `existing` says, decided on the note as of the compare-and-swap.
-/// Returns `false` when an existing note was kept and nothing written.
-pub(crate) fn store_with(
-    repo: &Repo,
-    annotation: &ultragit_schema::Annotation,
-    existing: Existing,
-) -> Result<bool, AnnotateError> {
-    use ultragit_schema::Annotation;
-    let commit = annotation.commit.parse().map_err(|_| {
-        AnnotateError::Invalid(format!("'{}' is not a commit id", annotation.commit))
-    })?;
-    let text = annotation.to_json();
-    let notes = repo.notes(NOTES_REF)?;
-    if existing == Existing::Replace {
-        notes.write(commit, &text)?;
-        return Ok(true);
-    }
-    let mut kept = false;
-    notes.write_with(commit, |current| {
-        kept = false;
-        let Some(current) = current else {
-            return Some(text.clone());
-        };
-        match (existing, Annotation::from_json(current)) {
-            (Existing::Merge, Ok(note)) => {
-                let mut merged = ultragit_schema::merge::merge(&note, annotation);
-                if !note.commit.eq_ignore_ascii_case(&annotation.commit) {
-                    // A note git copied from the old commit (the hook did not
-                    // run): kept, but named and derived as the new one.
-                    merged.commit = annotation.commit.clone();
-                    merged.provenance = annotation.provenance.clone();
-                }
-                (merged != note).then(|| merged.to_json())
-            }
-            // An unreadable note: the new annotation replaces it.
-            (Existing::Merge, Err(_)) => Some(text.clone()),
-            _ => {
-                kept = true;
-                None
-            }
-        }
-    })?;
-    Ok(!kept)
-}
-
-/// Appends `{time} {commit} {reason}` to `.git/ultragit/failed.log`.
-pub fn record_failure(repo: &Repo, commit: &str, reason: &str) -> Result<(), AnnotateError> {
-    let dir = author::state(&repo.common_dir())?;
-    let line = format!(
-        "{} {commit} {}\n",
-        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        reason.replace('\n', " ")
-    );
-    let mut file = dir.append("failed.log")?;
-    file.write_all(line.as_bytes())
-        .map_err(|e| AnnotateError::io(&dir.path().join("failed.log"), e))
 }

@@ -1,9 +1,9 @@
 //! The writing agent's prompts (spec 000 "System Prompt"), word for word where the
 //! spec gives them.
 
-use crate::author::AuthorContext;
 use crate::gather::AnnotationContext;
 use crate::tools;
+use ultragit_notes::author::AuthorContext;
 
 /// The base system prompt.
 pub const BASE: &str =

@@ -1,7 +1,7 @@
 //! `ultragit_context_set`: what the next commit is for, told by the coding
 //! agent that makes it, so the writing agent's annotation of that commit is
 //! `enhanced`. The same code path as `ultragit context set`
-//! (`ultragit_annotate::author::set_pending`): the fields given replace the
+//! (`ultragit_notes::author::set_pending`): the fields given replace the
 //! pending ones, the others are kept, blank text counts as not given, and the
 //! context is stored in `.git/ultragit/pending-context.json` until the next
 //! annotation consumes it.
@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use ultragit_annotate::{AuthorContext, author};
+use ultragit_notes::author::{self, AuthorContext};
 
 use crate::Scope;
 use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};

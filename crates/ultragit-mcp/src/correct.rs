@@ -1,6 +1,6 @@
 //! `ultragit_flag` and `ultragit_correct`: a coding agent that finds an
 //! annotation wrong says so, the way `ultragit flag` and `ultragit correct` do
-//! (`ultragit_annotate::correct`; the correction is appended to the commit's
+//! (`ultragit_notes::correct`; the correction is appended to the commit's
 //! note, the original annotation is never rewritten, and `read` then shows the
 //! correction and lowers a flagged region's confidence). The author recorded
 //! is the server's git identity: `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL` from the
@@ -15,7 +15,7 @@
 use gitctx::Repo;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use ultragit_annotate::correct::{self, Change, CorrectError, Stored};
+use ultragit_notes::correct::{self, Change, CorrectError, Stored};
 use ultragit_schema::correction::MAX_CORRECTION_TEXT;
 use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
 

@@ -22,10 +22,10 @@
 //!   `ultragit_read::{deps, history, summary}`, in process.
 //! - `ultragit_context_set` (`context`): `task`, `reasoning`, `dependencies`,
 //!   `tags` for the next commit's annotation →
-//!   `ultragit_annotate::author::set_pending`, the code path of
+//!   `ultragit_notes::author::set_pending`, the code path of
 //!   `ultragit context set`.
 //! - `ultragit_flag`, `ultragit_correct` (`correct`): a correction appended
-//!   to a commit's note → `ultragit_annotate::correct`, the code path of
+//!   to a commit's note → `ultragit_notes::correct`, the code path of
 //!   `ultragit flag` and `ultragit correct`.
 //!
 //! - **Dependencies:** `ultragit-read` (read), `ultragit-annotate` (author
@@ -464,11 +464,10 @@ mod tests {
         .unwrap();
         assert_eq!(set.is_error, Some(false), "{set:?}");
         let common = server.scope().common_dir.clone();
-        let pending = ultragit_annotate::author::read_context(
-            &ultragit_annotate::author::pending_path(&common),
-        )
-        .unwrap()
-        .unwrap();
+        let pending =
+            ultragit_notes::author::read_context(&ultragit_notes::author::pending_path(&common))
+                .unwrap()
+                .unwrap();
         assert_eq!(pending.dependencies.as_deref(), Some("probe.py"));
 
         let missing = call(&server, "ultragit_read", None).await.unwrap();

@@ -64,7 +64,8 @@ use gitctx::{GitCommand, ObjectId, Repo};
 use llm::{ProviderConfig, ProviderKind};
 use serde_json::json;
 use testkit::{FAKE_MODEL, FakeLlm, Flavor, Reply, call};
-use ultragit_annotate::{AnnotateConfig, NOTES_REF, annotate_commit, gather, store, triviality};
+use ultragit_annotate::{AnnotateConfig, annotate_commit, gather, triviality};
+use ultragit_notes::{NOTES_REF, store};
 
 use super::{
     Case, build_ultragit, fmt, interleave, measure, phase_rows, report, row, succeed, verdict,
@@ -464,7 +465,7 @@ fn hook(fixture: &AnnotateFixture) -> Result<(), String> {
     }
     let setup = HookRepo {
         notes_tip: git(&dir, &["rev-parse", NOTES_REF])?,
-        failed_log: ultragit_annotate::author::state_dir(&repo.common_dir()).join("failed.log"),
+        failed_log: ultragit_notes::author::state_dir(&repo.common_dir()).join("failed.log"),
         dir,
         home,
         hook,

@@ -1,5 +1,5 @@
 //! `cargo xtask bench corrections`: 1,000 corrections of one region of a
-//! 3 MB note, in-process through `ultragit_annotate::correct` (the code path
+//! 3 MB note, in-process through `ultragit_notes::correct` (the code path
 //! of `ultragit correct` and of the MCP server's `ultragit_correct`), each
 //! timed. Target: ≤ 20 ms per correction, flat. Each is appended to the
 //! commit's pending record, not to the note, so its cost does not follow the
@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use gitctx::{ObjectId, Repo};
-use ultragit_annotate::correct::{self, Change};
+use ultragit_notes::correct::{self, Change};
 use ultragit_schema::{
     Annotation, AstAnchor, ContextLevel, CorrectionField, CorrectionTarget, LineRange,
     RegionAnnotation,
@@ -68,7 +68,7 @@ pub(super) fn corrections() -> Result<(), String> {
         note.regions.push(region);
     }
     let text = note.to_json();
-    repo.notes(ultragit_annotate::NOTES_REF)
+    repo.notes(ultragit_notes::NOTES_REF)
         .and_then(|n| n.write(head, &text))
         .map_err(|e| e.to_string())?;
     println!(

@@ -66,7 +66,7 @@ fn history() -> History {
         annotated,
     };
     let note = note_for(&history.annotated);
-    ultragit_annotate::store(&Repo::discover(history.repo.path()).unwrap(), &note).unwrap();
+    ultragit_notes::store(&Repo::discover(history.repo.path()).unwrap(), &note).unwrap();
     history
 }
 

@@ -4,15 +4,8 @@
 mod agent_loop;
 mod backfill;
 mod budget;
-mod correct;
-mod doctor;
 mod gather;
 mod golden;
-mod remap;
 mod replies;
-mod rewrite;
-mod setup;
 mod support;
-mod sync;
-mod sync_union;
 mod tools;

@@ -2,11 +2,10 @@
 
 use std::sync::Arc;
 
-use gitctx::{ObjectId, Repo};
 use llm::{HttpOptions, LlmProvider, ProviderConfig, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
 use testkit::{FakeLlm, Flavor, Reply, TestRepo, call};
-use ultragit_annotate::{AnnotateConfig, AnnotationContext, AuthorContext, NOTES_REF, gather};
+use ultragit_annotate::{AnnotateConfig, AnnotationContext, AuthorContext, gather};
 use ultragit_schema::Annotation;
 
 /// A provider for `server` (Chat Completions flavor unless told otherwise).
@@ -154,35 +153,6 @@ pub fn tool_names(body: &Value) -> Vec<&str> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A commit id from its hex.
-pub fn id(hex: &str) -> ObjectId {
-    hex.parse().unwrap()
-}
-
-/// The repository of a test repo.
-pub fn open(repo: &TestRepo) -> Repo {
-    Repo::discover(repo.path()).unwrap()
-}
-
-/// Writes `annotation` as its commit's note as it is (no validation).
-pub fn write_note(repo: &TestRepo, annotation: &Annotation) {
-    open(repo)
-        .notes(NOTES_REF)
-        .unwrap()
-        .write(id(&annotation.commit), &annotation.to_json())
-        .unwrap();
-}
-
-/// The note of `commit`, which must parse as `ultragit/v1`.
-pub fn read_note(repo: &TestRepo, commit: &str) -> Option<Annotation> {
-    let text = open(repo)
-        .notes(NOTES_REF)
-        .unwrap()
-        .read(id(commit))
-        .unwrap()?;
-    Some(Annotation::from_json(&text).expect("every written note parses"))
 }
 
 /// HEAD's note, read with git itself.

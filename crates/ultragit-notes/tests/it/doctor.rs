@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::json;
 use testkit::{TestRepo, assert_contains, assert_ends_with, assert_starts_with};
-use ultragit_annotate::NOTES_REF;
-use ultragit_annotate::doctor::{Check, Inputs, Options, Report, Status, diagnose};
-use ultragit_annotate::setup::{InitOptions, init};
+use ultragit_notes::NOTES_REF;
+use ultragit_notes::doctor::{Check, Inputs, Options, Report, Status, diagnose};
+use ultragit_notes::setup::{InitOptions, init};
 
 const EXE: &str = "/bin/sh";
 
@@ -20,10 +20,11 @@ fn run(repo: &TestRepo, fix: bool) -> Report {
 /// [`run`] as from an environment where `GIT_NOTES_REWRITE_MODE` is `mode`.
 fn run_with_mode_env(repo: &TestRepo, fix: bool, mode: Option<&str>) -> Report {
     let r = gitctx::Repo::discover(repo.path()).unwrap();
-    let key_is_set = |name: &str| name == "DOCTOR_KEY";
+    // The writer's crate makes the provider check (tested there).
+    let provider = |_: &gitctx::Repo| Check::ok("provider", "a test provider");
     let inputs = Inputs {
         ultragit: Path::new(EXE),
-        key_is_set: &key_is_set,
+        provider: &provider,
         rewrite_mode_env: mode,
     };
     diagnose(&r, &inputs, &Options { fix })

@@ -8,13 +8,13 @@ use ultragit_schema::Annotation;
 
 use super::{Check, Doctor, Finding, Repair, listed, plural, truncate};
 use crate::NOTES_REF;
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// How many notes are read per batch.
 const NOTE_BATCH: usize = 256;
 
 impl Doctor<'_> {
-    pub(super) fn notes(&self) -> Result<Vec<Finding>, AnnotateError> {
+    pub(super) fn notes(&self) -> Result<Vec<Finding>, NotesError> {
         let notes = self.repo.notes(NOTES_REF)?;
         if notes.tip()?.is_none() {
             return Ok(vec![
@@ -52,7 +52,7 @@ impl Doctor<'_> {
     /// `pending-corrections`, only when some are pending: corrections
     /// recorded but not yet folded into their notes (the next sync folds
     /// them; `--fix` does now).
-    fn pending_corrections(&self) -> Result<Option<Finding>, AnnotateError> {
+    fn pending_corrections(&self) -> Result<Option<Finding>, NotesError> {
         let record = self.repo.notes(ultragit_schema::pending::CORRECTIONS_REF)?;
         if record.tip()?.is_none() {
             return Ok(None);
@@ -87,7 +87,7 @@ struct NoteScan {
 }
 
 /// Parses every note, in batches (one notes-tree read per batch).
-fn scan_notes(repo: &Repo, targets: &[ObjectId]) -> Result<NoteScan, AnnotateError> {
+fn scan_notes(repo: &Repo, targets: &[ObjectId]) -> Result<NoteScan, NotesError> {
     let notes = repo.notes(NOTES_REF)?;
     let mut scan = NoteScan::default();
     for batch in targets.chunks(NOTE_BATCH) {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use testkit::{TestRepo, assert_contains, assert_starts_with};
-use ultragit_annotate::setup::{
+use ultragit_notes::setup::{
     CommitGraphChange, HOOK_BEGIN, HOOKS, HookChange, InitOptions, InitReport, init,
 };
 
@@ -173,7 +173,7 @@ fn the_post_rewrite_hook_hands_git_input_on_to_an_existing_hook() {
     let text = std::fs::read_to_string(&rewrite_hook).unwrap();
     assert_starts_with(&text, "#!/bin/sh\n# >>> ultragit post-rewrite >>>\n");
     assert_contains(&text, "/nonexistent/ultragit rewritten \"$1\"");
-    assert!(ultragit_annotate::setup::hook_installed(
+    assert!(ultragit_notes::setup::hook_installed(
         &repo.join(".git/hooks"),
         "post-rewrite"
     ));

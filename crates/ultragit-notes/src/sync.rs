@@ -47,7 +47,7 @@ use gitctx::{MergeKind, ObjectId, Repo, Resolution};
 use safe_io::Dir;
 use ultragit_schema::merge::{TextMerge, Unreadable, merge_texts};
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 pub use crate::error::SyncError;
 use crate::setup::{HookChange, install_hook, shell_quote};
 
@@ -163,7 +163,7 @@ pub fn fetch_refspec(remote: &str) -> String {
 
 /// The remote a sync uses when none is named: `ultragit.syncRemote`, else the
 /// remote of the current branch's upstream, else `origin`.
-pub fn default_remote(repo: &Repo) -> Result<String, AnnotateError> {
+pub fn default_remote(repo: &Repo) -> Result<String, NotesError> {
     if let Some(remote) = repo.config_get(SYNC_REMOTE_KEY)?
         && !remote.trim().is_empty()
     {
@@ -181,7 +181,7 @@ pub fn default_remote(repo: &Repo) -> Result<String, AnnotateError> {
 
 /// Checks that `remote` is a remote configured in this repository (a name, not
 /// a URL or a path, and not something git would read as an option).
-pub fn check_remote(repo: &Repo, remote: &str) -> Result<(), AnnotateError> {
+pub fn check_remote(repo: &Repo, remote: &str) -> Result<(), NotesError> {
     let unknown = || SyncError::UnknownRemote {
         remote: remote.to_owned(),
     };
@@ -209,7 +209,7 @@ fn git_ref_component_ok(name: &str) -> bool {
 }
 
 /// Syncs the notes with `remote` (see the module docs).
-pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncReport, AnnotateError> {
+pub fn sync(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<SyncReport, NotesError> {
     check_remote(repo, remote)?;
     let notes = repo.notes(crate::NOTES_REF)?;
     let mut report = SyncReport {
@@ -359,11 +359,7 @@ fn resolve(
 
 /// Fetches the remote's notes into the tracking ref. `None`: the remote has
 /// no notes ref.
-fn fetch(
-    repo: &Repo,
-    remote: &str,
-    options: &SyncOptions,
-) -> Result<Option<ObjectId>, AnnotateError> {
+fn fetch(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<Option<ObjectId>, NotesError> {
     let fetch = repo
         .git()
         .args([
@@ -428,7 +424,7 @@ enum PushResult {
 }
 
 /// Pushes the local notes ref without force and reads git's porcelain report.
-fn push(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<PushResult, AnnotateError> {
+fn push(repo: &Repo, remote: &str, options: &SyncOptions) -> Result<PushResult, NotesError> {
     let refspec = format!("{0}:{0}", crate::NOTES_REF);
     let push = repo
         .git()
@@ -501,7 +497,7 @@ fn porcelain_status(stdout: &str, refspec: &str) -> Option<PorcelainLine> {
     })
 }
 
-fn unreachable(remote: &str, err: &gitctx::Error) -> AnnotateError {
+fn unreachable(remote: &str, err: &gitctx::Error) -> NotesError {
     SyncError::Unreachable {
         remote: remote.to_owned(),
         detail: clean(&err.to_string()),
@@ -560,13 +556,13 @@ pub(crate) fn pre_push_line(ultragit: &Path) -> String {
 /// Turns sync on for `remote`: the fetch refspec of its tracking ref (once),
 /// `ultragit.syncRemote`, and the `pre-push` hook block. Running it again
 /// changes nothing but the hook block's text.
-pub fn enable(repo: &Repo, remote: &str, ultragit: &Path) -> Result<EnableReport, AnnotateError> {
+pub fn enable(repo: &Repo, remote: &str, ultragit: &Path) -> Result<EnableReport, NotesError> {
     check_remote(repo, remote)?;
     let refspec_added =
         repo.config_add_unique(&format!("remote.{remote}.fetch"), &fetch_refspec(remote))?;
     repo.config_set(SYNC_REMOTE_KEY, remote)?;
     let hooks = repo.hooks_dir()?;
-    std::fs::create_dir_all(&hooks).map_err(|e| AnnotateError::io(&hooks, e))?;
+    std::fs::create_dir_all(&hooks).map_err(|e| NotesError::io(&hooks, e))?;
     let hook = install_hook(&Dir::open(&hooks)?, "pre-push", &pre_push_line(ultragit))?;
     Ok(EnableReport {
         remote: remote.to_owned(),

@@ -21,7 +21,7 @@ use ultragit_schema::{
 };
 
 use super::lines::{Carried, FileMap, Target};
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// What [`synthesize`] made.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,7 @@ pub fn synthesize(
     repo: &Repo,
     new: ObjectId,
     sources: &[(ObjectId, Option<Annotation>)],
-) -> Result<Synthesis, AnnotateError> {
+) -> Result<Synthesis, NotesError> {
     let mut target = Target::new(repo, new);
     let mut regions = Vec::new();
     let mut concerns = Vec::new();

@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use gitctx::{DiffOptions, ObjectId, PatchId, Repo};
 use ultragit_schema::{Annotation, Provenance, ProvenanceOperation, ValidationContext};
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use crate::rewrite::carry_regions;
 use crate::{NOTES_REF, author};
 
@@ -143,11 +143,7 @@ pub enum CherryPick {
 /// Copies the note of the commit `commit` was cherry-picked from, if an
 /// annotated commit with its patch-id exists (module docs). With `dry_run`
 /// nothing is written.
-pub fn cherry_pick(
-    repo: &Repo,
-    commit: ObjectId,
-    dry_run: bool,
-) -> Result<CherryPick, AnnotateError> {
+pub fn cherry_pick(repo: &Repo, commit: ObjectId, dry_run: bool) -> Result<CherryPick, NotesError> {
     let notes = repo.notes(NOTES_REF)?;
     if notes.read(commit)?.is_some() {
         return Ok(CherryPick::AlreadyAnnotated);
@@ -210,7 +206,7 @@ pub fn cherry_pick(
 /// True when `commit` looks like a cherry-pick: HEAD's reflog says it was
 /// made by `git cherry-pick`, or its message has the `-x` trailer. The
 /// post-commit path tries [`cherry_pick`] only then.
-pub fn looks_cherry_picked(repo: &Repo, commit: ObjectId) -> Result<bool, AnnotateError> {
+pub fn looks_cherry_picked(repo: &Repo, commit: ObjectId) -> Result<bool, NotesError> {
     if let Some(message) = repo.reflog_message("HEAD", commit, REFLOG_DEPTH)?
         && message.starts_with("cherry-pick")
     {
@@ -312,7 +308,7 @@ pub fn remap(
     repo: &Repo,
     onto: ObjectId,
     options: &RemapOptions,
-) -> Result<RemapReport, AnnotateError> {
+) -> Result<RemapReport, NotesError> {
     let mut report = RemapReport::default();
     let notes = repo.notes(NOTES_REF)?;
     let targets: Vec<ObjectId> = notes.list()?.into_iter().map(|e| e.target).collect();
@@ -484,7 +480,7 @@ struct Chain {
 /// The chains ending at those of `sources` that no other source's chain
 /// contains. A chain of one commit is left out: its combined diff is its own
 /// patch, which was compared already.
-fn chains(repo: &Repo, onto: ObjectId, sources: &[ObjectId]) -> Result<Vec<Chain>, AnnotateError> {
+fn chains(repo: &Repo, onto: ObjectId, sources: &[ObjectId]) -> Result<Vec<Chain>, NotesError> {
     let onto_hex = onto.to_hex();
     let mut walked: Vec<(ObjectId, Vec<ObjectId>)> = Vec::new();
     // Every commit below some chain's tip: a source among them is no tip.
@@ -526,10 +522,10 @@ fn synthesize_squash(
     target: ObjectId,
     sources: &[(ObjectId, Option<Annotation>)],
     onto_name: &str,
-) -> Result<(Annotation, Vec<String>), AnnotateError> {
+) -> Result<(Annotation, Vec<String>), NotesError> {
     let synthesis = crate::rewrite::synthesize(repo, target, sources)?;
     let Some(mut note) = synthesis.annotation else {
-        return Err(AnnotateError::Invalid(format!(
+        return Err(NotesError::Invalid(format!(
             "no annotated commit in the chain squashed into {}",
             target.short()
         )));
@@ -563,9 +559,9 @@ fn copied_note(
     sources: &[(ObjectId, Annotation)],
     how: How,
     what: &str,
-) -> Result<(Annotation, Vec<String>), AnnotateError> {
+) -> Result<(Annotation, Vec<String>), NotesError> {
     let Some(((first_id, first), rest)) = sources.split_first() else {
-        return Err(AnnotateError::Invalid(format!(
+        return Err(NotesError::Invalid(format!(
             "no source note for {}",
             target.short()
         )));
@@ -578,7 +574,7 @@ fn copied_note(
         let (regions, lost) = carry_regions(repo, id, target, &source.regions)?;
         copy.regions = regions;
         dropped.extend(lost);
-        Ok::<_, AnnotateError>(copy)
+        Ok::<_, NotesError>(copy)
     };
     let mut note = carried(*first_id, first)?;
     for (id, other) in rest {
@@ -605,7 +601,7 @@ fn copied_note(
 }
 
 /// Validates `note` against its commit and drops what is invalid there.
-fn finish(repo: &Repo, note: &mut Annotation) -> Result<Vec<String>, AnnotateError> {
+fn finish(repo: &Repo, note: &mut Annotation) -> Result<Vec<String>, NotesError> {
     let diff = repo.diff_commit(
         &note.commit,
         &DiffOptions {
@@ -631,7 +627,7 @@ fn finish(repo: &Repo, note: &mut Annotation) -> Result<Vec<String>, AnnotateErr
 fn readable_notes(
     repo: &Repo,
     ids: &[ObjectId],
-) -> Result<(HashMap<ObjectId, Annotation>, Vec<ObjectId>), AnnotateError> {
+) -> Result<(HashMap<ObjectId, Annotation>, Vec<ObjectId>), NotesError> {
     let read = repo.notes(NOTES_REF)?.read_many(ids)?;
     let mut good = HashMap::new();
     let mut bad: Vec<ObjectId> = read.too_large.iter().map(|(id, _)| *id).collect();
@@ -649,15 +645,15 @@ fn readable_notes(
 /// Writes `note` unless its commit got a note meanwhile; `false` then. "Only
 /// if absent" is decided inside the notes ref's compare-and-swap
 /// (`Notes::write_with`), so a note another writer stored is never replaced.
-fn write_if_absent(repo: &Repo, note: &Annotation) -> Result<bool, AnnotateError> {
+fn write_if_absent(repo: &Repo, note: &Annotation) -> Result<bool, NotesError> {
     let commit: ObjectId = note
         .commit
         .parse()
-        .map_err(|_| AnnotateError::Invalid(format!("'{}' is not a commit id", note.commit)))?;
+        .map_err(|_| NotesError::Invalid(format!("'{}' is not a commit id", note.commit)))?;
     // Never store what `read` could not parse.
     let text = note.to_json();
     Annotation::from_json(&text)
-        .map_err(|e| AnnotateError::Invalid(format!("derived note does not parse: {e}")))?;
+        .map_err(|e| NotesError::Invalid(format!("derived note does not parse: {e}")))?;
     let written = repo
         .notes(NOTES_REF)?
         .write_with(commit, |current| current.is_none().then(|| text.clone()))?;
@@ -706,7 +702,7 @@ impl PatchIdCache {
         &mut self,
         repo: &Repo,
         commits: &[ObjectId],
-    ) -> Result<HashMap<ObjectId, PatchId>, AnnotateError> {
+    ) -> Result<HashMap<ObjectId, PatchId>, NotesError> {
         let missing: Vec<ObjectId> = commits
             .iter()
             .copied()

@@ -15,14 +15,14 @@ use safe_io::Dir;
 use safe_io::fs::FileKind;
 
 use super::{Check, Doctor, Finding, Repair, Status};
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use crate::setup;
 
 /// The most of a hook file that is read.
 const HOOK_LIMIT: u64 = 1024 * 1024;
 
 impl Doctor<'_> {
-    pub(super) fn hooks(&self) -> Result<Vec<Finding>, AnnotateError> {
+    pub(super) fn hooks(&self) -> Result<Vec<Finding>, NotesError> {
         let hooks = self.repo.hooks_dir()?;
         let exe = self.inputs.ultragit;
         let mut out: Vec<Finding> = setup::HOOKS
@@ -141,7 +141,7 @@ impl Doctor<'_> {
         }
     }
 
-    fn inspect_hook(&self, hooks: &Path, name: &str) -> Result<HookState, AnnotateError> {
+    fn inspect_hook(&self, hooks: &Path, name: &str) -> Result<HookState, NotesError> {
         let broken = |problem: &str, repairable: bool| {
             Ok(HookState::Broken {
                 problem: problem.to_owned(),
@@ -171,7 +171,7 @@ impl Doctor<'_> {
                 let file = dir.open_file(name)?;
                 let meta = file
                     .metadata()
-                    .map_err(|e| AnnotateError::io(&hooks.join(name), e))?;
+                    .map_err(|e| NotesError::io(&hooks.join(name), e))?;
                 (text, unix_mode(&meta), true)
             }
             Some(FileKind::Symlink) => {
@@ -191,7 +191,7 @@ impl Doctor<'_> {
                     );
                 }
                 let text = safe_io::fs::read_regular(&target, HOOK_LIMIT)?;
-                let meta = std::fs::metadata(&target).map_err(|e| AnnotateError::io(&target, e))?;
+                let meta = std::fs::metadata(&target).map_err(|e| NotesError::io(&target, e))?;
                 (text, unix_mode(&meta), false)
             }
             Some(kind) => return broken(&format!("is {}, not a file", kind.describe()), false),

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use crate::support::{id, open, read_note as read, write_note as write};
 use testkit::{TestRepo, assert_contains};
-use ultragit_annotate::NOTES_REF;
-use ultragit_annotate::rewrite::{
+use ultragit_notes::NOTES_REF;
+use ultragit_notes::rewrite::{
     Action, Applied, Rewrite, RewriteKind, apply_one, parse_input, synthesize,
 };
-use ultragit_annotate::setup::{InitOptions, init};
+use ultragit_notes::setup::{InitOptions, init};
 use ultragit_schema::{
     Annotation, AstAnchor, Constraint, ConstraintSource, ContextLevel, CrossCuttingConcern,
     LineRange, ProvenanceOperation, RegionAnnotation,

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use gitctx::{ObjectId, Repo};
 use proptest::prelude::*;
 use testkit::{Team, TestRepo};
-use ultragit_annotate::NOTES_REF;
-use ultragit_annotate::sync::{self, SyncOptions};
+use ultragit_notes::NOTES_REF;
+use ultragit_notes::sync::{self, SyncOptions};
 use ultragit_schema::Annotation;
 use ultragit_schema::merge::merge;
 

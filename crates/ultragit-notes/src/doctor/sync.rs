@@ -7,7 +7,7 @@
 use super::config::glob_match;
 use super::{Check, Doctor, Finding, Repair};
 use crate::NOTES_REF;
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use crate::sync::{SYNC_REMOTE_KEY, admit, fetch_refspec as sync_refspec, tracking_ref};
 
 /// How many refused notes the check names one by one.
@@ -15,7 +15,7 @@ const NAMED: usize = 5;
 
 impl Doctor<'_> {
     /// `ultragit.syncRemote`, when set (blank counts as unset).
-    pub(super) fn sync_remote(&self) -> Result<Option<String>, AnnotateError> {
+    pub(super) fn sync_remote(&self) -> Result<Option<String>, NotesError> {
         Ok(self
             .repo
             .config_get(SYNC_REMOTE_KEY)?
@@ -24,7 +24,7 @@ impl Doctor<'_> {
     }
 
     /// The sync check, then (sync enabled) the refused-notes check.
-    pub(super) fn sync_checks(&self) -> Result<Vec<Finding>, AnnotateError> {
+    pub(super) fn sync_checks(&self) -> Result<Vec<Finding>, NotesError> {
         let mut findings = vec![self.sync()?];
         if let Some(remote) = self.sync_remote()?
             && !remote.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -35,7 +35,7 @@ impl Doctor<'_> {
     }
 
     /// The notes on `remote`'s tracking ref that a sync refuses.
-    fn refused(&self, remote: &str) -> Result<Check, AnnotateError> {
+    fn refused(&self, remote: &str) -> Result<Check, NotesError> {
         let id = "sync-refused";
         let tracking = tracking_ref(remote);
         let Ok(theirs) = self.repo.resolve(&tracking) else {
@@ -75,7 +75,7 @@ impl Doctor<'_> {
         )))
     }
 
-    pub(super) fn sync(&self) -> Result<Finding, AnnotateError> {
+    pub(super) fn sync(&self) -> Result<Finding, NotesError> {
         let id = "sync";
         // A forced refspec whose destination is the local notes ref replaces
         // local notes with the remote's on every fetch.
@@ -144,7 +144,7 @@ impl Doctor<'_> {
     }
 
     /// Every `remote.*.fetch` value, with its key.
-    fn fetch_refspecs(&self) -> Result<Vec<(String, String)>, AnnotateError> {
+    fn fetch_refspecs(&self) -> Result<Vec<(String, String)>, NotesError> {
         let command = self
             .repo
             .git()

@@ -3,7 +3,7 @@
 //! targets are refused before anything is written.
 
 use testkit::TestRepo;
-use ultragit_annotate::correct::{self, Change, CorrectError};
+use ultragit_notes::correct::{self, Change, CorrectError};
 use ultragit_schema::{Annotation, CorrectionField, CorrectionTarget};
 
 use crate::support::{id, open};
@@ -20,7 +20,7 @@ fn foreign_note(repo: &TestRepo) -> (String, String) {
          \"provenance\": {{\"operation\": \"initial\"}}}}\n"
     );
     open(repo)
-        .notes(ultragit_annotate::NOTES_REF)
+        .notes(ultragit_notes::NOTES_REF)
         .unwrap()
         .write(id(&commit), &text)
         .unwrap();
@@ -29,7 +29,7 @@ fn foreign_note(repo: &TestRepo) -> (String, String) {
 
 fn raw_note(repo: &TestRepo, commit: &str) -> String {
     open(repo)
-        .notes(ultragit_annotate::NOTES_REF)
+        .notes(ultragit_notes::NOTES_REF)
         .unwrap()
         .read(id(commit))
         .unwrap()
@@ -96,11 +96,7 @@ fn nothing_is_written_for_a_bad_target_or_change() {
     let repo = TestRepo::new();
     let (commit, original) = foreign_note(&repo);
     let git = open(&repo);
-    let tip = git
-        .notes(ultragit_annotate::NOTES_REF)
-        .unwrap()
-        .tip()
-        .unwrap();
+    let tip = git.notes(ultragit_notes::NOTES_REF).unwrap().tip().unwrap();
     let err = correct::flag(
         &git,
         &commit,
@@ -133,10 +129,7 @@ fn nothing_is_written_for_a_bad_target_or_change() {
     assert!(matches!(err, CorrectError::NoNote { .. }), "{err}");
     assert_eq!(raw_note(&repo, &commit), original);
     assert_eq!(
-        git.notes(ultragit_annotate::NOTES_REF)
-            .unwrap()
-            .tip()
-            .unwrap(),
+        git.notes(ultragit_notes::NOTES_REF).unwrap().tip().unwrap(),
         tip,
         "the notes ref did not move"
     );
@@ -180,7 +173,7 @@ fn a_note_takes_at_most_the_cap_of_corrections_folded_and_pending_together() {
             "2025-01-01T00:00:00Z",
         ));
     }
-    git.notes(ultragit_annotate::NOTES_REF)
+    git.notes(ultragit_notes::NOTES_REF)
         .unwrap()
         .write(id(&commit), &note.to_json())
         .unwrap();

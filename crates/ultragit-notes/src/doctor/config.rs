@@ -12,13 +12,13 @@
 
 use super::{Check, Doctor, Finding, REWRITE_MODE_ENV, Repair};
 use crate::NOTES_REF;
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// The modes git knows (case does not matter to git).
 const MODES: [&str; 4] = ["concatenate", "cat_sort_uniq", "overwrite", "ignore"];
 
 impl Doctor<'_> {
-    pub(super) fn rewrite(&self) -> Result<Finding, AnnotateError> {
+    pub(super) fn rewrite(&self) -> Result<Finding, NotesError> {
         let id = "rewrite-config";
         let mut problems = Vec::new();
         let mut values: Vec<(String, String, bool)> = Vec::new();
@@ -95,7 +95,7 @@ impl Doctor<'_> {
     }
 
     /// Every value of a multi-valued key as git reads it (empty when unset).
-    pub(super) fn config_all(&self, key: &str) -> Result<Vec<String>, AnnotateError> {
+    pub(super) fn config_all(&self, key: &str) -> Result<Vec<String>, NotesError> {
         let command = self.repo.git().args(["config", "--get-all", key]);
         let output = command.run_unchecked()?;
         match output.status.code() {

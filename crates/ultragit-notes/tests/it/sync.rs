@@ -5,8 +5,8 @@ use std::path::Path;
 
 use gitctx::{MergeKind, ObjectId, Repo};
 use testkit::{Team, TestRepo, assert_contains, bare_git};
-use ultragit_annotate::sync::{self, Pushed, SyncError, SyncOptions};
-use ultragit_annotate::{AnnotateError, NOTES_REF};
+use ultragit_notes::sync::{self, Pushed, SyncError, SyncOptions};
+use ultragit_notes::{NOTES_REF, NotesError};
 use ultragit_schema::{Annotation, AstAnchor, ContextLevel, LineRange, RegionAnnotation};
 
 fn open(repo: &TestRepo) -> Repo {
@@ -73,7 +73,7 @@ fn first_note_fails_to_sync(team: &Team, remote: &str, says: &str) -> SyncError 
     let first = &team.commits[0];
     write(&team.a, first, &annotation(first, &[]));
     match sync::sync(&open(&team.a), remote, &SyncOptions::default()) {
-        Err(AnnotateError::Sync(err)) => {
+        Err(NotesError::Sync(err)) => {
             assert_contains(&err.to_string(), says);
             err
         }
@@ -283,14 +283,14 @@ fn remotes_without_notes_unknown_and_unreachable_remotes() {
     let repo = open(&team.a);
     let err = sync::sync(&repo, "upstream", &SyncOptions::default()).unwrap_err();
     assert!(
-        matches!(err, AnnotateError::Sync(SyncError::UnknownRemote { .. })),
+        matches!(err, NotesError::Sync(SyncError::UnknownRemote { .. })),
         "{err}"
     );
     assert!(err.to_string().contains("no remote named 'upstream'"));
     let err = sync::sync(&repo, "--upload-pack=evil", &SyncOptions::default()).unwrap_err();
     assert!(matches!(
         err,
-        AnnotateError::Sync(SyncError::UnknownRemote { .. })
+        NotesError::Sync(SyncError::UnknownRemote { .. })
     ));
 
     team.a
@@ -353,6 +353,6 @@ fn enable_is_idempotent() {
     );
     assert!(matches!(
         sync::enable(&repo, "nope", exe),
-        Err(AnnotateError::Sync(SyncError::UnknownRemote { .. }))
+        Err(NotesError::Sync(SyncError::UnknownRemote { .. }))
     ));
 }

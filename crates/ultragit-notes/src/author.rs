@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use safe_io::Dir;
 use serde::{Deserialize, Serialize};
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// The author's context (spec 000 `AuthorContext`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,7 +115,7 @@ pub fn state_dir(common_dir: &Path) -> PathBuf {
 
 /// `.git/ultragit/`, created if needed, as a handle below which no link is
 /// followed (the git directory itself is the user's own path).
-pub fn state(common_dir: &Path) -> Result<Dir, AnnotateError> {
+pub fn state(common_dir: &Path) -> Result<Dir, NotesError> {
     Ok(Dir::open(common_dir)?.create_dir_all(STATE_DIR)?)
 }
 
@@ -125,7 +125,7 @@ pub fn pending_path(common_dir: &Path) -> PathBuf {
 }
 
 /// Writes the pending context (replacing any).
-pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathBuf, AnnotateError> {
+pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathBuf, NotesError> {
     let text = serde_json::to_string_pretty(context).expect("the context serializes");
     state(common_dir)?.write(PENDING, text.as_bytes())?;
     Ok(pending_path(common_dir))
@@ -138,7 +138,7 @@ pub fn write_pending(common_dir: &Path, context: &AuthorContext) -> Result<PathB
 pub fn set_pending(
     common_dir: &Path,
     given: AuthorContext,
-) -> Result<(PathBuf, AuthorContext), AnnotateError> {
+) -> Result<(PathBuf, AuthorContext), NotesError> {
     let current = read_context(&pending_path(common_dir))?.unwrap_or_default();
     let context = current.merged_with(given.cleaned());
     let path = write_pending(common_dir, &context)?;
@@ -147,12 +147,12 @@ pub fn set_pending(
 
 /// Reads a context file (a regular file of at most `CONTEXT_LIMIT` bytes);
 /// `None` when it does not exist.
-pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError> {
+pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, NotesError> {
     let Some(bytes) = safe_io::fs::read_regular_optional(path, CONTEXT_LIMIT)? else {
         return Ok(None);
     };
     serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-        AnnotateError::Invalid(format!(
+        NotesError::Invalid(format!(
             "{} is not a valid context file ({e}); fix it or run `ultragit context clear`",
             path.display()
         ))
@@ -162,7 +162,7 @@ pub fn read_context(path: &Path) -> Result<Option<AuthorContext>, AnnotateError>
 /// Moves the pending context aside for the annotation of `commit`, so a context
 /// set for the next commit meanwhile is not taken by this one. Returns the claimed
 /// file, `None` when nothing was pending.
-pub fn claim_pending(common_dir: &Path, commit: &str) -> Result<Option<PathBuf>, AnnotateError> {
+pub fn claim_pending(common_dir: &Path, commit: &str) -> Result<Option<PathBuf>, NotesError> {
     let state = state(common_dir)?;
     if state.kind(PENDING)?.is_none() {
         return Ok(None);
@@ -181,10 +181,10 @@ pub fn claimed_path(common_dir: &Path, commit: &str) -> PathBuf {
 }
 
 /// Removes a context file (after use).
-pub fn discard(path: &Path) -> Result<(), AnnotateError> {
+pub fn discard(path: &Path) -> Result<(), NotesError> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(err) => Err(AnnotateError::io(path, err)),
+        Err(err) => Err(NotesError::io(path, err)),
     }
 }

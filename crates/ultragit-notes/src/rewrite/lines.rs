@@ -18,7 +18,7 @@ use gitctx::{DiffOptions, FileStatus, Hunk, ObjectId, Repo};
 use outline::{MatchKind, Unit};
 use ultragit_schema::{LineRange, RegionAnnotation};
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// The largest file outlined again (larger files fall back to the line map).
 const OUTLINE_LIMIT: u64 = 4 * 1024 * 1024;
@@ -43,7 +43,7 @@ impl FileMap {
         repo: &Repo,
         source: ObjectId,
         new: ObjectId,
-    ) -> Result<FileMap, AnnotateError> {
+    ) -> Result<FileMap, NotesError> {
         let options = DiffOptions {
             context_lines: 0,
             ..DiffOptions::default()
@@ -157,7 +157,7 @@ impl<'r> Target<'r> {
         }
     }
 
-    fn file(&mut self, path: &str) -> Result<Option<&FileAt>, AnnotateError> {
+    fn file(&mut self, path: &str) -> Result<Option<&FileAt>, NotesError> {
         if !self.files.contains_key(path) {
             let file = match self.repo.file_size_at(&self.new, path)? {
                 None => None,
@@ -184,7 +184,7 @@ impl<'r> Target<'r> {
         &mut self,
         map: &FileMap,
         region: &RegionAnnotation,
-    ) -> Result<Carried, AnnotateError> {
+    ) -> Result<Carried, NotesError> {
         let name = &region.ast_anchor.name;
         let Some((path, mapped)) = map.follow(&region.file, region.lines) else {
             return Ok(Carried::Dropped(format!("{} was deleted", region.file)));
@@ -226,7 +226,7 @@ pub(crate) fn carry_regions(
     source: ObjectId,
     new: ObjectId,
     regions: &[RegionAnnotation],
-) -> Result<(Vec<RegionAnnotation>, Vec<String>), AnnotateError> {
+) -> Result<(Vec<RegionAnnotation>, Vec<String>), NotesError> {
     let map = FileMap::between(repo, source, new)?;
     let mut target = Target::new(repo, new);
     let mut kept = Vec::new();

@@ -12,7 +12,7 @@
 //! | `notes-ref` | `refs/notes/ultragit` exists | fail |
 //! | `malformed-notes` | every note parses as `ultragit/v1` and is at most [`MAX_NOTE_BYTES`] | fail |
 //! | `unreachable-notes` | no note sits on a commit that no ref reaches, unless a reachable note says it was carried over from it (`provenance.derived_from`, or a note git copied verbatim, whose `commit` still names the old commit) | warn (fix: `ultragit remap`) |
-//! | `provider` | the provider configuration resolves (provider, model, base URL) and the key's variable is set; never a network call | fail (warn for ignored keys of the team file) |
+//! | `provider` | made by the caller ([`Inputs::provider`]; the writer's `ultragit_annotate::provider_check`): the provider configuration resolves (provider, model, base URL) and the key's variable is set; never a network call | fail (warn for ignored keys of the team file) |
 //! | `sync` | with `ultragit.syncRemote` set: the remote exists and has the fetch refspec of the tracking ref; no fetch refspec force-writes the local notes ref | fail |
 //! | `cache` | the size of `.git/ultragit/` and its caches (always safe to delete), and of the read pipeline's blame cache with how many of its entries lie outside the kept window (commits no read at HEAD or a branch tip can use, see `gitctx::blame_cache`); `--fix` prunes those; and of its outline cache (one entry per file read, bounded by itself) | warn past [`CACHE_WARN_BYTES`] |
 //! | `commit-graph` | the repository's commit-graph has changed-path Bloom filters (`gitctx::commit_graph`), so `git blame` and `git log -- PATH` skip commits that do not touch the file; ok when `core.commitGraph` is false (the user's choice) or there are no commits | warn (fix: `git commit-graph write --reachable --changed-paths`) |
@@ -40,13 +40,13 @@
 //!
 //! **Layout:** this file holds the report types, [`diagnose`] and the repairs;
 //! each topic's checks are an `impl Doctor` in a submodule: `hooks`, `config`
-//! (rewrite configuration), `notes`, `provider`, `sync`, `state` (cache and
+//! (rewrite configuration), `notes`, `sync`, `state` (cache and
 //! failures), `commit_graph`.
 //!
 //! **Trust:** hook files, `.git/config` and the user's config are trusted;
 //! notes are untrusted data, only parsed and counted. Nothing here prints or
-//! reads the environment: the binary passes whether the key's variable is set
-//! and the value of [`REWRITE_MODE_ENV`].
+//! reads the environment: the binary passes the provider check and the value
+//! of [`REWRITE_MODE_ENV`].
 
 use std::path::Path;
 
@@ -55,14 +55,13 @@ use safe_io::Dir;
 use serde::Serialize;
 
 use crate::NOTES_REF;
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use crate::setup::{self, HookChange};
 
 mod commit_graph;
 mod config;
 mod hooks;
 mod notes;
-mod provider;
 mod state;
 mod sync;
 
@@ -183,9 +182,10 @@ pub const REWRITE_MODE_ENV: &str = "GIT_NOTES_REWRITE_MODE";
 pub struct Inputs<'a> {
     /// The `ultragit` executable a repaired hook runs.
     pub ultragit: &'a Path,
-    /// Whether the environment variable of that name is set and not empty (the
-    /// key itself never reaches the library).
-    pub key_is_set: &'a dyn Fn(&str) -> bool,
+    /// The `provider` check, made by the writer's crate, which owns the
+    /// provider configuration (`ultragit_annotate::provider_check`): this
+    /// crate knows no model provider.
+    pub provider: &'a dyn Fn(&Repo) -> Check,
     /// The value of [`REWRITE_MODE_ENV`] when it is set (git reads it too, and
     /// it wins over `notes.rewriteMode`).
     pub rewrite_mode_env: Option<&'a str>,
@@ -343,7 +343,7 @@ impl Doctor<'_> {
             Group::Hooks => self.hooks(),
             Group::Rewrite => self.rewrite().map(|f| vec![f]),
             Group::Notes => self.notes(),
-            Group::Provider => Ok(vec![self.provider().into()]),
+            Group::Provider => Ok(vec![(self.inputs.provider)(self.repo).into()]),
             Group::Sync => self.sync_checks(),
             Group::Cache => self.cache().map(|f| vec![f]),
             Group::CommitGraph => self.commit_graph().map(|f| vec![f]),
@@ -354,11 +354,11 @@ impl Doctor<'_> {
         })
     }
 
-    fn apply(&self, repair: &Repair) -> Result<String, AnnotateError> {
+    fn apply(&self, repair: &Repair) -> Result<String, NotesError> {
         match repair {
             Repair::Hook { name, line } => {
                 let hooks = self.repo.hooks_dir()?;
-                std::fs::create_dir_all(&hooks).map_err(|e| AnnotateError::io(&hooks, e))?;
+                std::fs::create_dir_all(&hooks).map_err(|e| NotesError::io(&hooks, e))?;
                 let path = hooks.join(name);
                 Ok(
                     match setup::install_hook(&Dir::open(&hooks)?, name, line)? {
@@ -398,7 +398,7 @@ impl Doctor<'_> {
             Repair::CommitGraph => self.write_commit_graph(),
             Repair::FoldCorrections => {
                 let folded = crate::correct::fold_pending(self.repo)
-                    .map_err(|e| AnnotateError::Invalid(e.to_string()))?;
+                    .map_err(|e| NotesError::Invalid(e.to_string()))?;
                 let mut text = format!(
                     "folded {} into {}",
                     plural(

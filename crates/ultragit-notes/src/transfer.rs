@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use ultragit_schema::Annotation;
 use ultragit_schema::merge::{TextMerge, merge_texts};
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// The largest file `import` reads (256 MiB).
 pub const IMPORT_LIMIT: u64 = 256 * 1024 * 1024;
@@ -165,7 +165,7 @@ pub fn export(
     repo: &Repo,
     options: &ExportOptions,
     out: &mut dyn Write,
-) -> Result<ExportReport, AnnotateError> {
+) -> Result<ExportReport, NotesError> {
     let notes = repo.notes(crate::NOTES_REF)?;
     let entries = notes.list()?;
     // Newest first by committer date; commits we do not have go last.
@@ -195,7 +195,7 @@ pub fn export(
             gitctx::MAX_NOTE_BYTES
         ));
     }
-    let io = |e| AnnotateError::io(std::path::Path::new("<export output>"), e);
+    let io = |e| NotesError::io(std::path::Path::new("<export output>"), e);
     let pending = repo.notes(ultragit_schema::pending::CORRECTIONS_REF)?;
     let has_pending = pending.tip()?.is_some();
     for (target, text) in &read.found {
@@ -228,7 +228,7 @@ pub fn export(
                 })
             }
         }
-        .map_err(|e| AnnotateError::Invalid(format!("cannot encode an export line: {e}")))?;
+        .map_err(|e| NotesError::Invalid(format!("cannot encode an export line: {e}")))?;
         out.write_all(line.as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
     }
@@ -239,7 +239,7 @@ pub fn export(
 /// Imports the JSON Lines read from `input` (see the module docs). The caller
 /// bounds the input (the binary reads at most [`IMPORT_LIMIT`] bytes of a
 /// regular file).
-pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, AnnotateError> {
+pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, NotesError> {
     let mut report = ImportReport::default();
     let warn = |report: &mut ImportReport, line: usize, what: String| {
         report.invalid += 1;
@@ -258,7 +258,7 @@ pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, Anno
     let mut number = 0;
     loop {
         let line = next_line(&mut input, &mut buf, MAX_LINE_BYTES)
-            .map_err(|e| AnnotateError::io(std::path::Path::new("<import input>"), e))?;
+            .map_err(|e| NotesError::io(std::path::Path::new("<import input>"), e))?;
         number += 1;
         match line {
             Line::End => break,

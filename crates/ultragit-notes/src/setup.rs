@@ -61,7 +61,7 @@ use gitctx::Repo;
 use safe_io::Dir;
 
 use crate::author::state;
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// First line of the `post-commit` hook block (`hook_markers("post-commit").0`).
 pub const HOOK_BEGIN: &str = "# >>> ultragit post-commit >>>";
@@ -304,18 +304,14 @@ pub(crate) fn shell_quote(text: &str) -> String {
 }
 
 /// Sets `repo` up for ultragit; `ultragit` is the binary the hooks should run.
-pub fn init(
-    repo: &Repo,
-    ultragit: &Path,
-    options: &InitOptions,
-) -> Result<InitReport, AnnotateError> {
+pub fn init(repo: &Repo, ultragit: &Path, options: &InitOptions) -> Result<InitReport, NotesError> {
     let notes_ref_created = repo.notes(crate::NOTES_REF)?.ensure()?;
     state(&repo.common_dir())?;
 
     // The hooks directory is git's answer (`core.hooksPath` is the user's own
     // config); the hook file in it is never written through a link.
     let hooks_path = repo.hooks_dir()?;
-    fs::create_dir_all(&hooks_path).map_err(|e| AnnotateError::io(&hooks_path, e))?;
+    fs::create_dir_all(&hooks_path).map_err(|e| NotesError::io(&hooks_path, e))?;
     let hooks_dir = Dir::open(&hooks_path)?;
     let mut hooks = Vec::with_capacity(HOOKS.len());
     for spec in &HOOKS {
@@ -399,11 +395,7 @@ pub fn hook_installed(hooks_dir: &Path, name: &str) -> bool {
 
 /// Writes or updates the hook block in the hook `name` of `hooks`. A hook that
 /// is a symbolic link is not followed: the error says so.
-pub(crate) fn install_hook(
-    hooks: &Dir,
-    name: &str,
-    line: &str,
-) -> Result<HookChange, AnnotateError> {
+pub(crate) fn install_hook(hooks: &Dir, name: &str, line: &str) -> Result<HookChange, NotesError> {
     let (begin, end) = hook_markers(name);
     let block = format!(
         "{begin}\n# {} (ultragit init).\n{line}\n{end}\n",
@@ -459,17 +451,17 @@ pub(crate) fn is_posix_shell(shebang: &str) -> bool {
 
 /// Adds the execute bits to the hook just written (through its open file, not
 /// its path).
-fn make_executable(hooks: &Dir, name: &str) -> Result<(), AnnotateError> {
+fn make_executable(hooks: &Dir, name: &str) -> Result<(), NotesError> {
     use std::os::unix::fs::PermissionsExt;
     let path = hooks.path().join(name);
     let file = hooks.open_file(name)?;
     let mut permissions = file
         .metadata()
-        .map_err(|e| AnnotateError::io(&path, e))?
+        .map_err(|e| NotesError::io(&path, e))?
         .permissions();
     permissions.set_mode(permissions.mode() | 0o755);
     file.set_permissions(permissions)
-        .map_err(|e| AnnotateError::io(&path, e))
+        .map_err(|e| NotesError::io(&path, e))
 }
 
 #[cfg(test)]

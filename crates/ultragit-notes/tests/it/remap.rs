@@ -1,12 +1,12 @@
 //! Carrying notes across cherry-picks and server-side rebase and squash merges
-//! (`ultragit_annotate::remap`), on real repositories.
+//! (`ultragit_notes::remap`), on real repositories.
 
 use crate::support::{id, open, read_note as note};
 use testkit::TestRepo;
-use ultragit_annotate::remap::{
+use ultragit_notes::remap::{
     CherryPick, How, RemapOptions, RemapReport, cherry_pick, looks_cherry_picked, remap,
 };
-use ultragit_annotate::{NOTES_REF, store};
+use ultragit_notes::{NOTES_REF, store};
 use ultragit_schema::{
     Annotation, AstAnchor, ContextLevel, LineRange, ProvenanceOperation, RegionAnnotation,
 };

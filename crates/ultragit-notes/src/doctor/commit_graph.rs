@@ -5,13 +5,13 @@
 //! its graph atomically and keeps the filters from then on).
 
 use super::{Check, Doctor, Finding, Repair};
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 
 /// What to run by hand.
 pub(super) const WRITE: &str = "git commit-graph write --reachable --changed-paths";
 
 impl Doctor<'_> {
-    pub(super) fn commit_graph(&self) -> Result<Finding, AnnotateError> {
+    pub(super) fn commit_graph(&self) -> Result<Finding, NotesError> {
         let id = "commit-graph";
         let graph = self.repo.commit_graph();
         if graph.has_changed_paths() {
@@ -52,7 +52,7 @@ impl Doctor<'_> {
     }
 
     /// Writes the commit-graph with changed-path Bloom filters.
-    pub(super) fn write_commit_graph(&self) -> Result<String, AnnotateError> {
+    pub(super) fn write_commit_graph(&self) -> Result<String, NotesError> {
         self.repo.write_commit_graph()?;
         Ok(format!(
             "wrote a commit-graph with changed-path Bloom filters ({WRITE}); git gc and git \

@@ -40,7 +40,7 @@ use ultragit_schema::{
     Annotation, NoteParseError, ProvenanceOperation, ValidationContext, merge::merge,
 };
 
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use existing::{Existing, written_for};
 pub(crate) use lines::carry_regions;
 
@@ -79,10 +79,9 @@ pub struct Rewrite {
 /// Parses git's post-rewrite input into rewrites grouped by new commit, in the
 /// order each new commit first appears. Empty lines are ignored; anything else
 /// that is not `<old> <new> [extra]` with full ids is an error naming the line.
-pub fn parse_input(input: &[u8]) -> Result<Vec<Rewrite>, AnnotateError> {
-    let text = std::str::from_utf8(input).map_err(|_| {
-        AnnotateError::Invalid("the post-rewrite input is not UTF-8 text".to_owned())
-    })?;
+pub fn parse_input(input: &[u8]) -> Result<Vec<Rewrite>, NotesError> {
+    let text = std::str::from_utf8(input)
+        .map_err(|_| NotesError::Invalid("the post-rewrite input is not UTF-8 text".to_owned()))?;
     let mut rewrites: Vec<Rewrite> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -96,7 +95,7 @@ pub fn parse_input(input: &[u8]) -> Result<Vec<Rewrite>, AnnotateError> {
         };
         let (Some(old), Some(new)) = (parse(ids.0), parse(ids.1)) else {
             let shown: String = line.chars().take(100).collect();
-            return Err(AnnotateError::Invalid(format!(
+            return Err(NotesError::Invalid(format!(
                 "line {} of the post-rewrite input is not `<old id> <new id>`: '{}'; \
                  nothing was written",
                 index + 1,
@@ -176,11 +175,7 @@ fn read_note(repo: &Repo, commit: ObjectId) -> Result<Option<Annotation>, String
 }
 
 /// Writes the note of one rewritten commit (see the module docs).
-pub fn apply_one(
-    repo: &Repo,
-    kind: RewriteKind,
-    rewrite: &Rewrite,
-) -> Result<Applied, AnnotateError> {
+pub fn apply_one(repo: &Repo, kind: RewriteKind, rewrite: &Rewrite) -> Result<Applied, NotesError> {
     let mut applied = Applied {
         kind,
         new: rewrite.new,
@@ -236,7 +231,7 @@ fn carry(
     note: Annotation,
     kind: RewriteKind,
     action: &Action,
-) -> Result<(Annotation, Vec<String>), AnnotateError> {
+) -> Result<(Annotation, Vec<String>), NotesError> {
     let mut annotation = note;
     let (regions, dropped) = carry_regions(repo, old, new, &annotation.regions)?;
     annotation.regions = regions;
@@ -293,11 +288,11 @@ fn store(
     repo: &Repo,
     mut annotation: Annotation,
     warnings: &mut Vec<String>,
-) -> Result<(), AnnotateError> {
+) -> Result<(), NotesError> {
     let hex = annotation.commit.clone();
     let target: ObjectId = hex
         .parse()
-        .map_err(|_| AnnotateError::Invalid(format!("'{hex}' is not a commit id")))?;
+        .map_err(|_| NotesError::Invalid(format!("'{hex}' is not a commit id")))?;
     for problem in annotation.strip_invalid(&ValidationContext {
         expected_commit: Some(&hex),
         commit_files: None,
@@ -306,14 +301,14 @@ fn store(
     }
     let text = annotation.to_json();
     if let Err(err) = Annotation::from_json(&text) {
-        return Err(AnnotateError::Invalid(format!(
+        return Err(NotesError::Invalid(format!(
             "the note for {} would not read back ({err}); nothing was written",
             target.short()
         )));
     }
     let limit = gitctx::MAX_NOTE_BYTES;
     if text.len() as u64 > limit {
-        return Err(AnnotateError::Invalid(format!(
+        return Err(NotesError::Invalid(format!(
             "the note for {} would be {} bytes, over the limit of {limit}; nothing was written",
             target.short(),
             text.len()
@@ -367,7 +362,7 @@ fn store(
 /// and it costs two git processes per question where this is an in-process
 /// diff. Patch-ids answer `remap`'s looser question (is this commit, on
 /// another base, a copy of that one?).
-fn same_change(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<bool, AnnotateError> {
+fn same_change(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<bool, NotesError> {
     let (old, new) = (old.to_hex(), new.to_hex());
     let quick = DiffOptions {
         hunks: false,
@@ -381,7 +376,7 @@ fn same_change(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<bool, Annota
         context_lines: 0,
         ..DiffOptions::default()
     };
-    let patch = |rev: &str| -> Result<Vec<FilePatch>, AnnotateError> {
+    let patch = |rev: &str| -> Result<Vec<FilePatch>, NotesError> {
         let diff = repo.diff_commit(rev, &options)?;
         Ok(diff.files.into_iter().map(FilePatch::of).collect())
     };

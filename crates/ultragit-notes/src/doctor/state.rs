@@ -9,7 +9,7 @@ use safe_io::Dir;
 use safe_io::fs::FileKind;
 
 use super::{CACHE_WARN_BYTES, Check, Doctor, Finding, Repair, listed, plural, truncate};
-use crate::error::AnnotateError;
+use crate::error::NotesError;
 use crate::{NOTES_REF, author};
 
 /// The most of `failed.log` that is read.
@@ -22,7 +22,7 @@ impl Doctor<'_> {
     /// `gitctx::blame_cache`) are counted and pruned by the repair. The
     /// outline cache (one entry per file read, see
     /// `ultragit_read::outline_cache`) bounds itself: it is only reported.
-    pub(super) fn cache(&self) -> Result<Finding, AnnotateError> {
+    pub(super) fn cache(&self) -> Result<Finding, NotesError> {
         let id = "cache";
         let state = author::state_dir(&self.repo.common_dir());
         let Some(dir) = Dir::open(self.repo.common_dir())?.open_dir_optional(author::STATE_DIR)?
@@ -74,7 +74,7 @@ impl Doctor<'_> {
     }
 
     /// Removes the blame cache's entries outside the kept window.
-    pub(super) fn prune_blame_cache(&self) -> Result<String, AnnotateError> {
+    pub(super) fn prune_blame_cache(&self) -> Result<String, NotesError> {
         let blame = blame_cache(&author::state_dir(&self.repo.common_dir()));
         let removed = blame.prune_outside(&self.repo.blame_window()?);
         Ok(format!(
@@ -89,7 +89,7 @@ impl Doctor<'_> {
         ))
     }
 
-    pub(super) fn failures(&self) -> Result<Check, AnnotateError> {
+    pub(super) fn failures(&self) -> Result<Check, NotesError> {
         let id = "failures";
         let Some(dir) = Dir::open(self.repo.common_dir())?.open_dir_optional(author::STATE_DIR)?
         else {
@@ -105,7 +105,7 @@ impl Doctor<'_> {
         let mut reasons: HashMap<ObjectId, String> = HashMap::new();
         let mut lines = 0usize;
         for line in BufReader::new(file.take(FAILED_LOG_LIMIT)).split(b'\n') {
-            let line = line.map_err(|e| AnnotateError::io(&log, e))?;
+            let line = line.map_err(|e| NotesError::io(&log, e))?;
             let line = String::from_utf8_lossy(&line);
             let mut words = line.splitn(3, ' ');
             let (Some(_time), Some(sha)) = (words.next(), words.next()) else {
@@ -160,7 +160,7 @@ impl Doctor<'_> {
 }
 
 /// Bytes in the files below `dir` (links are not followed; at most 16 levels).
-fn tree_size(dir: &Dir, depth: usize) -> Result<u64, AnnotateError> {
+fn tree_size(dir: &Dir, depth: usize) -> Result<u64, NotesError> {
     if depth > 16 {
         return Ok(0);
     }
@@ -171,7 +171,7 @@ fn tree_size(dir: &Dir, depth: usize) -> Result<u64, AnnotateError> {
                 let file = dir.open_file(&name)?;
                 total += file
                     .metadata()
-                    .map_err(|e| AnnotateError::io(&dir.path().join(&name), e))?
+                    .map_err(|e| NotesError::io(&dir.path().join(&name), e))?
                     .len();
             }
             FileKind::Dir => total += tree_size(&dir.open_dir(&name)?, depth + 1)?,
@@ -187,7 +187,7 @@ const OUTLINE_CACHE: &str = "cache/outline";
 
 /// The entries of a cache directory (its regular files, temporary ones —
 /// named with a leading dot — left out) and their size.
-fn entries_size(dir: &Dir) -> Result<(usize, u64), AnnotateError> {
+fn entries_size(dir: &Dir) -> Result<(usize, u64), NotesError> {
     let mut count = 0;
     let mut bytes = 0;
     for (name, kind) in dir.entries()? {
@@ -198,7 +198,7 @@ fn entries_size(dir: &Dir) -> Result<(usize, u64), AnnotateError> {
         count += 1;
         bytes += file
             .metadata()
-            .map_err(|e| AnnotateError::io(&dir.path().join(&name), e))?
+            .map_err(|e| NotesError::io(&dir.path().join(&name), e))?
             .len();
     }
     Ok((count, bytes))
