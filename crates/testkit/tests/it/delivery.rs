@@ -409,50 +409,6 @@ fn blame_agrees_with_the_generators_model_of_active_items() {
     assert!(!corpus.moved_away.is_empty() && !corpus.reverted_away.is_empty());
 }
 
-/// Active items per unit: the median, how many units have 20 or more,
-/// every count sorted.
-fn density(corpus: &DeliveryCorpus) -> (usize, usize, Vec<usize>) {
-    let mut counts: Vec<usize> = corpus.modelled_active.iter().map(Vec::len).collect();
-    counts.sort();
-    let median = counts[counts.len() / 2];
-    let dense = counts.iter().filter(|&&c| c >= 20).count();
-    (median, dense, counts)
-}
-
-/// The full corpus's sizes, for tuning (`cargo nextest run -p testkit
-/// --run-ignored only full_corpus`).
-#[test]
-#[ignore = "generates the full corpus"]
-#[allow(clippy::print_stderr)]
-fn full_corpus_sizes() {
-    for spec in [DeliverySpec::small(), DeliverySpec::full()] {
-        let dir = tempfile::tempdir().unwrap();
-        let started = std::time::Instant::now();
-        let corpus = generate_delivery(&dir.path().join("repo"), &spec).unwrap();
-        let took = started.elapsed();
-        let (median, dense, counts) = density(&corpus);
-        let active: usize = counts.iter().sum();
-        eprintln!(
-            "{spec:?}: {took:?}, {} commits, {} merges, {} notes, {} items, {} units, {active} active items, median {median}, {dense} with 20 or more, max {}, renames {}, moves {}, reverts {}, rewrites {} of {} edits, retired {} by note {} by correction, {} rewritten away",
-            corpus.commits,
-            corpus.merges,
-            corpus.notes,
-            corpus.items,
-            corpus.units.len(),
-            counts.last().unwrap(),
-            corpus.renames.len(),
-            corpus.moves.len(),
-            corpus.reverts,
-            corpus.rewrites,
-            corpus.edits,
-            corpus.retired_by_note.len(),
-            corpus.retired_by_correction.len(),
-            corpus.rewritten_away.len()
-        );
-        eprintln!("{counts:?}");
-    }
-}
-
 #[test]
 fn active_items_are_dense_enough() {
     let corpus = small();
