@@ -234,13 +234,13 @@ fn options(shared: &Shared, command: &str, amend: bool) -> Options {
     let mut options = Options {
         amend,
         command: command.to_owned(),
-        guidance_family: shared.guidance_family,
-        operator_hint: shared.append_prompt.clone(),
         ..Options::default()
     };
-    options.budgets.max_steps = shared.max_steps;
-    options.budgets.max_tokens = Some(shared.output_cap());
-    options.budgets.overall_timeout = shared.timeout;
+    options.shared.guidance_family = shared.guidance_family;
+    options.shared.operator_hint = shared.append_prompt.clone();
+    options.shared.budgets.max_steps = shared.max_steps;
+    options.shared.budgets.max_tokens = Some(shared.output_cap());
+    options.shared.budgets.overall_timeout = shared.timeout;
     options
 }
 
@@ -468,7 +468,7 @@ pub fn release_note(
     }
     let (provider, redactor, source) =
         provider(shared, shared.timeout.max(release::MIN_TIMEOUT), ctx)?;
-    let request = release::prepare(&cwd, spec, &options(shared, "release-note", false))?;
+    let request = release::prepare(&cwd, spec, &options(shared, "release-note", false).shared)?;
     match out {
         Some(path) => {
             let mut sink = console_trace(

@@ -38,19 +38,16 @@
 //! - No printing, no environment, no home directory: the binary resolves auth and
 //!   passes a provider.
 
-pub mod classify;
 pub mod commit_msg;
 pub mod context;
-mod error;
-pub mod fit;
 pub mod pr_message;
 pub mod prompt;
-pub mod session;
+pub mod render;
 pub mod tools;
 
 use std::path::Path;
 
-pub use error::Error;
+pub use git_evidence::{Error, classify, fit, session};
 pub use gitctx::CommitRun;
 
 /// Creates the commit with `message` through `git commit --file -` (with
