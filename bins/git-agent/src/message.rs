@@ -1,5 +1,6 @@
-//! `git-agent commit-msg` and `git-agent commit` (both with `--amend`): flags,
-//! provider resolution, traces, and the stdout/stderr contracts of spec 004.
+//! The generation commands of `git-agent` (`commit-msg`, `commit`, `pr-message`,
+//! `release-note`): flags, provider resolution, and the stdout/stderr contracts
+//! of spec 004.
 //!
 //! - `commit-msg`: stdout is the message and nothing else; the trace goes to
 //!   `.git-agent/sessions/<timestamp>-commit-msg/` (its path on stderr with

@@ -1,6 +1,6 @@
 //! The prepared evidence of a commit or squash message rendered as the data
 //! block of its task prompt: the path lists, lockfile summaries, submodule
-//! moves and fitted diff sections ([`render_paths`], [`render_details`]) and
+//! moves and fitted diff sections (`render_paths`, `render_details`) and
 //! the commit message's whole `<prepared_context>` ([`render`]). Repository
 //! text goes through [`git_evidence::render::data`].
 
