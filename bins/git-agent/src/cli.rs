@@ -211,7 +211,7 @@ mod tests {
             Some(llm::ReasoningEffort::High),
             Some(llm::ReasoningEffort::Xhigh),
         ] {
-            let cap = message::default_output_cap(effort).to_string();
+            let cap = git_evidence::default_output_cap(effort).to_string();
             assert!(COMMIT_HELP.contains(&cap), "{cap}");
         }
     }

@@ -29,7 +29,7 @@
 //! The generation commands share their flags (`message::Shared`), among them
 //! `--max-output-tokens N`: the output cap of one model answer, reasoning
 //! included, by default scaled with the reasoning effort
-//! (`message::default_output_cap`); an answer cut off by it is asked for again
+//! (`git_evidence::default_output_cap`); an answer cut off by it is asked for again
 //! once with twice the cap. With ChatGPT sign-in the model defaults to Codex's
 //! own (`model` in `$CODEX_HOME/config.toml`), and the request is what Codex
 //! sends (streamed, `store: false`, no output cap). `git commit` runs in the

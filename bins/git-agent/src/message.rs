@@ -1,5 +1,6 @@
-//! `git-agent commit-msg` and `git-agent commit` (both with `--amend`): flags,
-//! provider resolution, traces, and the stdout/stderr contracts of spec 004.
+//! The generation commands of `git-agent` (`commit-msg`, `commit`, `pr-message`,
+//! `release-note`): flags, provider resolution, and the stdout/stderr contracts
+//! of spec 004.
 //!
 //! - `commit-msg`: stdout is the message and nothing else; the trace goes to
 //!   `.git-agent/sessions/<timestamp>-commit-msg/` (its path on stderr with
@@ -16,21 +17,28 @@
 //! [`SHOWN_ANSWER_MAX`] bytes of the model's last answer (head and tail) and
 //! names the session trace that keeps more of it. Messages on stdout are
 //! shaped by `git-agent-core`, which removes control characters from them.
+//!
+//! Each command is one library call (`git_agent_core::commit_msg::run`,
+//! `commit_msg::commit`, `pr_message::run`, `release_note::run`), handed the
+//! provider, the flags as `git_evidence::Settings`, stdout as a
+//! `git_evidence::Console` where the trace streams there, and the runner's
+//! stderr lines as `git_evidence::Notices`; what comes back is printed here
+//! and its errors mapped.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent::{ConsoleSink, Event, NullSink, SessionSink, TraceSink, clip_middle};
+use agent::clip_middle;
 use clap::{Args, ValueEnum};
 use frontend::openai::{self, AuthSource, Flags};
 use frontend::{CommandError, Context, ErrorKind, Outcome};
-use git_agent_core::commit_msg::{self, MessageRequest, Options, Request};
+use git_agent_core::commit_msg::{self, Committed};
 use git_agent_core::pr_message;
+use git_evidence::{Console, Error, Failed, Host, Notices, Settings};
 use guidance::FamilyChoice;
 use llm::{LlmError, ReasoningEffort};
 use release_note::{self as release, RangeSpec};
-use serde_json::Value;
 
 /// The most of the model's last answer a failure prints (head and tail): 4 KiB.
 pub const SHOWN_ANSWER_MAX: usize = 4 * 1024;
@@ -99,30 +107,16 @@ impl Shared {
         .find_map(|(given, effort)| given.then_some(effort))
     }
 
-    /// The output cap of one model call: `--max-output-tokens`, else
-    /// [`default_output_cap`] for the effort.
-    fn output_cap(&self) -> u32 {
-        self.max_output_tokens
-            .unwrap_or_else(|| default_output_cap(self.effort()))
-    }
-}
-
-/// The output cap when `--max-output-tokens` is not given. Reasoning tokens
-/// count against the cap, so it grows with the effort asked for:
-///
-/// | effort | cap |
-/// |---|---|
-/// | `--low` | 4,096 |
-/// | none (the model's default, usually medium) | 8,192 |
-/// | `--medium` | 8,192 |
-/// | `--high` | 16,384 |
-/// | `--xhigh` | 32,768 |
-pub const fn default_output_cap(effort: Option<ReasoningEffort>) -> u32 {
-    match effort {
-        Some(ReasoningEffort::Low) => 4096,
-        None | Some(ReasoningEffort::Medium) => 8192,
-        Some(ReasoningEffort::High) => 16_384,
-        Some(ReasoningEffort::Xhigh) => 32_768,
+    /// The flags a task's options are built from (`git_evidence::Options`).
+    fn settings(&self) -> Settings {
+        Settings {
+            effort: self.effort(),
+            max_output_tokens: self.max_output_tokens,
+            timeout: self.timeout,
+            max_steps: self.max_steps,
+            guidance_family: self.guidance_family,
+            append_prompt: self.append_prompt.clone(),
+        }
     }
 }
 
@@ -230,26 +224,12 @@ fn provider(
     Ok((provider, redactor, resolved.source))
 }
 
-fn options(shared: &Shared, command: &str, amend: bool) -> Options {
-    let mut options = Options {
-        amend,
-        command: command.to_owned(),
-        guidance_family: shared.guidance_family,
-        operator_hint: shared.append_prompt.clone(),
-        ..Options::default()
-    };
-    options.budgets.max_steps = shared.max_steps;
-    options.budgets.max_tokens = Some(shared.output_cap());
-    options.budgets.overall_timeout = shared.timeout;
-    options
-}
-
 /// A hint for provider errors that usually mean expired ChatGPT sign-in or a
 /// wrong key.
-fn auth_hint(err: &git_agent_core::Error, source: &AuthSource) -> Option<&'static str> {
+fn auth_hint(err: &Error, source: &AuthSource) -> Option<&'static str> {
     let unauthorized = matches!(
         err,
-        git_agent_core::Error::Agent(agent::AgentError::Provider(LlmError::Api {
+        Error::Agent(agent::AgentError::Provider(LlmError::Api {
             status: 401 | 403,
             ..
         }))
@@ -264,16 +244,17 @@ fn auth_hint(err: &git_agent_core::Error, source: &AuthSource) -> Option<&'stati
 }
 
 /// A failed generation: an invalid answer is shown below the message, cut to
-/// [`SHOWN_ANSWER_MAX`], with a pointer to `trace` (the session directory, when
-/// there is one) for more; a refused key gets a hint.
-fn failure(err: git_agent_core::Error, trace: Option<&Path>, source: &AuthSource) -> CommandError {
+/// [`SHOWN_ANSWER_MAX`], with a pointer to its trace (the session directory,
+/// when there is one) for more; a refused key gets a hint.
+fn failure(failed: Failed, source: &AuthSource) -> CommandError {
+    let Failed { error: err, trace } = failed;
     let hint = auth_hint(&err, source);
     let mut answer = String::new();
-    if let git_agent_core::Error::Invalid { message, .. } = &err {
+    if let Error::Invalid { message, .. } = &err {
         answer.push_str("\nthe last message the model gave:\n");
         answer.push_str(&clip_middle(message, SHOWN_ANSWER_MAX));
         if message.len() > SHOWN_ANSWER_MAX
-            && let Some(dir) = trace
+            && let Some(dir) = &trace
         {
             answer.push_str(&format!(
                 "\nthe answer was {} bytes; the session trace keeps more of it: {}",
@@ -314,110 +295,56 @@ fn current_dir() -> Result<std::path::PathBuf, CommandError> {
     })
 }
 
-fn prepare(shared: &Shared, command: &str, amend: bool) -> Result<Request, CommandError> {
-    Ok(commit_msg::prepare(
-        &current_dir()?,
-        &options(shared, command, amend),
-    )?)
-}
+/// The runner's stderr lines, as the libraries' notices.
+struct Lines<'a>(&'a Context);
 
-/// A command's trace: a session directory, or nothing when `.git-agent/` was
-/// refused.
-struct Session {
-    sink: Box<dyn TraceSink>,
-    dir: Option<std::path::PathBuf>,
-}
+impl Notices for Lines<'_> {
+    fn warn(&mut self, line: &str) {
+        self.0.warn(line);
+    }
 
-impl Session {
-    /// Runs `generate` with this session as its trace, then warns of the
-    /// trace's problems; a failure names the trace.
-    fn run<T>(
-        mut self,
-        ctx: &Context,
-        source: &AuthSource,
-        generate: impl AsyncFnOnce(&mut dyn TraceSink) -> Result<T, git_agent_core::Error>,
-    ) -> Result<T, CommandError> {
-        let result = ctx.block_on(generate(self.sink.as_mut()))?;
-        for problem in self.sink.problems() {
-            ctx.warn(format!("trace: {problem}"));
-        }
-        result.map_err(|err| failure(err, self.dir.as_deref(), source))
+    fn debug(&mut self, line: &str) {
+        self.0.debug_line(line);
     }
 }
 
-/// Creates the trace session of a generation-only command (its path on stderr
-/// with `--debug`). When `.git-agent/` cannot be written safely — git tracks
-/// it, or a symbolic link or special file sits where the session goes — the
-/// command runs without a trace and says why on stderr: the repository may
-/// refuse us a trace, not the message.
-fn open_session(
-    ctx: &Context,
-    root: &Path,
-    command: &str,
-    metadata: serde_json::Value,
-    redactor: llm::Redactor,
-) -> Session {
-    let session = git_agent_core::session::create_session_dir(root, command, chrono::Utc::now())
-        .map_err(|err| err.to_string())
-        .and_then(|dir| {
-            let path = dir.path().to_path_buf();
-            SessionSink::create(dir, metadata, redactor)
-                .map(|sink| (sink, path.clone()))
-                .map_err(|err| format!("{}: {err}", path.display()))
-        });
-    match session {
-        Ok((sink, path)) => {
-            ctx.debug_line(format!("session: {}", path.display()));
-            Session {
-                sink: Box::new(sink),
-                dir: Some(path),
-            }
-        }
-        Err(why) => {
-            ctx.warn(format!("no trace is kept: {why}"));
-            Session {
-                sink: Box::new(NullSink),
-                dir: None,
-            }
-        }
-    }
-}
-
-/// Generates the message of a prepared commit or squash `request` of `command`
-/// in a trace session: the message for stdout (and `--debug` summaries), or the
-/// failure.
-fn message_outcome<R: MessageRequest>(
-    shared: &Shared,
-    ctx: &Context,
-    command: &str,
-    prepare: impl FnOnce() -> Result<(PathBuf, R, Value), CommandError>,
-) -> Result<Outcome, CommandError> {
-    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
-    let (root, request, metadata) = prepare()?;
-    let session = open_session(ctx, &root, command, metadata, redactor);
-    let generated = session.run(ctx, &source, async |sink| {
-        commit_msg::generate(&request, provider.as_ref(), sink).await
-    })?;
-    ctx.debug_line(summary(&generated));
-    Ok(Outcome::text(generated.message + "\n"))
+/// stdout, for a command that streams its trace there.
+fn console() -> Console {
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal();
+    Console::new(stdout, color)
 }
 
 /// `git-agent commit-msg [--amend]`.
 pub fn commit_msg(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
-    message_outcome(shared, ctx, "commit-msg", || {
-        let request = prepare(shared, "commit-msg", amend)?;
-        let metadata = commit_msg::session_metadata(&request, "commit-msg");
-        Ok((request.root.clone(), request, metadata))
-    })
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
+    let cwd = current_dir()?;
+    let host = Host {
+        provider: provider.as_ref(),
+        redactor,
+        notices: &mut Lines(ctx),
+    };
+    let generated = ctx
+        .block_on(commit_msg::run(&cwd, amend, &shared.settings(), host))?
+        .map_err(|failed| failure(failed, &source))?;
+    ctx.debug_line(summary(&generated));
+    Ok(Outcome::text(generated.message + "\n"))
 }
 
 /// `git-agent pr-message`.
 pub fn pr_message(shared: &Shared, ctx: &Context) -> Result<Outcome, CommandError> {
-    message_outcome(shared, ctx, "pr-message", || {
-        let request = pr_message::prepare(&current_dir()?, &options(shared, "pr-message", false))?;
-        let metadata = pr_message::session_metadata(&request);
-        Ok((request.root.clone(), request, metadata))
-    })
+    let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
+    let cwd = current_dir()?;
+    let host = Host {
+        provider: provider.as_ref(),
+        redactor,
+        notices: &mut Lines(ctx),
+    };
+    let generated = ctx
+        .block_on(pr_message::run(&cwd, &shared.settings(), host))?
+        .map_err(|failed| failure(failed, &source))?;
+    ctx.debug_line(summary(&generated));
+    Ok(Outcome::text(generated.message + "\n"))
 }
 
 /// What `release-note` covers, from its positional arguments.
@@ -445,17 +372,8 @@ fn note_summary(note: &release::Note) -> String {
     )
 }
 
-/// The summarized trace on stdout of a command that acts on its result (writes
-/// a file, commits), which begins with `started`.
-fn console_trace(redactor: llm::Redactor, started: Event) -> ConsoleSink<std::io::Stdout> {
-    let stdout = std::io::stdout();
-    let color = stdout.is_terminal();
-    let mut sink = ConsoleSink::new(stdout, color, redactor).summarized();
-    sink.record(&started);
-    sink
-}
-
 /// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`.
+/// `--out` is checked before the provider is resolved.
 pub fn release_note(
     shared: &Shared,
     out: Option<&Path>,
@@ -468,88 +386,76 @@ pub fn release_note(
     }
     let (provider, redactor, source) =
         provider(shared, shared.timeout.max(release::MIN_TIMEOUT), ctx)?;
-    let request = release::prepare(&cwd, spec, &options(shared, "release-note", false))?;
-    match out {
-        Some(path) => {
-            let mut sink = console_trace(
-                redactor,
-                Event::info("session.started")
-                    .with("command", "release-note")
-                    .with("commits", request.context.commits.len())
-                    .with("out", path.display().to_string()),
-            );
-            let note = ctx
-                .block_on(release::generate(&request, provider.as_ref(), &mut sink))?
-                .map_err(|err| failure(err, None, &source))?;
-            ctx.debug_line(note_summary(&note));
-            release::write_output(&cwd, path, &note.markdown).map_err(|err| {
-                CommandError::from(err).map_message(|message| {
-                    format!("{message}; the release note was:\n\n{}", note.markdown)
-                })
-            })?;
-            sink.record(
-                &Event::info("output.written")
-                    .with("path", path.display().to_string())
-                    .with("bytes", note.markdown.len()),
-            );
-            Ok(Outcome::nothing())
-        }
-        None => {
-            let metadata = release::session_metadata(&request);
-            let session = open_session(ctx, &request.root, "release-note", metadata, redactor);
-            let note = session.run(ctx, &source, async |sink| {
-                release::generate(&request, provider.as_ref(), sink).await
-            })?;
-            ctx.debug_line(note_summary(&note));
-            Ok(Outcome::text(note.markdown))
-        }
+    let host = Host {
+        provider: provider.as_ref(),
+        redactor,
+        notices: &mut Lines(ctx),
+    };
+    let out_file = out.map(|path| release::OutFile {
+        path,
+        console: console(),
+    });
+    let released = ctx
+        .block_on(release::run(&cwd, spec, out_file, &shared.settings(), host))?
+        .map_err(|failed| failure(failed, &source))?;
+    let note = released.note;
+    ctx.debug_line(note_summary(&note));
+    if let Some(err) = released.unwritten {
+        return Err(CommandError::from(err).map_message(|message| {
+            format!("{message}; the release note was:\n\n{}", note.markdown)
+        }));
     }
+    Ok(match out {
+        Some(_) => Outcome::nothing(),
+        None => Outcome::text(note.markdown),
+    })
 }
 
 /// `git-agent commit [--amend]`.
 pub fn commit(shared: &Shared, amend: bool, ctx: &Context) -> Result<Outcome, CommandError> {
     let (provider, redactor, source) = provider(shared, shared.timeout, ctx)?;
-    let request = prepare(shared, "commit", amend)?;
-    let mut sink = console_trace(
+    let cwd = current_dir()?;
+    let host = Host {
+        provider: provider.as_ref(),
         redactor,
-        Event::info("session.started")
-            .with("command", "commit")
-            .with("mode", request.prepared.mode.as_str())
-            .with("paths", request.prepared.changes.paths.len()),
-    );
-    let generated = ctx
-        .block_on(commit_msg::generate(&request, provider.as_ref(), &mut sink))?
-        .map_err(|err| failure(err, None, &source))?;
-    ctx.debug_line(summary(&generated));
-    let message = format!("{}\n", generated.message);
-    match git_agent_core::commit(&request.root, &message, amend) {
-        Ok(run) if run.success => {
-            sink.record(&Event::info("commit.created").with("amend", amend));
+        notices: &mut Lines(ctx),
+    };
+    let commit = ctx
+        .block_on(commit_msg::commit(
+            &cwd,
+            amend,
+            &shared.settings(),
+            host,
+            console(),
+        ))?
+        .map_err(|failed| failure(failed, &source))?;
+    ctx.debug_line(summary(&commit.generated));
+    match commit.committed {
+        Committed::Created(run) => {
             // git's own words and the user's hooks', passed through as they are.
             eprint!("{}", run.stderr);
             Ok(Outcome::text(run.stdout))
         }
-        Ok(run) => {
-            sink.record(
-                &Event::error("commit.failed")
-                    .with("status", run.status.as_str())
-                    .with("stderr", run.stderr.as_str()),
-            );
+        Committed::Refused { run, saved } => {
             eprint!("{}", run.stderr);
             let refused = CommandError::new(ErrorKind::Git, run.status);
-            Err(commit_failure(refused, &message, amend, &request.root))
+            Err(commit_failure(refused, &commit.message, amend, saved))
         }
-        Err(err) => {
-            sink.record(&Event::error("commit.failed").with("error", err.to_string()));
-            Err(commit_failure(err.into(), &message, amend, &request.root))
+        Committed::NotRun { error, saved } => {
+            Err(commit_failure(error.into(), &commit.message, amend, saved))
         }
     }
 }
 
 /// `reason` (why git did not commit) as the failure of `git-agent commit`: the
-/// generated message is printed and saved, so nothing is lost.
-fn commit_failure(reason: CommandError, message: &str, amend: bool, root: &Path) -> CommandError {
-    let saved = git_agent_core::session::save_message(root, message).ok();
+/// generated message is printed, and was `saved` (`.git-agent/COMMIT_MSG`)
+/// when it could be, so nothing is lost.
+fn commit_failure(
+    reason: CommandError,
+    message: &str,
+    amend: bool,
+    saved: Option<PathBuf>,
+) -> CommandError {
     let how = if amend {
         "git commit --amend -F"
     } else {

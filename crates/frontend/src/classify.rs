@@ -124,9 +124,9 @@ impl Classify for NotesError {
     }
 }
 
-impl Classify for git_agent_core::Error {
+impl Classify for git_evidence::Error {
     fn kind(&self) -> ErrorKind {
-        use git_agent_core::Error as E;
+        use git_evidence::Error as E;
         match self {
             E::Git(err) => err.kind(),
             E::Agent(err) => err.kind(),
@@ -174,9 +174,9 @@ mod tests {
         assert_eq!(failed.kind(), ErrorKind::Git);
         let read = ultragit_read::ReadError::Git(failed);
         assert_eq!(read.kind(), ErrorKind::Git);
-        let core = git_agent_core::Error::Git(not_a_repo);
+        let core = git_evidence::Error::Git(not_a_repo);
         assert_eq!(core.kind(), ErrorKind::User);
-        assert_eq!(git_agent_core::Error::NothingStaged.kind(), ErrorKind::User);
+        assert_eq!(git_evidence::Error::NothingStaged.kind(), ErrorKind::User);
     }
 
     #[test]
@@ -192,7 +192,7 @@ mod tests {
             ErrorKind::Provider
         );
         assert_eq!(
-            git_agent_core::Error::from(agent::AgentError::Provider(api())).kind(),
+            git_evidence::Error::from(agent::AgentError::Provider(api())).kind(),
             ErrorKind::Provider
         );
         assert_eq!(

@@ -23,7 +23,7 @@
 //!   the default models); `layered-config` (`git-agent`'s keys);
 //!   `safe-io` (terminal sanitizing); the libraries whose errors `classify.rs`
 //!   classifies (`gitctx`, `agent`, `ultragit-read`, `ultragit-annotate`,
-//!   `git-agent-core`, `code-commit-core`); `clap`, `clap_complete`, `tokio`
+//!   `git-evidence`, `code-commit-core`); `clap`, `clap_complete`, `tokio`
 //!   (the runtime), `serde_json` (Codex's `auth.json`).
 //! - **Invariant:** only the runner writes to stdout and stderr, on behalf of
 //!   the binary's `main`, and only the way its docs say; everything it prints

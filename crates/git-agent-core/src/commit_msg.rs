@@ -8,19 +8,23 @@
 //! ```
 //!
 //! [`prepare`] is synchronous and does all the git work (what `cargo xtask bench
-//! commit-msg` measures); [`generate`] talks to the model.
+//! commit-msg` measures); [`generate`] talks to the model. [`run`]
+//! (`git-agent commit-msg`) and [`commit`] (`git-agent commit`) are each
+//! command's one call: options from the binary's settings, prepare, the trace
+//! (a session, or the console for `commit`), generate, and for `commit` the
+//! commit itself.
 
 use std::path::{Path, PathBuf};
 
-use agent::{Budgets, Runner, Task, TraceSink};
+use agent::{Budgets, Event, Runner, Task, TraceSink};
 use commit_text::{Checks, Message, Rules, ShapeOptions, SubmoduleRule};
-use gitctx::Repo;
-use guidance::{FamilyChoice, Guidance};
+use git_evidence::{Console, Error, Failed, Host, Settings, Trace, session};
+use gitctx::{CommitRun, Repo};
+use guidance::Guidance;
 use llm::{LlmProvider, Usage};
 use serde_json::{Value, json};
 
 use crate::context::{self, Mode, Prepared};
-use crate::error::Error;
 use crate::prompt::{self, Environment};
 use crate::tools;
 
@@ -31,13 +35,10 @@ pub struct Options {
     pub amend: bool,
     /// The command, for the environment context and traces (`commit-msg`, `commit`).
     pub command: String,
-    pub guidance_family: FamilyChoice,
-    /// `--append-prompt`: an operator hint (at most `MAX_OPERATOR_HINT`
-    /// characters).
-    pub operator_hint: Option<String>,
-    pub budgets: Budgets,
     pub limits: context::Limits,
-    pub guidance: guidance::Options,
+    /// What every git-agent task is run with: budgets, guidance, the operator
+    /// hint.
+    pub shared: git_evidence::Options,
 }
 
 impl Default for Options {
@@ -45,29 +46,21 @@ impl Default for Options {
         Options {
             amend: false,
             command: "commit-msg".to_owned(),
-            guidance_family: FamilyChoice::Auto,
-            operator_hint: None,
-            budgets: default_budgets(),
             limits: context::Limits::default(),
-            guidance: guidance::Options {
-                max_file_bytes: 16 * 1024,
-                max_total_bytes: 16 * 1024,
-            },
+            shared: git_evidence::Options::default(),
         }
     }
 }
 
-/// The default budgets of a commit-message run: 8 model steps, 12 tool calls,
-/// 5 minutes, 8,192 output tokens per call — `git-agent`'s cap when no
-/// reasoning effort is asked for (the binary sets the cap of every run from
-/// `--max-output-tokens` or the effort; reasoning tokens count against it).
-fn default_budgets() -> Budgets {
-    Budgets {
-        max_steps: 8,
-        max_tool_calls: 12,
-        tool_limits: tools::LIMITS,
-        overall_timeout: std::time::Duration::from_secs(300),
-        max_tokens: Some(8192),
+impl Options {
+    /// The options of `command` (with `amend`) that `settings` ask for.
+    pub fn new(command: &str, amend: bool, settings: &Settings) -> Options {
+        Options {
+            amend,
+            command: command.to_owned(),
+            shared: git_evidence::Options::from_settings(settings),
+            ..Options::default()
+        }
     }
 }
 
@@ -96,7 +89,7 @@ pub struct Generated {
 
 /// Prepares a commit-message request for the repository containing `cwd`.
 pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
-    check_hint(options)?;
+    options.shared.check_hint()?;
     let repo = Repo::discover(cwd)?;
     let root = repo.root().to_path_buf();
     let mode = if options.amend {
@@ -108,8 +101,8 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
     let guidance = guidance::resolve(
         &root,
         &prepared.target_paths(),
-        options.guidance_family,
-        &options.guidance,
+        options.shared.guidance_family,
+        &options.shared.guidance,
     )?;
     let family = guidance.family.map_or("none", |f| f.name());
     let stdout_contract = match options.command.as_str() {
@@ -130,7 +123,7 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         prompt::TOOL_POLICY,
         environment,
         &guidance,
-        prompt::task_prompt(&prepared, options.operator_hint.as_deref()),
+        prompt::task_prompt(&prepared, options.shared.operator_hint.as_deref()),
     );
     let task = Task {
         name: options.command.clone(),
@@ -148,7 +141,10 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
         submodules: submodule_rules(&prepared.changes),
     };
     let shape_options = ShapeOptions {
-        keep_trailers: commit_text::kept_trailers(original, options.operator_hint.as_deref()),
+        keep_trailers: commit_text::kept_trailers(
+            original,
+            options.shared.operator_hint.as_deref(),
+        ),
     };
     let task_id = match mode {
         Mode::Amend => original_subject
@@ -171,22 +167,8 @@ pub fn prepare(cwd: &Path, options: &Options) -> Result<Request, Error> {
             squash: None,
             style: None,
         },
-        budgets: options.budgets,
+        budgets: options.shared.budgets,
     })
-}
-
-/// Refuses an operator hint over `MAX_OPERATOR_HINT` characters.
-pub fn check_hint(options: &Options) -> Result<(), Error> {
-    if let Some(hint) = &options.operator_hint {
-        let chars = hint.chars().count();
-        if chars > prompt::MAX_OPERATOR_HINT {
-            return Err(Error::InvalidOption(format!(
-                "--append-prompt is {chars} characters long; the limit is {}",
-                prompt::MAX_OPERATOR_HINT
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The packages a lockfile-only change touches (empty otherwise).
@@ -290,5 +272,113 @@ pub fn session_metadata(request: &Request, command: &str) -> Value {
         "paths": paths,
         "paths_total": prepared.changes.paths.len(),
         "guidance": request.guidance.paths(),
+    })
+}
+
+/// `git-agent commit-msg [--amend]`: the message for the staged changes (or
+/// the final amended commit) of the repository containing `cwd`, with the
+/// options `settings` ask for, its trace in a session directory
+/// (`.git-agent/sessions/<timestamp>-commit-msg/`).
+pub async fn run(
+    cwd: &Path,
+    amend: bool,
+    settings: &Settings,
+    host: Host<'_>,
+) -> Result<Generated, Failed> {
+    let options = Options::new("commit-msg", amend, settings);
+    let request = prepare(cwd, &options)?;
+    let metadata = session_metadata(&request, &options.command);
+    generate_in_session(&request, &request.root, &options.command, metadata, host).await
+}
+
+/// [`generate`] for a generation-only `command` whose request was prepared
+/// for the working tree at `root`, traced in a session holding `metadata`.
+pub(crate) async fn generate_in_session(
+    request: &impl MessageRequest,
+    root: &Path,
+    command: &str,
+    metadata: Value,
+    host: Host<'_>,
+) -> Result<Generated, Failed> {
+    let mut trace = Trace::session(root, command, metadata, host.redactor, host.notices);
+    let result = generate(request, host.provider, trace.sink()).await;
+    trace.finish(result, host.notices)
+}
+
+/// What `git-agent commit` did: the generated message, and what git made of
+/// it.
+#[derive(Debug)]
+pub struct Commit {
+    pub generated: Generated,
+    /// The message as `git commit` was given it (with its final newline).
+    pub message: String,
+    pub committed: Committed,
+}
+
+/// What `git commit` did with the generated message.
+#[derive(Debug)]
+pub enum Committed {
+    /// The commit was created; git's own output.
+    Created(CommitRun),
+    /// git refused the commit (a hook, signing): its output, and where the
+    /// message was saved for the user (`.git-agent/COMMIT_MSG`, when it could
+    /// be written).
+    Refused {
+        run: CommitRun,
+        saved: Option<PathBuf>,
+    },
+    /// git could not be run; where the message was saved.
+    NotRun {
+        error: Error,
+        saved: Option<PathBuf>,
+    },
+}
+
+/// `git-agent commit [--amend]`: the message as [`run`] writes it, with a
+/// summarized trace streamed to `console`, then `git commit --file -` (with
+/// `--amend`: `--amend --file -`) at the top of the working tree. A refused
+/// commit is not a failure of this function: its message is saved and
+/// returned in [`Committed`].
+pub async fn commit(
+    cwd: &Path,
+    amend: bool,
+    settings: &Settings,
+    host: Host<'_>,
+    console: Console,
+) -> Result<Commit, Failed> {
+    let options = Options::new("commit", amend, settings);
+    let request = prepare(cwd, &options)?;
+    let started = Event::info("session.started")
+        .with("command", "commit")
+        .with("mode", request.prepared.mode.as_str())
+        .with("paths", request.prepared.changes.paths.len());
+    let mut trace = Trace::console(console, host.redactor, &started);
+    let result = generate(&request, host.provider, trace.sink()).await;
+    let generated = trace.finish(result, host.notices)?;
+    let message = format!("{}\n", generated.message);
+    let committed = match crate::commit(&request.root, &message, amend) {
+        Ok(run) if run.success => {
+            trace.record(&Event::info("commit.created").with("amend", amend));
+            Committed::Created(run)
+        }
+        Ok(run) => {
+            trace.record(
+                &Event::error("commit.failed")
+                    .with("status", run.status.as_str())
+                    .with("stderr", run.stderr.as_str()),
+            );
+            let saved = session::save_message(&request.root, &message).ok();
+            Committed::Refused { run, saved }
+        }
+        Err(error) => {
+            trace.record(&Event::error("commit.failed").with("error", error.to_string()));
+            let saved = session::save_message(&request.root, &message).ok();
+            Committed::NotRun { error, saved }
+        }
+    };
+    Ok(Commit {
+        generated,
+        message,
+        committed,
     })
 }

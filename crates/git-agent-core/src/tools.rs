@@ -33,21 +33,18 @@ use agent::{
     NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
     TruncationLimit, TypedTool,
 };
+use git_evidence::classify::{Class, classify};
+use git_evidence::fit;
 use gitctx::{Diff, DiffOptions, DiffTarget, FileStatus, Repo};
+use lockfile_diff as lockfile;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::classify::{Class, classify};
 use crate::context::Mode;
-use crate::fit;
-use lockfile_diff as lockfile;
 
-/// The limits of commit-message tool results.
-pub const LIMITS: ToolLimits = ToolLimits {
-    max_bytes: 32 * 1024,
-    max_lines: 800,
-    max_entries: 300,
-};
+/// The limits of commit-message tool results: every task's
+/// ([`git_evidence::TOOL_LIMITS`]).
+pub use git_evidence::TOOL_LIMITS as LIMITS;
 
 /// Largest `limit` of `git_recent_commits`.
 const MAX_RECENT: usize = 50;

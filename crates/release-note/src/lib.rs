@@ -5,7 +5,9 @@
 //! The API is the task: [`prepare()`] a [`Request`] (its evidence in
 //! [`Request::context`], a [`ReleaseContext`]) for a [`RangeSpec`],
 //! [`generate`] the [`Note`], and write it with [`preflight_output`] and
-//! [`write_output`]. Inside, one module per stage:
+//! [`write_output`]; [`run`] is all of it as `git-agent release-note`'s one
+//! call (options from the binary's settings, the trace, `--out`). Inside, one
+//! module per stage:
 //!
 //! - `prepare`: the evidence — refs peeled and checked, the commits with
 //!   messages clamped to 10 lines and 1,000 words, changed paths, statistics,
@@ -26,14 +28,14 @@
 //! - **Dependencies:** `commit-text` (Conventional Commits headers, trailers,
 //!   pull-request references, clamped messages), `lockfile-diff` (package
 //!   version changes of lockfiles, used directly), `gitctx`, `agent`, `llm`,
-//!   `guidance`, `repo-tools`, `safe-io`, and `git-agent-core` for what every
+//!   `guidance`, `repo-tools`, `safe-io`, and `git-evidence` for what every
 //!   git-agent task shares: path classes (`classify`), diff fitting (`fit`),
-//!   the prompt layers and evidence escaping (`prompt`, `context::data`), the
-//!   task options, tool limits and the error type. Those pieces serve the
-//!   commit and squash messages as much as the release note, so they stay
-//!   where they are and this crate builds on them; `git-agent-core` never
-//!   depends on this crate.
-//! - **Errors:** [`git_agent_core::Error`], not a type of its own: a release
+//!   the prompt layers and evidence escaping (`prompt`, `render::data`), the
+//!   task options built from the binary's settings, tool limits, the run's
+//!   trace and the error type. Never `git-agent-core`: the commit and squash
+//!   messages and the release note are siblings on `git-evidence`, and
+//!   neither depends on the other.
+//! - **Errors:** [`git_evidence::Error`], not a type of its own: a release
 //!   note fails the way every git-agent task does (git, guidance, the model's
 //!   run, an answer still invalid after the repair pass, `--out`), and the
 //!   binary reports all its tasks through one classification of that type.
@@ -63,7 +65,8 @@ mod types;
 
 pub use prepare::RangeSpec;
 pub use task::{
-    MIN_TIMEOUT, Note, Request, generate, preflight_output, prepare, session_metadata, write_output,
+    MIN_TIMEOUT, Note, OutFile, Released, Request, generate, preflight_output, prepare, run,
+    session_metadata, write_output,
 };
 pub use types::*;
 

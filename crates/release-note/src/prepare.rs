@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use commit_text::clamp;
-use git_agent_core::Error;
-use git_agent_core::classify::{self, Class};
-use git_agent_core::fit;
+use git_evidence::Error;
+use git_evidence::classify::{self, Class};
+use git_evidence::fit;
 use gitctx::{Bump, DiffOptions, DiffTarget, FileDiff, ObjectId, Repo, Version};
 use lockfile_diff as lockfile;
 
@@ -393,7 +393,7 @@ fn write_commit(out: &mut String, c: &ReleaseCommit, indent: &str) {
         "{indent}<commit id=\"{}\" date=\"{}\" author=\"{}\"{}{}{}>",
         c.short,
         c.date,
-        git_agent_core::prompt::escape(&c.author),
+        git_evidence::prompt::escape(&c.author),
         if c.merge { " merge=\"true\"" } else { "" },
         numbers_attribute("pull_requests", &c.pull_requests),
         numbers_attribute("issues", &c.issues),
@@ -463,7 +463,7 @@ pub(crate) fn valid_numbers(ctx: &ReleaseContext) -> (Vec<u64>, Vec<u64>) {
 }
 
 fn data(text: &str) -> String {
-    git_agent_core::context::data(text)
+    git_evidence::render::data(text)
         .replace("</commit", "<\\/commit")
         .replace("</message", "<\\/message")
         .replace("</excerpt", "<\\/excerpt")

@@ -24,7 +24,7 @@
 //! A [`Class::Binary`] path has no signal of its own: an image under `docs/`
 //! is documentation, a binary under `tests/` a fixture.
 
-use git_agent_core::classify::Class;
+use git_evidence::classify::Class;
 
 use crate::types::{ChangedPath, Signal};
 

@@ -1,16 +1,16 @@
 //! The release-note task: the request layers, the only tool (`repo_summary`,
 //! a fallback for rare metadata gaps), the model's structured JSON answer
 //! validated against the evidence (one repair pass), and the Markdown built
-//! locally and checked.
+//! locally and checked; [`run`], the command's one call, with its trace (a
+//! session, or the console with `--out`) and `--out`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::{Budgets, Runner, Task, ToolRegistry, TraceSink};
-use git_agent_core::Error;
-use git_agent_core::commit_msg::{self, Options};
-use git_agent_core::prompt::{self, Environment};
+use agent::{Budgets, Event, Runner, Task, ToolRegistry, TraceSink};
+use git_evidence::prompt::{self, Environment};
+use git_evidence::{Console, Error, Failed, Host, Options, Settings, Trace};
 use gitctx::Repo;
 use guidance::Guidance;
 use llm::{JsonFormat, LlmProvider, Usage};
@@ -81,7 +81,7 @@ pub struct Note {
 
 /// Prepares a release-note request for the repository containing `cwd`.
 pub fn prepare(cwd: &Path, spec: &RangeSpec, options: &Options) -> Result<Request, Error> {
-    commit_msg::check_hint(options)?;
+    options.check_hint()?;
     let repo = Repo::discover(cwd)?;
     let root = repo.root().to_path_buf();
     let range = prepare::resolve_range(&repo, spec)?;
@@ -111,7 +111,7 @@ pub fn prepare(cwd: &Path, spec: &RangeSpec, options: &Options) -> Result<Reques
     text.push_str(&prepare::render(&context));
     text.push_str(&prompt::operator_hint(options.operator_hint.as_deref()));
     let messages = prompt::layers(TOOL_POLICY, environment, &guidance, text);
-    let mut tools = ToolRegistry::new(git_agent_core::tools::LIMITS);
+    let mut tools = ToolRegistry::new(git_evidence::TOOL_LIMITS);
     tools
         .register(Arc::new(repo_tools::RepoSummary::new(&root)))
         .expect("repo_summary has a strict schema (tested in repo-tools)");
@@ -165,6 +165,71 @@ pub async fn generate(
         finalized: outcome.finalized,
         usage: outcome.usage,
     })
+}
+
+/// `--out`: the file the note is written to, and the console the trace
+/// streams to instead of a session.
+#[derive(Debug)]
+pub struct OutFile<'a> {
+    /// Relative to the `cwd` of [`run`].
+    pub path: &'a Path,
+    pub console: Console,
+}
+
+/// The release note [`run`] generated, and, with `--out`, why it could not be
+/// written (the note is still here for the user).
+#[derive(Debug)]
+pub struct Released {
+    pub note: Note,
+    pub unwritten: Option<Error>,
+}
+
+/// `git-agent release-note [--out FILE] BASE RELEASE | patch|minor|major`:
+/// the note for `spec` in the repository containing `cwd`, with the options
+/// `settings` ask for. Without `out` the trace goes to a session directory
+/// (`.git-agent/sessions/<timestamp>-release-note/`); with it, to its
+/// console, and the note is written to its file (checked first with
+/// [`preflight_output`], which the binary calls before it connects).
+pub async fn run(
+    cwd: &Path,
+    spec: &RangeSpec,
+    out: Option<OutFile<'_>>,
+    settings: &Settings,
+    host: Host<'_>,
+) -> Result<Released, Failed> {
+    let request = prepare(cwd, spec, &Options::from_settings(settings))?;
+    let Some(out) = out else {
+        let metadata = session_metadata(&request);
+        let mut trace = Trace::session(
+            &request.root,
+            "release-note",
+            metadata,
+            host.redactor,
+            host.notices,
+        );
+        let result = generate(&request, host.provider, trace.sink()).await;
+        let note = trace.finish(result, host.notices)?;
+        return Ok(Released {
+            note,
+            unwritten: None,
+        });
+    };
+    let started = Event::info("session.started")
+        .with("command", "release-note")
+        .with("commits", request.context.commits.len())
+        .with("out", out.path.display().to_string());
+    let mut trace = Trace::console(out.console, host.redactor, &started);
+    let result = generate(&request, host.provider, trace.sink()).await;
+    let note = trace.finish(result, host.notices)?;
+    let unwritten = write_output(cwd, out.path, &note.markdown).err();
+    if unwritten.is_none() {
+        trace.record(
+            &Event::info("output.written")
+                .with("path", out.path.display().to_string())
+                .with("bytes", note.markdown.len()),
+        );
+    }
+    Ok(Released { note, unwritten })
 }
 
 /// What a session trace records about the request.

@@ -35,7 +35,10 @@ fn commit_message_request() {
     let request = commit_msg::prepare(
         repo.path(),
         &Options {
-            operator_hint: Some("Mention the <retry> count & keep it short".to_owned()),
+            shared: git_evidence::Options {
+                operator_hint: Some("Mention the <retry> count & keep it short".to_owned()),
+                ..git_evidence::Options::default()
+            },
             ..Options::default()
         },
     )

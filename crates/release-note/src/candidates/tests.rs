@@ -1,5 +1,5 @@
 use commit_text::{issue_references, pull_requests};
-use git_agent_core::classify::Class;
+use git_evidence::classify::Class;
 use gitctx::ObjectId;
 
 use super::*;

@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use git_agent_core::Error;
-use git_agent_core::commit_msg::Options;
+use git_evidence::{Error, Options};
 use gitctx::Bump;
 use llm::{LlmProvider, ProviderConfig, ProviderKind};
 use release_note::{self as release, RangeSpec, Section, Signal};

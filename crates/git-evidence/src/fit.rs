@@ -53,7 +53,7 @@ impl Fitted {
 }
 
 /// The unified diff text of one file.
-pub(crate) fn file_text(file: &FileDiff) -> String {
+pub fn file_text(file: &FileDiff) -> String {
     let mut out = String::new();
     file.write_unified(&mut out);
     out
@@ -115,7 +115,7 @@ pub(crate) fn fit_texts(
 /// would be under `min_share`, only the `budget / min_share` items with the
 /// highest `priority` (ties: the earlier item) get any room; the others get
 /// `None`.
-pub(crate) fn shares(
+pub fn shares(
     sizes: &[usize],
     priority: &[u32],
     budget: usize,
@@ -149,7 +149,7 @@ pub(crate) fn shares(
 
 /// Splits `text` at the last line end within `max` bytes (never mid-line; a
 /// first line longer than `max` is cut at a character boundary).
-pub(crate) fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
+pub fn cut_at_line(text: &str, max: usize) -> (&str, &str) {
     if text.len() <= max {
         return (text, "");
     }

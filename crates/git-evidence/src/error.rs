@@ -1,4 +1,4 @@
-//! The errors of `git-agent-core`.
+//! The errors of every git-agent task.
 
 /// Why a task could not produce its artifact.
 #[derive(Debug, thiserror::Error)]
