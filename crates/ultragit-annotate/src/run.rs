@@ -287,18 +287,188 @@ struct Ask<'a> {
     window: u32,
 }
 
-/// The tool-using agent, chunk by chunk.
+/// The tool-using agent, chunk by chunk: one run per chunk ([`chunk_task`]),
+/// what the runs spent and said gathered in [`Progress`], then the cross-chunk
+/// pass when there were several chunks, then the assembled note.
 async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotated, AgentError> {
     let Ask {
         context,
         provider,
         config,
-        window,
+        ..
     } = *ask;
     let shared = Arc::new(context.clone());
     let collector: Collector = Arc::new(Mutex::new(Collected::default()));
+    let mut progress = Progress::default();
+    let chunks = planned_chunks(context, config, &mut progress.warnings);
+    let total = chunks.len();
+    for (index, files) in chunks.iter().enumerate() {
+        // A run needs two calls: one to act, one to finish.
+        if progress.turns.saturating_add(2) > config.call_cap() {
+            progress.ran_out = true;
+            progress.capped = true;
+            progress.warnings.push(format!(
+                "the cap of {} model calls per commit (--max-calls) was reached; chunks {}-{} \
+                 were not annotated",
+                config.call_cap(),
+                index + 1,
+                total
+            ));
+            break;
+        }
+        let chunk = (total > 1).then_some((index, total));
+        let (task, budget) = chunk_task(ask, &shared, &collector, files, chunk);
+        let by_calls = config.call_cap() - progress.turns - 1;
+        let steps = by_calls.min(config.max_agent_turns.saturating_sub(1));
+        let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
+        let limits = RunLimits {
+            chunk,
+            by_calls,
+            steps,
+            budget,
+        };
+        progress.record(outcome, sent, config, &limits);
+    }
+    let mut collected = collected_now(&collector);
+    if collected.regions.is_empty() {
+        return nothing_emitted(ask, &mut collected, progress);
+    }
+    if total > 1 {
+        // The pass needs two calls (one to act, one to finish), within the cap.
+        let left = config.call_cap().saturating_sub(progress.turns);
+        if left >= 2 {
+            let (summary, steps, sent, usage) = cross_chunk_pass(
+                provider, config, trace, context, &collector, &collected, left,
+            )
+            .await?;
+            progress.turns += steps;
+            progress.spent.usage.add(usage);
+            progress.spent.sent_tokens += sent;
+            collected = collected_now(&collector);
+            if let Some(summary) = summary {
+                progress.summaries.insert(0, summary);
+            }
+        } else {
+            progress.capped = true;
+            progress.warnings.push(format!(
+                "the cap of {} model calls per commit (--max-calls) was reached; no \
+                 cross-cutting concerns across chunks were looked for",
+                config.call_cap()
+            ));
+        }
+    }
+    let Progress {
+        turns,
+        spent,
+        summaries,
+        mut warnings,
+        ran_out,
+        capped,
+        cut_short,
+    } = progress;
+    let summary = summarize(summaries.first().map(String::as_str), &collected.regions);
+    let (annotation, mut problems) =
+        assemble(context, collected.regions, collected.cross_cutting, summary);
+    warnings.append(&mut problems);
+    if annotation.regions.is_empty() {
+        return Err(AgentError::NoAnnotations { turns });
+    }
+    Ok(Annotated {
+        annotation,
+        warnings,
+        turns,
+        partial: ran_out || capped || cut_short,
+        spent,
+    })
+}
+
+/// What the chunks' runs of one annotation have spent and said so far.
+#[derive(Default)]
+struct Progress {
+    turns: u32,
+    spent: Spent,
+    /// Each run's summary: the text that came with its emissions, never a
+    /// later turn's.
+    summaries: Vec<String>,
+    warnings: Vec<String>,
+    /// A run was cut short by its turns or the call cap.
+    ran_out: bool,
+    /// The per-commit cap (`maxCalls`), not `maxAgentTurns`, cut a run short.
+    capped: bool,
+    /// An answer hit the output limit.
+    cut_short: bool,
+}
+
+/// What one chunk's run was allowed.
+#[derive(Clone, Copy)]
+struct RunLimits {
+    /// Its index and the number of chunks, when there are several.
+    chunk: Option<(usize, usize)>,
+    /// The tool-loop calls the per-commit call cap left it.
+    by_calls: u32,
+    /// The tool-loop calls it was given.
+    steps: u32,
+    budget: Budget,
+}
+
+impl Progress {
+    /// Adds one chunk's run, which `sent` about that many input tokens.
+    fn record(
+        &mut self,
+        outcome: agent::Outcome,
+        sent: u64,
+        config: &AnnotateConfig,
+        limits: &RunLimits,
+    ) {
+        let RunLimits {
+            chunk,
+            by_calls,
+            steps,
+            budget,
+        } = *limits;
+        self.turns += outcome.steps;
+        self.spent.add(&outcome, sent);
+        if outcome.finalized {
+            self.ran_out = true;
+            let by_cap = by_calls < config.max_agent_turns.saturating_sub(1);
+            self.capped |= by_cap;
+            let on =
+                chunk.map_or_else(String::new, |(index, _)| format!(" on chunk {}", index + 1));
+            self.warnings.push(if by_cap {
+                format!(
+                    "the cap of {} model calls per commit (--max-calls) was reached{on}; the \
+                     annotations emitted so far are kept",
+                    config.call_cap()
+                )
+            } else {
+                format!(
+                    "the agent used all {} turns{on}; the annotations emitted so far are kept",
+                    steps + 1
+                )
+            });
+        }
+        if outcome.stop_reason == StopReason::MaxTokens {
+            self.cut_short = true;
+            self.warnings.push(format!(
+                "an answer hit the output limit ({} tokens, asked again with twice that); \
+                 the annotations emitted so far are kept",
+                budget.cap
+            ));
+        }
+        if let Some(text) = outcome.finishing_text {
+            self.summaries.push(text);
+        }
+    }
+}
+
+/// The chunks of `context` to annotate, at most `ultragit.maxChunks` of them
+/// (a warning in `warnings` names the files left out).
+fn planned_chunks(
+    context: &AnnotationContext,
+    config: &AnnotateConfig,
+    warnings: &mut Vec<String>,
+) -> Vec<Vec<String>> {
     let mut chunks = plan_chunks(context, config);
-    let mut warnings = Vec::new();
     if let Some(max_chunks) = config.max_chunks
         && chunks.len() > max_chunks as usize
     {
@@ -313,171 +483,103 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             left.join(", ")
         ));
     }
-    let chunked = chunks.len() > 1;
-    let mut turns: u32 = 0;
-    let mut spent = Spent::default();
-    let mut summaries = Vec::new();
-    let mut ran_out = false;
-    // The per-commit cap (`maxCalls`), not `maxAgentTurns`, cut a run short.
-    let mut capped = false;
-    let mut cut_short = false;
-    for (index, files) in chunks.iter().enumerate() {
-        // A run needs two calls: one to act, one to finish.
-        if turns.saturating_add(2) > config.call_cap() {
-            ran_out = true;
-            capped = true;
-            warnings.push(format!(
-                "the cap of {} model calls per commit (--max-calls) was reached; chunks {}-{} \
-                 were not annotated",
-                config.call_cap(),
-                index + 1,
-                chunks.len()
-            ));
-            break;
-        }
-        let lines: u32 = files
-            .iter()
-            .filter_map(|f| context.diff_for(f))
-            .map(gitctx::FileDiff::changed_lines)
-            .sum();
-        let mut scope = Scope {
-            files: files.clone(),
-            summarize_diff: lines > config.max_diff_lines || (chunked && lines > CHUNK_LINE_BUDGET),
-            not_offered: Vec::new(),
-        };
-        let system = prompt::system_prompt(context.author_context.as_ref());
-        let probe = tools::registry(shared.clone(), scope.clone(), collector.clone());
-        let fixed = agent::estimate_tokens(&system)
-            + agent::estimate_tokens(&serde_json::to_string(&probe.specs()).unwrap_or_default());
-        let budget = Budget::new(window, config.max_tokens_per_response, fixed);
-        let diff_budget = if scope.summarize_diff { 0 } else { budget.diff };
-        // The budget counts every tool; the run offers only those that can add
-        // to the first message, which makes each request smaller still.
-        let (opening, whole_diff) = prompt::grounded_message(
-            context,
-            files,
-            chunked.then_some((index, chunks.len())),
-            diff_budget,
-            budget.commit,
-        );
-        scope.not_offered = Scope::lean(context, files, whole_diff);
-        let task = Task {
-            name: if chunked {
-                format!("annotate chunk {}/{}", index + 1, chunks.len())
-            } else {
-                "annotate".to_owned()
-            },
-            system,
-            messages: vec![Message::user(opening)],
-            tools: tools::registry_within(shared.clone(), scope, collector.clone(), budget),
-            format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
-            json_format: None,
-        };
-        let by_calls = config.call_cap() - turns - 1;
-        let steps = by_calls.min(config.max_agent_turns.saturating_sub(1));
-        let (outcome, sent) = run(provider, config, trace, &task, budget, steps).await?;
-        turns += outcome.steps;
-        spent.add(&outcome, sent);
-        if outcome.finalized {
-            ran_out = true;
-            let by_cap = by_calls < config.max_agent_turns.saturating_sub(1);
-            capped |= by_cap;
-            let on = if chunked {
-                format!(" on chunk {}", index + 1)
-            } else {
-                String::new()
-            };
-            warnings.push(if by_cap {
-                format!(
-                    "the cap of {} model calls per commit (--max-calls) was reached{on}; the \
-                     annotations emitted so far are kept",
-                    config.call_cap()
-                )
-            } else {
-                format!(
-                    "the agent used all {} turns{on}; the annotations emitted so far are kept",
-                    steps + 1
-                )
-            });
-        }
-        if outcome.stop_reason == StopReason::MaxTokens {
-            cut_short = true;
-            warnings.push(format!(
-                "an answer hit the output limit ({} tokens, asked again with twice that); \
-                 the annotations emitted so far are kept",
-                budget.cap
-            ));
-        }
-        // The summary is what came with the emissions, never a later turn's.
-        if let Some(text) = outcome.finishing_text {
-            summaries.push(text);
-        }
+    chunks
+}
+
+/// The task of one run over `files` (`chunk`: its index and the number of
+/// chunks, when there are several), and its budget: the first message within
+/// the window left after the system prompt and the tool definitions, and only
+/// the tools that can add to that message.
+fn chunk_task(
+    ask: &Ask<'_>,
+    shared: &Arc<AnnotationContext>,
+    collector: &Collector,
+    files: &[String],
+    chunk: Option<(usize, usize)>,
+) -> (Task, Budget) {
+    let Ask {
+        context,
+        config,
+        window,
+        ..
+    } = *ask;
+    let lines: u32 = files
+        .iter()
+        .filter_map(|f| context.diff_for(f))
+        .map(gitctx::FileDiff::changed_lines)
+        .sum();
+    let mut scope = Scope {
+        files: files.to_vec(),
+        summarize_diff: lines > config.max_diff_lines
+            || (chunk.is_some() && lines > CHUNK_LINE_BUDGET),
+        not_offered: Vec::new(),
+    };
+    let system = prompt::system_prompt(context.author_context.as_ref());
+    let probe = tools::registry(shared.clone(), scope.clone(), collector.clone());
+    let fixed = agent::estimate_tokens(&system)
+        + agent::estimate_tokens(&serde_json::to_string(&probe.specs()).unwrap_or_default());
+    let budget = Budget::new(window, config.max_tokens_per_response, fixed);
+    let diff_budget = if scope.summarize_diff { 0 } else { budget.diff };
+    // The budget counts every tool; the run offers only those that can add
+    // to the first message, which makes each request smaller still.
+    let (opening, whole_diff) =
+        prompt::grounded_message(context, files, chunk, diff_budget, budget.commit);
+    scope.not_offered = Scope::lean(context, files, whole_diff);
+    let task = Task {
+        name: match chunk {
+            Some((index, total)) => format!("annotate chunk {}/{total}", index + 1),
+            None => "annotate".to_owned(),
+        },
+        system,
+        messages: vec![Message::user(opening)],
+        tools: tools::registry_within(shared.clone(), scope, collector.clone(), budget),
+        format_reminder: "Reply with a one-sentence summary of the commit.".to_owned(),
+        json_format: None,
+    };
+    (task, budget)
+}
+
+/// What `collector` holds now (a poisoned lock is still read: a tool that
+/// panicked leaves whole entries behind).
+fn collected_now(collector: &Collector) -> Collected {
+    collector.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The result of runs that emitted no region: the model's decline as a note,
+/// else the error saying what stopped it.
+fn nothing_emitted(
+    ask: &Ask<'_>,
+    collected: &mut Collected,
+    progress: Progress,
+) -> Result<Annotated, AgentError> {
+    let config = ask.config;
+    if let Some(reason) = collected.declined.take() {
+        // The model said the commit holds nothing worth recording.
+        return Ok(declined(
+            ask.context,
+            format!("the model found nothing semantic to record: {reason}"),
+            progress.turns,
+            progress.warnings,
+            progress.spent,
+        ));
     }
-    let mut collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if collected.regions.is_empty() {
-        return if let Some(reason) = collected.declined.take() {
-            // The model said the commit holds nothing worth recording.
-            Ok(declined(
-                context,
-                format!("the model found nothing semantic to record: {reason}"),
-                turns,
-                warnings,
-                spent,
-            ))
-        } else if cut_short {
-            Err(AgentError::TokenBudgetExceeded {
-                budget: Budget::new(window, config.max_tokens_per_response, 0).cap,
-            })
-        } else if capped {
-            Err(AgentError::MaxCallsExceeded {
-                max_calls: config.call_cap(),
-            })
-        } else if ran_out {
-            Err(AgentError::MaxTurnsExceeded {
-                max_turns: config.max_agent_turns,
-            })
-        } else {
-            // Nothing emitted and nothing said: a failure, retried later.
-            Err(AgentError::NoAnnotations { turns })
-        };
-    }
-    if chunked {
-        // The pass needs two calls (one to act, one to finish), within the cap.
-        let left = config.call_cap().saturating_sub(turns);
-        if left >= 2 {
-            let (summary, steps, sent, usage) = cross_chunk_pass(
-                provider, config, trace, context, &collector, &collected, left,
-            )
-            .await?;
-            turns += steps;
-            spent.usage.add(usage);
-            spent.sent_tokens += sent;
-            collected = collector.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            if let Some(summary) = summary {
-                summaries.insert(0, summary);
-            }
-        } else {
-            capped = true;
-            warnings.push(format!(
-                "the cap of {} model calls per commit (--max-calls) was reached; no \
-                 cross-cutting concerns across chunks were looked for",
-                config.call_cap()
-            ));
+    Err(if progress.cut_short {
+        AgentError::TokenBudgetExceeded {
+            budget: Budget::new(ask.window, config.max_tokens_per_response, 0).cap,
         }
-    }
-    let summary = summarize(summaries.first().map(String::as_str), &collected.regions);
-    let (annotation, mut problems) =
-        assemble(context, collected.regions, collected.cross_cutting, summary);
-    warnings.append(&mut problems);
-    if annotation.regions.is_empty() {
-        return Err(AgentError::NoAnnotations { turns });
-    }
-    Ok(Annotated {
-        annotation,
-        warnings,
-        turns,
-        partial: ran_out || capped || cut_short,
-        spent,
+    } else if progress.capped {
+        AgentError::MaxCallsExceeded {
+            max_calls: config.call_cap(),
+        }
+    } else if progress.ran_out {
+        AgentError::MaxTurnsExceeded {
+            max_turns: config.max_agent_turns,
+        }
+    } else {
+        // Nothing emitted and nothing said: a failure, retried later.
+        AgentError::NoAnnotations {
+            turns: progress.turns,
+        }
     })
 }
 
