@@ -349,114 +349,20 @@ pub fn remap(
             by_patch.entry(*patch).or_default().push(id);
         }
     }
-
-    // Rebase merges and cherry-picks: equal patch-ids.
-    let mut plan: Vec<(Remapped, Annotation)> = Vec::new();
-    let mut used: HashSet<ObjectId> = HashSet::new();
-    let mut handled: HashSet<ObjectId> = HashSet::new();
-    let mut groups: BTreeMap<PatchId, Vec<ObjectId>> = BTreeMap::new();
-    for &id in &sources {
-        if let Some(patch) = source_ids.get(&id) {
-            groups.entry(*patch).or_default().push(id);
-        }
-    }
-    for (patch, group) in &groups {
-        let Some(found) = by_patch.get(patch) else {
-            continue;
-        };
-        handled.extend(group.iter().copied());
-        if found.len() > 1 {
-            report.ambiguous.push(Ambiguous {
-                sources: group.clone(),
-                candidates: found.clone(),
-                how: How::PatchId,
-            });
-            continue;
-        }
-        let target = found[0];
-        let ordered: Vec<(ObjectId, Annotation)> = group
-            .iter()
-            .map(|id| (*id, annotations[id].clone()))
-            .collect();
-        let what = format!("rewritten onto {}", options.onto_name);
-        let (note, warnings) = copied_note(repo, target, &ordered, How::PatchId, &what)?;
-        used.insert(target);
-        plan.push((
-            Remapped {
-                target,
-                sources: group.clone(),
-                how: How::PatchId,
-                warnings,
-            },
-            note,
-        ));
-    }
-
-    // Squash merges: the combined diff of a chain of unmatched sources.
-    let remaining: Vec<ObjectId> = sources
-        .iter()
-        .copied()
-        .filter(|id| !handled.contains(id))
-        .collect();
-    let chains = chains(repo, onto, &remaining)?;
-    let ranges: Vec<(ObjectId, ObjectId)> = chains.iter().map(|c| (c.base, c.tip)).collect();
-    let chain_ids = repo.range_patch_ids(&ranges)?;
-    for chain in &chains {
-        let found: Vec<ObjectId> = chain_ids
-            .get(&chain.tip)
-            .and_then(|patch| by_patch.get(patch))
-            .map(|ids| {
-                ids.iter()
-                    .copied()
-                    .filter(|id| !used.contains(id))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let annotated: Vec<ObjectId> = chain
-            .commits
-            .iter()
-            .copied()
-            .filter(|id| annotations.contains_key(id))
-            .collect();
-        match found.as_slice() {
-            [] => continue,
-            [target] => {
-                let sources: Vec<(ObjectId, Option<Annotation>)> = chain
-                    .commits
-                    .iter()
-                    .map(|id| (*id, annotations.get(id).cloned()))
-                    .collect();
-                let (note, warnings) =
-                    synthesize_squash(repo, *target, &sources, &options.onto_name)?;
-                used.insert(*target);
-                handled.extend(annotated.iter().copied());
-                plan.push((
-                    Remapped {
-                        target: *target,
-                        sources: chain.commits.clone(),
-                        how: How::CombinedDiff,
-                        warnings,
-                    },
-                    note,
-                ));
-            }
-            _ => {
-                handled.extend(annotated.iter().copied());
-                report.ambiguous.push(Ambiguous {
-                    sources: annotated,
-                    candidates: found,
-                    how: How::CombinedDiff,
-                });
-            }
-        }
-    }
+    let known = Known {
+        annotations: &annotations,
+        by_patch: &by_patch,
+    };
+    let mut matching = Matching::default();
+    matching.equal_patches(repo, &known, &sources, &source_ids, options, &mut report)?;
+    matching.squashes(repo, &known, onto, &sources, options, &mut report)?;
     report.unmatched = sources
         .iter()
         .copied()
-        .filter(|id| !handled.contains(id))
+        .filter(|id| !matching.handled.contains(id))
         .collect();
 
-    for (remapped, note) in plan {
+    for (remapped, note) in matching.plan {
         if !options.dry_run && !write_if_absent(repo, &note)? {
             report.raced.push(remapped.target);
             continue;
@@ -467,6 +373,150 @@ pub fn remap(
         }
     }
     Ok(report)
+}
+
+/// What the matching of one remap looks things up in.
+struct Known<'a> {
+    /// The readable notes of the sources.
+    annotations: &'a HashMap<ObjectId, Annotation>,
+    /// The candidates (commits on the ref without notes) by patch-id.
+    by_patch: &'a HashMap<PatchId, Vec<ObjectId>>,
+}
+
+/// The notes one remap will write, and which commits are settled.
+#[derive(Default)]
+struct Matching {
+    plan: Vec<(Remapped, Annotation)>,
+    /// Candidates a note is planned for.
+    used: HashSet<ObjectId>,
+    /// Sources matched, or found ambiguous.
+    handled: HashSet<ObjectId>,
+}
+
+impl Matching {
+    /// Rebase merges and cherry-picks: sources whose patch-id equals one
+    /// candidate's get their notes copied to it (several sources of one
+    /// patch-id are joined); several candidates are ambiguous.
+    fn equal_patches(
+        &mut self,
+        repo: &Repo,
+        known: &Known<'_>,
+        sources: &[ObjectId],
+        source_ids: &HashMap<ObjectId, PatchId>,
+        options: &RemapOptions,
+        report: &mut RemapReport,
+    ) -> Result<(), NotesError> {
+        let mut groups: BTreeMap<PatchId, Vec<ObjectId>> = BTreeMap::new();
+        for id in sources {
+            if let Some(patch) = source_ids.get(id) {
+                groups.entry(*patch).or_default().push(*id);
+            }
+        }
+        for (patch, group) in &groups {
+            let Some(found) = known.by_patch.get(patch) else {
+                continue;
+            };
+            self.handled.extend(group.iter().copied());
+            if found.len() > 1 {
+                report.ambiguous.push(Ambiguous {
+                    sources: group.clone(),
+                    candidates: found.clone(),
+                    how: How::PatchId,
+                });
+                continue;
+            }
+            let target = found[0];
+            let ordered: Vec<(ObjectId, Annotation)> = group
+                .iter()
+                .map(|id| (*id, known.annotations[id].clone()))
+                .collect();
+            let what = format!("rewritten onto {}", options.onto_name);
+            let (note, warnings) = copied_note(repo, target, &ordered, How::PatchId, &what)?;
+            self.used.insert(target);
+            self.plan.push((
+                Remapped {
+                    target,
+                    sources: group.clone(),
+                    how: How::PatchId,
+                    warnings,
+                },
+                note,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Squash merges: the combined diff of a chain of sources not matched yet
+    /// equal to one candidate's diff gets a note synthesized from the chain's
+    /// notes; several candidates are ambiguous.
+    fn squashes(
+        &mut self,
+        repo: &Repo,
+        known: &Known<'_>,
+        onto: ObjectId,
+        sources: &[ObjectId],
+        options: &RemapOptions,
+        report: &mut RemapReport,
+    ) -> Result<(), NotesError> {
+        let remaining: Vec<ObjectId> = sources
+            .iter()
+            .copied()
+            .filter(|id| !self.handled.contains(id))
+            .collect();
+        let chains = chains(repo, onto, &remaining)?;
+        let ranges: Vec<(ObjectId, ObjectId)> = chains.iter().map(|c| (c.base, c.tip)).collect();
+        let chain_ids = repo.range_patch_ids(&ranges)?;
+        for chain in &chains {
+            let found: Vec<ObjectId> = chain_ids
+                .get(&chain.tip)
+                .and_then(|patch| known.by_patch.get(patch))
+                .map(|ids| {
+                    ids.iter()
+                        .copied()
+                        .filter(|id| !self.used.contains(id))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let annotated: Vec<ObjectId> = chain
+                .commits
+                .iter()
+                .copied()
+                .filter(|id| known.annotations.contains_key(id))
+                .collect();
+            match found.as_slice() {
+                [] => continue,
+                [target] => {
+                    let sources: Vec<(ObjectId, Option<Annotation>)> = chain
+                        .commits
+                        .iter()
+                        .map(|id| (*id, known.annotations.get(id).cloned()))
+                        .collect();
+                    let (note, warnings) =
+                        synthesize_squash(repo, *target, &sources, &options.onto_name)?;
+                    self.used.insert(*target);
+                    self.handled.extend(annotated.iter().copied());
+                    self.plan.push((
+                        Remapped {
+                            target: *target,
+                            sources: chain.commits.clone(),
+                            how: How::CombinedDiff,
+                            warnings,
+                        },
+                        note,
+                    ));
+                }
+                _ => {
+                    self.handled.extend(annotated.iter().copied());
+                    report.ambiguous.push(Ambiguous {
+                        sources: annotated,
+                        candidates: found,
+                        how: How::CombinedDiff,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A branch that may have been squash-merged: the commits reachable from

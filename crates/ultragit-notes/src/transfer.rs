@@ -272,71 +272,18 @@ pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, Note
             }
             Line::Read => {}
         }
-        let Ok(text) = std::str::from_utf8(&buf) else {
-            warn(&mut report, number, "not UTF-8".to_owned());
-            continue;
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line: InLine<'_> = match serde_json::from_str(text) {
-            Ok(line) => line,
-            Err(err) => {
-                warn(&mut report, number, format!("not an export line ({err})"));
+        let (commit, annotation) = match parsed_line(repo, &buf) {
+            Parsed::Note(commit, annotation) => (commit, annotation),
+            Parsed::Blank => continue,
+            Parsed::UnknownCommit => {
+                report.unknown_commits += 1;
+                continue;
+            }
+            Parsed::Invalid(what) => {
+                warn(&mut report, number, what);
                 continue;
             }
         };
-        let Ok(commit) = line.commit.parse::<ObjectId>() else {
-            warn(
-                &mut report,
-                number,
-                "the commit is not a full commit id".to_owned(),
-            );
-            continue;
-        };
-        if line.malformed {
-            warn(
-                &mut report,
-                number,
-                format!("the note of commit {} is marked malformed", commit.short()),
-            );
-            continue;
-        }
-        let Some(note) = line.note else {
-            warn(&mut report, number, "no note".to_owned());
-            continue;
-        };
-        let annotation = match Annotation::from_json(note.get()) {
-            Ok(annotation) => annotation,
-            Err(err) => {
-                warn(
-                    &mut report,
-                    number,
-                    format!(
-                        "the note of commit {} is not a valid ultragit/v1 annotation ({})",
-                        commit.short(),
-                        err.reason()
-                    ),
-                );
-                continue;
-            }
-        };
-        if annotation.commit != commit.to_hex() {
-            warn(
-                &mut report,
-                number,
-                format!(
-                    "the note is for commit {}, not {}",
-                    safe_io::term::sanitize_line(&annotation.commit),
-                    commit.short()
-                ),
-            );
-            continue;
-        }
-        if repo.commit_info_by_id(commit).is_err() {
-            report.unknown_commits += 1;
-            continue;
-        }
         let mut text = annotation.to_json();
         drop(annotation);
         if let Some(earlier) = incoming.get(&commit) {
@@ -378,10 +325,81 @@ pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, Note
         .into_iter()
         .filter_map(|commit| incoming.remove(&commit).map(|blob| (commit, blob)))
         .collect();
-    if items.is_empty() {
-        return Ok(report);
+    if !items.is_empty() {
+        write_imported(&notes, &items, &mut report)?;
     }
-    let written = notes.write_many_stored(&items, |_, existing, new| {
+    Ok(report)
+}
+
+/// One line of an import, read.
+enum Parsed {
+    /// A valid note of a commit the repository has.
+    Note(ObjectId, Box<Annotation>),
+    /// An empty line.
+    Blank,
+    /// A valid note of a commit the repository does not have.
+    UnknownCommit,
+    /// Why the line is skipped.
+    Invalid(String),
+}
+
+/// Reads one line of an import: an export line whose note is a valid
+/// `ultragit/v1` annotation of the commit it names.
+fn parsed_line(repo: &Repo, bytes: &[u8]) -> Parsed {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Parsed::Invalid("not UTF-8".to_owned());
+    };
+    if text.trim().is_empty() {
+        return Parsed::Blank;
+    }
+    let line: InLine<'_> = match serde_json::from_str(text) {
+        Ok(line) => line,
+        Err(err) => return Parsed::Invalid(format!("not an export line ({err})")),
+    };
+    let Ok(commit) = line.commit.parse::<ObjectId>() else {
+        return Parsed::Invalid("the commit is not a full commit id".to_owned());
+    };
+    if line.malformed {
+        return Parsed::Invalid(format!(
+            "the note of commit {} is marked malformed",
+            commit.short()
+        ));
+    }
+    let Some(note) = line.note else {
+        return Parsed::Invalid("no note".to_owned());
+    };
+    let annotation = match Annotation::from_json(note.get()) {
+        Ok(annotation) => annotation,
+        Err(err) => {
+            return Parsed::Invalid(format!(
+                "the note of commit {} is not a valid ultragit/v1 annotation ({})",
+                commit.short(),
+                err.reason()
+            ));
+        }
+    };
+    if annotation.commit != commit.to_hex() {
+        return Parsed::Invalid(format!(
+            "the note is for commit {}, not {}",
+            safe_io::term::sanitize_line(&annotation.commit),
+            commit.short()
+        ));
+    }
+    if repo.commit_info_by_id(commit).is_err() {
+        return Parsed::UnknownCommit;
+    }
+    Parsed::Note(commit, Box::new(annotation))
+}
+
+/// Writes the imported notes (commit, stored blob) in one commit of the notes
+/// ref, each joined with the note already there; a join over the size limit
+/// keeps the note there.
+fn write_imported(
+    notes: &gitctx::Notes<'_>,
+    items: &[(ObjectId, ObjectId)],
+    report: &mut ImportReport,
+) -> Result<(), NotesError> {
+    let written = notes.write_many_stored(items, |_, existing, new| {
         match merge_texts(existing, new).0 {
             TextMerge::Ours => Resolution::Ours,
             TextMerge::Theirs => Resolution::Theirs,
@@ -398,7 +416,7 @@ pub fn import(repo: &Repo, mut input: impl BufRead) -> Result<ImportReport, Note
             Written::Kept => report.unchanged += 1,
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 #[cfg(test)]
