@@ -53,6 +53,13 @@
 //! HEAD down to the oldest cached commit it has covered) predicts its whole
 //! cost, and a walk that would cost more than the blame — or has spent as
 //! much — stops ([`CarryWalk::stopped_by_cost`]); git blames what it left.
+//! The record is a `.cost` file beside the path's blames (neither counted nor
+//! kept as a blame). The hooks' background warm-up (`ultragit cache warm`) is
+//! not held to it: it carries as far as the budget goes, so the read after it
+//! runs no git. Measured by `cargo xtask bench pulled`: on the generated
+//! pulled fixture, where git blames the function in 56 ms, the carried read
+//! went from 158 ms to 82 ms with the model; on git/git the carry, 0.3× a
+//! blame, is never stopped.
 //!
 //! **Configuration cannot make it wrong.** Nothing here reads the user's
 //! configuration: libgit2, which walks the history and diffs the blobs, is

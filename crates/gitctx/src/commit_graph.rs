@@ -28,6 +28,14 @@
 //! or does not parse — a link (never followed), a truncated or foreign file —
 //! counts as no commit-graph: the answer only decides whether to suggest or
 //! write one, and writing one is always safe.
+//!
+//! With any commit-graph (filters or not), the reachability walks
+//! ([`Repo::unreachable_from`], [`Repo::unreachable_from_refs`], which
+//! `history`, `deps`, remap and doctor ask) are `git rev-list --stdin`, which
+//! reads commits from the graph where libgit2's walk inflates each one: on
+//! git's own history (82,000 commits, 1,116 annotated ones on `diff.c`)
+//! `ultragit history diff.c` went from 861 ms to 128 ms. Without a graph the
+//! walk stays in-process.
 
 use std::io::Read as _;
 use std::path::Path;

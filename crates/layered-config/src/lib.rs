@@ -5,7 +5,10 @@
 //! environment variable, a git config key, a key in a configuration file —,
 //! whether a file in the repository may set it ([`Untrusted`]), and how a raw
 //! [`Value`] becomes the typed setting (its parser; [`parse`] holds the common
-//! ones). Each tool family keeps its keys in one table. A [`Stack`] holds the
+//! ones). Each tool family keeps its keys in one table, beside the code that
+//! reads them (`ultragit_read::config`, `ultragit_annotate`'s `config`,
+//! `code_commit_core::config`, `frontend::openai`; default models and key
+//! variables are `llm::defaults`). A [`Stack`] holds the
 //! [`Layer`]s a command reads, highest precedence first, and resolves a key by
 //! walking them once: the first layer that holds a value wins, and the value comes
 //! back with its [`Source`] ([`Resolved`]), so an error or a debug line can say

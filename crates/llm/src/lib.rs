@@ -17,7 +17,19 @@
 //! pause ends, lets one request probe before the rest follow.
 //! [`RetryPolicy::immediate`] retries without waiting, for servers on this
 //! machine (a local model server, tests' fake servers). Errors that are not
-//! retryable (400, 401, 403, …) fail at once, whatever the policy.
+//! retryable (400, 401, 403, …) fail at once, whatever the policy. Redirects
+//! are never followed; TLS is rustls with the ring provider (no OpenSSL).
+//!
+//! The OpenAI backends send our own request JSON and parse replies
+//! tolerantly (async-openai's `byot` calls), through our own transport (its
+//! middleware hook) and our own config (it never reads `OPENAI_*`). The
+//! Responses backend can stream (server-sent events, split one event at a
+//! time from the bounded body), and does with ChatGPT sign-in. Every backend
+//! implements [`LlmProvider`] the same way, through one crate-private macro
+//! (a config, a provider name and an async `call`), and reads replies through
+//! one reader that names the missing or mistyped field. [`defaults`] holds
+//! each provider's default model and key variable, for every binary's
+//! configuration and help.
 //!
 //! - **Dependencies:** none of our crates. This is the only crate that talks HTTP.
 //! - **API boundary:** no `reqwest`, `async-openai` or `http` type in the public API.

@@ -38,6 +38,11 @@
 //!   structs, parsed and checked against their schema by `agent` before a tool
 //!   runs, through the registry or called directly.
 //! - The library never prints and never reads the environment.
+//!
+//! Each tool is one module holding its name, description, `Args`, `schema()`
+//! and `run`; [`catalog`] binds the five to a workspace, and [`definitions`]
+//! (what a model is shown) is pinned by a snapshot test. `git-agent tools
+//! list|call` exposes them to people exactly as a model sees them.
 
 mod args;
 mod cap;
