@@ -23,8 +23,12 @@
 //!   the default models); `layered-config` (`git-agent`'s keys);
 //!   `safe-io` (terminal sanitizing); the libraries whose errors `classify.rs`
 //!   classifies (`gitctx`, `agent`, `ultragit-read`, `ultragit-annotate`,
-//!   `git-evidence`, `code-commit-core`); `clap`, `clap_complete`, `tokio`
+//!   `ultragit-notes`, `git-evidence`, `code-commit-core`); `clap`, `clap_complete`, `tokio`
 //!   (the runtime), `serde_json` (Codex's `auth.json`).
+//! - **Layering:** `frontend` is the binaries' support layer, above every
+//!   feature crate: the one library that may depend on feature crates (to
+//!   classify their errors in one exit-code table); no feature crate depends
+//!   on it.
 //! - **Invariant:** only the runner writes to stdout and stderr, on behalf of
 //!   the binary's `main`, and only the way its docs say; everything it prints
 //!   on stderr is sanitized and, once a command registered the provider's

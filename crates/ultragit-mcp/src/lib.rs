@@ -28,9 +28,9 @@
 //!   to a commit's note → `ultragit_notes::correct`, the code path of
 //!   `ultragit flag` and `ultragit correct`.
 //!
-//! - **Dependencies:** `ultragit-read` (read), `ultragit-annotate` (author
-//!   context; it brings `llm` and `agent`, which the `ultragit` binary has
-//!   anyway), `gitctx` (the repository), `rmcp` (the protocol, its message
+//! - **Dependencies:** `ultragit-read` (read, deps, history, summary),
+//!   `ultragit-notes` (author context, corrections), `ultragit-schema`,
+//!   `gitctx` (the repository), never `llm` or `agent`; `rmcp` (the protocol, its message
 //!   types and its stdio pipes), `schemars` (input schemas), `tokio`.
 //! - **Invariant:** nothing but JSON-RPC messages is written to the transport,
 //!   one per line, through one writer (our error replies and rmcp's never
