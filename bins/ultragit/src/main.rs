@@ -12,8 +12,10 @@
 //! - `ultragit backfill [RANGE] [--since DATE] [--max-commits N] [--paths P…]
 //!   [--concurrency N] [--shard I/N] [--dry-run]` ([`backfill`]): the unannotated
 //!   commits of existing history, several at once, resumable.
-//! - `ultragit init` ([`init`]): notes ref, `.git/ultragit/`, the `post-commit`
-//!   and `post-rewrite` hooks, notes rewriting, default configuration.
+//! - `ultragit init` ([`init`]): notes ref, `.git/ultragit/`, the `post-commit`,
+//!   `post-rewrite`, `post-merge` and `post-checkout` hooks, notes rewriting,
+//!   default configuration, and a commit-graph with changed-path Bloom filters
+//!   (unless `--no-commit-graph`).
 //! - `ultragit rewritten amend|rebase` (hidden, [`rewritten`]): the
 //!   `post-rewrite` hook's command; carries notes through amend, rebase, squash.
 //! - `ultragit context set|show|clear` ([`context`]): the author context the next
@@ -49,8 +51,8 @@
 //!   (--set|--add|--remove) TEXT --reason TEXT` ([`correct`]): corrections
 //!   appended to a commit's note; `read` shows them.
 //! - `ultragit cache warm [--background]` ([`cache`]): prunes the blame cache
-//!   and carries its blame forward to HEAD; the `post-commit` hook runs it
-//!   detached.
+//!   and carries its blame forward to HEAD; every hook `init` installs, and a
+//!   successful `sync`, start it detached.
 //! - `ultragit mcp [--repo DIR]` ([`mcp`]): the MCP server (`ultragit-mcp`) on
 //!   stdio: `ultragit_read`, `ultragit_deps`, `ultragit_history`,
 //!   `ultragit_summary`, `ultragit_context_set`, `ultragit_flag`,
