@@ -329,7 +329,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
         };
         progress.record(outcome, sent, config, &limits);
     }
-    let mut collected = collected_now(&collector);
+    let mut collected = tools::collected(&collector).clone();
     if collected.regions.is_empty() {
         return nothing_emitted(ask, &mut collected, progress);
     }
@@ -344,7 +344,7 @@ async fn with_tools(ask: &Ask<'_>, trace: &mut dyn TraceSink) -> Result<Annotate
             progress.turns += steps;
             progress.spent.usage.add(usage);
             progress.spent.sent_tokens += sent;
-            collected = collected_now(&collector);
+            collected = tools::collected(&collector).clone();
             if let Some(summary) = summary {
                 progress.summaries.insert(0, summary);
             }
@@ -537,12 +537,6 @@ fn chunk_task(
         json_format: None,
     };
     (task, budget)
-}
-
-/// What `collector` holds now (a poisoned lock is still read: a tool that
-/// panicked leaves whole entries behind).
-fn collected_now(collector: &Collector) -> Collected {
-    collector.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// The result of runs that emitted no region: the model's decline as a note,

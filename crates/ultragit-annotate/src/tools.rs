@@ -84,7 +84,7 @@ pub(crate) type Collector = Arc<Mutex<Collected>>;
 /// What `collector` holds, to add to. A tool that panicked while holding it (the
 /// registry turns that into an error envelope) leaves whole entries behind, so a
 /// poisoned lock is still used.
-fn collected(collector: &Collector) -> MutexGuard<'_, Collected> {
+pub(crate) fn collected(collector: &Collector) -> MutexGuard<'_, Collected> {
     collector.lock().unwrap_or_else(|p| p.into_inner())
 }
 
