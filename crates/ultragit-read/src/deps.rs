@@ -27,7 +27,7 @@
 //! count too (`DepsIndex::former_names`): the target paths no file has at
 //! HEAD that git's rename detection chains to the file by the renames any
 //! commit of HEAD's history made among them, on every branch (one `git log`,
-//! see [`crate::lineage`]). That history is read only when the index names a
+//! see `lineage`). That history is read only when the index names a
 //! target path no file has at HEAD, so a repository whose dependencies all
 //! name today's files pays nothing for it. A dependency found under a former name carries it
 //! ([`Dependent::former_path`]). A name another file has at HEAD is that

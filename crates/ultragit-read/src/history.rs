@@ -17,7 +17,7 @@
 //! the first-parent chain), whose note has a region in the file under today's
 //! name or a former one: found through the notes index, which knows which
 //! annotated commits name which files and units, so nothing walks the file's
-//! unannotated history (see [`crate::lineage`]); their notes are read
+//! unannotated history (see `lineage`); their notes are read
 //! in-process. With an anchor, only the regions of a unit the anchor names
 //! (exactly or unqualified, as in [`crate::deps`]) count. Entries are newest
 //! first by commit date. Each carries the commit, its date and author, the
@@ -72,7 +72,7 @@ pub struct HistoryOutput {
     /// The units of today's outline the anchor resolved to; empty without an
     /// anchor or when it was matched as given.
     pub units: Vec<String>,
-    /// The file's former names whose notes count (see [`crate::lineage`]);
+    /// The file's former names whose notes count (see `lineage`);
     /// omitted when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub former_names: Vec<String>,

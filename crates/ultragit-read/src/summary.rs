@@ -19,7 +19,7 @@
 //! annotations are those of the annotated commits HEAD's history holds, on
 //! any parent, whose notes have regions in it under today's name or a former
 //! one — found through the notes index, as `history` finds them (see
-//! [`crate::lineage`]): one walk and at most one `git log` for any number
+//! `lineage`): one walk and at most one `git log` for any number
 //! of files; notes read in-process. A directory lists its tracked files that
 //! have annotations (at most 2,000 files are looked at). With `max_tokens`, the units
 //! with the fewest annotations are left out first until the rendering in the

@@ -13,7 +13,7 @@ use super::Run;
 pub const CARRY_AHEAD_FILES: usize = 8;
 
 /// How a read found the blame of one file: what
-/// [`GitReadPipeline::execute_traced`] reports, for `ultragit read
+/// [`GitReadPipeline::execute_traced`](super::GitReadPipeline::execute_traced) reports, for `ultragit read
 /// --verbose`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlameRoute {

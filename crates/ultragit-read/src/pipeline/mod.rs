@@ -1,6 +1,6 @@
 //! The seven stages of spec 003 §4, run by [`GitReadPipeline`]: one module
 //! each (`resolve`, `blame`, `notes`, `matching`, `scoring`, then ranking in
-//! [`crate::rank`], the retired items in `retire`, and `assemble`, trimmed
+//! `rank`, the retired items in `retire`, and `assemble`, trimmed
 //! by [`crate::trim`]), each returning a typed value the next one takes. The
 //! per-read caches they share (notes, outlines, commit dates) are the
 //! private `Run`; `ahead` runs blame ahead of the read.
