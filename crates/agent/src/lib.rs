@@ -4,15 +4,14 @@
 //!   the result envelope `{"ok", "tool", "data", "truncated"}` /
 //!   `{"ok": false, "tool", "error": {"code", "message"}}` with explicit truncation
 //!   metadata.
-//! - [`TypedTool`]: the one way to declare a tool — arguments as a `Deserialize`
-//!   struct, their schema as one [`schema::Schema`] table — and the adapter that
-//!   makes it a [`Tool`], parsing the model's JSON in one place. [`ToolDef`]: a
-//!   tool as one table entry (name, description, schema, function), bound to a
-//!   context.
-//! - [`schema`]: the JSON Schema subset tools and structured answers use: the
-//!   [`schema::Schema`] builder, local validation, [`schema::parse`] (the one way
-//!   model JSON becomes a typed value), and the strictness lint every registered
-//!   tool passes.
+//! - [`ToolDef`]: a tool declared the one way ([`tool_def`]): name,
+//!   description, its arguments' [`schema::Schema`] table and a function over
+//!   a typed `Deserialize` struct and a context; bound to its context it is a
+//!   [`Tool`], parsing the model's JSON in one place.
+//! - [`schema`] (re-exported from `tool_def`): the JSON Schema subset tools and
+//!   structured answers use: the [`schema::Schema`] builder, local validation,
+//!   [`schema::parse`] (the one way model JSON becomes a typed value), and the
+//!   strictness lint every registered tool passes.
 //! - [`runner`]: the loop — budgets (model steps, tool calls, result caps, overall
 //!   timeout), one final tool-free request when a budget runs out, the task's
 //!   validator with exactly one repair pass, and the structured-output mode.
@@ -25,11 +24,12 @@
 //!   marker that says how much was cut.
 //!
 //! - **Dependencies:** `llm` (providers and message types), `safe-io` (session
-//!   directories through handles; terminal-safe text).
+//!   directories through handles; terminal-safe text), `tool-def` (the tool
+//!   declaration and the schema subset).
 //! - **Invariant:** nothing the model sends stops the loop abnormally: unknown tools,
 //!   invalid arguments and failing tools return error envelopes the model can read.
 //! - **Invariant:** a tool's code sees only arguments that matched its schema:
-//!   [`TypedTool`]'s adapter parses them through [`schema::parse`] before `run`,
+//!   [`BoundTool`]'s adapter parses them through [`schema::parse`] before `run`,
 //!   and the registry refuses a tool whose schema is not strict or declares other
 //!   fields than its argument struct reads.
 //! - **Invariant:** every budget is enforced here, locally; nothing relies on a
@@ -43,7 +43,6 @@
 
 mod clip;
 pub mod runner;
-pub mod schema;
 mod tool;
 pub mod trace;
 mod typed;
@@ -58,6 +57,7 @@ pub use tool::{
     Envelope, RegistryError, Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
     TruncationLimit,
 };
+pub use tool_def::{NoArgs, schema};
 pub use trace::{ConsoleSink, Event, Level, NullSink, SessionSink, TraceSink};
-pub use typed::{BoundTool, NoArgs, ToolDef, TypedTool};
+pub use typed::{BoundTool, ToolDef};
 pub use window::{ContextWindow, estimate_tokens};

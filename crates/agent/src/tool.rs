@@ -122,9 +122,9 @@ impl ToolFailure {
 
 /// A read-only tool a model may call, as the registry sees it.
 ///
-/// Implement [`TypedTool`](crate::TypedTool) rather than this trait: every
-/// `TypedTool` is a `Tool`, and its arguments are parsed the one way
-/// ([`schema::parse`]) before its code runs. Implementations do blocking work
+/// Declare a [`ToolDef`](crate::ToolDef) rather than implement this trait:
+/// bound to its context it is a `Tool`, and its arguments are parsed the one
+/// way ([`schema::parse`]) before its code runs. Implementations do blocking work
 /// (git, files) and are called off the async executor.
 pub trait Tool: Send + Sync {
     /// Stable name, e.g. `git_status_summary`.
@@ -139,7 +139,7 @@ pub trait Tool: Send + Sync {
     /// `INVALID_ARGUMENT`) before anything else.
     fn call(&self, args: &Value, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure>;
     /// The argument names the tool's parser reads, when it can tell (a
-    /// [`TypedTool`](crate::TypedTool) can). Registration checks that
+    /// [`BoundTool`](crate::BoundTool) can). Registration checks that
     /// [`parameters`](Self::parameters) declares no others.
     fn argument_names(&self) -> Option<&'static [&'static str]> {
         None

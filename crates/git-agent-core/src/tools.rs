@@ -21,9 +21,10 @@
 //!
 //! Each tool is one [`ToolDef`] entry (name, description, argument schema, a
 //! function over the repository), its arguments a `Deserialize` struct that
-//! `agent` parses and checks before the function runs. The five diff tools are
-//! one parametrised type, `DiffTool`, over a table of `DiffSpec`s: which diff,
-//! whether it takes `paths`, and what to say when the diff is cut.
+//! `agent` parses and checks before the function runs. The five diff tools
+//! share their arguments (`DiffArgs`), their schema (`diff_schema`: whether
+//! they take `paths`) and their function (`run_diff`: which diff, and what to
+//! say when it is cut).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use agent::schema::Schema;
 use agent::{
     NoArgs, Tool, ToolDef, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, Truncation,
-    TruncationLimit, TypedTool,
+    TruncationLimit,
 };
 use git_evidence::classify::{Class, classify};
 use git_evidence::fit;
@@ -93,26 +94,25 @@ pub fn registry(root: &std::path::Path, mode: Mode) -> ToolRegistry {
     let ctx = Ctx {
         root: root.to_path_buf(),
     };
-    let diff = |spec| Arc::new(DiffTool(ctx.clone(), spec)) as Arc<dyn Tool>;
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(STAGED_PATHS.bind(ctx.clone())),
         Arc::new(STAGED_STATUS.bind(ctx.clone())),
         Arc::new(STAGED_STAT.bind(ctx.clone())),
-        diff(&STAGED_DIFF),
-        diff(&STAGED_DIFF_FOR_PATHS),
+        Arc::new(STAGED_DIFF.bind(ctx.clone())),
+        Arc::new(STAGED_DIFF_FOR_PATHS.bind(ctx.clone())),
         Arc::new(RECENT_COMMITS.bind(ctx.clone())),
         Arc::new(HEAD_SHOW.bind(ctx.clone())),
-        diff(&DIFF_AGAINST_PARENT),
+        Arc::new(DIFF_AGAINST_PARENT.bind(ctx.clone())),
     ];
     if mode == Mode::Amend {
-        tools.push(diff(&FINAL_AMENDED_DIFF));
-        tools.push(diff(&AMEND_DELTA));
+        tools.push(Arc::new(FINAL_AMENDED_DIFF.bind(ctx.clone())));
+        tools.push(Arc::new(AMEND_DELTA.bind(ctx.clone())));
     }
     tools.push(Arc::new(SHOW_FILE_AT_REV.bind(ctx)));
-    tools.push(Arc::new(repo_tools::RepoSummary::new(root)));
-    tools.push(Arc::new(repo_tools::ListFiles::new(root)));
-    tools.push(Arc::new(repo_tools::ReadFile::new(root)));
-    tools.push(Arc::new(repo_tools::SearchFiles::new(root)));
+    tools.push(Arc::new(repo_tools::REPO_SUMMARY.bind(root.to_path_buf())));
+    tools.push(Arc::new(repo_tools::LIST_FILES.bind(root.to_path_buf())));
+    tools.push(Arc::new(repo_tools::READ_FILE.bind(root.to_path_buf())));
+    tools.push(Arc::new(repo_tools::SEARCH_FILES.bind(root.to_path_buf())));
     let mut registry = ToolRegistry::new(LIMITS);
     for tool in tools {
         registry
@@ -449,59 +449,80 @@ enum Paths {
     Required,
 }
 
-/// A diff tool: which diff, whether it takes paths, and what to say when the
-/// diff is cut.
-struct DiffSpec {
-    name: &'static str,
-    description: &'static str,
-    which: Which,
-    paths: Paths,
-    /// The truncation hint.
-    hint: &'static str,
-}
-
-const STAGED_DIFF: DiffSpec = DiffSpec {
+const STAGED_DIFF: ToolDef<Ctx, DiffArgs> = ToolDef {
     name: "git_staged_diff",
     description: "Show the whole staged diff (index against HEAD). Lockfiles are summarized as package version changes instead of raw diffs. Large diffs are cut; then use git_staged_diff_for_paths for the parts you need.",
-    which: Which::Staged,
-    paths: Paths::None,
-    hint: "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
+    schema: || diff_schema(Paths::None),
+    run: |ctx, args, limits| {
+        run_diff(
+            ctx,
+            args,
+            limits,
+            Which::Staged,
+            "the diff was cut; call git_staged_diff_for_paths with the paths you still need",
+        )
+    },
 };
 
-const STAGED_DIFF_FOR_PATHS: DiffSpec = DiffSpec {
+const STAGED_DIFF_FOR_PATHS: ToolDef<Ctx, DiffArgs> = ToolDef {
     name: "git_staged_diff_for_paths",
     description: "Show the staged diff of the given paths only (files or directories), e.g. a high-churn file or a secondary change cluster the prepared diff cut or omitted. Lockfiles asked for by path are shown raw.",
-    which: Which::Staged,
-    paths: Paths::Required,
-    hint: "the diff was cut; ask for fewer paths, or context_lines 0",
+    schema: || diff_schema(Paths::Required),
+    run: |ctx, args, limits| {
+        run_diff(
+            ctx,
+            args,
+            limits,
+            Which::Staged,
+            "the diff was cut; ask for fewer paths, or context_lines 0",
+        )
+    },
 };
 
-const DIFF_AGAINST_PARENT: DiffSpec = DiffSpec {
+const DIFF_AGAINST_PARENT: ToolDef<Ctx, DiffArgs> = ToolDef {
     name: "git_diff_against_parent",
     description: "Show the diff of the HEAD commit against its first parent (the whole tree for a root commit), optionally limited to paths. In normal mode this is contrast: work already committed, not part of the new commit.",
-    which: Which::HeadCommit,
-    paths: Paths::Optional,
-    hint: "the diff was cut; call again with paths",
+    schema: || diff_schema(Paths::Optional),
+    run: |ctx, args, limits| {
+        run_diff(
+            ctx,
+            args,
+            limits,
+            Which::HeadCommit,
+            "the diff was cut; call again with paths",
+        )
+    },
 };
 
-const FINAL_AMENDED_DIFF: DiffSpec = DiffSpec {
+const FINAL_AMENDED_DIFF: ToolDef<Ctx, DiffArgs> = ToolDef {
     name: "git_final_amended_diff",
     description: "Authoritative for --amend: the final amended commit (HEAD with the staged changes laid over it, i.e. the index) against HEAD's first parent, optionally limited to paths. Describe this, not the staged delta.",
-    which: Which::FinalAmended,
-    paths: Paths::Optional,
-    hint: "the diff was cut; call git_final_amended_diff again with paths",
+    schema: || diff_schema(Paths::Optional),
+    run: |ctx, args, limits| {
+        run_diff(
+            ctx,
+            args,
+            limits,
+            Which::FinalAmended,
+            "the diff was cut; call git_final_amended_diff again with paths",
+        )
+    },
 };
 
-const AMEND_DELTA: DiffSpec = DiffSpec {
+const AMEND_DELTA: ToolDef<Ctx, DiffArgs> = ToolDef {
     name: "git_amend_delta",
     description: "Diagnostic for --amend: the staged changes against HEAD, i.e. only what the amend adds or changes on top of the current commit, optionally limited to paths. Never describe the amended commit by this delta alone.",
-    which: Which::Staged,
-    paths: Paths::Optional,
-    hint: "the diff was cut; call git_amend_delta again with paths",
+    schema: || diff_schema(Paths::Optional),
+    run: |ctx, args, limits| {
+        run_diff(
+            ctx,
+            args,
+            limits,
+            Which::Staged,
+            "the diff was cut; call git_amend_delta again with paths",
+        )
+    },
 };
-
-/// One [`DiffSpec`] over the repository.
-struct DiffTool(Ctx, &'static DiffSpec);
 
 /// The arguments of the diff tools.
 #[derive(Debug, Deserialize)]
@@ -510,76 +531,70 @@ struct DiffArgs {
     context_lines: Option<u32>,
 }
 
-impl TypedTool for DiffTool {
-    type Args = DiffArgs;
-    fn name(&self) -> &str {
-        self.1.name
-    }
-    fn description(&self) -> &str {
-        self.1.description
-    }
-    fn schema(&self) -> Schema {
-        let context_lines = Schema::integer(0, u64::from(MAX_CONTEXT))
-            .description("Unchanged lines around each change (default 3).");
-        let paths = |required: bool| {
-            let description = if required {
-                "Repository-relative paths (files or directories) to limit the diff to."
-            } else {
-                "Optional: repository-relative paths (files or directories) to limit the diff to; omit for every path."
-            };
-            Schema::array(Schema::string().min_length(1))
-                .min_items(u64::from(required))
-                .max_items(MAX_PATHS)
-                .description(description)
+/// The schema of a diff tool that takes `paths_kind` paths.
+fn diff_schema(paths_kind: Paths) -> Schema {
+    let context_lines = Schema::integer(0, u64::from(MAX_CONTEXT))
+        .description("Unchanged lines around each change (default 3).");
+    let paths = |required: bool| {
+        let description = if required {
+            "Repository-relative paths (files or directories) to limit the diff to."
+        } else {
+            "Optional: repository-relative paths (files or directories) to limit the diff to; omit for every path."
         };
-        let schema = Schema::object();
-        let schema = match self.1.paths {
-            Paths::None => schema,
-            Paths::Optional => schema.optional("paths", paths(false)),
-            Paths::Required => schema.required("paths", paths(true)),
-        };
-        schema.optional("context_lines", context_lines)
-    }
-    fn run(&self, args: DiffArgs, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-        let paths = repo_paths(args.paths.as_deref().unwrap_or_default())?;
-        let raw_lockfiles = !paths.is_empty();
-        let options = DiffOptions {
-            paths,
-            context_lines: args.context_lines.unwrap_or(3).min(MAX_CONTEXT),
-            ..DiffOptions::default()
-        };
-        let repo = self.0.repo()?;
-        let (diff, base) = match self.1.which {
-            Which::Staged => {
-                let head = repo
-                    .head()
-                    .map_err(git_failure)?
-                    .commit()
-                    .map(|c| c.to_hex());
-                (repo.diff(DiffTarget::Staged, &options), head)
-            }
-            Which::HeadCommit => {
-                let parent = head_parent(&repo)?;
-                (repo.diff(DiffTarget::Commit("HEAD"), &options), parent)
-            }
-            Which::FinalAmended => {
-                let parent = head_parent(&repo)?;
-                (
-                    repo.diff(DiffTarget::IndexAgainst(parent.as_deref()), &options),
-                    parent,
-                )
-            }
-        };
-        let diff = diff.map_err(git_failure)?;
-        diff_output(
-            &repo,
-            &diff,
-            base.as_deref(),
-            raw_lockfiles,
-            limits,
-            self.1.hint,
-        )
-    }
+        Schema::array(Schema::string().min_length(1))
+            .min_items(u64::from(required))
+            .max_items(MAX_PATHS)
+            .description(description)
+    };
+    let schema = Schema::object();
+    let schema = match paths_kind {
+        Paths::None => schema,
+        Paths::Optional => schema.optional("paths", paths(false)),
+        Paths::Required => schema.required("paths", paths(true)),
+    };
+    schema.optional("context_lines", context_lines)
+}
+
+/// Runs a diff tool: the diff `which` names, cut to `limits`, with `hint` for
+/// reading on when cut.
+fn run_diff(
+    ctx: &Ctx,
+    args: DiffArgs,
+    limits: &ToolLimits,
+    which: Which,
+    hint: &str,
+) -> Result<ToolOutput, ToolFailure> {
+    let paths = repo_paths(args.paths.as_deref().unwrap_or_default())?;
+    let raw_lockfiles = !paths.is_empty();
+    let options = DiffOptions {
+        paths,
+        context_lines: args.context_lines.unwrap_or(3).min(MAX_CONTEXT),
+        ..DiffOptions::default()
+    };
+    let repo = ctx.repo()?;
+    let (diff, base) = match which {
+        Which::Staged => {
+            let head = repo
+                .head()
+                .map_err(git_failure)?
+                .commit()
+                .map(|c| c.to_hex());
+            (repo.diff(DiffTarget::Staged, &options), head)
+        }
+        Which::HeadCommit => {
+            let parent = head_parent(&repo)?;
+            (repo.diff(DiffTarget::Commit("HEAD"), &options), parent)
+        }
+        Which::FinalAmended => {
+            let parent = head_parent(&repo)?;
+            (
+                repo.diff(DiffTarget::IndexAgainst(parent.as_deref()), &options),
+                parent,
+            )
+        }
+    };
+    let diff = diff.map_err(git_failure)?;
+    diff_output(&repo, &diff, base.as_deref(), raw_lockfiles, limits, hint)
 }
 
 /// The arguments of `git_recent_commits`.

@@ -113,7 +113,7 @@ pub fn prepare(cwd: &Path, spec: &RangeSpec, options: &Options) -> Result<Reques
     let messages = prompt::layers(TOOL_POLICY, environment, &guidance, text);
     let mut tools = ToolRegistry::new(git_evidence::TOOL_LIMITS);
     tools
-        .register(Arc::new(repo_tools::RepoSummary::new(&root)))
+        .register(Arc::new(repo_tools::REPO_SUMMARY.bind(root.clone())))
         .expect("repo_summary has a strict schema (tested in repo-tools)");
     let task = Task {
         name: "release-note".to_owned(),

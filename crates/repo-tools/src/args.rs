@@ -2,9 +2,9 @@
 //!
 //! Each tool's arguments are a `Deserialize` struct (`Args` in its module) with
 //! its schema declared once, beside it (`schema()`); `agent` parses and checks
-//! them against the schema before the tool runs ([`agent::TypedTool`]). The
-//! structs are `pub` only because the public tool types' `TypedTool` impls name
-//! them; their fields are private. What is left here is what a schema cannot say:
+//! them against the schema before the tool runs ([`agent::ToolDef`]). The
+//! structs are `pub` only because the public [`agent::ToolDef`] constants
+//! name them; their fields are private. What is left here is what a schema cannot say:
 //! a path's spelling ([`paths::normalize`]) and caps lowered to the registry's
 //! limits, plus the schema entries two tools share.
 

@@ -1,6 +1,6 @@
-//! The catalog (spec 002's `ToolCatalog` and `TOOL_DEFINITIONS`): the five tool
-//! types, each binding one tool module — its name, description, argument schema
-//! and `run` — to a workspace, in catalog order.
+//! The catalog (spec 002's `ToolCatalog` and `TOOL_DEFINITIONS`): the five
+//! tools, each one [`ToolDef`] gathering its module's name, description,
+//! argument schema and `run`, bound to a workspace in catalog order.
 //!
 //! What a tool does lives in its module; what the model sees of it is declared
 //! there too, next to its arguments, and gathered here.
@@ -8,74 +8,60 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent::schema::Schema;
-use agent::{Tool, ToolFailure, ToolLimits, ToolOutput, ToolRegistry, TypedTool};
+use agent::{Tool, ToolDef, ToolLimits, ToolRegistry};
 use serde_json::Value;
 
 use crate::{git_status_summary, list_files, read_file, repo_summary, search_files};
 
-/// Declares a tool type over one workspace that binds the tool module `$module`
-/// (its `NAME`, `DESCRIPTION`, `Args`, `schema()` and `run`).
-macro_rules! workspace_tool {
-    ($(#[$doc:meta])* $tool:ident => $module:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone)]
-        pub struct $tool(PathBuf);
+/// `git_status_summary` (spec 002), over the workspace it is bound to.
+pub const GIT_STATUS_SUMMARY: ToolDef<PathBuf, git_status_summary::Args> = ToolDef {
+    name: git_status_summary::NAME,
+    description: git_status_summary::DESCRIPTION,
+    schema: git_status_summary::schema,
+    run: |root, args, limits| git_status_summary::run(root, args, limits),
+};
 
-        impl $tool {
-            /// The tool for the workspace at `workspace_root`.
-            pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
-                $tool(workspace_root.into())
-            }
-        }
+/// `repo_summary`, over the workspace it is bound to.
+pub const REPO_SUMMARY: ToolDef<PathBuf, repo_summary::Args> = ToolDef {
+    name: repo_summary::NAME,
+    description: repo_summary::DESCRIPTION,
+    schema: repo_summary::schema,
+    run: |root, args, limits| repo_summary::run(root, args, limits),
+};
 
-        impl TypedTool for $tool {
-            type Args = $module::Args;
-            fn name(&self) -> &str {
-                $module::NAME
-            }
-            fn description(&self) -> &str {
-                $module::DESCRIPTION
-            }
-            fn schema(&self) -> Schema {
-                $module::schema()
-            }
-            fn run(&self, args: Self::Args, limits: &ToolLimits) -> Result<ToolOutput, ToolFailure> {
-                $module::run(&self.0, args, limits)
-            }
-        }
-    };
-}
+/// `list_files`, over the workspace it is bound to.
+pub const LIST_FILES: ToolDef<PathBuf, list_files::Args> = ToolDef {
+    name: list_files::NAME,
+    description: list_files::DESCRIPTION,
+    schema: list_files::schema,
+    run: |root, args, limits| list_files::run(root, args, limits),
+};
 
-workspace_tool! {
-    /// `git_status_summary` (spec 002) over one workspace.
-    GitStatusSummary => git_status_summary
-}
-workspace_tool! {
-    /// `repo_summary` over one workspace.
-    RepoSummary => repo_summary
-}
-workspace_tool! {
-    /// `list_files` over one workspace.
-    ListFiles => list_files
-}
-workspace_tool! {
-    /// `read_file` over one workspace.
-    ReadFile => read_file
-}
-workspace_tool! {
-    /// `search_files` over one workspace.
-    SearchFiles => search_files
-}
+/// `read_file`, over the workspace it is bound to.
+pub const READ_FILE: ToolDef<PathBuf, read_file::Args> = ToolDef {
+    name: read_file::NAME,
+    description: read_file::DESCRIPTION,
+    schema: read_file::schema,
+    run: |root, args, limits| read_file::run(root, args, limits),
+};
+
+/// `search_files`, over the workspace it is bound to.
+pub const SEARCH_FILES: ToolDef<PathBuf, search_files::Args> = ToolDef {
+    name: search_files::NAME,
+    description: search_files::DESCRIPTION,
+    schema: search_files::schema,
+    run: |root, args, limits| search_files::run(root, args, limits),
+};
 
 /// The five tools over the workspace at `workspace_root`, in catalog order.
 fn tools(workspace_root: &Path) -> Vec<Arc<dyn Tool>> {
+    let root = workspace_root.to_path_buf();
     vec![
-        Arc::new(GitStatusSummary::new(workspace_root)),
-        Arc::new(RepoSummary::new(workspace_root)),
-        Arc::new(ListFiles::new(workspace_root)),
-        Arc::new(ReadFile::new(workspace_root)),
-        Arc::new(SearchFiles::new(workspace_root)),
+        Arc::new(GIT_STATUS_SUMMARY.bind(root.clone())),
+        Arc::new(REPO_SUMMARY.bind(root.clone())),
+        Arc::new(LIST_FILES.bind(root.clone())),
+        Arc::new(READ_FILE.bind(root.clone())),
+        Arc::new(SEARCH_FILES.bind(root)),
     ]
 }
 

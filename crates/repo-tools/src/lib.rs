@@ -7,7 +7,7 @@
 //! definitions()           ──► [{"name", "description", "parameters"}, …]
 //! ```
 //!
-//! - **Dependencies:** `agent` (the [`agent::TypedTool`] trait, argument schemas,
+//! - **Dependencies:** `agent` (the [`agent::ToolDef`] declaration, argument schemas,
 //!   results, limits, the registry), `gitctx` (every git access: libgit2 reads, hardened git
 //!   processes) and `safe-io` (no-follow, bounded file reads). Nothing else of
 //!   ours.
@@ -40,7 +40,8 @@
 //! - The library never prints and never reads the environment.
 //!
 //! Each tool is one module holding its name, description, `Args`, `schema()`
-//! and `run`; [`catalog`] binds the five to a workspace, and [`definitions`]
+//! and `run`, gathered as one [`agent::ToolDef`] ([`READ_FILE`], …); [`catalog`]
+//! binds the five to a workspace, and [`definitions`]
 //! (what a model is shown) is pinned by a snapshot test. `git-agent tools
 //! list|call` exposes them to people exactly as a model sees them.
 
@@ -57,8 +58,8 @@ mod search_files;
 mod workspace;
 
 pub use catalog::{
-    GitStatusSummary, ListFiles, ReadFile, RepoSummary, SearchFiles, catalog, catalog_with_limits,
-    definitions,
+    GIT_STATUS_SUMMARY, LIST_FILES, READ_FILE, REPO_SUMMARY, SEARCH_FILES, catalog,
+    catalog_with_limits, definitions,
 };
 
 /// The stable error codes the tools report (the `code` of a failure envelope).

@@ -6,13 +6,14 @@
 //! context is stored in `.git/ultragit/pending-context.json` until the next
 //! annotation consumes it.
 
-use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tool_def::ToolDef;
+use tool_def::schema::Schema;
 use ultragit_notes::author::{self, AuthorContext};
 
 use crate::Scope;
-use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec};
+use crate::tool::{Bounds, McpTool, ToolError, ToolOutput};
 
 /// The longest task, reasoning or dependencies text accepted (bytes).
 const MAX_TEXT: usize = 64 * 1024;
@@ -21,43 +22,70 @@ const MAX_TAGS: usize = 64;
 const MAX_TAG: usize = 256;
 
 /// The arguments of `ultragit_context_set`; at least one field.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("minProperties" = 1))]
 pub(crate) struct ContextSetArgs {
     /// The task the commit is part of (e.g. an issue title).
-    #[schemars(length(max = 65536))]
     pub(crate) task: Option<String>,
 
     /// Why the change is made this way: alternatives rejected, constraints
     /// known.
-    #[schemars(length(max = 65536))]
     pub(crate) reasoning: Option<String>,
 
     /// What the changed code depends on, or what depends on it.
-    #[schemars(length(max = 65536))]
     pub(crate) dependencies: Option<String>,
 
     /// Tags for the annotated regions (an empty list clears the pending tags).
-    #[schemars(length(max = 64), inner(length(max = 256)))]
     pub(crate) tags: Option<Vec<String>>,
 }
 
-impl ToolSpec for ContextSetArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_context_set",
-        title: "Say what the next commit is for",
-        read_only: false,
-        idempotent: true,
-        description: "Before committing, record what the next commit \
+/// `ultragit_context_set`.
+pub(crate) const CONTEXT_SET: McpTool<ContextSetArgs> = ToolDef {
+    name: "ultragit_context_set",
+    description: "Before committing, record what the next commit \
             is for: the task, the reasoning (alternatives rejected, constraints known), the \
             dependencies, tags. ultragit's annotation of that commit then records them as \
             author context (context level `enhanced`) instead of inferring them from the \
             diff. Fields given replace pending ones; fields left out are kept. The same as \
             `ultragit context set`.",
-    };
+    schema: context_set_schema,
+    run: |scope, args, ()| args.run(scope),
+};
 
-    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+/// The arguments' schema of `ultragit_context_set`.
+fn context_set_schema() -> Schema {
+    Schema::object()
+        .optional(
+            "task",
+            Schema::string()
+                .max_length(65536)
+                .description("The task the commit is part of (e.g. an issue title)."),
+        )
+        .optional(
+            "reasoning",
+            Schema::string().max_length(65536).description(
+                "Why the change is made this way: alternatives rejected, constraints known.",
+            ),
+        )
+        .optional(
+            "dependencies",
+            Schema::string()
+                .max_length(65536)
+                .description("What the changed code depends on, or what depends on it."),
+        )
+        .optional(
+            "tags",
+            Schema::array(Schema::string().max_length(256))
+                .max_items(64)
+                .description(
+                    "Tags for the annotated regions (an empty list clears the pending tags).",
+                ),
+        )
+}
+
+impl ContextSetArgs {
+    /// Runs the tool on arguments that matched its schema.
+    fn run(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         let given = self.context()?;
         let (path, pending) = author::set_pending(&scope.common_dir, given).map_err(|err| {
             ToolError::new(
@@ -94,7 +122,7 @@ impl ToolSpec for ContextSetArgs {
 impl ContextSetArgs {
     /// The context given, after the checks serde cannot make.
     pub(crate) fn context(&self) -> Result<AuthorContext, ToolError> {
-        let bounds = Bounds::of(ContextSetArgs::META.name);
+        let bounds = Bounds::of(CONTEXT_SET.name);
         for (field, text) in [
             ("task", &self.task),
             ("reasoning", &self.reasoning),
@@ -113,7 +141,7 @@ impl ContextSetArgs {
             && self.tags.is_none()
         {
             return Err(ToolError::invalid_arguments(
-                ContextSetArgs::META.name,
+                CONTEXT_SET.name,
                 "give at least one of `task`, `reasoning`, `dependencies`, `tags`",
             ));
         }

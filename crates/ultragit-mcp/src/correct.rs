@@ -13,52 +13,83 @@
 //! `set` on a list field) is a tool error with its message.
 
 use gitctx::Repo;
-use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_def::ToolDef;
+use tool_def::schema::Schema;
 use ultragit_notes::correct::{self, Change, CorrectError, Stored};
 use ultragit_schema::correction::MAX_CORRECTION_TEXT;
 use ultragit_schema::{CorrectionField, CorrectionKind, CorrectionTarget};
 
 use crate::Scope;
-use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, McpTool, ToolError, ToolOutput, repo_relative};
 
 /// The longest commit, file or anchor accepted (bytes).
 const MAX_NAME: usize = 4096;
 
 /// The arguments of `ultragit_flag`.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FlagArgs {
     /// The annotated commit (any revision: a full or abbreviated id, `HEAD~2`).
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) commit: String,
     /// Only the regions of this file (relative to the repository root);
     /// without it, every region of the annotation.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) file: Option<String>,
     /// Only this unit of `file` (its anchor as the annotation names it, e.g.
     /// `Client::connect`).
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) anchor: Option<String>,
     /// Why the annotation is doubtful.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) reason: String,
 }
 
-impl ToolSpec for FlagArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_flag",
-        title: "Flag an annotation as doubtful",
-        read_only: false,
-        idempotent: false,
-        description: "When code contradicts what ultragit_read says about \
+/// `ultragit_flag`.
+pub(crate) const FLAG: McpTool<FlagArgs> = ToolDef {
+    name: "ultragit_flag",
+    description: "When code contradicts what ultragit_read says about \
             it, flag the annotation: the commit, optionally the file and the unit, and the \
             reason. The flag is appended to the commit's note (nothing is rewritten) and \
             travels with it; later reads show the flag and halve the region's confidence.",
-    };
+    schema: flag_schema,
+    run: |scope, args, ()| args.run(scope),
+};
 
-    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
-        let tool = Self::META.name;
+/// The arguments' schema of `ultragit_flag`.
+fn flag_schema() -> Schema {
+    Schema::object()
+        .required(
+            "commit",
+            Schema::string().min_length(1).max_length(4096).description(
+                "The annotated commit (any revision: a full or abbreviated id, \
+                 `HEAD~2`).",
+            ),
+        )
+        .optional(
+            "file",
+            Schema::string().min_length(1).max_length(4096).description(
+                "Only the regions of this file (relative to the repository root); \
+                 without it, every region of the annotation.",
+            ),
+        )
+        .optional(
+            "anchor",
+            Schema::string().min_length(1).max_length(4096).description(
+                "Only this unit of `file` (its anchor as the annotation names it, \
+                 e.g. `Client::connect`).",
+            ),
+        )
+        .required(
+            "reason",
+            Schema::string()
+                .min_length(1)
+                .max_length(4096)
+                .description("Why the annotation is doubtful."),
+        )
+}
+
+impl FlagArgs {
+    /// Runs the tool on arguments that matched its schema.
+    fn run(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let tool = FLAG.name;
         bounded(tool, &self.commit, &self.reason, None)?;
         let file = self.file.map(|f| repo_relative(tool, &f)).transpose()?;
         if let Some(anchor) = &self.anchor {
@@ -75,7 +106,7 @@ impl ToolSpec for FlagArgs {
 }
 
 /// How `ultragit_correct` changes the field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Operation {
     /// Replace a text field (`intent`, `reasoning`, `risk_notes`).
@@ -87,7 +118,7 @@ pub(crate) enum Operation {
 }
 
 /// The fields a correction may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Field {
     /// What the unit is for (text).
@@ -103,17 +134,14 @@ pub(crate) enum Field {
 }
 
 /// The arguments of `ultragit_correct`.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CorrectArgs {
     /// The annotated commit (any revision).
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) commit: String,
     /// The region's file, relative to the repository root.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) file: String,
     /// The region's unit, as the annotation names it (e.g. `Client::connect`).
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) anchor: String,
     /// The field to correct.
     pub(crate) field: Field,
@@ -121,28 +149,82 @@ pub(crate) struct CorrectArgs {
     /// constraints and tags.
     pub(crate) operation: Operation,
     /// The new text (`set`), the entry to add, or the exact entry to remove.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) value: String,
     /// Why the annotation was wrong.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) reason: String,
 }
 
-impl ToolSpec for CorrectArgs {
-    const META: ToolMeta = ToolMeta {
-        name: "ultragit_correct",
-        title: "Correct one field of an annotation",
-        read_only: false,
-        idempotent: false,
-        description: "Correct what an annotation records about one unit: \
+/// `ultragit_correct`.
+pub(crate) const CORRECT: McpTool<CorrectArgs> = ToolDef {
+    name: "ultragit_correct",
+    description: "Correct what an annotation records about one unit: \
             set its intent, reasoning or risk_notes, or add or remove one of its constraints \
             or tags, with the reason. The correction is appended to the commit's note (the \
             original is never rewritten) and travels with it; later reads show the corrected \
             text, marked as corrected.",
-    };
+    schema: correct_schema,
+    run: |scope, args, ()| args.run(scope),
+};
 
-    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
-        let tool = Self::META.name;
+/// The arguments' schema of `ultragit_correct`.
+fn correct_schema() -> Schema {
+    Schema::object()
+        .required(
+            "commit",
+            Schema::string()
+                .min_length(1)
+                .max_length(4096)
+                .description("The annotated commit (any revision)."),
+        )
+        .required(
+            "file",
+            Schema::string()
+                .min_length(1)
+                .max_length(4096)
+                .description("The region's file, relative to the repository root."),
+        )
+        .required(
+            "anchor",
+            Schema::string().min_length(1).max_length(4096).description(
+                "The region's unit, as the annotation names it (e.g. \
+                 `Client::connect`).",
+            ),
+        )
+        .required(
+            "field",
+            Schema::string()
+                .one_of(["intent", "reasoning", "risk_notes", "constraints", "tags"])
+                .description("The field to correct."),
+        )
+        .required(
+            "operation",
+            Schema::string()
+                .one_of(["set", "add", "remove"])
+                .description(
+                    "`set` for intent, reasoning and risk_notes; `add` or `remove` \
+                     for constraints and tags.",
+                ),
+        )
+        .required(
+            "value",
+            Schema::string().min_length(1).max_length(4096).description(
+                "The new text (`set`), the entry to add, or the exact entry to \
+                 remove.",
+            ),
+        )
+        .required(
+            "reason",
+            Schema::string()
+                .min_length(1)
+                .max_length(4096)
+                .description("Why the annotation was wrong."),
+        )
+}
+
+impl CorrectArgs {
+    /// Runs the tool on arguments that matched its schema.
+    fn run(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+        let tool = FLAG.name;
         bounded(tool, &self.commit, &self.reason, Some(&self.value))?;
         Bounds::of(tool).text("anchor", &self.anchor, MAX_NAME)?;
         let target = CorrectionTarget::unit(&repo_relative(tool, &self.file)?, &self.anchor);

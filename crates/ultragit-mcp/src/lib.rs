@@ -30,8 +30,9 @@
 //!
 //! - **Dependencies:** `ultragit-read` (read, deps, history, summary),
 //!   `ultragit-notes` (author context, corrections), `ultragit-schema`,
-//!   `gitctx` (the repository), never `llm` or `agent`; `rmcp` (the protocol, its message
-//!   types and its stdio pipes), `schemars` (input schemas), `tokio`.
+//!   `gitctx` (the repository), `tool-def` (the tool declaration and its
+//!   schema subset), never `llm` or `agent`; `rmcp` (the protocol, its
+//!   message types and its stdio pipes), `tokio`.
 //! - **Invariant:** nothing but JSON-RPC messages is written to the transport,
 //!   one per line, through one writer (our error replies and rmcp's never
 //!   interleave): this crate never prints; its log lines go to the [`LogSink`]
@@ -59,10 +60,12 @@
 //!   never answered; running ones finish (each tool is one library call, not
 //!   interruptible part-way) and their replies are written; then the session
 //!   ends and the process exits.
-//! - **Invariant:** every tool has a strict input schema, generated from its
-//!   argument type: `type: object`, `additionalProperties: false` (serde's
+//! - **Invariant:** every tool is declared the one way ([`tool_def::ToolDef`],
+//!   as the writer's, git-agent's and the repo tools are) with a strict input
+//!   schema table: `type: object`, `additionalProperties: false` (and serde's
 //!   `deny_unknown_fields`), its mandatory fields `required`, size bounds as
-//!   `maxLength`/`maxItems` and enforced again in the tool.
+//!   `maxLength`/`maxItems`; arguments are checked against it before the tool
+//!   runs, and the sizes again in bytes in the tool.
 //! - **Invariant:** every successful result carries both text content (the
 //!   markdown rendering) and `structuredContent` (the JSON, an object).
 //! - **Invariant:** a failing tool is a tool result with `isError: true`, never a

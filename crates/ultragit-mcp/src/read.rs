@@ -4,12 +4,13 @@
 //! read's message and its JSON error object. The token budget is measured on
 //! the markdown, the rendering a model reads.
 
-use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_def::ToolDef;
+use tool_def::schema::Schema;
 use ultragit_read::{Format, GitReadPipeline, ReadError, ReadPipeline, ReadQuery};
 
 use crate::Scope;
-use crate::tool::{Bounds, ToolError, ToolMeta, ToolOutput, ToolSpec, repo_relative};
+use crate::tool::{Bounds, McpTool, ToolError, ToolOutput, repo_relative};
 
 /// The most files one call reads.
 const MAX_PATHS: usize = 64;
@@ -19,52 +20,104 @@ const MAX_NAME: usize = 4096;
 const MAX_TAGS: usize = 64;
 
 /// The arguments of `ultragit_read`.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadArgs {
     /// Files to read, relative to the repository root (e.g. `src/net/client.rs`).
     /// Several files are read together, ranked in one answer.
-    #[schemars(length(min = 1, max = 64), inner(length(min = 1, max = 4096)))]
     pub(crate) paths: Vec<String>,
 
     /// A named unit to focus on, resolved with tree-sitter: `connect`,
     /// `Client::connect`. Cannot be combined with `lines`.
-    #[schemars(length(min = 1, max = 4096))]
     pub(crate) anchor: Option<String>,
 
     /// A line range `START:END`, 1-based and inclusive (e.g. `10:20`). Cannot be
     /// combined with `anchor`.
-    #[schemars(pattern(r"^\s*[0-9]+\s*:\s*[0-9]+\s*$"))]
     pub(crate) lines: Option<String>,
 
     /// Token budget of the markdown answer; lower-scoring regions are trimmed
     /// to fit.
-    #[schemars(range(min = 1))]
     pub(crate) max_tokens: Option<u32>,
 
     /// Leave out regions whose confidence is below this (0 to 1; default 0).
-    #[schemars(range(min = 0.0, max = 1.0))]
     pub(crate) min_confidence: Option<f64>,
 
     /// Only regions with one of these tags (compared case-insensitively).
-    #[schemars(length(max = 64), inner(length(max = 4096)))]
     pub(crate) tags: Option<Vec<String>>,
 }
 
-impl ToolSpec for ReadArgs {
-    const META: ToolMeta = ToolMeta::query(
-        "ultragit_read",
-        "Read the reasons behind code",
-        "Read why code exists before editing it: the \
+/// `ultragit_read`.
+pub(crate) const READ: McpTool<ReadArgs> = ToolDef {
+    name: "ultragit_read",
+    description: "Read why code exists before editing it: the \
             recorded intent, constraints, semantic dependencies, rejected alternatives and \
             risks of the commits that wrote the lines in scope (blame + ultragit notes), \
             each region scored for confidence, plus what depends on this code and the \
             cross-cutting concerns that mention it. Scope a read with `anchor` (a function, \
             type or method name) or `lines`; without either, the whole file. No LLM runs: \
             the answer is fast and deterministic.",
-    );
+    schema: read_schema,
+    run: |scope, args, ()| args.run(scope),
+};
 
-    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
+/// The arguments' schema of `ultragit_read`.
+fn read_schema() -> Schema {
+    Schema::object()
+        .required(
+            "paths",
+            Schema::array(Schema::string().min_length(1).max_length(4096))
+                .min_items(1)
+                .max_items(64)
+                .description(
+                    "Files to read, relative to the repository root (e.g. \
+                     `src/net/client.rs`). Several files are read together, ranked in \
+                     one answer.",
+                ),
+        )
+        .optional(
+            "anchor",
+            Schema::string().min_length(1).max_length(4096).description(
+                "A named unit to focus on, resolved with tree-sitter: `connect`, \
+                 `Client::connect`. Cannot be combined with `lines`.",
+            ),
+        )
+        .optional(
+            "lines",
+            Schema::string()
+                .pattern(r"^\s*[0-9]+\s*:\s*[0-9]+\s*$")
+                .description(
+                    "A line range `START:END`, 1-based and inclusive (e.g. `10:20`). \
+                     Cannot be combined with `anchor`.",
+                ),
+        )
+        .optional(
+            "max_tokens",
+            Schema::integer(1, u64::from(u32::MAX)).description(
+                "Token budget of the markdown answer; lower-scoring regions are \
+                 trimmed to fit.",
+            ),
+        )
+        .optional(
+            "min_confidence",
+            Schema::number(0.0, 1.0).description(
+                "Leave out regions whose confidence is below this (0 to 1; \
+                 default 0).",
+            ),
+        )
+        .optional(
+            "tags",
+            Schema::array(Schema::string().max_length(4096))
+                .max_items(64)
+                .description(
+                    "Only regions with one of these tags (compared \
+                     case-insensitively).",
+                ),
+        )
+}
+
+impl ReadArgs {
+    /// Runs the tool on arguments that matched its schema.
+    fn run(self, scope: &Scope) -> Result<ToolOutput, ToolError> {
         let query = self.query()?;
         let pipeline = GitReadPipeline::open(&scope.root).map_err(read_error)?;
         let output = pipeline.execute(&query).map_err(read_error)?;
@@ -76,7 +129,7 @@ impl ToolSpec for ReadArgs {
 impl ReadArgs {
     /// The read query, after the checks serde cannot make.
     pub(crate) fn query(&self) -> Result<ReadQuery, ToolError> {
-        let name = ReadArgs::META.name;
+        let name = READ.name;
         let bounds = Bounds::of(name);
         bounds.list("paths", &self.paths, MAX_PATHS, MAX_NAME)?;
         if let Some(anchor) = &self.anchor {

@@ -1,58 +1,53 @@
-//! What one tool is: its [`ToolMeta`], the [`ToolSpec`] its argument type
-//! implements, what a call returns ([`ToolOutput`]) or fails with
-//! ([`ToolError`]), and the argument checks every tool shares (`Bounds`,
-//! `repo_relative`). Depends on nothing else of this crate but [`Scope`];
-//! the tools and their registry ([`crate::tools`]) build on it.
+//! What one tool is: a [`McpTool`] (the one tool declaration,
+//! [`tool_def::ToolDef`], over the served repository's [`Scope`]), the
+//! [`Hints`] a client is given about it, what a call returns
+//! ([`ToolOutput`]) or fails with ([`ToolError`]), and the argument checks
+//! every tool shares (`Bounds`, `repo_relative`). Depends on nothing else of
+//! this crate but [`Scope`]; the tools and their registry ([`crate::tools`])
+//! build on it.
 
 use rmcp::model::CallToolResult;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::{Scope, text_block};
 
-/// What a tool is called and says about itself.
+/// A tool of the server: declared the one way ([`tool_def::ToolDef`]: name,
+/// description, argument schema table, handler over typed arguments), over
+/// the served repository, with nothing passed per call.
+pub(crate) type McpTool<A> = tool_def::ToolDef<Scope, A, (), Result<ToolOutput, ToolError>>;
+
+/// What a client is told about a tool besides its declaration (MCP's tool
+/// annotations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ToolMeta {
-    /// The tool's name (`ultragit_…`).
-    pub(crate) name: &'static str,
+pub(crate) struct Hints {
     /// A short human-readable title.
     pub(crate) title: &'static str,
     /// True when the tool changes nothing.
     pub(crate) read_only: bool,
     /// True when calling it again with the same arguments changes nothing more.
     pub(crate) idempotent: bool,
-    /// What the tool does and when to call it (the model reads this).
-    pub(crate) description: &'static str,
 }
 
-impl ToolMeta {
+impl Hints {
     /// A query tool: it changes nothing, so calling it again changes nothing
     /// more (`read_only` and `idempotent`).
-    pub(crate) const fn query(
-        name: &'static str,
-        title: &'static str,
-        description: &'static str,
-    ) -> ToolMeta {
-        ToolMeta {
-            name,
+    pub(crate) const fn query(title: &'static str) -> Hints {
+        Hints {
             title,
             read_only: true,
             idempotent: true,
-            description,
         }
     }
-}
 
-/// One tool, implemented by its argument type: the type's JSON schema is the
-/// tool's input schema.
-pub(crate) trait ToolSpec: DeserializeOwned + JsonSchema + 'static {
-    /// Its name, title, description.
-    const META: ToolMeta;
-
-    /// Runs the tool in `scope` (on a blocking thread: git and file work is
-    /// synchronous).
-    fn call(self, scope: &Scope) -> Result<ToolOutput, ToolError>;
+    /// A tool that writes: `idempotent` when calling it again with the same
+    /// arguments changes nothing more.
+    pub(crate) const fn writes(title: &'static str, idempotent: bool) -> Hints {
+        Hints {
+            title,
+            read_only: false,
+            idempotent,
+        }
+    }
 }
 
 /// What a tool returns: the markdown a model reads and the JSON a program

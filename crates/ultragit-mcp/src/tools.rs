@@ -1,26 +1,29 @@
-//! The tool registry: one `ToolSpec` per tool, implemented by the tool's
-//! `Deserialize + JsonSchema` argument type (a `ToolMeta` and a synchronous
-//! call), listed once in [`Registry::all`]. The registry derives each tool's strict schema from its
-//! argument type, parses arguments into it (a mismatch is a tool error naming
+//! The tool registry: every tool one [`McpTool`] declaration (name,
+//! description, argument schema table, handler; see [`tool_def`]) with the
+//! [`Hints`] a client is shown, listed once in [`Registry::all`]. The registry
+//! checks each declaration ([`tool_def::ToolDef::problems`]: a strict schema
+//! naming only fields its argument struct reads), parses arguments through
+//! the schema ([`tool_def::ToolDef::parse`]: a mismatch is a tool error naming
 //! the field), and turns the call's `ToolOutput` or `ToolError` into a
 //! `CallToolResult`.
 //!
-//! Adding a tool: a module with its argument struct
-//! (`#[serde(deny_unknown_fields)]`, doc comments become the schema's
-//! descriptions) implementing `ToolSpec`: its `ToolMeta` (for a tool that
-//! only reads, `ToolMeta::query`), and a `call` that runs the library
-//! function and renders its result; then one line in [`Registry::all`].
+//! Adding a tool: a module with its argument struct (`Deserialize`,
+//! `#[serde(deny_unknown_fields)]`) and its `McpTool` constant (the schema
+//! one `tool_def::schema::Schema` table, the handler the library call and
+//! its rendering); then one line in [`Registry::all`].
 
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Scope;
-use crate::tool::{ToolError, ToolOutput, ToolSpec};
+use crate::tool::{Hints, McpTool, ToolError, ToolOutput};
 
 /// Runs a tool on raw arguments.
-pub(crate) type Runner = fn(&Scope, JsonObject) -> Result<ToolOutput, ToolError>;
+pub(crate) type Runner =
+    Arc<dyn Fn(&Scope, JsonObject) -> Result<ToolOutput, ToolError> + Send + Sync>;
 
 struct Entry {
     tool: Tool,
@@ -43,13 +46,34 @@ impl Registry {
     pub fn all() -> Registry {
         Registry {
             entries: vec![
-                entry::<crate::read::ReadArgs>(),
-                entry::<crate::queries::DepsArgs>(),
-                entry::<crate::queries::HistoryArgs>(),
-                entry::<crate::queries::SummaryArgs>(),
-                entry::<crate::context::ContextSetArgs>(),
-                entry::<crate::correct::FlagArgs>(),
-                entry::<crate::correct::CorrectArgs>(),
+                entry(
+                    crate::read::READ,
+                    Hints::query("Read the reasons behind code"),
+                ),
+                entry(
+                    crate::queries::DEPS,
+                    Hints::query("What depends on this unit"),
+                ),
+                entry(
+                    crate::queries::HISTORY,
+                    Hints::query("Why a unit changed over time"),
+                ),
+                entry(
+                    crate::queries::SUMMARY,
+                    Hints::query("Summarize the reasons in a file or directory"),
+                ),
+                entry(
+                    crate::context::CONTEXT_SET,
+                    Hints::writes("Say what the next commit is for", true),
+                ),
+                entry(
+                    crate::correct::FLAG,
+                    Hints::writes("Flag an annotation as doubtful", false),
+                ),
+                entry(
+                    crate::correct::CORRECT,
+                    Hints::writes("Correct one field of an annotation", false),
+                ),
             ],
         }
     }
@@ -70,7 +94,7 @@ impl Registry {
     }
 
     pub(crate) fn runner(&self, name: &str) -> Option<Runner> {
-        self.find(name).map(|e| e.run)
+        self.find(name).map(|e| Arc::clone(&e.run))
     }
 
     fn find(&self, name: &str) -> Option<&Entry> {
@@ -78,27 +102,31 @@ impl Registry {
     }
 }
 
-fn entry<T: ToolSpec>() -> Entry {
-    let schema = rmcp::handler::server::common::schema_for_input::<T>()
-        .expect("every argument type is a struct, so its schema is an object (tested)");
-    let meta = T::META;
-    let annotations = ToolAnnotations::with_title(meta.title)
-        .read_only(meta.read_only)
+fn entry<A: DeserializeOwned + 'static>(def: McpTool<A>, hints: Hints) -> Entry {
+    let problems = def.problems();
+    assert!(
+        problems.is_empty(),
+        "every tool's schema is strict and names only fields its arguments read (tested): {problems:?}"
+    );
+    let Value::Object(schema) = def.parameters() else {
+        unreachable!("a strict schema is an object (checked above)");
+    };
+    let annotations = ToolAnnotations::with_title(hints.title)
+        .read_only(hints.read_only)
         .destructive(false)
-        .idempotent(meta.idempotent)
+        .idempotent(hints.idempotent)
         .open_world(false);
     Entry {
-        tool: Tool::new(meta.name, meta.description, Arc::clone(&schema))
-            .with_title(meta.title)
+        tool: Tool::new(def.name, def.description, Arc::new(schema))
+            .with_title(hints.title)
             .with_annotations(annotations),
-        run: run_typed::<T>,
+        run: Arc::new(move |scope, arguments| {
+            let args = def
+                .parse(&Value::Object(arguments))
+                .map_err(|problem| ToolError::invalid_arguments(def.name, problem))?;
+            (def.run)(scope, args, &())
+        }),
     }
-}
-
-fn run_typed<T: ToolSpec>(scope: &Scope, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
-    let args: T = serde_json::from_value(Value::Object(arguments))
-        .map_err(|err| ToolError::invalid_arguments(T::META.name, err))?;
-    args.call(scope)
 }
 
 #[cfg(test)]

@@ -372,11 +372,11 @@ fn failures_are_tool_errors_with_reads_messages() {
     );
 
     for (arguments, fragment) in [
-        (json!({}), "missing field `paths`"),
-        (json!({"paths": "src/client.rs"}), "invalid type"),
+        (json!({}), "missing required field 'paths'"),
+        (json!({"paths": "src/client.rs"}), "expected array, got string"),
         (
             json!({"paths": ["src/client.rs"], "format": "json"}),
-            "unknown field `format`",
+            "unknown field 'format' (allowed: anchor, lines,",
         ),
         (json!({"paths": ["../outside.rs"]}), "contains `..`"),
         (json!({"paths": ["/etc/passwd"]}), "is absolute"),
@@ -590,7 +590,7 @@ fn deps_history_and_summary_answer_as_the_commands_do() {
     );
     let result = session.call("ultragit_deps", json!({"path": "src/client.rs"}));
     assert_eq!(result["isError"], true, "{result}");
-    assert!(text(&result).contains("missing field `anchor`"), "{result}");
+    assert!(text(&result).contains("missing required field 'anchor'"), "{result}");
     session.close();
 }
 

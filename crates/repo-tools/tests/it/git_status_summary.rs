@@ -1,7 +1,7 @@
 //! `git_status_summary` against spec 002 §11, item by item.
 
 use agent::{Tool, ToolLimits};
-use repo_tools::GitStatusSummary;
+use repo_tools::GIT_STATUS_SUMMARY;
 use repo_tools::git_status_summary::{NAME, REV_PARSE_ARGS, STATUS_ARGS, TIMEOUT};
 use serde_json::{Value, json};
 use testkit::TestRepo;
@@ -320,7 +320,9 @@ fn empty_and_non_string_cwd_are_invalid() {
         let env = status(repo.path(), args.clone());
         assert_eq!(code(&env), "INVALID_ARGUMENT", "{args}");
         // … and called directly, without the registry's check.
-        let direct = GitStatusSummary::new(repo.path()).call(&args, &ToolLimits::default());
+        let direct = GIT_STATUS_SUMMARY
+            .bind(repo.path().to_path_buf())
+            .call(&args, &ToolLimits::default());
         assert_eq!(direct.unwrap_err().code, "INVALID_ARGUMENT", "{args}");
     }
 }

@@ -1,8 +1,8 @@
 //! The JSON Schema subset our tools and structured outputs use, checked locally:
 //! `type` (one or several), `properties`, `required`, `additionalProperties: false`,
 //! `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `items`,
-//! `minItems`/`maxItems`. Other keywords (`description`, `default`, …) are
-//! annotations and ignored.
+//! `minItems`/`maxItems`. Other keywords (`description`, `default`,
+//! `pattern`, …) are annotations and ignored.
 //!
 //! Models are not trusted to honour a schema, even in strict mode, so every tool
 //! call and every structured answer is validated here before it is used.
@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 /// [`strictness_problems`].
 ///
 /// ```
-/// use agent::schema::Schema;
+/// use tool_def::schema::Schema;
 ///
 /// let schema = Schema::object()
 ///     .required("path", Schema::string().min_length(1).description("A file."))
@@ -64,6 +64,13 @@ impl Schema {
     /// `{"type": "integer", "minimum", "maximum"}`: caps are always bounded.
     pub fn integer(minimum: u64, maximum: u64) -> Schema {
         Schema::of_type("integer")
+            .with("minimum", Value::from(minimum))
+            .with("maximum", Value::from(maximum))
+    }
+
+    /// `{"type": "number", "minimum", "maximum"}`: bounded, as integers are.
+    pub fn number(minimum: f64, maximum: f64) -> Schema {
+        Schema::of_type("number")
             .with("minimum", Value::from(minimum))
             .with("maximum", Value::from(maximum))
     }
@@ -132,6 +139,13 @@ impl Schema {
     /// `maxLength`, in characters.
     pub fn max_length(self, n: u64) -> Schema {
         self.with("maxLength", json!(n))
+    }
+
+    /// `pattern`: the regular expression a string matches, for the caller;
+    /// an annotation [`validate`] does not check (the tool parses the value
+    /// itself, with a clearer message).
+    pub fn pattern(self, regex: &str) -> Schema {
+        self.with("pattern", Value::from(regex))
     }
 
     /// `minItems`.
