@@ -196,54 +196,100 @@ impl TestRepo {
     /// The merge-shaped history of the module docs ([`MergeShaped`]), on
     /// branch `main` at C2.
     pub fn merge_shaped() -> MergeShaped {
-        let repo = TestRepo::new();
-        let mut commits: BTreeMap<&'static str, String> = BTreeMap::new();
-        let mut diff = Module::new(&[("show_stats", 24), ("builtin_diff", 8), ("helper", 4)]);
-        let mut util = Module::new(&[("parse_opts", 8), ("old_helper", 5)]);
-        let write = |path: &str, module: &Module| {
-            repo.write(path, module.render());
-            repo.stage(&[path]);
-        };
-        let annotate = |commit: &str, value: Value| {
-            let git = gitctx::Repo::discover(repo.path()).expect("the test repository");
-            git.notes("refs/notes/ultragit")
-                .expect("the notes ref")
-                .write(commit.parse().expect("a commit id"), &value.to_string())
-                .expect("write a note");
-        };
-        let merge = |message: &str, branches: &[&str]| -> String {
-            let mut args = vec!["merge", "--no-ff", "--quiet", "-m", message];
-            args.extend_from_slice(branches);
-            repo.git(&args);
-            repo.rev_parse("HEAD")
-        };
+        let mut history = History::new();
+        history.start();
+        history.stats_topic();
+        history.merge_stats();
+        history.opts_and_rename();
+        history.move_topic();
+        history.three_topics();
+        history.tidy_main();
+        history.wip_topic();
+        MergeShaped {
+            repo: history.repo,
+            commits: history.commits,
+        }
+    }
+}
 
-        write("src/diff.rs", &diff);
-        write("src/util.rs", &util);
-        commits.insert("C0", repo.commit("Start diff and util"));
+/// [`TestRepo::merge_shaped`] under way: the repository, the commits named
+/// so far, and the models of `src/diff.rs` and of `src/util.rs` (later
+/// `src/opts.rs`) as `main` will have them. One method per stretch of the
+/// drawing in the module docs, called in order.
+struct History {
+    repo: TestRepo,
+    commits: BTreeMap<&'static str, String>,
+    diff: Module,
+    util: Module,
+}
 
-        // Topic `stats`, forked from C0.
-        repo.checkout_new("stats");
-        diff.change("show_stats", 10, 12, "T1");
-        write("src/diff.rs", &diff);
-        let t1 = repo.commit("show_stats: count renames apart");
-        let narrow = diff.body_lines("show_stats", 10, 12);
-        annotate(
-            &t1,
-            note(
-                &t1,
-                "T1",
-                vec![region("src/diff.rs", "show_stats", narrow, "T1")],
-                vec![],
-            ),
+impl History {
+    fn new() -> History {
+        History {
+            repo: TestRepo::new(),
+            commits: BTreeMap::new(),
+            diff: Module::new(&[("show_stats", 24), ("builtin_diff", 8), ("helper", 4)]),
+            util: Module::new(&[("parse_opts", 8), ("old_helper", 5)]),
+        }
+    }
+
+    /// Writes `module` to `path` and stages it.
+    fn write(&self, path: &str, module: &Module) {
+        self.repo.write(path, module.render());
+        self.repo.stage(&[path]);
+    }
+
+    /// Writes `value` as the note of `commit`.
+    fn annotate(&self, commit: &str, value: Value) {
+        let git = gitctx::Repo::discover(self.repo.path()).expect("the test repository");
+        git.notes("refs/notes/ultragit")
+            .expect("the notes ref")
+            .write(commit.parse().expect("a commit id"), &value.to_string())
+            .expect("write a note");
+    }
+
+    /// Annotates `commit` with a note of one region, `lines` of `name` in
+    /// `file`, and no concerns.
+    fn annotate_region(&self, commit: &str, tag: &str, file: &str, name: &str, lines: (u32, u32)) {
+        self.annotate(
+            commit,
+            note(commit, tag, vec![region(file, name, lines, tag)], vec![]),
         );
-        diff.change("builtin_diff", 2, 4, "T2");
-        write("src/diff.rs", &diff);
+    }
+
+    /// Merges `branches` into the current branch with `--no-ff`; returns
+    /// the merge.
+    fn merge(&self, message: &str, branches: &[&str]) -> String {
+        let mut args = vec!["merge", "--no-ff", "--quiet", "-m", message];
+        args.extend_from_slice(branches);
+        self.repo.git(&args);
+        self.repo.rev_parse("HEAD")
+    }
+
+    /// C0: both files.
+    fn start(&mut self) {
+        self.write("src/diff.rs", &self.diff);
+        self.write("src/util.rs", &self.util);
+        self.commits
+            .insert("C0", self.repo.commit("Start diff and util"));
+    }
+
+    /// Topic `stats`, forked from C0: T1, T2, T3.
+    fn stats_topic(&mut self) {
+        let repo = &self.repo;
+        repo.checkout_new("stats");
+        self.diff.change("show_stats", 10, 12, "T1");
+        self.write("src/diff.rs", &self.diff);
+        let t1 = repo.commit("show_stats: count renames apart");
+        let narrow = self.diff.body_lines("show_stats", 10, 12);
+        self.annotate_region(&t1, "T1", "src/diff.rs", "show_stats", narrow);
+        self.diff.change("builtin_diff", 2, 4, "T2");
+        self.write("src/diff.rs", &self.diff);
         let t2 = repo.commit("builtin_diff: honour the parsed options");
         let mut builtin = region(
             "src/diff.rs",
             "builtin_diff",
-            diff.lines_of("builtin_diff"),
+            self.diff.lines_of("builtin_diff"),
             "T2",
         );
         builtin["semantic_dependencies"] = json!([{
@@ -251,7 +297,7 @@ impl TestRepo {
             "anchor": "parse_opts",
             "nature": "dependency-T2: reads the options parse_opts fills",
         }]);
-        annotate(
+        self.annotate(
             &t2,
             note(
                 &t2,
@@ -264,116 +310,109 @@ impl TestRepo {
                 })],
             ),
         );
-        util.change("old_helper", 1, 2, "T3");
-        write("src/util.rs", &util);
+        self.util.change("old_helper", 1, 2, "T3");
+        self.write("src/util.rs", &self.util);
         let t3 = repo.commit("old_helper: skip empty input");
-        annotate(
-            &t3,
-            note(
-                &t3,
-                "T3",
-                vec![region(
-                    "src/util.rs",
-                    "old_helper",
-                    util.lines_of("old_helper"),
-                    "T3",
-                )],
-                vec![],
-            ),
-        );
-        commits.extend([("T1", t1), ("T2", t2), ("T3", t3)]);
+        let lines = self.util.lines_of("old_helper");
+        self.annotate_region(&t3, "T3", "src/util.rs", "old_helper", lines);
+        self.commits.extend([("T1", t1), ("T2", t2), ("T3", t3)]);
+    }
 
+    /// C1, M1.
+    fn merge_stats(&mut self) {
         // Main moves on meanwhile (unannotated), then merges `stats`.
-        repo.checkout("main");
+        self.repo.checkout("main");
         let mut main_diff = Module::new(&[("show_stats", 24), ("builtin_diff", 8), ("helper", 4)]);
         main_diff.change("helper", 0, 0, "C1");
-        write("src/diff.rs", &main_diff);
-        commits.insert("C1", repo.commit("helper: start from one"));
-        diff.change("helper", 0, 0, "C1");
-        commits.insert("M1", merge("Merge branch 'stats'", &["stats"]));
+        self.write("src/diff.rs", &main_diff);
+        self.commits
+            .insert("C1", self.repo.commit("helper: start from one"));
+        self.diff.change("helper", 0, 0, "C1");
+        let m1 = self.merge("Merge branch 'stats'", &["stats"]);
+        self.commits.insert("M1", m1);
+    }
 
+    /// T4, R, M2, M3.
+    fn opts_and_rename(&mut self) {
         // `opts` changes parse_opts under the old name; `rename` renames
         // the file; both merged.
+        let repo = &self.repo;
         repo.checkout_new("opts");
-        util.change("parse_opts", 3, 4, "T4");
-        write("src/util.rs", &util);
+        self.util.change("parse_opts", 3, 4, "T4");
+        self.write("src/util.rs", &self.util);
         let t4 = repo.commit("parse_opts: accept --stat-width");
-        annotate(
-            &t4,
-            note(
-                &t4,
-                "T4",
-                vec![region(
-                    "src/util.rs",
-                    "parse_opts",
-                    util.lines_of("parse_opts"),
-                    "T4",
-                )],
-                vec![],
-            ),
-        );
-        commits.insert("T4", t4);
+        let lines = self.util.lines_of("parse_opts");
+        self.annotate_region(&t4, "T4", "src/util.rs", "parse_opts", lines);
+        self.commits.insert("T4", t4);
         repo.checkout("main");
         repo.checkout_new("rename");
         repo.rename("src/util.rs", "src/opts.rs");
-        commits.insert("R", repo.commit("Rename util.rs to opts.rs"));
+        self.commits
+            .insert("R", repo.commit("Rename util.rs to opts.rs"));
         repo.checkout("main");
-        commits.insert("M2", merge("Merge branch 'opts'", &["opts"]));
-        commits.insert("M3", merge("Merge branch 'rename'", &["rename"]));
+        let m2 = self.merge("Merge branch 'opts'", &["opts"]);
+        self.commits.insert("M2", m2);
+        let m3 = self.merge("Merge branch 'rename'", &["rename"]);
+        self.commits.insert("M3", m3);
+    }
 
+    /// T5, M4.
+    fn move_topic(&mut self) {
         // `move`: old_helper leaves opts.rs for the end of diff.rs.
-        repo.checkout_new("move");
-        let moved = util.remove("old_helper");
-        diff.functions.push(moved);
-        write("src/opts.rs", &util);
-        write("src/diff.rs", &diff);
-        let t5 = repo.commit("Move old_helper next to its callers");
-        annotate(
-            &t5,
-            note(
-                &t5,
-                "T5",
-                vec![region(
-                    "src/diff.rs",
-                    "old_helper",
-                    diff.lines_of("old_helper"),
-                    "T5",
-                )],
-                vec![],
-            ),
-        );
-        commits.insert("T5", t5);
-        repo.checkout("main");
-        commits.insert("M4", merge("Merge branch 'move'", &["move"]));
+        self.repo.checkout_new("move");
+        let moved = self.util.remove("old_helper");
+        self.diff.functions.push(moved);
+        self.write("src/opts.rs", &self.util);
+        self.write("src/diff.rs", &self.diff);
+        let t5 = self.repo.commit("Move old_helper next to its callers");
+        let lines = self.diff.lines_of("old_helper");
+        self.annotate_region(&t5, "T5", "src/diff.rs", "old_helper", lines);
+        self.commits.insert("T5", t5);
+        self.repo.checkout("main");
+        let m4 = self.merge("Merge branch 'move'", &["move"]);
+        self.commits.insert("M4", m4);
+    }
 
+    /// T6, T7, T8 and the octopus M5.
+    fn three_topics(&mut self) {
         // Three topics from M4, merged at once.
-        let base_diff = diff.clone();
-        let base_util = util.clone();
-        repo.checkout_new("topic-a");
-        diff.body_mut("show_stats")
-            .insert(0, "    x += 100; // show_stats line added by T6".to_owned());
-        write("src/diff.rs", &diff);
-        let t6 = repo.commit("show_stats: start from the header width");
-        annotate(
-            &t6,
-            note(
-                &t6,
-                "T6",
-                vec![region(
-                    "src/diff.rs",
-                    "show_stats",
-                    diff.body_lines("show_stats", 0, 0),
-                    "T6",
-                )],
-                vec![],
-            ),
+        let base_diff = self.diff.clone();
+        let base_util = self.util.clone();
+        let t6 = self.topic_a();
+        let (t7, b_util) = self.topic_b(&base_util);
+        let t8 = self.topic_c(&base_diff);
+        let m5 = self.merge(
+            "Merge branches 'topic-a', 'topic-b' and 'topic-c'",
+            &["topic-a", "topic-b", "topic-c"],
         );
-        repo.checkout("main");
-        repo.checkout_new("topic-b");
+        self.commits.insert("M5", m5);
+        self.commits.extend([("T6", t6), ("T7", t7), ("T8", t8)]);
+        self.diff.change("helper", 2, 3, "T8");
+        self.util = b_util;
+    }
+
+    /// T6 on `topic-a`: a line at the top of `show_stats`. Returns T6.
+    fn topic_a(&mut self) -> String {
+        self.repo.checkout_new("topic-a");
+        self.diff
+            .body_mut("show_stats")
+            .insert(0, "    x += 100; // show_stats line added by T6".to_owned());
+        self.write("src/diff.rs", &self.diff);
+        let t6 = self.repo.commit("show_stats: start from the header width");
+        let lines = self.diff.body_lines("show_stats", 0, 0);
+        self.annotate_region(&t6, "T6", "src/diff.rs", "show_stats", lines);
+        self.repo.checkout("main");
+        t6
+    }
+
+    /// T7 on `topic-b`, from M4's `src/opts.rs` (`base_util`). Returns T7
+    /// and the model of `src/opts.rs` after it.
+    fn topic_b(&self, base_util: &Module) -> (String, Module) {
+        self.repo.checkout_new("topic-b");
         let mut b_util = base_util.clone();
         b_util.change("parse_opts", 6, 6, "T7");
-        write("src/opts.rs", &b_util);
-        let t7 = repo.commit("parse_opts: reject negative widths");
+        self.write("src/opts.rs", &b_util);
+        let t7 = self.repo.commit("parse_opts: reject negative widths");
         let mut parse = region(
             "src/opts.rs",
             "parse_opts",
@@ -385,79 +424,58 @@ impl TestRepo {
             "anchor": "builtin_diff",
             "nature": "dependency-T7: builtin_diff reads the width",
         }]);
-        annotate(&t7, note(&t7, "T7", vec![parse], vec![]));
-        repo.checkout("main");
-        repo.checkout_new("topic-c");
+        self.annotate(&t7, note(&t7, "T7", vec![parse], vec![]));
+        self.repo.checkout("main");
+        (t7, b_util)
+    }
+
+    /// T8 on `topic-c`, from M4's `src/diff.rs` (`base_diff`). Returns T8.
+    fn topic_c(&self, base_diff: &Module) -> String {
+        self.repo.checkout_new("topic-c");
         let mut c_diff = base_diff.clone();
         c_diff.change("helper", 2, 3, "T8");
-        write("src/diff.rs", &c_diff);
-        let t8 = repo.commit("helper: clamp the result");
-        annotate(
-            &t8,
-            note(
-                &t8,
-                "T8",
-                vec![region(
-                    "src/diff.rs",
-                    "helper",
-                    c_diff.body_lines("helper", 2, 3),
-                    "T8",
-                )],
-                vec![],
-            ),
-        );
-        repo.checkout("main");
-        commits.insert(
-            "M5",
-            merge(
-                "Merge branches 'topic-a', 'topic-b' and 'topic-c'",
-                &["topic-a", "topic-b", "topic-c"],
-            ),
-        );
-        commits.extend([("T6", t6), ("T7", t7), ("T8", t8)]);
-        diff.change("helper", 2, 3, "T8");
-        util = b_util;
+        self.write("src/diff.rs", &c_diff);
+        let t8 = self.repo.commit("helper: clamp the result");
+        let lines = c_diff.body_lines("helper", 2, 3);
+        self.annotate_region(&t8, "T8", "src/diff.rs", "helper", lines);
+        self.repo.checkout("main");
+        t8
+    }
 
+    /// C2, and a check that the models follow the merges.
+    fn tidy_main(&mut self) {
         // Main again, unannotated: other lines of show_stats.
-        diff.change("show_stats", 18, 20, "C2");
-        write("src/diff.rs", &diff);
-        commits.insert("C2", repo.commit("show_stats: tidy the tail"));
+        self.diff.change("show_stats", 18, 20, "C2");
+        self.write("src/diff.rs", &self.diff);
+        self.commits
+            .insert("C2", self.repo.commit("show_stats: tidy the tail"));
         assert_eq!(
-            repo.command()
+            self.repo
+                .command()
                 .args(["show", "HEAD:src/diff.rs"])
                 .run()
                 .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                 .expect("show diff.rs"),
-            diff.render(),
+            self.diff.render(),
             "the model of src/diff.rs follows the merges"
         );
         assert_eq!(
-            std::fs::read_to_string(repo.join("src/opts.rs")).expect("read opts.rs"),
-            util.render(),
+            std::fs::read_to_string(self.repo.join("src/opts.rs")).expect("read opts.rs"),
+            self.util.render(),
             "the model of src/opts.rs follows the merges"
         );
+    }
 
+    /// T9 on `wip`, then back to `main`.
+    fn wip_topic(&mut self) {
         // `wip`: annotated, never merged.
-        repo.checkout_new("wip");
-        diff.change("show_stats", 5, 5, "T9");
-        write("src/diff.rs", &diff);
-        let t9 = repo.commit("show_stats: experiment");
-        annotate(
-            &t9,
-            note(
-                &t9,
-                "T9",
-                vec![region(
-                    "src/diff.rs",
-                    "show_stats",
-                    diff.body_lines("show_stats", 5, 5),
-                    "T9",
-                )],
-                vec![],
-            ),
-        );
-        commits.insert("T9", t9);
-        repo.checkout("main");
-        MergeShaped { repo, commits }
+        self.repo.checkout_new("wip");
+        self.diff.change("show_stats", 5, 5, "T9");
+        self.write("src/diff.rs", &self.diff);
+        let t9 = self.repo.commit("show_stats: experiment");
+        let lines = self.diff.body_lines("show_stats", 5, 5);
+        self.annotate_region(&t9, "T9", "src/diff.rs", "show_stats", lines);
+        self.commits.insert("T9", t9);
+        self.repo.checkout("main");
     }
 }
