@@ -45,19 +45,27 @@
 //! strings of a reply cut to [`crate::trace::ARTIFACT_MAX`] before they are
 //! copied into an event, which is all a session keeps of them anyway.
 
+mod fit;
+mod structured;
+mod text;
+mod tool_loop;
+
 use std::time::{Duration, Instant};
 
 use llm::{
-    CompletionRequest, CompletionResponse, ContentBlock, JsonFormat, LlmError, LlmProvider,
-    Message, Role, StopReason, ToolChoice, Usage,
+    CompletionRequest, CompletionResponse, JsonFormat, LlmError, LlmProvider, Message, StopReason,
+    ToolChoice, Usage,
 };
 use serde_json::{Value, json};
 
+pub use structured::StructuredTask;
+pub use text::{extract_json, problem_summary};
+
 use crate::clip::{clip_middle, clip_strings};
-use crate::schema;
 use crate::tool::{ToolLimits, ToolRegistry};
 use crate::trace::{ARTIFACT_MAX, Event, TraceSink};
-use crate::window::{ContextWindow, estimate_tokens, request_tokens};
+use crate::window::ContextWindow;
+use text::{check, clipped_text, into_text, problem_list};
 
 /// The most of an invalid answer the repair request quotes back: 32 KiB, what
 /// an answer of 8,192 tokens takes at 4 bytes a token (the default cap of
@@ -69,11 +77,6 @@ pub const REPAIR_ANSWER_MAX: usize = 32 * 1024;
 pub const REPAIR_PROBLEMS_MAX: usize = 20;
 /// The longest one listed problem may be, in bytes.
 pub(crate) const REPAIR_PROBLEM_MAX: usize = 500;
-/// Tokens a tool result should have room for before old results are dropped.
-const MIN_RESULT_ROOM: u32 = 1_000;
-/// Below this byte cap a tool result is not worth sending: the call fails with
-/// `CONTEXT_FULL` instead.
-const MIN_RESULT_BYTES: usize = 400;
 
 /// How much larger the output cap of the repair request is than the budget's
 /// when the answer was cut off by it (see [`Runner::repair_cut_off`]).
@@ -226,12 +229,58 @@ impl std::fmt::Debug for Runner<'_> {
     }
 }
 
+/// What a run carries from stage to stage: the conversation, the counts and
+/// the deadline, and what the tool loop noted on the way.
 struct State {
     messages: Vec<Message>,
     steps: u32,
     tool_calls: u32,
     usage: Usage,
     deadline: Instant,
+    /// A budget ran out and the final request without tools was made.
+    finalized: bool,
+    /// [`Outcome::finishing_text`], once a reply has given it.
+    finishing_text: Option<String>,
+    /// The one retry of a cut-off reply ([`Runner::retry_cut_off_replies`]) is used.
+    retried_cut: bool,
+}
+
+impl State {
+    /// The start of a run of `task`, its deadline `timeout` from now.
+    fn new(task: &Task, timeout: Duration) -> Self {
+        State {
+            messages: task.messages.clone(),
+            steps: 0,
+            tool_calls: 0,
+            usage: Usage::default(),
+            deadline: Instant::now() + timeout,
+            finalized: false,
+            finishing_text: None,
+            retried_cut: false,
+        }
+    }
+
+    /// What the run produced, its answer `checked`.
+    fn outcome(&self, checked: Checked) -> Outcome {
+        Outcome {
+            output: checked.output,
+            steps: self.steps,
+            tool_calls: self.tool_calls,
+            finalized: self.finalized,
+            repaired: checked.repaired,
+            stop_reason: checked.stop_reason,
+            finishing_text: self.finishing_text.clone(),
+            usage: self.usage,
+            transcript: self.messages.clone(),
+        }
+    }
+}
+
+/// An answer that passed validation, as it came or after the repair pass.
+struct Checked {
+    output: String,
+    stop_reason: StopReason,
+    repaired: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -331,13 +380,7 @@ impl<'a> Runner<'a> {
         task: &Task,
         validator: Option<&dyn Validator>,
     ) -> Result<Outcome, AgentError> {
-        let mut state = State {
-            messages: task.messages.clone(),
-            steps: 0,
-            tool_calls: 0,
-            usage: Usage::default(),
-            deadline: Instant::now() + self.budgets.overall_timeout,
-        };
+        let mut state = State::new(task, self.budgets.overall_timeout);
         self.trace(
             Event::info("run.started")
                 .with("task", task.name.as_str())
@@ -362,225 +405,98 @@ impl<'a> Runner<'a> {
         result
     }
 
+    /// The run's stages: the tool loop to an answer, the answer validated (one
+    /// repair pass), the outcome.
     async fn run_inner(
         &mut self,
         task: &Task,
         validator: Option<&dyn Validator>,
         state: &mut State,
     ) -> Result<Outcome, AgentError> {
-        let mut finalized = false;
-        let mut finishing_text: Option<String> = None;
-        let mut retried_cut = false;
-        let answer = loop {
-            if state.steps >= self.budgets.max_steps {
-                finalized = true;
-                break self.finalize(task, state, "step").await?;
-            }
-            if !self.fit_window(task, state, &[], 0) {
-                finalized = true;
-                break self.finalize(task, state, "context").await?;
-            }
-            let mut response = self.call(task, state, ToolChoice::Auto).await?;
-            let mut still_cut = false;
-            if response.stop_reason == StopReason::MaxTokens && self.cut_off_hint.is_some() {
-                if !retried_cut && let Some(more) = self.larger_cap(task, state) {
-                    retried_cut = true;
-                    self.trace(
-                        Event::warn("cut_off.retry")
-                            .with("cap", json!(self.last_cap))
-                            .with("retry_cap", more),
-                    );
-                    drop(response);
-                    let cap = self.budgets.max_tokens;
-                    self.budgets.max_tokens = Some(more);
-                    let again = self.call(task, state, ToolChoice::Auto).await;
-                    self.budgets.max_tokens = cap;
-                    response = again?;
-                }
-                still_cut = response.stop_reason == StopReason::MaxTokens;
-            }
-            let uses: Vec<(String, String, Value)> = response
-                .tool_uses()
-                .into_iter()
-                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
-                .collect();
-            if uses.is_empty() {
-                break response;
-            }
-            if task.tools.is_empty() {
-                return Err(AgentError::ToolsNotAllowed {
-                    tool: uses[0].1.clone(),
-                });
-            }
-            state.messages.push(Message {
-                role: Role::Assistant,
-                content: response.content.iter().map(transcript_block).collect(),
-            });
-            let finishing = !still_cut
-                && uses
-                    .iter()
-                    .all(|(_, name, _)| self.finishing.contains(name));
-            let alongside = if finishing {
-                response.text()
-            } else {
-                String::new()
-            };
-            if finishing_text.is_none()
-                && uses
-                    .iter()
-                    .any(|(_, name, _)| self.finishing.contains(name))
-            {
-                let text = response.text();
-                if !text.trim().is_empty() {
-                    finishing_text = Some(clip_middle(&text, REPAIR_ANSWER_MAX).into_owned());
-                }
-            }
-            let stop = response.stop_reason.clone();
-            drop(response);
-            let mut results = Vec::with_capacity(uses.len());
-            let mut exhausted = false;
-            for (id, name, input) in uses {
-                self.trace(
-                    Event::info("tool.call")
-                        .with("id", id.as_str())
-                        .with("tool", name.as_str())
-                        .with("arguments", input.clone()),
-                );
-                let envelope = if state.tool_calls >= self.budgets.max_tool_calls {
-                    exhausted = true;
-                    json!({"ok": false, "tool": name, "error": {
-                        "code": "BUDGET_EXHAUSTED",
-                        "message": "the tool-call budget is used up; answer with what you have",
-                    }})
-                } else {
-                    state.tool_calls += 1;
-                    self.dispatch_within(task, state, &results, &id, &name, &input)
-                        .await
-                };
-                let ok = envelope.get("ok") == Some(&Value::Bool(true));
-                self.trace(
-                    Event::info("tool.output")
-                        .with("id", id.as_str())
-                        .with("tool", name.as_str())
-                        .with("ok", ok)
-                        .with("output", envelope.to_string()),
-                );
-                results.push(ContentBlock::ToolResult {
-                    tool_use_id: id,
-                    content: envelope.to_string(),
-                    is_error: !ok,
-                });
-            }
-            let all_ok = results.iter().all(|r| {
-                matches!(
-                    r,
-                    ContentBlock::ToolResult {
-                        is_error: false,
-                        ..
-                    }
-                )
-            });
-            if still_cut && let Some(hint) = &self.cut_off_hint {
-                results.push(ContentBlock::Text {
-                    text: format!(
-                        "Your reply was cut off at the {}-token output limit: the results \
-                         above are of the calls that arrived whole (a call cut short was \
-                         dropped). {hint}",
-                        self.last_cap.unwrap_or(0)
-                    ),
-                });
-            }
-            state.messages.push(Message {
-                role: Role::User,
-                content: results,
-            });
-            if finishing && all_ok {
-                self.trace(Event::info("finished.with_tools"));
-                break CompletionResponse {
-                    content: vec![ContentBlock::Text { text: alongside }],
-                    stop_reason: if stop == StopReason::MaxTokens {
-                        stop
-                    } else {
-                        StopReason::EndTurn
-                    },
-                    usage: Usage::default(),
-                    model: None,
-                    raw: Value::Null,
-                };
-            }
-            if exhausted {
-                finalized = true;
-                break self.finalize(task, state, "tool-call").await?;
-            }
-        };
+        let answer = self.tool_loop(task, state).await?;
+        let checked = self.validate_answer(task, validator, state, answer).await?;
+        Ok(state.outcome(checked))
+    }
+
+    /// The answer validated: as it is, or after the one repair pass.
+    async fn validate_answer(
+        &mut self,
+        task: &Task,
+        validator: Option<&dyn Validator>,
+        state: &mut State,
+        answer: CompletionResponse,
+    ) -> Result<Checked, AgentError> {
         // The text is all that is needed of the reply from here on; a long one
         // must not be held twice while the repair reply arrives.
         let (text, stop_reason) = into_text(answer);
         let cut_off = self.repair_cut_off && stop_reason == StopReason::MaxTokens;
-        let first = match check(validator, &text) {
+        match self.first_check(validator, &text, cut_off) {
+            Ok(output) => Ok(Checked {
+                output,
+                stop_reason,
+                repaired: false,
+            }),
+            Err(problems) => {
+                self.repair_answer(task, validator, state, text, &problems, cut_off)
+                    .await
+            }
+        }
+    }
+
+    /// The validator's verdict on the first answer; one the cap cut off
+    /// (`cut_off`) fails, with the cut-off problem first.
+    fn first_check(
+        &self,
+        validator: Option<&dyn Validator>,
+        text: &str,
+        cut_off: bool,
+    ) -> Result<String, Vec<String>> {
+        match check(validator, text) {
             Ok(_) if cut_off => Err(vec![self.cut_off_problem()]),
             Err(mut problems) if cut_off => {
                 problems.insert(0, self.cut_off_problem());
                 Err(problems)
             }
             checked => checked,
-        };
-        let (output, stop_reason, repaired) = match first {
-            Ok(output) => (output, stop_reason, false),
-            Err(problems) => {
-                self.trace(
-                    Event::warn("validation.failed")
-                        .with("problems", json!(problems))
-                        .with("output", clip_middle(&text, ARTIFACT_MAX)),
-                );
-                let cap = self.budgets.max_tokens;
-                if cut_off {
-                    self.budgets.max_tokens = cap.map(|cap| cap.saturating_mul(CUT_OFF_CAP_FACTOR));
-                }
-                let repaired = self.repair(task, state, &text, &problems).await;
-                self.budgets.max_tokens = cap;
-                let repaired = repaired?;
-                drop(text);
-                let (again, stop_reason) = into_text(repaired);
-                match check(validator, &again) {
-                    Ok(output) => (output, stop_reason, true),
-                    Err(problems) => {
-                        return Err(AgentError::Invalid {
-                            problems,
-                            output: again,
-                        });
-                    }
-                }
-            }
-        };
-        Ok(Outcome {
-            output,
-            steps: state.steps,
-            tool_calls: state.tool_calls,
-            finalized,
-            repaired,
-            stop_reason,
-            finishing_text,
-            usage: state.usage,
-            transcript: state.messages.clone(),
-        })
+        }
     }
 
-    /// The cap a cut-off reply is asked again with: [`CUT_OFF_CAP_FACTOR`]
-    /// times the cap, within what the context window leaves the request;
-    /// `None` when that is no more than the cap (or there is no cap).
-    fn larger_cap(&self, task: &Task, state: &State) -> Option<u32> {
-        let cap = self.last_cap?;
-        let mut more = cap.saturating_mul(CUT_OFF_CAP_FACTOR);
-        if let Some(window) = self.window {
-            let request = self.request(task, state, ToolChoice::Auto);
-            let total = ContextWindow {
-                output: 0,
-                ..window
-            };
-            more = more.min(total.room(&request));
+    /// The repair pass for the invalid answer `text` (asked with a larger cap
+    /// when it was cut off), its reply validated; still invalid is an error.
+    async fn repair_answer(
+        &mut self,
+        task: &Task,
+        validator: Option<&dyn Validator>,
+        state: &mut State,
+        text: String,
+        problems: &[String],
+        cut_off: bool,
+    ) -> Result<Checked, AgentError> {
+        self.trace(
+            Event::warn("validation.failed")
+                .with("problems", json!(problems))
+                .with("output", clip_middle(&text, ARTIFACT_MAX)),
+        );
+        let cap = self.budgets.max_tokens;
+        if cut_off {
+            self.budgets.max_tokens = cap.map(|cap| cap.saturating_mul(CUT_OFF_CAP_FACTOR));
         }
-        (more > cap).then_some(more)
+        let repaired = self.repair(task, state, &text, problems).await;
+        self.budgets.max_tokens = cap;
+        let repaired = repaired?;
+        drop(text);
+        let (again, stop_reason) = into_text(repaired);
+        match check(validator, &again) {
+            Ok(output) => Ok(Checked {
+                output,
+                stop_reason,
+                repaired: true,
+            }),
+            Err(problems) => Err(AgentError::Invalid {
+                problems,
+                output: again,
+            }),
+        }
     }
 
     /// The request for the current conversation.
@@ -593,142 +509,6 @@ impl<'a> Runner<'a> {
             max_tokens: self.budgets.max_tokens,
             json_format: task.json_format.clone(),
         }
-    }
-
-    /// Makes the conversation (plus `pending` tool results) fit the window with
-    /// `needed` tokens to spare, dropping old tool results and arguments; the
-    /// task's own messages and the newest turn are kept. True if it fits (or
-    /// there is no window).
-    fn fit_window(
-        &mut self,
-        task: &Task,
-        state: &mut State,
-        pending: &[ContentBlock],
-        needed: u32,
-    ) -> bool {
-        let Some(window) = self.window else {
-            return true;
-        };
-        let mut request = self.request(task, state, ToolChoice::Auto);
-        let mut tail = 1;
-        if !pending.is_empty() {
-            request.messages.push(Message {
-                role: Role::User,
-                content: pending.to_vec(),
-            });
-            tail = 2;
-        }
-        let before = request.messages.clone();
-        let fits = window.fit(&mut request, task.messages.len(), tail, needed);
-        if request.messages != before {
-            self.trace(
-                Event::info("context.trimmed")
-                    .with("window", window.tokens)
-                    .with("fits", fits),
-            );
-            if !pending.is_empty() {
-                request.messages.pop();
-            }
-            state.messages = request.messages;
-        }
-        fits
-    }
-
-    /// Runs one tool call within the window. A result that fits what the
-    /// conversation leaves goes back whole and nothing older is touched; a
-    /// larger one may claim up to half the window's input by dropping old
-    /// results (oldest first, one at a time), and is cut to the room left
-    /// beyond that.
-    async fn dispatch_within(
-        &mut self,
-        task: &Task,
-        state: &mut State,
-        pending: &[ContentBlock],
-        id: &str,
-        name: &str,
-        input: &Value,
-    ) -> Value {
-        let limits = task.tools.limits();
-        let Some(window) = self.window else {
-            return task
-                .tools
-                .dispatch_async(name, input, limits)
-                .await
-                .to_value();
-        };
-        let size = |envelope: &Value| {
-            let block = ContentBlock::ToolResult {
-                tool_use_id: id.to_owned(),
-                content: envelope.to_string(),
-                is_error: false,
-            };
-            serde_json::to_string(&block)
-                .map(|s| estimate_tokens(&s))
-                .unwrap_or(u32::MAX)
-        };
-        let whole = limits.max_bytes.min(window.input_limit() as usize * 3);
-        let first = if whole < MIN_RESULT_BYTES {
-            None
-        } else {
-            let envelope = dispatch_capped(task, name, input, limits, whole).await;
-            let tokens = size(&envelope);
-            if tokens <= self.room(task, state, pending, window) {
-                return envelope;
-            }
-            Some((envelope, tokens))
-        };
-        let wanted = first
-            .as_ref()
-            .map_or(MIN_RESULT_ROOM, |(_, tokens)| *tokens);
-        self.fit_window(
-            task,
-            state,
-            pending,
-            wanted.min(window.input_limit() / 2).max(MIN_RESULT_ROOM),
-        );
-        let room = self.room(task, state, pending, window);
-        if let Some((envelope, tokens)) = first
-            && tokens <= room
-        {
-            return envelope;
-        }
-        let mut max_bytes = limits.max_bytes.min(room as usize * 3);
-        for _ in 0..4 {
-            if max_bytes < MIN_RESULT_BYTES {
-                break;
-            }
-            let envelope = dispatch_capped(task, name, input, limits, max_bytes).await;
-            let tokens = size(&envelope);
-            if tokens <= room {
-                return envelope;
-            }
-            // Escaping made it larger than its byte cap: scale down and retry.
-            max_bytes = max_bytes * room as usize / tokens as usize * 9 / 10;
-        }
-        json!({"ok": false, "tool": name, "error": {
-            "code": "CONTEXT_FULL",
-            "message": format!(
-                "the result does not fit in what is left of the {}-token context window; \
-                 ask for less (one file, a line range, a smaller radius) or emit what you have",
-                window.tokens
-            ),
-        }})
-    }
-
-    /// Tokens the window leaves after the conversation and `pending` results.
-    fn room(
-        &self,
-        task: &Task,
-        state: &State,
-        pending: &[ContentBlock],
-        window: ContextWindow,
-    ) -> u32 {
-        let mut probe = self.request(task, state, ToolChoice::Auto);
-        probe.messages.push(Message {
-            role: Role::User,
-            content: pending.to_vec(),
-        });
-        window.room(&probe)
     }
 
     /// The repair problem of an answer cut off by the output cap.
@@ -749,35 +529,7 @@ impl<'a> Runner<'a> {
         state: &mut State,
         choice: ToolChoice,
     ) -> Result<CompletionResponse, AgentError> {
-        let mut request = self.request(task, state, choice);
-        self.last_cap = request.max_tokens;
-        if let Some(window) = self.window {
-            // The cap this call asks for (a repair may ask for more), within
-            // what the window leaves, and never less than the reserve.
-            let cap = self.budgets.max_tokens.unwrap_or(0);
-            let total = ContextWindow {
-                output: 0,
-                ..window
-            };
-            let asked = cap.min(total.room(&request)).max(window.output.min(cap));
-            if request.max_tokens.is_some() {
-                request.max_tokens = Some(asked);
-            }
-            self.last_cap = request.max_tokens;
-            let window = ContextWindow {
-                output: asked,
-                ..window
-            };
-            let tokens = request_tokens(&request);
-            if tokens > window.input_limit() {
-                return Err(AgentError::ContextWindowExceeded {
-                    tokens,
-                    limit: window.input_limit(),
-                    window: window.tokens,
-                    output: window.output,
-                });
-            }
-        }
+        let request = self.sized_request(task, state, choice)?;
         state.steps += 1;
         self.trace(
             Event::info("request")
@@ -802,25 +554,7 @@ impl<'a> Runner<'a> {
             }
         };
         state.usage.add(response.usage);
-        self.trace(
-            Event::info("response")
-                .with("step", state.steps)
-                .with("stop_reason", json!(response.stop_reason))
-                .with("input_tokens", json!(response.usage.input_tokens))
-                .with("output_tokens", json!(response.usage.output_tokens))
-                .with("text", clipped_text(&response, ARTIFACT_MAX))
-                .with(
-                    "tool_calls",
-                    json!(
-                        response
-                            .tool_uses()
-                            .iter()
-                            .map(|(_, name, _)| *name)
-                            .collect::<Vec<_>>()
-                    ),
-                )
-                .with("raw", clip_strings(&response.raw, ARTIFACT_MAX)),
-        );
+        self.trace(response_event(state.steps, &response));
         Ok(response)
     }
 
@@ -831,6 +565,7 @@ impl<'a> Runner<'a> {
         state: &mut State,
         which: &str,
     ) -> Result<CompletionResponse, AgentError> {
+        state.finalized = true;
         self.trace(
             Event::warn("budget.exhausted")
                 .with("budget", which)
@@ -886,203 +621,26 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// The reply's text and stop reason, the reply consumed: a reply of one text
-/// block (the usual answer) gives its string up without a copy.
-fn into_text(response: CompletionResponse) -> (String, StopReason) {
-    let CompletionResponse {
-        mut content,
-        stop_reason,
-        raw,
-        ..
-    } = response;
-    drop(raw);
-    let texts = content
-        .iter()
-        .filter(|b| matches!(b, ContentBlock::Text { .. }))
-        .count();
-    if texts == 1
-        && let Some(ContentBlock::Text { text }) = content
-            .iter_mut()
-            .find(|b| matches!(b, ContentBlock::Text { .. }))
-    {
-        return (std::mem::take(text), stop_reason);
-    }
-    (llm::text_of(&content), stop_reason)
-}
-
-/// The reply's text for a trace, cut to `max` bytes, without first joining a
-/// long single block into a copy.
-fn clipped_text(response: &CompletionResponse, max: usize) -> String {
-    let mut texts = response.content.iter().filter_map(|b| match b {
-        ContentBlock::Text { text } => Some(text.as_str()),
-        _ => None,
-    });
-    match (texts.next(), texts.next()) {
-        (None, _) => String::new(),
-        (Some(only), None) => clip_middle(only, max).into_owned(),
-        _ => clip_middle(&response.text(), max).into_owned(),
-    }
-}
-
-/// A block of a model turn as the transcript keeps it (and sends it back on
-/// every later request): text and the strings of tool arguments cut to
-/// [`REPAIR_ANSWER_MAX`] bytes each.
-fn transcript_block(block: &ContentBlock) -> ContentBlock {
-    match block {
-        ContentBlock::Text { text } => ContentBlock::Text {
-            text: clip_middle(text, REPAIR_ANSWER_MAX).into_owned(),
-        },
-        ContentBlock::ToolUse { id, name, input } => ContentBlock::ToolUse {
-            id: id.clone(),
-            name: name.clone(),
-            input: clip_strings(input, REPAIR_ANSWER_MAX),
-        },
-        other => other.clone(),
-    }
-}
-
-/// The problems as a `- …` list for the repair request: at most
-/// [`REPAIR_PROBLEMS_MAX`] of them, each cut to `REPAIR_PROBLEM_MAX` bytes.
-fn problem_list(problems: &[String]) -> String {
-    let mut list: String = problems
-        .iter()
-        .take(REPAIR_PROBLEMS_MAX)
-        .map(|p| format!("- {}\n", clip_middle(p, REPAIR_PROBLEM_MAX)))
-        .collect();
-    if problems.len() > REPAIR_PROBLEMS_MAX {
-        list.push_str(&format!(
-            "- … and {} more problems like these\n",
-            problems.len() - REPAIR_PROBLEMS_MAX
-        ));
-    }
-    list
-}
-
-/// The problems joined with `; ` for one line of an error message: at most
-/// five, each cut to `REPAIR_PROBLEM_MAX` bytes, the rest counted.
-pub fn problem_summary(problems: &[String]) -> String {
-    let mut text = problems
-        .iter()
-        .take(5)
-        .map(|p| clip_middle(p, REPAIR_PROBLEM_MAX))
-        .collect::<Vec<_>>()
-        .join("; ");
-    if problems.len() > 5 {
-        text.push_str(&format!("; and {} more", problems.len() - 5));
-    }
-    text
-}
-
-/// The task's validator decides; without one, any non-empty answer passes.
-/// (A task whose real output is collected by its tools, like annotation, passes a
-/// validator that accepts an empty final text.)
-fn check(validator: Option<&dyn Validator>, text: &str) -> Result<String, Vec<String>> {
-    match validator {
-        Some(v) => v.validate(text),
-        None if text.trim().is_empty() => Err(vec!["the answer is empty".to_owned()]),
-        None => Ok(text.to_owned()),
-    }
-}
-
-/// A task whose answer is one JSON value matching a schema: the structured-output
-/// mode for providers without tool use.
-#[derive(Debug, Clone)]
-pub struct StructuredTask {
-    pub name: String,
-    pub system: String,
-    /// Developer layers and the user prompt; the schema is appended to the last
-    /// message.
-    pub messages: Vec<Message>,
-    /// A short name for the schema (`[a-zA-Z0-9_-]`).
-    pub schema_name: String,
-    pub schema: Value,
-}
-
-impl Runner<'_> {
-    /// Asks for one JSON value matching `task.schema`, validates it (one repair
-    /// pass), and returns it.
-    pub async fn run_structured(
-        &mut self,
-        task: &StructuredTask,
-    ) -> Result<(Value, Outcome), AgentError> {
-        let schema_text = serde_json::to_string_pretty(&task.schema).unwrap_or_default();
-        let mut messages = task.messages.clone();
-        messages.push(Message::user(format!(
-            "Reply with one JSON value that matches this JSON Schema, and nothing else (no \
-             prose, no code fences):\n{schema_text}"
-        )));
-        let plain = Task {
-            name: task.name.clone(),
-            system: task.system.clone(),
-            messages,
-            tools: ToolRegistry::default(),
-            format_reminder: "Reply with the JSON value only.".to_owned(),
-            json_format: Some(JsonFormat {
-                name: task.schema_name.clone(),
-                schema: task.schema.clone(),
-            }),
-        };
-        let schema = task.schema.clone();
-        let validator = move |text: &str| -> Result<String, Vec<String>> {
-            let value = extract_json(text).map_err(|e| vec![e])?;
-            schema::validate(&value, &schema).map_err(|e| vec![e])?;
-            Ok(value.to_string())
-        };
-        let outcome = self.run(&plain, Some(&validator)).await?;
-        let value = serde_json::from_str(&outcome.output).map_err(|e| AgentError::Invalid {
-            problems: vec![e.to_string()],
-            output: outcome.output.clone(),
-        })?;
-        Ok((value, outcome))
-    }
-}
-
-/// The JSON value in a model's answer: the whole text, or the text inside a code
-/// fence, or the span from the first `{`/`[` to the last `}`/`]`.
-pub fn extract_json(text: &str) -> Result<Value, String> {
-    let trimmed = text.trim();
-    if let Ok(value) = serde_json::from_str(trimmed) {
-        return Ok(value);
-    }
-    let fenced = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|rest| rest.trim_end().strip_suffix("```"));
-    if let Some(inner) = fenced
-        && let Ok(value) = serde_json::from_str(inner.trim())
-    {
-        return Ok(value);
-    }
-    let start = trimmed.find(['{', '[']);
-    let end = trimmed.rfind(['}', ']']);
-    if let (Some(start), Some(end)) = (start, end)
-        && start < end
-        && let Ok(value) = serde_json::from_str(&trimmed[start..=end])
-    {
-        return Ok(value);
-    }
-    Err("the answer is not valid JSON".to_owned())
-}
-
-/// `name`'s result envelope, its output cut at `max_bytes`.
-async fn dispatch_capped(
-    task: &Task,
-    name: &str,
-    input: &Value,
-    limits: ToolLimits,
-    max_bytes: usize,
-) -> Value {
-    task.tools
-        .dispatch_async(
-            name,
-            input,
-            ToolLimits {
-                max_bytes,
-                ..limits
-            },
+/// The `response` event of step `step`: the stop reason, token counts, the
+/// tools called, and the text and raw body cut for the trace.
+fn response_event(step: u32, response: &CompletionResponse) -> Event {
+    Event::info("response")
+        .with("step", step)
+        .with("stop_reason", json!(response.stop_reason))
+        .with("input_tokens", json!(response.usage.input_tokens))
+        .with("output_tokens", json!(response.usage.output_tokens))
+        .with("text", clipped_text(response, ARTIFACT_MAX))
+        .with(
+            "tool_calls",
+            json!(
+                response
+                    .tool_uses()
+                    .iter()
+                    .map(|(_, name, _)| *name)
+                    .collect::<Vec<_>>()
+            ),
         )
-        .await
-        .to_value()
+        .with("raw", clip_strings(&response.raw, ARTIFACT_MAX))
 }
 
 #[cfg(test)]
