@@ -373,7 +373,10 @@ fn failures_are_tool_errors_with_reads_messages() {
 
     for (arguments, fragment) in [
         (json!({}), "missing required field 'paths'"),
-        (json!({"paths": "src/client.rs"}), "expected array, got string"),
+        (
+            json!({"paths": "src/client.rs"}),
+            "expected array, got string",
+        ),
         (
             json!({"paths": ["src/client.rs"], "format": "json"}),
             "unknown field 'format' (allowed: anchor, lines,",
@@ -590,7 +593,10 @@ fn deps_history_and_summary_answer_as_the_commands_do() {
     );
     let result = session.call("ultragit_deps", json!({"path": "src/client.rs"}));
     assert_eq!(result["isError"], true, "{result}");
-    assert!(text(&result).contains("missing required field 'anchor'"), "{result}");
+    assert!(
+        text(&result).contains("missing required field 'anchor'"),
+        "{result}"
+    );
     session.close();
 }
 
